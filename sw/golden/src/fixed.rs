@@ -1,0 +1,250 @@
+//! `fix:I:F`: two's-complement fixed point of 1+I+F bits with F fraction bits.
+//!
+//! Every rounding is to nearest, ties to even, and every result saturates at the most
+//! negative and most positive codes. Division by zero saturates with the dividend's sign
+//! (0/0 is 0). The MAC accumulates exact products (2F fraction bits) in a wide accumulator
+//! that wraps like the hardware register, and rounds once when read.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use num_bigint::{BigInt, BigUint};
+use num_integer::Integer;
+
+use crate::format::{err, FormatError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FixFormat {
+    pub int_bits: u32,
+    pub frac_bits: u32,
+}
+
+impl fmt::Display for FixFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "fix:{}:{}", self.int_bits, self.frac_bits)
+    }
+}
+
+/// Guard bits of the MAC accumulator above a full product: 2^16 worst-case products are exact.
+pub const ACC_GUARD_BITS: u32 = 16;
+
+/// Round-to-nearest-even of x / 2^sh (sh >= 0).
+#[inline(always)]
+fn rne_shift(x: i128, sh: u32) -> i128 {
+    if sh == 0 {
+        return x;
+    }
+    let q = x >> sh; // floor
+    let rem = x - (q << sh);
+    let half = 1i128 << (sh - 1);
+    if rem > half || (rem == half && q & 1 == 1) {
+        q + 1
+    } else {
+        q
+    }
+}
+
+impl FixFormat {
+    pub fn new(int_bits: u32, frac_bits: u32) -> Result<Self, FormatError> {
+        if int_bits + frac_bits > 31 {
+            return err(format!(
+                "format 'fix:{int_bits}:{frac_bits}': 1+I+F must be at most 32 bits (e.g. fix:7:8)"
+            ));
+        }
+        if int_bits + frac_bits == 0 {
+            return err(
+                "format 'fix:0:0': needs at least one integer or fraction bit (e.g. fix:7:8)",
+            );
+        }
+        Ok(FixFormat {
+            int_bits,
+            frac_bits,
+        })
+    }
+
+    pub fn width(&self) -> u32 {
+        1 + self.int_bits + self.frac_bits
+    }
+
+    pub fn max_int(&self) -> i64 {
+        (1i64 << (self.width() - 1)) - 1
+    }
+
+    pub fn min_int(&self) -> i64 {
+        -(1i64 << (self.width() - 1))
+    }
+
+    pub fn is_word(&self, bits: u64) -> bool {
+        bits >> self.width() == 0
+    }
+
+    /// The signed integer a word holds (value · 2^F).
+    #[inline(always)]
+    pub fn to_int(&self, bits: u64) -> i64 {
+        let sh = 64 - self.width();
+        ((bits << sh) as i64) >> sh
+    }
+
+    /// The word of a signed integer, saturating.
+    #[inline(always)]
+    pub fn from_int(&self, v: i128) -> u64 {
+        let v = v.clamp(self.min_int() as i128, self.max_int() as i128) as i64;
+        (v as u64) & ((1u64 << self.width()) - 1)
+    }
+
+    pub fn one(&self) -> u64 {
+        self.from_int(1i128 << self.frac_bits)
+    }
+
+    #[inline]
+    pub fn add(&self, a: u64, b: u64) -> u64 {
+        self.from_int(self.to_int(a) as i128 + self.to_int(b) as i128)
+    }
+
+    #[inline]
+    pub fn sub(&self, a: u64, b: u64) -> u64 {
+        self.from_int(self.to_int(a) as i128 - self.to_int(b) as i128)
+    }
+
+    #[inline]
+    pub fn mul(&self, a: u64, b: u64) -> u64 {
+        let p = self.to_int(a) as i128 * self.to_int(b) as i128;
+        self.from_int(rne_shift(p, self.frac_bits))
+    }
+
+    pub fn div(&self, a: u64, b: u64) -> u64 {
+        let (x, y) = (self.to_int(a) as i128, self.to_int(b) as i128);
+        if y == 0 {
+            return self.from_int(match x.cmp(&0) {
+                Ordering::Less => i128::MIN,
+                Ordering::Equal => 0,
+                Ordering::Greater => i128::MAX,
+            });
+        }
+        // x·2^F / y, rounded to nearest even; make the divisor positive first.
+        let (num, den) = if y < 0 {
+            (-(x << self.frac_bits), -y)
+        } else {
+            (x << self.frac_bits, y)
+        };
+        let (q, r) = num.div_mod_floor(&den);
+        let twice = 2 * r;
+        let q = if twice > den || (twice == den && q & 1 == 1) {
+            q + 1
+        } else {
+            q
+        };
+        self.from_int(q)
+    }
+
+    pub fn neg(&self, a: u64) -> u64 {
+        self.from_int(-(self.to_int(a) as i128))
+    }
+
+    pub fn abs(&self, a: u64) -> u64 {
+        self.from_int((self.to_int(a) as i128).abs())
+    }
+
+    pub fn cmp(&self, a: u64, b: u64) -> Ordering {
+        self.to_int(a).cmp(&self.to_int(b))
+    }
+
+    pub fn to_f64(&self, bits: u64) -> f64 {
+        self.to_int(bits) as f64 / (1u64 << self.frac_bits) as f64
+    }
+
+    /// The nearest word to num/den, saturating.
+    pub fn from_ratio(&self, neg: bool, num: &BigUint, den: &BigUint) -> u64 {
+        let scaled = BigInt::from(num.clone()) << self.frac_bits;
+        let den = BigInt::from(den.clone());
+        let (q, r) = scaled.div_mod_floor(&den);
+        let twice: BigInt = r * 2;
+        let q = if twice > den || (twice == den && q.is_odd()) {
+            q + 1
+        } else {
+            q
+        };
+        let q = if neg { -q } else { q };
+        let lim = BigInt::from(1i64 << 40);
+        let q = i128::try_from(q.clamp(-lim.clone(), lim)).unwrap();
+        self.from_int(q)
+    }
+
+    /// The nearest word to `x`, saturating; NaN gives 0.
+    pub fn from_f64(&self, x: f64) -> u64 {
+        if x.is_nan() {
+            return 0;
+        }
+        if x.is_infinite() {
+            return self.from_int(if x > 0.0 { i128::MAX } else { i128::MIN });
+        }
+        let (num, den) = crate::exact::f64_ratio(x.abs());
+        self.from_ratio(x < 0.0, &num, &den)
+    }
+
+    /// Bits of the MAC accumulator: a full product plus guard bits.
+    pub fn acc_bits(&self) -> u32 {
+        2 * self.width() + ACC_GUARD_BITS
+    }
+}
+
+/// The wide MAC accumulator of a fixed-point format: exact products, wrapping at acc_bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FixAcc {
+    fmt: FixFormat,
+    /// value · 2^(2F), sign-extended from acc_bits.
+    acc: i128,
+}
+
+impl FixAcc {
+    pub fn new(fmt: FixFormat) -> FixAcc {
+        FixAcc { fmt, acc: 0 }
+    }
+
+    pub fn clear(&mut self) {
+        self.acc = 0;
+    }
+
+    /// The raw accumulator (value · 2^(2F)).
+    pub fn raw(&self) -> i128 {
+        self.acc
+    }
+
+    fn wrap(&mut self) {
+        let sh = 128 - self.fmt.acc_bits();
+        self.acc = (self.acc << sh) >> sh;
+    }
+
+    /// acc += a·b (exact).
+    #[inline]
+    pub fn add_product(&mut self, a: u64, b: u64) {
+        let f = self.fmt;
+        self.acc = self
+            .acc
+            .wrapping_add(f.to_int(a) as i128 * f.to_int(b) as i128);
+        self.wrap();
+    }
+
+    /// acc += a (exact).
+    pub fn add_word(&mut self, a: u64) {
+        let f = self.fmt;
+        self.acc = self.acc.wrapping_add((f.to_int(a) as i128) << f.frac_bits);
+        self.wrap();
+    }
+
+    /// The accumulated value rounded once to the format.
+    pub fn to_word(&self) -> u64 {
+        self.fmt.from_int(rne_shift(self.acc, self.fmt.frac_bits))
+    }
+}
+
+impl FixFormat {
+    /// Dot product in the wide accumulator, rounded once.
+    pub fn dot_acc(&self, a: &[u64], b: &[u64]) -> u64 {
+        let mut acc = FixAcc::new(*self);
+        for (&x, &y) in a.iter().zip(b) {
+            acc.add_product(x, y);
+        }
+        acc.to_word()
+    }
+}

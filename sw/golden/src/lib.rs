@@ -1,0 +1,90 @@
+//! lpgen's golden model: bit-exact, runtime-parametric arithmetic for LNS, posits and their
+//! quires, fixed point and f32, with naive, Kahan, pairwise and fused summation.
+//!
+//! Everything the RTL generator, the co-simulation and the training driver need to agree on
+//! (format parameters, rounding, G tables) is defined here, once. `docs/formats.md` states the
+//! rules in prose; the code and its tests are the definition.
+//!
+//! ```
+//! use lpgen_golden::{Format, Arith};
+//! let f: Format = "lns:5:6".parse().unwrap();
+//! let c = f.calc();
+//! let sum = c.add(c.from_f64(98.0), c.from_f64(2.0));
+//! assert_eq!(c.value_string(sum), "99.77555579826277"); // seed 000, Table 4.10
+//! ```
+
+pub mod arith;
+pub mod exact;
+pub mod fixed;
+pub mod format;
+pub mod hiprec;
+pub mod lns;
+pub mod posit;
+pub mod sum;
+
+pub use arith::{Arith, BinOp, Bits, Calc, F32};
+pub use fixed::{FixAcc, FixFormat};
+pub use format::{Format, FormatError};
+pub use lns::{GTables, Lns, LnsFormat};
+pub use posit::{PositFormat, PositStandard, Quire};
+pub use sum::Kahan;
+
+/// How a sum or dot product accumulates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SumMode {
+    Naive,
+    Kahan,
+    Pairwise,
+    /// Exact accumulation rounded once: the quire for posits, the wide accumulator for fix.
+    Quire,
+}
+
+impl std::str::FromStr for SumMode {
+    type Err = FormatError;
+    fn from_str(s: &str) -> Result<Self, FormatError> {
+        Ok(match s {
+            "naive" => SumMode::Naive,
+            "kahan" => SumMode::Kahan,
+            "pairwise" => SumMode::Pairwise,
+            "quire" => SumMode::Quire,
+            _ => {
+                return Err(FormatError(format!(
+                    "unknown mode '{s}': expected naive, kahan, pairwise or quire"
+                )))
+            }
+        })
+    }
+}
+
+impl Calc {
+    /// Σ x_k in the given mode.
+    pub fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
+        let ones = vec![self.one(); xs.len()];
+        match mode {
+            SumMode::Naive => Ok(sum::naive_sum(self, xs)),
+            SumMode::Kahan => Ok(sum::kahan_sum(self, xs)),
+            SumMode::Pairwise => Ok(sum::pairwise_sum(self, xs)),
+            SumMode::Quire => self.dot(SumMode::Quire, xs, &ones),
+        }
+    }
+
+    /// Σ a_k·b_k in the given mode.
+    pub fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
+        assert_eq!(a.len(), b.len());
+        Ok(match mode {
+            SumMode::Naive => sum::naive_dot(self, a, b),
+            SumMode::Kahan => sum::kahan_dot(self, a, b),
+            SumMode::Pairwise => sum::pairwise_dot(self, a, b),
+            SumMode::Quire => match self {
+                Calc::Posit(p) => p.dot_quire(a, b),
+                Calc::Fix(x) => x.dot_acc(a, b),
+                _ => {
+                    return Err(FormatError(format!(
+                        "mode 'quire' needs a posit or fix format, not {} (use kahan or pairwise)",
+                        self.format()
+                    )))
+                }
+            },
+        })
+    }
+}

@@ -1,0 +1,392 @@
+//! `lns:I:F`: sign plus a two's-complement log2 magnitude of 1+I+F bits with F fraction bits.
+//!
+//! A word is `[S][L]`. The most negative L is reserved: zero when S = 0, NaN when S = 1. Every
+//! operation rounds the exact log2 of the exact result to nearest (see `docs/formats.md`):
+//! multiply and divide add and subtract codes exactly; add and subtract use the G tables, and
+//! since `La` is on the grid, `La + round(G(d))` is `round(La + G(d))`. Results whose rounded
+//! log exceeds the largest code saturate to it; results whose rounded log falls below the
+//! smallest valid code flush to zero.
+
+mod gtable;
+mod transcendental;
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use num_bigint::{BigInt, BigUint};
+
+pub use gtable::{GFunction, GTables};
+
+use crate::format::{err, FormatError};
+use crate::hiprec;
+
+/// Parameters of `lns:I:F`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LnsFormat {
+    pub int_bits: u32,
+    pub frac_bits: u32,
+}
+
+impl fmt::Display for LnsFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "lns:{}:{}", self.int_bits, self.frac_bits)
+    }
+}
+
+/// Supported ranges: the value range 2^±2^I must fit an f64 for reporting, and the tables of
+/// F = 16 already hold ~1.2 million entries each.
+pub const MAX_INT_BITS: u32 = 9;
+pub const MAX_FRAC_BITS: u32 = 16;
+
+impl LnsFormat {
+    pub fn new(int_bits: u32, frac_bits: u32) -> Result<Self, FormatError> {
+        if !(1..=MAX_INT_BITS).contains(&int_bits) {
+            return err(format!(
+                "format 'lns:{int_bits}:{frac_bits}': integer bits must be 1..={MAX_INT_BITS} (e.g. lns:5:6)"
+            ));
+        }
+        if !(1..=MAX_FRAC_BITS).contains(&frac_bits) {
+            return err(format!(
+                "format 'lns:{int_bits}:{frac_bits}': fraction bits must be 1..={MAX_FRAC_BITS} (e.g. lns:5:6)"
+            ));
+        }
+        Ok(LnsFormat {
+            int_bits,
+            frac_bits,
+        })
+    }
+
+    /// Bits of a word: sign + log.
+    pub fn width(&self) -> u32 {
+        2 + self.int_bits + self.frac_bits
+    }
+
+    /// Bits of the log field L.
+    pub fn log_width(&self) -> u32 {
+        1 + self.int_bits + self.frac_bits
+    }
+
+    /// The reserved (most negative) code.
+    pub fn code_reserved(&self) -> i32 {
+        -(1 << (self.int_bits + self.frac_bits))
+    }
+
+    /// The smallest code of a nonzero value.
+    pub fn code_min(&self) -> i32 {
+        self.code_reserved() + 1
+    }
+
+    /// The largest code.
+    pub fn code_max(&self) -> i32 {
+        (1 << (self.int_bits + self.frac_bits)) - 1
+    }
+
+    pub fn pack(&self, neg: bool, code: i32) -> u64 {
+        let lw = self.log_width();
+        ((neg as u64) << lw) | (code as u32 as u64 & ((1u64 << lw) - 1))
+    }
+
+    /// (sign, code) of a word; the code is sign-extended.
+    #[inline(always)]
+    pub fn unpack(&self, bits: u64) -> (bool, i32) {
+        let lw = self.log_width();
+        let neg = (bits >> lw) & 1 == 1;
+        let code = ((bits << (64 - lw)) as i64 >> (64 - lw)) as i32;
+        (neg, code)
+    }
+
+    pub fn zero(&self) -> u64 {
+        self.pack(false, self.code_reserved())
+    }
+
+    pub fn nan(&self) -> u64 {
+        self.pack(true, self.code_reserved())
+    }
+
+    pub fn one(&self) -> u64 {
+        self.pack(false, 0)
+    }
+
+    pub fn is_nan(&self, bits: u64) -> bool {
+        bits == self.nan()
+    }
+
+    pub fn is_zero(&self, bits: u64) -> bool {
+        bits == self.zero()
+    }
+
+    /// Is `bits` a word of this format (no bits above the width)?
+    pub fn is_word(&self, bits: u64) -> bool {
+        bits >> self.width() == 0
+    }
+
+    /// The arithmetic context (format plus its G tables).
+    pub fn ctx(&self) -> Lns {
+        let t = GTables::get(self.int_bits, self.frac_bits);
+        Lns {
+            fmt: *self,
+            sb: &t.sb,
+            db: &t.db,
+        }
+    }
+
+    /// Packs a rounded code (as a big integer) with saturation and flushing.
+    fn pack_rounded(&self, neg: bool, code: &BigInt) -> u64 {
+        if *code > BigInt::from(self.code_max()) {
+            self.pack(neg, self.code_max())
+        } else if *code < BigInt::from(self.code_min()) {
+            self.zero()
+        } else {
+            self.pack(neg, i32::try_from(code).unwrap())
+        }
+    }
+
+    /// The word nearest (in the log domain) to num/den.
+    pub fn from_ratio(&self, neg: bool, num: &BigUint, den: &BigUint) -> u64 {
+        if num == &BigUint::from(0u32) {
+            return self.zero();
+        }
+        let f = self.frac_bits;
+        // Cheap range check first: |log2| beyond 2^I + 2 saturates or flushes whatever the digits.
+        let approx_log2 = num.bits() as i64 - den.bits() as i64;
+        let lim = (1i64 << self.int_bits) + 2;
+        if approx_log2 > lim {
+            return self.pack(neg, self.code_max());
+        }
+        if approx_log2 < -lim {
+            return self.zero();
+        }
+        let code = hiprec::round_enclosure(f, |w| hiprec::log2_ratio(num, den, w));
+        self.pack_rounded(neg, &code)
+    }
+
+    /// The word nearest (in the log domain) to `x`. ±∞ and NaN give NaN.
+    pub fn from_f64(&self, x: f64) -> u64 {
+        if x.is_nan() || x.is_infinite() {
+            return self.nan();
+        }
+        if x == 0.0 {
+            return self.zero();
+        }
+        let neg = x < 0.0;
+        let t = x.abs().log2() * (1u64 << self.frac_bits) as f64;
+        let dist = (t - t.floor() - 0.5).abs();
+        if dist > 1.0 / (1u64 << 20) as f64 {
+            let lim = (self.code_max() as f64) + 1.0;
+            return if t.round() > lim {
+                self.pack(neg, self.code_max())
+            } else if t.round() < self.code_min() as f64 {
+                self.zero()
+            } else {
+                self.pack(neg, t.round() as i32)
+            };
+        }
+        let (num, den) = crate::exact::f64_ratio(x.abs());
+        self.from_ratio(neg, &num, &den)
+    }
+
+    /// The value as the nearest f64 (libm exp2: for speed, not for display).
+    pub fn to_f64(&self, bits: u64) -> f64 {
+        let (neg, code) = self.unpack(bits);
+        if code == self.code_reserved() {
+            return if neg { f64::NAN } else { 0.0 };
+        }
+        let v = (code as f64 / (1u64 << self.frac_bits) as f64).exp2();
+        if neg {
+            -v
+        } else {
+            v
+        }
+    }
+
+    /// The value as the correctly rounded f64 (deterministic; for display).
+    pub fn to_f64_exact(&self, bits: u64) -> f64 {
+        let (neg, code) = self.unpack(bits);
+        if code == self.code_reserved() {
+            return if neg { f64::NAN } else { 0.0 };
+        }
+        // 2^(code/2^F) = 2^n 2^r with n = floor, 0 <= r < 1: round the mantissa to 53 bits.
+        let f = self.frac_bits;
+        let n = code >> f;
+        let r = code - (n << f);
+        let mant = hiprec::round_enclosure(52, |w| hiprec::exp2(&BigInt::from(r), f, w));
+        let m: u64 = (&mant).try_into().unwrap();
+        let v = m as f64 * (2f64).powi(n - 52);
+        if neg {
+            -v
+        } else {
+            v
+        }
+    }
+}
+
+/// An LNS arithmetic context: the format and its G tables. Cheap to copy.
+#[derive(Clone, Copy, Debug)]
+pub struct Lns {
+    pub fmt: LnsFormat,
+    sb: &'static [i32],
+    db: &'static [i32],
+}
+
+impl Lns {
+    #[inline(always)]
+    fn finish(&self, neg: bool, code: i32) -> u64 {
+        let f = &self.fmt;
+        if code > f.code_max() {
+            f.pack(neg, f.code_max())
+        } else if code < f.code_min() {
+            f.zero()
+        } else {
+            f.pack(neg, code)
+        }
+    }
+
+    #[inline]
+    pub fn mul(&self, a: u64, b: u64) -> u64 {
+        let f = &self.fmt;
+        let (sa, ca) = f.unpack(a);
+        let (sb, cb) = f.unpack(b);
+        let r = f.code_reserved();
+        if ca == r || cb == r {
+            return if (ca == r && sa) || (cb == r && sb) {
+                f.nan()
+            } else {
+                f.zero()
+            };
+        }
+        self.finish(sa ^ sb, ca + cb)
+    }
+
+    #[inline]
+    pub fn div(&self, a: u64, b: u64) -> u64 {
+        let f = &self.fmt;
+        let (sa, ca) = f.unpack(a);
+        let (sb, cb) = f.unpack(b);
+        let r = f.code_reserved();
+        if (ca == r && sa) || cb == r {
+            return f.nan(); // NaN operand, or division by zero
+        }
+        if ca == r {
+            return f.zero();
+        }
+        self.finish(sa ^ sb, ca - cb)
+    }
+
+    /// a + b; b's sign is flipped first when `negate_b` (subtraction).
+    #[inline(always)]
+    fn add_signed(&self, a: u64, b: u64, negate_b: bool) -> u64 {
+        let f = &self.fmt;
+        let (sa, ca) = f.unpack(a);
+        let (sb, cb) = f.unpack(b);
+        let sb = sb ^ negate_b;
+        let r = f.code_reserved();
+        if ca == r || cb == r {
+            let a_nan = ca == r && (a >> f.log_width()) & 1 == 1;
+            let b_nan = cb == r && (b >> f.log_width()) & 1 == 1;
+            if a_nan || b_nan {
+                return f.nan();
+            }
+            if ca == r {
+                return if cb == r { f.zero() } else { f.pack(sb, cb) };
+            }
+            return a;
+        }
+        // The larger magnitude leads; its sign is the result's.
+        let (s, big, d) = if ca >= cb {
+            (sa, ca, (ca - cb) as usize)
+        } else {
+            (sb, cb, (cb - ca) as usize)
+        };
+        let g = if sa == sb {
+            self.sb.get(d).copied().unwrap_or(0)
+        } else if d == 0 {
+            return f.zero();
+        } else {
+            self.db.get(d).copied().unwrap_or(0)
+        };
+        self.finish(s, big + g)
+    }
+
+    #[inline]
+    pub fn add(&self, a: u64, b: u64) -> u64 {
+        self.add_signed(a, b, false)
+    }
+
+    #[inline]
+    pub fn sub(&self, a: u64, b: u64) -> u64 {
+        self.add_signed(a, b, true)
+    }
+
+    pub fn neg(&self, a: u64) -> u64 {
+        let f = &self.fmt;
+        let (s, c) = f.unpack(a);
+        if c == f.code_reserved() {
+            a
+        } else {
+            f.pack(!s, c)
+        }
+    }
+
+    pub fn abs(&self, a: u64) -> u64 {
+        let f = &self.fmt;
+        let (_, c) = f.unpack(a);
+        if f.is_nan(a) {
+            a
+        } else {
+            f.pack(false, c)
+        }
+    }
+
+    /// Numeric order; `None` when either is NaN.
+    pub fn cmp(&self, a: u64, b: u64) -> Option<Ordering> {
+        let f = &self.fmt;
+        if f.is_nan(a) || f.is_nan(b) {
+            return None;
+        }
+        // Map each word to a key that orders like its value.
+        let key = |w: u64| -> i64 {
+            let (s, c) = f.unpack(w);
+            if c == f.code_reserved() {
+                0
+            } else {
+                let m = c as i64 - f.code_reserved() as i64; // >= 1
+                if s {
+                    -m
+                } else {
+                    m
+                }
+            }
+        };
+        Some(key(a).cmp(&key(b)))
+    }
+
+    /// The larger; NaN if either is NaN.
+    pub fn max(&self, a: u64, b: u64) -> u64 {
+        match self.cmp(a, b) {
+            None => self.fmt.nan(),
+            Some(Ordering::Less) => b,
+            _ => a,
+        }
+    }
+
+    /// The smaller; NaN if either is NaN.
+    pub fn min(&self, a: u64, b: u64) -> u64 {
+        match self.cmp(a, b) {
+            None => self.fmt.nan(),
+            Some(Ordering::Greater) => b,
+            _ => a,
+        }
+    }
+
+    /// Keeps `n` of the F fraction bits of the log by clearing the others (seed 000 §4.5:
+    /// the reduced-precision experiments cleared the low bits after every operation).
+    pub fn clear_low_bits(&self, a: u64, n: u32) -> u64 {
+        let f = &self.fmt;
+        let (s, c) = f.unpack(a);
+        if c == f.code_reserved() || n >= f.frac_bits {
+            return a;
+        }
+        let c = c & !((1i32 << (f.frac_bits - n)) - 1);
+        self.finish(s, c)
+    }
+}

@@ -1,0 +1,316 @@
+//! Posits, runtime-parametric: `posit:N` (Posit Standard 2022, es = 2), `posit:N:ES` (2017
+//! draft) and the `:u` variant that underflows to zero (seed 004 §4.5).
+//!
+//! Rounding is round-to-nearest-even on the bit string: the value is written as an
+//! infinitely long posit and cut to N bits. A result never rounds to zero or NaR: it
+//! saturates at ±maxpos and ±minpos, except that the `:u` variant treats 0 as one more
+//! rounding target, so values at or below minpos / 2^(2^es) (the bit-string midpoint) become 0.
+//!
+//! Inside, a nonzero posit is (sign, scale, sig) with value ±sig·2^(scale-62): `sig` holds
+//! the hidden bit at bit 62 and the fraction below it.
+
+mod ops;
+mod quire;
+
+use std::fmt;
+
+use num_bigint::BigUint;
+
+pub use quire::Quire;
+
+use crate::format::{err, FormatError};
+
+/// Which posit standard fixes es and the quire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PositStandard {
+    /// 2017 draft: any es; quire of N²/2 bits for the recommended es, carry guard N-1.
+    Draft2017,
+    /// Posit Standard 2022: es = 2; quire of 16·N bits, carry guard 31.
+    Std2022,
+}
+
+/// Parameters of a posit format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PositFormat {
+    pub n: u32,
+    pub es: u32,
+    pub standard: PositStandard,
+    /// The `:u` variant: rounds to zero below the minpos midpoint instead of saturating.
+    pub underflow: bool,
+}
+
+/// Largest es accepted: with es <= 5 every posit of up to 32 bits is an exact f64.
+pub const MAX_ES: u32 = 5;
+
+/// The hidden bit of an unpacked significand.
+pub(crate) const HIDDEN: u32 = 62;
+
+impl fmt::Display for PositFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.standard {
+            PositStandard::Std2022 => write!(f, "posit:{}", self.n)?,
+            PositStandard::Draft2017 => write!(f, "posit:{}:{}", self.n, self.es)?,
+        }
+        if self.underflow {
+            f.write_str(":u")?;
+        }
+        Ok(())
+    }
+}
+
+/// A decoded posit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    Zero,
+    NaR,
+    /// ±sig·2^(scale-62), hidden bit of `sig` at bit 62.
+    Num {
+        neg: bool,
+        scale: i32,
+        sig: u64,
+    },
+}
+
+impl PositFormat {
+    pub fn new(
+        n: u32,
+        es: u32,
+        standard: PositStandard,
+        underflow: bool,
+    ) -> Result<Self, FormatError> {
+        let name = match standard {
+            PositStandard::Std2022 => format!("posit:{n}"),
+            PositStandard::Draft2017 => format!("posit:{n}:{es}"),
+        };
+        if !(3..=32).contains(&n) {
+            return err(format!(
+                "format '{name}': posit width must be 3..=32 bits (e.g. posit:16:1)"
+            ));
+        }
+        if standard == PositStandard::Draft2017 && (es > MAX_ES || es + 3 > n) {
+            return err(format!(
+                "format '{name}': es = {es} is too large; posit:N:ES needs ES <= min({MAX_ES}, N-3) (e.g. posit:{n}:{})",
+                (n - 3).min(MAX_ES).min(2)
+            ));
+        }
+        Ok(PositFormat {
+            n,
+            es,
+            standard,
+            underflow,
+        })
+    }
+
+    /// The posit of the 2017 draft `posit(n, es)`.
+    pub fn draft(n: u32, es: u32) -> Self {
+        Self::new(n, es, PositStandard::Draft2017, false).expect("valid posit format")
+    }
+
+    /// The posit of the 2022 standard `posit(n, 2)`.
+    pub fn std2022(n: u32) -> Self {
+        Self::new(n, 2, PositStandard::Std2022, false).expect("valid posit format")
+    }
+
+    #[inline(always)]
+    pub fn mask(&self) -> u64 {
+        (1u64 << self.n) - 1
+    }
+
+    #[inline(always)]
+    pub fn nar(&self) -> u64 {
+        1u64 << (self.n - 1)
+    }
+
+    pub fn maxpos(&self) -> u64 {
+        (1u64 << (self.n - 1)) - 1
+    }
+
+    pub fn minpos(&self) -> u64 {
+        1
+    }
+
+    pub fn one(&self) -> u64 {
+        1u64 << (self.n - 2)
+    }
+
+    pub fn is_word(&self, bits: u64) -> bool {
+        bits >> self.n == 0
+    }
+
+    /// Scale of maxpos: (N-2)·2^es.
+    pub fn max_scale(&self) -> i32 {
+        ((self.n - 2) << self.es) as i32
+    }
+
+    /// Carry-guard bits of the quire.
+    pub fn quire_carry_bits(&self) -> u32 {
+        match self.standard {
+            PositStandard::Draft2017 => self.n - 1,
+            PositStandard::Std2022 => 31,
+        }
+    }
+
+    /// Fraction bits of the quire: enough for minpos², 2·(N-2)·2^es.
+    pub fn quire_frac_bits(&self) -> u32 {
+        2 * self.max_scale() as u32
+    }
+
+    /// Total quire bits: sign + carry guard + integer + fraction, where the integer and
+    /// fraction fields have 2·(N-2)·2^es bits each. This is N²/2 for the 2017 draft's
+    /// recommended (N, es) and 16·N for the 2022 standard.
+    pub fn quire_bits(&self) -> u32 {
+        1 + self.quire_carry_bits() + 2 * self.quire_frac_bits()
+    }
+
+    /// Splits a nonzero, non-NaR posit into (sign, scale, sig).
+    #[inline(always)]
+    pub fn unpack(&self, p: u64) -> (bool, i32, u64) {
+        let n = self.n;
+        let neg = (p >> (n - 1)) & 1 == 1;
+        let mag = if neg {
+            p.wrapping_neg() & self.mask()
+        } else {
+            p
+        };
+        // Regime's first bit at bit 63; n-1 meaningful bits, zeros below.
+        let x = mag << (65 - n);
+        let (k, run) = if x >> 63 == 1 {
+            let r = (!x).leading_zeros();
+            (r as i32 - 1, r)
+        } else {
+            let r = x.leading_zeros();
+            (-(r as i32), r)
+        };
+        let rest = x << (run + 1);
+        let es = self.es;
+        let e = if es == 0 {
+            0
+        } else {
+            (rest >> (64 - es)) as i32
+        };
+        let sig = (1u64 << HIDDEN) | ((rest << es) >> 2);
+        (neg, (k << es) + e, sig)
+    }
+
+    pub fn decode(&self, p: u64) -> Decoded {
+        if p == 0 {
+            Decoded::Zero
+        } else if p == self.nar() {
+            Decoded::NaR
+        } else {
+            let (neg, scale, sig) = self.unpack(p);
+            Decoded::Num { neg, scale, sig }
+        }
+    }
+
+    /// Rounds ±(sig + sticky)·2^(scale-62) to a posit. `sig` must have bit 62 set; `sticky`
+    /// says that nonzero bits were lost below `sig`.
+    #[inline(always)]
+    pub fn encode(&self, neg: bool, scale: i32, sig: u64, sticky: bool) -> u64 {
+        debug_assert!(sig >> HIDDEN == 1);
+        let n = self.n as i32;
+        let es = self.es;
+        let k = scale >> es;
+        let u = if k >= n - 2 {
+            self.maxpos()
+        } else if k < -(n - 2) {
+            // Below minpos. The bit-string midpoint between 0 and minpos has k = -(n-1), zero
+            // exponent and fraction: the :u variant rounds to zero at or below it.
+            let above_midpoint =
+                k == -(n - 1) && (scale & ((1 << es) - 1) != 0 || sig != 1 << HIDDEN || sticky);
+            if self.underflow && !above_midpoint {
+                0
+            } else {
+                1
+            }
+        } else {
+            let (reg, rlen) = if k >= 0 {
+                (((1u64 << (k + 1)) - 1) << 1, (k + 2) as u32)
+            } else {
+                (1u64, (1 - k) as u32)
+            };
+            let e = (scale & ((1 << es) - 1)) as u64;
+            let frac = sig & ((1u64 << HIDDEN) - 1);
+            let sh = rlen + es; // >= 2
+                                // The bit string after the sign, left-aligned at bit 63.
+            let body = (reg << (64 - rlen))
+                | if es == 0 { 0 } else { e << (64 - sh) }
+                | (frac >> (sh - 2));
+            let mut st = sticky | (frac & ((1u64 << (sh - 2)) - 1) != 0);
+            let keep = n as u32 - 1;
+            let u = body >> (64 - keep);
+            let rem = body << keep;
+            let guard = rem >> 63;
+            st |= rem << 1 != 0;
+            u + (guard & (st as u64 | (u & 1)))
+        };
+        if neg {
+            u.wrapping_neg() & self.mask()
+        } else {
+            u
+        }
+    }
+
+    /// The posit nearest to an exact ratio (bit-string rounding).
+    pub fn from_ratio(&self, neg: bool, num: &BigUint, den: &BigUint) -> u64 {
+        if num.bits() == 0 {
+            return 0;
+        }
+        // s = floor(log2(num/den)); sig = floor(num/den · 2^(62-s)) has bit 62 set.
+        let mut s = num.bits() as i64 - den.bits() as i64;
+        let split = |s: i64| {
+            let sh = HIDDEN as i64 - s;
+            let (a, b) = if sh >= 0 {
+                (num << sh as u64, den.clone())
+            } else {
+                (num.clone(), den << (-sh) as u64)
+            };
+            (&a / &b, &a % &b)
+        };
+        let (mut q, mut r) = split(s);
+        if q.bits() <= HIDDEN as u64 {
+            s -= 1;
+            (q, r) = split(s);
+        }
+        let sig: u64 = (&q).try_into().expect("62-bit significand");
+        let scale = s.clamp(-(1 << 20), 1 << 20) as i32;
+        self.encode(neg, scale, sig, r.bits() != 0)
+    }
+
+    /// The posit nearest to `x`; NaN and ±∞ give NaR.
+    pub fn from_f64(&self, x: f64) -> u64 {
+        if x.is_nan() || x.is_infinite() {
+            return self.nar();
+        }
+        if x == 0.0 {
+            return 0;
+        }
+        let bits = x.to_bits();
+        let exp = ((bits >> 52) & 0x7ff) as i32;
+        let frac = bits & ((1u64 << 52) - 1);
+        let (mant, e) = if exp == 0 {
+            (frac, -1074)
+        } else {
+            (frac | (1u64 << 52), exp - 1075)
+        };
+        let top = 63 - mant.leading_zeros() as i32;
+        let sig = mant << (HIDDEN as i32 - top);
+        self.encode(x < 0.0, e + top, sig, false)
+    }
+
+    /// The exact value (every posit of up to 32 bits with es <= 5 is an f64); NaR gives NaN.
+    pub fn to_f64(&self, p: u64) -> f64 {
+        match self.decode(p) {
+            Decoded::Zero => 0.0,
+            Decoded::NaR => f64::NAN,
+            Decoded::Num { neg, scale, sig } => {
+                let v = sig as f64 * (2f64).powi(scale - HIDDEN as i32);
+                if neg {
+                    -v
+                } else {
+                    v
+                }
+            }
+        }
+    }
+}

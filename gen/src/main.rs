@@ -1,1 +1,86 @@
-fn main() {}
+//! `lpgen`: the command-line program over the lpgen libraries (SPEC.md §1). Thin: parsing,
+//! dispatch and printing; the work is in the libraries.
+
+mod demo;
+mod golden_cmd;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::{Parser, Subcommand};
+
+/// An error for the user: printed as one line, exit status 2.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+impl<E: std::error::Error> From<E> for CliError {
+    fn from(e: E) -> Self {
+        CliError(e.to_string())
+    }
+}
+
+pub type CliResult<T = ()> = Result<T, CliError>;
+
+#[derive(Parser)]
+#[command(
+    name = "lpgen",
+    version,
+    about = "Generate, prove, train through and synthesize low-precision arithmetic RTL"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The golden model as a calculator: `lpgen golden lns:5:6 add 98 2`
+    Golden(golden_cmd::GoldenArgs),
+    /// A short tour: the seeds' worked examples computed by the golden model
+    Demo,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    ExitCode::SUCCESS
+                }
+                _ => {
+                    // clap's message is several lines; keep the first, which names the problem.
+                    let text = e.render().to_string();
+                    let first = text.lines().next().unwrap_or("invalid arguments");
+                    let first = first.trim_start_matches("error: ");
+                    eprintln!("lpgen: error: {first} (see 'lpgen --help')");
+                    ExitCode::from(2)
+                }
+            };
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let result = match cli.command {
+        Command::Golden(args) => golden_cmd::run(&args, &mut out),
+        Command::Demo => demo::run(&mut out),
+    };
+    let flushed = out.flush();
+    match result.and(flushed.map_err(CliError::from)) {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`lpgen … | head`) is not an error of ours.
+        Err(e) if e.0.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("lpgen: error: {}", e.0);
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Writes a line, turning I/O errors into `CliError`.
+pub fn emit(out: &mut dyn Write, line: &str) -> CliResult {
+    writeln!(out, "{line}")?;
+    Ok(())
+}

@@ -130,7 +130,7 @@ pub fn ln_ratio(num: &BigUint, den: &BigUint, w: u32) -> BigInt {
 /// log2(num / den) at `w` fraction bits.
 pub fn log2_ratio(num: &BigUint, den: &BigUint, w: u32) -> BigInt {
     let wi = w + GUARD;
-    (ln_ratio(num, den, wi) << wi) / ln2(wi) >> GUARD
+    ((ln_ratio(num, den, wi) << wi) / ln2(wi)) >> GUARD
 }
 
 /// Rounds the real that `approx(w)` encloses (see the module comment) to the nearest multiple

@@ -1,0 +1,192 @@
+//! `lpgen golden FORMAT OP ARGS…` (SPEC.md §8).
+
+use std::io::{BufRead, Write};
+
+use clap::Args;
+use lpgen_golden::{BinOp, Bits, Calc, Format, SumMode};
+
+use crate::{emit, CliError, CliResult};
+
+#[derive(Args)]
+pub struct GoldenArgs {
+    /// Number format: lns:I:F, posit:N, posit:N:ES (optionally :u), fix:I:F or f32
+    format: String,
+    /// add sub mul div max min cmp neg abs exp ln sum dot
+    op: String,
+    /// Operands: decimal reals or 0x bit patterns; for dot, pairs a,b
+    #[arg(allow_negative_numbers = true)]
+    args: Vec<String>,
+    /// Accumulation of sum and dot: naive, kahan, pairwise or quire
+    #[arg(long, default_value = "naive")]
+    mode: String,
+    /// exp and ln as seed 000's Taylor series of LNS operations (LNS only)
+    #[arg(long)]
+    taylor: bool,
+    /// Read one operation's operands per line from standard input; print one result per line
+    #[arg(long)]
+    stdin: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Bin(BinOp),
+    Cmp,
+    Neg,
+    Abs,
+    Exp,
+    Ln,
+    Sum,
+    Dot,
+}
+
+fn parse_op(s: &str) -> CliResult<Op> {
+    Ok(match s {
+        "add" => Op::Bin(BinOp::Add),
+        "sub" => Op::Bin(BinOp::Sub),
+        "mul" => Op::Bin(BinOp::Mul),
+        "div" => Op::Bin(BinOp::Div),
+        "max" => Op::Bin(BinOp::Max),
+        "min" => Op::Bin(BinOp::Min),
+        "cmp" => Op::Cmp,
+        "neg" => Op::Neg,
+        "abs" => Op::Abs,
+        "exp" => Op::Exp,
+        "ln" => Op::Ln,
+        "sum" => Op::Sum,
+        "dot" => Op::Dot,
+        _ => {
+            return Err(CliError(format!(
+            "unknown operation '{s}': expected add sub mul div max min cmp neg abs exp ln sum dot"
+        )))
+        }
+    })
+}
+
+/// `0x<bits> <value>` with as many hex digits as the format's width needs.
+fn show(c: &Calc, bits: Bits) -> String {
+    let digits = c.format().width().div_ceil(4) as usize;
+    format!("0x{bits:0digits$x} {}", c.value_string(bits))
+}
+
+struct Job {
+    calc: Calc,
+    op: Op,
+    mode: SumMode,
+    taylor: bool,
+}
+
+impl Job {
+    fn operands(&self, args: &[String], want: usize) -> CliResult<Vec<Bits>> {
+        if args.len() != want {
+            return Err(CliError(format!(
+                "this operation takes {want} operand{}, got {}",
+                if want == 1 { "" } else { "s" },
+                args.len()
+            )));
+        }
+        args.iter()
+            .map(|a| self.calc.parse(a).map_err(CliError::from))
+            .collect()
+    }
+
+    /// One operation on its operands, formatted as the line to print.
+    fn eval(&self, args: &[String]) -> CliResult<String> {
+        let c = &self.calc;
+        let one = |f: &dyn Fn(Bits) -> Bits| -> CliResult<String> {
+            let x = self.operands(args, 1)?;
+            Ok(show(c, f(x[0])))
+        };
+        match self.op {
+            Op::Bin(op) => {
+                let x = self.operands(args, 2)?;
+                Ok(show(c, c.binop(op, x[0], x[1])))
+            }
+            Op::Cmp => {
+                let x = self.operands(args, 2)?;
+                Ok(match c.cmp(x[0], x[1]) {
+                    Some(o) => (o as i8).to_string(),
+                    None => "unordered".to_string(),
+                })
+            }
+            Op::Neg => one(&|x| c.neg(x)),
+            Op::Abs => one(&|x| c.abs(x)),
+            Op::Exp | Op::Ln => {
+                let is_exp = matches!(self.op, Op::Exp);
+                match (self.taylor, c) {
+                    (true, Calc::Lns(l)) if is_exp => one(&|x| l.exp_taylor(x)),
+                    (true, Calc::Lns(l)) => one(&|x| l.ln_taylor(x)),
+                    (false, _) if is_exp => one(&|x| c.exp(x)),
+                    (false, _) => one(&|x| c.ln(x)),
+                    (true, _) => Err(CliError(format!(
+                        "--taylor applies to LNS formats only, not {}",
+                        c.format()
+                    ))),
+                }
+            }
+            Op::Sum => {
+                let xs = args
+                    .iter()
+                    .map(|a| c.parse(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(show(c, c.sum(self.mode, &xs)?))
+            }
+            Op::Dot => {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                for pair in args {
+                    let (x, y) = pair.split_once(',').ok_or_else(|| {
+                        CliError(format!(
+                            "dot operand '{pair}' is not a pair a,b (e.g. 2,10)"
+                        ))
+                    })?;
+                    a.push(c.parse(x)?);
+                    b.push(c.parse(y)?);
+                }
+                Ok(show(c, c.dot(self.mode, &a, &b)?))
+            }
+        }
+    }
+}
+
+pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
+    let format: Format = args.format.parse()?;
+    let job = Job {
+        calc: format.calc(),
+        op: parse_op(&args.op)?,
+        mode: args.mode.parse()?,
+        taylor: args.taylor,
+    };
+    if args.mode != "naive" && !matches!(job.op, Op::Sum | Op::Dot) {
+        return Err(CliError("--mode applies to sum and dot only".into()));
+    }
+    if !args.stdin {
+        return emit(out, &job.eval(&args.args)?);
+    }
+    if !args.args.is_empty() {
+        return Err(CliError(
+            "with --stdin the operands come from standard input, not the command line".into(),
+        ));
+    }
+    let stdin = std::io::stdin();
+    for (i, line) in stdin.lock().lines().enumerate() {
+        let line = line?;
+        let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        let result = job
+            .eval(&words)
+            .map_err(|e| CliError(format!("stdin line {}: {}", i + 1, e.0)))?;
+        emit(out, &result)?;
+    }
+    Ok(())
+}
+
+/// For the demo: one operation, parsed and printed as the command line would.
+pub fn line(format: &str, op: &str, args: &[&str], mode: &str) -> CliResult<String> {
+    let format: Format = format.parse()?;
+    let job = Job {
+        calc: format.calc(),
+        op: parse_op(op)?,
+        mode: mode.parse()?,
+        taylor: false,
+    };
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    job.eval(&args)
+}

@@ -1,0 +1,208 @@
+//! The command line as a user meets it: worked examples, batch mode, and bad input.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn lpgen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lpgen"))
+        .args(args)
+        .output()
+        .expect("run lpgen")
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = lpgen(args);
+    assert!(
+        out.status.success(),
+        "lpgen {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The value printed after the bit pattern.
+fn value_of(line: &str) -> f64 {
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn seed_000_abstract_examples() {
+    let add = stdout_of(&["golden", "lns:5:6", "add", "98", "2"]);
+    let mul = stdout_of(&["golden", "lns:5:6", "mul", "10", "10"]);
+    assert_eq!(add, "0x01a9 99.77628161522156\n");
+    assert!((value_of(&add) - 99.776).abs() < 0.001);
+    assert!((value_of(&mul) - 100.863).abs() < 0.001, "{mul}");
+}
+
+#[test]
+fn seed_000_thousand_ones() {
+    let mut args = vec!["golden", "lns:5:6", "sum", "--mode", "naive"];
+    args.extend(std::iter::repeat_n("1", 1000));
+    let naive = value_of(&stdout_of(&args));
+    args[4] = "kahan";
+    let kahan = value_of(&stdout_of(&args));
+    args[4] = "pairwise";
+    let pairwise = value_of(&stdout_of(&args));
+    assert!(naive < 200.0, "{naive}");
+    assert!((kahan - 1000.0).abs() <= 10.0, "{kahan}");
+    assert!((pairwise - 1000.0).abs() <= 5.0, "{pairwise}");
+}
+
+#[test]
+fn seed_004_quire_example() {
+    let pairs = ["2,10", "2,10", "2,10", "2,2"];
+    let run = |mode: &str| {
+        let mut a = vec!["golden", "posit:8:0", "dot", "--mode", mode];
+        a.extend(pairs);
+        stdout_of(&a)
+    };
+    assert_eq!(run("naive"), "0x7e 32\n");
+    assert_eq!(run("quire"), "0x7f 64\n");
+}
+
+#[test]
+fn operands_as_bit_patterns_and_special_values() {
+    assert_eq!(
+        stdout_of(&["golden", "posit:8:0", "add", "0x40", "0x40"]),
+        "0x60 2\n"
+    );
+    assert_eq!(
+        stdout_of(&["golden", "posit:16:1", "div", "1", "0"]),
+        "0x8000 NaR\n"
+    );
+    assert_eq!(
+        stdout_of(&["golden", "lns:5:6", "div", "1", "0"]),
+        "0x1800 NaN\n"
+    );
+    assert_eq!(
+        stdout_of(&["golden", "lns:5:6", "sub", "3", "3"]),
+        "0x0800 0\n"
+    );
+    assert_eq!(
+        stdout_of(&["golden", "fix:7:8", "mul", "-1.5", "2"]),
+        "0xfd00 -3\n"
+    );
+    assert_eq!(
+        stdout_of(&["golden", "posit:16:1", "cmp", "1", "2"]),
+        "-1\n"
+    );
+    assert_eq!(
+        stdout_of(&["golden", "lns:5:6", "cmp", "nan", "2"]),
+        "unordered\n"
+    );
+    assert_eq!(
+        stdout_of(&["golden", "posit:16", "neg", "0x4000"]),
+        "0xc000 -1\n"
+    );
+}
+
+#[test]
+fn stdin_batch_gives_one_line_per_operation() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lpgen"))
+        .args(["golden", "posit:16:1", "mul", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"1 2\n3 4\n0x4000 -0.5\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "0x5000 2\n0x6c00 12\n0xd000 -0.5\n"
+    );
+}
+
+#[test]
+fn demo_runs_and_shows_the_examples() {
+    let out = stdout_of(&["demo"]);
+    assert!(out.contains("99.776"), "{out}");
+    assert!(out.contains("0x7f 64"), "{out}");
+}
+
+/// Every bad input: exit status 2, one line on stderr naming the problem, nothing on stdout.
+#[test]
+fn bad_input_gets_one_line_and_status_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["golden", "float", "add", "1", "2"], "unknown format"),
+        (&["golden", "posit:2", "add", "1", "2"], "3..=32"),
+        (&["golden", "posit:8:6", "add", "1", "2"], "too large"),
+        (&["golden", "posit:40:2", "add", "1", "2"], "3..=32"),
+        (&["golden", "lns:5:0", "add", "1", "2"], "fraction bits"),
+        (&["golden", "lns:0:6", "add", "1", "2"], "integer bits"),
+        (&["golden", "fix:20:20", "add", "1", "2"], "32 bits"),
+        (&["golden", "fix:7:8:u", "add", "1", "2"], "posits only"),
+        (&["golden", "lns:5:6", "pow", "1", "2"], "unknown operation"),
+        (&["golden", "lns:5:6", "add", "1"], "2 operands"),
+        (&["golden", "lns:5:6", "neg", "1", "2"], "1 operand"),
+        (&["golden", "lns:5:6", "add", "1", "two"], "not a decimal"),
+        (
+            &["golden", "posit:8:0", "add", "0x100", "1"],
+            "more than the 8 bits",
+        ),
+        (&["golden", "posit:8:0", "add", "0xzz", "1"], "hexadecimal"),
+        (
+            &["golden", "lns:5:6", "sum", "--mode", "quire", "1"],
+            "posit or fix",
+        ),
+        (
+            &["golden", "lns:5:6", "sum", "--mode", "fast", "1"],
+            "unknown mode",
+        ),
+        (
+            &["golden", "lns:5:6", "add", "--mode", "kahan", "1", "2"],
+            "sum and dot",
+        ),
+        (
+            &["golden", "posit:16", "exp", "--taylor", "1"],
+            "LNS formats only",
+        ),
+        (&["golden", "posit:16", "dot", "1"], "not a pair"),
+        (&["golden", "fix:7:8", "add", "nan", "1"], "no NaN"),
+        (
+            &["golden", "posit:16", "add", "--stdin", "1"],
+            "standard input",
+        ),
+        (&["frobnicate"], "unrecognized subcommand"),
+        (&["golden"], "required"),
+    ];
+    for (args, needle) in cases {
+        let out = lpgen(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "lpgen {args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "lpgen {args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "lpgen {args:?}: '{err}' lacks '{needle}'"
+        );
+        assert!(!err.contains("panicked"), "lpgen {args:?}: {err}");
+        assert!(out.stdout.is_empty(), "lpgen {args:?}");
+    }
+}
+
+#[test]
+fn bad_stdin_line_names_the_line() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lpgen"))
+        .args(["golden", "posit:16", "add", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"1 2\n1 x\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stdin line 2"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "0x4c00 3\n");
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what lpgen needs on a Debian machine. Idempotent: installs only what is missing.
+#   Rust (cargo >= 1.85), Verilator, Yosys, nextpnr-ice40, icestorm, Icarus Verilog.
+# Run as root or with sudo available.
+set -euo pipefail
+
+apt_packages=(verilator yosys nextpnr-ice40 fpga-icestorm iverilog)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ! command -v cargo >/dev/null 2>&1; then
+  missing+=(cargo rustc)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found; install Rust >= 1.85 (https://rustup.rs) and rerun" >&2
+  exit 2
+fi
+rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
+if [ "${rustc_minor:-0}" -lt 85 ]; then
+  echo "setup: rustc $(rustc --version) is too old: lpgen needs Rust >= 1.85 (rustup update)" >&2
+  exit 2
+fi
+echo "setup: ok ($(rustc --version | cut -d' ' -f1-2), $(verilator --version 2>/dev/null | head -1), $(yosys -V 2>/dev/null | cut -d' ' -f1-2))"

@@ -11,9 +11,12 @@ mod gtable;
 mod transcendental;
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Mutex, OnceLock};
 
 use num_bigint::{BigInt, BigUint};
+use num_traits::ToPrimitive;
 
 pub use gtable::{GFunction, GTables};
 
@@ -156,8 +159,25 @@ impl LnsFormat {
         if approx_log2 < -lim {
             return self.zero();
         }
+        // Fast path: libm on the f64 images of num and den (each within an ulp), accepted away
+        // from a rounding boundary like every libm answer here.
+        if let (Some(n), Some(d)) = (num.to_f64(), den.to_f64()) {
+            if n.is_finite() && d.is_finite() && n > 0.0 && d > 0.0 {
+                let t = (n.log2() - d.log2()) * (1u64 << f) as f64;
+                if let Some(code) = self.round_fast(t) {
+                    return self.pack_rounded(neg, &BigInt::from(code));
+                }
+            }
+        }
         let code = hiprec::round_enclosure(f, |w| hiprec::log2_ratio(num, den, w));
         self.pack_rounded(neg, &code)
+    }
+
+    /// The nearest integer to a libm-computed code `t`, if `t` is safely away (2^-20 code
+    /// units, where libm errors are below 2^-24) from a rounding boundary.
+    fn round_fast(&self, t: f64) -> Option<i64> {
+        let safe = t.is_finite() && (t - t.floor() - 0.5).abs() > 1.0 / (1u64 << 20) as f64;
+        safe.then(|| t.round().clamp(-(1i64 << 40) as f64, (1i64 << 40) as f64) as i64)
     }
 
     /// The word nearest (in the log domain) to `x`. ±∞ and NaN give NaN.
@@ -169,17 +189,8 @@ impl LnsFormat {
             return self.zero();
         }
         let neg = x < 0.0;
-        let t = x.abs().log2() * (1u64 << self.frac_bits) as f64;
-        let dist = (t - t.floor() - 0.5).abs();
-        if dist > 1.0 / (1u64 << 20) as f64 {
-            let lim = (self.code_max() as f64) + 1.0;
-            return if t.round() > lim {
-                self.pack(neg, self.code_max())
-            } else if t.round() < self.code_min() as f64 {
-                self.zero()
-            } else {
-                self.pack(neg, t.round() as i32)
-            };
+        if let Some(code) = self.round_fast(x.abs().log2() * (1u64 << self.frac_bits) as f64) {
+            return self.pack_rounded(neg, &BigInt::from(code));
         }
         let (num, den) = crate::exact::f64_ratio(x.abs());
         self.from_ratio(neg, &num, &den)
@@ -205,19 +216,39 @@ impl LnsFormat {
         if code == self.code_reserved() {
             return if neg { f64::NAN } else { 0.0 };
         }
-        // 2^(code/2^F) = 2^n 2^r with n = floor, 0 <= r < 1: round the mantissa to 53 bits.
+        // 2^(code/2^F) = 2^n · 2^(r/2^F), n = floor: the second factor, correctly rounded once
+        // per (F, r) and cached; scaling by 2^n is exact.
         let f = self.frac_bits;
         let n = code >> f;
-        let r = code - (n << f);
-        let mant = hiprec::round_enclosure(52, |w| hiprec::exp2(&BigInt::from(r), f, w));
-        let m: u64 = (&mant).try_into().unwrap();
-        let v = m as f64 * (2f64).powi(n - 52);
+        let r = (code - (n << f)) as u32;
+        let v = exp2_frac_f64(f, r) * (2f64).powi(n);
         if neg {
             -v
         } else {
             v
         }
     }
+}
+
+/// 2^(r/2^F) for 0 <= r < 2^F, correctly rounded to f64, memoised.
+fn exp2_frac_f64(frac_bits: u32, r: u32) -> f64 {
+    static CACHE: OnceLock<Mutex<HashMap<(u32, u32), f64>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(&v) = cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&(frac_bits, r))
+    {
+        return v;
+    }
+    let mant = hiprec::round_enclosure(52, |w| hiprec::exp2(&BigInt::from(r), frac_bits, w));
+    let m: u64 = (&mant).try_into().expect("53-bit mantissa");
+    let v = m as f64 / (1u64 << 52) as f64;
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert((frac_bits, r), v);
+    v
 }
 
 /// An LNS arithmetic context: the format and its G tables. Cheap to copy.

@@ -9,72 +9,90 @@ use crate::exact::{self, Ratio};
 use crate::fixed::FixFormat;
 use crate::format::{err, Format, FormatError};
 use crate::hiprec;
-use crate::lns::Lns;
+use crate::lns::{Lns, Split};
 use crate::posit::PositFormat;
 
 /// A word of any format, in the low bits.
 pub type Bits = u64;
 
-/// The four operations the summation and dot-product algorithms need.
+/// The four operations the summation and dot-product algorithms need, on a working form
+/// `Val` of the format's words (the word itself, or a cheaper split form for LNS). Results
+/// are the same as word-by-word evaluation: `load`/`store` are exact inverses.
 pub trait Arith {
-    fn zero(&self) -> Bits;
-    fn add(&self, a: Bits, b: Bits) -> Bits;
-    fn sub(&self, a: Bits, b: Bits) -> Bits;
-    fn mul(&self, a: Bits, b: Bits) -> Bits;
+    type Val: Copy;
+    fn load(&self, w: Bits) -> Self::Val;
+    fn store(&self, v: Self::Val) -> Bits;
+    fn zero(&self) -> Self::Val;
+    fn add(&self, a: Self::Val, b: Self::Val) -> Self::Val;
+    fn sub(&self, a: Self::Val, b: Self::Val) -> Self::Val;
+    fn mul(&self, a: Self::Val, b: Self::Val) -> Self::Val;
+}
+
+/// For formats whose working form is the word itself.
+macro_rules! word_arith {
+    ($ty:ty, $zero:expr) => {
+        type Val = Bits;
+        #[inline(always)]
+        fn load(&self, w: Bits) -> Bits {
+            w
+        }
+        #[inline(always)]
+        fn store(&self, v: Bits) -> Bits {
+            v
+        }
+        #[inline(always)]
+        fn zero(&self) -> Bits {
+            #[allow(clippy::redundant_closure_call)]
+            ($zero)(self)
+        }
+        #[inline(always)]
+        fn add(&self, a: Bits, b: Bits) -> Bits {
+            <$ty>::add(self, a, b)
+        }
+        #[inline(always)]
+        fn sub(&self, a: Bits, b: Bits) -> Bits {
+            <$ty>::sub(self, a, b)
+        }
+        #[inline(always)]
+        fn mul(&self, a: Bits, b: Bits) -> Bits {
+            <$ty>::mul(self, a, b)
+        }
+    };
 }
 
 impl Arith for Lns {
-    fn zero(&self) -> Bits {
-        self.fmt.zero()
+    type Val = Split;
+    #[inline(always)]
+    fn load(&self, w: Bits) -> Split {
+        self.split(w)
     }
     #[inline(always)]
-    fn add(&self, a: Bits, b: Bits) -> Bits {
-        Lns::add(self, a, b)
+    fn store(&self, v: Split) -> Bits {
+        self.join(v)
+    }
+    fn zero(&self) -> Split {
+        self.split(self.fmt.zero())
     }
     #[inline(always)]
-    fn sub(&self, a: Bits, b: Bits) -> Bits {
-        Lns::sub(self, a, b)
+    fn add(&self, a: Split, b: Split) -> Split {
+        self.add_split(a, b)
     }
     #[inline(always)]
-    fn mul(&self, a: Bits, b: Bits) -> Bits {
-        Lns::mul(self, a, b)
+    fn sub(&self, a: Split, b: Split) -> Split {
+        self.add_split(a, self.neg_split(b))
+    }
+    #[inline(always)]
+    fn mul(&self, a: Split, b: Split) -> Split {
+        self.mul_split(a, b)
     }
 }
 
 impl Arith for PositFormat {
-    fn zero(&self) -> Bits {
-        0
-    }
-    #[inline(always)]
-    fn add(&self, a: Bits, b: Bits) -> Bits {
-        PositFormat::add(self, a, b)
-    }
-    #[inline(always)]
-    fn sub(&self, a: Bits, b: Bits) -> Bits {
-        PositFormat::sub(self, a, b)
-    }
-    #[inline(always)]
-    fn mul(&self, a: Bits, b: Bits) -> Bits {
-        PositFormat::mul(self, a, b)
-    }
+    word_arith!(PositFormat, |_: &PositFormat| 0);
 }
 
 impl Arith for FixFormat {
-    fn zero(&self) -> Bits {
-        0
-    }
-    #[inline(always)]
-    fn add(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::add(self, a, b)
-    }
-    #[inline(always)]
-    fn sub(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::sub(self, a, b)
-    }
-    #[inline(always)]
-    fn mul(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::mul(self, a, b)
-    }
+    word_arith!(FixFormat, |_: &FixFormat| 0);
 }
 
 /// IEEE binary32, the reference format (round to nearest even, as the hardware FPU does).
@@ -89,10 +107,7 @@ fn b(x: f32) -> Bits {
     x.to_bits() as Bits
 }
 
-impl Arith for F32 {
-    fn zero(&self) -> Bits {
-        0
-    }
+impl F32 {
     fn add(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) + f(y))
     }
@@ -102,6 +117,10 @@ impl Arith for F32 {
     fn mul(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) * f(y))
     }
+}
+
+impl Arith for F32 {
+    word_arith!(F32, |_: &F32| 0);
 }
 
 /// The arithmetic of a format, chosen at run time.
@@ -495,14 +514,8 @@ pub fn shortest(x: f64) -> String {
     }
 }
 
-impl Arith for Calc {
-    fn zero(&self) -> Bits {
-        match self {
-            Calc::Lns(l) => l.fmt.zero(),
-            _ => 0,
-        }
-    }
-    fn add(&self, a: Bits, b: Bits) -> Bits {
+impl Calc {
+    pub fn add(&self, a: Bits, b: Bits) -> Bits {
         match self {
             Calc::Lns(l) => l.add(a, b),
             Calc::Posit(p) => p.add(a, b),
@@ -510,7 +523,7 @@ impl Arith for Calc {
             Calc::F32 => F32.add(a, b),
         }
     }
-    fn sub(&self, a: Bits, b: Bits) -> Bits {
+    pub fn sub(&self, a: Bits, b: Bits) -> Bits {
         match self {
             Calc::Lns(l) => l.sub(a, b),
             Calc::Posit(p) => p.sub(a, b),
@@ -518,7 +531,7 @@ impl Arith for Calc {
             Calc::F32 => F32.sub(a, b),
         }
     }
-    fn mul(&self, a: Bits, b: Bits) -> Bits {
+    pub fn mul(&self, a: Bits, b: Bits) -> Bits {
         match self {
             Calc::Lns(l) => l.mul(a, b),
             Calc::Posit(p) => p.mul(a, b),
@@ -526,4 +539,15 @@ impl Arith for Calc {
             Calc::F32 => F32.mul(a, b),
         }
     }
+    /// Zero of the format.
+    pub fn zero(&self) -> Bits {
+        match self {
+            Calc::Lns(l) => l.fmt.zero(),
+            _ => 0,
+        }
+    }
+}
+
+impl Arith for Calc {
+    word_arith!(Calc, |c: &Calc| Calc::zero(c));
 }

@@ -6,11 +6,11 @@
 //! rules in prose; the code and its tests are the definition.
 //!
 //! ```
-//! use lpgen_golden::{Format, Arith};
+//! use lpgen_golden::Format;
 //! let f: Format = "lns:5:6".parse().unwrap();
 //! let c = f.calc();
 //! let sum = c.add(c.from_f64(98.0), c.from_f64(2.0));
-//! assert_eq!(c.value_string(sum), "99.77555579826277"); // seed 000, Table 4.10
+//! assert_eq!(c.value_string(sum), "99.77628161522156"); // seed 000: 98 + 2 ≈ 99.78
 //! ```
 
 pub mod arith;
@@ -25,7 +25,7 @@ pub mod sum;
 pub use arith::{Arith, BinOp, Bits, Calc, F32};
 pub use fixed::{FixAcc, FixFormat};
 pub use format::{Format, FormatError};
-pub use lns::{GTables, Lns, LnsFormat};
+pub use lns::{GTables, Lns, LnsFormat, Split};
 pub use posit::{PositFormat, PositStandard, Quire};
 pub use sum::Kahan;
 

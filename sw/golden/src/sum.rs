@@ -7,69 +7,81 @@
 
 use crate::arith::{Arith, Bits};
 
-/// A running Kahan sum: the total and its compensation.
+/// A running Kahan sum: the total and its compensation, as words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kahan {
     pub sum: Bits,
     pub comp: Bits,
 }
 
+/// One Kahan step in the working form: (sum, comp) <- (sum, comp) + x.
+#[inline(always)]
+fn kahan_step<A: Arith>(a: &A, s: A::Val, c: A::Val, x: A::Val) -> (A::Val, A::Val) {
+    let tmp = a.add(c, x);
+    let t = a.add(s, tmp);
+    (t, a.sub(tmp, a.sub(t, s)))
+}
+
 impl Kahan {
     pub fn new<A: Arith>(a: &A) -> Kahan {
-        Kahan {
-            sum: a.zero(),
-            comp: a.zero(),
-        }
+        let z = a.store(a.zero());
+        Kahan { sum: z, comp: z }
     }
 
     /// Adds x with compensation.
-    #[inline(always)]
     pub fn add<A: Arith>(&mut self, a: &A, x: Bits) {
-        let tmp = a.add(self.comp, x);
-        let t = a.add(self.sum, tmp);
-        self.comp = a.sub(tmp, a.sub(t, self.sum));
-        self.sum = t;
+        let (s, c) = kahan_step(a, a.load(self.sum), a.load(self.comp), a.load(x));
+        self.sum = a.store(s);
+        self.comp = a.store(c);
     }
 }
 
 pub fn naive_sum<A: Arith>(a: &A, xs: &[Bits]) -> Bits {
-    xs.iter().fold(a.zero(), |s, &x| a.add(s, x))
+    a.store(xs.iter().fold(a.zero(), |s, &x| a.add(s, a.load(x))))
 }
 
 pub fn kahan_sum<A: Arith>(a: &A, xs: &[Bits]) -> Bits {
-    let mut k = Kahan::new(a);
+    let (mut s, mut c) = (a.zero(), a.zero());
     for &x in xs {
-        k.add(a, x);
+        (s, c) = kahan_step(a, s, c, a.load(x));
     }
-    k.sum
+    a.store(s)
 }
 
 pub fn pairwise_sum<A: Arith>(a: &A, xs: &[Bits]) -> Bits {
-    match xs.len() {
-        0 => a.zero(),
-        1 => xs[0],
-        n => {
-            let (l, r) = xs.split_at(n / 2);
-            a.add(pairwise_sum(a, l), pairwise_sum(a, r))
+    fn go<A: Arith>(a: &A, xs: &[Bits]) -> A::Val {
+        match xs.len() {
+            0 => a.zero(),
+            1 => a.load(xs[0]),
+            n => {
+                let (l, r) = xs.split_at(n / 2);
+                a.add(go(a, l), go(a, r))
+            }
         }
     }
+    a.store(go(a, xs))
 }
 
 pub fn naive_dot<A: Arith>(a: &A, x: &[Bits], y: &[Bits]) -> Bits {
-    x.iter()
-        .zip(y)
-        .fold(a.zero(), |s, (&p, &q)| a.add(s, a.mul(p, q)))
+    let s = x.iter().zip(y).fold(a.zero(), |s, (&p, &q)| {
+        a.add(s, a.mul(a.load(p), a.load(q)))
+    });
+    a.store(s)
 }
 
 pub fn kahan_dot<A: Arith>(a: &A, x: &[Bits], y: &[Bits]) -> Bits {
-    let mut k = Kahan::new(a);
+    let (mut s, mut c) = (a.zero(), a.zero());
     for (&p, &q) in x.iter().zip(y) {
-        k.add(a, a.mul(p, q));
+        (s, c) = kahan_step(a, s, c, a.mul(a.load(p), a.load(q)));
     }
-    k.sum
+    a.store(s)
 }
 
 pub fn pairwise_dot<A: Arith>(a: &A, x: &[Bits], y: &[Bits]) -> Bits {
-    let products: Vec<Bits> = x.iter().zip(y).map(|(&p, &q)| a.mul(p, q)).collect();
+    let products: Vec<Bits> = x
+        .iter()
+        .zip(y)
+        .map(|(&p, &q)| a.store(a.mul(a.load(p), a.load(q))))
+        .collect();
     pairwise_sum(a, &products)
 }

@@ -30,7 +30,15 @@ pub struct GTables {
     /// `db[d]` for `d` in `1..db.len()`; `db[0]` is unused (x - x is exactly zero);
     /// every larger `d` gives 0.
     pub db: Vec<i32>,
+    /// Both tables in one array for branch-free lookup: `merged[opp·stride + min(d, stride-1)]`
+    /// with `opp` = 1 when the signs differ. Each half is zero-padded to `stride` entries, and
+    /// `db[0]` is a sentinel so far below every code that x - x flushes to zero.
+    pub merged: Vec<i32>,
+    pub stride: usize,
 }
+
+/// The `db[0]` sentinel of `merged`: any code plus this is below every format's `code_min`.
+pub const DB0_SENTINEL: i32 = -(1 << 30);
 
 /// Which of the two functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,10 +106,19 @@ fn build_one(g: GFunction, frac_bits: u32, max_d: u32) -> Vec<i32> {
 impl GTables {
     /// Builds the tables for F fraction bits, for differences up to `max_d`.
     pub fn build(frac_bits: u32, max_d: u32) -> GTables {
+        let sb = build_one(GFunction::Sum, frac_bits, max_d);
+        let db = build_one(GFunction::Difference, frac_bits, max_d);
+        let stride = sb.len().max(db.len()) + 1;
+        let mut merged = vec![0; 2 * stride];
+        merged[..sb.len()].copy_from_slice(&sb);
+        merged[stride..stride + db.len()].copy_from_slice(&db);
+        merged[stride] = DB0_SENTINEL;
         GTables {
             frac_bits,
-            sb: build_one(GFunction::Sum, frac_bits, max_d),
-            db: build_one(GFunction::Difference, frac_bits, max_d),
+            sb,
+            db,
+            merged,
+            stride,
         }
     }
 

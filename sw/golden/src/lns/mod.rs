@@ -128,8 +128,11 @@ impl LnsFormat {
         let t = GTables::get(self.int_bits, self.frac_bits);
         Lns {
             fmt: *self,
-            sb: &t.sb,
-            db: &t.db,
+            g: &t.merged,
+            stride: t.stride,
+            lw: self.log_width(),
+            reserved: self.code_reserved(),
+            max: self.code_max(),
         }
     }
 
@@ -251,101 +254,152 @@ fn exp2_frac_f64(frac_bits: u32, r: u32) -> f64 {
     v
 }
 
-/// An LNS arithmetic context: the format and its G tables. Cheap to copy.
+/// An LNS value split into sign and code (zero: `+reserved`, NaN: `-reserved`), the form in
+/// which generic algorithms run LNS arithmetic without packing every intermediate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Split {
+    pub neg: bool,
+    pub code: i32,
+}
+
+/// An LNS arithmetic context: the format, its G tables and the constants the hot paths use.
+/// Cheap to copy.
 #[derive(Clone, Copy, Debug)]
 pub struct Lns {
     pub fmt: LnsFormat,
-    sb: &'static [i32],
-    db: &'static [i32],
+    /// `GTables::merged`.
+    g: &'static [i32],
+    stride: usize,
+    /// log_width(), code_reserved(), code_max().
+    lw: u32,
+    reserved: i32,
+    max: i32,
 }
 
 impl Lns {
     #[inline(always)]
+    fn unpack(&self, bits: u64) -> (bool, i32) {
+        let neg = (bits >> self.lw) & 1 == 1;
+        let sh = 64 - self.lw;
+        (neg, ((bits << sh) as i64 >> sh) as i32)
+    }
+
+    #[inline(always)]
+    fn pack(&self, neg: bool, code: i32) -> u64 {
+        ((neg as u64) << self.lw) | (code as u32 as u64 & ((1u64 << self.lw) - 1))
+    }
+
+    /// Saturates above the largest code, flushes below the smallest.
+    #[inline(always)]
     fn finish(&self, neg: bool, code: i32) -> u64 {
-        let f = &self.fmt;
-        if code > f.code_max() {
-            f.pack(neg, f.code_max())
-        } else if code < f.code_min() {
-            f.zero()
+        if code > self.max {
+            self.pack(neg, self.max)
+        } else if code <= self.reserved {
+            self.pack(false, self.reserved)
         } else {
-            f.pack(neg, code)
+            self.pack(neg, code)
+        }
+    }
+
+    /// A word in the split form the hot loops work in.
+    #[inline(always)]
+    pub fn split(&self, w: u64) -> Split {
+        let (neg, code) = self.unpack(w);
+        Split { neg, code }
+    }
+
+    /// The word of a split value.
+    #[inline(always)]
+    pub fn join(&self, v: Split) -> u64 {
+        self.pack(v.neg, v.code)
+    }
+
+    #[inline(always)]
+    fn finish_split(&self, neg: bool, code: i32) -> Split {
+        if code > self.max {
+            Split {
+                neg,
+                code: self.max,
+            }
+        } else if code <= self.reserved {
+            Split {
+                neg: false,
+                code: self.reserved,
+            }
+        } else {
+            Split { neg, code }
+        }
+    }
+
+    #[inline(always)]
+    pub fn mul_split(&self, a: Split, b: Split) -> Split {
+        let r = self.reserved;
+        if a.code == r || b.code == r {
+            let nan = (a.code == r && a.neg) || (b.code == r && b.neg);
+            return Split { neg: nan, code: r };
+        }
+        self.finish_split(a.neg ^ b.neg, a.code + b.code)
+    }
+
+    /// a + b in split form: the one definition of LNS addition.
+    #[inline(always)]
+    pub fn add_split(&self, a: Split, b: Split) -> Split {
+        let r = self.reserved;
+        if a.code == r || b.code == r {
+            if (a.code == r && a.neg) || (b.code == r && b.neg) {
+                return Split { neg: true, code: r }; // NaN
+            }
+            return if a.code == r { b } else { a };
+        }
+        // The larger magnitude leads; its sign is the result's. One table lookup covers both
+        // G functions, the zero beyond each table and x - x (the db[0] sentinel flushes).
+        // Written with masks: on random data these choices would be unpredictable branches.
+        let a_leads = a.code >= b.code;
+        let big = a.code.max(b.code);
+        let s = (a.neg & a_leads) | (b.neg & !a_leads);
+        let d = (a.code - b.code).unsigned_abs() as usize;
+        let half = self.stride & ((a.neg != b.neg) as usize).wrapping_neg();
+        let g = self.g[half + d.min(self.stride - 1)];
+        self.finish_split(s, big + g)
+    }
+
+    /// -a in split form (zero and NaN unchanged).
+    #[inline(always)]
+    pub fn neg_split(&self, a: Split) -> Split {
+        Split {
+            neg: a.neg ^ (a.code != self.reserved),
+            code: a.code,
         }
     }
 
     #[inline]
     pub fn mul(&self, a: u64, b: u64) -> u64 {
-        let f = &self.fmt;
-        let (sa, ca) = f.unpack(a);
-        let (sb, cb) = f.unpack(b);
-        let r = f.code_reserved();
-        if ca == r || cb == r {
-            return if (ca == r && sa) || (cb == r && sb) {
-                f.nan()
-            } else {
-                f.zero()
-            };
-        }
-        self.finish(sa ^ sb, ca + cb)
+        self.join(self.mul_split(self.split(a), self.split(b)))
     }
 
     #[inline]
     pub fn div(&self, a: u64, b: u64) -> u64 {
-        let f = &self.fmt;
-        let (sa, ca) = f.unpack(a);
-        let (sb, cb) = f.unpack(b);
-        let r = f.code_reserved();
+        let (sa, ca) = self.unpack(a);
+        let (sb, cb) = self.unpack(b);
+        let r = self.reserved;
         if (ca == r && sa) || cb == r {
-            return f.nan(); // NaN operand, or division by zero
+            return self.fmt.nan(); // NaN operand, or division by zero
         }
         if ca == r {
-            return f.zero();
+            return self.fmt.zero();
         }
         self.finish(sa ^ sb, ca - cb)
     }
 
-    /// a + b; b's sign is flipped first when `negate_b` (subtraction).
-    #[inline(always)]
-    fn add_signed(&self, a: u64, b: u64, negate_b: bool) -> u64 {
-        let f = &self.fmt;
-        let (sa, ca) = f.unpack(a);
-        let (sb, cb) = f.unpack(b);
-        let sb = sb ^ negate_b;
-        let r = f.code_reserved();
-        if ca == r || cb == r {
-            let a_nan = ca == r && (a >> f.log_width()) & 1 == 1;
-            let b_nan = cb == r && (b >> f.log_width()) & 1 == 1;
-            if a_nan || b_nan {
-                return f.nan();
-            }
-            if ca == r {
-                return if cb == r { f.zero() } else { f.pack(sb, cb) };
-            }
-            return a;
-        }
-        // The larger magnitude leads; its sign is the result's.
-        let (s, big, d) = if ca >= cb {
-            (sa, ca, (ca - cb) as usize)
-        } else {
-            (sb, cb, (cb - ca) as usize)
-        };
-        let g = if sa == sb {
-            self.sb.get(d).copied().unwrap_or(0)
-        } else if d == 0 {
-            return f.zero();
-        } else {
-            self.db.get(d).copied().unwrap_or(0)
-        };
-        self.finish(s, big + g)
-    }
-
     #[inline]
     pub fn add(&self, a: u64, b: u64) -> u64 {
-        self.add_signed(a, b, false)
+        self.join(self.add_split(self.split(a), self.split(b)))
     }
 
     #[inline]
     pub fn sub(&self, a: u64, b: u64) -> u64 {
-        self.add_signed(a, b, true)
+        let b = self.neg_split(self.split(b));
+        self.join(self.add_split(self.split(a), b))
     }
 
     pub fn neg(&self, a: u64) -> u64 {

@@ -45,6 +45,67 @@ pub const MAX_ES: u32 = 5;
 /// The hidden bit of an unpacked significand.
 pub(crate) const HIDDEN: u32 = 62;
 
+/// Evaluates `$body` with `$f` bound to `$fmt`, where for the most used formats `$f`'s fields
+/// are compile-time constants: the same code, inlined per format, with every shift and mask
+/// folded. Other formats run the same code with runtime parameters.
+macro_rules! with_const_format {
+    ($fmt:expr, |$f:ident| $body:expr) => {{
+        let fmt: PositFormat = $fmt;
+        match (fmt.n, fmt.es, fmt.underflow) {
+            (8, 0, false) => {
+                let $f = PositFormat {
+                    n: 8,
+                    es: 0,
+                    underflow: false,
+                    ..fmt
+                };
+                $body
+            }
+            (16, 1, false) => {
+                let $f = PositFormat {
+                    n: 16,
+                    es: 1,
+                    underflow: false,
+                    ..fmt
+                };
+                $body
+            }
+            (32, 2, false) => {
+                let $f = PositFormat {
+                    n: 32,
+                    es: 2,
+                    underflow: false,
+                    ..fmt
+                };
+                $body
+            }
+            (8, 2, false) => {
+                let $f = PositFormat {
+                    n: 8,
+                    es: 2,
+                    underflow: false,
+                    ..fmt
+                };
+                $body
+            }
+            (16, 2, false) => {
+                let $f = PositFormat {
+                    n: 16,
+                    es: 2,
+                    underflow: false,
+                    ..fmt
+                };
+                $body
+            }
+            _ => {
+                let $f = fmt;
+                $body
+            }
+        }
+    }};
+}
+pub(crate) use with_const_format;
+
 impl fmt::Display for PositFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.standard {
@@ -164,32 +225,24 @@ impl PositFormat {
 
     /// Splits a nonzero, non-NaR posit into (sign, scale, sig).
     #[inline(always)]
-    pub fn unpack(&self, p: u64) -> (bool, i32, u64) {
+    pub fn unpack(self, p: u64) -> (bool, i32, u64) {
         let n = self.n;
-        let neg = (p >> (n - 1)) & 1 == 1;
-        let mag = if neg {
-            p.wrapping_neg() & self.mask()
-        } else {
-            p
-        };
+        // Left-align, take the two's-complement magnitude without a branch.
+        let left = p << (64 - n);
+        let sign = ((left as i64) >> 63) as u64;
+        let mag = (left ^ sign).wrapping_sub(sign);
         // Regime's first bit at bit 63; n-1 meaningful bits, zeros below.
-        let x = mag << (65 - n);
-        let (k, run) = if x >> 63 == 1 {
-            let r = (!x).leading_zeros();
-            (r as i32 - 1, r)
-        } else {
-            let r = x.leading_zeros();
-            (-(r as i32), r)
-        };
+        let x = mag << 1;
+        let inv = ((x as i64) >> 63) as u64;
+        let run = (x ^ inv).leading_zeros();
+        // k = run - 1 for a run of ones, -run for a run of zeros.
+        let k = (run as i32 - 1) ^ !(inv as i32);
         let rest = x << (run + 1);
         let es = self.es;
-        let e = if es == 0 {
-            0
-        } else {
-            (rest >> (64 - es)) as i32
-        };
+        // The top es bits of rest; es = 0 gives 0 without a branch (bit 63 of rest >> 1 is 0).
+        let e = ((rest >> 1) >> (63 - es)) as i32;
         let sig = (1u64 << HIDDEN) | ((rest << es) >> 2);
-        (neg, (k << es) + e, sig)
+        (sign != 0, (k << es) + e, sig)
     }
 
     pub fn decode(&self, p: u64) -> Decoded {
@@ -206,7 +259,7 @@ impl PositFormat {
     /// Rounds ±(sig + sticky)·2^(scale-62) to a posit. `sig` must have bit 62 set; `sticky`
     /// says that nonzero bits were lost below `sig`.
     #[inline(always)]
-    pub fn encode(&self, neg: bool, scale: i32, sig: u64, sticky: bool) -> u64 {
+    pub fn encode(self, neg: bool, scale: i32, sig: u64, sticky: bool) -> u64 {
         debug_assert!(sig >> HIDDEN == 1);
         let n = self.n as i32;
         let es = self.es;
@@ -224,18 +277,19 @@ impl PositFormat {
                 1
             }
         } else {
-            let (reg, rlen) = if k >= 0 {
-                (((1u64 << (k + 1)) - 1) << 1, (k + 2) as u32)
+            // Regime, left-aligned: k+1 ones and a zero (k >= 0) or -k zeros and a one.
+            let kp = k >= 0;
+            let rlen = if kp { k + 2 } else { 1 - k } as u32;
+            let reg = if kp {
+                !0u64 << (63 - k.max(0))
             } else {
-                (1u64, (1 - k) as u32)
+                1u64 << (63 + k.min(0))
             };
             let e = (scale & ((1 << es) - 1)) as u64;
             let frac = sig & ((1u64 << HIDDEN) - 1);
             let sh = rlen + es; // >= 2
                                 // The bit string after the sign, left-aligned at bit 63.
-            let body = (reg << (64 - rlen))
-                | if es == 0 { 0 } else { e << (64 - sh) }
-                | (frac >> (sh - 2));
+            let body = reg | ((e << 1) << (63 - sh)) | (frac >> (sh - 2));
             let mut st = sticky | (frac & ((1u64 << (sh - 2)) - 1) != 0);
             let keep = n as u32 - 1;
             let u = body >> (64 - keep);
@@ -244,11 +298,8 @@ impl PositFormat {
             st |= rem << 1 != 0;
             u + (guard & (st as u64 | (u & 1)))
         };
-        if neg {
-            u.wrapping_neg() & self.mask()
-        } else {
-            u
-        }
+        let s = (neg as u64).wrapping_neg();
+        ((u ^ s).wrapping_sub(s)) & self.mask()
     }
 
     /// The posit nearest to an exact ratio (bit-string rounding).

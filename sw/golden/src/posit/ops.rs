@@ -2,12 +2,19 @@
 
 use std::cmp::Ordering;
 
-use super::{PositFormat, HIDDEN};
+use super::{with_const_format, PositFormat, HIDDEN};
 
 impl PositFormat {
+    /// |p| as an unsigned pattern: orders like the magnitude (for non-NaR p).
+    #[inline(always)]
+    fn magnitude(self, p: u64) -> u64 {
+        let sign = (((p << (64 - self.n)) as i64) >> 63) as u64;
+        ((p ^ sign).wrapping_sub(sign)) & self.mask()
+    }
+
     /// a + b, or a - b when `negate_b`.
     #[inline(always)]
-    fn add_signed(&self, a: u64, b: u64, negate_b: bool) -> u64 {
+    fn add_impl(self, a: u64, b: u64, negate_b: bool) -> u64 {
         let nar = self.nar();
         if a == nar || b == nar {
             return nar;
@@ -17,30 +24,24 @@ impl PositFormat {
         } else {
             b
         };
-        if a == 0 {
-            return b;
+        if a == 0 || b == 0 {
+            return a | b;
         }
-        if b == 0 {
-            return a;
-        }
+        // The larger magnitude leads (posit patterns order like their magnitudes).
+        let (a, b) = if self.magnitude(a) >= self.magnitude(b) {
+            (a, b)
+        } else {
+            (b, a)
+        };
         let (sa, ea, ma) = self.unpack(a);
         let (sb, eb, mb) = self.unpack(b);
-        // The larger magnitude leads.
-        let ((sa, ea, ma), (_, eb, mb), same) = if (ea, ma) >= (eb, mb) {
-            ((sa, ea, ma), (sb, eb, mb), sa == sb)
-        } else {
-            ((sb, eb, mb), (sa, ea, ma), sa == sb)
-        };
         // Hidden bits at 61 leave room for the carry. Posit fractions have at most 29 bits, so
         // a shift below 32 loses nothing, and a sticky bit in bit 0 stays far below the guard.
         let (ma, mb) = (ma >> 1, mb >> 1);
-        let d = (ea - eb) as u32;
-        let mb = if d >= 63 {
-            1
-        } else {
-            (mb >> d) | ((mb & ((1u64 << d) - 1)) != 0) as u64
-        };
-        let m = if same { ma + mb } else { ma - mb };
+        let d = ((ea - eb) as u32).min(63);
+        let lost = mb & ((1u64 << d) - 1) != 0;
+        let mb = (mb >> d) | lost as u64;
+        let m = if sa == sb { ma + mb } else { ma - mb };
         if m == 0 {
             return 0;
         }
@@ -49,18 +50,8 @@ impl PositFormat {
         self.encode(sa, scale, m << (HIDDEN as i32 - top), false)
     }
 
-    #[inline]
-    pub fn add(&self, a: u64, b: u64) -> u64 {
-        self.add_signed(a, b, false)
-    }
-
-    #[inline]
-    pub fn sub(&self, a: u64, b: u64) -> u64 {
-        self.add_signed(a, b, true)
-    }
-
-    #[inline]
-    pub fn mul(&self, a: u64, b: u64) -> u64 {
+    #[inline(always)]
+    fn mul_impl(self, a: u64, b: u64) -> u64 {
         let nar = self.nar();
         if a == nar || b == nar {
             return nar;
@@ -76,9 +67,8 @@ impl PositFormat {
         self.encode(sa ^ sb, ea + eb + carry, m >> carry, false)
     }
 
-    /// a / b; NaR if b is zero.
-    #[inline]
-    pub fn div(&self, a: u64, b: u64) -> u64 {
+    #[inline(always)]
+    fn div_impl(self, a: u64, b: u64) -> u64 {
         let nar = self.nar();
         if a == nar || b == nar || b == 0 {
             return nar;
@@ -96,6 +86,27 @@ impl PositFormat {
         let top = 63 - q.leading_zeros() as i32; // 31 or 32
         let scale = ea - eb + top - 32;
         self.encode(sa ^ sb, scale, q << (HIDDEN as i32 - top), sticky)
+    }
+
+    #[inline]
+    pub fn add(&self, a: u64, b: u64) -> u64 {
+        with_const_format!(*self, |f| f.add_impl(a, b, false))
+    }
+
+    #[inline]
+    pub fn sub(&self, a: u64, b: u64) -> u64 {
+        with_const_format!(*self, |f| f.add_impl(a, b, true))
+    }
+
+    #[inline]
+    pub fn mul(&self, a: u64, b: u64) -> u64 {
+        with_const_format!(*self, |f| f.mul_impl(a, b))
+    }
+
+    /// a / b; NaR if b is zero.
+    #[inline]
+    pub fn div(&self, a: u64, b: u64) -> u64 {
+        with_const_format!(*self, |f| f.div_impl(a, b))
     }
 
     pub fn neg(&self, a: u64) -> u64 {

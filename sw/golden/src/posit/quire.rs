@@ -1,28 +1,37 @@
 //! The quire: an exact fixed-point accumulator of posit products, rounded once when read.
 //!
 //! A quire of `quire_bits()` bits holds a two's-complement integer scaled by
-//! 2^-`quire_frac_bits()`. Accumulation wraps modulo 2^quire_bits, as the hardware does; the
-//! pattern 1000…0 is NaR (the standards' encoding), and NaR absorbs every later operation.
-//! The carry guard makes wrapping impossible for at least 2^(carry bits) products.
+//! 2^-`quire_frac_bits()`. Accumulation wraps modulo 2^quire_bits, as the hardware register
+//! does (the carry guard makes that impossible for at least 2^(carry bits) products). NaR is
+//! a flag: a NaR operand sets it and only `clear` resets it; a quire whose bits wrap to the
+//! standard's NaR pattern 1000…0 also reads out as NaR.
 
 use num_bigint::BigInt;
 
-use super::{PositFormat, HIDDEN};
+use super::{with_const_format, PositFormat, HIDDEN};
 
 /// A quire for one posit format.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Quire {
     fmt: PositFormat,
-    /// Little-endian 64-bit limbs; the top limb is kept sign-extended from bit quire_bits-1.
+    /// Little-endian 64-bit limbs, taken modulo 2^quire_bits: bits above it are don't-care
+    /// until `normalized` sign-extends them.
     limbs: Vec<u64>,
+    nar: bool,
+    /// Cached `fmt.quire_bits()` and `fmt.quire_frac_bits()`.
+    bits: u32,
+    frac_bits: i32,
 }
 
 impl Quire {
     pub fn new(fmt: PositFormat) -> Quire {
-        let n = fmt.quire_bits().div_ceil(64) as usize;
+        let bits = fmt.quire_bits();
         Quire {
             fmt,
-            limbs: vec![0; n],
+            limbs: vec![0; bits.div_ceil(64) as usize],
+            nar: false,
+            bits,
+            frac_bits: fmt.quire_frac_bits() as i32,
         }
     }
 
@@ -32,39 +41,36 @@ impl Quire {
 
     pub fn clear(&mut self) {
         self.limbs.iter_mut().for_each(|l| *l = 0);
+        self.nar = false;
     }
 
-    fn top_bit(&self) -> u32 {
-        self.fmt.quire_bits() - 1
+    /// The limbs with the top one sign-extended from bit quire_bits-1.
+    fn normalized(&self) -> Vec<u64> {
+        let mut l = self.limbs.clone();
+        let top = self.bits - 1;
+        let sh = 63 - top % 64;
+        let t = &mut l[(top / 64) as usize];
+        *t = (((*t << sh) as i64) >> sh) as u64;
+        l
     }
 
-    /// Is the quire NaR (sign bit set, every other bit clear)?
+    /// NaR: the flag, or the bits equal to the NaR pattern (sign bit alone).
     pub fn is_nar(&self) -> bool {
-        let top = self.top_bit();
+        if self.nar {
+            return true;
+        }
+        let l = self.normalized();
+        let top = self.bits - 1;
         let (ti, tb) = ((top / 64) as usize, top % 64);
-        // Below the sign bit every bit is clear; the top limb holds the sign extension.
-        self.limbs[..ti].iter().all(|&l| l == 0) && self.limbs[ti] == (!0u64 << tb)
+        l[..ti].iter().all(|&x| x == 0) && l[ti] == (!0u64 << tb)
     }
 
     pub fn set_nar(&mut self) {
-        self.clear();
-        let top = self.top_bit();
-        let (ti, tb) = ((top / 64) as usize, top % 64);
-        self.limbs[ti] = !0u64 << tb;
+        self.nar = true;
     }
 
     pub fn is_zero(&self) -> bool {
-        self.limbs.iter().all(|&l| l == 0)
-    }
-
-    /// Re-establishes the sign extension of the top limb (wrapping at quire_bits).
-    #[inline(always)]
-    fn wrap(&mut self) {
-        let top = self.top_bit();
-        let (ti, tb) = ((top / 64) as usize, top % 64);
-        let sh = 63 - tb;
-        let l = &mut self.limbs[ti];
-        *l = (((*l << sh) as i64) >> sh) as u64;
+        !self.nar && self.normalized().iter().all(|&l| l == 0)
     }
 
     /// Adds (or subtracts) m·2^pos (pos counted in quire LSBs; m's bits below 0 are zero).
@@ -76,70 +82,79 @@ impl Quire {
         } else {
             (m, pos as u32)
         };
+        if self.limbs.len() <= 2 {
+            // Quires of up to 128 bits: one u128 (a value below 2^128 never needs pos >= 128).
+            let v = (m as u128) << pos.min(127);
+            let q = self.limbs[0] as u128 | (*self.limbs.get(1).unwrap_or(&0) as u128) << 64;
+            let q = if negative {
+                q.wrapping_sub(v)
+            } else {
+                q.wrapping_add(v)
+            };
+            self.limbs[0] = q as u64;
+            if let Some(l) = self.limbs.get_mut(1) {
+                *l = (q >> 64) as u64;
+            }
+            return;
+        }
         let (i, off) = ((pos / 64) as usize, pos % 64);
-        let lo = m << off;
-        let hi = if off == 0 { 0 } else { m >> (64 - off) };
         let n = self.limbs.len();
         if i >= n {
             return; // entirely above the quire: wraps away
         }
-        if !negative {
-            let (s, c1) = self.limbs[i].overflowing_add(lo);
-            self.limbs[i] = s;
-            let mut carry = c1 as u64;
-            let mut j = i + 1;
-            if j < n {
-                let (s, c2) = self.limbs[j].overflowing_add(hi);
-                let (s, c3) = s.overflowing_add(carry);
-                self.limbs[j] = s;
-                carry = (c2 || c3) as u64;
-                j += 1;
+        let lo = m << off;
+        let hi = if off == 0 { 0 } else { m >> (64 - off) };
+        let mut carry = false;
+        for (j, part) in [(i, lo), (i + 1, hi)] {
+            if j >= n {
+                return;
             }
-            while carry != 0 && j < n {
-                let (s, c) = self.limbs[j].overflowing_add(1);
-                self.limbs[j] = s;
-                carry = c as u64;
-                j += 1;
-            }
-        } else {
-            let (s, b1) = self.limbs[i].overflowing_sub(lo);
-            self.limbs[i] = s;
-            let mut borrow = b1 as u64;
-            let mut j = i + 1;
-            if j < n {
-                let (s, b2) = self.limbs[j].overflowing_sub(hi);
-                let (s, b3) = s.overflowing_sub(borrow);
-                self.limbs[j] = s;
-                borrow = (b2 || b3) as u64;
-                j += 1;
-            }
-            while borrow != 0 && j < n {
-                let (s, b) = self.limbs[j].overflowing_sub(1);
-                self.limbs[j] = s;
-                borrow = b as u64;
-                j += 1;
-            }
+            let l = &mut self.limbs[j];
+            let (s1, c1) = if negative {
+                l.overflowing_sub(part)
+            } else {
+                l.overflowing_add(part)
+            };
+            let (s2, c2) = if negative {
+                s1.overflowing_sub(carry as u64)
+            } else {
+                s1.overflowing_add(carry as u64)
+            };
+            *l = s2;
+            carry = c1 || c2;
         }
-        self.wrap();
+        let mut j = i + 2;
+        while carry && j < n {
+            let l = &mut self.limbs[j];
+            let (s, c) = if negative {
+                l.overflowing_sub(1)
+            } else {
+                l.overflowing_add(1)
+            };
+            *l = s;
+            carry = c;
+            j += 1;
+        }
     }
 
     /// q += a·b (exact). `subtract` gives q -= a·b.
     #[inline]
     pub fn fma(&mut self, a: u64, b: u64, subtract: bool) {
-        let f = self.fmt;
-        if a == f.nar() || b == f.nar() || self.is_nar() {
-            self.set_nar();
+        let nar = self.fmt.nar();
+        if a == nar || b == nar {
+            self.nar = true;
             return;
         }
         if a == 0 || b == 0 {
             return;
         }
-        let (sa, ea, ma) = f.unpack(a);
-        let (sb, eb, mb) = f.unpack(b);
-        // a·b = m·2^(ea+eb-62) exactly, m < 2^64 (hidden bits at 31 each).
-        let m = (ma >> 31) * (mb >> 31);
-        let pos = ea + eb - 62 + f.quire_frac_bits() as i32;
-        self.accumulate(sa ^ sb ^ subtract, m, pos);
+        let (neg, m, scale) = with_const_format!(self.fmt, |f| {
+            let (sa, ea, ma) = f.unpack(a);
+            let (sb, eb, mb) = f.unpack(b);
+            // a·b = m·2^(ea+eb-62) exactly, m < 2^64 (hidden bits at 31 each).
+            (sa ^ sb, (ma >> 31) * (mb >> 31), ea + eb)
+        });
+        self.accumulate(neg ^ subtract, m, scale - 62 + self.frac_bits);
     }
 
     /// q += a·b.
@@ -157,15 +172,15 @@ impl Quire {
     /// q += p.
     pub fn add_posit(&mut self, p: u64) {
         let f = self.fmt;
-        if p == f.nar() || self.is_nar() {
-            self.set_nar();
+        if p == f.nar() {
+            self.nar = true;
             return;
         }
         if p == 0 {
             return;
         }
         let (s, e, m) = f.unpack(p);
-        self.accumulate(s, m, e - HIDDEN as i32 + f.quire_frac_bits() as i32);
+        self.accumulate(s, m, e - HIDDEN as i32 + self.frac_bits);
     }
 
     /// The quire's value as an exact integer count of 2^-quire_frac_bits; `None` for NaR.
@@ -173,7 +188,11 @@ impl Quire {
         if self.is_nar() {
             return None;
         }
-        let bytes: Vec<u8> = self.limbs.iter().flat_map(|l| l.to_le_bytes()).collect();
+        let bytes: Vec<u8> = self
+            .normalized()
+            .iter()
+            .flat_map(|l| l.to_le_bytes())
+            .collect();
         Some(BigInt::from_signed_bytes_le(&bytes))
     }
 
@@ -183,8 +202,8 @@ impl Quire {
         if self.is_nar() {
             return f.nar();
         }
-        let neg = (self.limbs[self.limbs.len() - 1] as i64) < 0;
-        let mut mag = self.limbs.clone();
+        let mut mag = self.normalized();
+        let neg = (mag[mag.len() - 1] as i64) < 0;
         if neg {
             // Two's-complement negation.
             let mut carry = 1u64;

@@ -292,13 +292,7 @@ impl Lns {
     /// Saturates above the largest code, flushes below the smallest.
     #[inline(always)]
     fn finish(&self, neg: bool, code: i32) -> u64 {
-        if code > self.max {
-            self.pack(neg, self.max)
-        } else if code <= self.reserved {
-            self.pack(false, self.reserved)
-        } else {
-            self.pack(neg, code)
-        }
+        self.join(self.finish_split(neg, code))
     }
 
     /// A word in the split form the hot loops work in.

@@ -3,6 +3,7 @@
 
 mod demo;
 mod golden_cmd;
+mod rtl_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -37,6 +38,8 @@ struct Cli {
 enum Command {
     /// The golden model as a calculator: `lpgen golden lns:5:6 add 98 2`
     Golden(golden_cmd::GoldenArgs),
+    /// Generate Verilog and its JSON manifest: `lpgen rtl lns-mul --format lns:5:6 --out rtl/`
+    Rtl(rtl_cmd::RtlArgs),
     /// A short tour: the seeds' worked examples computed by the golden model
     Demo,
 }
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
     let mut out = stdout.lock();
     let result = match cli.command {
         Command::Golden(args) => golden_cmd::run(&args, &mut out),
+        Command::Rtl(args) => rtl_cmd::run(&args, &mut out),
         Command::Demo => demo::run(&mut out),
     };
     let flushed = out.flush();

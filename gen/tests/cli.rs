@@ -206,3 +206,72 @@ fn bad_stdin_line_names_the_line() {
     assert!(err.contains("stdin line 2"), "{err}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "0x4c00 3\n");
 }
+
+#[test]
+fn rtl_writes_verilog_and_manifest_deterministically() {
+    let dir = std::env::temp_dir().join(format!("lpgen-rtl-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let run = || {
+        stdout_of(&[
+            "rtl", "lns-mul", "--format", "lns:5:6", "--stages", "1", "--out", d,
+        ])
+    };
+    let listed = run();
+    let v = dir.join("lpgen_lns_mul_lns_5_6_s1.v");
+    let j = dir.join("lpgen_lns_mul_lns_5_6_s1.json");
+    assert!(listed.contains("lpgen_lns_mul_lns_5_6_s1.v"), "{listed}");
+    let (v1, j1) = (std::fs::read(&v).unwrap(), std::fs::read(&j).unwrap());
+    run();
+    assert_eq!(std::fs::read(&v).unwrap(), v1);
+    assert_eq!(std::fs::read(&j).unwrap(), j1);
+    let manifest = String::from_utf8(j1).unwrap();
+    assert!(manifest.contains("\"latency\": 1"), "{manifest}");
+    // No temporary files are left behind.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rtl_bad_input_gets_one_line_and_status_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["rtl", "lns-frob", "--format", "lns:5:6", "--out", "/tmp/x"],
+            "unknown unit",
+        ),
+        (
+            &["rtl", "lns-mul", "--format", "lns:5:0", "--out", "/tmp/x"],
+            "fraction bits",
+        ),
+        (
+            &["rtl", "lns-mul", "--format", "posit:8:0", "--out", "/tmp/x"],
+            "LNS format",
+        ),
+        (
+            &[
+                "rtl", "lns-mul", "--format", "lns:5:6", "--stages", "7", "--out", "/tmp/x",
+            ],
+            "pipeline stages",
+        ),
+        (
+            &[
+                "rtl",
+                "lns-mul",
+                "--format",
+                "lns:5:6",
+                "--out",
+                "/proc/lpgen/x",
+            ],
+            "cannot create",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = lpgen(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "lpgen {args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "lpgen {args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "lpgen {args:?}: '{err}' lacks '{needle}'"
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! `lpgen rtl UNIT --format F [--stages S] --out DIR` (SPEC.md §4).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use lpgen_golden::Format;
+use lpgen_hdl::{generate, Params, Unit};
+
+use crate::{emit, CliError, CliResult};
+
+#[derive(Args)]
+pub struct RtlArgs {
+    /// lns-mul lns-add lns-kahan posit-add posit-mul posit-mac fix-mac alu vector array
+    unit: String,
+    /// Number format, e.g. lns:5:6 or posit:16:1
+    #[arg(long)]
+    format: String,
+    /// Pipeline registers (0 = combinational)
+    #[arg(long, default_value_t = 0)]
+    stages: u32,
+    /// Output directory (created if missing)
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Writes `contents` to `path` atomically: a temporary file in the same directory, then a
+/// rename, so a reader never sees half a file.
+pub fn write_atomic(path: &Path, contents: &str) -> CliResult {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        CliError(format!("cannot write {}: {e}", path.display()))
+    })
+}
+
+pub fn run(args: &RtlArgs, out: &mut dyn Write) -> CliResult {
+    let unit: Unit = args.unit.parse()?;
+    let format: Format = args.format.parse()?;
+    let design = generate(&Params {
+        unit,
+        format,
+        stages: args.stages,
+    })?;
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        CliError(format!(
+            "cannot create output directory {}: {e}",
+            args.out.display()
+        ))
+    })?;
+    let v = args.out.join(format!("{}.v", design.top));
+    let j = args.out.join(format!("{}.json", design.top));
+    write_atomic(&v, &design.verilog)?;
+    write_atomic(&j, &design.manifest)?;
+    emit(out, &format!("{}\n{}", v.display(), j.display()))
+}

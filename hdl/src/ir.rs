@@ -1,0 +1,670 @@
+//! A small hardware IR whose widths are chosen at run time.
+//!
+//! A [`Module`] holds signals (ports, wires, registers), continuous assignments, stateful
+//! registers with a next-value expression, and ROMs. Expressions ([`E`]) are immutable trees
+//! that know their width; every operator requires operands of equal width (extend or slice
+//! explicitly), so the emitted Verilog has no implicit width conversions.
+//!
+//! Pipelining works as in FloPoCo: the module has a current cycle; every wire records the
+//! cycle it is computed in, and an expression assigned in a later cycle automatically reads a
+//! delayed copy of each older signal (delay registers are created once and shared). A
+//! generator marks its candidate register boundaries with [`Module::stage`]; the stage plan
+//! chosen from `--stages S` decides which become registers. Stateful registers (accumulators)
+//! are outside this scheme: they are read as they are, in whatever cycle.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::rc::Rc;
+
+/// Index of a signal in its module.
+pub type SigId = usize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SigKind {
+    Input,
+    Output,
+    Wire,
+    /// A pipeline delay register (free-running, no reset).
+    Delay,
+    /// A stateful register with reset and enable.
+    State,
+}
+
+#[derive(Clone, Debug)]
+pub struct Signal {
+    pub name: String,
+    pub width: u32,
+    pub kind: SigKind,
+    /// The cycle its value belongs to; `None` for state registers, read as they are.
+    pub cycle: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    And,
+    Or,
+    Xor,
+    /// Unsigned multiply; both operands already have the result's width.
+    Mul,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Signed (two's-complement) variants.
+    SLt,
+    SLe,
+    SGt,
+    SGe,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShiftOp {
+    Shl,
+    Shr,
+    /// Arithmetic right shift.
+    Sar,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    Or,
+    And,
+    Xor,
+}
+
+#[derive(Debug)]
+pub enum Node {
+    Sig(SigId),
+    /// A constant of up to 128 bits.
+    Const(u128),
+    /// `[hi:lo]` of the inner expression.
+    Slice(E, u32, u32),
+    /// Most significant part first.
+    Concat(Vec<E>),
+    /// `{n{e}}`
+    Repeat(E, u32),
+    Not(E),
+    Bin(BinOp, E, E),
+    Cmp(CmpOp, E, E),
+    Shift(ShiftOp, E, E),
+    Reduce(ReduceOp, E),
+    Mux(E, E, E),
+    Rom(usize, E),
+}
+
+/// An expression: a shared node and its width.
+#[derive(Clone, Debug)]
+pub struct E {
+    pub node: Rc<Node>,
+    pub width: u32,
+}
+
+fn mk(node: Node, width: u32) -> E {
+    assert!(width > 0, "zero-width expression");
+    E {
+        node: Rc::new(node),
+        width,
+    }
+}
+
+/// A constant of `width` bits (wider than 128 bits only for 0 and all-ones patterns).
+pub fn konst(width: u32, value: u128) -> E {
+    if width > 128 {
+        assert!(
+            value == 0 || value == u128::MAX,
+            "wide constants are 0 or all ones"
+        );
+        return mk(Node::Repeat(konst(1, value & 1), width), width);
+    }
+    assert!(
+        width == 128 || value >> width == 0,
+        "constant {value} does not fit {width} bits"
+    );
+    mk(Node::Const(value), width)
+}
+
+/// Concatenation, most significant first.
+pub fn cat(parts: &[E]) -> E {
+    let w = parts.iter().map(|p| p.width).sum();
+    if parts.len() == 1 {
+        return parts[0].clone();
+    }
+    mk(Node::Concat(parts.to_vec()), w)
+}
+
+/// `c ? a : b`
+pub fn mux(c: &E, a: &E, b: &E) -> E {
+    assert_eq!(c.width, 1, "mux select must be 1 bit");
+    assert_eq!(a.width, b.width, "mux arms differ in width");
+    mk(Node::Mux(c.clone(), a.clone(), b.clone()), a.width)
+}
+
+impl E {
+    fn bin(&self, op: BinOp, o: &E) -> E {
+        assert_eq!(
+            self.width, o.width,
+            "{op:?} of {} and {} bits",
+            self.width, o.width
+        );
+        mk(Node::Bin(op, self.clone(), o.clone()), self.width)
+    }
+    fn cmp(&self, op: CmpOp, o: &E) -> E {
+        assert_eq!(
+            self.width, o.width,
+            "{op:?} of {} and {} bits",
+            self.width, o.width
+        );
+        mk(Node::Cmp(op, self.clone(), o.clone()), 1)
+    }
+    pub fn add(&self, o: &E) -> E {
+        self.bin(BinOp::Add, o)
+    }
+    pub fn sub(&self, o: &E) -> E {
+        self.bin(BinOp::Sub, o)
+    }
+    pub fn and(&self, o: &E) -> E {
+        self.bin(BinOp::And, o)
+    }
+    pub fn or(&self, o: &E) -> E {
+        self.bin(BinOp::Or, o)
+    }
+    pub fn xor(&self, o: &E) -> E {
+        self.bin(BinOp::Xor, o)
+    }
+    pub fn not(&self) -> E {
+        mk(Node::Not(self.clone()), self.width)
+    }
+    /// Full unsigned product: width = sum of the widths.
+    pub fn mul_full(&self, o: &E) -> E {
+        let w = self.width + o.width;
+        self.zext(w).bin(BinOp::Mul, &o.zext(w))
+    }
+    /// Full signed product: width = sum of the widths.
+    pub fn smul_full(&self, o: &E) -> E {
+        let w = self.width + o.width;
+        self.sext(w).bin(BinOp::Mul, &o.sext(w))
+    }
+    pub fn eq(&self, o: &E) -> E {
+        self.cmp(CmpOp::Eq, o)
+    }
+    pub fn ne(&self, o: &E) -> E {
+        self.cmp(CmpOp::Ne, o)
+    }
+    pub fn lt(&self, o: &E) -> E {
+        self.cmp(CmpOp::Lt, o)
+    }
+    pub fn le(&self, o: &E) -> E {
+        self.cmp(CmpOp::Le, o)
+    }
+    pub fn gt(&self, o: &E) -> E {
+        self.cmp(CmpOp::Gt, o)
+    }
+    pub fn ge(&self, o: &E) -> E {
+        self.cmp(CmpOp::Ge, o)
+    }
+    pub fn slt(&self, o: &E) -> E {
+        self.cmp(CmpOp::SLt, o)
+    }
+    pub fn sle(&self, o: &E) -> E {
+        self.cmp(CmpOp::SLe, o)
+    }
+    pub fn sgt(&self, o: &E) -> E {
+        self.cmp(CmpOp::SGt, o)
+    }
+    pub fn sge(&self, o: &E) -> E {
+        self.cmp(CmpOp::SGe, o)
+    }
+    /// Equal to a constant.
+    pub fn eq_k(&self, v: u128) -> E {
+        self.eq(&konst(self.width, v))
+    }
+    fn shift(&self, op: ShiftOp, amount: &E) -> E {
+        mk(Node::Shift(op, self.clone(), amount.clone()), self.width)
+    }
+    pub fn shl(&self, amount: &E) -> E {
+        self.shift(ShiftOp::Shl, amount)
+    }
+    pub fn shr(&self, amount: &E) -> E {
+        self.shift(ShiftOp::Shr, amount)
+    }
+    pub fn sar(&self, amount: &E) -> E {
+        self.shift(ShiftOp::Sar, amount)
+    }
+    pub fn any(&self) -> E {
+        mk(Node::Reduce(ReduceOp::Or, self.clone()), 1)
+    }
+    pub fn all(&self) -> E {
+        mk(Node::Reduce(ReduceOp::And, self.clone()), 1)
+    }
+    pub fn parity(&self) -> E {
+        mk(Node::Reduce(ReduceOp::Xor, self.clone()), 1)
+    }
+    /// Bits `[hi:lo]`.
+    pub fn bits(&self, hi: u32, lo: u32) -> E {
+        assert!(
+            hi >= lo && hi < self.width,
+            "[{hi}:{lo}] of {} bits",
+            self.width
+        );
+        if lo == 0 && hi + 1 == self.width {
+            return self.clone();
+        }
+        let w = hi - lo + 1;
+        if let Node::Const(v) = *self.node {
+            let mask = if w == 128 {
+                u128::MAX
+            } else {
+                (1u128 << w) - 1
+            };
+            return konst(w, (v >> lo) & mask);
+        }
+        mk(Node::Slice(self.clone(), hi, lo), w)
+    }
+    pub fn bit(&self, i: u32) -> E {
+        self.bits(i, i)
+    }
+    pub fn msb(&self) -> E {
+        self.bit(self.width - 1)
+    }
+    /// The low `w` bits.
+    pub fn low(&self, w: u32) -> E {
+        self.bits(w - 1, 0)
+    }
+    /// The high `w` bits.
+    pub fn high(&self, w: u32) -> E {
+        self.bits(self.width - 1, self.width - w)
+    }
+    /// Zero-extended to `w` bits (w >= width).
+    pub fn zext(&self, w: u32) -> E {
+        assert!(w >= self.width);
+        if w == self.width {
+            return self.clone();
+        }
+        cat(&[konst(w - self.width, 0), self.clone()])
+    }
+    /// Sign-extended to `w` bits (w >= width).
+    pub fn sext(&self, w: u32) -> E {
+        assert!(w >= self.width);
+        if w == self.width {
+            return self.clone();
+        }
+        let ext = if w - self.width == 1 {
+            self.msb()
+        } else {
+            mk(Node::Repeat(self.msb(), w - self.width), w - self.width)
+        };
+        cat(&[ext, self.clone()])
+    }
+    /// Resized: truncated to the low bits or zero-extended.
+    pub fn resize(&self, w: u32) -> E {
+        if w <= self.width {
+            self.low(w)
+        } else {
+            self.zext(w)
+        }
+    }
+    /// The signal this expression is, if it is one.
+    pub fn sig(&self) -> Option<SigId> {
+        match *self.node {
+            Node::Sig(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// A ROM: constant contents indexed by an address.
+#[derive(Clone, Debug)]
+pub struct Rom {
+    pub name: String,
+    pub width: u32,
+    pub contents: Vec<u128>,
+}
+
+/// A stateful register: `q <= rst ? reset : (enable ? next : q)`.
+#[derive(Clone, Debug)]
+pub struct StateReg {
+    pub sig: SigId,
+    pub reset: Option<u128>,
+    pub next: Option<E>,
+    pub enable: Option<E>,
+}
+
+/// Which candidate boundaries of a generator become pipeline registers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StagePlan {
+    cuts: Vec<bool>,
+}
+
+impl StagePlan {
+    /// `stages` registers spread evenly over `candidates` boundaries (stages <= candidates).
+    pub fn spread(stages: u32, candidates: u32) -> StagePlan {
+        assert!(stages <= candidates);
+        let mut cuts = vec![false; candidates as usize];
+        for i in 0..stages {
+            // The i-th register goes after boundary round((i+1)·C/(S+1)) - 1, clamped to stay
+            // distinct: for S = C every boundary is cut.
+            let pos = (((i + 1) * (candidates + 1)) / (stages + 1)).max(1) - 1;
+            let mut p = pos as usize;
+            while cuts[p] {
+                p += 1;
+            }
+            cuts[p] = true;
+        }
+        StagePlan { cuts }
+    }
+
+    pub fn none() -> StagePlan {
+        StagePlan { cuts: vec![] }
+    }
+
+    pub fn is_cut(&self, boundary: usize) -> bool {
+        self.cuts.get(boundary).copied().unwrap_or(false)
+    }
+}
+
+/// A module under construction.
+#[derive(Debug)]
+pub struct Module {
+    pub name: String,
+    /// Lines of the header comment.
+    pub header: Vec<String>,
+    pub signals: Vec<Signal>,
+    /// Continuous assignments of wires and outputs.
+    pub assigns: Vec<(SigId, E)>,
+    /// Delay registers: (register, the signal it delays by one cycle, reset to 0 on rst).
+    pub delays: Vec<(SigId, SigId, bool)>,
+    /// Signals whose delay registers reset to 0 (valid bits).
+    reset_delays: Vec<SigId>,
+    pub states: Vec<StateReg>,
+    pub roms: Vec<Rom>,
+    cycle: u32,
+    plan: StagePlan,
+    boundary: usize,
+    delay_of: HashMap<(SigId, u32), SigId>,
+    names: HashMap<String, usize>,
+}
+
+impl Module {
+    pub fn new(name: &str, plan: StagePlan) -> Module {
+        Module {
+            name: name.to_string(),
+            header: vec![],
+            signals: vec![],
+            assigns: vec![],
+            delays: vec![],
+            reset_delays: vec![],
+            states: vec![],
+            roms: vec![],
+            cycle: 0,
+            plan,
+            boundary: 0,
+            delay_of: HashMap::new(),
+            names: HashMap::new(),
+        }
+    }
+
+    /// A fresh, legal, unique Verilog identifier based on `base`.
+    fn unique(&mut self, base: &str) -> String {
+        let n = self.names.entry(base.to_string()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            base.to_string()
+        } else {
+            format!("{base}_{}", *n - 1)
+        }
+    }
+
+    fn add_signal(&mut self, name: &str, width: u32, kind: SigKind, cycle: Option<u32>) -> SigId {
+        let name = self.unique(name);
+        self.signals.push(Signal {
+            name,
+            width,
+            kind,
+            cycle,
+        });
+        self.signals.len() - 1
+    }
+
+    pub fn sig(&self, id: SigId) -> E {
+        mk(Node::Sig(id), self.signals[id].width)
+    }
+
+    /// The cycle values are currently computed in.
+    pub fn cycle(&self) -> u32 {
+        self.cycle
+    }
+
+    /// A candidate register boundary: becomes a pipeline register if the plan cuts it.
+    pub fn stage(&mut self) {
+        if self.plan.is_cut(self.boundary) {
+            self.cycle += 1;
+        }
+        self.boundary += 1;
+    }
+
+    /// How many candidate boundaries the generator has marked so far.
+    pub fn boundaries(&self) -> usize {
+        self.boundary
+    }
+
+    pub fn input(&mut self, name: &str, width: u32) -> E {
+        let id = self.add_signal(name, width, SigKind::Input, Some(0));
+        self.sig(id)
+    }
+
+    /// `e` delayed (if needed) to the current cycle.
+    pub fn now(&mut self, e: &E) -> E {
+        let cycle = self.cycle;
+        self.retime(e, cycle)
+    }
+
+    fn retime(&mut self, e: &E, cycle: u32) -> E {
+        match &*e.node {
+            Node::Sig(s) => {
+                let s = *s;
+                match self.signals[s].cycle {
+                    Some(c) if c < cycle => {
+                        let d = self.delayed(s, cycle);
+                        self.sig(d)
+                    }
+                    Some(c) if c > cycle => panic!(
+                        "signal {} of cycle {c} read in earlier cycle {cycle}",
+                        self.signals[s].name
+                    ),
+                    _ => e.clone(),
+                }
+            }
+            Node::Const(_) => e.clone(),
+            Node::Slice(x, hi, lo) => self.retime(x, cycle).bits(*hi, *lo),
+            Node::Concat(xs) => {
+                let xs: Vec<E> = xs.iter().map(|x| self.retime(x, cycle)).collect();
+                cat(&xs)
+            }
+            Node::Repeat(x, n) => {
+                let x = self.retime(x, cycle);
+                mk(Node::Repeat(x, *n), e.width)
+            }
+            Node::Not(x) => self.retime(x, cycle).not(),
+            Node::Bin(op, a, b) => {
+                let (a, b) = (self.retime(a, cycle), self.retime(b, cycle));
+                mk(Node::Bin(*op, a, b), e.width)
+            }
+            Node::Cmp(op, a, b) => {
+                let (a, b) = (self.retime(a, cycle), self.retime(b, cycle));
+                a.cmp(*op, &b)
+            }
+            Node::Shift(op, a, b) => {
+                let (a, b) = (self.retime(a, cycle), self.retime(b, cycle));
+                a.shift(*op, &b)
+            }
+            Node::Reduce(op, x) => {
+                let x = self.retime(x, cycle);
+                mk(Node::Reduce(*op, x), 1)
+            }
+            Node::Mux(c, a, b) => {
+                let (c, a, b) = (
+                    self.retime(c, cycle),
+                    self.retime(a, cycle),
+                    self.retime(b, cycle),
+                );
+                mux(&c, &a, &b)
+            }
+            Node::Rom(r, a) => {
+                let a = self.retime(a, cycle);
+                mk(Node::Rom(*r, a), e.width)
+            }
+        }
+    }
+
+    /// Signal `s` delayed to `cycle` (a chain of shared delay registers).
+    fn delayed(&mut self, s: SigId, cycle: u32) -> SigId {
+        let c0 = self.signals[s]
+            .cycle
+            .expect("only pipelined signals are delayed");
+        let mut cur = s;
+        for c in c0 + 1..=cycle {
+            cur = match self.delay_of.get(&(s, c)) {
+                Some(&d) => d,
+                None => {
+                    let base = self.signals[s].name.clone();
+                    let d = self.add_signal(
+                        &format!("{base}_c{c}"),
+                        self.signals[s].width,
+                        SigKind::Delay,
+                        Some(c),
+                    );
+                    let reset = self.reset_delays.contains(&s);
+                    self.delays.push((d, cur, reset));
+                    self.delay_of.insert((s, c), d);
+                    d
+                }
+            };
+        }
+        cur
+    }
+
+    /// Delays of `s` reset to 0 on `rst` (for valid bits; data delays need no reset).
+    pub fn reset_on_delay(&mut self, e: &E) {
+        self.reset_delays.push(e.sig().expect("a signal"));
+    }
+
+    /// A named wire holding `e`, computed in the current cycle.
+    pub fn wire(&mut self, name: &str, e: &E) -> E {
+        let e = self.now(e);
+        let id = self.add_signal(name, e.width, SigKind::Wire, Some(self.cycle));
+        self.assigns.push((id, e));
+        self.sig(id)
+    }
+
+    /// An output port driven by `e` in the current cycle.
+    pub fn output(&mut self, name: &str, e: &E) {
+        assert!(
+            !self.names.contains_key(name),
+            "output name '{name}' is already used inside the module"
+        );
+        let e = self.now(e);
+        let id = self.add_signal(name, e.width, SigKind::Output, Some(self.cycle));
+        self.assigns.push((id, e));
+    }
+
+    /// A stateful register (read as it is in any cycle). Drive it with [`Module::drive`].
+    pub fn state(&mut self, name: &str, width: u32, reset: Option<u128>) -> E {
+        let id = self.add_signal(name, width, SigKind::State, None);
+        self.states.push(StateReg {
+            sig: id,
+            reset,
+            next: None,
+            enable: None,
+        });
+        self.sig(id)
+    }
+
+    /// Sets the next value (and optional enable) of a state register; both are taken in the
+    /// current cycle.
+    pub fn drive(&mut self, reg: &E, next: &E, enable: Option<&E>) {
+        let id = reg.sig().expect("drive a state register");
+        assert_eq!(reg.width, next.width, "next value width");
+        let next = self.now(next);
+        let enable = enable.map(|e| self.now(e));
+        let st = self
+            .states
+            .iter_mut()
+            .find(|s| s.sig == id)
+            .expect("drive a state register");
+        st.next = Some(next);
+        st.enable = enable;
+    }
+
+    /// A ROM read: `contents[addr]` (0 beyond the end).
+    pub fn rom(&mut self, name: &str, width: u32, contents: Vec<u128>, addr: &E) -> E {
+        let name = self.unique(name);
+        self.roms.push(Rom {
+            name,
+            width,
+            contents,
+        });
+        let addr = self.now(addr);
+        mk(Node::Rom(self.roms.len() - 1, addr), width)
+    }
+
+    /// Ports in declaration order: (name, is_input, width).
+    pub fn ports(&self) -> Vec<(String, bool, u32)> {
+        self.signals
+            .iter()
+            .filter(|s| matches!(s.kind, SigKind::Input | SigKind::Output))
+            .map(|s| (s.name.clone(), s.kind == SigKind::Input, s.width))
+            .collect()
+    }
+}
+
+impl fmt::Display for SigKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_plans_spread_evenly() {
+        assert_eq!(StagePlan::spread(0, 4).cuts, vec![false; 4]);
+        assert_eq!(StagePlan::spread(4, 4).cuts, vec![true; 4]);
+        assert_eq!(StagePlan::spread(1, 3).cuts, vec![false, true, false]);
+        assert_eq!(
+            StagePlan::spread(2, 5).cuts.iter().filter(|&&c| c).count(),
+            2
+        );
+    }
+
+    #[test]
+    fn reading_an_older_signal_inserts_shared_delays() {
+        let mut m = Module::new("t", StagePlan::spread(2, 2));
+        let a = m.input("a", 8);
+        m.stage();
+        m.stage();
+        let b = m.wire("b", &a.add(&a));
+        let _c = m.wire("c", &a.xor(&b));
+        // a is delayed twice, once for both uses.
+        assert_eq!(m.delays.len(), 2);
+        assert_eq!(m.cycle(), 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "differ in width")]
+    fn width_mismatch_is_a_generator_bug() {
+        let mut m = Module::new("t", StagePlan::none());
+        let a = m.input("a", 8);
+        let b = m.input("b", 4);
+        mux(&a.bit(0), &a, &b);
+    }
+}

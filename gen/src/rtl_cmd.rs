@@ -19,6 +19,18 @@ pub struct RtlArgs {
     /// Pipeline registers (0 = combinational)
     #[arg(long, default_value_t = 0)]
     stages: u32,
+    /// Array rows
+    #[arg(long, default_value_t = 1)]
+    rows: u32,
+    /// Array columns
+    #[arg(long, default_value_t = 1)]
+    cols: u32,
+    /// Vector lanes
+    #[arg(long, default_value_t = 1)]
+    lanes: u32,
+    /// Array PE kind: lns-kahan, lns-plain, posit-quire or fix (default: by format)
+    #[arg(long)]
+    pe: Option<String>,
     /// Output directory (created if missing)
     #[arg(long)]
     out: PathBuf,
@@ -45,11 +57,14 @@ pub fn write_atomic(path: &Path, contents: &str) -> CliResult {
 pub fn run(args: &RtlArgs, out: &mut dyn Write) -> CliResult {
     let unit: Unit = args.unit.parse()?;
     let format: Format = args.format.parse()?;
-    let design = generate(&Params {
-        unit,
-        format,
-        stages: args.stages,
-    })?;
+    let mut params = Params::new(unit, format).stages(args.stages);
+    params.rows = args.rows;
+    params.cols = args.cols;
+    params.lanes = args.lanes;
+    if let Some(pe) = &args.pe {
+        params.pe = pe.parse()?;
+    }
+    let design = generate(&params)?;
     std::fs::create_dir_all(&args.out).map_err(|e| {
         CliError(format!(
             "cannot create output directory {}: {e}",

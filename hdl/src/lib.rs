@@ -4,4 +4,4 @@
 pub mod emit;
 pub mod ir;
 pub mod units;
-pub use units::{generate, Design, GenError, Params, Unit};
+pub use units::{generate, Design, GenError, Params, PeKind, Unit};

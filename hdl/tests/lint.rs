@@ -5,28 +5,11 @@
 use std::path::Path;
 use std::process::Command;
 
+use lpgen_hdl::units::lint_grid;
 use lpgen_hdl::{generate, Params, Unit};
 
 fn full() -> bool {
     std::env::var("LPGEN_FULL_GRID").is_ok_and(|v| v == "1")
-}
-
-/// The designs to check: (unit, format, stages).
-fn grid() -> Vec<(Unit, String, u32)> {
-    let mut g = vec![];
-    let lns: Vec<String> = if full() {
-        (3..=7)
-            .flat_map(|i| (2..=10).map(move |f| format!("lns:{i}:{f}")))
-            .collect()
-    } else {
-        vec!["lns:5:6".into(), "lns:3:2".into(), "lns:7:10".into()]
-    };
-    for f in &lns {
-        for s in [0, 1] {
-            g.push((Unit::LnsMul, f.clone(), s));
-        }
-    }
-    g
 }
 
 fn run(cmd: &mut Command, what: &str) -> (bool, String) {
@@ -43,13 +26,8 @@ fn run(cmd: &mut Command, what: &str) -> (bool, String) {
     }
 }
 
-fn check(dir: &Path, unit: Unit, format: &str, stages: u32) -> Result<(), String> {
-    let p = Params {
-        unit,
-        format: format.parse().unwrap(),
-        stages,
-    };
-    let d = generate(&p).map_err(|e| e.to_string())?;
+fn check(dir: &Path, p: &Params) -> Result<(), String> {
+    let d = generate(p).map_err(|e| format!("{p:?}: {e}"))?;
     let file = dir.join(format!("{}.v", d.top));
     std::fs::write(&file, &d.verilog).unwrap();
     let f = file.to_str().unwrap();
@@ -79,21 +57,16 @@ fn check(dir: &Path, unit: Unit, format: &str, stages: u32) -> Result<(), String
 fn generated_designs_lint_synthesize_and_compile() {
     let dir = std::env::temp_dir().join(format!("lpgen-lint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let failures: Vec<String> = grid()
-        .into_iter()
-        .filter_map(|(u, f, s)| check(&dir, u, &f, s).err())
-        .collect();
+    let grid = lint_grid(full());
+    let failures: Vec<String> = grid.iter().filter_map(|p| check(&dir, p).err()).collect();
+    eprintln!("{} designs checked", grid.len());
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]
 fn same_parameters_give_byte_identical_files() {
-    let p = Params {
-        unit: Unit::LnsMul,
-        format: "lns:5:6".parse().unwrap(),
-        stages: 1,
-    };
+    let p = Params::new(Unit::LnsMul, "lns:5:6".parse().unwrap()).stages(1);
     let (a, b) = (generate(&p).unwrap(), generate(&p).unwrap());
     assert_eq!(a.verilog, b.verilog);
     assert_eq!(a.manifest, b.manifest);
@@ -106,12 +79,7 @@ fn impossible_parameters_are_refused_in_one_line() {
         (Unit::LnsMul, "lns:5:6", 9, "at most 1 pipeline stages"),
     ];
     for (u, f, s, needle) in bad {
-        let e = generate(&Params {
-            unit: u,
-            format: f.parse().unwrap(),
-            stages: s,
-        })
-        .unwrap_err();
+        let e = generate(&Params::new(u, f.parse().unwrap()).stages(s)).unwrap_err();
         assert!(e.0.contains(needle) && !e.0.contains('\n'), "{e}");
     }
 }

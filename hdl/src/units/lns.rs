@@ -105,3 +105,29 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
         tables: vec![],
     })
 }
+
+pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
+    Err(super::not_yet(p))
+}
+
+pub(crate) fn kahan(p: &Params) -> Result<Built, GenError> {
+    Err(super::not_yet(p))
+}
+
+/// The LNS designs of the lint grid.
+pub(crate) fn grid(full: bool) -> Vec<Params> {
+    let formats: Vec<String> = if full {
+        (3..=7)
+            .flat_map(|i| (2..=10).map(move |f| format!("lns:{i}:{f}")))
+            .collect()
+    } else {
+        vec!["lns:5:6".into(), "lns:3:2".into(), "lns:7:10".into()]
+    };
+    let mut g = vec![];
+    for f in &formats {
+        for s in [0, 1] {
+            g.push(Params::new(super::Unit::LnsMul, f.parse().unwrap()).stages(s));
+        }
+    }
+    g
+}

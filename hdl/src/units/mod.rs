@@ -1,7 +1,11 @@
 //! One generator per unit of SPEC.md §4, and what they share: parameters, the valid
 //! pipeline, and the generated design with its manifest.
 
+mod alu;
+mod array;
+mod fix;
 mod lns;
+mod posit;
 
 use std::fmt;
 
@@ -85,6 +89,51 @@ impl fmt::Display for GenError {
 
 impl std::error::Error for GenError {}
 
+/// The processing-element kinds of the systolic array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeKind {
+    /// LNS multiply + Kahan-compensated accumulate (seed 000).
+    LnsKahan,
+    /// LNS multiply + plain accumulate.
+    LnsPlain,
+    /// Posit multiply into a quire, rounded once at read-out.
+    PositQuire,
+    /// Fixed-point MAC with a wide accumulator.
+    Fix,
+}
+
+impl PeKind {
+    pub const ALL: [PeKind; 4] = [
+        PeKind::LnsKahan,
+        PeKind::LnsPlain,
+        PeKind::PositQuire,
+        PeKind::Fix,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PeKind::LnsKahan => "lns-kahan",
+            PeKind::LnsPlain => "lns-plain",
+            PeKind::PositQuire => "posit-quire",
+            PeKind::Fix => "fix",
+        }
+    }
+}
+
+impl std::str::FromStr for PeKind {
+    type Err = GenError;
+    fn from_str(s: &str) -> Result<PeKind, GenError> {
+        PeKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                GenError(format!(
+                    "unknown PE kind '{s}': expected lns-kahan, lns-plain, posit-quire or fix"
+                ))
+            })
+    }
+}
+
 /// Everything that selects a design.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
@@ -92,7 +141,56 @@ pub struct Params {
     pub format: Format,
     /// Pipeline registers (0 = combinational).
     pub stages: u32,
+    /// Array rows and columns (array only).
+    pub rows: u32,
+    pub cols: u32,
+    /// Lanes (vector only).
+    pub lanes: u32,
+    /// PE kind (array only).
+    pub pe: PeKind,
 }
+
+impl Params {
+    /// A unit in a format with the defaults: combinational, 1×1, 1 lane, PE by format.
+    pub fn new(unit: Unit, format: Format) -> Params {
+        let pe = match format {
+            Format::Posit(_) => PeKind::PositQuire,
+            Format::Fix(_) => PeKind::Fix,
+            _ => PeKind::LnsKahan,
+        };
+        Params {
+            unit,
+            format,
+            stages: 0,
+            rows: 1,
+            cols: 1,
+            lanes: 1,
+            pe,
+        }
+    }
+
+    pub fn stages(mut self, s: u32) -> Params {
+        self.stages = s;
+        self
+    }
+}
+
+/// One PE's ports inside an array: operands, and the controls of its accumulator.
+#[allow(dead_code)] // used by the array generator and the PE builders
+pub(crate) struct PeIo {
+    /// Operand words of the PE's format.
+    pub a: E,
+    pub b: E,
+    /// When `enable`: `clear` starts a new accumulation with a·b (as from a zero state),
+    /// otherwise a·b is accumulated onto the state; k = 0..K-1 in order (SPEC.md §3).
+    pub enable: E,
+    pub clear: E,
+}
+
+/// Builds one PE's arithmetic into `m` (names prefixed with `prefix`); returns the word the
+/// accumulator reads out as (rounded once where the format has a wide accumulator).
+#[allow(dead_code)]
+pub(crate) type PeBuilder = fn(&mut Module, Format, &str, &PeIo) -> Result<E, GenError>;
 
 /// A generated design.
 #[derive(Clone, Debug)]
@@ -114,11 +212,26 @@ pub(crate) struct Built {
 /// The top-level module name for a unit and format: `lpgen_lns_mul_lns_5_6_s1`.
 pub fn top_name(p: &Params) -> String {
     let f = p.format.to_string().replace(':', "_");
+    let extra = match p.unit {
+        Unit::Array => format!("_{}x{}_{}", p.rows, p.cols, p.pe.name().replace('-', "_")),
+        Unit::Vector => format!("_l{}", p.lanes),
+        _ => String::new(),
+    };
     format!(
-        "lpgen_{}_{f}_s{}",
+        "lpgen_{}_{f}{extra}_s{}",
         p.unit.name().replace('-', "_"),
         p.stages
     )
+}
+
+/// The designs the lint test checks: a lean set, or the full grid of the RTL issue.
+pub fn lint_grid(full: bool) -> Vec<Params> {
+    let mut g = lns::grid(full);
+    g.extend(posit::grid(full));
+    g.extend(fix::grid(full));
+    g.extend(alu::grid(full));
+    g.extend(array::grid(full));
+    g
 }
 
 /// A module with the common ports (`clk`, `rst`, `in_valid`) and a stage plan of `stages`
@@ -165,10 +278,14 @@ fn manifest(p: &Params, b: &Built, top: &str) -> String {
         .map(|(n, d)| format!("    \"{}\": \"{}\"", esc(n), esc(d)))
         .collect();
     format!(
-        "{{\n  \"top\": \"{top}\",\n  \"unit\": \"{}\",\n  \"format\": \"{}\",\n  \"parameters\": {{\"stages\": {}}},\n  \"latency\": {},\n  \"generator\": \"lpgen {GENERATOR_VERSION}\",\n  \"ports\": [\n{}\n  ],\n  \"tables\": {{{}{}{}}}\n}}\n",
+        "{{\n  \"top\": \"{top}\",\n  \"unit\": \"{}\",\n  \"format\": \"{}\",\n  \"parameters\": {{\"stages\": {}, \"rows\": {}, \"cols\": {}, \"lanes\": {}, \"pe\": \"{}\"}},\n  \"latency\": {},\n  \"generator\": \"lpgen {GENERATOR_VERSION}\",\n  \"ports\": [\n{}\n  ],\n  \"tables\": {{{}{}{}}}\n}}\n",
         p.unit.name(),
         p.format,
         p.stages,
+        p.rows,
+        p.cols,
+        p.lanes,
+        p.pe.name(),
         b.latency,
         ports.join(",\n"),
         if tables.is_empty() { "" } else { "\n" },
@@ -177,16 +294,30 @@ fn manifest(p: &Params, b: &Built, top: &str) -> String {
     )
 }
 
+/// The refusal of a unit that is not generated yet.
+pub(crate) fn not_yet(p: &Params) -> GenError {
+    GenError(format!("unit '{}' is not generated yet", p.unit.name()))
+}
+
 /// Generates the design `p` selects.
 pub fn generate(p: &Params) -> Result<Design, GenError> {
+    if p.rows == 0 || p.cols == 0 || p.lanes == 0 {
+        return Err(GenError(format!(
+            "rows, cols and lanes must be at least 1 (got {}x{}, {} lanes)",
+            p.rows, p.cols, p.lanes
+        )));
+    }
     let mut built = match p.unit {
         Unit::LnsMul => lns::mul(p)?,
-        other => {
-            return Err(GenError(format!(
-                "unit '{}' is not generated yet (available: lns-mul)",
-                other.name()
-            )))
-        }
+        Unit::LnsAdd => lns::add(p)?,
+        Unit::LnsKahan => lns::kahan(p)?,
+        Unit::PositAdd => posit::add(p)?,
+        Unit::PositMul => posit::mul(p)?,
+        Unit::PositMac => posit::mac(p)?,
+        Unit::FixMac => fix::mac(p)?,
+        Unit::Alu => alu::alu(p)?,
+        Unit::Vector => alu::vector(p)?,
+        Unit::Array => array::array(p)?,
     };
     let top = built.module.name.clone();
     built.module.header = vec![

@@ -114,6 +114,32 @@ pub(crate) fn kahan(p: &Params) -> Result<Built, GenError> {
     Err(super::not_yet(p))
 }
 
+/// PE builder (`PeBuilder`) for the `lns-kahan` array PE.
+#[allow(dead_code)]
+pub(crate) fn kahan_pe(
+    _m: &mut Module,
+    f: Format,
+    _prefix: &str,
+    _io: &super::PeIo,
+) -> Result<E, GenError> {
+    Err(GenError(format!(
+        "the lns-kahan PE is not generated yet ({f})"
+    )))
+}
+
+/// PE builder (`PeBuilder`) for the `lns-plain` array PE.
+#[allow(dead_code)]
+pub(crate) fn plain_pe(
+    _m: &mut Module,
+    f: Format,
+    _prefix: &str,
+    _io: &super::PeIo,
+) -> Result<E, GenError> {
+    Err(GenError(format!(
+        "the lns-plain PE is not generated yet ({f})"
+    )))
+}
+
 /// The LNS designs of the lint grid.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let formats: Vec<String> = if full {

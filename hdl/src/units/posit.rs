@@ -14,6 +14,19 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
     Err(not_yet(p))
 }
 
+/// PE builder (`PeBuilder`) for the `posit-quire` array PE.
+#[allow(dead_code)]
+pub(crate) fn quire_pe(
+    _m: &mut crate::ir::Module,
+    f: lpgen_golden::Format,
+    _prefix: &str,
+    _io: &super::PeIo,
+) -> Result<crate::ir::E, GenError> {
+    Err(GenError(format!(
+        "the posit-quire PE is not generated yet ({f})"
+    )))
+}
+
 pub(crate) fn grid(_full: bool) -> Vec<Params> {
     vec![]
 }

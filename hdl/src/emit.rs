@@ -471,9 +471,10 @@ pub fn verilog(m: &Module) -> String {
         let _ = writeln!(v, "\n    // {what}");
         let _ = writeln!(v, "    always @(posedge clk) begin");
         for (d, src, _) in regs {
+            let w = low.signals[*d].width;
             let (d, src) = (&low.signals[*d].name, &low.signals[*src].name);
             if with_reset {
-                let _ = writeln!(v, "        {d} <= rst ? 1'b0 : {src};");
+                let _ = writeln!(v, "        {d} <= rst ? {} : {src};", konst(w, 0));
             } else {
                 let _ = writeln!(v, "        {d} <= {src};");
             }

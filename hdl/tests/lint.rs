@@ -58,7 +58,22 @@ fn generated_designs_lint_synthesize_and_compile() {
     let dir = std::env::temp_dir().join(format!("lpgen-lint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let grid = lint_grid(full());
-    let failures: Vec<String> = grid.iter().filter_map(|p| check(&dir, p).err()).collect();
+    // The tools are single-threaded; run one design per core.
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(p) = grid.get(i) else { break };
+                if let Err(e) = check(&dir, p) {
+                    failures.lock().unwrap().push(e);
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
     eprintln!("{} designs checked", grid.len());
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -320,7 +320,10 @@ impl Module {
             contents,
         });
         let addr = self.now(addr);
-        mk(Node::Rom(self.roms.len() - 1, addr), width)
+        // A wire of its own, so that every use reads the one ROM.
+        let read = mk(Node::Rom(self.roms.len() - 1, addr), width);
+        let q = format!("{}_q", self.roms[self.roms.len() - 1].name);
+        self.wire(&q, &read)
     }
 
     /// Ports in declaration order: (name, is_input, width).

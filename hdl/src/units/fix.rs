@@ -1,11 +1,144 @@
-//! The fixed-point MAC with a wide accumulator.
+//! The fixed-point MAC with a wide accumulator (`fix-mac`) and the array PE built from the
+//! same pieces (`fix_pe`). Rules: docs/formats.md, "`fix:I:F`" (MAC / wide accumulator).
+//!
+//! Products are exact (2F fraction bits) and accumulate in a register of
+//! `FixFormat::acc_bits()` = 2·(1+I+F) + 16 bits that wraps like the golden `FixAcc`. Reading
+//! out rounds once to F fraction bits (nearest, ties to even) and saturates at the most
+//! negative and most positive codes (`FixAcc::to_word`).
+//!
+//! `fix-mac` ports: `a`, `b` (words), `op` (0: acc += a·b, 1: acc −= a·b, 2: acc = a·b,
+//! 3: acc = 0), `in_valid`; `y` (the accumulator after this step, rounded), `overflow` (the
+//! read-out saturated), `out_valid`. Candidate stage boundaries: after the multiply, after the
+//! accumulator (the read-out rounding then works on the accumulator register itself).
+//! Latency = stages; a new op every cycle, back to back.
 
-use super::{not_yet, Built, GenError, Params};
+use lpgen_golden::{FixFormat, Format};
 
-pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
-    Err(not_yet(p))
+use super::{start, valid_out, Built, GenError, Params, PeIo};
+use crate::ir::{konst, mux, Module, E};
+
+fn fix_format(f: Format, what: &str) -> Result<FixFormat, GenError> {
+    match f {
+        Format::Fix(x) => Ok(x),
+        other => Err(GenError(format!(
+            "{what} needs a fix format (e.g. fix:7:8), not {other}"
+        ))),
+    }
 }
 
-pub(crate) fn grid(_full: bool) -> Vec<Params> {
-    vec![]
+/// The exact product a·b of two words, sign-extended to the accumulator width.
+fn product(m: &mut Module, f: FixFormat, prefix: &str, a: &E, b: &E) -> E {
+    let p = m.wire(&format!("{prefix}product"), &a.smul_full(b));
+    p.sext(f.acc_bits())
+}
+
+/// The accumulator rounded once to F fraction bits (ties to even) and saturated to a word:
+/// (word, saturated).
+fn round_sat(m: &mut Module, f: FixFormat, prefix: &str, acc: &E) -> (E, E) {
+    let n = acc.width;
+    let w = f.width();
+    let fb = f.frac_bits;
+    // acc holds value·2^(2F); keep value·2^F, one bit wider so rounding up cannot wrap.
+    let q = acc.bits(n - 1, fb).sext(n - fb + 1);
+    let rounded = if fb == 0 {
+        q
+    } else {
+        let half = acc.bit(fb - 1);
+        let sticky = if fb >= 2 {
+            acc.bits(fb - 2, 0).any()
+        } else {
+            konst(1, 0)
+        };
+        let up = m.wire(
+            &format!("{prefix}round_up"),
+            &half.and(&sticky.or(&acc.bit(fb))),
+        );
+        q.add(&up.zext(n - fb + 1))
+    };
+    let r = m.wire(&format!("{prefix}rounded"), &rounded);
+    let qw = r.width;
+    // It fits a word when the bits above the word's sign bit repeat it.
+    let top = r.bits(qw - 1, w - 1);
+    let fits = m.wire(&format!("{prefix}fits"), &top.all().or(&top.any().not()));
+    let max = konst(w, (1u128 << (w - 1)) - 1);
+    let min = konst(w, 1u128 << (w - 1));
+    let sat = mux(&r.msb(), &min, &max);
+    let word = mux(&fits, &r.low(w), &sat);
+    (word, fits.not())
+}
+
+/// `fix-mac`: one accumulator, four ops, two candidate stage boundaries.
+pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
+    let f = fix_format(p.format, "unit 'fix-mac'")?;
+    let (mut m, valid) = start(p, 2)?;
+    let w = f.width();
+    let n = f.acc_bits();
+    let a = m.input("a", w);
+    let b = m.input("b", w);
+    let op = m.input("op", 2);
+    let prod = product(&mut m, f, "", &a, &b);
+    m.stage();
+    // op 0: acc + p; 1: acc − p; 2: 0 + p; 3: 0 + 0. Subtraction as ~(~acc + p): one adder.
+    let acc = m.state("acc", n, Some(0));
+    let keep = m.wire("keep_acc", &op.bit(1).not());
+    let sub = m.wire("subtract", &keep.and(&op.bit(0)));
+    let use_p = m.wire("use_p", &op.all().not());
+    let base = acc.and(&keep.sext(n));
+    let addend = prod.and(&use_p.sext(n));
+    let flip = sub.sext(n);
+    let sum = base.xor(&flip).add(&addend);
+    let acc_next = m.wire("acc_next", &sum.xor(&flip));
+    m.drive(&acc, &acc_next, Some(&valid));
+    let before = m.cycle();
+    m.stage();
+    // With a register after the accumulator, read the accumulator register itself.
+    let src = if m.cycle() > before { acc } else { acc_next };
+    let (y, over) = round_sat(&mut m, f, "", &src);
+    m.output("y", &y);
+    m.output("overflow", &over);
+    let latency = m.cycle();
+    valid_out(&mut m, &valid);
+    Ok(Built {
+        module: m,
+        latency,
+        tables: vec![],
+    })
+}
+
+/// PE builder (`PeBuilder`) for the `fix` array PE: when `enable`, acc = (clear ? 0 : acc) +
+/// a·b (exact, wrapping); returns the accumulator register rounded once and saturated.
+pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
+    let f = fix_format(f, "the fix PE")?;
+    let n = f.acc_bits();
+    let prod = product(m, f, prefix, &io.a, &io.b);
+    let acc = m.state(&format!("{prefix}acc"), n, Some(0));
+    let base = acc.and(&io.clear.not().sext(n));
+    let acc_next = m.wire(&format!("{prefix}acc_next"), &base.add(&prod));
+    m.drive(&acc, &acc_next, Some(&io.enable));
+    let (word, _) = round_sat(m, f, prefix, &acc);
+    Ok(word)
+}
+
+/// The fix designs of the lint grid.
+pub(crate) fn grid(full: bool) -> Vec<Params> {
+    let formats: Vec<String> = if full {
+        let mut v = vec![];
+        for i in [0, 1, 3, 7, 15] {
+            for fr in [0, 1, 2, 4, 8, 16] {
+                if i + fr >= 1 && i + fr <= 31 {
+                    v.push(format!("fix:{i}:{fr}"));
+                }
+            }
+        }
+        v
+    } else {
+        vec!["fix:7:8".into(), "fix:3:4".into()]
+    };
+    let mut g = vec![];
+    for f in &formats {
+        for s in [0, 1, 2] {
+            g.push(Params::new(super::Unit::FixMac, f.parse().unwrap()).stages(s));
+        }
+    }
+    g
 }

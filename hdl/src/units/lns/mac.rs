@@ -1,0 +1,268 @@
+//! One PE's arithmetic: x = a·b (LNS multiply), then x accumulated onto a running sum, by
+//! Kahan (`tmp = c + x; t = s + tmp; c = tmp − (t − s); s = t`, SPEC.md §3, every operation
+//! rounded in the format; below, u = t − s) or naively (`s = s + x`), k = 0, 1, …, K−1 in
+//! order. [`build`] is the one implementation; the `lns-kahan` unit and the `lns-kahan` /
+//! `lns-plain` array PEs call it.
+//!
+//! # `lns-kahan` ports and timing
+//!
+//! Inputs `a`, `b` (words), `clear`, `in_valid`; outputs `sum` (word), `overflow`, `nan`,
+//! `out_valid`.
+//! - A *step* is a cycle with `in_valid` high: it adds a·b to its accumulation, which first
+//!   restarts from s = c = zero when `clear` is set. A cycle without `in_valid` changes
+//!   nothing (`clear` is ignored). `rst` sets every accumulation to s = c = zero.
+//! - `latency` = stages cycles after a step, with `out_valid`: `sum` is the accumulation's s
+//!   after the step, `overflow` is set if an operation of the step (the product or one of the
+//!   four additions) saturated at ±code_max, `nan` if `sum` is NaN (a NaN operand since the
+//!   accumulation's last clear).
+//!
+//! | stages | registers after                | latency | accumulations P |
+//! |--------|--------------------------------|---------|-----------------|
+//! | 0      | none (one combinational step)  | 0       | 1               |
+//! | 1      | the product                    | 1       | 1               |
+//! | 2      | the product, t                 | 2       | 2               |
+//! | 3      | the product, tmp, u            | 3       | 3               |
+//! | 4      | the product, tmp, t, u         | 4       | 4               |
+//!
+//! The loop (s, c → four additions → s, c) has P = 1 + (registers inside it) cycles of
+//! latency. With P > 1 it holds P independent accumulations, round-robin by cycle (C-slow
+//! retiming): the steps of cycles n, n + P, n + 2P, … belong to one accumulation (slot
+//! n mod P, counting from the first cycle after reset) whatever `in_valid` does in the other
+//! cycles. So the unit still takes one step per cycle, and each accumulation still goes
+//! k = 0..K−1 in order; `clear` restarts only its own slot. A slot's s and c travel round the
+//! loop with it: a cycle without `in_valid` carries them once round unchanged.
+//!
+//! # Array PEs
+//!
+//! [`kahan_pe`] and [`plain_pe`] are the same arithmetic with P = 1 and no pipeline
+//! registers, in the module's current cycle: when `enable`, s (and c) take their values
+//! after the step at the clock edge. They return the s register: the sum of every enabled
+//! step up to the previous cycle.
+
+use lpgen_golden::{Format, LnsFormat};
+
+use super::{add_core, lns_format, mul_core, table_digests, Negate};
+use crate::ir::{konst, mux, Module, E};
+use crate::units::{start, valid_out, Built, GenError, Params, PeIo};
+
+/// How the product is accumulated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Acc {
+    Kahan,
+    Naive,
+}
+
+/// Where registers go: after the product (outside the loop) and between the Kahan loop's
+/// additions (each one adds an interleaved accumulation).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Cuts {
+    pub product: bool,
+    pub after_tmp: bool,
+    pub after_t: bool,
+    pub after_u: bool,
+}
+
+impl Cuts {
+    /// The registers of `lns-kahan` with `stages` stages (the table above).
+    fn of_stages(stages: u32) -> Cuts {
+        let c = |product, after_tmp, after_t, after_u| Cuts {
+            product,
+            after_tmp,
+            after_t,
+            after_u,
+        };
+        match stages {
+            0 => c(false, false, false, false),
+            1 => c(true, false, false, false),
+            2 => c(true, false, true, false),
+            3 => c(true, true, false, true),
+            _ => c(true, true, true, true),
+        }
+    }
+
+    fn in_loop(&self) -> u32 {
+        self.after_tmp as u32 + self.after_t as u32 + self.after_u as u32
+    }
+}
+
+/// The most stages `lns-kahan` offers.
+pub(crate) const KAHAN_MAX_STAGES: u32 = 4;
+
+/// What [`build`] gives back.
+pub(crate) struct Mac {
+    /// The s register (read as it is).
+    pub state: E,
+    /// The step's accumulation after the step (its old s in a cycle without `enable`), in
+    /// the cycle the loop ends in.
+    pub sum: E,
+    /// An operation of the step saturated (valid with `enable`), same cycle.
+    pub overflow: E,
+}
+
+/// Builds one MAC into `m`, names prefixed with `prefix`. Reads `io` in the current cycle;
+/// registers after the product or inside the loop only where `cuts` says (each one is a
+/// `m.stage()` call, so the module's stage plan must cut every boundary this marks).
+pub(crate) fn build(
+    m: &mut Module,
+    f: LnsFormat,
+    prefix: &str,
+    io: &PeIo,
+    acc: Acc,
+    cuts: Cuts,
+) -> Mac {
+    assert!(
+        acc == Acc::Kahan || cuts.in_loop() == 0,
+        "the naive loop is one addition: no registers inside it"
+    );
+    let n = |s: &str| format!("{prefix}{s}");
+    let w = f.width();
+    let zero = konst(w, f.zero() as u128);
+    let cut = |m: &mut Module, yes: bool| {
+        if yes {
+            m.stage();
+        }
+    };
+
+    let prod = mul_core(m, f, &n("mul_"), &io.a, &io.b, None, false);
+    let x = m.wire(&n("x"), &prod.y);
+    let mut over = m.wire(&n("x_overflow"), &prod.overflow);
+    cut(m, cuts.product);
+
+    // The loop: read s and c, add, write them back P cycles later. (Read the state registers
+    // only through s_old / c_old: a register is read as it is in any cycle, a wire is delayed
+    // to the cycle that reads it.)
+    let pipelined = cuts.in_loop() > 0;
+    let s = m.state(&n("s"), w, Some(f.zero() as u128));
+    let c = (acc == Acc::Kahan).then(|| m.state(&n("c"), w, Some(f.zero() as u128)));
+    // With P > 1 each slot's old s and c travel round the loop beside its step (for cycles
+    // without `enable`). Delay registers do not reset, so a 1-bit marker whose delays do
+    // (`slot_ok`: 0 in the loop positions filled before `rst` was released) makes a slot
+    // that comes round from before the reset start from zero.
+    let slot_ok = pipelined.then(|| {
+        let ok = m.wire(&n("slot_ok"), &konst(1, 1));
+        m.reset_on_delay(&ok);
+        ok
+    });
+    let s_old = m.wire(&n("s_old"), &s);
+    let c_old = c.as_ref().map(|c| m.wire(&n("c_old"), c));
+    let s_in = m.wire(&n("s_in"), &mux(&io.clear, &zero, &s_old));
+
+    let (s_new, c_new) = match &c_old {
+        Some(c_old) => {
+            let c_in = m.wire(&n("c_in"), &mux(&io.clear, &zero, c_old));
+            let tmp = add_core(m, f, &n("tmp_"), &c_in, &x, Negate::No, false);
+            let tmp_y = m.wire(&n("tmp"), &tmp.y);
+            over = m.wire(&n("tmp_overflow"), &over.or(&tmp.overflow));
+            cut(m, cuts.after_tmp);
+            let t = add_core(m, f, &n("t_"), &s_in, &tmp_y, Negate::No, false);
+            let t_y = m.wire(&n("t"), &t.y);
+            over = m.wire(&n("t_overflow"), &over.or(&t.overflow));
+            cut(m, cuts.after_t);
+            let u = add_core(m, f, &n("u_"), &t_y, &s_in, Negate::Yes, false);
+            let u_y = m.wire(&n("u"), &u.y);
+            over = m.wire(&n("u_overflow"), &over.or(&u.overflow));
+            cut(m, cuts.after_u);
+            let cn = add_core(m, f, &n("cn_"), &tmp_y, &u_y, Negate::Yes, false);
+            let cn_y = m.wire(&n("c_new"), &cn.y);
+            over = m.wire(&n("c_new_overflow"), &over.or(&cn.overflow));
+            (t_y, Some(cn_y))
+        }
+        None => {
+            let t = add_core(m, f, &n("add_"), &s_in, &x, Negate::No, false);
+            let t_y = m.wire(&n("t"), &t.y);
+            over = m.wire(&n("t_overflow"), &over.or(&t.overflow));
+            (t_y, None)
+        }
+    };
+
+    let en = &io.enable;
+    let sum = match &slot_ok {
+        None => {
+            m.drive(&s, &s_new, Some(en));
+            if let (Some(c), Some(c_new)) = (&c, &c_new) {
+                m.drive(c, c_new, Some(en));
+            }
+            m.wire(&n("s_next"), &mux(en, &s_new, &s_old))
+        }
+        Some(ok) => {
+            // The registers take a value every cycle: the step's result or the slot's old one.
+            let keep = |old: &E| mux(ok, old, &zero);
+            let s_next = m.wire(&n("s_next"), &mux(en, &s_new, &keep(&s_old)));
+            m.drive(&s, &s_next, None);
+            if let (Some(c), Some(c_new), Some(c_old)) = (&c, &c_new, &c_old) {
+                let c_next = m.wire(&n("c_next"), &mux(en, c_new, &keep(c_old)));
+                m.drive(c, &c_next, None);
+            }
+            s_next
+        }
+    };
+    Mac {
+        state: s,
+        sum,
+        overflow: over,
+    }
+}
+
+/// `lns-kahan`: one PE's multiply + Kahan accumulate as a unit (ports and timing: the module
+/// documentation above). Stages 0..=4; table "sb+db" in the manifest.
+pub(crate) fn kahan(p: &Params) -> Result<Built, GenError> {
+    let f = lns_format(p)?;
+    if p.stages > KAHAN_MAX_STAGES {
+        let max = KAHAN_MAX_STAGES;
+        return Err(GenError(format!(
+            "{} has at most {max} pipeline stages, not {} (use --stages 0..={max})",
+            p.unit.name(),
+            p.stages
+        )));
+    }
+    // The stage plan cuts every boundary: `build` marks exactly the `stages` it uses.
+    let (mut m, valid) = start(p, p.stages)?;
+    let w = f.width();
+    let a = m.input("a", w);
+    let b = m.input("b", w);
+    let clear = m.input("clear", 1);
+    let io = PeIo {
+        a,
+        b,
+        enable: valid.clone(),
+        clear,
+    };
+    let mac = build(&mut m, f, "", &io, Acc::Kahan, Cuts::of_stages(p.stages));
+    assert_eq!(m.boundaries(), p.stages as usize);
+    m.output("sum", &mac.sum);
+    m.output("overflow", &mac.overflow.and(&valid));
+    let nan = mac.sum.eq(&konst(w, f.nan() as u128));
+    m.output("nan", &nan);
+    let latency = m.cycle();
+    valid_out(&mut m, &valid);
+    Ok(Built {
+        module: m,
+        latency,
+        tables: table_digests(f),
+    })
+}
+
+fn pe_format(f: Format, pe: &str) -> Result<LnsFormat, GenError> {
+    match f {
+        Format::Lns(l) => Ok(l),
+        other => Err(GenError(format!(
+            "the {pe} PE needs an LNS format (e.g. lns:5:6), not {other}"
+        ))),
+    }
+}
+
+/// PE builder (`PeBuilder`) for the `lns-kahan` array PE: when `enable`, (s, c) take the
+/// Kahan step with x = a·b, from zero when `clear`; returns the s register.
+#[allow(dead_code)] // used by the array generator
+pub(crate) fn kahan_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
+    let f = pe_format(f, "lns-kahan")?;
+    Ok(build(m, f, prefix, io, Acc::Kahan, Cuts::default()).state)
+}
+
+/// PE builder (`PeBuilder`) for the `lns-plain` array PE: when `enable`, s = (clear ? 0 : s)
+/// + a·b; returns the s register.
+#[allow(dead_code)] // used by the array generator
+pub(crate) fn plain_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
+    let f = pe_format(f, "lns-plain")?;
+    Ok(build(m, f, prefix, io, Acc::Naive, Cuts::default()).state)
+}

@@ -1,0 +1,162 @@
+//! Posit decoding in hardware: the leading-zero counter (a log-depth tree of muxes) and the
+//! decoder that mirrors the golden `PositFormat::unpack`.
+//!
+//! A decoded nonzero, non-NaR posit is (sign, scale, sig) with value ±sig·2^(scale − FW),
+//! where `sig` = 1.f holds the hidden bit at its MSB and the FW = max(0, N − 3 − es) fraction
+//! bits below it (the golden keeps the same fields with the hidden bit at bit 62). Missing
+//! exponent and fraction bits read as zero.
+
+use lpgen_golden::PositFormat;
+
+use crate::ir::{cat, konst, mux, Module, E};
+
+/// Smallest two's-complement width that holds every value in `lo..=hi`.
+pub(crate) fn sbits(lo: i64, hi: i64) -> u32 {
+    (1..64)
+        .find(|&w| -(1i64 << (w - 1)) <= lo && hi < (1i64 << (w - 1)))
+        .expect("fits 64 bits")
+}
+
+/// Bits that hold `0..=v` (at least 1).
+pub(crate) fn ubits(v: u64) -> u32 {
+    (64 - v.leading_zeros()).max(1)
+}
+
+/// A constant of `width` bits holding the two's-complement pattern of `v`.
+pub(crate) fn sconst(width: u32, v: i64) -> E {
+    assert!(width <= 64 && sbits(v, v) <= width, "{v} in {width} bits");
+    let mask = if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    konst(width, (v as u64 & mask) as u128)
+}
+
+/// Fraction bits of the widest significand of the format: N − 3 − es, at least 0.
+pub(crate) fn frac_width(f: PositFormat) -> u32 {
+    (f.n as i64 - 3 - f.es as i64).max(0) as u32
+}
+
+/// Scale of maxpos, (N − 2)·2^es: decoded scales lie in −max..=max.
+pub(crate) fn max_scale(f: PositFormat) -> i64 {
+    f.max_scale() as i64
+}
+
+/// Leading zeros of `x`: (count, all_zero). `x` is padded with zeros on the right to a power
+/// of two P ≥ 2; the count has log2(P) bits and is only meaningful when `all_zero` is 0.
+///
+/// The tree works on groups: a level holds, per group of 2^j bits, a zero flag and a j-bit
+/// count; two neighbours combine as `z = zh & zl`, `c = {zh, zh ? cl : ch}`. Each level is
+/// one pair of wires (`NAME_lzc_zJ`, `NAME_lzc_cJ`), so the Verilog stays linear in size.
+pub(crate) fn lzc(m: &mut Module, name: &str, x: &E) -> (E, E) {
+    let p = x.width.next_power_of_two().max(2);
+    let x = if p > x.width {
+        cat(&[x.clone(), konst(p - x.width, 0)])
+    } else {
+        x.clone()
+    };
+    let x = m.wire(&format!("{name}_lzc_in"), &x);
+    // Level 1: pairs of bits.
+    let groups = p / 2;
+    let mut zs = vec![];
+    let mut cs = vec![];
+    for g in (0..groups).rev() {
+        let (hi, lo) = (x.bit(2 * g + 1), x.bit(2 * g));
+        zs.push(hi.or(&lo).not());
+        cs.push(hi.not());
+    }
+    let mut z = m.wire(&format!("{name}_lzc_z1"), &cat(&zs));
+    let mut c = m.wire(&format!("{name}_lzc_c1"), &cat(&cs));
+    let mut j = 1;
+    let mut groups = groups;
+    while groups > 1 {
+        groups /= 2;
+        let mut zs = vec![];
+        let mut cs = vec![];
+        for g in (0..groups).rev() {
+            let (zh, zl) = (z.bit(2 * g + 1), z.bit(2 * g));
+            let ch = c.bits((2 * g + 1) * j + j - 1, (2 * g + 1) * j);
+            let cl = c.bits(2 * g * j + j - 1, 2 * g * j);
+            zs.push(zh.and(&zl));
+            cs.push(cat(&[zh.clone(), mux(&zh, &cl, &ch)]));
+        }
+        j += 1;
+        z = m.wire(&format!("{name}_lzc_z{j}"), &cat(&zs));
+        c = m.wire(&format!("{name}_lzc_c{j}"), &cat(&cs));
+    }
+    (c, z)
+}
+
+/// The fields of a decoded posit word.
+pub(crate) struct Decoded {
+    pub sign: E,
+    /// |word| as an N-bit pattern (two's-complement negation); orders like the magnitude.
+    pub mag: E,
+    pub zero: E,
+    pub nar: E,
+    /// Signed scale k·2^es + e.
+    pub scale: E,
+    /// 1.f: the hidden bit at the MSB, `frac_width` fraction bits below.
+    pub sig: E,
+}
+
+/// Decodes the N-bit word `p` (wires named `NAME_…`): two's-complement magnitude, regime run
+/// by a leading-zero count of the (inverted if it starts with ones) bits after the sign,
+/// then exponent and fraction from the bits after the regime's terminator.
+pub(crate) fn decode(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Decoded {
+    let n = f.n;
+    let es = f.es;
+    let fw = frac_width(f);
+    let w = |s: &str| format!("{name}_{s}");
+    let sign = m.wire(&w("sign"), &p.msb());
+    let rest_zero = p.bits(n - 2, 0).any().not();
+    let zero = m.wire(&w("zero"), &sign.not().and(&rest_zero));
+    let nar = m.wire(&w("nar"), &sign.and(&rest_zero));
+    let mag = m.wire(&w("mag"), &mux(&sign, &konst(n, 0).sub(p), p));
+    // The n−1 bits after the sign; the regime starts at the top.
+    let x = mag.low(n - 1);
+    let r0 = m.wire(&w("regime_ones"), &mag.bit(n - 2));
+    let xi = mux(&r0, &x.not(), &x);
+    // A 1 after the last bit caps the run at n−1 (the regime fills the word).
+    let (run, _) = lzc(m, &w("regime"), &cat(&[xi, konst(1, 1)]));
+    let run = m.wire(&w("run"), &run);
+    // k = run − 1 for a run of ones, −run = ~(run − 1) for a run of zeros.
+    let kw = sbits(-(n as i64 - 1), n as i64 - 1);
+    let km1 = run.zext(kw.max(run.width)).low(kw).sub(&konst(kw, 1));
+    let k = km1.xor(&r0.not().sext(kw));
+    // The terminator lands at bit n−2; exponent and fraction follow, bit 0 is always 0.
+    let y = m.wire(&w("after_regime"), &x.shl(&run));
+    let avail = n - 3; // bits after sign, shortest regime
+    let e = if es == 0 {
+        None
+    } else {
+        let take = es.min(avail);
+        Some(if take == 0 {
+            konst(es, 0)
+        } else if take == es {
+            y.bits(n - 3, n - 2 - es)
+        } else {
+            cat(&[y.bits(n - 3, n - 2 - take), konst(es - take, 0)])
+        })
+    };
+    let scale = match e {
+        Some(e) => cat(&[k, e]),
+        None => k,
+    };
+    let scale = m.wire(&w("scale"), &scale);
+    let sig = if fw == 0 {
+        konst(1, 1)
+    } else {
+        cat(&[konst(1, 1), y.bits(fw, 1)])
+    };
+    let sig = m.wire(&w("sig"), &sig);
+    Decoded {
+        sign,
+        mag,
+        zero,
+        nar,
+        scale,
+        sig,
+    }
+}

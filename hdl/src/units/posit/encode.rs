@@ -1,0 +1,111 @@
+//! Posit encoding in hardware, mirroring the golden `PositFormat::encode`: round to nearest
+//! even on the bit string, saturation at maxpos and minpos, and the `:u` variant's rounding
+//! to zero at or below the bit-string midpoint minpos / 2^(2^es).
+
+use lpgen_golden::PositFormat;
+
+use super::decode::{frac_width, sbits, sconst, ubits};
+use crate::ir::{cat, konst, mux, Module, Node, E};
+
+/// Rounds ±(sig + sticky)·2^(scale − (sig.width − 1)) to an N-bit posit word.
+///
+/// `sig` has its hidden bit (which must be 1) at the MSB and any number of fraction bits;
+/// `sticky` says that nonzero bits were lost below it; `scale` is signed. The value must
+/// be nonzero: the caller muxes in zero and NaR. Steps:
+///
+/// 1. k = scale >> es, e = scale mod 2^es; k ≥ N − 2 saturates to maxpos, k < −(N − 2) is
+///    below minpos (minpos, or for `:u` zero at or below the midpoint).
+/// 2. Fraction bits beyond the FW + 1 that can reach the kept bits or the guard fold into
+///    the sticky bit.
+/// 3. The string {r, ~r, e, f} (r = k ≥ 0) is shifted right arithmetically by k (k ≥ 0) or
+///    −k − 1 = ~k (k < 0): that writes the regime, k + 1 ones and a zero or −k zeros and a
+///    one. The top N − 1 bits are kept, the next is the guard, the rest is sticky.
+/// 4. Round to nearest even, then negate for a negative sign.
+///
+/// With `stage`, a candidate stage boundary sits between the shift (3) and the rounding (4).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn encode(
+    m: &mut Module,
+    f: PositFormat,
+    name: &str,
+    neg: &E,
+    scale: &E,
+    sig: &E,
+    sticky: &E,
+    stage: bool,
+) -> E {
+    let n = f.n;
+    let es = f.es;
+    let w = |s: &str| format!("{name}_{s}");
+    let nn = n as i64;
+    // k must hold −(n−1) and n−2 for the range tests.
+    let sw = scale.width.max(es + sbits(-(nn - 1), nn - 1));
+    let sc = scale.sext(sw);
+    let kw = sw - es;
+    let k = m.wire(&w("k"), &sc.bits(sw - 1, es));
+    let e = (es > 0).then(|| sc.low(es));
+    let ovf = m.wire(&w("maxpos"), &k.sge(&sconst(kw, nn - 2)));
+    let unf = m.wire(&w("below_minpos"), &k.slt(&sconst(kw, -(nn - 2))));
+    // Fraction: keep FW + 1 bits (every kept bit and the guard), fold the rest into sticky.
+    let fin = sig.width - 1;
+    let kf = frac_width(f) + 1;
+    let (fk, lost) = if fin >= kf {
+        let lost = if fin > kf {
+            sig.bits(fin - kf - 1, 0).any()
+        } else {
+            konst(1, 0)
+        };
+        (sig.bits(fin - 1, fin - kf), lost)
+    } else if fin == 0 {
+        (konst(kf, 0), konst(1, 0))
+    } else {
+        (
+            cat(&[sig.bits(fin - 1, 0), konst(kf - fin, 0)]),
+            konst(1, 0),
+        )
+    };
+    let st_in = match *sticky.node {
+        Node::Const(0) => lost,
+        _ => sticky.or(&lost),
+    };
+    let st_in = m.wire(&w("sticky_in"), &st_in);
+    // :u: strictly above the midpoint 2^(−(n−1)·2^es) when k = −(n−1) and anything is set.
+    let under = if f.underflow {
+        let mid = k.eq(&sconst(kw, -(nn - 1)));
+        let mut any = st_in.or(&fk.any());
+        if let Some(e) = &e {
+            any = any.or(&e.any());
+        }
+        let above = m.wire(&w("above_midpoint"), &mid.and(&any));
+        above.zext(n - 1)
+    } else {
+        konst(n - 1, 1)
+    };
+    // The bit string after the sign, before cutting.
+    let kneg = k.msb();
+    let r = kneg.not();
+    let mut parts = vec![r.clone(), kneg.clone()];
+    parts.extend(e.clone());
+    parts.push(fk);
+    let vw0 = 2 + es + kf;
+    let vw = (vw0 + n - 3).max(n + 1);
+    if vw > vw0 {
+        parts.push(konst(vw - vw0, 0));
+    }
+    let v = m.wire(&w("string"), &cat(&parts));
+    let shw = ubits(nn as u64 - 3);
+    let s = k.xor(&kneg.sext(kw)).resize(shw);
+    let body = m.wire(&w("body"), &v.sar(&s));
+    if stage {
+        m.stage();
+    }
+    let u = body.bits(vw - 1, vw - n + 1);
+    let guard = body.bit(vw - n);
+    let st = body.bits(vw - n - 1, 0).any().or(&st_in);
+    let up = m.wire(&w("round_up"), &guard.and(&st.or(&u.bit(0))));
+    let rounded = u.add(&up.zext(n - 1));
+    let ones = konst(n - 1, (1u128 << (n - 1)) - 1);
+    let um = mux(&ovf, &ones, &mux(&unf, &under, &rounded));
+    let um = m.wire(&w("magnitude"), &cat(&[konst(1, 0), um]));
+    m.wire(&w("word"), &mux(neg, &konst(n, 0).sub(&um), &um))
+}

@@ -1,0 +1,199 @@
+//! Posit units: adder, multiplier, and the fused MAC into a quire (both standards), built
+//! from a shared decoder ([`decode`]) and encoder ([`encode`]) that mirror the golden
+//! `PositFormat::unpack` / `encode` (docs/formats.md, "posit" and "Quire").
+//!
+//! Every generator is runtime-parametric in (N, es, standard, `:u`) read from
+//! `lpgen_golden::PositFormat`. Ports and timing (t = the cycle of `in_valid`):
+//!
+//! | unit | inputs | outputs | candidate boundaries | latency |
+//! | --- | --- | --- | --- | --- |
+//! | `posit-add` | `a`, `b` (N), `sub` (1: a − b) | `y` (N), `nar` | 4: decode, align/add, normalise, encoder shift | stages |
+//! | `posit-mul` | `a`, `b` (N) | `y` (N), `nar` | 3: decode, multiply, encoder shift | stages |
+//! | `posit-mac` | `a`, `b` (N), `op` (2) | `y` (N), `nar` | 7 (see [`quire`]) | stages |
+//!
+//! `nar` is high when `y` is NaR. All units accept one operation per cycle.
+
+mod decode;
+mod encode;
+mod quire;
+
+use lpgen_golden::{Format, PositFormat};
+
+use super::{start, valid_out, Built, GenError, Params, Unit};
+use crate::ir::{cat, konst, mux, E};
+use decode::{decode, lzc, max_scale, sbits};
+use encode::encode;
+
+#[allow(unused_imports)] // quire_pe: used by the array generator
+pub(crate) use quire::{mac, quire_pe};
+
+/// Candidate stage boundaries of each unit (the most `--stages` accepts).
+pub(crate) const ADD_STAGES: u32 = 4;
+pub(crate) const MUL_STAGES: u32 = 3;
+pub(crate) const MAC_STAGES: u32 = quire::CANDIDATES;
+
+pub(crate) fn posit_format(f: Format, what: &str) -> Result<PositFormat, GenError> {
+    match f {
+        Format::Posit(p) => Ok(p),
+        other => Err(GenError(format!(
+            "{what} needs a posit format (e.g. posit:16:1), not {other}"
+        ))),
+    }
+}
+
+fn nar_word(f: PositFormat) -> E {
+    konst(f.n, f.nar() as u128)
+}
+
+/// `posit-add`: y = a + b, or a − b when `sub`. Golden `PositFormat::add` / `sub`: the
+/// larger magnitude leads, the smaller significand is shifted right by the scale difference
+/// with a sticky bit, added or subtracted with three extra low bits (guard, round, sticky:
+/// enough for one correct rounding, as the result keeps at most FW fraction bits),
+/// normalised by a leading-zero count, and encoded once.
+pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
+    let f = posit_format(p.format, "unit 'posit-add'")?;
+    let (mut m, valid) = start(p, ADD_STAGES)?;
+    let n = f.n;
+    let a = m.input("a", n);
+    let b = m.input("b", n);
+    let sub = m.input("sub", 1);
+    let da = decode(&mut m, f, "a", &a);
+    let db = decode(&mut m, f, "b", &b);
+    let is_nar = m.wire("is_nar", &da.nar.or(&db.nar));
+    // −b is the two's-complement negation of the word: same scale and significand, other sign.
+    let b_word = m.wire("b_signed", &mux(&sub, &konst(n, 0).sub(&b), &b));
+    let sb = m.wire("b_sign_eff", &db.sign.xor(&sub));
+    // The larger magnitude leads (patterns order like magnitudes).
+    let swap = m.wire("swap", &da.mag.lt(&db.mag));
+    let pick = |x: &E, y: &E| mux(&swap, y, x);
+    let big_sign = m.wire("big_sign", &pick(&da.sign, &sb));
+    let eff_sub = m.wire("eff_sub", &big_sign.xor(&pick(&sb, &da.sign)));
+    let big_scale = m.wire("big_scale", &pick(&da.scale, &db.scale));
+    let small_scale = m.wire("small_scale", &pick(&db.scale, &da.scale));
+    let big_sig = m.wire("big_sig", &pick(&da.sig, &db.sig));
+    let small_sig = m.wire("small_sig", &pick(&db.sig, &da.sig));
+    m.stage();
+    // Align: d = scale difference >= 0; bits shifted out of the small operand become sticky.
+    let dw = big_scale.width + 1;
+    let d = m.wire(
+        "align_shift",
+        &big_scale.sext(dw).sub(&small_scale.sext(dw)),
+    );
+    let aw = big_sig.width + 4;
+    let zero1 = konst(1, 0);
+    let av = cat(&[zero1.clone(), big_sig, konst(3, 0)]);
+    let bv = cat(&[zero1.clone(), small_sig, konst(3, 0)]);
+    let ones = konst(aw, (1u128 << aw) - 1);
+    let lost = m.wire("align_sticky", &bv.and(&ones.shl(&d).not()).any());
+    let bs = m.wire("aligned", &bv.shr(&d).or(&lost.zext(aw)));
+    let sum = m.wire("sum", &mux(&eff_sub, &av.sub(&bs), &av.add(&bs)));
+    m.stage();
+    // Normalise: the sum's leading one becomes the hidden bit. Its MSB has weight 2^(scale+1).
+    let (lz, sum_zero) = lzc(&mut m, "sum", &sum);
+    let norm = m.wire("norm", &sum.shl(&lz));
+    let ms = max_scale(f);
+    let rw = sbits(-(ms + aw as i64), ms + 1)
+        .max(lz.width + 1)
+        .max(big_scale.width);
+    let scale = m.wire(
+        "norm_scale",
+        &big_scale.sext(rw).add(&konst(rw, 1)).sub(&lz.zext(rw)),
+    );
+    m.stage();
+    let word = encode(&mut m, f, "enc", &big_sign, &scale, &norm, &zero1, true);
+    let y = mux(
+        &is_nar,
+        &nar_word(f),
+        &mux(
+            &da.zero,
+            &b_word,
+            &mux(&db.zero, &a, &mux(&sum_zero, &konst(n, 0), &word)),
+        ),
+    );
+    m.output("y", &y);
+    m.output("nar", &is_nar);
+    let latency = m.cycle();
+    valid_out(&mut m, &valid);
+    Ok(Built {
+        module: m,
+        latency,
+        tables: vec![],
+    })
+}
+
+/// `posit-mul`: y = a·b. Golden `PositFormat::mul`: the exact product of the significands
+/// (2·(FW+1) bits, its hidden bit at the top or one below), scales added, encoded once.
+pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
+    let f = posit_format(p.format, "unit 'posit-mul'")?;
+    let (mut m, valid) = start(p, MUL_STAGES)?;
+    let n = f.n;
+    let a = m.input("a", n);
+    let b = m.input("b", n);
+    let da = decode(&mut m, f, "a", &a);
+    let db = decode(&mut m, f, "b", &b);
+    let is_nar = m.wire("is_nar", &da.nar.or(&db.nar));
+    let is_zero = m.wire("is_zero", &da.zero.or(&db.zero));
+    let neg = m.wire("neg", &da.sign.xor(&db.sign));
+    let ms = max_scale(f);
+    let sw = sbits(-2 * ms, 2 * ms + 1).max(da.scale.width);
+    let esum = m.wire("scale_sum", &da.scale.sext(sw).add(&db.scale.sext(sw)));
+    m.stage();
+    let prod = m.wire("product", &da.sig.mul_full(&db.sig));
+    m.stage();
+    let pw = prod.width;
+    let carry = prod.msb();
+    let sig = mux(&carry, &prod, &cat(&[prod.low(pw - 1), konst(1, 0)]));
+    let sig = m.wire("product_sig", &sig);
+    let scale = m.wire("product_scale", &esum.add(&carry.zext(sw)));
+    let word = encode(&mut m, f, "enc", &neg, &scale, &sig, &konst(1, 0), true);
+    let y = mux(&is_nar, &nar_word(f), &mux(&is_zero, &konst(n, 0), &word));
+    m.output("y", &y);
+    m.output("nar", &is_nar);
+    let latency = m.cycle();
+    valid_out(&mut m, &valid);
+    Ok(Built {
+        module: m,
+        latency,
+        tables: vec![],
+    })
+}
+
+/// The posit designs of the lint grid.
+pub(crate) fn grid(full: bool) -> Vec<Params> {
+    let formats: Vec<String> = if full {
+        let mut v = vec![];
+        for n in [4u32, 5, 8, 12, 16, 24, 32] {
+            for es in 0..=3u32 {
+                if es + 3 <= n {
+                    v.push(format!("posit:{n}:{es}"));
+                }
+            }
+        }
+        v.extend(["posit:8", "posit:16", "posit:32"].map(String::from));
+        v
+    } else {
+        [
+            "posit:8:0",
+            "posit:16:1",
+            "posit:8",
+            "posit:8:2:u",
+            "posit:32:2",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let mut g = vec![];
+    for f in &formats {
+        for (unit, max) in [
+            (Unit::PositAdd, ADD_STAGES),
+            (Unit::PositMul, MUL_STAGES),
+            (Unit::PositMac, MAC_STAGES),
+        ] {
+            let stages: Vec<u32> = if full { vec![0, 1, max] } else { vec![0, max] };
+            for s in stages {
+                g.push(Params::new(unit, f.parse().unwrap()).stages(s));
+            }
+        }
+    }
+    g
+}

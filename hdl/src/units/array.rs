@@ -179,12 +179,15 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     m.output("c_out", &cat(&results));
     let latency = m.cycle() + depth;
     m.output("out_valid", &lst[depth as usize]);
-    // TODO: list the G-table digests of LNS PEs (the PeBuilder signature returns no tables;
-    // the LNS unit's `table_digests(f)` would serve once it is committed).
+    // Every LNS PE holds the format's G tables: report their digests like lns-add does.
+    let tables = match p.format {
+        Format::Lns(f) => super::lns::table_digests(f),
+        _ => vec![],
+    };
     Ok(Built {
         module: m,
         latency,
-        tables: vec![],
+        tables,
     })
 }
 
@@ -205,9 +208,10 @@ fn pe_generates(p: &Params) -> bool {
     build(&mut m, p.format, "probe_", &io).is_ok()
 }
 
-/// The array designs of the lint grid: the fix PE at every shape and both stage counts, the
-/// other PE kinds (while their builders generate) 1×1 in the lean grid; in the full grid
-/// every shape, with stages 1 only up to 2×3 (Yosys takes minutes on their 8×8 arrays).
+/// The array designs of the lint grid: the fix PE at every shape and both stage counts; the
+/// other PE kinds (while their builders generate) 1×1 in the lean grid, up to 4×4 in the
+/// full grid, stages 1 up to 2×3 (Yosys needs 1–2 minutes for their 4×4 arrays and about a
+/// quarter of an hour for a posit:16 8×8).
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
         &[(1, 1), (2, 3), (4, 4), (8, 8)]
@@ -224,7 +228,12 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
     for (pe, fmt) in kinds {
         for &(r, c) in shapes {
             let fix = pe == PeKind::Fix;
-            if !fix && !full && r * c > 1 {
+            let max_pes = match (fix, full) {
+                (true, _) => u32::MAX,
+                (false, true) => 16,
+                (false, false) => 1,
+            };
+            if r * c > max_pes {
                 continue;
             }
             let stages: &[u32] = if fix || r * c <= 6 { &[0, 1] } else { &[0] };

@@ -330,7 +330,17 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
             "Parameters: stages = {}; latency = {} cycles.",
             p.stages, built.latency
         ),
-        "Ports: clk, synchronous active-high rst, in_valid -> out_valid after the latency.".into(),
+        match p.unit {
+            Unit::Array => {
+                "Ports: clk, synchronous active-high rst; results appear on c_out with out_valid \
+                            `latency` cycles after the step marked last (docs/rtl.md)."
+                    .into()
+            }
+            _ => {
+                "Ports: clk, synchronous active-high rst, in_valid -> out_valid after the latency."
+                    .into()
+            }
+        },
     ];
     let manifest = manifest(p, &built, &top);
     Ok(Design {

@@ -263,6 +263,50 @@ fn rtl_bad_input_gets_one_line_and_status_2() {
             ],
             "cannot create",
         ),
+        (
+            &[
+                "rtl", "array", "--format", "lns:5:6", "--rows", "0", "--out", "/tmp/x",
+            ],
+            "at least 1",
+        ),
+        (
+            &[
+                "rtl",
+                "array",
+                "--format",
+                "lns:5:6",
+                "--pe",
+                "lns-fancy",
+                "--out",
+                "/tmp/x",
+            ],
+            "unknown PE kind",
+        ),
+        (
+            &[
+                "rtl", "array", "--format", "lns:5:6", "--pe", "fix", "--out", "/tmp/x",
+            ],
+            "does not work on lns:5:6",
+        ),
+        (
+            &["rtl", "posit-add", "--format", "posit:2", "--out", "/tmp/x"],
+            "3..=32",
+        ),
+        (
+            &[
+                "rtl",
+                "posit-add",
+                "--format",
+                "posit:8:6",
+                "--out",
+                "/tmp/x",
+            ],
+            "too large",
+        ),
+        (
+            &["rtl", "alu", "--format", "lns:5:6", "--out", "/tmp/x"],
+            "not generated yet",
+        ),
     ];
     for (args, needle) in cases {
         let out = lpgen(args);

@@ -14,7 +14,7 @@
 
 use lpgen_golden::{FixFormat, Format};
 
-use super::{start, valid_out, Built, GenError, Params, PeIo};
+use super::{finish, start, Built, GenError, Params, PeIo};
 use crate::ir::{konst, mux, Module, E};
 
 fn fix_format(f: Format, what: &str) -> Result<FixFormat, GenError> {
@@ -96,13 +96,7 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
     let (y, over) = round_sat(&mut m, f, "", &src);
     m.output("y", &y);
     m.output("overflow", &over);
-    let latency = m.cycle();
-    valid_out(&mut m, &valid);
-    Ok(Built {
-        module: m,
-        latency,
-        tables: vec![],
-    })
+    finish(m, &valid, vec![])
 }
 
 /// PE builder (`PeBuilder`) for the `fix` array PE: when `enable`, acc = (clear ? 0 : acc) +

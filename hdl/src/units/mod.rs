@@ -252,10 +252,21 @@ pub(crate) fn start(p: &Params, candidates: u32) -> Result<(Module, E), GenError
     Ok((m, valid))
 }
 
-/// Drives `out_valid`: `in_valid` delayed to the current cycle by registers that reset to 0.
-pub(crate) fn valid_out(m: &mut Module, in_valid: &E) {
+/// Ends a fixed-latency unit: `out_valid` is `in_valid` delayed to the current cycle (by
+/// registers that reset to 0), and the latency is that cycle.
+pub(crate) fn finish(
+    mut m: Module,
+    in_valid: &E,
+    tables: Vec<(String, String)>,
+) -> Result<Built, GenError> {
     m.reset_on_delay(in_valid);
     m.output("out_valid", in_valid);
+    let latency = m.cycle();
+    Ok(Built {
+        module: m,
+        latency,
+        tables,
+    })
 }
 
 fn manifest(p: &Params, b: &Built, top: &str) -> String {

@@ -43,7 +43,7 @@ use lpgen_golden::{Format, LnsFormat};
 
 use super::{add_core, lns_format, mul_core, table_digests, Negate};
 use crate::ir::{konst, mux, Module, E};
-use crate::units::{start, valid_out, Built, GenError, Params, PeIo};
+use crate::units::{finish, start, Built, GenError, Params, PeIo};
 
 /// How the product is accumulated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -233,13 +233,7 @@ pub(crate) fn kahan(p: &Params) -> Result<Built, GenError> {
     m.output("overflow", &mac.overflow.and(&valid));
     let nan = mac.sum.eq(&konst(w, f.nan() as u128));
     m.output("nan", &nan);
-    let latency = m.cycle();
-    valid_out(&mut m, &valid);
-    Ok(Built {
-        module: m,
-        latency,
-        tables: table_digests(f),
-    })
+    finish(m, &valid, table_digests(f))
 }
 
 fn pe_format(f: Format, pe: &str) -> Result<LnsFormat, GenError> {

@@ -12,7 +12,7 @@ pub(crate) use mac::{kahan, kahan_pe, plain_pe};
 
 use lpgen_golden::{Format, GTables, LnsFormat};
 
-use super::{start, valid_out, Built, GenError, Params, Unit};
+use super::{finish, start, Built, GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, Module, E};
 
 fn lns_format(p: &Params) -> Result<LnsFormat, GenError> {
@@ -159,13 +159,7 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
     m.output("y", &out.y);
     m.output("overflow", &out.overflow);
     m.output("nan", &out.nan);
-    let latency = m.cycle();
-    valid_out(&mut m, &valid);
-    Ok(Built {
-        module: m,
-        latency,
-        tables: vec![],
-    })
+    finish(m, &valid, vec![])
 }
 
 /// Whether [`add_core`] negates b.
@@ -323,13 +317,7 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
     m.output("y", &out.y);
     m.output("overflow", &out.overflow);
     m.output("nan", &out.nan);
-    let latency = m.cycle();
-    valid_out(&mut m, &valid);
-    Ok(Built {
-        module: m,
-        latency,
-        tables: table_digests(f),
-    })
+    finish(m, &valid, table_digests(f))
 }
 
 /// The LNS designs of the lint grid: every unit at each stage count it supports, in

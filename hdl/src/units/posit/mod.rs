@@ -19,7 +19,7 @@ mod quire;
 
 use lpgen_golden::{Format, PositFormat};
 
-use super::{start, valid_out, Built, GenError, Params, Unit};
+use super::{finish, start, Built, GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, E};
 use decode::{decode, lzc, max_scale, sbits};
 use encode::encode;
@@ -112,13 +112,7 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
     );
     m.output("y", &y);
     m.output("nar", &is_nar);
-    let latency = m.cycle();
-    valid_out(&mut m, &valid);
-    Ok(Built {
-        module: m,
-        latency,
-        tables: vec![],
-    })
+    finish(m, &valid, vec![])
 }
 
 /// `posit-mul`: y = a·b. Golden `PositFormat::mul`: the exact product of the significands
@@ -149,13 +143,7 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
     let y = mux(&is_nar, &nar_word(f), &mux(&is_zero, &konst(n, 0), &word));
     m.output("y", &y);
     m.output("nar", &is_nar);
-    let latency = m.cycle();
-    valid_out(&mut m, &valid);
-    Ok(Built {
-        module: m,
-        latency,
-        tables: vec![],
-    })
+    finish(m, &valid, vec![])
 }
 
 /// The posit designs of the lint grid.

@@ -31,7 +31,7 @@ use lpgen_golden::{Format, PositFormat};
 
 use super::decode::{decode, lzc, max_scale, sbits, sconst, ubits};
 use super::encode::encode;
-use super::{nar_word, posit_format, start, valid_out, Built, GenError, Params};
+use super::{finish, nar_word, posit_format, start, Built, GenError, Params};
 use crate::ir::{cat, konst, mux, Module, E};
 use crate::units::PeIo;
 
@@ -165,13 +165,7 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
     let (y, nar) = mac_core(&mut m, f, "", &ctl, true);
     m.output("y", &y);
     m.output("nar", &nar);
-    let latency = m.cycle();
-    valid_out(&mut m, &valid);
-    Ok(Built {
-        module: m,
-        latency,
-        tables: vec![],
-    })
+    finish(m, &valid, vec![])
 }
 
 /// PE builder (`PeBuilder`) for the `posit-quire` array PE: when `enable`, q = (clear ? 0 :

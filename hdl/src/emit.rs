@@ -105,50 +105,42 @@ impl Lowered<'_> {
     }
 }
 
-/// Marks the bits of each signal that `e` reads.
-fn mark_used(e: &E, used: &mut [Vec<bool>]) {
+/// Calls `f(signal, bits)` for every signal `e` reads: `bits` is `Some((hi, lo))` for a slice
+/// of the signal, `None` when all of it is read.
+fn visit_sigs(e: &E, f: &mut impl FnMut(SigId, Option<(u32, u32)>)) {
     match &*e.node {
-        Node::Sig(s) => used[*s].iter_mut().for_each(|b| *b = true),
+        Node::Sig(s) => f(*s, None),
         Node::Const(_) => {}
         Node::Slice(x, hi, lo) => match x.sig() {
-            Some(s) => (*lo..=*hi).for_each(|i| used[s][i as usize] = true),
-            None => mark_used(x, used),
+            Some(s) => f(s, Some((*hi, *lo))),
+            None => visit_sigs(x, f),
         },
-        Node::Concat(xs) => xs.iter().for_each(|x| mark_used(x, used)),
+        Node::Concat(xs) => xs.iter().for_each(|x| visit_sigs(x, f)),
         Node::Repeat(x, _) | Node::Not(x) | Node::Reduce(_, x) | Node::Rom(_, x) => {
-            mark_used(x, used)
+            visit_sigs(x, f)
         }
         Node::Bin(_, a, b) | Node::Cmp(_, a, b) | Node::Shift(_, a, b) => {
-            mark_used(a, used);
-            mark_used(b, used);
+            visit_sigs(a, f);
+            visit_sigs(b, f);
         }
         Node::Mux(c, a, b) => {
-            mark_used(c, used);
-            mark_used(a, used);
-            mark_used(b, used);
+            visit_sigs(c, f);
+            visit_sigs(a, f);
+            visit_sigs(b, f);
         }
     }
 }
 
+/// Marks the bits of each signal that `e` reads.
+fn mark_used(e: &E, used: &mut [Vec<bool>]) {
+    visit_sigs(e, &mut |s, bits| {
+        let (hi, lo) = bits.unwrap_or((used[s].len() as u32 - 1, 0));
+        (lo..=hi).for_each(|i| used[s][i as usize] = true);
+    });
+}
+
 fn sigs_of(e: &E, out: &mut Vec<SigId>) {
-    match &*e.node {
-        Node::Sig(s) => out.push(*s),
-        Node::Const(_) => {}
-        Node::Slice(x, ..) | Node::Repeat(x, _) | Node::Not(x) | Node::Reduce(_, x) => {
-            sigs_of(x, out)
-        }
-        Node::Rom(_, x) => sigs_of(x, out),
-        Node::Concat(xs) => xs.iter().for_each(|x| sigs_of(x, out)),
-        Node::Bin(_, a, b) | Node::Cmp(_, a, b) | Node::Shift(_, a, b) => {
-            sigs_of(a, out);
-            sigs_of(b, out);
-        }
-        Node::Mux(c, a, b) => {
-            sigs_of(c, out);
-            sigs_of(a, out);
-            sigs_of(b, out);
-        }
-    }
+    visit_sigs(e, &mut |s, _| out.push(s));
 }
 
 fn range(w: u32) -> String {

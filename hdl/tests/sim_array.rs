@@ -10,20 +10,9 @@ use std::process::Command;
 use lpgen_golden::{Calc, FixAcc, FixFormat, Format, SumMode};
 use lpgen_hdl::{generate, Design, Params, PeKind, Unit};
 
-/// SplitMix64: a small deterministic generator (the crate has no rand dependency).
-struct Rng(u64);
+use common::Rng;
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
     /// A word: uniform bits with some extreme patterns, or `small` (|x| < 2, so sums of a
     /// few products stay in range and exercise the rounding) with rare extremes. The patterns
     /// 01…1, 10…0, 0…01, 1…1 are fix max/min/±ulp, posit maxpos/NaR/±minpos, LNS +max/−1/….

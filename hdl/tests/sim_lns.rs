@@ -9,20 +9,9 @@ use lpgen_golden::sum::{kahan_dot, naive_dot, Kahan};
 use lpgen_golden::{Lns, LnsFormat};
 use lpgen_hdl::{generate, Design, Params, PeKind, Unit};
 
-/// SplitMix64: a small deterministic generator (the crate has no rand dependency).
-struct Rng(u64);
+use common::Rng;
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
     /// A code uniform in lo..=hi.
     fn code(&mut self, lo: i32, hi: i32) -> i32 {
         lo + self.below((hi - lo + 1) as u64) as i32

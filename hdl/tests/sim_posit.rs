@@ -27,21 +27,7 @@ fn max_stages(unit: Unit, f: Format) -> u32 {
         - 1
 }
 
-/// SplitMix64: a small deterministic generator (no dependency).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::Rng;
 
 /// Zero, NaR, ±minpos, ±maxpos, ±1 and their neighbours.
 fn specials(f: PositFormat) -> Vec<u64> {

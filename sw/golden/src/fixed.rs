@@ -30,7 +30,7 @@ pub const ACC_GUARD_BITS: u32 = 16;
 
 /// Round-to-nearest-even of x / 2^sh (sh >= 0).
 #[inline(always)]
-fn rne_shift(x: i128, sh: u32) -> i128 {
+pub(crate) fn rne_shift(x: i128, sh: u32) -> i128 {
     if sh == 0 {
         return x;
     }

@@ -13,6 +13,7 @@
 //! assert_eq!(c.value_string(sum), "99.77628161522156"); // seed 000: 98 + 2 ≈ 99.78
 //! ```
 
+pub mod alu;
 pub mod arith;
 pub mod exact;
 pub mod fixed;
@@ -22,6 +23,7 @@ pub mod lns;
 pub mod posit;
 pub mod sum;
 
+pub use alu::{Alu, AluIn, AluOp, AluOut, ALU_OP_BITS};
 pub use arith::{Arith, BinOp, Bits, Calc, F32};
 pub use fixed::{FixAcc, FixFormat};
 pub use format::{Format, FormatError};

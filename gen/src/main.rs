@@ -4,6 +4,7 @@
 mod demo;
 mod golden_cmd;
 mod rtl_cmd;
+mod synth_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -40,6 +41,8 @@ enum Command {
     Golden(golden_cmd::GoldenArgs),
     /// Generate Verilog and its JSON manifest: `lpgen rtl lns-mul --format lns:5:6 --out rtl/`
     Rtl(rtl_cmd::RtlArgs),
+    /// Synthesize, place and route: `lpgen synth lns-mul --format lns:5:6 --target ice40-up5k`
+    Synth(synth_cmd::SynthArgs),
     /// A short tour: the seeds' worked examples computed by the golden model
     Demo,
 }
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Golden(args) => golden_cmd::run(&args, &mut out),
         Command::Rtl(args) => rtl_cmd::run(&args, &mut out),
+        Command::Synth(args) => synth_cmd::run(&args, &mut out),
         Command::Demo => demo::run(&mut out),
     };
     let flushed = out.flush();

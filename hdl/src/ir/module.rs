@@ -78,6 +78,15 @@ impl StagePlan {
     }
 }
 
+/// The start of parallel datapaths ([`Module::fork`]) and the furthest any has reached.
+#[derive(Clone, Copy, Debug)]
+pub struct Fork {
+    cycle: u32,
+    boundary: usize,
+    end_cycle: u32,
+    end_boundary: usize,
+}
+
 /// A module under construction.
 #[derive(Debug)]
 pub struct Module {
@@ -161,6 +170,34 @@ impl Module {
     /// How many candidate boundaries the generator has marked so far.
     pub fn boundaries(&self) -> usize {
         self.boundary
+    }
+
+    /// Starts parallel datapaths (an ALU's ops, a vector's lanes): each branch begins at this
+    /// cycle and candidate boundary. Call [`Module::next_branch`] between branches and
+    /// [`Module::join`] after the last; results of shorter branches are delayed where they
+    /// are read, as any older signal.
+    pub fn fork(&self) -> Fork {
+        Fork {
+            cycle: self.cycle,
+            boundary: self.boundary,
+            end_cycle: self.cycle,
+            end_boundary: self.boundary,
+        }
+    }
+
+    /// Ends a branch of `f` and rewinds to its start for the next.
+    pub fn next_branch(&mut self, f: &mut Fork) {
+        f.end_cycle = f.end_cycle.max(self.cycle);
+        f.end_boundary = f.end_boundary.max(self.boundary);
+        self.cycle = f.cycle;
+        self.boundary = f.boundary;
+    }
+
+    /// Ends the last branch of `f`: the module continues after the longest branch.
+    pub fn join(&mut self, mut f: Fork) {
+        self.next_branch(&mut f);
+        self.cycle = f.end_cycle;
+        self.boundary = f.end_boundary;
     }
 
     pub fn input(&mut self, name: &str, width: u32) -> E {

@@ -1,15 +1,227 @@
-//! One vector lane of a format (`alu`) and L lanes of it (`vector`).
+//! One vector lane of a format (`alu`) and L lanes of it (`vector`), following the golden
+//! `lpgen_golden::Alu` (opcodes, results, compare codes, conversion).
+//!
+//! Ports (w = word width of F, wt = of the conversion format T = `--to`, default F; word i
+//! of a bus is bits [i·w+w−1 : i·w]; `alu` is the one-lane case):
+//! - `op` (4): the opcode, shared by every lane (`AluOp`: 0 add, 1 sub, 2 mul, 3 div,
+//!   4 max, 5 min, 6 lt, 7 neg, 8 abs, 9 select, 10 convert; 11..15 give zero)
+//! - `a`, `b` (L·w), `sel` (L), `t_in` (L·wt)
+//! - `y` (L·w): the opcode's result; `t_out` (L·wt): `a` converted to T, on every opcode
+//! - `cmp` (2L): a vs b, 0 equal, 1 less, 2 greater, 3 unordered; `nan` (L): `y` is NaN/NaR
+//!
+//! Every op has its own datapath; all start together and the result is chosen by `op` at
+//! the end, so the latency is that of the longest (the add, or the posit divider) and a new
+//! operation of any kind enters every cycle. `--stages S` spreads S registers over each
+//! datapath's candidate boundaries (LNS 3, posit 4, fix 2).
 
-use super::{not_yet, Built, GenError, Params};
+use lpgen_golden::{AluOp, Calc, Format, ALU_OP_BITS};
+
+use super::{finish, fix, lns, posit, start, Built, GenError, Params, Unit};
+use crate::ir::{cat, konst, mux, Module, E};
+
+/// One lane's inputs (already in the lane's cycle).
+pub(crate) struct LaneIn {
+    pub op: E,
+    pub a: E,
+    pub b: E,
+    pub sel: E,
+    pub t_in: E,
+}
+
+/// One lane's outputs.
+pub(crate) struct LaneOut {
+    pub y: E,
+    pub t_out: E,
+    pub cmp: E,
+    pub nan: E,
+}
+
+/// What a family's lane computes before the shared select: every opcode's result.
+pub(crate) struct OpResults {
+    /// (opcode, result word) for each opcode the family computes itself.
+    pub results: Vec<(AluOp, E)>,
+    /// a vs b: (less, greater, unordered).
+    pub less: E,
+    pub greater: E,
+    pub unordered: E,
+    /// `t_in` converted to F, and `a` converted to T.
+    pub from_t: E,
+    pub to_t: E,
+}
+
+/// Candidate stage boundaries of a lane of `f`.
+fn candidates(f: Format) -> u32 {
+    match f {
+        Format::Lns(_) => lns::LANE_STAGES,
+        Format::Posit(_) => posit::LANE_STAGES,
+        _ => fix::LANE_STAGES,
+    }
+}
+
+/// The lane's format pair, checked by the golden definition (same family, no f32).
+fn formats(p: &Params) -> Result<(Format, Format), GenError> {
+    let to = p.to.unwrap_or(p.format);
+    lpgen_golden::Alu::new(p.format, to).map_err(|e| GenError(e.to_string()))?;
+    Ok((p.format, to))
+}
+
+/// Builds one lane (wires named `PX…`).
+pub(crate) fn lane(m: &mut Module, f: Format, to: Format, px: &str, io: &LaneIn) -> LaneOut {
+    let is = |op: AluOp| io.op.eq_k(op.code() as u128);
+    let r = match (f, to) {
+        (Format::Lns(f), Format::Lns(t)) => lns::lane_ops(m, f, t, px, io, &is),
+        (Format::Posit(f), Format::Posit(t)) => posit::lane_ops(m, f, t, px, io, &is),
+        (Format::Fix(f), Format::Fix(t)) => fix::lane_ops(m, f, t, px, io, &is),
+        _ => unreachable!("checked by formats()"),
+    };
+    let calc: Calc = f.calc();
+    let w = f.width();
+    let word = |v: u64| konst(w, v as u128);
+    let mut results = r.results;
+    let ordered_less = r.less.and(&r.unordered.not());
+    results.push((
+        AluOp::Lt,
+        mux(&ordered_less, &word(calc.one()), &word(calc.zero())),
+    ));
+    results.push((AluOp::Select, mux(&io.sel, &io.a, &io.b)));
+    results.push((AluOp::Convert, r.from_t));
+    // The shared select, in the cycle the longest datapath ends in (older results are
+    // delayed to it). Unassigned opcodes give zero.
+    let mut y = word(calc.zero());
+    for (op, v) in results {
+        y = mux(&is(op), &v, &y);
+    }
+    let y = m.wire(&format!("{px}result"), &y);
+    let cmp = mux(
+        &r.unordered,
+        &konst(2, 3),
+        &cat(&[r.greater.clone(), r.less.clone()]),
+    );
+    let nan = match f {
+        Format::Fix(_) => konst(1, 0),
+        _ => y.eq_k(calc_nan(&calc) as u128),
+    };
+    LaneOut {
+        y,
+        t_out: r.to_t,
+        cmp,
+        nan,
+    }
+}
+
+fn calc_nan(c: &Calc) -> u64 {
+    match c {
+        Calc::Lns(l) => l.fmt.nan(),
+        Calc::Posit(p) => p.nar(),
+        _ => 0,
+    }
+}
+
+/// `alu` (one lane) and `vector` (`p.lanes` lanes).
+fn build(p: &Params, lanes: u32) -> Result<Built, GenError> {
+    let (f, to) = formats(p)?;
+    let (mut m, valid) = start(p, candidates(f))?;
+    let (w, wt) = (f.width(), to.width());
+    let op = m.input("op", ALU_OP_BITS);
+    let a = m.input("a", lanes * w);
+    let b = m.input("b", lanes * w);
+    let sel = m.input("sel", lanes);
+    let t_in = m.input("t_in", lanes * wt);
+    let word = |bus: &E, i: u32, w: u32| bus.bits(i * w + w - 1, i * w);
+    let mut fork = m.fork();
+    let mut outs = vec![];
+    for i in 0..lanes {
+        let px = if lanes == 1 {
+            String::new()
+        } else {
+            format!("l{i}_")
+        };
+        let io = LaneIn {
+            op: op.clone(),
+            a: word(&a, i, w),
+            b: word(&b, i, w),
+            sel: sel.bit(i),
+            t_in: word(&t_in, i, wt),
+        };
+        outs.push(lane(&mut m, f, to, &px, &io));
+        m.next_branch(&mut fork);
+    }
+    m.join(fork);
+    // Buses put lane 0 in the low bits: `cat` takes the most significant part first.
+    let bus = |get: &dyn Fn(&LaneOut) -> E| cat(&outs.iter().rev().map(get).collect::<Vec<_>>());
+    m.output("y", &bus(&|o| o.y.clone()));
+    m.output("t_out", &bus(&|o| o.t_out.clone()));
+    m.output("cmp", &bus(&|o| o.cmp.clone()));
+    m.output("nan", &bus(&|o| o.nan.clone()));
+    let tables = match (f, to) {
+        (Format::Lns(lf), _) => lns::table_digests(lf),
+        _ => vec![],
+    };
+    finish(m, &valid, tables)
+}
 
 pub(crate) fn alu(p: &Params) -> Result<Built, GenError> {
-    Err(not_yet(p))
+    if p.lanes != 1 {
+        return Err(GenError(format!(
+            "unit 'alu' is one lane; for {} lanes use 'vector --lanes {}'",
+            p.lanes, p.lanes
+        )));
+    }
+    build(p, 1)
 }
 
 pub(crate) fn vector(p: &Params) -> Result<Built, GenError> {
-    Err(not_yet(p))
+    build(p, p.lanes)
 }
 
-pub(crate) fn grid(_full: bool) -> Vec<Params> {
-    vec![]
+/// The ALU and vector designs of the lint grid.
+pub(crate) fn grid(full: bool) -> Vec<Params> {
+    let pairs: Vec<(&str, &str)> = if full {
+        vec![
+            ("lns:5:6", "lns:5:6"),
+            ("lns:5:6", "lns:5:4"),
+            ("lns:3:2", "lns:4:4"),
+            ("lns:7:10", "lns:5:6"),
+            ("posit:8:0", "posit:8:0"),
+            ("posit:16:1", "posit:8:0"),
+            ("posit:8", "posit:16"),
+            ("posit:32:2", "posit:16:1"),
+            ("posit:4:0", "posit:5:1:u"),
+            ("fix:7:8", "fix:7:8"),
+            ("fix:7:8", "fix:3:4"),
+            ("fix:15:16", "fix:7:8"),
+            ("fix:0:7", "fix:3:0"),
+        ]
+    } else {
+        vec![
+            ("lns:5:6", "lns:5:4"),
+            ("posit:8:0", "posit:16:1"),
+            ("posit:16:1", "posit:16:1"),
+            ("fix:7:8", "fix:3:4"),
+        ]
+    };
+    let mut g = vec![];
+    for (f, t) in pairs {
+        let f: Format = f.parse().unwrap();
+        let to = Some(t.parse().unwrap()).filter(|t| *t != f);
+        let max = candidates(f);
+        let stages: Vec<u32> = if full {
+            (0..=max).collect()
+        } else {
+            vec![0, max]
+        };
+        for s in stages {
+            let mut p = Params::new(Unit::Alu, f).stages(s);
+            p.to = to;
+            g.push(p);
+        }
+        let lanes: &[u32] = if full { &[4, 16] } else { &[4] };
+        for &l in lanes {
+            let mut p = Params::new(Unit::Vector, f).stages(if full { 1 } else { max });
+            p.lanes = l;
+            p.to = to;
+            g.push(p);
+        }
+    }
+    g
 }

@@ -148,6 +148,8 @@ pub struct Params {
     pub lanes: u32,
     /// PE kind (array only).
     pub pe: PeKind,
+    /// The conversion format of an ALU lane (alu, vector; same family; `None`: the format).
+    pub to: Option<Format>,
 }
 
 impl Params {
@@ -166,6 +168,7 @@ impl Params {
             cols: 1,
             lanes: 1,
             pe,
+            to: None,
         }
     }
 
@@ -217,8 +220,14 @@ pub fn top_name(p: &Params) -> String {
         Unit::Vector => format!("_l{}", p.lanes),
         _ => String::new(),
     };
+    let to = match (p.unit, p.to) {
+        (Unit::Alu | Unit::Vector, Some(t)) if t != p.format => {
+            format!("_to_{}", t.to_string().replace(':', "_"))
+        }
+        _ => String::new(),
+    };
     format!(
-        "lpgen_{}_{f}{extra}_s{}",
+        "lpgen_{}_{f}{to}{extra}_s{}",
         p.unit.name().replace('-', "_"),
         p.stages
     )
@@ -289,7 +298,7 @@ fn manifest(p: &Params, b: &Built, top: &str) -> String {
         .map(|(n, d)| format!("    \"{}\": \"{}\"", esc(n), esc(d)))
         .collect();
     format!(
-        "{{\n  \"top\": \"{top}\",\n  \"unit\": \"{}\",\n  \"format\": \"{}\",\n  \"parameters\": {{\"stages\": {}, \"rows\": {}, \"cols\": {}, \"lanes\": {}, \"pe\": \"{}\"}},\n  \"latency\": {},\n  \"generator\": \"lpgen {GENERATOR_VERSION}\",\n  \"ports\": [\n{}\n  ],\n  \"tables\": {{{}{}{}}}\n}}\n",
+        "{{\n  \"top\": \"{top}\",\n  \"unit\": \"{}\",\n  \"format\": \"{}\",\n  \"parameters\": {{\"stages\": {}, \"rows\": {}, \"cols\": {}, \"lanes\": {}, \"pe\": \"{}\", \"to\": \"{}\"}},\n  \"latency\": {},\n  \"generator\": \"lpgen {GENERATOR_VERSION}\",\n  \"ports\": [\n{}\n  ],\n  \"tables\": {{{}{}{}}}\n}}\n",
         p.unit.name(),
         p.format,
         p.stages,
@@ -297,17 +306,13 @@ fn manifest(p: &Params, b: &Built, top: &str) -> String {
         p.cols,
         p.lanes,
         p.pe.name(),
+        p.to.unwrap_or(p.format),
         b.latency,
         ports.join(",\n"),
         if tables.is_empty() { "" } else { "\n" },
         tables.join(",\n"),
         if tables.is_empty() { "" } else { "\n  " },
     )
-}
-
-/// The refusal of a unit that is not generated yet.
-pub(crate) fn not_yet(p: &Params) -> GenError {
-    GenError(format!("unit '{}' is not generated yet", p.unit.name()))
 }
 
 /// Generates the design `p` selects.

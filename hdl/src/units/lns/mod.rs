@@ -6,8 +6,10 @@
 //! share; a core given `staged = true` marks its candidate stage boundaries with
 //! `m.stage()`, otherwise it is one combinational block in the current cycle.
 
+mod lane;
 mod mac;
 
+pub(crate) use lane::{lane_ops, LANE_STAGES};
 pub(crate) use mac::{kahan, kahan_pe, plain_pe};
 
 use lpgen_golden::{Format, GTables, LnsFormat};

@@ -15,15 +15,17 @@
 
 mod decode;
 mod encode;
+mod lane;
 mod quire;
 
 use lpgen_golden::{Format, PositFormat};
 
 use super::{finish, start, Built, GenError, Params, Unit};
-use crate::ir::{cat, konst, mux, E};
+use crate::ir::{cat, konst, mux, Module, E};
 use decode::{decode, lzc, max_scale, sbits};
 use encode::encode;
 
+pub(crate) use lane::{lane_ops, LANE_STAGES};
 #[allow(unused_imports)] // quire_pe: used by the array generator
 pub(crate) use quire::{mac, quire_pe};
 
@@ -53,30 +55,40 @@ fn nar_word(f: PositFormat) -> E {
 pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
     let f = posit_format(p.format, "unit 'posit-add'")?;
     let (mut m, valid) = start(p, ADD_STAGES)?;
-    let n = f.n;
-    let a = m.input("a", n);
-    let b = m.input("b", n);
+    let a = m.input("a", f.n);
+    let b = m.input("b", f.n);
     let sub = m.input("sub", 1);
-    let da = decode(&mut m, f, "a", &a);
-    let db = decode(&mut m, f, "b", &b);
-    let is_nar = m.wire("is_nar", &da.nar.or(&db.nar));
+    let (y, nar) = add_core(&mut m, f, "", &a, &b, &sub);
+    m.output("y", &y);
+    m.output("nar", &nar);
+    finish(m, &valid, vec![])
+}
+
+/// The adder's datapath (wires named `PX…`): (y, nar) in the cycle it ends in. Marks
+/// [`ADD_STAGES`] candidate boundaries.
+pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, sub: &E) -> (E, E) {
+    let w = |s: &str| format!("{px}{s}");
+    let n = f.n;
+    let da = decode(m, f, &w("a"), a);
+    let db = decode(m, f, &w("b"), b);
+    let is_nar = m.wire(&w("is_nar"), &da.nar.or(&db.nar));
     // −b is the two's-complement negation of the word: same scale and significand, other sign.
-    let b_word = m.wire("b_signed", &mux(&sub, &konst(n, 0).sub(&b), &b));
-    let sb = m.wire("b_sign_eff", &db.sign.xor(&sub));
+    let b_word = m.wire(&w("b_signed"), &mux(sub, &konst(n, 0).sub(b), b));
+    let sb = m.wire(&w("b_sign_eff"), &db.sign.xor(sub));
     // The larger magnitude leads (patterns order like magnitudes).
-    let swap = m.wire("swap", &da.mag.lt(&db.mag));
+    let swap = m.wire(&w("swap"), &da.mag.lt(&db.mag));
     let pick = |x: &E, y: &E| mux(&swap, y, x);
-    let big_sign = m.wire("big_sign", &pick(&da.sign, &sb));
-    let eff_sub = m.wire("eff_sub", &big_sign.xor(&pick(&sb, &da.sign)));
-    let big_scale = m.wire("big_scale", &pick(&da.scale, &db.scale));
-    let small_scale = m.wire("small_scale", &pick(&db.scale, &da.scale));
-    let big_sig = m.wire("big_sig", &pick(&da.sig, &db.sig));
-    let small_sig = m.wire("small_sig", &pick(&db.sig, &da.sig));
+    let big_sign = m.wire(&w("big_sign"), &pick(&da.sign, &sb));
+    let eff_sub = m.wire(&w("eff_sub"), &big_sign.xor(&pick(&sb, &da.sign)));
+    let big_scale = m.wire(&w("big_scale"), &pick(&da.scale, &db.scale));
+    let small_scale = m.wire(&w("small_scale"), &pick(&db.scale, &da.scale));
+    let big_sig = m.wire(&w("big_sig"), &pick(&da.sig, &db.sig));
+    let small_sig = m.wire(&w("small_sig"), &pick(&db.sig, &da.sig));
     m.stage();
     // Align: d = scale difference >= 0; bits shifted out of the small operand become sticky.
     let dw = big_scale.width + 1;
     let d = m.wire(
-        "align_shift",
+        &w("align_shift"),
         &big_scale.sext(dw).sub(&small_scale.sext(dw)),
     );
     let aw = big_sig.width + 4;
@@ -84,35 +96,33 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
     let av = cat(&[zero1.clone(), big_sig, konst(3, 0)]);
     let bv = cat(&[zero1.clone(), small_sig, konst(3, 0)]);
     let ones = konst(aw, (1u128 << aw) - 1);
-    let lost = m.wire("align_sticky", &bv.and(&ones.shl(&d).not()).any());
-    let bs = m.wire("aligned", &bv.shr(&d).or(&lost.zext(aw)));
-    let sum = m.wire("sum", &mux(&eff_sub, &av.sub(&bs), &av.add(&bs)));
+    let lost = m.wire(&w("align_sticky"), &bv.and(&ones.shl(&d).not()).any());
+    let bs = m.wire(&w("aligned"), &bv.shr(&d).or(&lost.zext(aw)));
+    let sum = m.wire(&w("sum"), &mux(&eff_sub, &av.sub(&bs), &av.add(&bs)));
     m.stage();
     // Normalise: the sum's leading one becomes the hidden bit. Its MSB has weight 2^(scale+1).
-    let (lz, sum_zero) = lzc(&mut m, "sum", &sum);
-    let norm = m.wire("norm", &sum.shl(&lz));
+    let (lz, sum_zero) = lzc(m, &w("sum"), &sum);
+    let norm = m.wire(&w("norm"), &sum.shl(&lz));
     let ms = max_scale(f);
     let rw = sbits(-(ms + aw as i64), ms + 1)
         .max(lz.width + 1)
         .max(big_scale.width);
     let scale = m.wire(
-        "norm_scale",
+        &w("norm_scale"),
         &big_scale.sext(rw).add(&konst(rw, 1)).sub(&lz.zext(rw)),
     );
     m.stage();
-    let word = encode(&mut m, f, "enc", &big_sign, &scale, &norm, &zero1, true);
+    let word = encode(m, f, &w("enc"), &big_sign, &scale, &norm, &zero1, true);
     let y = mux(
         &is_nar,
         &nar_word(f),
         &mux(
             &da.zero,
             &b_word,
-            &mux(&db.zero, &a, &mux(&sum_zero, &konst(n, 0), &word)),
+            &mux(&db.zero, a, &mux(&sum_zero, &konst(n, 0), &word)),
         ),
     );
-    m.output("y", &y);
-    m.output("nar", &is_nar);
-    finish(m, &valid, vec![])
+    (y, is_nar)
 }
 
 /// `posit-mul`: y = a·b. Golden `PositFormat::mul`: the exact product of the significands
@@ -120,30 +130,38 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
 pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
     let f = posit_format(p.format, "unit 'posit-mul'")?;
     let (mut m, valid) = start(p, MUL_STAGES)?;
+    let a = m.input("a", f.n);
+    let b = m.input("b", f.n);
+    let (y, nar) = mul_core(&mut m, f, "", &a, &b);
+    m.output("y", &y);
+    m.output("nar", &nar);
+    finish(m, &valid, vec![])
+}
+
+/// The multiplier's datapath (wires named `PX…`): (y, nar). Marks [`MUL_STAGES`] candidate
+/// boundaries.
+pub(crate) fn mul_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -> (E, E) {
+    let w = |s: &str| format!("{px}{s}");
     let n = f.n;
-    let a = m.input("a", n);
-    let b = m.input("b", n);
-    let da = decode(&mut m, f, "a", &a);
-    let db = decode(&mut m, f, "b", &b);
-    let is_nar = m.wire("is_nar", &da.nar.or(&db.nar));
-    let is_zero = m.wire("is_zero", &da.zero.or(&db.zero));
-    let neg = m.wire("neg", &da.sign.xor(&db.sign));
+    let da = decode(m, f, &w("a"), a);
+    let db = decode(m, f, &w("b"), b);
+    let is_nar = m.wire(&w("is_nar"), &da.nar.or(&db.nar));
+    let is_zero = m.wire(&w("is_zero"), &da.zero.or(&db.zero));
+    let neg = m.wire(&w("neg"), &da.sign.xor(&db.sign));
     let ms = max_scale(f);
     let sw = sbits(-2 * ms, 2 * ms + 1).max(da.scale.width);
-    let esum = m.wire("scale_sum", &da.scale.sext(sw).add(&db.scale.sext(sw)));
+    let esum = m.wire(&w("scale_sum"), &da.scale.sext(sw).add(&db.scale.sext(sw)));
     m.stage();
-    let prod = m.wire("product", &da.sig.mul_full(&db.sig));
+    let prod = m.wire(&w("product"), &da.sig.mul_full(&db.sig));
     m.stage();
     let pw = prod.width;
     let carry = prod.msb();
     let sig = mux(&carry, &prod, &cat(&[prod.low(pw - 1), konst(1, 0)]));
-    let sig = m.wire("product_sig", &sig);
-    let scale = m.wire("product_scale", &esum.add(&carry.zext(sw)));
-    let word = encode(&mut m, f, "enc", &neg, &scale, &sig, &konst(1, 0), true);
+    let sig = m.wire(&w("product_sig"), &sig);
+    let scale = m.wire(&w("product_scale"), &esum.add(&carry.zext(sw)));
+    let word = encode(m, f, &w("enc"), &neg, &scale, &sig, &konst(1, 0), true);
     let y = mux(&is_nar, &nar_word(f), &mux(&is_zero, &konst(n, 0), &word));
-    m.output("y", &y);
-    m.output("nar", &is_nar);
-    finish(m, &valid, vec![])
+    (y, is_nar)
 }
 
 /// The posit designs of the lint grid.

@@ -12,6 +12,10 @@
 //! accumulator (the read-out rounding then works on the accumulator register itself).
 //! Latency = stages; a new op every cycle, back to back.
 
+mod lane;
+
+pub(crate) use lane::{lane_ops, LANE_STAGES};
+
 use lpgen_golden::{FixFormat, Format};
 
 use super::{finish, start, Built, GenError, Params, PeIo};
@@ -35,27 +39,35 @@ fn product(m: &mut Module, f: FixFormat, prefix: &str, a: &E, b: &E) -> E {
 /// The accumulator rounded once to F fraction bits (ties to even) and saturated to a word:
 /// (word, saturated).
 fn round_sat(m: &mut Module, f: FixFormat, prefix: &str, acc: &E) -> (E, E) {
-    let n = acc.width;
-    let w = f.width();
-    let fb = f.frac_bits;
-    // acc holds value·2^(2F); keep value·2^F, one bit wider so rounding up cannot wrap.
-    let q = acc.bits(n - 1, fb).sext(n - fb + 1);
-    let rounded = if fb == 0 {
+    let r = rne_shr(m, prefix, acc, f.frac_bits);
+    saturate(m, prefix, &r, f.width())
+}
+
+/// Two's-complement `x` / 2^sh rounded to nearest, ties to even, in x.width − sh + 1 bits
+/// (one more, so rounding up cannot wrap). Wires `PREFIXround_up`, `PREFIXrounded`.
+fn rne_shr(m: &mut Module, prefix: &str, x: &E, sh: u32) -> E {
+    let n = x.width;
+    let q = x.bits(n - 1, sh).sext(n - sh + 1);
+    let rounded = if sh == 0 {
         q
     } else {
-        let half = acc.bit(fb - 1);
-        let sticky = if fb >= 2 {
-            acc.bits(fb - 2, 0).any()
+        let half = x.bit(sh - 1);
+        let sticky = if sh >= 2 {
+            x.bits(sh - 2, 0).any()
         } else {
             konst(1, 0)
         };
         let up = m.wire(
             &format!("{prefix}round_up"),
-            &half.and(&sticky.or(&acc.bit(fb))),
+            &half.and(&sticky.or(&x.bit(sh))),
         );
-        q.add(&up.zext(n - fb + 1))
+        q.add(&up.zext(n - sh + 1))
     };
-    let r = m.wire(&format!("{prefix}rounded"), &rounded);
+    m.wire(&format!("{prefix}rounded"), &rounded)
+}
+
+/// Two's-complement `r` (wider than `w`) saturated to `w` bits: (word, saturated).
+fn saturate(m: &mut Module, prefix: &str, r: &E, w: u32) -> (E, E) {
     let qw = r.width;
     // It fits a word when the bits above the word's sign bit repeat it.
     let top = r.bits(qw - 1, w - 1);

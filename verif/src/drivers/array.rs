@@ -1,0 +1,307 @@
+//! The systolic `array` of every PE kind against the golden matrix product: random tiles
+//! (every other one smaller than the array, zero words outside it), K up to 24 streamed in
+//! two chunks with bubbles between them (bubbles carry random operands and controls that must
+//! be ignored), sometimes a snapshot (`last`) after the first chunk, tiles back to back at the
+//! minimum spacing of two `last` steps or with gaps. Each `last` step expects every word of
+//! `c_out` exactly `latency` cycles later, and `out_valid` nowhere else.
+
+use lpgen_golden::{FixAcc, FixFormat, Format, Kahan, Lns, PositFormat, Quire};
+use lpgen_hdl::{Params, PeKind};
+
+use super::words::{fix_word, posit_word, LnsRef};
+use super::{no_exhaustive, Ctx, Mode, Plan};
+use crate::layout::put_bits;
+use crate::rng::Rng;
+use crate::{Result, VerifError};
+
+pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
+    match mode {
+        Mode::Exhaustive => Err(no_exhaustive(
+            p,
+            "matrix products have no finite operand space",
+        )),
+        Mode::Vectors(n) => Ok(Plan { cycles: n, drive }),
+    }
+}
+
+/// The golden accumulators of all R·C PEs, row-major.
+pub enum Pes {
+    Kahan(Lns, Vec<Kahan>),
+    Plain(Lns, Vec<u64>),
+    Quire(Vec<Quire>),
+    Fix(Vec<FixAcc>),
+}
+
+impl Pes {
+    pub fn new(p: &Params) -> Result<Pes> {
+        let n = (p.rows * p.cols) as usize;
+        Ok(match (p.pe, p.format) {
+            (PeKind::LnsKahan, Format::Lns(f)) => {
+                let l = f.ctx();
+                Pes::Kahan(l, vec![Kahan::new(&l); n])
+            }
+            (PeKind::LnsPlain, Format::Lns(f)) => Pes::Plain(f.ctx(), vec![f.zero(); n]),
+            (PeKind::PositQuire, Format::Posit(f)) => Pes::Quire(vec![Quire::new(f); n]),
+            (PeKind::Fix, Format::Fix(f)) => Pes::Fix(vec![FixAcc::new(f); n]),
+            _ => {
+                return Err(VerifError(format!(
+                    "array PE '{}' does not work on {}",
+                    p.pe.name(),
+                    p.format
+                )))
+            }
+        })
+    }
+
+    /// One step k for every PE (r, c): acc(r, c) (+)= a[r]·b[c], from zero if `clear`.
+    pub fn step(&mut self, a: &[u64], b: &[u64], clear: bool) {
+        let cols = b.len();
+        match self {
+            Pes::Kahan(l, v) => {
+                for (i, k) in v.iter_mut().enumerate() {
+                    if clear {
+                        *k = Kahan::new(l);
+                    }
+                    k.add(l, l.mul(a[i / cols], b[i % cols]));
+                }
+            }
+            Pes::Plain(l, v) => {
+                for (i, s) in v.iter_mut().enumerate() {
+                    let x = l.mul(a[i / cols], b[i % cols]);
+                    *s = l.add(if clear { l.fmt.zero() } else { *s }, x);
+                }
+            }
+            Pes::Quire(v) => {
+                for (i, q) in v.iter_mut().enumerate() {
+                    if clear {
+                        q.clear();
+                    }
+                    q.fma(a[i / cols], b[i % cols], false);
+                }
+            }
+            Pes::Fix(v) => {
+                for (i, acc) in v.iter_mut().enumerate() {
+                    if clear {
+                        acc.clear();
+                    }
+                    acc.add_product(a[i / cols], b[i % cols]);
+                }
+            }
+        }
+    }
+
+    /// The read-out word of PE i.
+    pub fn word(&self, i: usize) -> u64 {
+        match self {
+            Pes::Kahan(_, v) => v[i].sum,
+            Pes::Plain(_, v) => v[i],
+            Pes::Quire(v) => v[i].to_posit(),
+            Pes::Fix(v) => v[i].to_word(),
+        }
+    }
+}
+
+/// Operand words for tiles.
+enum Words {
+    Lns(LnsRef),
+    Posit(PositFormat),
+    Fix(FixFormat),
+}
+
+impl Words {
+    fn new(f: Format) -> Words {
+        match f {
+            Format::Lns(l) => Words::Lns(LnsRef::new(l)),
+            Format::Posit(p) => Words::Posit(p),
+            Format::Fix(x) => Words::Fix(x),
+            Format::F32 => unreachable!("refused by Pes::new"),
+        }
+    }
+    fn get(&self, r: &mut Rng, small: bool) -> u64 {
+        match self {
+            Words::Lns(l) => l.operand(r),
+            Words::Posit(p) => posit_word(r, *p),
+            Words::Fix(f) => fix_word(r, *f, small),
+        }
+    }
+}
+
+struct Io {
+    rows: usize,
+    cols: usize,
+    w: u32,
+    a: usize,
+    b: usize,
+    valid: usize,
+    clear: usize,
+    last: usize,
+    c: usize,
+    ins: Vec<u64>,
+    want: Vec<u64>,
+}
+
+impl Io {
+    fn set(&mut self, a: &[u64], b: &[u64], valid: bool, clear: bool, last: bool) {
+        self.ins.iter_mut().for_each(|x| *x = 0);
+        let w = self.w as usize;
+        for (i, &x) in a.iter().enumerate() {
+            put_bits(&mut self.ins[self.a..], i * w, self.w, x);
+        }
+        for (i, &x) in b.iter().enumerate() {
+            put_bits(&mut self.ins[self.b..], i * w, self.w, x);
+        }
+        self.ins[self.valid] = valid as u64;
+        self.ins[self.clear] = clear as u64;
+        self.ins[self.last] = last as u64;
+    }
+}
+
+fn drive(ctx: &mut Ctx) -> Result<()> {
+    let p = ctx.p;
+    let l = ctx.layout;
+    let mut pes = Pes::new(p)?;
+    let words = Words::new(p.format);
+    let zero = p.format.calc().zero();
+    let (rows, cols) = (p.rows as usize, p.cols as usize);
+    let mut io = Io {
+        rows,
+        cols,
+        w: p.format.width(),
+        a: l.slot("a_in")?,
+        b: l.slot("b_in")?,
+        valid: l.slot("in_valid")?,
+        clear: l.slot("clear")?,
+        last: l.slot("last")?,
+        c: l.slot("c_out")?,
+        ins: vec![0; l.in_slots],
+        want: vec![0; l.out_slots],
+    };
+    let Mode::Vectors(n) = ctx.mode else {
+        unreachable!("checked by plan")
+    };
+    let mut r = Rng(ctx.seed);
+    let spacing = (rows + cols - 1) as u64;
+    let mut last_at: Option<u64> = None;
+    let mask = (1u64 << io.w) - 1;
+    let bubble = |ctx: &mut Ctx, io: &mut Io, r: &mut Rng| {
+        let a: Vec<u64> = (0..io.rows).map(|_| r.next() & mask).collect();
+        let b: Vec<u64> = (0..io.cols).map(|_| r.next() & mask).collect();
+        io.set(&a, &b, false, r.coin(), r.coin());
+        ctx.chk.push(&io.ins, None);
+    };
+    let mut tile = 0u64;
+    while ctx.chk.cycle() < n {
+        let (m, nn) = if tile % 2 == 0 {
+            (rows, cols)
+        } else {
+            (
+                1 + r.below(rows as u64) as usize,
+                1 + r.below(cols as u64) as usize,
+            )
+        };
+        tile += 1;
+        let k = 1 + r.below(24) as usize;
+        let small = r.coin();
+        let split = if k >= 2 {
+            1 + r.below(k as u64 - 1) as usize
+        } else {
+            k
+        };
+        let snapshot = r.below(3) == 0;
+        ctx.chk.mark_restart();
+        for kk in 0..k {
+            if kk == split {
+                for _ in 0..r.below(4) {
+                    bubble(ctx, &mut io, &mut r);
+                }
+            }
+            let a: Vec<u64> = (0..rows)
+                .map(|i| {
+                    if i < m {
+                        words.get(&mut r, small)
+                    } else {
+                        zero
+                    }
+                })
+                .collect();
+            let b: Vec<u64> = (0..cols)
+                .map(|j| {
+                    if j < nn {
+                        words.get(&mut r, small)
+                    } else {
+                        zero
+                    }
+                })
+                .collect();
+            let last = kk + 1 == k || (snapshot && kk + 1 == split);
+            if last {
+                while last_at.is_some_and(|prev| ctx.chk.cycle() - prev < spacing) {
+                    bubble(ctx, &mut io, &mut r);
+                }
+                last_at = Some(ctx.chk.cycle());
+            }
+            pes.step(&a, &b, kk == 0);
+            io.set(&a, &b, true, kk == 0, last);
+            if last {
+                io.want.iter_mut().for_each(|x| *x = 0);
+                for i in 0..rows * cols {
+                    put_bits(&mut io.want[io.c..], i * io.w as usize, io.w, pes.word(i));
+                }
+                ctx.chk.push(&io.ins, Some(&io.want));
+            } else {
+                ctx.chk.push(&io.ins, None);
+            }
+        }
+        for _ in 0..r.below(3).saturating_sub(1) {
+            bubble(ctx, &mut io, &mut r);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lpgen_golden::SumMode;
+    use lpgen_hdl::Unit;
+
+    /// The incremental PE accumulators are the golden dot products (`Calc::dot`).
+    #[test]
+    fn pe_accumulators_equal_the_golden_dot_products() {
+        for (fmt, pe, mode) in [
+            ("lns:5:6", PeKind::LnsKahan, SumMode::Kahan),
+            ("lns:5:6", PeKind::LnsPlain, SumMode::Naive),
+            ("posit:16", PeKind::PositQuire, SumMode::Quire),
+            ("fix:7:8", PeKind::Fix, SumMode::Quire),
+        ] {
+            let mut p = Params::new(Unit::Array, fmt.parse().unwrap());
+            (p.rows, p.cols, p.pe) = (2, 3, pe);
+            let c = p.format.calc();
+            let words = Words::new(p.format);
+            let mut r = Rng(7);
+            for _ in 0..50 {
+                let k = 1 + r.below(30) as usize;
+                let a: Vec<Vec<u64>> = (0..k)
+                    .map(|_| (0..2).map(|_| words.get(&mut r, true)).collect())
+                    .collect();
+                let b: Vec<Vec<u64>> = (0..k)
+                    .map(|_| (0..3).map(|_| words.get(&mut r, true)).collect())
+                    .collect();
+                let mut pes = Pes::new(&p).unwrap();
+                for kk in 0..k {
+                    pes.step(&a[kk], &b[kk], kk == 0);
+                }
+                for i in 0..6 {
+                    let x: Vec<u64> = a.iter().map(|v| v[i / 3]).collect();
+                    let y: Vec<u64> = b.iter().map(|v| v[i % 3]).collect();
+                    assert_eq!(
+                        pes.word(i),
+                        c.dot(mode, &x, &y).unwrap(),
+                        "{fmt} {}",
+                        pe.name()
+                    );
+                }
+            }
+        }
+    }
+}

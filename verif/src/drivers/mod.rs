@@ -1,0 +1,285 @@
+//! The drivers: for each unit, stimuli and the golden model's answer for every step, fed to
+//! the RTL (through a [`Checker`]) in the same order. [`run`] is the registry: one match arm
+//! per unit; a unit without a driver is refused in one line.
+
+mod array;
+mod binary;
+mod kahan;
+mod mac;
+pub(crate) mod words;
+
+use std::path::{Path, PathBuf};
+
+use lpgen_golden::{Calc, Format};
+use lpgen_hdl::{generate, Design, Params, Unit};
+
+use crate::engine::{replay_vcd, Checker, Mismatch, Replay};
+use crate::layout::{get_bits, Layout};
+use crate::runtime::{Model, Toolchain};
+use crate::{Result, VerifError};
+
+/// What to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Every operand pair (where the unit and format allow it).
+    Exhaustive,
+    /// Corner cases, then random operations up to this many steps.
+    Vectors(u64),
+}
+
+pub struct RunOptions {
+    pub mode: Mode,
+    pub seed: u64,
+    /// Where to write the VCD of the first failing case (rebuilt with tracing and replayed).
+    pub vcd: Option<PathBuf>,
+    /// Called now and then with (cycles run, cycles planned).
+    pub progress: Option<Box<dyn FnMut(u64, u64)>>,
+}
+
+impl RunOptions {
+    pub fn new(mode: Mode, seed: u64) -> RunOptions {
+        RunOptions {
+            mode,
+            seed,
+            vcd: None,
+            progress: None,
+        }
+    }
+}
+
+/// The outcome of a run.
+#[derive(Debug)]
+pub struct Report {
+    pub top: String,
+    /// Results compared bit for bit and equal.
+    pub passed: u64,
+    /// Results that differ, are late or missing, and spurious `out_valid` cycles.
+    pub failed: u64,
+    /// The first mismatches, described (inputs, expected and actual bits and values).
+    pub details: Vec<String>,
+    /// What became of the VCD of the first failing case, if one was asked for.
+    pub vcd: Option<String>,
+    pub cycles: u64,
+}
+
+/// Generates the design of `p` and checks it against the golden model.
+pub fn run(tc: &Toolchain, p: &Params, opts: RunOptions) -> Result<Report> {
+    let d = generate(p)?;
+    run_design(tc, p, &d, opts)
+}
+
+/// Checks `design` (the design of `p`, or a deliberately altered one) against the golden
+/// model of `p`.
+pub fn run_design(tc: &Toolchain, p: &Params, d: &Design, mut opts: RunOptions) -> Result<Report> {
+    let layout = Layout::from_manifest(&d.manifest)?;
+    // Refuse what a driver cannot do before spending a build on it.
+    let plan = plan(p, opts.mode)?;
+    let model = tc.model(&d.verilog, &layout, false)?;
+    let mut chk = Checker::new(model, &layout)?;
+    if let Some(mut f) = opts.progress.take() {
+        let total = plan.cycles;
+        chk.on_progress(Box::new(move |c| f(c, total)));
+    }
+    let mut ctx = Ctx {
+        p,
+        layout: &layout,
+        chk: &mut chk,
+        mode: opts.mode,
+        seed: opts.seed,
+    };
+    (plan.drive)(&mut ctx)?;
+    chk.finish();
+    let describe = Describer::new(p.format, &layout);
+    let details = chk
+        .mismatches
+        .iter()
+        .map(|m| describe.mismatch(m))
+        .collect();
+    let vcd = match (&opts.vcd, &chk.replay) {
+        (Some(path), Some(r)) => Some(write_vcd(tc, d, &layout, r, path, &chk.mismatches[0])),
+        _ => None,
+    };
+    Ok(Report {
+        top: layout.top.clone(),
+        passed: chk.passed,
+        failed: chk.failed,
+        details,
+        vcd,
+        cycles: chk.cycle(),
+    })
+}
+
+fn write_vcd(
+    tc: &Toolchain,
+    d: &Design,
+    l: &Layout,
+    r: &Replay,
+    path: &Path,
+    first: &Mismatch,
+) -> String {
+    let go = || -> Result<String> {
+        let so = tc.shared_object(&d.verilog, l, true)?;
+        let mut m = Model::load(&so, l, Some(path))?;
+        let got = replay_vcd(&mut m, l, r, path)?;
+        drop(m);
+        let same = got == first.got;
+        Ok(format!(
+            "VCD of the failing case: {} (cycles {}..{} replayed from {}{}; {})",
+            path.display(),
+            r.start,
+            r.fail + u64::from(l.latency) + 4,
+            if r.start == 0 {
+                "reset"
+            } else {
+                "a restart point"
+            },
+            if r.complete {
+                ""
+            } else {
+                ", history truncated"
+            },
+            if same {
+                "the mismatch reproduces"
+            } else {
+                "the replay differs from the run"
+            }
+        ))
+    };
+    go().unwrap_or_else(|e| format!("no VCD: {e}"))
+}
+
+/// A unit's driver and its planned length in cycles.
+pub(crate) struct Plan {
+    pub cycles: u64,
+    pub drive: fn(&mut Ctx) -> Result<()>,
+}
+
+/// What a driver works with.
+pub(crate) struct Ctx<'a> {
+    pub p: &'a Params,
+    pub layout: &'a Layout,
+    pub chk: &'a mut Checker,
+    pub mode: Mode,
+    pub seed: u64,
+}
+
+/// The registry: the driver of each unit, refusing impossible requests (exit status 2).
+fn plan(p: &Params, mode: Mode) -> Result<Plan> {
+    let unit = p.unit.name();
+    match p.unit {
+        Unit::LnsMul | Unit::LnsAdd | Unit::PositAdd | Unit::PositMul => binary::plan(p, mode),
+        Unit::LnsKahan => kahan::plan(p, mode),
+        Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
+        Unit::Array => array::plan(p, mode),
+        Unit::Alu | Unit::Vector => Err(VerifError(format!(
+            "unit '{unit}' has no co-simulation driver yet (cosim covers lns-mul, lns-add, \
+             lns-kahan, posit-add, posit-mul, posit-mac, fix-mac and array)"
+        ))),
+    }
+}
+
+pub(crate) fn no_exhaustive(p: &Params, why: &str) -> VerifError {
+    VerifError(format!(
+        "--exhaustive is not available for {} on {}: {why} (use --vectors N)",
+        p.unit.name(),
+        p.format
+    ))
+}
+
+/// Formats mismatches: every input and output port, words with their values.
+struct Describer {
+    calc: Calc,
+    w: u32,
+    layout: Layout,
+}
+
+/// Ports that carry format words (buses of them for the array).
+const WORD_PORTS: [&str; 7] = ["a", "b", "y", "sum", "a_in", "b_in", "c_out"];
+
+impl Describer {
+    fn new(f: Format, layout: &Layout) -> Describer {
+        Describer {
+            calc: f.calc(),
+            w: f.width(),
+            layout: layout.clone(),
+        }
+    }
+
+    fn word(&self, bits: u64) -> String {
+        format!(
+            "{:#0w$x} ({})",
+            bits,
+            self.calc.value_string(bits),
+            w = self.w.div_ceil(4) as usize + 2
+        )
+    }
+
+    /// The words of a port: (index, bits).
+    fn words(&self, slots: &[u64], port: &crate::layout::Port) -> Vec<u64> {
+        let s = &slots[port.slot..port.slot + port.slots()];
+        if WORD_PORTS.contains(&port.name.as_str()) {
+            (0..(port.width / self.w) as usize)
+                .map(|i| get_bits(s, i * self.w as usize, self.w))
+                .collect()
+        } else {
+            vec![get_bits(s, 0, port.width.min(64))]
+        }
+    }
+
+    fn value(&self, name: &str, bits: u64) -> String {
+        if WORD_PORTS.contains(&name) {
+            self.word(bits)
+        } else {
+            format!("{bits}")
+        }
+    }
+
+    fn mismatch(&self, m: &Mismatch) -> String {
+        let mut s = format!(
+            "step in cycle {} (0 = first cycle after reset):\n  inputs:",
+            m.cycle
+        );
+        for p in self
+            .layout
+            .ports
+            .iter()
+            .filter(|p| p.input && p.name != "rst")
+        {
+            let ws = self.words(&m.ins, p);
+            if ws.len() == 1 {
+                s += &format!(" {}={}", p.name, self.value(&p.name, ws[0]));
+            } else {
+                let list: Vec<String> = ws.iter().map(|&w| self.value(&p.name, w)).collect();
+                s += &format!("\n    {}=[{}]", p.name, list.join(", "));
+            }
+        }
+        let lat = self.layout.latency;
+        let got_valid = m.got[self.layout.slot("out_valid").unwrap_or(0)] & 1;
+        let Some(want) = &m.want else {
+            return s + &format!(
+                "\n  no result due {lat} cycles later, but out_valid = {got_valid}"
+            );
+        };
+        s += &format!("\n  {lat} cycles later: out_valid = {got_valid} (expected 1)");
+        for p in self.layout.outputs().filter(|p| p.name != "out_valid") {
+            let (ws, gs) = (self.words(want, p), self.words(&m.got, p));
+            for (i, (w, g)) in ws.iter().zip(&gs).enumerate() {
+                let name = if ws.len() > 1 {
+                    format!("{}[{i}]", p.name)
+                } else {
+                    p.name.clone()
+                };
+                if w != g {
+                    s += &format!(
+                        "\n  {name}: expected {}, actual {}  <-- differs",
+                        self.value(&p.name, *w),
+                        self.value(&p.name, *g)
+                    );
+                } else if ws.len() == 1 {
+                    s += &format!("\n  {name}: {} as expected", self.value(&p.name, *w));
+                }
+            }
+        }
+        s
+    }
+}

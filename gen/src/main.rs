@@ -1,6 +1,7 @@
 //! `lpgen`: the command-line program over the lpgen libraries (SPEC.md §1). Thin: parsing,
 //! dispatch and printing; the work is in the libraries.
 
+mod cosim_cmd;
 mod demo;
 mod golden_cmd;
 mod rtl_cmd;
@@ -41,6 +42,8 @@ enum Command {
     Golden(golden_cmd::GoldenArgs),
     /// Generate Verilog and its JSON manifest: `lpgen rtl lns-mul --format lns:5:6 --out rtl/`
     Rtl(rtl_cmd::RtlArgs),
+    /// Prove RTL bit-exact against the golden model: `lpgen cosim posit-mac --format posit:8:0`
+    Cosim(cosim_cmd::CosimArgs),
     /// Synthesize, place and route: `lpgen synth lns-mul --format lns:5:6 --target ice40-up5k`
     Synth(synth_cmd::SynthArgs),
     /// A short tour: the seeds' worked examples computed by the golden model
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Golden(args) => golden_cmd::run(&args, &mut out),
         Command::Rtl(args) => rtl_cmd::run(&args, &mut out),
+        Command::Cosim(args) => cosim_cmd::run(&args, &mut out),
         Command::Synth(args) => synth_cmd::run(&args, &mut out),
         Command::Demo => demo::run(&mut out),
     };

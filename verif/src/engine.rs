@@ -59,9 +59,13 @@ pub struct Checker {
     pub passed: u64,
     pub failed: u64,
     pub mismatches: Vec<Mismatch>,
+    /// Input rows from cycle `history_start` on.
     history: Vec<u64>,
     history_start: u64,
+    /// Whether `history` begins at reset or at a restart point.
     history_complete: bool,
+    /// Restart points within the history, ascending.
+    restarts: std::collections::VecDeque<u64>,
     pub replay: Option<Replay>,
     progress: Option<Box<dyn FnMut(u64)>>,
 }
@@ -105,6 +109,7 @@ impl Checker {
             history: vec![],
             history_start: 0,
             history_complete: true,
+            restarts: Default::default(),
             replay: None,
             progress: None,
         })
@@ -130,9 +135,22 @@ impl Checker {
 
     /// The next row starts a stretch of stimuli that does not depend on earlier cycles.
     pub fn mark_restart(&mut self) {
-        self.history.clear();
-        self.history_start = self.cycle;
-        self.history_complete = true;
+        self.restarts.push_back(self.cycle);
+    }
+
+    /// Drops the history before the latest restart point at or before `cycle`.
+    fn trim_history(&mut self, cycle: u64) {
+        let mut keep = None;
+        while self.restarts.front().is_some_and(|&r| r <= cycle) {
+            keep = self.restarts.pop_front();
+        }
+        if let Some(r) = keep {
+            self.restarts.push_front(r);
+            let drop = ((r - self.history_start) as usize * self.ins_n).min(self.history.len());
+            self.history.drain(..drop);
+            self.history_start = r;
+            self.history_complete = true;
+        }
     }
 
     /// Applies one cycle's inputs; `want` is the result due `latency` cycles later.
@@ -147,6 +165,7 @@ impl Checker {
         self.pend_valid.push(want.is_some());
         if self.history.len() + self.ins_n > HISTORY_CAP {
             self.history.clear();
+            self.restarts.clear();
             self.history_start = self.cycle;
             self.history_complete = false;
         }
@@ -186,7 +205,7 @@ impl Checker {
             }
             self.failed += 1;
             // The step whose result was due in output cycle first_cycle + i.
-            let step = (first_cycle + i as u64).wrapping_sub(self.lat as u64);
+            let step = (first_cycle + i as u64).saturating_sub(self.lat as u64);
             if self.mismatches.len() < KEEP {
                 self.mismatches.push(Mismatch {
                     cycle: step,
@@ -195,11 +214,20 @@ impl Checker {
                     got: got.to_vec(),
                 });
             }
-            if self.replay.is_none() {
+            if self.replay.is_none() && step >= self.history_start {
+                // From the latest restart point at or before the failing step.
+                let from = self
+                    .restarts
+                    .iter()
+                    .rev()
+                    .find(|&&r| r <= step)
+                    .copied()
+                    .unwrap_or(self.history_start);
+                let skip = (from - self.history_start) as usize * self.ins_n;
                 self.replay = Some(Replay {
-                    rows: self.history.clone(),
-                    start: self.history_start,
-                    complete: self.history_complete,
+                    rows: self.history[skip..].to_vec(),
+                    start: from,
+                    complete: self.history_complete || from > self.history_start,
                     fail: step,
                 });
             }
@@ -208,6 +236,7 @@ impl Checker {
         self.pend_want.drain(..n * oo);
         self.pend_valid.drain(..n);
         self.batch.clear();
+        self.trim_history(self.cycle.saturating_sub(self.lat as u64));
         let c = self.cycle;
         if let Some(p) = self.progress.as_mut() {
             p(c);
@@ -241,9 +270,15 @@ pub fn replay_vcd(
     let mut outs = vec![0u64; 2 * oo];
     model.set_dump(true);
     model.run(&reset, &mut outs);
-    let fail = (replay.fail - replay.start) as usize;
+    let fail = replay.fail.saturating_sub(replay.start) as usize;
     let lat = layout.latency as usize;
     let avail = replay.rows.len() / ii;
+    if fail >= avail {
+        return Err(crate::VerifError(format!(
+            "the failing cycle {} is not in the kept history",
+            replay.fail
+        )));
+    }
     let end = (fail + lat + 4).min(avail);
     let quiet = fail.saturating_sub(16);
     let mut rows = replay.rows[..end * ii].to_vec();

@@ -65,7 +65,19 @@ fn mutation_a_flipped_g_table_entry_is_caught() {
     let mut d = generate(&p).unwrap();
     // sb[40] = 4 in lns:4:4: make it 5.
     d.verilog = mutate(&d.verilog, "7'd40: sb = 6'd4;", "7'd40: sb = 6'd5;");
-    let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
+    let vcd = std::env::temp_dir().join(format!("lpgen-mutant-{}.vcd", std::process::id()));
+    let mut opts = RunOptions::new(Mode::Exhaustive, 0);
+    opts.vcd = Some(vcd.clone());
+    let r = run_design(&tc, &p, &d, opts).unwrap();
+    // The failing case replayed on a trace build into a VCD that shows the mismatch.
+    let note = r.vcd.unwrap();
+    assert!(note.contains("the mismatch reproduces"), "{note}");
+    let text = std::fs::read_to_string(&vcd).unwrap();
+    assert!(
+        text.contains("$enddefinitions") && text.contains(" sub "),
+        "{note}"
+    );
+    let _ = std::fs::remove_file(&vcd);
     // Every same-sign pair at code distance 40 whose result is not saturated differs.
     assert!(r.failed > 1000, "{} failed", r.failed);
     assert!(r.passed > 2_000_000);

@@ -62,6 +62,11 @@ pub struct Report {
     pub cycles: u64,
 }
 
+/// Refuses, in one line, a request no driver can serve (before any build).
+pub fn supported(p: &Params, mode: Mode) -> Result<()> {
+    plan(p, mode).map(|_| ())
+}
+
 /// Generates the design of `p` and checks it against the golden model.
 pub fn run(tc: &Toolchain, p: &Params, opts: RunOptions) -> Result<Report> {
     let d = generate(p)?;

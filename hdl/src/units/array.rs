@@ -16,9 +16,10 @@
 //! - `c_out` R·C·w word r·C + c = C[r][c] (row-major), the snapshot when `out_valid` is high
 //! - `out_valid`   one cycle, exactly `latency` cycles after the `last` step
 //!
-//! Timing (stages = 0: latency L = R + C; stages = 1 adds an input register: L = R + C + 1).
-//! PE (r, c) works on step t in cycle t + r + c (+1 with the input register) and loads its
-//! result register `res` at the end of the next cycle; the farthest PE (R−1, C−1) does so at
+//! Timing: latency L = R + C + stages. Stages = 1 adds an input register, stages = 2 also a
+//! product register in every PE (multiply in one cycle, accumulate in the next).
+//! PE (r, c) accumulates step t in cycle t + r + c + stages and loads its result register
+//! `res` at the end of the next cycle; the farthest PE (R−1, C−1) does so at
 //! the end of cycle t_last + L − 1, so the whole of `c_out` is the snapshot in cycle
 //! t_last + L, when `out_valid` is high. Example: 2×2, stages 0 (L = 4), a tile of K = 3
 //! followed at once by the next (k0', k1', k2'):
@@ -49,15 +50,17 @@
 //!   the reserved code with S = 0, the word 1 << (I+F); for posits and fix the all-zero
 //!   word) in the unused rows of A and columns of B, and ignores those words of `c_out`.
 //!
-//! Every PE does one MAC per cycle (its arithmetic is one combinational step between the
-//! operand registers and the accumulator). `--stages 1` registers the inputs at the array's
-//! boundary, so no path runs from a port into a PE's arithmetic; deeper PE pipelines are not
-//! offered.
+//! Every PE does one MAC per cycle at every stage count. `--stages 1` registers the inputs at
+//! the array's boundary, so no path runs from a port into a PE's arithmetic; `--stages 2`
+//! also registers each PE's product, so the cycle holds only the accumulation loop (the
+//! Kahan step's four LNS additions, the quire's carry-propagate adder, the fix adder). The
+//! loop itself is one cycle: pipelining it would need interleaved accumulations (as the
+//! `lns-kahan` unit does), which the array does not offer yet.
 
 use lpgen_golden::Format;
 
 use super::{fix, lns, posit, start, Built, GenError, Params, PeBuilder, PeIo, PeKind};
-use crate::ir::{cat, Module, StagePlan, E};
+use crate::ir::{cat, Module, E};
 
 /// The PE builder for `p.pe`, if it suits the format family.
 fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
@@ -107,7 +110,10 @@ fn chain(m: &mut Module, name: &str, d: &E, n: u32, reset: bool) -> Vec<E> {
 
 pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let build = pe_builder(p)?;
-    let (mut m, valid) = start(p, 1)?;
+    // Candidate boundaries: the input register, and each PE's product register.
+    let (mut m, valid) = start(p, 2)?;
+    // With the product register the accumulators work one cycle later ("lag").
+    let lag = (p.stages >= 2) as u32;
     let (rows, cols) = (p.rows, p.cols);
     let w = p.format.width();
     let a_in = m.input("a_in", rows * w);
@@ -124,9 +130,9 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     // Control reaches PE (r, c) after r + c cycles, its result register one cycle later, and
     // out_valid after R + C cycles: one shared chain of each.
     let depth = rows + cols;
-    let en = chain(&mut m, "step", &en, depth - 2, true);
-    let clr = chain(&mut m, "step_clear", &clr, depth - 2, true);
-    let lst = chain(&mut m, "step_last", &lst, depth, true);
+    let en = chain(&mut m, "step", &en, depth - 2 + lag, true);
+    let clr = chain(&mut m, "step_clear", &clr, depth - 2 + lag, true);
+    let lst = chain(&mut m, "step_last", &lst, depth + lag, true);
     // Operand skew: row r of A enters PE (r, 0) after r cycles, column c of B enters
     // PE (0, c) after c cycles; each PE passes them on through a register.
     let mut a_op: Vec<Vec<E>> = vec![];
@@ -142,6 +148,9 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         b_op.push(vec![skew[c as usize].clone()]);
     }
     let mut results = vec![];
+    // Every PE starts in this cycle (its operands come from explicit skew registers).
+    let mut fork = m.fork();
+    let li = lag as usize;
     for r in 0..rows {
         for c in 0..cols {
             let (ri, ci) = (r as usize, c as usize);
@@ -158,8 +167,8 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
             let io = PeIo {
                 a,
                 b,
-                enable: en[ri + ci].clone(),
-                clear: clr[ri + ci].clone(),
+                enable: en[ri + ci + li].clone(),
+                clear: clr[ri + ci + li].clone(),
             };
             let word = build(&mut m, p.format, &format!("pe{r}_{c}_"), &io)?;
             if word.width != w {
@@ -171,14 +180,22 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
                 )));
             }
             let res = m.state(&format!("res{r}_{c}"), w, Some(0));
-            m.drive(&res, &word, Some(&lst[ri + ci + 1]));
+            m.drive(&res, &word, Some(&lst[ri + ci + 1 + li]));
             results.push(res);
+            m.next_branch(&mut fork);
         }
     }
+    let before = m.cycle();
+    m.join(fork);
+    assert_eq!(
+        m.cycle(),
+        before + lag,
+        "the PE's product register is the plan's"
+    );
     results.reverse();
     m.output("c_out", &cat(&results));
     let latency = m.cycle() + depth;
-    m.output("out_valid", &lst[depth as usize]);
+    m.output("out_valid", &lst[(depth + lag) as usize]);
     // Every LNS PE holds the format's G tables: report their digests like lns-add does.
     let tables = match p.format {
         Format::Lns(f) => super::lns::table_digests(f),
@@ -191,27 +208,9 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     })
 }
 
-/// Whether the PE builder of `p` generates (the LNS and posit PEs are built by other units
-/// and may still refuse): builds one PE into a scratch module.
-fn pe_generates(p: &Params) -> bool {
-    let Ok(build) = pe_builder(p) else {
-        return false;
-    };
-    let mut m = Module::new("probe", StagePlan::none());
-    let w = p.format.width();
-    let io = PeIo {
-        a: m.input("a", w),
-        b: m.input("b", w),
-        enable: m.input("enable", 1),
-        clear: m.input("clear", 1),
-    };
-    build(&mut m, p.format, "probe_", &io).is_ok()
-}
-
-/// The array designs of the lint grid: the fix PE at every shape and both stage counts; the
-/// other PE kinds (while their builders generate) 1×1 in the lean grid, up to 4×4 in the
-/// full grid, stages 1 up to 2×3 (Yosys needs 1–2 minutes for their 4×4 arrays and about a
-/// quarter of an hour for a posit:16 8×8).
+/// The array designs of the lint grid. Full: 1×1, 2×3, 4×4 and 8×8 of every PE kind (stages
+/// 0..=2 up to 2×3, 0 and 2 at 4×4, 2 at 8×8: Yosys needs about a quarter of an hour for a
+/// posit:16 8×8). Lean: the fix PE at 1×1 and 2×3, the others 1×1, at stages 0..=2.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
         &[(1, 1), (2, 3), (4, 4), (8, 8)]
@@ -227,24 +226,20 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
     let mut g = vec![];
     for (pe, fmt) in kinds {
         for &(r, c) in shapes {
-            let fix = pe == PeKind::Fix;
-            let max_pes = match (fix, full) {
-                (true, _) => u32::MAX,
-                (false, true) => 16,
-                (false, false) => 1,
-            };
-            if r * c > max_pes {
+            if !full && pe != PeKind::Fix && r * c > 1 {
                 continue;
             }
-            let stages: &[u32] = if fix || r * c <= 6 { &[0, 1] } else { &[0] };
+            let stages: &[u32] = match r * c {
+                0..=6 => &[0, 1, 2],
+                7..=16 => &[0, 2],
+                _ => &[2],
+            };
             for &s in stages {
                 let mut p = Params::new(super::Unit::Array, fmt.parse().unwrap()).stages(s);
                 p.rows = r;
                 p.cols = c;
                 p.pe = pe;
-                if fix || pe_generates(&p) {
-                    g.push(p);
-                }
+                g.push(p);
             }
         }
     }

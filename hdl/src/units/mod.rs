@@ -191,7 +191,10 @@ pub(crate) struct PeIo {
 }
 
 /// Builds one PE's arithmetic into `m` (names prefixed with `prefix`); returns the word the
-/// accumulator reads out as (rounded once where the format has a wide accumulator).
+/// accumulator reads out as (rounded once where the format has a wide accumulator). Marks
+/// exactly one candidate stage boundary, between the product and the accumulator: when the
+/// plan cuts it, the accumulator works one cycle later and `enable`/`clear` must be given
+/// one cycle later too.
 #[allow(dead_code)]
 pub(crate) type PeBuilder = fn(&mut Module, Format, &str, &PeIo) -> Result<E, GenError>;
 

@@ -113,10 +113,12 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
 
 /// PE builder (`PeBuilder`) for the `fix` array PE: when `enable`, acc = (clear ? 0 : acc) +
 /// a·b (exact, wrapping); returns the accumulator register rounded once and saturated.
+/// Marks one candidate boundary, after the product.
 pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = fix_format(f, "the fix PE")?;
     let n = f.acc_bits();
     let prod = product(m, f, prefix, &io.a, &io.b);
+    m.stage();
     let acc = m.state(&format!("{prefix}acc"), n, Some(0));
     let base = acc.and(&io.clear.not().sext(n));
     let acc_next = m.wire(&format!("{prefix}acc_next"), &base.add(&prod));

@@ -34,10 +34,10 @@
 //!
 //! # Array PEs
 //!
-//! [`kahan_pe`] and [`plain_pe`] are the same arithmetic with P = 1 and no pipeline
-//! registers, in the module's current cycle: when `enable`, s (and c) take their values
-//! after the step at the clock edge. They return the s register: the sum of every enabled
-//! step up to the previous cycle.
+//! [`kahan_pe`] and [`plain_pe`] are the same arithmetic with P = 1: when `enable`, s (and
+//! c) take their values after the step at the clock edge. They mark one candidate boundary,
+//! after the product (the array's stage plan decides whether it is a register). They return
+//! the s register: the sum of every enabled step up to the previous cycle.
 
 use lpgen_golden::{Format, LnsFormat};
 
@@ -84,6 +84,14 @@ impl Cuts {
         self.after_tmp as u32 + self.after_t as u32 + self.after_u as u32
     }
 }
+
+/// An array PE marks one candidate boundary, after the product; its loop is one cycle.
+const PE_CUTS: Cuts = Cuts {
+    product: true,
+    after_tmp: false,
+    after_t: false,
+    after_u: false,
+};
 
 /// The most stages `lns-kahan` offers.
 pub(crate) const KAHAN_MAX_STAGES: u32 = 4;
@@ -250,7 +258,7 @@ fn pe_format(f: Format, pe: &str) -> Result<LnsFormat, GenError> {
 #[allow(dead_code)] // used by the array generator
 pub(crate) fn kahan_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = pe_format(f, "lns-kahan")?;
-    Ok(build(m, f, prefix, io, Acc::Kahan, Cuts::default()).state)
+    Ok(build(m, f, prefix, io, Acc::Kahan, PE_CUTS).state)
 }
 
 /// PE builder (`PeBuilder`) for the `lns-plain` array PE: when `enable`, s = (clear ? 0 : s)
@@ -258,5 +266,5 @@ pub(crate) fn kahan_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Re
 #[allow(dead_code)] // used by the array generator
 pub(crate) fn plain_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = pe_format(f, "lns-plain")?;
-    Ok(build(m, f, prefix, io, Acc::Naive, Cuts::default()).state)
+    Ok(build(m, f, prefix, io, Acc::Naive, PE_CUTS).state)
 }

@@ -52,11 +52,20 @@ struct Ctl {
     kill: E,
 }
 
-/// Builds the MAC into `m` with names prefixed by `px`; returns (read-out word, NaR). With
-/// `pipelined`, marks the seven candidate boundaries; otherwise it marks none and reads out
-/// the quire register (as the array PE needs).
-fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, pipelined: bool) -> (E, E) {
+/// Which candidate boundaries [`mac_core`] marks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Marks {
+    /// All seven (`posit-mac`).
+    Unit,
+    /// One, between the product in quire position and the quire adder (the array PE); the
+    /// read-out works on the quire register.
+    Product,
+}
+
+/// Builds the MAC into `m` with names prefixed by `px`; returns (read-out word, NaR).
+fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> (E, E) {
     let nm = |s: &str| format!("{px}{s}");
+    let pipelined = marks == Marks::Unit;
     let stage = |m: &mut Module| {
         if pipelined {
             m.stage();
@@ -96,7 +105,7 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, pipelined: bool) 
     let placed = m.wire(&nm("placed"), &prod.zext(xw).shl(&pos));
     let mag = mux(&pz, &konst(xw - low, 0), &placed.bits(xw - 1, low));
     let addend = m.wire(&nm("addend"), &mag.zext(qb).xor(&neg.sext(qb)));
-    stage(m);
+    m.stage();
     // The quire: q = (clear ? 0 : q) + addend + neg, one carry-propagate adder with carry-in.
     let q = m.state(&nm("quire"), qb, Some(0));
     let qn = m.state(&nm("quire_nar"), 1, Some(0));
@@ -162,7 +171,7 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
         sub: op.bit(0).and(&op.bit(1).not()),
         kill: op.all(),
     };
-    let (y, nar) = mac_core(&mut m, f, "", &ctl, true);
+    let (y, nar) = mac_core(&mut m, f, "", &ctl, Marks::Unit);
     m.output("y", &y);
     m.output("nar", &nar);
     finish(m, &valid, vec![])
@@ -170,8 +179,8 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
 
 /// PE builder (`PeBuilder`) for the `posit-quire` array PE: when `enable`, q = (clear ? 0 :
 /// q) + a·b exactly (the NaR flag likewise restarts on clear); returns the quire register
-/// rounded once to a posit (NaR for a flagged quire). Combinational from the operands to the
-/// quire register; no stage boundaries are marked.
+/// rounded once to a posit (NaR for a flagged quire). Marks one candidate boundary, between
+/// the product (in quire position) and the quire adder.
 #[allow(dead_code)] // used by the array generator
 pub(crate) fn quire_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = posit_format(f, "the posit-quire PE")?;
@@ -183,7 +192,7 @@ pub(crate) fn quire_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Re
         sub: konst(1, 0),
         kill: konst(1, 0),
     };
-    let (y, _) = mac_core(m, f, prefix, &ctl, false);
+    let (y, _) = mac_core(m, f, prefix, &ctl, Marks::Product);
     Ok(y)
 }
 

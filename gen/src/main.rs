@@ -6,6 +6,7 @@ mod demo;
 mod golden_cmd;
 mod rtl_cmd;
 mod synth_cmd;
+mod train_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -46,6 +47,8 @@ enum Command {
     Cosim(cosim_cmd::CosimArgs),
     /// Synthesize, place and route: `lpgen synth lns-mul --format lns:5:6 --target ice40-up5k`
     Synth(synth_cmd::SynthArgs),
+    /// Train an MLP through a backend: `lpgen train --format lns:5:6 --dataset DIR`
+    Train(train_cmd::TrainArgs),
     /// A short tour: the seeds' worked examples computed by the golden model
     Demo,
 }
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Rtl(args) => rtl_cmd::run(&args, &mut out),
         Command::Cosim(args) => cosim_cmd::run(&args, &mut out),
         Command::Synth(args) => synth_cmd::run(&args, &mut out),
+        Command::Train(args) => train_cmd::run(&args, &mut out),
         Command::Demo => demo::run(&mut out),
     };
     let flushed = out.flush();

@@ -1,2 +1,25 @@
-//! The SGD training driver (SPEC.md §6). Not yet implemented: it arrives with the training
-//! issue; the crate exists so the dependency graph of SPEC.md §2 is fixed from the start.
+//! The SGD training driver (SPEC.md §6): MLPs trained through a [`machine::Machine`] (the
+//! golden model, f32, or the simulated RTL), with the seeds' Kahan placements, quires,
+//! reduced precision and mixed-precision stage formats.
+
+pub mod checkpoint;
+pub mod config;
+pub mod data;
+pub mod machine;
+pub mod mlp;
+pub mod plot;
+pub mod trainer;
+
+use std::fmt;
+
+/// A training error for the user: one line naming the problem and the fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrainError(pub String);
+
+impl fmt::Display for TrainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TrainError {}

@@ -1,0 +1,235 @@
+//! `lpgen train` (SPEC.md §6): SGD training of an MLP through the f32, golden or RTL backend.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use lpgen_golden::Format;
+use lpgen_train::config::{parse_precision, Activation, Config, KahanPlaces, Schedule, Stages};
+use lpgen_train::data::{self, Split};
+use lpgen_train::machine::Golden;
+use lpgen_train::trainer::{self, Plan};
+
+use crate::{emit, CliError, CliResult};
+
+#[derive(Args)]
+pub struct TrainArgs {
+    /// Number format of every stage, e.g. lns:5:6, posit:8:2, fix:7:8 (f32 with --backend f32)
+    #[arg(long)]
+    format: Option<String>,
+    /// Mixed precision per stage (seed 004): e.g. O16-L12-FBG8q (posit widths, q = quires)
+    #[arg(long)]
+    precision: Option<String>,
+    /// f32, golden or rtl
+    #[arg(long, default_value = "golden")]
+    backend: String,
+    /// Run the golden model in lockstep and stop at the first differing bit (rtl backend)
+    #[arg(long)]
+    check: bool,
+    /// Directory with IDX files (train-images-idx3-ubyte.gz, ...)
+    #[arg(long)]
+    dataset: PathBuf,
+    #[arg(long, default_value_t = 15)]
+    epochs: u32,
+    /// Hidden layer widths, comma separated
+    #[arg(long, default_value = "512")]
+    hidden: String,
+    /// sigmoid or relu
+    #[arg(long, default_value = "sigmoid")]
+    activation: String,
+    #[arg(long, default_value_t = 20)]
+    batch: usize,
+    #[arg(long, default_value_t = 0.1)]
+    lr: f64,
+    #[arg(long, default_value_t = 0.5)]
+    momentum: f64,
+    /// First epoch with momentum (seed 000: "0.5 after epoch 1")
+    #[arg(long, default_value_t = 2)]
+    momentum_from: u32,
+    /// fixed, or halving (seed 000: fixed 8 epochs, then halve once the test cross-entropy
+    /// improves by less than 0.1%)
+    #[arg(long, default_value = "halving")]
+    schedule: String,
+    /// Kahan sums: all, none, or a list of matmul,sums,softmax,update (default: all for
+    /// LNS, none otherwise)
+    #[arg(long)]
+    kahan: Option<String>,
+    /// Accumulate products and sums in quires (posit; implied by a precision ending in q)
+    #[arg(long)]
+    quire: bool,
+    /// LNS: keep this many fraction bits after every operation (seed 000 §4.5)
+    #[arg(long)]
+    keep_bits: Option<u32>,
+    /// At most this many batches per epoch
+    #[arg(long)]
+    max_steps: Option<usize>,
+    /// Use only the first N training samples
+    #[arg(long)]
+    train_limit: Option<usize>,
+    /// Use only the first N test samples
+    #[arg(long)]
+    test_limit: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Results directory (metrics.jsonl, plot.png, checkpoint.lpck)
+    #[arg(long, default_value = "train-out")]
+    out: PathBuf,
+    /// Continue from the checkpoint in --out
+    #[arg(long)]
+    resume: bool,
+}
+
+fn bad(s: String) -> CliError {
+    CliError(s)
+}
+
+/// The run's configuration from the arguments.
+fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
+    let (stages, quire) = match (&a.format, &a.precision, a.backend.as_str()) {
+        (Some(_), Some(_), _) => {
+            return Err(bad("give --format or --precision, not both".into()));
+        }
+        (None, Some(p), _) => {
+            let (s, q) = parse_precision(p)?;
+            (s, q || a.quire)
+        }
+        (f, None, "f32") => {
+            if f.as_deref().is_some_and(|f| f != "f32") {
+                return Err(bad(
+                    "--backend f32 trains in f32; drop --format or use --backend golden".into(),
+                ));
+            }
+            (Stages::all(Format::F32), false)
+        }
+        (Some(f), None, _) => {
+            let f: Format = f.parse()?;
+            if f == Format::F32 {
+                return Err(bad("format f32 runs on --backend f32".into()));
+            }
+            (Stages::all(f), a.quire)
+        }
+        (None, None, _) => {
+            return Err(bad(
+                "give --format (e.g. lns:5:6) or --precision (e.g. O16-L12-FBG8q)".into(),
+            ));
+        }
+    };
+    if quire && !stages.list().iter().any(|f| matches!(f, Format::Posit(_))) {
+        return Err(bad(
+            "--quire needs posit stages (fix always accumulates exactly)".into(),
+        ));
+    }
+    let lns = matches!(stages.f, Format::Lns(_));
+    let kahan = match &a.kahan {
+        Some(k) => KahanPlaces::parse(k)?,
+        None if lns => KahanPlaces::all(),
+        None => KahanPlaces::default(),
+    };
+    if let Some(n) = a.keep_bits {
+        match stages.f {
+            Format::Lns(l) if n <= l.frac_bits && stages.list().iter().all(|s| *s == stages.f) => {}
+            _ => {
+                return Err(bad(format!(
+                    "--keep-bits {n} needs one LNS format with at least {n} fraction bits"
+                )))
+            }
+        }
+    }
+    let mut layers = vec![input];
+    for h in a.hidden.split(',').filter(|h| !h.is_empty()) {
+        match h.trim().parse::<usize>() {
+            Ok(n) if n > 0 => layers.push(n),
+            _ => {
+                return Err(bad(format!(
+                    "--hidden '{}': expected widths such as 512 or 256,128",
+                    a.hidden
+                )))
+            }
+        }
+    }
+    layers.push(classes);
+    let activation = match a.activation.as_str() {
+        "sigmoid" => Activation::Sigmoid,
+        "relu" => Activation::Relu,
+        other => {
+            return Err(bad(format!(
+                "unknown activation '{other}': expected sigmoid or relu"
+            )))
+        }
+    };
+    let schedule = match a.schedule.as_str() {
+        "fixed" => Schedule::Fixed,
+        "halving" => Schedule::Halving {
+            hold: 8,
+            threshold: 0.001,
+        },
+        other => {
+            return Err(bad(format!(
+                "unknown schedule '{other}': expected fixed or halving"
+            )))
+        }
+    };
+    if a.batch == 0 || a.epochs == 0 {
+        return Err(bad("--batch and --epochs must be at least 1".into()));
+    }
+    if !(a.lr.is_finite() && a.lr > 0.0) || !(0.0..1.0).contains(&a.momentum) {
+        return Err(bad("--lr must be positive and --momentum in [0, 1)".into()));
+    }
+    Ok(Config {
+        stages,
+        quire,
+        kahan,
+        keep_bits: a.keep_bits,
+        layers,
+        activation,
+        batch: a.batch,
+        lr: a.lr,
+        momentum: a.momentum,
+        momentum_from: a.momentum_from,
+        schedule,
+        seed: a.seed,
+    })
+}
+
+pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
+    if !matches!(a.backend.as_str(), "f32" | "golden" | "rtl") {
+        return Err(bad(format!(
+            "unknown backend '{}': expected f32, golden or rtl",
+            a.backend
+        )));
+    }
+    if a.check && a.backend != "rtl" {
+        return Err(bad(
+            "--check compares the rtl backend with the golden model; add --backend rtl".into(),
+        ));
+    }
+    let mut train = data::load(&a.dataset, Split::Train)?;
+    let mut test = data::load(&a.dataset, Split::Test)?;
+    if let Some(n) = a.train_limit {
+        train.truncate(n);
+    }
+    if let Some(n) = a.test_limit {
+        test.truncate(n);
+    }
+    let cfg = config(a, train.dim, train.classes)?;
+    let plan = Plan {
+        epochs: a.epochs,
+        max_steps: a.max_steps,
+        out: a.out.clone(),
+        resume: a.resume,
+        progress: true,
+    };
+    let mut report = |line: &str| emit(out, line).map_err(|e| lpgen_train::TrainError(e.0));
+    match a.backend.as_str() {
+        "rtl" => {
+            return Err(bad(
+                "the rtl training backend is not available yet: use --backend golden or f32".into(),
+            ))
+        }
+        _ => {
+            let mut m = Golden::new(&a.backend, cfg.keep_bits);
+            trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
+        }
+    }
+    Ok(())
+}

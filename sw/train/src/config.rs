@@ -1,0 +1,234 @@
+//! What a training run is: the formats of its stages, where Kahan sums and quires are used,
+//! the network and the optimiser (seed 000 ch. 4, seed 004 ch. 4).
+
+use lpgen_golden::Format;
+
+use crate::TrainError;
+
+/// The formats of the five stages of seed 004 ch. 4: optimizer (master weights, momentum,
+/// update), loss (softmax, output error), forward, backward (error propagation), gradient.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stages {
+    pub o: Format,
+    pub l: Format,
+    pub f: Format,
+    pub b: Format,
+    pub g: Format,
+}
+
+impl Stages {
+    pub fn all(f: Format) -> Stages {
+        Stages {
+            o: f,
+            l: f,
+            f,
+            b: f,
+            g: f,
+        }
+    }
+
+    pub fn list(&self) -> [Format; 5] {
+        [self.o, self.l, self.f, self.b, self.g]
+    }
+}
+
+/// Parses a seed 004 configuration such as `O16-L12-FBG8q`: groups of stage letters (O, L,
+/// F, B, G) and a posit width (Posit Standard 2022, es = 2, as the seed's experiments); a
+/// final `q` accumulates in quires. Every stage must be given once. Returns (stages, quire).
+pub fn parse_precision(s: &str) -> Result<(Stages, bool), TrainError> {
+    let bad = |why: &str| {
+        TrainError(format!(
+            "precision '{s}': {why} (expected e.g. O16-L12-FBG8q: stage letters O L F B G, a posit width, optional final q)"
+        ))
+    };
+    let (body, quire) = match s.strip_suffix('q') {
+        Some(b) => (b, true),
+        None => (s, false),
+    };
+    let mut formats: [Option<Format>; 5] = [None; 5];
+    for group in body.split('-') {
+        let split = group
+            .find(|c: char| c.is_ascii_digit())
+            .ok_or_else(|| bad(&format!("group '{group}' has no width")))?;
+        let (letters, digits) = group.split_at(split);
+        if letters.is_empty() {
+            return Err(bad(&format!("group '{group}' names no stage")));
+        }
+        let n: u32 = digits
+            .parse()
+            .map_err(|_| bad(&format!("'{digits}' is not a width")))?;
+        let f: Format = format!("posit:{n}")
+            .parse()
+            .map_err(|e: lpgen_golden::FormatError| bad(&e.to_string()))?;
+        for ch in letters.chars() {
+            let i = "OLFBG"
+                .find(ch)
+                .ok_or_else(|| bad(&format!("unknown stage '{ch}'")))?;
+            if formats[i].replace(f).is_some() {
+                return Err(bad(&format!("stage '{ch}' given twice")));
+            }
+        }
+    }
+    let get =
+        |i: usize| formats[i].ok_or_else(|| bad(&format!("stage '{}' missing", &"OLFBG"[i..=i])));
+    Ok((
+        Stages {
+            o: get(0)?,
+            l: get(1)?,
+            f: get(2)?,
+            b: get(3)?,
+            g: get(4)?,
+        },
+        quire,
+    ))
+}
+
+/// Where Kahan summation is used (seed 000 §3.3: matrix multiply, tensor sums, softmax,
+/// weight updates with a compensation per weight).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct KahanPlaces {
+    pub matmul: bool,
+    pub sums: bool,
+    pub softmax: bool,
+    pub update: bool,
+}
+
+impl KahanPlaces {
+    pub fn all() -> KahanPlaces {
+        KahanPlaces {
+            matmul: true,
+            sums: true,
+            softmax: true,
+            update: true,
+        }
+    }
+
+    /// `all`, `none`, or a comma list of `matmul`, `sums`, `softmax`, `update`.
+    pub fn parse(s: &str) -> Result<KahanPlaces, TrainError> {
+        match s {
+            "all" => return Ok(KahanPlaces::all()),
+            "none" => return Ok(KahanPlaces::default()),
+            _ => {}
+        }
+        let mut k = KahanPlaces::default();
+        for part in s.split(',') {
+            match part {
+                "matmul" => k.matmul = true,
+                "sums" => k.sums = true,
+                "softmax" => k.softmax = true,
+                "update" => k.update = true,
+                _ => {
+                    return Err(TrainError(format!(
+                        "--kahan '{s}': unknown place '{part}' (use all, none, or a list of matmul,sums,softmax,update)"
+                    )))
+                }
+            }
+        }
+        Ok(k)
+    }
+
+    pub fn describe(&self) -> String {
+        let mut v = vec![];
+        for (on, name) in [
+            (self.matmul, "matmul"),
+            (self.sums, "sums"),
+            (self.softmax, "softmax"),
+            (self.update, "update"),
+        ] {
+            if on {
+                v.push(name);
+            }
+        }
+        if v.is_empty() {
+            "none".into()
+        } else {
+            v.join(",")
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activation {
+    Sigmoid,
+    Relu,
+}
+
+/// The learning-rate schedule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Schedule {
+    /// The same rate every epoch.
+    Fixed,
+    /// Seed 000 §4.2.2: fixed for `hold` epochs, then halved every epoch once the relative
+    /// improvement of the test cross-entropy falls below `threshold`.
+    Halving { hold: u32, threshold: f64 },
+}
+
+/// Everything that determines a run (and must match when resuming).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub stages: Stages,
+    /// Posit quires / exact accumulation in matrix products and sums.
+    pub quire: bool,
+    pub kahan: KahanPlaces,
+    /// LNS only: keep this many fraction bits after every operation (seed 000 §4.5).
+    pub keep_bits: Option<u32>,
+    /// Layer widths, input first, classes last.
+    pub layers: Vec<usize>,
+    pub activation: Activation,
+    pub batch: usize,
+    pub lr: f64,
+    pub momentum: f64,
+    /// Momentum applies from this epoch on (seed 000: "0.5 after epoch 1" is 2).
+    pub momentum_from: u32,
+    pub schedule: Schedule,
+    pub seed: u64,
+}
+
+impl Config {
+    /// A stable one-line description; a checkpoint stores it and `--resume` compares it.
+    pub fn fingerprint(&self) -> String {
+        let s = self.stages;
+        format!(
+            "O={} L={} F={} B={} G={} quire={} kahan={} keep={:?} layers={:?} act={:?} batch={} lr={} momentum={} from={} schedule={:?} seed={}",
+            s.o, s.l, s.f, s.b, s.g, self.quire, self.kahan.describe(), self.keep_bits,
+            self.layers, self.activation, self.batch, self.lr, self.momentum,
+            self.momentum_from, self.schedule, self.seed
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precision_strings_parse_as_seed_004_names_them() {
+        let (s, q) = parse_precision("O16-L12-FBG8q").unwrap();
+        assert!(q);
+        let p = |n: u32| -> Format { format!("posit:{n}").parse().unwrap() };
+        assert_eq!((s.o, s.l, s.f, s.b, s.g), (p(16), p(12), p(8), p(8), p(8)));
+        let (s, q) = parse_precision("O12-L9-FBG8").unwrap();
+        assert!(!q);
+        assert_eq!(s.l, p(9));
+        for (bad, why) in [
+            ("O16-L12-FB8q", "stage 'G' missing"),
+            ("O16-O12-LFBG8", "given twice"),
+            ("X16-LFBG8", "unknown stage"),
+            ("O-LFBG8", "no width"),
+            ("O2-LFBG8", "3..=32"),
+            ("16-OLFBG8", "names no stage"),
+        ] {
+            let e = parse_precision(bad).unwrap_err().0;
+            assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn kahan_places_parse() {
+        assert_eq!(KahanPlaces::parse("all").unwrap(), KahanPlaces::all());
+        let k = KahanPlaces::parse("matmul,sums,softmax").unwrap();
+        assert!(k.matmul && k.sums && k.softmax && !k.update);
+        assert_eq!(k.describe(), "matmul,sums,softmax");
+        assert!(KahanPlaces::parse("matmul,bogus").is_err());
+    }
+}

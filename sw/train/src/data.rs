@@ -1,0 +1,221 @@
+//! IDX datasets (the original MNIST file format, gzip-compressed or not): images `[n, r, c]`
+//! of u8 (magic 0x00000803) and labels `[n]` of u8 (magic 0x00000801).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::TrainError;
+
+/// Images and labels of one split.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    /// n × dim pixels, row-major.
+    pub images: Vec<u8>,
+    pub labels: Vec<u8>,
+    pub dim: usize,
+    pub classes: usize,
+}
+
+impl Dataset {
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    pub fn image(&self, i: usize) -> &[u8] {
+        &self.images[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// The first `n` samples (all if fewer).
+    pub fn truncate(&mut self, n: usize) {
+        let n = n.min(self.len());
+        self.labels.truncate(n);
+        self.images.truncate(n * self.dim);
+    }
+}
+
+/// `train` or `t10k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    Train,
+    Test,
+}
+
+impl Split {
+    fn prefix(self) -> &'static str {
+        match self {
+            Split::Train => "train",
+            Split::Test => "t10k",
+        }
+    }
+}
+
+/// The file `DIR/<prefix>-<kind>-idx<d>-ubyte[.gz]` that exists (gzip preferred).
+fn find(dir: &Path, split: Split, kind: &str, d: u32) -> Result<PathBuf, TrainError> {
+    let base = format!("{}-{kind}-idx{d}-ubyte", split.prefix());
+    for name in [format!("{base}.gz"), base.clone()] {
+        let p = dir.join(&name);
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err(TrainError(format!(
+        "dataset {}: no {base}.gz or {base} (expected IDX files, e.g. ../shared/datasets/mnist-10k)",
+        dir.display()
+    )))
+}
+
+fn read_all(path: &Path) -> Result<Vec<u8>, TrainError> {
+    let err = |e: std::io::Error| TrainError(format!("cannot read {}: {e}", path.display()));
+    let raw = std::fs::read(path).map_err(err)?;
+    if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut out = vec![];
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .map_err(|e| {
+                TrainError(format!(
+                    "{}: corrupt gzip data ({e}); re-fetch the file",
+                    path.display()
+                ))
+            })?;
+        Ok(out)
+    } else {
+        Ok(raw)
+    }
+}
+
+/// Parses an IDX file of u8 data with the given number of dimensions: (dims, data).
+fn parse_idx(path: &Path, bytes: &[u8], ndim: u8) -> Result<(Vec<usize>, Vec<u8>), TrainError> {
+    let bad = |what: &str| TrainError(format!("{}: not an IDX file ({what})", path.display()));
+    if bytes.len() < 4 + 4 * ndim as usize {
+        return Err(bad("too short for its header"));
+    }
+    if bytes[0] != 0 || bytes[1] != 0 || bytes[2] != 0x08 || bytes[3] != ndim {
+        return Err(bad(&format!(
+            "magic {:02x}{:02x}{:02x}{:02x}, expected 000008{ndim:02x}",
+            bytes[0], bytes[1], bytes[2], bytes[3]
+        )));
+    }
+    let dims: Vec<usize> = (0..ndim as usize)
+        .map(|i| {
+            let o = 4 + 4 * i;
+            u32::from_be_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]) as usize
+        })
+        .collect();
+    let count: usize = dims.iter().product();
+    let body = &bytes[4 + 4 * ndim as usize..];
+    if body.len() != count {
+        return Err(bad(&format!(
+            "header says {count} bytes of data, the file holds {}",
+            body.len()
+        )));
+    }
+    Ok((dims, body.to_vec()))
+}
+
+/// Loads one split of the IDX dataset in `dir`.
+pub fn load(dir: &Path, split: Split) -> Result<Dataset, TrainError> {
+    let ip = find(dir, split, "images", 3)?;
+    let lp = find(dir, split, "labels", 1)?;
+    let (idims, images) = parse_idx(&ip, &read_all(&ip)?, 3)?;
+    let (ldims, labels) = parse_idx(&lp, &read_all(&lp)?, 1)?;
+    if idims[0] != ldims[0] {
+        return Err(TrainError(format!(
+            "dataset {}: {} images but {} labels",
+            dir.display(),
+            idims[0],
+            ldims[0]
+        )));
+    }
+    if idims[0] == 0 {
+        return Err(TrainError(format!("{}: holds no samples", ip.display())));
+    }
+    let classes = *labels.iter().max().unwrap_or(&0) as usize + 1;
+    if classes > 10 {
+        return Err(TrainError(format!(
+            "{}: label {} out of range 0..=9",
+            lp.display(),
+            classes - 1
+        )));
+    }
+    Ok(Dataset {
+        images,
+        labels,
+        dim: idims[1] * idims[2],
+        classes: 10,
+    })
+}
+
+/// Per-pixel mean and standard deviation over `d` (seed 000 §4.2.1: inputs are normalised
+/// to zero mean and unit variance); a pixel that never varies gets a deviation of 1.
+pub fn moments(d: &Dataset) -> (Vec<f64>, Vec<f64>) {
+    let n = d.len() as f64;
+    let mut mean = vec![0.0; d.dim];
+    let mut sq = vec![0.0; d.dim];
+    for i in 0..d.len() {
+        for (j, &p) in d.image(i).iter().enumerate() {
+            let x = p as f64 / 255.0;
+            mean[j] += x;
+            sq[j] += x * x;
+        }
+    }
+    let sd = mean
+        .iter_mut()
+        .zip(&sq)
+        .map(|(m, &s)| {
+            *m /= n;
+            let var = s / n - *m * *m;
+            if var > 1e-12 {
+                var.sqrt()
+            } else {
+                1.0
+            }
+        })
+        .collect();
+    (mean, sd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn idx(magic: u8, dims: &[u32], body: &[u8]) -> Vec<u8> {
+        let mut v = vec![0, 0, 8, magic];
+        for d in dims {
+            v.extend(d.to_be_bytes());
+        }
+        v.extend(body);
+        v
+    }
+
+    #[test]
+    fn parses_and_refuses_idx_files() {
+        let p = Path::new("x");
+        let ok = idx(3, &[2, 1, 2], &[1, 2, 3, 4]);
+        let (d, b) = parse_idx(p, &ok, 3).unwrap();
+        assert_eq!((d, b), (vec![2, 1, 2], vec![1, 2, 3, 4]));
+        let short = idx(3, &[2, 1, 2], &[1, 2, 3]);
+        assert!(parse_idx(p, &short, 3).unwrap_err().0.contains("holds 3"));
+        let wrong = idx(1, &[2, 1, 2], &[1, 2, 3, 4]);
+        assert!(parse_idx(p, &wrong, 3).unwrap_err().0.contains("magic"));
+        assert!(parse_idx(p, &[0, 0], 1)
+            .unwrap_err()
+            .0
+            .contains("too short"));
+    }
+
+    #[test]
+    fn loads_the_shared_dataset_when_present() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/mnist-10k");
+        if !dir.is_dir() {
+            eprintln!("skipped: {} not present", dir.display());
+            return;
+        }
+        let d = load(&dir, Split::Test).unwrap();
+        assert_eq!((d.len(), d.dim), (1996, 784));
+        assert!(d.labels.iter().all(|&l| l < 10));
+    }
+}

@@ -1,0 +1,274 @@
+//! A training run: epochs of shuffled batches through a [`Machine`], per-epoch metrics as
+//! JSON lines, a plot, and a checkpoint after every epoch from which `--resume` continues
+//! bit-identically.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use lpgen_golden::Calc;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+
+use crate::checkpoint::{self, State};
+use crate::config::{Config, Schedule};
+use crate::data::{self, Dataset};
+use crate::machine::{Machine, Mat};
+use crate::mlp::{Forward, Model, Net};
+use crate::plot;
+use crate::TrainError;
+
+/// How long to train and where to put the results.
+pub struct Plan {
+    pub epochs: u32,
+    /// At most this many batches per epoch (a shortened epoch; `None`: all).
+    pub max_steps: Option<usize>,
+    /// Results directory: metrics.jsonl, plot.png, checkpoint.lpck.
+    pub out: PathBuf,
+    /// Continue from `out/checkpoint.lpck`.
+    pub resume: bool,
+    /// Print a progress bar on stderr (when it is a terminal).
+    pub progress: bool,
+}
+
+/// Per-epoch results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EpochMetrics {
+    pub epoch: u32,
+    pub lr: f64,
+    pub steps: usize,
+    pub train_loss: f64,
+    pub train_acc: f64,
+    pub test_loss: f64,
+    pub test_acc: f64,
+    pub seconds: f64,
+    pub samples_per_s: f64,
+}
+
+impl EpochMetrics {
+    pub fn json(&self, backend: &str) -> String {
+        format!(
+            "{{\"epoch\": {}, \"backend\": \"{backend}\", \"lr\": {}, \"steps\": {}, \"train_loss\": {:.6}, \"train_acc\": {:.6}, \"test_loss\": {:.6}, \"test_acc\": {:.6}, \"seconds\": {:.3}, \"samples_per_s\": {:.2}}}",
+            self.epoch, self.lr, self.steps, self.train_loss, self.train_acc, self.test_loss,
+            self.test_acc, self.seconds, self.samples_per_s
+        )
+    }
+
+    /// Reads back the figures the plot needs from a JSON line of [`EpochMetrics::json`].
+    fn from_json(line: &str) -> Option<[f64; 4]> {
+        let get = |k: &str| -> Option<f64> {
+            let rest = line.split(&format!("\"{k}\": ")).nth(1)?;
+            rest.split([',', '}']).next()?.trim().parse().ok()
+        };
+        Some([
+            get("train_loss")?,
+            get("test_loss")?,
+            get("train_acc")?,
+            get("test_acc")?,
+        ])
+    }
+}
+
+/// The input words of a batch: pixels normalised per feature (dataset moments, in f64 on
+/// the host: this is the data as loaded, not training arithmetic), rounded into `f`.
+fn batch_input(d: &Dataset, idx: &[usize], mean: &[f64], sd: &[f64], f: &Calc) -> Mat {
+    let mut data = Vec::with_capacity(idx.len() * d.dim);
+    for &i in idx {
+        for (j, &p) in d.image(i).iter().enumerate() {
+            data.push(f.from_f64((p as f64 / 255.0 - mean[j]) / sd[j]));
+        }
+    }
+    Mat {
+        rows: idx.len(),
+        cols: d.dim,
+        data,
+    }
+}
+
+/// Cross-entropy (natural log) and correct count of a batch's probabilities, on the host in
+/// f64 (reporting only).
+fn score(fw: &Forward, labels: &[u8], l: &Calc) -> (f64, usize) {
+    let mut loss = 0.0;
+    let mut correct = 0;
+    for (r, &label) in labels.iter().enumerate() {
+        let p: Vec<f64> = fw.probs.row(r).iter().map(|&w| l.to_f64(w)).collect();
+        let pl = p[label as usize];
+        loss -= if pl > 1e-30 { pl.ln() } else { (1e-30f64).ln() };
+        let best = (0..p.len())
+            .max_by(|&a, &b| p[a].partial_cmp(&p[b]).unwrap_or(std::cmp::Ordering::Less))
+            .unwrap_or(0);
+        correct += (best == label as usize) as usize;
+    }
+    (loss, correct)
+}
+
+fn progress(epoch: u32, epochs: u32, done: usize, total: usize, rate: f64) {
+    let width = 30;
+    let filled = done * width / total.max(1);
+    eprint!(
+        "\repoch {epoch}/{epochs} [{}{}] {done}/{total} batches, {rate:.1} samples/s ",
+        "#".repeat(filled),
+        ".".repeat(width - filled)
+    );
+    let _ = std::io::stderr().flush();
+}
+
+/// Evaluates `model` on `test` (forward passes in batches of the training batch size).
+pub fn evaluate<M: Machine>(
+    net: &mut Net<'_, M>,
+    model: &Model,
+    test: &Dataset,
+    moments: (&[f64], &[f64]),
+) -> Result<(f64, f64), TrainError> {
+    let f = net.cfg.stages.f.calc();
+    let l = net.cfg.stages.l.calc();
+    let idx: Vec<usize> = (0..test.len()).collect();
+    let (mut loss, mut correct) = (0.0, 0);
+    for chunk in idx.chunks(net.cfg.batch) {
+        let x = batch_input(test, chunk, moments.0, moments.1, &f);
+        let fw = net.forward(model, x)?;
+        let labels: Vec<u8> = chunk.iter().map(|&i| test.labels[i]).collect();
+        let (s, c) = score(&fw, &labels, &l);
+        loss += s;
+        correct += c;
+    }
+    Ok((loss / test.len() as f64, correct as f64 / test.len() as f64))
+}
+
+/// Runs the training of `plan` with `cfg` on `train` / `test` through `machine`; calls
+/// `report` with each epoch's JSON line.
+pub fn run<M: Machine>(
+    machine: &mut M,
+    cfg: &Config,
+    train: &Dataset,
+    test: &Dataset,
+    plan: &Plan,
+    report: &mut dyn FnMut(&str) -> Result<(), TrainError>,
+) -> Result<State, TrainError> {
+    std::fs::create_dir_all(&plan.out).map_err(|e| {
+        TrainError(format!(
+            "cannot create output directory {}: {e}",
+            plan.out.display()
+        ))
+    })?;
+    let ck = plan.out.join("checkpoint.lpck");
+    let fp = cfg.fingerprint();
+    let mut state = if plan.resume {
+        checkpoint::load(&ck, &fp)?
+    } else {
+        State {
+            epochs_done: 0,
+            lr: cfg.lr,
+            halving: false,
+            prev_ce: None,
+            history: vec![],
+            model: Model::init(cfg),
+        }
+    };
+    let (mean, sd) = data::moments(train);
+    let fcalc = cfg.stages.f.calc();
+    let lcalc = cfg.stages.l.calc();
+    let backend = machine.name();
+    let show = plan.progress && std::io::stderr().is_terminal();
+    while state.epochs_done < plan.epochs {
+        let epoch = state.epochs_done + 1;
+        let start = Instant::now();
+        // The order of epoch e depends only on (seed, e): a resumed run sees the same batches.
+        let mut rng =
+            Pcg64::seed_from_u64(cfg.seed ^ (epoch as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut order: Vec<usize> = (0..train.len()).collect();
+        order.shuffle(&mut rng);
+        let batches: Vec<&[usize]> = order.chunks(cfg.batch).collect();
+        let steps = plan
+            .max_steps
+            .map_or(batches.len(), |m| m.min(batches.len()));
+        let momentum = if epoch >= cfg.momentum_from {
+            cfg.momentum
+        } else {
+            0.0
+        };
+        let (mut loss, mut correct, mut seen) = (0.0, 0usize, 0usize);
+        let mut net = Net {
+            m: &mut *machine,
+            cfg,
+        };
+        for (s, chunk) in batches[..steps].iter().enumerate() {
+            let x = batch_input(train, chunk, &mean, &sd, &fcalc);
+            let labels: Vec<u8> = chunk.iter().map(|&i| train.labels[i]).collect();
+            let fw = net.step(&mut state.model, x, &labels, state.lr, momentum)?;
+            let (l, c) = score(&fw, &labels, &lcalc);
+            loss += l;
+            correct += c;
+            seen += chunk.len();
+            if show && (s % 10 == 0 || s + 1 == steps) {
+                progress(
+                    epoch,
+                    plan.epochs,
+                    s + 1,
+                    steps,
+                    seen as f64 / start.elapsed().as_secs_f64(),
+                );
+            }
+        }
+        let train_secs = start.elapsed().as_secs_f64();
+        if show {
+            eprintln!();
+        }
+        let (test_loss, test_acc) = evaluate(&mut net, &state.model, test, (&mean, &sd))?;
+        let m = EpochMetrics {
+            epoch,
+            lr: state.lr,
+            steps,
+            train_loss: loss / seen.max(1) as f64,
+            train_acc: correct as f64 / seen.max(1) as f64,
+            test_loss,
+            test_acc,
+            seconds: start.elapsed().as_secs_f64(),
+            samples_per_s: seen as f64 / train_secs,
+        };
+        let line = m.json(&backend);
+        // Schedule for the next epoch.
+        if let Schedule::Halving { hold, threshold } = cfg.schedule {
+            if let Some(prev) = state.prev_ce {
+                if epoch >= hold && (prev - test_loss) / prev < threshold {
+                    state.halving = true;
+                }
+            }
+            if state.halving {
+                state.lr /= 2.0;
+            }
+        }
+        state.prev_ce = Some(test_loss);
+        state.history.push(line.clone());
+        state.epochs_done = epoch;
+        checkpoint::save(&ck, &fp, &state)?;
+        write_results(plan, &state.history)?;
+        report(&line)?;
+    }
+    Ok(state)
+}
+
+/// metrics.jsonl and plot.png from the history.
+fn write_results(plan: &Plan, history: &[String]) -> Result<(), TrainError> {
+    let path = plan.out.join("metrics.jsonl");
+    let tmp = plan.out.join(".metrics.jsonl.tmp");
+    let text: String = history.iter().map(|h| format!("{h}\n")).collect();
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, &path))
+        .map_err(|e| TrainError(format!("cannot write {}: {e}", path.display())))?;
+    let rows: Vec<[f64; 4]> = history
+        .iter()
+        .filter_map(|h| EpochMetrics::from_json(h))
+        .collect();
+    let col = |i: usize| rows.iter().map(|r| r[i]).collect::<Vec<f64>>();
+    plot::write(
+        &plan.out.join("plot.png"),
+        &plot::Series {
+            train_loss: col(0),
+            test_loss: col(1),
+            train_acc: col(2),
+            test_acc: col(3),
+        },
+    )
+}

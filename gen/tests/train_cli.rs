@@ -1,0 +1,165 @@
+//! `lpgen train` as a user meets it: a short run writes its results, `--resume` continues,
+//! and bad input (unknown precision, corrupt dataset, a checkpoint of another run) gets one
+//! line and exit status 2.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn lpgen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lpgen"))
+        .args(args)
+        .output()
+        .expect("run lpgen")
+}
+
+/// 30 random 4×4 images per split, labels 0..=9.
+fn dataset(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut s = 99u64;
+    let mut next = || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1);
+        (s >> 40) as u8
+    };
+    for split in ["train", "t10k"] {
+        let mut img = vec![0, 0, 8, 3, 0, 0, 0, 30, 0, 0, 0, 4, 0, 0, 0, 4];
+        img.extend((0..30 * 16).map(|_| next()));
+        let mut lab = vec![0, 0, 8, 1, 0, 0, 0, 30];
+        lab.extend((0..30).map(|_| next() % 10));
+        std::fs::write(dir.join(format!("{split}-images-idx3-ubyte")), img).unwrap();
+        std::fs::write(dir.join(format!("{split}-labels-idx1-ubyte")), lab).unwrap();
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("lpgen-train-cli-{}-{name}", std::process::id()))
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let out = lpgen(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "lpgen {args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "lpgen {args:?}: {err}");
+    assert!(
+        err.contains(needle),
+        "lpgen {args:?}: '{err}' lacks '{needle}'"
+    );
+}
+
+#[test]
+fn a_short_run_writes_results_and_resumes() {
+    let ds = tmp("ds");
+    dataset(&ds);
+    let out = tmp("out");
+    let base = [
+        "train",
+        "--format",
+        "posit:12",
+        "--quire",
+        "--dataset",
+        ds.to_str().unwrap(),
+        "--hidden",
+        "6",
+        "--batch",
+        "6",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        let o = lpgen(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let first = run(&["--epochs", "1"]);
+    assert_eq!(first.lines().count(), 1);
+    assert!(
+        first.contains("\"epoch\": 1") && first.contains("\"backend\": \"golden\""),
+        "{first}"
+    );
+    let more = run(&["--epochs", "2", "--resume"]);
+    assert_eq!(more.lines().count(), 1, "resumed after epoch 1: {more}");
+    assert!(more.contains("\"epoch\": 2"), "{more}");
+    for f in ["metrics.jsonl", "plot.png", "checkpoint.lpck"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    // Another configuration may not resume it.
+    let mut a = base.to_vec();
+    a.extend(["--epochs", "3", "--resume", "--lr", "0.3"]);
+    fails_with(&a, "another configuration");
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&ds);
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line() {
+    let ds = tmp("bad");
+    dataset(&ds);
+    let d = ds.to_str().unwrap();
+    fails_with(
+        &["train", "--precision", "O16-L12-FB8q", "--dataset", d],
+        "stage 'G' missing",
+    );
+    fails_with(
+        &["train", "--precision", "Q16-L12-FBG8", "--dataset", d],
+        "unknown stage",
+    );
+    fails_with(&["train", "--dataset", d], "give --format");
+    fails_with(
+        &[
+            "train",
+            "--format",
+            "lns:5:6",
+            "--backend",
+            "gpu",
+            "--dataset",
+            d,
+        ],
+        "unknown backend",
+    );
+    fails_with(
+        &["train", "--format", "lns:5:6", "--check", "--dataset", d],
+        "--check",
+    );
+    fails_with(
+        &[
+            "train",
+            "--format",
+            "posit:8",
+            "--keep-bits",
+            "3",
+            "--dataset",
+            d,
+        ],
+        "--keep-bits",
+    );
+    fails_with(
+        &[
+            "train",
+            "--format",
+            "lns:5:6",
+            "--dataset",
+            "/nonexistent/dir",
+        ],
+        "no train-images",
+    );
+    // A truncated image file, then gzip garbage.
+    let img = ds.join("train-images-idx3-ubyte");
+    let bytes = std::fs::read(&img).unwrap();
+    std::fs::write(&img, &bytes[..100]).unwrap();
+    fails_with(
+        &["train", "--format", "lns:5:6", "--dataset", d],
+        "header says",
+    );
+    std::fs::remove_file(&img).unwrap();
+    std::fs::write(
+        ds.join("train-images-idx3-ubyte.gz"),
+        [0x1f, 0x8b, 8, 0, 1, 2, 3],
+    )
+    .unwrap();
+    fails_with(
+        &["train", "--format", "lns:5:6", "--dataset", d],
+        "corrupt gzip",
+    );
+    let _ = std::fs::remove_dir_all(&ds);
+}

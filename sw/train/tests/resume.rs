@@ -1,0 +1,167 @@
+//! A run interrupted after an epoch and resumed from its checkpoint ends with exactly the
+//! weights (every word) of an uninterrupted run; damaged inputs are refused in one line.
+
+use std::path::{Path, PathBuf};
+
+use lpgen_train::config::{Activation, Config, KahanPlaces, Schedule, Stages};
+use lpgen_train::data::{self, Split};
+use lpgen_train::machine::Golden;
+use lpgen_train::trainer::{self, Plan};
+
+/// A small IDX dataset: 4×4 images whose label is the brightest quadrant.
+fn write_dataset(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut seed = 12345u64;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as u8
+    };
+    for split in ["train", "t10k"] {
+        let mut img = vec![0, 0, 8, 3];
+        for d in [n as u32, 4, 4] {
+            img.extend(d.to_be_bytes());
+        }
+        let mut lab = vec![0, 0, 8, 1];
+        lab.extend((n as u32).to_be_bytes());
+        for _ in 0..n {
+            let label = next() % 4;
+            for y in 0..4 {
+                for x in 0..4 {
+                    let q = (y / 2) * 2 + x / 2;
+                    img.push(if q == label {
+                        200 + next() % 50
+                    } else {
+                        next() % 100
+                    });
+                }
+            }
+            lab.push(label);
+        }
+        std::fs::write(dir.join(format!("{split}-images-idx3-ubyte")), img).unwrap();
+        std::fs::write(dir.join(format!("{split}-labels-idx1-ubyte")), lab).unwrap();
+    }
+}
+
+fn config(f: &str) -> Config {
+    Config {
+        stages: Stages::all(f.parse().unwrap()),
+        quire: f.starts_with("posit"),
+        kahan: KahanPlaces::all(),
+        keep_bits: None,
+        layers: vec![16, 8, 10],
+        activation: Activation::Sigmoid,
+        batch: 5,
+        lr: 0.5,
+        momentum: 0.5,
+        momentum_from: 2,
+        schedule: Schedule::Halving {
+            hold: 1,
+            threshold: 0.5,
+        },
+        seed: 7,
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("lpgen-train-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn a_resumed_run_ends_bit_identical_to_an_uninterrupted_one() {
+    let ds = tmp("ds");
+    write_dataset(&ds, 40);
+    let train = data::load(&ds, Split::Train).unwrap();
+    let test = data::load(&ds, Split::Test).unwrap();
+    for f in ["lns:5:6", "posit:16"] {
+        let cfg = config(f);
+        let plan = |out: &Path, epochs, resume| Plan {
+            epochs,
+            max_steps: None,
+            out: out.to_path_buf(),
+            resume,
+            progress: false,
+        };
+        let (a, b) = (tmp("a"), tmp("b"));
+        let mut lines = vec![];
+        let mut report = |l: &str| {
+            lines.push(l.to_string());
+            Ok(())
+        };
+        let whole = trainer::run(
+            &mut Golden::default(),
+            &cfg,
+            &train,
+            &test,
+            &plan(&a, 3, false),
+            &mut report,
+        )
+        .unwrap();
+        let mut sink = |_: &str| Ok(());
+        trainer::run(
+            &mut Golden::default(),
+            &cfg,
+            &train,
+            &test,
+            &plan(&b, 1, false),
+            &mut sink,
+        )
+        .unwrap();
+        let resumed = trainer::run(
+            &mut Golden::default(),
+            &cfg,
+            &train,
+            &test,
+            &plan(&b, 3, true),
+            &mut sink,
+        )
+        .unwrap();
+        assert_eq!(whole.model, resumed.model, "{f}");
+        assert_eq!(
+            (whole.lr, whole.halving),
+            (resumed.lr, resumed.halving),
+            "{f}"
+        );
+        // The loss fell and the schedule halved the rate (threshold 0.5 forces it).
+        let loss = |l: &str| -> f64 {
+            l.split("\"train_loss\": ")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert!(loss(&lines[2]) < loss(&lines[0]), "{f}: {lines:?}");
+        assert!(whole.lr < cfg.lr, "{f}");
+        assert!(b.join("plot.png").is_file() && b.join("metrics.jsonl").is_file());
+        // Another configuration may not resume this checkpoint.
+        let mut other = cfg.clone();
+        other.lr = 0.25;
+        let e = trainer::run(
+            &mut Golden::default(),
+            &other,
+            &train,
+            &test,
+            &plan(&b, 4, true),
+            &mut sink,
+        )
+        .unwrap_err();
+        assert!(
+            e.0.contains("another configuration") && !e.0.contains('\n'),
+            "{e}"
+        );
+        for d in [a, b] {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+    // A damaged dataset is refused in one line.
+    let img = ds.join("train-images-idx3-ubyte");
+    let bytes = std::fs::read(&img).unwrap();
+    std::fs::write(&img, &bytes[..bytes.len() - 3]).unwrap();
+    let e = data::load(&ds, Split::Train).unwrap_err();
+    assert!(e.0.contains("header says") && !e.0.contains('\n'), "{e}");
+    let _ = std::fs::remove_dir_all(&ds);
+}

@@ -172,7 +172,7 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
     if a.batch == 0 || a.epochs == 0 {
         return Err(bad("--batch and --epochs must be at least 1".into()));
     }
-    if !(a.lr.is_finite() && a.lr > 0.0) || !(0.0..1.0).contains(&a.momentum) {
+    if !(a.lr.is_finite() && a.lr > 0.0 && (0.0..1.0).contains(&a.momentum)) {
         return Err(bad("--lr must be positive and --momentum in [0, 1)".into()));
     }
     Ok(Config {

@@ -7,7 +7,8 @@ use clap::Args;
 use lpgen_golden::Format;
 use lpgen_train::config::{parse_precision, Activation, Config, KahanPlaces, Schedule, Stages};
 use lpgen_train::data::{self, Split};
-use lpgen_train::machine::Golden;
+use lpgen_train::machine::{Checked, Golden};
+use lpgen_train::rtl::Rtl;
 use lpgen_train::trainer::{self, Plan};
 
 use crate::{emit, CliError, CliResult};
@@ -77,6 +78,15 @@ pub struct TrainArgs {
     /// Continue from the checkpoint in --out
     #[arg(long)]
     resume: bool,
+    /// rtl backend: rows of the systolic array
+    #[arg(long, default_value_t = 8)]
+    rows: u32,
+    /// rtl backend: columns of the systolic array
+    #[arg(long, default_value_t = 8)]
+    cols: u32,
+    /// rtl backend: lanes of the vector unit
+    #[arg(long, default_value_t = 16)]
+    lanes: u32,
 }
 
 fn bad(s: String) -> CliError {
@@ -220,11 +230,26 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
         progress: true,
     };
     let mut report = |line: &str| emit(out, line).map_err(|e| lpgen_train::TrainError(e.0));
-    match a.backend.as_str() {
-        "rtl" => {
-            return Err(bad(
-                "the rtl training backend is not available yet: use --backend golden or f32".into(),
-            ))
+    match (a.backend.as_str(), a.check) {
+        ("rtl", check) => {
+            if cfg.keep_bits.is_some() {
+                return Err(bad(
+                    "--keep-bits runs on --backend golden (the RTL keeps every bit)".into(),
+                ));
+            }
+            let rtl = Rtl::new(a.rows, a.cols, a.lanes)?;
+            if check {
+                let mut m = Checked {
+                    dut: rtl,
+                    reference: Golden::new("golden", None),
+                    ops: 0,
+                };
+                trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
+                eprintln!("--check: {} operations, 0 differing bits", m.ops);
+            } else {
+                let mut m = rtl;
+                trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
+            }
         }
         _ => {
             let mut m = Golden::new(&a.backend, cfg.keep_bits);

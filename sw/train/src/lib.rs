@@ -8,6 +8,7 @@ pub mod data;
 pub mod machine;
 pub mod mlp;
 pub mod plot;
+pub mod rtl;
 pub mod trainer;
 
 use std::fmt;

@@ -258,3 +258,71 @@ impl Machine for Golden {
         self.label.clone()
     }
 }
+
+/// `--check`: every operation runs on `dut` and on `reference`; the first word that differs
+/// stops the run with a report of the operation, the element, and both words.
+pub struct Checked<A: Machine, B: Machine> {
+    pub dut: A,
+    pub reference: B,
+    /// Operations compared so far.
+    pub ops: u64,
+}
+
+impl<A: Machine, B: Machine> Checked<A, B> {
+    fn compare(&mut self, what: String, got: &[u64], want: &[u64]) -> Result<(), TrainError> {
+        self.ops += 1;
+        if let Some(i) = (0..want.len()).find(|&i| got.get(i) != Some(&want[i])) {
+            let g = got.get(i).copied().unwrap_or(0);
+            return Err(TrainError(format!(
+                "--check: operation {} ({what}) differs at element {i}: {} gives {g:#x}, {} gives {:#x} (first differing bit {})",
+                self.ops,
+                self.dut.name(),
+                self.reference.name(),
+                want[i],
+                (g ^ want[i]).trailing_zeros()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<A: Machine, B: Machine> Machine for Checked<A, B> {
+    fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError> {
+        let got = self.dut.matmul(f, acc, a, b)?;
+        let want = self.reference.matmul(f, acc, a, b)?;
+        let what = format!(
+            "matmul in {f}, {acc:?}, {}x{} by {}x{}, row-major",
+            a.rows, a.cols, b.rows, b.cols
+        );
+        self.compare(what, &got.data, &want.data)?;
+        Ok(got)
+    }
+
+    fn lanes(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[u64],
+        b: &[u64],
+    ) -> Result<Vec<u64>, TrainError> {
+        let got = self.dut.lanes(f, op, a, b)?;
+        let want = self.reference.lanes(f, op, a, b)?;
+        self.compare(
+            format!("{} on {} words of {f}", op.name(), a.len()),
+            &got,
+            &want,
+        )?;
+        Ok(got)
+    }
+
+    fn convert(&mut self, from: Format, to: Format, a: &[u64]) -> Result<Vec<u64>, TrainError> {
+        let got = self.dut.convert(from, to, a)?;
+        let want = self.reference.convert(from, to, a)?;
+        self.compare(format!("convert {from} to {to}"), &got, &want)?;
+        Ok(got)
+    }
+
+    fn name(&self) -> String {
+        format!("{}+check", self.dut.name())
+    }
+}

@@ -1,0 +1,285 @@
+//! The RTL machine: matrix products on a generated systolic `array` and lane operations on a
+//! generated `vector` unit, both compiled with Verilator and driven through `lpgen-verif`'s
+//! runtime, a whole stream of cycles per FFI call. The host only cuts matrices into tiles,
+//! pads them with the format's zero, and moves words.
+
+use std::collections::HashMap;
+
+use lpgen_golden::{AluOp, Format, ALU_OP_BITS};
+use lpgen_hdl::{generate, Params, PeKind, Unit};
+use lpgen_verif::layout::{get_bits, put_bits, Layout};
+use lpgen_verif::{Model, Toolchain};
+
+use crate::machine::{Accumulate, Machine, Mat};
+use crate::TrainError;
+
+/// A loaded design and its port positions (bit offsets into the packed buffers).
+struct Device {
+    model: Model,
+    layout: Layout,
+    latency: usize,
+}
+
+impl Device {
+    fn build(tc: &Toolchain, p: &Params) -> Result<Device, TrainError> {
+        let d = generate(p).map_err(|e| TrainError(e.0))?;
+        let layout = Layout::from_manifest(&d.manifest).map_err(|e| TrainError(e.0))?;
+        let model = tc
+            .model(&d.verilog, &layout, false)
+            .map_err(|e| TrainError(e.0))?;
+        let latency = layout.latency as usize;
+        Ok(Device {
+            model,
+            layout,
+            latency,
+        })
+    }
+
+    /// Bit position of a port in its buffer.
+    fn pos(&self, name: &str) -> usize {
+        self.layout
+            .port(name)
+            .expect("port of a generated unit")
+            .slot
+            * 64
+    }
+
+    /// Runs `cycles` input vectors (each `in_slots` words) after two reset cycles and
+    /// `latency` + 1 flush cycles; returns every cycle's outputs (after the reset cycles).
+    fn stream(&mut self, mut ins: Vec<u64>, cycles: usize) -> Vec<u64> {
+        let (is, os) = (self.layout.in_slots, self.layout.out_slots);
+        let rst = self.pos("rst");
+        let mut all = vec![0u64; 2 * is];
+        for c in 0..2 {
+            put_bits(&mut all[c * is..], rst, 1, 1);
+        }
+        all.append(&mut ins);
+        all.resize((2 + cycles + self.latency + 1) * is, 0);
+        let n = all.len() / is;
+        let mut outs = vec![0u64; n * os];
+        self.model.run(&all, &mut outs);
+        outs.split_off(2 * os)
+    }
+}
+
+/// The RTL machine: one array per (format, PE kind), one vector unit per format.
+pub struct Rtl {
+    tc: Toolchain,
+    rows: u32,
+    cols: u32,
+    lanes: u32,
+    arrays: HashMap<(Format, &'static str), Device>,
+    vectors: HashMap<Format, Device>,
+    /// MACs and lane operations done, for throughput reports.
+    pub macs: u64,
+    pub lane_ops: u64,
+}
+
+impl Rtl {
+    /// Finds Verilator (or says how to install it); designs are built on first use.
+    pub fn new(rows: u32, cols: u32, lanes: u32) -> Result<Rtl, TrainError> {
+        let tc = Toolchain::find().map_err(|e| TrainError(e.0))?;
+        Ok(Rtl {
+            tc,
+            rows,
+            cols,
+            lanes,
+            arrays: HashMap::new(),
+            vectors: HashMap::new(),
+            macs: 0,
+            lane_ops: 0,
+        })
+    }
+
+    fn pe(f: Format, acc: Accumulate) -> Result<PeKind, TrainError> {
+        Ok(match (f, acc) {
+            (Format::Lns(_), Accumulate::Kahan) => PeKind::LnsKahan,
+            (Format::Lns(_), Accumulate::Naive) => PeKind::LnsPlain,
+            (Format::Posit(_), Accumulate::Exact) => PeKind::PositQuire,
+            (Format::Fix(_), Accumulate::Exact) => PeKind::Fix,
+            _ => {
+                return Err(TrainError(format!(
+                    "the rtl backend has no array PE for {acc:?} accumulation in {f} (posits need --quire; f32 runs on --backend f32)"
+                )))
+            }
+        })
+    }
+
+    fn array(&mut self, f: Format, pe: PeKind) -> Result<&mut Device, TrainError> {
+        let key = (f, pe.name());
+        if !self.arrays.contains_key(&key) {
+            let mut p = Params::new(Unit::Array, f);
+            p.rows = self.rows;
+            p.cols = self.cols;
+            p.pe = pe;
+            let d = Device::build(&self.tc, &p)?;
+            self.arrays.insert(key, d);
+        }
+        Ok(self.arrays.get_mut(&key).expect("inserted"))
+    }
+
+    fn vector(&mut self, f: Format) -> Result<&mut Device, TrainError> {
+        if !self.vectors.contains_key(&f) {
+            let mut p = Params::new(Unit::Vector, f);
+            p.lanes = self.lanes;
+            let d = Device::build(&self.tc, &p)?;
+            self.vectors.insert(f, d);
+        }
+        Ok(self.vectors.get_mut(&f).expect("inserted"))
+    }
+}
+
+impl Machine for Rtl {
+    /// Tiles of R rows of A × C columns of B stream back to back: step k of a tile puts
+    /// A[i0 + r][k] on row r and B[k][j0 + c] on column c (the format's zero beyond the
+    /// matrix), `clear` with k = 0, `last` with k = K − 1, and bubbles after a short tile so
+    /// that `last` steps are R + C − 1 cycles apart; each `out_valid` carries one tile.
+    fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError> {
+        assert_eq!(a.cols, b.rows, "matmul shapes");
+        let pe = Rtl::pe(f, acc)?;
+        let (rows, cols) = (self.rows as usize, self.cols as usize);
+        let w = f.width();
+        let zero = f.calc().zero();
+        let k_len = a.cols;
+        let dev = self.array(f, pe)?;
+        let is = dev.layout.in_slots;
+        let (pa, pb, pv, pc, pl) = (
+            dev.pos("a_in"),
+            dev.pos("b_in"),
+            dev.pos("in_valid"),
+            dev.pos("clear"),
+            dev.pos("last"),
+        );
+        let tile_cycles = k_len.max(rows + cols - 1);
+        let tiles: Vec<(usize, usize)> = (0..a.rows.div_ceil(rows))
+            .flat_map(|ti| (0..b.cols.div_ceil(cols)).map(move |tj| (ti * rows, tj * cols)))
+            .collect();
+        let cycles = tiles.len() * tile_cycles;
+        let mut ins = vec![0u64; cycles * is];
+        for (t, &(i0, j0)) in tiles.iter().enumerate() {
+            for k in 0..k_len {
+                let slot = &mut ins[(t * tile_cycles + k) * is..][..is];
+                put_bits(slot, pv, 1, 1);
+                put_bits(slot, pc, 1, (k == 0) as u64);
+                put_bits(slot, pl, 1, (k + 1 == k_len) as u64);
+                for r in 0..rows {
+                    let v = if i0 + r < a.rows {
+                        a.at(i0 + r, k)
+                    } else {
+                        zero
+                    };
+                    put_bits(slot, pa + r * w as usize, w, v);
+                }
+                for c in 0..cols {
+                    let v = if j0 + c < b.cols {
+                        b.at(k, j0 + c)
+                    } else {
+                        zero
+                    };
+                    put_bits(slot, pb + c * w as usize, w, v);
+                }
+            }
+        }
+        let outs = dev.stream(ins, cycles);
+        let os = dev.layout.out_slots;
+        let (po, pov) = (dev.pos("c_out"), dev.pos("out_valid"));
+        let mut data = vec![zero; a.rows * b.cols];
+        let mut done = 0;
+        for cyc in outs.chunks(os) {
+            if get_bits(cyc, pov, 1) == 0 {
+                continue;
+            }
+            let (i0, j0) = *tiles.get(done).ok_or_else(|| {
+                TrainError("the array gave more results than tiles (a generator bug)".into())
+            })?;
+            for r in 0..rows.min(a.rows - i0) {
+                for c in 0..cols.min(b.cols - j0) {
+                    data[(i0 + r) * b.cols + j0 + c] =
+                        get_bits(cyc, po + (r * cols + c) * w as usize, w);
+                }
+            }
+            done += 1;
+        }
+        if done != tiles.len() {
+            return Err(TrainError(format!(
+                "the array gave {done} results for {} tiles (a generator bug)",
+                tiles.len()
+            )));
+        }
+        self.macs += (a.rows * a.cols * b.cols) as u64;
+        Ok(Mat {
+            rows: a.rows,
+            cols: b.cols,
+            data,
+        })
+    }
+
+    fn lanes(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[u64],
+        b: &[u64],
+    ) -> Result<Vec<u64>, TrainError> {
+        if f == Format::F32 {
+            return Err(TrainError(
+                "f32 has no vector unit: use --backend f32".into(),
+            ));
+        }
+        let lanes = self.lanes as usize;
+        let w = f.width();
+        let dev = self.vector(f)?;
+        let is = dev.layout.in_slots;
+        let (pop, pa, pb, pv) = (
+            dev.pos("op"),
+            dev.pos("a"),
+            dev.pos("b"),
+            dev.pos("in_valid"),
+        );
+        let cycles = a.len().div_ceil(lanes);
+        let mut ins = vec![0u64; cycles * is];
+        for (i, &x) in a.iter().enumerate() {
+            let slot = &mut ins[(i / lanes) * is..][..is];
+            if i % lanes == 0 {
+                put_bits(slot, pop, ALU_OP_BITS, op.code() as u64);
+                put_bits(slot, pv, 1, 1);
+            }
+            let l = (i % lanes) * w as usize;
+            put_bits(slot, pa + l, w, x);
+            put_bits(slot, pb + l, w, b.get(i).copied().unwrap_or(0));
+        }
+        let outs = dev.stream(ins, cycles);
+        let os = dev.layout.out_slots;
+        let (py, pov) = (dev.pos("y"), dev.pos("out_valid"));
+        let mut y = Vec::with_capacity(a.len());
+        for cyc in outs.chunks(os).filter(|c| get_bits(c, pov, 1) == 1) {
+            for l in 0..lanes {
+                if y.len() < a.len() {
+                    y.push(get_bits(cyc, py + l * w as usize, w));
+                }
+            }
+        }
+        if y.len() != a.len() {
+            return Err(TrainError(format!(
+                "the vector unit gave {} results for {} operands (a generator bug)",
+                y.len(),
+                a.len()
+            )));
+        }
+        self.lane_ops += a.len() as u64;
+        Ok(y)
+    }
+
+    fn convert(&mut self, from: Format, to: Format, a: &[u64]) -> Result<Vec<u64>, TrainError> {
+        if from == to {
+            return Ok(a.to_vec());
+        }
+        Err(TrainError(format!(
+            "the rtl backend converts only within one format so far ({from} to {to}): run mixed precision on --backend golden"
+        )))
+    }
+
+    fn name(&self) -> String {
+        "rtl".into()
+    }
+}

@@ -4,6 +4,7 @@
 #
 #   scripts/fpga-sweep.sh units [TARGET...]   # units at every --stages (default: ice40-up5k)
 #   scripts/fpga-sweep.sh arrays [TARGET...]  # largest square array per PE kind (default: all)
+#   scripts/fpga-sweep.sh array T PE F R C     # one array run
 #   scripts/fpga-sweep.sh render              # rewrite the tables in docs/fpga.md
 #
 # Results are cached one JSON file per run in $FPGA_SWEEP_DIR (default build/fpga-sweep), so
@@ -79,25 +80,55 @@ units() {
 }
 
 # PE kind -> format of the array sweep.
-PES=("lns-kahan lns:5:6" "lns-plain lns:5:6" "fix fix:7:8" "posit-quire posit:16:1" "posit-quire posit:8:1")
+PES=("fix fix:7:8" "lns-plain lns:5:6" "lns-kahan lns:5:6" "posit-quire posit:16:1" "posit-quire posit:8:1")
 
+# jnum FILE KEY: a number from a result file.
+jnum() { sed -E "s/.*\"$2\": ([0-9.]+).*/\1/" "$1"; }
+
+# array_run T PE F R C: one array run; with DSP inference unless the device ran out of DSPs
+# at a smaller size (then multipliers go to logic: --no-dsp). Sets KEY to the result's key.
+array_run() {
+  local t=$1 pe=$2 f=$3 r=$4 c=$5
+  KEY="${t}_array_${pe}_${f//:/_}_${r}x${c}"
+  if [ -z "${NODSP:-}" ]; then
+    synth "$KEY" array --pe "$pe" --format "$f" --rows "$r" --cols "$c" --target "$t"
+    if grep -qs "does not fit.*\(ICESTORM_DSP\|MULT18X18D\)" "$OUT/res/$KEY.err"; then NODSP=1; fi
+  fi
+  if [ -n "${NODSP:-}" ]; then
+    KEY="${KEY}_nodsp"
+    synth "$KEY" array --pe "$pe" --format "$f" --rows "$r" --cols "$c" --target "$t" --no-dsp
+  fi
+}
+
+# The largest square array that fits, found from the logic cost per PE of the runs so far:
+# each run predicts the largest n from LC/PE; the prediction is run, then n+1 (or n-1 down)
+# to confirm. Ends with an n x (n+1) attempt.
 arrays() {
   local targets=("$@")
   [ ${#targets[@]} -gt 0 ] || targets=(ice40-up5k ice40-hx8k ecp5-85k)
   for t in "${targets[@]}"; do
     for pf in "${PES[@]}"; do
       set -- $pf
-      local pe=$1 f=$2 n=1 last=0
-      # Grow the square array n x n until it does not fit; then try n x (n+1).
-      while :; do
-        local key="${t}_array_${pe}_${f//:/_}_${n}x${n}"
-        synth "$key" array --pe "$pe" --format "$f" --rows "$n" --cols "$n" --target "$t"
-        if fits "$key"; then last=$n; n=$((n + 1)); else break; fi
-        [ "$n" -le "${FPGA_MAX_N:-16}" ] || break
+      local pe=$1 f=$2 best=0 n=2 tried=" "
+      NODSP=
+      while [ "$n" -ge 1 ] && [ "$n" -le "${FPGA_MAX_N:-16}" ] && [[ $tried != *" $n "* ]]; do
+        tried="$tried$n "
+        array_run "$t" "$pe" "$f" "$n" "$n"
+        if fits "$KEY"; then
+          [ "$n" -gt "$best" ] && best=$n
+          local lc avail pred
+          lc=$(jnum "$OUT/res/$KEY.json" lc)
+          avail=$(jnum "$OUT/res/$KEY.json" lc_available)
+          pred=$(awk -v lc="$lc" -v a="$avail" -v n="$n" 'BEGIN { p = int(sqrt(0.92 * a / (lc / (n * n)))); print (p > n) ? p : n + 1 }')
+          n=$pred
+        else
+          [ "$best" -gt 0 ] && [ "$n" -le $((best + 1)) ] && break
+          n=$((n - 1))
+          [ "$n" -le "$best" ] && break
+        fi
       done
-      if [ "$last" -gt 0 ]; then
-        synth "${t}_array_${pe}_${f//:/_}_${last}x$((last + 1))" array --pe "$pe" --format "$f" \
-          --rows "$last" --cols "$((last + 1))" --target "$t"
+      if [ "$best" -gt 0 ]; then
+        array_run "$t" "$pe" "$f" "$best" "$((best + 1))"
       fi
     done
   done
@@ -106,7 +137,7 @@ arrays() {
 case "${1:-}" in
   units) shift; units "$@" ;;
   arrays) shift; arrays "$@" ;;
-  array) shift; synth "$1_array_$2_${3//:/_}_$4x$5" array --pe "$2" --format "$3" --rows "$4" --cols "$5" --target "$1" ;;
+  array) shift; array_run "$@" ;;
   render) python3 scripts/fpga-render.py "$OUT/res" docs/fpga.md ;;
-  *) sed -n '2,13p' "$0"; exit 2 ;;
+  *) sed -n '2,14p' "$0"; exit 2 ;;
 esac

@@ -131,7 +131,7 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
     let script = format!(
         "read_verilog {}\n{}\n",
         sources.join(" "),
-        t.synth_command(&top, "netlist.json")
+        t.synth_command(&top, "netlist.json", opts.dsp)
     );
     write(&work.join("synth.ys"), &script)?;
     let ok = exec(
@@ -249,6 +249,7 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         bram_available: parsed.available(bram).unwrap_or(0),
         io: parsed.used(io).unwrap_or(0),
         fmax_mhz: parsed.fmax_of_clk(),
+        clocks: parsed.fmax.clone(),
         seed: opts.seed,
         work: work.clone(),
         bitstream,

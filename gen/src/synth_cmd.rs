@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use lpgen_fpga::board::Board;
 use lpgen_fpga::{FlowOptions, Report, Target};
 use lpgen_golden::Format;
 use lpgen_hdl::{generate, Params, Unit};
@@ -33,9 +34,9 @@ pub struct SynthArgs {
     /// Array PE kind: lns-kahan, lns-plain, posit-quire or fix (default: by format)
     #[arg(long)]
     pe: Option<String>,
-    /// ice40-up5k, ice40-hx8k or ecp5-85k
-    #[arg(long)]
-    target: String,
+    /// ice40-up5k, ice40-hx8k or ecp5-85k (implied by --board)
+    #[arg(long, required_unless_present = "board")]
+    target: Option<String>,
     /// nextpnr placer seed
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -48,9 +49,20 @@ pub struct SynthArgs {
     /// Place the design's own ports on pins instead of the serial wrapper
     #[arg(long)]
     no_wrap: bool,
+    /// Keep multipliers in logic instead of DSP blocks (when a design has more multipliers
+    /// than the device has DSPs)
+    #[arg(long)]
+    no_dsp: bool,
     /// Also pack a bitstream (icepack / ecppack) into the work directory
     #[arg(long)]
     bitstream: bool,
+    /// Bitstream for a board behind a UART command interface: icebreaker or ulx3s-85f
+    /// (docs/fpga.md)
+    #[arg(long)]
+    board: Option<String>,
+    /// Divide the board oscillator by this power of two for a slow design (with --board)
+    #[arg(long, default_value_t = 1)]
+    clock_div: u32,
     /// Work directory for sources, logs and netlists (default: synth/<top>-<target>)
     #[arg(long)]
     work: Option<PathBuf>,
@@ -59,7 +71,27 @@ pub struct SynthArgs {
 pub fn run(args: &SynthArgs, out: &mut dyn Write) -> CliResult {
     let unit: Unit = args.unit.parse()?;
     let format: Format = args.format.parse()?;
-    let target: Target = args.target.parse()?;
+    let board: Option<Board> = args.board.as_deref().map(str::parse).transpose()?;
+    let target: Target = match (&args.target, board) {
+        (Some(t), None) => t.parse()?,
+        (None, Some(b)) => b.target(),
+        (Some(t), Some(b)) => {
+            let t: Target = t.parse()?;
+            if t != b.target() {
+                return Err(CliError(format!(
+                    "--board {} is an {} board, not {t}: drop --target or use --target {}",
+                    b.name(),
+                    b.target().device(),
+                    b.target()
+                )));
+            }
+            t
+        }
+        (None, None) => return Err(CliError("--target or --board is required".into())),
+    };
+    if board.is_none() && args.clock_div != 1 {
+        return Err(CliError("--clock-div needs --board".into()));
+    }
     if let Some(f) = args.freq {
         if !(f.is_finite() && f > 0.0) {
             return Err(CliError(format!(
@@ -75,18 +107,22 @@ pub fn run(args: &SynthArgs, out: &mut dyn Write) -> CliResult {
         params.pe = pe.parse()?;
     }
     let design = generate(&params)?;
-    let work = args
-        .work
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("synth").join(format!("{}-{target}", design.top)));
+    let work = args.work.clone().unwrap_or_else(|| {
+        let place = board.map_or(target.name(), Board::name);
+        PathBuf::from("synth").join(format!("{}-{place}", design.top))
+    });
     let mut opts = FlowOptions::new(target, work);
     opts.seed = args.seed;
     opts.wrap = !args.no_wrap;
     opts.freq_mhz = args.freq;
     opts.bitstream = args.bitstream;
-    let report = lpgen_fpga::run(&design, &opts)?;
+    opts.dsp = !args.no_dsp;
+    let report = match board {
+        Some(b) => lpgen_fpga::board::run_board(&design, b, args.clock_div, opts)?,
+        None => lpgen_fpga::run(&design, &opts)?,
+    };
     let text = if args.json {
-        json(&report, &params, &design.top)
+        json(&report, &params, &design.top, args.no_dsp)
     } else {
         table(&report, &params, &design.top)
     };
@@ -100,11 +136,11 @@ fn fmax_text(r: &Report) -> String {
 }
 
 /// One JSON object with the keys of issue 6 first, then the context.
-fn json(r: &Report, p: &Params, design: &str) -> String {
+fn json(r: &Report, p: &Params, design: &str, no_dsp: bool) -> String {
     let s = |x: &str| x.replace('\\', "\\\\").replace('"', "\\\"");
     format!(
         "{{\"lc\": {}, \"ff\": {}, \"dsp\": {}, \"bram\": {}, \"fmax_mhz\": {}, \"target\": \"{}\", \"unit\": \"{}\", \"format\": \"{}\", \
-\"stages\": {}, \"rows\": {}, \"cols\": {}, \"lanes\": {}, \"pe\": \"{}\", \"design\": \"{}\", \"wrapped\": {}, \"seed\": {}, \
+\"stages\": {}, \"rows\": {}, \"cols\": {}, \"lanes\": {}, \"pe\": \"{}\", \"design\": \"{}\", \"wrapped\": {}, \"dsp_inference\": {}, \"seed\": {}, \
 \"lc_available\": {}, \"dsp_available\": {}, \"bram_available\": {}, \"io\": {}, \"work\": \"{}\"}}",
         r.lc,
         r.ff,
@@ -121,6 +157,7 @@ fn json(r: &Report, p: &Params, design: &str) -> String {
         p.pe.name(),
         s(design),
         r.wrapped,
+        !no_dsp,
         r.seed,
         r.lc_available,
         r.dsp_available,

@@ -498,3 +498,62 @@ fn synth_runs_a_small_unit_on_ice40() {
     assert!(table.contains("iCE40UP5K-SG48"), "{table}");
     let _ = std::fs::remove_dir_all(&work);
 }
+
+#[test]
+fn cosim_proves_lns_add_on_every_pair_and_ends_with_the_tally() {
+    // The same design as verif's CI subset, so the Verilator build is shared through the cache.
+    let out = stdout_of(&[
+        "cosim",
+        "lns-add",
+        "--format",
+        "lns:4:4",
+        "--stages",
+        "3",
+        "--exhaustive",
+    ]);
+    let last = out.lines().last().unwrap();
+    assert_eq!(last, "2097152 passed, 0 failed", "{out}");
+    assert!(out.starts_with("cosim lpgen_lns_add_lns_4_4_s3:"), "{out}");
+}
+
+#[test]
+fn cosim_refuses_bad_requests_in_one_line_with_status_2() {
+    let no_verilator = Command::new(env!("CARGO_BIN_EXE_lpgen"))
+        .args(["cosim", "lns-mul", "--format", "lns:5:6"])
+        .env("LPGEN_VERILATOR", "/nonexistent/verilator")
+        .output()
+        .unwrap();
+    for (out, want) in [
+        (
+            lpgen(&["cosim", "lns-mull", "--format", "lns:5:6"]),
+            "unknown unit",
+        ),
+        (
+            lpgen(&["cosim", "lns-kahan", "--format", "lns:5:6", "--exhaustive"]),
+            "--exhaustive is not available",
+        ),
+        (
+            lpgen(&["cosim", "posit-add", "--format", "posit:16", "--exhaustive"]),
+            "2^32 operand pairs",
+        ),
+        (
+            lpgen(&["cosim", "lns-add", "--format", "posit:8"]),
+            "needs an LNS format",
+        ),
+        (
+            lpgen(&["cosim", "lns-add", "--format", "lns:4:4", "--seed", "x1"]),
+            "invalid seed",
+        ),
+        (
+            lpgen(&["cosim", "lns-add", "--format", "lns:4:4", "--vectors", "0"]),
+            "at least 1",
+        ),
+        (no_verilator, "apt-get install verilator"),
+    ] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{want}: {err}");
+        assert!(err.contains(want), "{want}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

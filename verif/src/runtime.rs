@@ -27,6 +27,8 @@ pub const VERILATOR_FLAGS: [&str; 7] = [
     "-Wno-fatal",
 ];
 const CFLAGS: &str = "-fPIC -O2";
+/// Verilator's makefile compiles the model's hot code with `OPT_FAST` (default `-Os`).
+const MAKEFLAGS: &str = "OPT_FAST=-O2 OPT_GLOBAL=-O2";
 const STAMP_MAGIC: &str = "lpgen-verilator-cache 1";
 
 /// The Verilator installation used for builds.
@@ -102,6 +104,7 @@ impl Toolchain {
             .field(self.version.as_bytes())
             .field(VERILATOR_FLAGS.join(" ").as_bytes())
             .field(CFLAGS.as_bytes())
+            .field(MAKEFLAGS.as_bytes())
             .field(&[trace as u8])
             .field(layout.top.as_bytes())
             .field(verilog.as_bytes())
@@ -133,7 +136,8 @@ impl Toolchain {
             .args(["--cc", "--exe", "--build", "-j", "1"])
             .args(VERILATOR_FLAGS)
             .args(["--top-module", &l.top, "--Mdir", "obj"])
-            .args(["-CFLAGS", &cflags, "-LDFLAGS", "-shared", "-o", "model.so"]);
+            .args(["-CFLAGS", &cflags, "-LDFLAGS", "-shared", "-o", "model.so"])
+            .args(["-MAKEFLAGS", MAKEFLAGS]);
         if trace {
             cmd.arg("--trace");
         }

@@ -8,6 +8,8 @@ mod kahan;
 mod mac;
 pub(crate) mod words;
 
+pub use array::Pes;
+
 use std::path::{Path, PathBuf};
 
 use lpgen_golden::{Calc, Format};

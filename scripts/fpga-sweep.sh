@@ -111,7 +111,7 @@ arrays() {
       set -- $pf
       local pe=$1 f=$2 best=0 n=2 tried=" "
       NODSP=
-      while [ "$n" -ge 1 ] && [ "$n" -le "${FPGA_MAX_N:-16}" ] && [[ $tried != *" $n "* ]]; do
+      while [ "$n" -ge 1 ] && [ "$n" -le "${FPGA_MAX_N:-12}" ] && [[ $tried != *" $n "* ]]; do
         tried="$tried$n "
         array_run "$t" "$pe" "$f" "$n" "$n"
         if fits "$KEY"; then
@@ -119,7 +119,8 @@ arrays() {
           local lc avail pred
           lc=$(jnum "$OUT/res/$KEY.json" lc)
           avail=$(jnum "$OUT/res/$KEY.json" lc_available)
-          pred=$(awk -v lc="$lc" -v a="$avail" -v n="$n" 'BEGIN { p = int(sqrt(0.92 * a / (lc / (n * n)))); print (p > n) ? p : n + 1 }')
+          pred=$(awk -v lc="$lc" -v a="$avail" -v n="$n" -v m="${FPGA_MAX_N:-12}" \
+            'BEGIN { p = int(sqrt(0.92 * a / (lc / (n * n)))); if (p > m) p = m; print (p > n) ? p : n + 1 }')
           n=$pred
         else
           [ "$best" -gt 0 ] && [ "$n" -le $((best + 1)) ] && break
@@ -127,13 +128,14 @@ arrays() {
           [ "$n" -le "$best" ] && break
         fi
       done
-      if [ "$best" -gt 0 ]; then
+      if [ "$best" -gt 0 ] && [ "$best" -lt "${FPGA_MAX_N:-12}" ]; then
         array_run "$t" "$pe" "$f" "$best" "$((best + 1))"
       fi
     done
   done
 }
 
+main() {
 case "${1:-}" in
   units) shift; units "$@" ;;
   arrays) shift; arrays "$@" ;;
@@ -141,3 +143,5 @@ case "${1:-}" in
   render) python3 scripts/fpga-render.py "$OUT/res" docs/fpga.md ;;
   *) sed -n '2,14p' "$0"; exit 2 ;;
 esac
+}
+main "$@"; exit

@@ -124,7 +124,9 @@ pub fn run(args: &SynthArgs, out: &mut dyn Write) -> CliResult {
     let text = if args.json {
         json(&report, &params, &design.top, args.no_dsp)
     } else {
-        table(&report, &params, &design.top)
+        let place =
+            board.map(|b| format!("UART board top ({}, clock / {})", b.name(), args.clock_div));
+        table(&report, &params, &design.top, place)
     };
     emit(out, &text)
 }
@@ -167,7 +169,7 @@ fn json(r: &Report, p: &Params, design: &str, no_dsp: bool) -> String {
     )
 }
 
-fn table(r: &Report, p: &Params, design: &str) -> String {
+fn table(r: &Report, p: &Params, design: &str, board: Option<String>) -> String {
     let lc_name = if r.target.is_ice40() {
         "logic cells"
     } else {
@@ -182,7 +184,9 @@ fn table(r: &Report, p: &Params, design: &str) -> String {
         ),
         (
             "wrapper",
-            if r.wrapped {
+            if let Some(b) = board {
+                b
+            } else if r.wrapped {
                 "serial (4 pins)".into()
             } else {
                 format!("none ({} I/O)", r.io)

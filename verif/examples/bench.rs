@@ -49,7 +49,7 @@ fn random_rows(l: &Layout, n: usize, r: &mut Rng) -> Vec<u64> {
         for p in l.ports.iter().filter(|p| p.input && p.name != "rst") {
             for k in 0..p.slots() {
                 let w = (p.width - 64 * k as u32).min(64);
-                row[p.slot + k] = r.next() & lpgen_verif::layout::mask(w);
+                row[p.slot + k] = r.next_u64() & lpgen_verif::layout::mask(w);
             }
         }
         row[l.slot("in_valid").unwrap()] = 1;

@@ -360,21 +360,21 @@ mod tests {
     fn cache_entries_that_are_corrupt_or_half_written_are_rebuilt_not_trusted() {
         let root = tmpdir("cache");
         let dir = root.join("verilator").join("abc");
-        let mut builds = 0;
-        let mut build = |tmp: &Path| {
-            builds += 1;
+        let builds = std::cell::Cell::new(0);
+        let build = |tmp: &Path| {
+            builds.set(builds.get() + 1);
             std::fs::write(tmp.join("model.so"), b"\x7fELF pretend object").unwrap();
             Ok(())
         };
-        ensure_entry(&dir, &mut build).unwrap();
+        ensure_entry(&dir, build).unwrap();
         assert!(entry_valid(&dir));
-        ensure_entry(&dir, &mut build).unwrap();
-        assert_eq!(builds, 1, "a valid entry is reused");
+        ensure_entry(&dir, build).unwrap();
+        assert_eq!(builds.get(), 1, "a valid entry is reused");
         // A flipped byte in the object.
         std::fs::write(dir.join("model.so"), b"\x7fELF pretend objecT").unwrap();
         assert!(!entry_valid(&dir));
-        ensure_entry(&dir, &mut build).unwrap();
-        assert_eq!(builds, 2);
+        ensure_entry(&dir, build).unwrap();
+        assert_eq!(builds.get(), 2);
         assert_eq!(
             std::fs::read(dir.join("model.so")).unwrap(),
             b"\x7fELF pretend object"
@@ -382,12 +382,12 @@ mod tests {
         // Half-written: no stamp.
         std::fs::remove_file(dir.join("stamp")).unwrap();
         assert!(!entry_valid(&dir));
-        ensure_entry(&dir, &mut build).unwrap();
-        assert_eq!(builds, 3);
+        ensure_entry(&dir, build).unwrap();
+        assert_eq!(builds.get(), 3);
         // A truncated object.
         std::fs::write(dir.join("model.so"), b"").unwrap();
-        ensure_entry(&dir, &mut build).unwrap();
-        assert_eq!(builds, 4);
+        ensure_entry(&dir, build).unwrap();
+        assert_eq!(builds.get(), 4);
         assert!(entry_valid(&dir));
         // A failed build leaves nothing behind.
         let other = root.join("verilator").join("def");

@@ -36,9 +36,9 @@ fn posit_mac_posit_8_0_all_pairs_from_quire_states() {
     let tc = toolchain();
     let p = params(Unit::PositMac, "posit:8:0", 7);
     let r = check(&tc, &p, Mode::Exhaustive, 0);
-    assert!(r.passed > 8 * 4 << 16, "{}", r.passed);
+    assert!(r.passed >= 8 * 4 * 65536, "{}", r.passed);
     // Random dot products, the carry-guard wrap and NaR, on the same build.
-    check(&tc, &p, Mode::Vectors(60_000), 0x5eed_3ac);
+    check(&tc, &p, Mode::Vectors(60_000), 0x05ee_d3ac);
 }
 
 #[test]

@@ -184,8 +184,8 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     let mut last_at: Option<u64> = None;
     let mask = (1u64 << io.w) - 1;
     let bubble = |ctx: &mut Ctx, io: &mut Io, r: &mut Rng| {
-        let a: Vec<u64> = (0..io.rows).map(|_| r.next() & mask).collect();
-        let b: Vec<u64> = (0..io.cols).map(|_| r.next() & mask).collect();
+        let a: Vec<u64> = (0..io.rows).map(|_| r.next_u64() & mask).collect();
+        let b: Vec<u64> = (0..io.cols).map(|_| r.next_u64() & mask).collect();
         io.set(&a, &b, false, r.coin(), r.coin());
         ctx.chk.push(&io.ins, None);
     };

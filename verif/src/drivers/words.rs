@@ -92,14 +92,14 @@ impl LnsRef {
         let a = if r.below(16) == 0 {
             r.pick(&sp)
         } else {
-            r.next() & m
+            r.next_u64() & m
         };
         let ca = f.unpack(a).1;
         let b = match r.below(16) {
             0 => r.pick(&sp),
             1 => a,
             2 => a ^ (1 << f.log_width()),
-            3..=6 => r.next() & m,
+            3..=6 => r.next_u64() & m,
             _ => {
                 let c = (i64::from(ca) + r.below(2 * reach as u64 + 1) as i64 - reach)
                     .clamp(i64::from(f.code_min()), i64::from(f.code_max()));
@@ -151,14 +151,14 @@ pub fn posit_specials(f: PositFormat) -> Vec<u64> {
 /// A posit: uniform, near one, short fraction (rounding ties), or special; either sign.
 pub fn posit_word(r: &mut Rng, f: PositFormat) -> u64 {
     let w = match r.below(10) {
-        0..=2 => r.next() & f.mask(),
+        0..=2 => r.next_u64() & f.mask(),
         3..=5 => {
             let spread = 1u64 << (f.n - 3);
             (f.one() + r.below(2 * spread) - spread) & f.mask()
         }
         6..=8 => {
             let cut = r.below(u64::from(f.n) - 1);
-            (r.next() & f.mask()) >> cut << cut
+            (r.next_u64() & f.mask()) >> cut << cut
         }
         _ => r.pick(&posit_specials(f)),
     };
@@ -208,7 +208,7 @@ pub fn fix_word(r: &mut Rng, f: FixFormat, small: bool) -> u64 {
     match r.below(if small { 64 } else { 8 }) {
         0 => r.pick(&fix_specials(f)),
         _ if small => f.from_f64(r.below(1 << 20) as f64 / f64::from(1 << 18) - 2.0),
-        _ => r.next() & ((1u64 << f.width()) - 1),
+        _ => r.next_u64() & ((1u64 << f.width()) - 1),
     }
 }
 

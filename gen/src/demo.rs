@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use lpgen_golden::{Format, SumMode};
 use lpgen_hdl::{generate, Params, PeKind, Unit};
-use lpgen_train::config::{Activation, Config, KahanPlaces, Schedule, Stages};
+use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Schedule, Stages};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::rtl::Rtl;
@@ -185,6 +185,7 @@ fn train(out: &mut dyn Write) -> CliResult {
         momentum: 0.5,
         momentum_from: 2,
         schedule: Schedule::Fixed,
+        normalize: Normalize::PerPixel,
         seed: 1,
     };
     emit(

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 use lpgen_golden::Format;
-use lpgen_train::config::{parse_precision, Activation, Config, KahanPlaces, Schedule, Stages};
+use lpgen_train::config::{
+    parse_precision, Activation, Config, KahanPlaces, Normalize, Schedule, Stages,
+};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::rtl::Rtl;
@@ -47,10 +49,14 @@ pub struct TrainArgs {
     /// First epoch with momentum (seed 000: "0.5 after epoch 1")
     #[arg(long, default_value_t = 2)]
     momentum_from: u32,
-    /// fixed, or halving (seed 000: fixed 8 epochs, then halve once the test cross-entropy
-    /// improves by less than 0.1%)
+    /// fixed; halving (seed 000: fixed 8 epochs, then halve once the test cross-entropy
+    /// improves by less than 0.1%); step:N (seed 004: halve every N epochs)
     #[arg(long, default_value = "halving")]
     schedule: String,
+    /// Input normalization: pixel (each pixel to zero mean, unit variance; seed 000) or
+    /// global (one mean and deviation; seed 004)
+    #[arg(long, default_value = "pixel")]
+    normalize: String,
     /// Kahan sums: all, none, or a list of matmul,sums,softmax,update (default: all for
     /// LNS, none otherwise)
     #[arg(long)]
@@ -173,9 +179,21 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
             hold: 8,
             threshold: 0.001,
         },
+        other => match other.strip_prefix("step:").and_then(|n| n.parse().ok()) {
+            Some(every) if every > 0 => Schedule::Step { every },
+            _ => {
+                return Err(bad(format!(
+                    "unknown schedule '{other}': expected fixed, halving or step:N"
+                )))
+            }
+        },
+    };
+    let normalize = match a.normalize.as_str() {
+        "pixel" => Normalize::PerPixel,
+        "global" => Normalize::Global,
         other => {
             return Err(bad(format!(
-                "unknown schedule '{other}': expected fixed or halving"
+                "unknown normalization '{other}': expected pixel or global"
             )))
         }
     };
@@ -197,6 +215,7 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
         momentum: a.momentum,
         momentum_from: a.momentum_from,
         schedule,
+        normalize,
         seed: a.seed,
     })
 }

@@ -161,6 +161,18 @@ pub enum Schedule {
     /// Seed 000 §4.2.2: fixed for `hold` epochs, then halved every epoch once the relative
     /// improvement of the test cross-entropy falls below `threshold`.
     Halving { hold: u32, threshold: f64 },
+    /// Seed 004's PositNN examples: halved after every `every` epochs.
+    Step { every: u32 },
+}
+
+/// How pixels become inputs (the host's data loading; in f64, then rounded into F).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Normalize {
+    /// Each pixel to zero mean and unit variance over the training set (seed 000 §4.2.1).
+    PerPixel,
+    /// One mean and deviation over all pixels (seed 004: torch's Normalize(0.2860, 0.3300)
+    /// for Fashion-MNIST, here computed from the training set).
+    Global,
 }
 
 /// Everything that determines a run (and must match when resuming).
@@ -181,6 +193,7 @@ pub struct Config {
     /// Momentum applies from this epoch on (seed 000: "0.5 after epoch 1" is 2).
     pub momentum_from: u32,
     pub schedule: Schedule,
+    pub normalize: Normalize,
     pub seed: u64,
 }
 
@@ -189,10 +202,10 @@ impl Config {
     pub fn fingerprint(&self) -> String {
         let s = self.stages;
         format!(
-            "O={} L={} F={} B={} G={} quire={} kahan={} keep={:?} layers={:?} act={:?} batch={} lr={} momentum={} from={} schedule={:?} seed={}",
+            "O={} L={} F={} B={} G={} quire={} kahan={} keep={:?} layers={:?} act={:?} batch={} lr={} momentum={} from={} schedule={:?} normalize={:?} seed={}",
             s.o, s.l, s.f, s.b, s.g, self.quire, self.kahan.describe(), self.keep_bits,
             self.layers, self.activation, self.batch, self.lr, self.momentum,
-            self.momentum_from, self.schedule, self.seed
+            self.momentum_from, self.schedule, self.normalize, self.seed
         )
     }
 }

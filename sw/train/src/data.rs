@@ -178,6 +178,20 @@ pub fn moments(d: &Dataset) -> (Vec<f64>, Vec<f64>) {
     (mean, sd)
 }
 
+/// One mean and deviation over every pixel of `d`, repeated per pixel.
+pub fn global_moments(d: &Dataset) -> (Vec<f64>, Vec<f64>) {
+    let n = d.images.len() as f64;
+    let (mut s, mut sq) = (0.0, 0.0);
+    for &p in &d.images {
+        let x = p as f64 / 255.0;
+        s += x;
+        sq += x * x;
+    }
+    let mean = s / n;
+    let sd = (sq / n - mean * mean).max(1e-12).sqrt();
+    (vec![mean; d.dim], vec![sd; d.dim])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

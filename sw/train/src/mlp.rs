@@ -424,7 +424,7 @@ pub fn value(f: &Calc, w: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{KahanPlaces, Schedule, Stages};
+    use crate::config::{KahanPlaces, Normalize, Schedule, Stages};
     use crate::machine::Golden;
 
     fn cfg(f: &str) -> Config {
@@ -440,6 +440,7 @@ mod tests {
             momentum: 0.5,
             momentum_from: 1,
             schedule: Schedule::Fixed,
+            normalize: Normalize::PerPixel,
             seed: 1,
         }
     }

@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
 use crate::checkpoint::{self, State};
-use crate::config::{Config, Schedule};
+use crate::config::{Config, Normalize, Schedule};
 use crate::data::{self, Dataset};
 use crate::machine::{Machine, Mat};
 use crate::mlp::{Forward, Model, Net};
@@ -166,7 +166,10 @@ pub fn run<M: Machine>(
             model: Model::init(cfg),
         }
     };
-    let (mean, sd) = data::moments(train);
+    let (mean, sd) = match cfg.normalize {
+        Normalize::PerPixel => data::moments(train),
+        Normalize::Global => data::global_moments(train),
+    };
     let fcalc = cfg.stages.f.calc();
     let lcalc = cfg.stages.l.calc();
     let backend = machine.name();
@@ -236,6 +239,11 @@ pub fn run<M: Machine>(
                 }
             }
             if state.halving {
+                state.lr /= 2.0;
+            }
+        }
+        if let Schedule::Step { every } = cfg.schedule {
+            if epoch % every == 0 {
                 state.lr /= 2.0;
             }
         }

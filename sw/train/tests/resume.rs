@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lpgen_train::config::{Activation, Config, KahanPlaces, Schedule, Stages};
+use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Schedule, Stages};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::Golden;
 use lpgen_train::trainer::{self, Plan};
@@ -60,6 +60,7 @@ fn config(f: &str) -> Config {
             hold: 1,
             threshold: 0.5,
         },
+        normalize: Normalize::Global,
         seed: 7,
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use lpgen_train::config::{Activation, Config, KahanPlaces, Schedule, Stages};
+use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Schedule, Stages};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::rtl::Rtl;
@@ -32,6 +32,7 @@ fn rtl_training_ends_with_the_golden_weights() {
         momentum: 0.5,
         momentum_from: 1,
         schedule: Schedule::Fixed,
+        normalize: Normalize::PerPixel,
         seed: 3,
     };
     let plan = |name: &str| Plan {

@@ -97,3 +97,21 @@ fn mutation_a_dropped_quire_bit_is_caught() {
     let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
     assert!(r.failed > 100, "{} failed", r.failed);
 }
+
+#[test]
+fn mutation_a_wrong_latency_is_caught_by_the_out_valid_check() {
+    // The same Verilog as `lns_add_lns_4_4_all_pairs` (a cache hit), but a manifest that
+    // claims one cycle more or less: every result is then due in the wrong cycle.
+    let tc = toolchain();
+    let p = params(Unit::LnsAdd, "lns:4:4", 3);
+    for claimed in ["\"latency\": 4,", "\"latency\": 2,"] {
+        let mut d = generate(&p).unwrap();
+        d.manifest = mutate(&d.manifest, "\"latency\": 3,", claimed);
+        let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Vectors(2000), 1)).unwrap();
+        // (A result that happens to equal its neighbour's still passes.)
+        assert!(
+            r.failed > 2000 && r.failed > 10 * r.passed,
+            "{claimed}: {r:?}"
+        );
+    }
+}

@@ -82,6 +82,7 @@ fn mutation_a_flipped_g_table_entry_is_caught() {
     assert!(r.failed > 1000, "{} failed", r.failed);
     assert!(r.passed > 2_000_000);
     assert!(r.details[0].contains("<-- differs"), "{}", r.details[0]);
+    eprintln!("what a user sees of the first mismatch:\n{}", r.details[0]);
 }
 
 #[test]
@@ -96,6 +97,7 @@ fn mutation_a_dropped_quire_bit_is_caught() {
     );
     let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
     assert!(r.failed > 100, "{} failed", r.failed);
+    eprintln!("what a user sees of the first mismatch:\n{}", r.details[0]);
 }
 
 #[test]

@@ -84,6 +84,31 @@ pub trait Machine {
     fn name(&self) -> String;
 }
 
+/// A boxed machine (for choosing one at run time).
+impl<M: Machine + ?Sized> Machine for Box<M> {
+    fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError> {
+        (**self).matmul(f, acc, a, b)
+    }
+
+    fn lanes(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[u64],
+        b: &[u64],
+    ) -> Result<Vec<u64>, TrainError> {
+        (**self).lanes(f, op, a, b)
+    }
+
+    fn convert(&mut self, from: Format, to: Format, a: &[u64]) -> Result<Vec<u64>, TrainError> {
+        (**self).convert(from, to, a)
+    }
+
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
 /// The golden machine: the golden library, op for op. With `f32` it is plain float
 /// training (libm's exp, f32 rounding everywhere).
 #[derive(Default)]

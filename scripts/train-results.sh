@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The training runs behind docs/results.md. Each row is one `lpgen train` command; results go
+# to results/<row>/ (metrics.jsonl, plot.png, checkpoint.lpck). A row that finished is skipped;
+# an interrupted one resumes from its last checkpoint.
+#   scripts/train-results.sh            every row (hours: run it in the background)
+#   scripts/train-results.sh ROW...     only these rows (names below)
+#   scripts/train-results.sh --table    print the results table from results/*/metrics.jsonl
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LPGEN=${LPGEN:-target/release/lpgen}
+DATA=${LPGEN_DATASETS:-../shared/datasets}
+
+# Seed 000 §4.2: 784-512-10 sigmoid, batch 20, lr 0.1, momentum 0.5 after epoch 1, fixed for
+# 8 epochs then halving, 15 epochs.
+MNIST="--dataset $DATA/mnist-10k --hidden 512 --activation sigmoid --batch 20 --lr 0.1 --momentum 0.5 --momentum-from 2 --schedule halving --epochs 15"
+# Seed 004 §4 (PositNN's Fashion-MNIST example): batch 64, lr 1/16, momentum 0.5, halved
+# every 4 epochs, 10 epochs, one global normalization; an MLP 784-100-10 ReLU stands in for
+# the thesis' LeNet-5.
+FASHION="--dataset $DATA/fashion-mnist --hidden 100 --activation relu --batch 64 --lr 0.0625 --momentum 0.5 --momentum-from 1 --schedule step:4 --normalize global --epochs 10"
+
+declare -A ROWS=(
+  [mnist-f32]="--backend f32 $MNIST"
+  [mnist-lns-kahan]="--format lns:5:6 --kahan all $MNIST"
+  [mnist-lns-no-update-kahan]="--format lns:5:6 --kahan matmul,sums,softmax $MNIST"
+  [mnist-lns-matmul-kahan]="--format lns:5:6 --kahan matmul $MNIST"
+  [mnist-lns-keep5]="--format lns:5:6 --kahan all --keep-bits 5 $MNIST"
+  [mnist-lns-keep4]="--format lns:5:6 --kahan all --keep-bits 4 $MNIST"
+  [fashion-f32]="--backend f32 $FASHION"
+  [fashion-posit8-2]="--format posit:8:2 $FASHION"
+  [fashion-posit8-2-quire]="--format posit:8:2 --quire $FASHION"
+  [fashion-O12-L9-FBG8q]="--precision O12-L9-FBG8q $FASHION"
+  # One MNIST-10k epoch of a 784-100-10 MLP through the RTL, the golden model in lockstep,
+  # and the same epoch on the golden backend (its weights must be identical).
+  [mnist-rtl-epoch]="--format lns:5:6 --backend rtl --check --dataset $DATA/mnist-10k --hidden 100 --epochs 1 --schedule fixed"
+  [mnist-golden-epoch]="--format lns:5:6 --backend golden --dataset $DATA/mnist-10k --hidden 100 --epochs 1 --schedule fixed"
+)
+ORDER=(mnist-f32 mnist-lns-kahan mnist-lns-no-update-kahan mnist-lns-matmul-kahan mnist-lns-keep5
+       mnist-lns-keep4 fashion-f32 fashion-posit8-2 fashion-posit8-2-quire fashion-O12-L9-FBG8q
+       mnist-rtl-epoch mnist-golden-epoch)
+
+table() {
+  echo "| row | epochs | test accuracy | test loss | backend | seconds/epoch |"
+  echo "| --- | ---: | ---: | ---: | --- | ---: |"
+  for r in "${ORDER[@]}"; do
+    f=results/$r/metrics.jsonl
+    [ -s "$f" ] || continue
+    python3 - "$r" "$f" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+last = rows[-1]
+secs = sum(r["seconds"] for r in rows) / len(rows)
+print(f"| {sys.argv[1]} | {last['epoch']} | {100*last['test_acc']:.2f}% | {last['test_loss']:.4f} | {last['backend']} | {secs:.0f} |")
+PY
+  done
+}
+
+if [ "${1:-}" = "--table" ]; then table; exit 0; fi
+[ -x "$LPGEN" ] || cargo build --release -p lpgen
+rows=("$@")
+[ ${#rows[@]} -gt 0 ] || rows=("${ORDER[@]}")
+for r in "${rows[@]}"; do
+  args=${ROWS[$r]:-}
+  [ -n "$args" ] || { echo "unknown row '$r' (rows: ${ORDER[*]})" >&2; exit 2; }
+  out=results/$r
+  # shellcheck disable=SC2086
+  epochs=$(echo $args | sed -E 's/.*--epochs ([0-9]+).*/\1/')
+  done_epochs=0
+  [ -s "$out/metrics.jsonl" ] && done_epochs=$(wc -l < "$out/metrics.jsonl")
+  if [ "$done_epochs" -ge "$epochs" ]; then echo "$r: done"; continue; fi
+  resume=""
+  [ -s "$out/checkpoint.lpck" ] && resume="--resume"
+  echo "$r: lpgen train $args --out $out $resume"
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "$r: %e s wall, %M KiB" "$LPGEN" train $args --out "$out" $resume
+done

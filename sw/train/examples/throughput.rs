@@ -13,6 +13,9 @@ use lpgen_train::machine::{Checked, Golden, Machine};
 use lpgen_train::rtl::Rtl;
 use lpgen_train::trainer::{self, Plan};
 
+/// Builds a fresh machine for a run.
+type MakeMachine = Box<dyn Fn() -> Box<dyn Machine>>;
+
 fn config(f: &str, quire: bool) -> Config {
     let stages = Stages::all(f.parse().unwrap());
     Config {
@@ -52,7 +55,7 @@ fn main() {
         ds.display()
     );
     let rtl = || Rtl::new(8, 8, 16).expect("Verilator (scripts/setup.sh)");
-    let runs: Vec<(&str, &str, bool, Box<dyn Fn() -> Box<dyn Machine>>)> = vec![
+    let runs: Vec<(&str, &str, bool, MakeMachine)> = vec![
         (
             "f32",
             "f32",

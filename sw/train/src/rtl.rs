@@ -69,7 +69,8 @@ pub struct Rtl {
     cols: u32,
     lanes: u32,
     arrays: HashMap<(Format, &'static str), Device>,
-    vectors: HashMap<Format, Device>,
+    /// Vector units by (lane format, conversion format).
+    vectors: HashMap<(Format, Format), Device>,
     /// MACs and lane operations done, for throughput reports.
     pub macs: u64,
     pub lane_ops: u64,
@@ -118,14 +119,71 @@ impl Rtl {
         Ok(self.arrays.get_mut(&key).expect("inserted"))
     }
 
-    fn vector(&mut self, f: Format) -> Result<&mut Device, TrainError> {
-        if !self.vectors.contains_key(&f) {
+    fn vector(&mut self, f: Format, to: Format) -> Result<&mut Device, TrainError> {
+        let key = (f, to);
+        if !self.vectors.contains_key(&key) {
             let mut p = Params::new(Unit::Vector, f);
             p.lanes = self.lanes;
+            p.to = Some(to);
             let d = Device::build(&self.tc, &p)?;
-            self.vectors.insert(f, d);
+            self.vectors.insert(key, d);
         }
-        Ok(self.vectors.get_mut(&f).expect("inserted"))
+        Ok(self.vectors.get_mut(&key).expect("inserted"))
+    }
+
+    /// Streams `a` (and `b`) through the vector unit of (f, to) with `op`, `lanes` words per
+    /// cycle; returns the words of output port `out` (`y` in f, or `t_out` in `to`).
+    fn vector_run(
+        &mut self,
+        (f, to): (Format, Format),
+        op: AluOp,
+        a: &[u64],
+        b: &[u64],
+        out: &str,
+    ) -> Result<Vec<u64>, TrainError> {
+        let lanes = self.lanes as usize;
+        let w = f.width();
+        let wo = if out == "t_out" { to.width() } else { w };
+        let dev = self.vector(f, to)?;
+        let is = dev.layout.in_slots;
+        let (pop, pa, pb, pv) = (
+            dev.pos("op"),
+            dev.pos("a"),
+            dev.pos("b"),
+            dev.pos("in_valid"),
+        );
+        let cycles = a.len().div_ceil(lanes);
+        let mut ins = vec![0u64; cycles * is];
+        for (i, &x) in a.iter().enumerate() {
+            let slot = &mut ins[(i / lanes) * is..][..is];
+            if i % lanes == 0 {
+                put_bits(slot, pop, ALU_OP_BITS, op.code() as u64);
+                put_bits(slot, pv, 1, 1);
+            }
+            let l = (i % lanes) * w as usize;
+            put_bits(slot, pa + l, w, x);
+            put_bits(slot, pb + l, w, b.get(i).copied().unwrap_or(0));
+        }
+        let outs = dev.stream(ins, cycles);
+        let os = dev.layout.out_slots;
+        let (py, pov) = (dev.pos(out), dev.pos("out_valid"));
+        let mut y = Vec::with_capacity(a.len());
+        for cyc in outs.chunks(os).filter(|c| get_bits(c, pov, 1) == 1) {
+            for l in 0..lanes {
+                if y.len() < a.len() {
+                    y.push(get_bits(cyc, py + l * wo as usize, wo));
+                }
+            }
+        }
+        if y.len() != a.len() {
+            return Err(TrainError(format!(
+                "the vector unit gave {} results for {} operands (a generator bug)",
+                y.len(),
+                a.len()
+            )));
+        }
+        self.lane_ops += a.len() as u64;
+        Ok(y)
     }
 }
 
@@ -226,57 +284,15 @@ impl Machine for Rtl {
                 "f32 has no vector unit: use --backend f32".into(),
             ));
         }
-        let lanes = self.lanes as usize;
-        let w = f.width();
-        let dev = self.vector(f)?;
-        let is = dev.layout.in_slots;
-        let (pop, pa, pb, pv) = (
-            dev.pos("op"),
-            dev.pos("a"),
-            dev.pos("b"),
-            dev.pos("in_valid"),
-        );
-        let cycles = a.len().div_ceil(lanes);
-        let mut ins = vec![0u64; cycles * is];
-        for (i, &x) in a.iter().enumerate() {
-            let slot = &mut ins[(i / lanes) * is..][..is];
-            if i % lanes == 0 {
-                put_bits(slot, pop, ALU_OP_BITS, op.code() as u64);
-                put_bits(slot, pv, 1, 1);
-            }
-            let l = (i % lanes) * w as usize;
-            put_bits(slot, pa + l, w, x);
-            put_bits(slot, pb + l, w, b.get(i).copied().unwrap_or(0));
-        }
-        let outs = dev.stream(ins, cycles);
-        let os = dev.layout.out_slots;
-        let (py, pov) = (dev.pos("y"), dev.pos("out_valid"));
-        let mut y = Vec::with_capacity(a.len());
-        for cyc in outs.chunks(os).filter(|c| get_bits(c, pov, 1) == 1) {
-            for l in 0..lanes {
-                if y.len() < a.len() {
-                    y.push(get_bits(cyc, py + l * w as usize, w));
-                }
-            }
-        }
-        if y.len() != a.len() {
-            return Err(TrainError(format!(
-                "the vector unit gave {} results for {} operands (a generator bug)",
-                y.len(),
-                a.len()
-            )));
-        }
-        self.lane_ops += a.len() as u64;
-        Ok(y)
+        self.vector_run((f, f), op, a, b, "y")
     }
 
+    /// On the vector unit of `from` with `--to` `to`: `t_out` is `a` converted.
     fn convert(&mut self, from: Format, to: Format, a: &[u64]) -> Result<Vec<u64>, TrainError> {
         if from == to {
             return Ok(a.to_vec());
         }
-        Err(TrainError(format!(
-            "the rtl backend converts only within one format so far ({from} to {to}): run mixed precision on --backend golden"
-        )))
+        self.vector_run((from, to), AluOp::Add, a, &[], "t_out")
     }
 
     fn name(&self) -> String {

@@ -146,6 +146,11 @@ def kahan_vs_mac(ok):
     return out
 
 
+def dsp_text(r):
+    """DSP count, or 'logic' when multipliers were kept out of DSPs (--no-dsp)."""
+    return str(r["dsp"]) if r.get("dsp_inference", True) else f"{r['dsp']} (--no-dsp)"
+
+
 def arrays_table(ok, err):
     rows = {}
     for key, r in ok.items():
@@ -153,21 +158,21 @@ def arrays_table(ok, err):
             rows.setdefault((r["target"], r["pe"], r["format"]), []).append(r)
     out = ["### Largest arrays (serial wrapper, stages 0, seed 1)", "",
            "MAC/s = rows × cols × Fmax (one MAC per PE per cycle).", "",
-           "| target | PE | format | largest R×C | LC | FF | DSP | BRAM | Fmax (MHz) | GMAC/s | next size tried |",
+           "| target | PE | format | largest R×C | LC | FF | DSP | BRAM | Fmax (MHz) | GMAC/s | other sizes that failed or were not run |",
            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for (t, pe, f), rs in sorted(rows.items()):
         big = max(rs, key=lambda r: (r["rows"] * r["cols"], r["rows"]))
         macs = big["rows"] * big["cols"] * big["fmax_mhz"] / 1000 if big["fmax_mhz"] else None
         nxt = [k for k in err if k.startswith(f"{t}_array_{pe}_{f.replace(':', '_')}_")]
-        nxt_s = "; ".join(f"{k.rsplit('_', 1)[1]}: {err[k][:90]}" for k in sorted(nxt))
+        nxt_s = "; ".join(f"{k[len(t) + 7 + len(pe) + len(f) + 2:]}: {err[k][:110]}" for k in sorted(nxt))
         out.append(f"| {t} | {pe} | {f} | {big['rows']}×{big['cols']} | {big['lc']} / {big['lc_available']} | "
-                   f"{big['ff']} | {big['dsp']} | {big['bram']} | {fmt(big['fmax_mhz'])} | {fmt(macs, 3)} | {nxt_s or '–'} |")
+                   f"{big['ff']} | {dsp_text(big)} | {big['bram']} | {fmt(big['fmax_mhz'])} | {fmt(macs, 3)} | {nxt_s or '–'} |")
     out += ["", "Every array run:", "",
             "| target | PE | format | R×C | LC | DSP | BRAM | Fmax (MHz) |",
             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for (t, pe, f), rs in sorted(rows.items()):
         for r in sorted(rs, key=lambda r: (r["rows"] * r["cols"], r["rows"])):
-            out.append(f"| {t} | {pe} | {f} | {r['rows']}×{r['cols']} | {r['lc']} | {r['dsp']} | {r['bram']} | {fmt(r['fmax_mhz'])} |")
+            out.append(f"| {t} | {pe} | {f} | {r['rows']}×{r['cols']} | {r['lc']} | {dsp_text(r)} | {r['bram']} | {fmt(r['fmax_mhz'])} |")
     return out
 
 

@@ -90,6 +90,20 @@ jnum() { sed -E "s/.*\"$2\": ([0-9.]+).*/\1/" "$1"; }
 array_run() {
   local t=$1 pe=$2 f=$3 r=$4 c=$5
   KEY="${t}_array_${pe}_${f//:/_}_${r}x${c}"
+  # Skip a size whose estimate from the last fitting run (LC per PE) is over the device by
+  # more than 8 %: a failing run of a large array costs minutes.
+  if [ -n "${PER_PE:-}" ] && [ -n "${AVAIL:-}" ]; then
+    local est
+    est=$(awk -v p="$PER_PE" -v n=$((r * c)) 'BEGIN { printf "%d", p * n }')
+    if [ "$est" -gt $((AVAIL * 108 / 100)) ]; then
+      local k=$KEY
+      [ -n "${NODSP:-}" ] && k="${KEY}_nodsp"
+      [ -s "$OUT/res/$k.json" ] || [ -s "$OUT/res/$k.err" ] ||
+        echo "not run: estimated $est LC from $PER_PE per PE, over the $AVAIL of the device" >"$OUT/res/$k.err"
+      KEY=$k
+      return 0
+    fi
+  fi
   if [ -z "${NODSP:-}" ]; then
     synth "$KEY" array --pe "$pe" --format "$f" --rows "$r" --cols "$c" --target "$t"
     if grep -qs "does not fit.*\(ICESTORM_DSP\|MULT18X18D\)" "$OUT/res/$KEY.err"; then NODSP=1; fi
@@ -110,7 +124,7 @@ arrays() {
     for pf in "${PES[@]}"; do
       set -- $pf
       local pe=$1 f=$2 best=0 n=2 tried=" "
-      NODSP=
+      NODSP= PER_PE= AVAIL=
       while [ "$n" -ge 1 ] && [ "$n" -le "${FPGA_MAX_N:-12}" ] && [[ $tried != *" $n "* ]]; do
         tried="$tried$n "
         array_run "$t" "$pe" "$f" "$n" "$n"
@@ -119,6 +133,8 @@ arrays() {
           local lc avail pred
           lc=$(jnum "$OUT/res/$KEY.json" lc)
           avail=$(jnum "$OUT/res/$KEY.json" lc_available)
+          AVAIL=$avail
+          PER_PE=$(awk -v lc="$lc" -v n=$((n * n)) 'BEGIN { printf "%.1f", lc / n }')
           pred=$(awk -v lc="$lc" -v a="$avail" -v n="$n" -v m="${FPGA_MAX_N:-12}" \
             'BEGIN { p = int(sqrt(0.92 * a / (lc / (n * n)))); if (p > m) p = m; print (p > n) ? p : n + 1 }')
           n=$pred

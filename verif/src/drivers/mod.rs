@@ -1,6 +1,14 @@
 //! The drivers: for each unit, stimuli and the golden model's answer for every step, fed to
 //! the RTL (through a [`Checker`]) in the same order. [`run`] is the registry: one match arm
 //! per unit; a unit without a driver is refused in one line.
+//!
+//! Adding a unit (e.g. `alu`, `vector`): a module with `plan(p, mode) -> Result<Plan>` (refuse
+//! what it cannot do, estimate the cycles) and a `drive(ctx)` that, for each cycle, fills the
+//! input slots (`ctx.layout.slot(name)`, buses with `layout::put_bits`) and pushes them with
+//! the golden outputs due `latency` cycles later (`ctx.chk.push(ins, Some(want))`, `None` for
+//! a bubble), calling `ctx.chk.mark_restart()` where the stimuli stop depending on earlier
+//! state; then one arm in [`plan`]. Latency, `out_valid`, batching, reports and VCDs are
+//! the checker's.
 
 mod array;
 mod binary;

@@ -95,8 +95,23 @@ fn mutation_a_dropped_quire_bit_is_caught() {
         "else if (in_valid) quire <= quire_next;",
         "else if (in_valid) quire <= quire_next & ~32'd1;",
     );
-    let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
+    let vcd = std::env::temp_dir().join(format!("lpgen-quire-{}.vcd", std::process::id()));
+    let mut opts = RunOptions::new(Mode::Exhaustive, 0);
+    opts.vcd = Some(vcd.clone());
+    let r = run_design(&tc, &p, &d, opts).unwrap();
     assert!(r.failed > 100, "{} failed", r.failed);
+    // A stateful unit: the replay starts at the last clear before the failing step and must
+    // rebuild the same quire state.
+    let note = r.vcd.unwrap();
+    assert!(
+        note.contains("the mismatch reproduces") && note.contains("restart point"),
+        "{note}"
+    );
+    assert!(
+        std::fs::read_to_string(&vcd).unwrap().contains(" quire "),
+        "{note}"
+    );
+    let _ = std::fs::remove_file(&vcd);
     eprintln!("what a user sees of the first mismatch:\n{}", r.details[0]);
 }
 

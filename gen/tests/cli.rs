@@ -124,9 +124,15 @@ fn demo_runs_and_shows_the_examples() {
     assert!(out.contains("99.776"), "{out}");
     assert!(out.contains("0x7f 64"), "{out}");
     // Generation, co-simulation and training through the RTL with --check all ran.
-    assert!(out.contains("lpgen_array_lns_5_6_4x4_lns_kahan_s1.v"), "{out}");
+    assert!(
+        out.contains("lpgen_array_lns_5_6_4x4_lns_kahan_s1.v"),
+        "{out}"
+    );
     assert_eq!(out.matches(" passed, 0 failed").count(), 2, "{out}");
-    assert!(out.contains("\"epoch\": 2, \"backend\": \"rtl+check\""), "{out}");
+    assert!(
+        out.contains("\"epoch\": 2, \"backend\": \"rtl+check\""),
+        "{out}"
+    );
     assert!(out.contains("0 differing bits"), "{out}");
 }
 

@@ -6,6 +6,7 @@ Usage: fpga-render.py RESULTS_DIR DOC. Replaces the text between the markers
 around them is kept. Standard library only.
 """
 import json
+import math
 import os
 import re
 import sys
@@ -157,16 +158,21 @@ def arrays_table(ok, err):
         if r["unit"] == "array":
             rows.setdefault((r["target"], r["pe"], r["format"]), []).append(r)
     out = ["### Largest arrays (serial wrapper, stages 0, seed 1)", "",
-           "MAC/s = rows × cols × Fmax (one MAC per PE per cycle).", "",
-           "| target | PE | format | largest R×C | LC | FF | DSP | BRAM | Fmax (MHz) | GMAC/s | other sizes that failed or were not run |",
-           "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+           "MAC/s = rows × cols × Fmax (one MAC per PE per cycle). LC/PE is the largest run's LCs "
+           "(wrapper included) per PE; the estimate is the largest square whose LCs fit 92 % of the "
+           "device at that rate, ignoring DSPs, routing and Fmax: a prediction, not a measurement.", "",
+           "| target | PE | format | largest R×C run | LC | FF | DSP | BRAM | Fmax (MHz) | GMAC/s | LC/PE | est. largest n×n (LC only) | other sizes that failed or were not run |",
+           "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for (t, pe, f), rs in sorted(rows.items()):
         big = max(rs, key=lambda r: (r["rows"] * r["cols"], r["rows"]))
         macs = big["rows"] * big["cols"] * big["fmax_mhz"] / 1000 if big["fmax_mhz"] else None
         nxt = [k for k in err if k.startswith(f"{t}_array_{pe}_{f.replace(':', '_')}_")]
         nxt_s = "; ".join(f"{k[len(t) + 7 + len(pe) + len(f) + 2:]}: {err[k][:110]}" for k in sorted(nxt))
+        per_pe = big["lc"] / (big["rows"] * big["cols"])
+        est = int(math.sqrt(0.92 * big["lc_available"] / per_pe))
         out.append(f"| {t} | {pe} | {f} | {big['rows']}×{big['cols']} | {big['lc']} / {big['lc_available']} | "
-                   f"{big['ff']} | {dsp_text(big)} | {big['bram']} | {fmt(big['fmax_mhz'])} | {fmt(macs, 3)} | {nxt_s or '–'} |")
+                   f"{big['ff']} | {dsp_text(big)} | {big['bram']} | {fmt(big['fmax_mhz'])} | {fmt(macs, 3)} | "
+                   f"{per_pe:.0f} | {est}×{est} | {nxt_s or '–'} |")
     out += ["", "Every array run:", "",
             "| target | PE | format | R×C | LC | DSP | BRAM | Fmax (MHz) |",
             "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]

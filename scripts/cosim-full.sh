@@ -2,7 +2,8 @@
 # The full co-simulation set (issue 4; CI runs the lean subset in verif/tests/cosim_ci.rs):
 # exhaustive posit <= 8 bits (both standards, several es, :u), all pairs of lns:5:6, lns:4:4
 # and lns:3:5, posit-mac and fix-mac from quire states, random + corner cases for posit 16/32,
-# lns:5:10 and fix, lns-kahan, and arrays of every PE kind and several shapes; every stage
+# lns:5:10 and fix, lns-kahan, arrays of every PE kind and several shapes, alu lanes (every
+# opcode on every pair of small formats) and vectors; every stage
 # count each generator offers. Verilator models are cached (LPGEN_CACHE), so a rerun is fast.
 #   scripts/cosim-full.sh            # everything (about 125 Verilator builds: an hour or more uncached)
 #   SEED=0x1234 scripts/cosim-full.sh  # other random stimuli (default seed below)
@@ -94,6 +95,21 @@ arr lns:5:6 lns-plain 3 2 1
 arr posit:8:0 posit-quire 3 2 1
 arr fix:7:8 fix 4 4 1
 arr fix:3:4 fix 1 1 0
+
+# ALU lanes: every opcode on every operand pair of small formats (with a conversion format),
+# every stage count; corner cases + random for wide formats; vectors of 4 and 16 lanes.
+for s in $(stages 4); do cosim alu --format posit:8:0 --to posit:6:1:u --stages $s --exhaustive; done
+cosim alu --format posit:8 --to posit:16 --stages 4 --exhaustive
+for s in $(stages 3); do cosim alu --format lns:4:4 --to lns:3:2 --stages $s --exhaustive; done
+for s in $(stages 2); do cosim alu --format fix:3:4 --to fix:2:1 --stages $s --exhaustive; done
+cosim alu --format fix:0:7 --to fix:3:0 --stages 2 --exhaustive
+cosim alu --format lns:5:6 --to lns:5:4 --stages 3 --vectors "$VECTORS" --seed "$SEED"
+cosim alu --format posit:16:1 --to posit:8:2 --stages 4 --vectors "$VECTORS" --seed "$SEED"
+cosim alu --format posit:32:2 --to posit:16:1 --stages 4 --vectors "$VECTORS" --seed "$SEED"
+cosim alu --format fix:15:16 --to fix:7:8 --stages 2 --vectors "$VECTORS" --seed "$SEED"
+cosim vector --format lns:5:6 --lanes 4 --stages 3 --vectors 200000 --seed "$SEED"
+cosim vector --format posit:8 --to posit:16 --lanes 16 --stages 1 --vectors 200000 --seed "$SEED"
+cosim vector --format fix:7:8 --lanes 16 --stages 0 --vectors 200000 --seed "$SEED"
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done

@@ -36,6 +36,9 @@ pub struct CosimArgs {
     /// Array PE kind: lns-kahan, lns-plain, posit-quire or fix (default: by format)
     #[arg(long)]
     pe: Option<String>,
+    /// Conversion format of an alu/vector lane (same family; default: --format)
+    #[arg(long)]
+    to: Option<String>,
     /// Every operand pair (posit <= 8 bits, LNS words <= 13 bits; MACs from quire states)
     #[arg(long, conflicts_with = "vectors")]
     exhaustive: bool,
@@ -69,6 +72,9 @@ pub fn run(args: &CosimArgs, out: &mut dyn Write) -> CliResult {
     (p.rows, p.cols, p.lanes) = (args.rows, args.cols, args.lanes);
     if let Some(pe) = &args.pe {
         p.pe = pe.parse()?;
+    }
+    if let Some(to) = &args.to {
+        p.to = Some(to.parse()?);
     }
     let mode = match (args.exhaustive, args.vectors) {
         (true, _) => Mode::Exhaustive,

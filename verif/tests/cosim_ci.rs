@@ -1,7 +1,8 @@
 //! The lean co-simulation subset CI runs (six Verilator builds; scripts/cosim-full.sh runs
 //! the full set): exhaustive lns-add and posit-add, posit-mac from quire states, a 2×3
 //! lns-kahan array with K in chunks and smaller shapes, and mutation tests proving the
-//! harness catches a flipped G-table entry and a dropped quire bit.
+//! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
+//! ALU constant; every ALU opcode on every posit:8:0 operand pair.
 
 mod common;
 
@@ -131,4 +132,24 @@ fn mutation_a_wrong_latency_is_caught_by_the_out_valid_check() {
             "{claimed}: {r:?}"
         );
     }
+}
+
+#[test]
+fn alu_posit_8_0_every_opcode_and_operand_pair() {
+    let mut p = params(Unit::Alu, "posit:8:0", 4);
+    p.to = Some("posit:6:1:u".parse().unwrap());
+    let r = check(&toolchain(), &p, Mode::Exhaustive, 0);
+    assert_eq!(r.passed, (16 << 16) + 64);
+}
+
+#[test]
+fn mutation_a_wrong_alu_constant_is_caught() {
+    let tc = toolchain();
+    let p = params(Unit::Alu, "posit:8:0", 0);
+    let mut d = generate(&p).unwrap();
+    // `lt` gives one (0x40 in posit:8:0) when a < b: make it 0x3f.
+    d.verilog = mutate(&d.verilog, "? 8'd64 : 8'd0)", "? 8'd63 : 8'd0)");
+    let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Vectors(5000), 3)).unwrap();
+    assert!(r.failed > 0, "the mutant passed");
+    assert!(r.details[0].contains("<-- differs"), "{}", r.details[0]);
 }

@@ -10,6 +10,7 @@
 //! state; then one arm in [`plan`]. Latency, `out_valid`, batching, reports and VCDs are
 //! the checker's.
 
+mod alu;
 mod array;
 mod binary;
 mod kahan;
@@ -180,16 +181,12 @@ pub(crate) struct Ctx<'a> {
 
 /// The registry: the driver of each unit, refusing impossible requests (exit status 2).
 fn plan(p: &Params, mode: Mode) -> Result<Plan> {
-    let unit = p.unit.name();
     match p.unit {
         Unit::LnsMul | Unit::LnsAdd | Unit::PositAdd | Unit::PositMul => binary::plan(p, mode),
         Unit::LnsKahan => kahan::plan(p, mode),
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
         Unit::Array => array::plan(p, mode),
-        Unit::Alu | Unit::Vector => Err(VerifError(format!(
-            "unit '{unit}' has no co-simulation driver yet (cosim covers lns-mul, lns-add, \
-             lns-kahan, posit-add, posit-mul, posit-mac, fix-mac and array)"
-        ))),
+        Unit::Alu | Unit::Vector => alu::plan(p, mode),
     }
 }
 

@@ -1,0 +1,192 @@
+//! `alu` and `vector` (L lanes sharing one opcode): op, a, b, sel, t_in → y, t_out, cmp, nan,
+//! against the golden lane `lpgen_golden::Alu` (every output of every lane, every cycle).
+//! Exhaustive (words of at most 10 bits): every opcode (the 11 and the 5 unassigned) with
+//! every operand pair, and `convert` with every word of T; otherwise every opcode on every
+//! pair of corner cases, then random operations.
+
+use lpgen_golden::{Alu, AluIn, Format, ALU_OP_BITS};
+use lpgen_hdl::Params;
+
+use super::words::{posit_specials, LnsRef};
+use super::{no_exhaustive, Ctx, Mode, Plan};
+use crate::layout::put_bits;
+use crate::rng::Rng;
+use crate::{Result, VerifError};
+
+/// Exhaustive runs up to words of this many bits (16 opcodes × 2^20 pairs).
+const MAX_EXHAUSTIVE_BITS: u32 = 10;
+
+fn formats(p: &Params) -> Result<(Format, Format)> {
+    let to = p.to.unwrap_or(p.format);
+    Alu::new(p.format, to).map_err(|e| VerifError(e.to_string()))?;
+    Ok((p.format, to))
+}
+
+pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
+    let (f, t) = formats(p)?;
+    let (w, wt) = (f.width(), t.width());
+    let ops = 1u64 << ALU_OP_BITS;
+    let cycles = match mode {
+        Mode::Exhaustive if p.lanes > 1 => {
+            return Err(no_exhaustive(
+                p,
+                "lanes share the opcode; run the alu unit exhaustively",
+            ))
+        }
+        Mode::Exhaustive if w > MAX_EXHAUSTIVE_BITS || wt > MAX_EXHAUSTIVE_BITS => {
+            return Err(no_exhaustive(
+                p,
+                &format!("{w}-bit words give 2^{} operand pairs per opcode", 2 * w),
+            ))
+        }
+        Mode::Exhaustive => ops * (1u64 << (2 * w)) + (1u64 << wt),
+        Mode::Vectors(n) => n + ops * 24 * 24,
+    };
+    Ok(Plan { cycles, drive })
+}
+
+/// Corner-case words of a format: zero, NaN/NaR, ±1, the extremes and their neighbours.
+fn specials(f: Format) -> Vec<u64> {
+    match f {
+        Format::Lns(l) => LnsRef::new(l).specials(),
+        Format::Posit(p) => posit_specials(p),
+        _ => {
+            let w = f.width();
+            let m = (1u64 << w) - 1;
+            let c = f.calc();
+            let half = 1u64 << (w - 1);
+            vec![
+                0,
+                1,
+                m,
+                half,
+                half + 1,
+                half - 1,
+                c.one(),
+                c.neg(c.one()) & m,
+                2,
+                m - 1,
+            ]
+        }
+    }
+}
+
+struct Ports {
+    op: usize,
+    a: usize,
+    b: usize,
+    sel: usize,
+    t_in: usize,
+    valid: usize,
+    y: usize,
+    t_out: usize,
+    cmp: usize,
+    nan: usize,
+}
+
+fn drive(ctx: &mut Ctx) -> Result<()> {
+    let (f, t) = formats(ctx.p)?;
+    let golden = Alu::new(f, t).map_err(|e| VerifError(e.to_string()))?;
+    let l = ctx.layout;
+    let pos = |n: &str| -> Result<usize> { Ok(l.port(n)?.slot * 64) };
+    let ports = Ports {
+        op: pos("op")?,
+        a: pos("a")?,
+        b: pos("b")?,
+        sel: pos("sel")?,
+        t_in: pos("t_in")?,
+        valid: pos("in_valid")?,
+        y: pos("y")?,
+        t_out: pos("t_out")?,
+        cmp: pos("cmp")?,
+        nan: pos("nan")?,
+    };
+    let lanes = ctx.p.lanes as usize;
+    let (w, wt) = (f.width(), t.width());
+    let (in_n, out_n) = (l.in_slots, l.out_slots);
+    // One cycle: the opcode and each lane's inputs.
+    let step = |chk: &mut crate::Checker, op: u8, lane_ins: &[AluIn]| {
+        let mut ins = vec![0u64; in_n];
+        let mut want = vec![0u64; out_n];
+        put_bits(&mut ins, ports.valid, 1, 1);
+        put_bits(&mut ins, ports.op, ALU_OP_BITS, op as u64);
+        for (i, x) in lane_ins.iter().enumerate() {
+            let o = golden.eval(&AluIn { op, ..*x });
+            put_bits(&mut ins, ports.a + i * w as usize, w, x.a);
+            put_bits(&mut ins, ports.b + i * w as usize, w, x.b);
+            put_bits(&mut ins, ports.sel + i, 1, x.sel as u64);
+            put_bits(&mut ins, ports.t_in + i * wt as usize, wt, x.t_in);
+            put_bits(&mut want, ports.y + i * w as usize, w, o.y);
+            put_bits(&mut want, ports.t_out + i * wt as usize, wt, o.t_out);
+            put_bits(&mut want, ports.cmp + 2 * i, 2, o.cmp as u64);
+            put_bits(&mut want, ports.nan + i, 1, o.nan as u64);
+        }
+        chk.mark_restart();
+        chk.push(&ins, Some(&want));
+    };
+    let lane = |a: u64, b: u64, sel: bool, t_in: u64| AluIn {
+        op: 0,
+        a,
+        b,
+        sel,
+        t_in,
+    };
+    let mask_t = (1u64 << wt) - 1;
+    match ctx.mode {
+        Mode::Exhaustive => {
+            for op in 0..1u8 << ALU_OP_BITS {
+                for a in 0..1u64 << w {
+                    for b in 0..1u64 << w {
+                        step(
+                            ctx.chk,
+                            op,
+                            &[lane(a, b, (a ^ b) & 1 == 1, (a ^ b) & mask_t)],
+                        );
+                    }
+                }
+            }
+            for t_in in 0..1u64 << wt {
+                step(ctx.chk, 10, &[lane(t_in & ((1 << w) - 1), 0, false, t_in)]);
+            }
+        }
+        Mode::Vectors(n) => {
+            let (sp, spt) = (specials(f), specials(t));
+            let mut r = Rng(ctx.seed);
+            for op in 0..1u8 << ALU_OP_BITS {
+                for (i, &a) in sp.iter().enumerate() {
+                    for (j, &b) in sp.iter().enumerate() {
+                        let lanes_in: Vec<AluIn> = (0..lanes)
+                            .map(|k| {
+                                let (x, y) = (sp[(i + k) % sp.len()], sp[(j + 3 * k) % sp.len()]);
+                                let x = if k == 0 { a } else { x };
+                                let y = if k == 0 { b } else { y };
+                                lane(x, y, r.coin(), spt[(i + j + k) % spt.len()])
+                            })
+                            .collect();
+                        step(ctx.chk, op, &lanes_in);
+                    }
+                }
+            }
+            let word = |r: &mut Rng, sp: &[u64], width: u32| {
+                if r.below(4) == 0 {
+                    sp[r.below(sp.len() as u64) as usize]
+                } else {
+                    r.next_u64() & ((1u64 << width) - 1)
+                }
+            };
+            for _ in 0..n {
+                let op = r.below(1 << ALU_OP_BITS) as u8;
+                let lanes_in: Vec<AluIn> = (0..lanes)
+                    .map(|_| {
+                        let a = word(&mut r, &sp, w);
+                        let b = word(&mut r, &sp, w);
+                        let t_in = word(&mut r, &spt, wt);
+                        lane(a, b, r.coin(), t_in)
+                    })
+                    .collect();
+                step(ctx.chk, op, &lanes_in);
+            }
+        }
+    }
+    Ok(())
+}

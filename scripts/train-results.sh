@@ -5,6 +5,7 @@
 #   scripts/train-results.sh            every row (hours: run it in the background)
 #   scripts/train-results.sh ROW...     only these rows (names below)
 #   scripts/train-results.sh --table    print the results table from results/*/metrics.jsonl
+#   scripts/train-results.sh --same-weights ROW1 ROW2   digests of the two rows' model words
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
@@ -33,10 +34,12 @@ declare -A ROWS=(
   # and the same epoch on the golden backend (its weights must be identical).
   [mnist-rtl-epoch]="--format lns:5:6 --backend rtl --check --dataset $DATA/mnist-10k --hidden 100 --epochs 1 --schedule fixed"
   [mnist-golden-epoch]="--format lns:5:6 --backend golden --dataset $DATA/mnist-10k --hidden 100 --epochs 1 --schedule fixed"
+  # The same epoch through the RTL without the lockstep check: its wall time.
+  [mnist-rtl-epoch-nocheck]="--format lns:5:6 --backend rtl --dataset $DATA/mnist-10k --hidden 100 --epochs 1 --schedule fixed"
 )
 ORDER=(mnist-f32 mnist-lns-kahan mnist-lns-no-update-kahan mnist-lns-matmul-kahan mnist-lns-keep5
        mnist-lns-keep4 fashion-f32 fashion-posit8-2 fashion-posit8-2-quire fashion-O12-L9-FBG8q
-       mnist-rtl-epoch mnist-golden-epoch)
+       mnist-rtl-epoch mnist-golden-epoch mnist-rtl-epoch-nocheck)
 
 table() {
   echo "| row | epochs | test accuracy | test loss | backend | seconds/epoch |"
@@ -54,7 +57,13 @@ PY
   done
 }
 
+# The model words (weights, biases, momenta, compensations) of two rows' checkpoints.
+same_weights() {
+  for r in "$1" "$2"; do sed -n '/^layers /,/^end /p' "results/$r/checkpoint.lpck" | grep -v '^end ' | sha256sum; done
+}
+
 if [ "${1:-}" = "--table" ]; then table; exit 0; fi
+if [ "${1:-}" = "--same-weights" ]; then same_weights "$2" "$3"; exit 0; fi
 [ -x "$LPGEN" ] || cargo build --release -p lpgen
 rows=("$@")
 [ ${#rows[@]} -gt 0 ] || rows=("${ORDER[@]}")

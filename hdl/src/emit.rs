@@ -184,6 +184,9 @@ impl Printer<'_> {
             }
             Node::Repeat(x, n) => format!("{{{n}{{{}}}}}", self.expr(x)),
             Node::Not(x) => format!("~{}", self.expr(x)),
+            Node::Bin(BinOp::SMul, a, b) => {
+                format!("($signed({}) * $signed({}))", self.expr(a), self.expr(b))
+            }
             Node::Bin(op, a, b) => {
                 let o = match op {
                     BinOp::Add => "+",
@@ -191,7 +194,7 @@ impl Printer<'_> {
                     BinOp::And => "&",
                     BinOp::Or => "|",
                     BinOp::Xor => "^",
-                    BinOp::Mul => "*",
+                    BinOp::Mul | BinOp::SMul => "*",
                 };
                 format!("({} {o} {})", self.expr(a), self.expr(b))
             }

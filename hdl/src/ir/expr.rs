@@ -13,6 +13,9 @@ pub enum BinOp {
     Xor,
     /// Unsigned multiply; both operands already have the result's width.
     Mul,
+    /// Signed multiply, likewise (emitted with `$signed` so synthesis sees the sign
+    /// extension and maps an N×M product to one N×M multiplier, e.g. one iCE40 SB_MAC16).
+    SMul,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,7 +158,7 @@ impl E {
     /// Full signed product: width = sum of the widths.
     pub fn smul_full(&self, o: &E) -> E {
         let w = self.width + o.width;
-        self.sext(w).bin(BinOp::Mul, &o.sext(w))
+        self.sext(w).bin(BinOp::SMul, &o.sext(w))
     }
     pub fn eq(&self, o: &E) -> E {
         self.cmp(CmpOp::Eq, o)

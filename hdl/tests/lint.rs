@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use lpgen_hdl::units::lint_grid;
+use lpgen_hdl::units::{lint_grid, top_name};
 use lpgen_hdl::{generate, Params, Unit};
 
 fn full() -> bool {
@@ -61,7 +61,7 @@ fn generated_designs_lint_synthesize_and_compile() {
     let only = std::env::var("LPGEN_LINT_ONLY").unwrap_or_default();
     let grid: Vec<_> = lint_grid(full())
         .into_iter()
-        .filter(|p| lpgen_hdl::units::top_name(p).contains(&only))
+        .filter(|p| top_name(p).contains(&only))
         .collect();
     // The tools are single-threaded; run one design per core.
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -72,8 +72,13 @@ fn generated_designs_lint_synthesize_and_compile() {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(p) = grid.get(i) else { break };
-                if let Err(e) = check(&dir, p) {
-                    failures.lock().unwrap().push(e);
+                // Progress and failures as they happen (long runs: scripts/rtl-grid.sh).
+                match check(&dir, p) {
+                    Ok(()) => eprintln!("lint {}/{}: {} ok", i + 1, grid.len(), top_name(p)),
+                    Err(e) => {
+                        eprintln!("lint {}/{}: FAILED {e}", i + 1, grid.len());
+                        failures.lock().unwrap().push(e);
+                    }
                 }
             });
         }

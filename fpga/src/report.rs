@@ -66,10 +66,11 @@ fn util_line(line: &str) -> Option<Utilisation> {
     })
 }
 
-/// `Max frequency for clock 'clk$SB_IO_IN_$glb_clk': 7.72 MHz (FAIL at 12.00 MHz)`.
+/// `Max frequency for clock 'clk$SB_IO_IN_$glb_clk': 7.72 MHz (FAIL at 12.00 MHz)`, with an
+/// `Info:` or `Warning:` prefix; with several clocks nextpnr pads the names after "clock".
 fn fmax_line(line: &str) -> Option<(String, f64)> {
-    let at = line.find("Max frequency for clock '")? + "Max frequency for clock '".len();
-    let rest = &line[at..];
+    let at = line.find("Max frequency for clock")? + "Max frequency for clock".len();
+    let rest = line[at..].trim_start().strip_prefix('\'')?;
     let (clock, rest) = rest.split_once("':")?;
     let mhz = rest.split_whitespace().next()?.parse().ok()?;
     Some((clock.to_string(), mhz))
@@ -152,6 +153,7 @@ mod tests {
     const ICE40_OK: &str = include_str!("../tests/fixtures/nextpnr-ice40-ok.log");
     const ICE40_FULL: &str = include_str!("../tests/fixtures/nextpnr-ice40-full.log");
     const ECP5_OK: &str = include_str!("../tests/fixtures/nextpnr-ecp5-ok.log");
+    const ICE40_TWO_CLOCKS: &str = include_str!("../tests/fixtures/nextpnr-ice40-two-clocks.log");
     const YOSYS_ICE40: &str = include_str!("../tests/fixtures/yosys-ice40.log");
 
     #[test]
@@ -192,6 +194,14 @@ mod tests {
         assert_eq!(count_prefix(&cells, "SB_MAC16"), 0);
         let newer = "  1 cells\n       33   CCU2C\n       28   TRELLIS_FF\n\n";
         assert_eq!(count_prefix(&yosys_cells(newer), "TRELLIS_FF"), 28);
+    }
+
+    #[test]
+    fn several_clocks_pick_clk() {
+        // A DSP's unused clock pin becomes a second "clock" (posit-mul posit:32:2 on the UP5K).
+        let p = parse_nextpnr(ICE40_TWO_CLOCKS);
+        assert_eq!(p.fmax.len(), 2);
+        assert_eq!(p.fmax_of_clk(), Some(8.69));
     }
 
     #[test]

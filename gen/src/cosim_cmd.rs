@@ -8,37 +8,15 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use lpgen_golden::Format;
-use lpgen_hdl::{Params, Unit};
 use lpgen_verif::{rng, Mode, RunOptions, Toolchain};
 
+use crate::rtl_cmd::DesignArgs;
 use crate::{emit, CliError, CliResult};
 
 #[derive(Args)]
 pub struct CosimArgs {
-    /// lns-mul lns-add lns-kahan posit-add posit-mul posit-mac fix-mac array
-    unit: String,
-    /// Number format, e.g. lns:5:6 or posit:16:1
-    #[arg(long)]
-    format: String,
-    /// Pipeline registers (0 = combinational)
-    #[arg(long, default_value_t = 0)]
-    stages: u32,
-    /// Array rows
-    #[arg(long, default_value_t = 1)]
-    rows: u32,
-    /// Array columns
-    #[arg(long, default_value_t = 1)]
-    cols: u32,
-    /// Vector lanes
-    #[arg(long, default_value_t = 1)]
-    lanes: u32,
-    /// Array PE kind: lns-kahan, lns-plain, posit-quire or fix (default: by format)
-    #[arg(long)]
-    pe: Option<String>,
-    /// Conversion format of an alu/vector lane (same family; default: --format)
-    #[arg(long)]
-    to: Option<String>,
+    #[command(flatten)]
+    design: DesignArgs,
     /// Every operand pair (posit <= 8 bits, LNS words <= 13 bits; MACs from quire states)
     #[arg(long, conflicts_with = "vectors")]
     exhaustive: bool,
@@ -66,16 +44,7 @@ fn parse_seed(s: &str) -> CliResult<u64> {
 }
 
 pub fn run(args: &CosimArgs, out: &mut dyn Write) -> CliResult {
-    let unit: Unit = args.unit.parse()?;
-    let format: Format = args.format.parse()?;
-    let mut p = Params::new(unit, format).stages(args.stages);
-    (p.rows, p.cols, p.lanes) = (args.rows, args.cols, args.lanes);
-    if let Some(pe) = &args.pe {
-        p.pe = pe.parse()?;
-    }
-    if let Some(to) = &args.to {
-        p.to = Some(to.parse()?);
-    }
+    let p = args.design.params()?;
     let mode = match (args.exhaustive, args.vectors) {
         (true, _) => Mode::Exhaustive,
         (false, Some(0)) => return Err(CliError("--vectors must be at least 1".into())),
@@ -98,8 +67,8 @@ pub fn run(args: &CosimArgs, out: &mut dyn Write) -> CliResult {
         &format!(
             "cosim {}: {} on {}, {what}",
             design.top,
-            unit.name(),
-            format
+            p.unit.name(),
+            p.format
         ),
     )?;
     out.flush()?;

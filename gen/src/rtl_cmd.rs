@@ -9,8 +9,9 @@ use lpgen_hdl::{generate, Params, Unit};
 
 use crate::{emit, CliError, CliResult};
 
+/// What selects a design: the arguments `lpgen rtl`, `cosim` and `synth` share.
 #[derive(Args)]
-pub struct RtlArgs {
+pub struct DesignArgs {
     /// lns-mul lns-add lns-kahan posit-add posit-mul posit-mac fix-mac alu vector array
     unit: String,
     /// Number format, e.g. lns:5:6 or posit:16:1
@@ -34,6 +35,29 @@ pub struct RtlArgs {
     /// Conversion format of an alu/vector lane (same family; default: --format)
     #[arg(long)]
     to: Option<String>,
+}
+
+impl DesignArgs {
+    /// The generator's parameters (formats and names checked; the generator checks the rest).
+    pub fn params(&self) -> CliResult<Params> {
+        let unit: Unit = self.unit.parse()?;
+        let format: Format = self.format.parse()?;
+        let mut p = Params::new(unit, format).stages(self.stages);
+        (p.rows, p.cols, p.lanes) = (self.rows, self.cols, self.lanes);
+        if let Some(pe) = &self.pe {
+            p.pe = pe.parse()?;
+        }
+        if let Some(to) = &self.to {
+            p.to = Some(to.parse()?);
+        }
+        Ok(p)
+    }
+}
+
+#[derive(Args)]
+pub struct RtlArgs {
+    #[command(flatten)]
+    design: DesignArgs,
     /// Output directory (created if missing)
     #[arg(long)]
     out: PathBuf,
@@ -58,18 +82,7 @@ pub fn write_atomic(path: &Path, contents: &str) -> CliResult {
 }
 
 pub fn run(args: &RtlArgs, out: &mut dyn Write) -> CliResult {
-    let unit: Unit = args.unit.parse()?;
-    let format: Format = args.format.parse()?;
-    let mut params = Params::new(unit, format).stages(args.stages);
-    params.rows = args.rows;
-    params.cols = args.cols;
-    params.lanes = args.lanes;
-    if let Some(pe) = &args.pe {
-        params.pe = pe.parse()?;
-    }
-    if let Some(to) = &args.to {
-        params.to = Some(to.parse()?);
-    }
+    let params = args.design.params()?;
     let design = generate(&params)?;
     std::fs::create_dir_all(&args.out).map_err(|e| {
         CliError(format!(

@@ -7,33 +7,15 @@ use std::path::PathBuf;
 use clap::Args;
 use lpgen_fpga::board::Board;
 use lpgen_fpga::{FlowOptions, Report, Target};
-use lpgen_golden::Format;
-use lpgen_hdl::{generate, Params, Unit};
+use lpgen_hdl::{generate, Params};
 
+use crate::rtl_cmd::DesignArgs;
 use crate::{emit, CliError, CliResult};
 
 #[derive(Args)]
 pub struct SynthArgs {
-    /// lns-mul lns-add lns-kahan posit-add posit-mul posit-mac fix-mac alu vector array
-    unit: String,
-    /// Number format, e.g. lns:5:6 or posit:16:1
-    #[arg(long)]
-    format: String,
-    /// Pipeline registers (0 = combinational)
-    #[arg(long, default_value_t = 0)]
-    stages: u32,
-    /// Array rows
-    #[arg(long, default_value_t = 1)]
-    rows: u32,
-    /// Array columns
-    #[arg(long, default_value_t = 1)]
-    cols: u32,
-    /// Vector lanes
-    #[arg(long, default_value_t = 1)]
-    lanes: u32,
-    /// Array PE kind: lns-kahan, lns-plain, posit-quire or fix (default: by format)
-    #[arg(long)]
-    pe: Option<String>,
+    #[command(flatten)]
+    design: DesignArgs,
     /// ice40-up5k, ice40-hx8k or ecp5-85k (implied by --board)
     #[arg(long, required_unless_present = "board")]
     target: Option<String>,
@@ -69,8 +51,7 @@ pub struct SynthArgs {
 }
 
 pub fn run(args: &SynthArgs, out: &mut dyn Write) -> CliResult {
-    let unit: Unit = args.unit.parse()?;
-    let format: Format = args.format.parse()?;
+    let params = args.design.params()?;
     let board: Option<Board> = args.board.as_deref().map(str::parse).transpose()?;
     let target: Target = match (&args.target, board) {
         (Some(t), None) => t.parse()?,
@@ -98,13 +79,6 @@ pub fn run(args: &SynthArgs, out: &mut dyn Write) -> CliResult {
                 "--freq must be a positive number of MHz, not {f}"
             )));
         }
-    }
-    let mut params = Params::new(unit, format).stages(args.stages);
-    params.rows = args.rows;
-    params.cols = args.cols;
-    params.lanes = args.lanes;
-    if let Some(pe) = &args.pe {
-        params.pe = pe.parse()?;
     }
     let design = generate(&params)?;
     let work = args.work.clone().unwrap_or_else(|| {

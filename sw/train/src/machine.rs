@@ -118,9 +118,6 @@ pub struct Golden {
     /// LNS only: keep this many fraction bits after every operation, inside products and
     /// sums too (seed 000 §4.5 cleared the low bits after each operation).
     pub keep_bits: Option<u32>,
-    /// Operations done (lane words and MACs), for throughput reports.
-    pub macs: u64,
-    pub lane_ops: u64,
 }
 
 impl Golden {
@@ -236,7 +233,6 @@ impl Machine for Golden {
         for p in parts {
             data.extend(p?);
         }
-        self.macs += (a.rows * a.cols * b.cols) as u64;
         Ok(Mat {
             rows: a.rows,
             cols: b.cols,
@@ -253,7 +249,6 @@ impl Machine for Golden {
     ) -> Result<Vec<u64>, TrainError> {
         let c = f.calc();
         let lane = (f != Format::F32).then(|| Alu::new(f, f).expect("a lane format"));
-        self.lane_ops += a.len() as u64;
         let keep = match (self.keep_bits, &c) {
             (Some(n), Calc::Lns(l)) => Some((n, l)),
             _ => None,
@@ -275,7 +270,6 @@ impl Machine for Golden {
             return Ok(a.to_vec());
         }
         let (fc, tc) = (from.calc(), to.calc());
-        self.lane_ops += a.len() as u64;
         Ok(a.iter().map(|&x| alu::convert(&fc, &tc, x)).collect())
     }
 

@@ -5,7 +5,7 @@
 //! propagation in B, gradients in G, momentum, update and master weights in O; words cross a
 //! stage boundary by the machine's conversion (the identity when the formats agree).
 
-use lpgen_golden::{AluOp, Calc, Format};
+use lpgen_golden::{AluOp, Format};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -414,11 +414,6 @@ impl<M: Machine> Net<'_, M> {
             Ok((t, v, c.to_vec()))
         }
     }
-}
-
-/// The f64 value of a word (for metrics: host-side reporting, not training arithmetic).
-pub fn value(f: &Calc, w: u64) -> f64 {
-    f.to_f64(w)
 }
 
 #[cfg(test)]

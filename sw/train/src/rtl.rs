@@ -71,9 +71,6 @@ pub struct Rtl {
     arrays: HashMap<(Format, &'static str), Device>,
     /// Vector units by (lane format, conversion format).
     vectors: HashMap<(Format, Format), Device>,
-    /// MACs and lane operations done, for throughput reports.
-    pub macs: u64,
-    pub lane_ops: u64,
 }
 
 impl Rtl {
@@ -87,8 +84,6 @@ impl Rtl {
             lanes,
             arrays: HashMap::new(),
             vectors: HashMap::new(),
-            macs: 0,
-            lane_ops: 0,
         })
     }
 
@@ -182,7 +177,6 @@ impl Rtl {
                 a.len()
             )));
         }
-        self.lane_ops += a.len() as u64;
         Ok(y)
     }
 }
@@ -264,7 +258,6 @@ impl Machine for Rtl {
                 tiles.len()
             )));
         }
-        self.macs += (a.rows * a.cols * b.cols) as u64;
         Ok(Mat {
             rows: a.rows,
             cols: b.cols,

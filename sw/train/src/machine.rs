@@ -125,7 +125,6 @@ impl Golden {
         Golden {
             label: label.into(),
             keep_bits,
-            ..Golden::default()
         }
     }
 

@@ -33,10 +33,18 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
                 "lanes share the opcode; run the alu unit exhaustively",
             ))
         }
-        Mode::Exhaustive if w > MAX_EXHAUSTIVE_BITS || wt > MAX_EXHAUSTIVE_BITS => {
+        Mode::Exhaustive if w > MAX_EXHAUSTIVE_BITS => {
             return Err(no_exhaustive(
                 p,
                 &format!("{w}-bit words give 2^{} operand pairs per opcode", 2 * w),
+            ))
+        }
+        Mode::Exhaustive if wt > MAX_EXHAUSTIVE_BITS => {
+            return Err(no_exhaustive(
+                p,
+                &format!(
+                    "the conversion format {t} has {wt}-bit words (at most {MAX_EXHAUSTIVE_BITS})"
+                ),
             ))
         }
         Mode::Exhaustive => ops * (1u64 << (2 * w)) + (1u64 << wt),

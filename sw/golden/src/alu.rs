@@ -138,32 +138,9 @@ impl Alu {
 
     pub fn eval(&self, i: &AluIn) -> AluOut {
         let c = &self.f;
-        let y = match AluOp::from_code(i.op) {
-            Some(AluOp::Add) => c.add(i.a, i.b),
-            Some(AluOp::Sub) => c.sub(i.a, i.b),
-            Some(AluOp::Mul) => c.mul(i.a, i.b),
-            Some(AluOp::Div) => c.div(i.a, i.b),
-            Some(AluOp::Max) => c.max(i.a, i.b),
-            Some(AluOp::Min) => c.min(i.a, i.b),
-            Some(AluOp::Lt) => {
-                if c.cmp(i.a, i.b) == Some(Ordering::Less) {
-                    c.one()
-                } else {
-                    c.zero()
-                }
-            }
-            Some(AluOp::Neg) => c.neg(i.a),
-            Some(AluOp::Abs) => c.abs(i.a),
-            Some(AluOp::Select) => {
-                if i.sel {
-                    i.a
-                } else {
-                    i.b
-                }
-            }
-            Some(AluOp::Convert) => convert(&self.to, &self.f, i.t_in),
-            None => c.zero(),
-        };
+        let y = result(c, i.op, i.a, i.b, i.sel, || {
+            convert(&self.to, &self.f, i.t_in)
+        });
         let cmp = match c.cmp(i.a, i.b) {
             Some(Ordering::Equal) => 0,
             Some(Ordering::Less) => 1,
@@ -176,6 +153,45 @@ impl Alu {
             cmp,
             nan: c.is_nan(y),
         }
+    }
+}
+
+/// The `y` of opcode `op` on `a`, `b` in the arithmetic `c` (any format, f32 included, for
+/// software that runs the lane's operations); `from_t` gives `t_in` converted to the lane's
+/// format and is asked only by `convert`.
+pub fn result(
+    c: &Calc,
+    op: u8,
+    a: Bits,
+    b: Bits,
+    sel: bool,
+    from_t: impl FnOnce() -> Bits,
+) -> Bits {
+    match AluOp::from_code(op) {
+        Some(AluOp::Add) => c.add(a, b),
+        Some(AluOp::Sub) => c.sub(a, b),
+        Some(AluOp::Mul) => c.mul(a, b),
+        Some(AluOp::Div) => c.div(a, b),
+        Some(AluOp::Max) => c.max(a, b),
+        Some(AluOp::Min) => c.min(a, b),
+        Some(AluOp::Lt) => {
+            if c.cmp(a, b) == Some(Ordering::Less) {
+                c.one()
+            } else {
+                c.zero()
+            }
+        }
+        Some(AluOp::Neg) => c.neg(a),
+        Some(AluOp::Abs) => c.abs(a),
+        Some(AluOp::Select) => {
+            if sel {
+                a
+            } else {
+                b
+            }
+        }
+        Some(AluOp::Convert) => from_t(),
+        None => c.zero(),
     }
 }
 

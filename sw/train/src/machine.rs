@@ -6,7 +6,7 @@
 //! formats of one family). The golden machine computes them with the golden library; the RTL
 //! machine runs the same operations on the simulated RTL, so the two agree bit for bit.
 
-use lpgen_golden::{alu, Alu, AluIn, AluOp, Calc, Format, Lns, SumMode};
+use lpgen_golden::{alu, AluOp, Calc, Format, Lns, SumMode};
 
 use crate::TrainError;
 
@@ -147,40 +147,6 @@ impl Golden {
     }
 }
 
-/// One lane op in `f` (f32 has no ALU lane in the golden library: the same ops by `Calc`).
-pub fn lane_op(c: &Calc, lane: Option<&Alu>, op: AluOp, a: u64, b: u64) -> u64 {
-    match lane {
-        Some(l) => {
-            l.eval(&AluIn {
-                op: op.code(),
-                a,
-                b,
-                sel: false,
-                t_in: 0,
-            })
-            .y
-        }
-        None => match op {
-            AluOp::Add => c.add(a, b),
-            AluOp::Sub => c.sub(a, b),
-            AluOp::Mul => c.mul(a, b),
-            AluOp::Div => c.div(a, b),
-            AluOp::Max => c.max(a, b),
-            AluOp::Min => c.min(a, b),
-            AluOp::Lt => {
-                if c.cmp(a, b) == Some(std::cmp::Ordering::Less) {
-                    c.one()
-                } else {
-                    c.zero()
-                }
-            }
-            AluOp::Neg => c.neg(a),
-            AluOp::Abs => c.abs(a),
-            AluOp::Select | AluOp::Convert => a,
-        },
-    }
-}
-
 impl Machine for Golden {
     fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError> {
         assert_eq!(a.cols, b.rows, "matmul shapes");
@@ -247,7 +213,6 @@ impl Machine for Golden {
         b: &[u64],
     ) -> Result<Vec<u64>, TrainError> {
         let c = f.calc();
-        let lane = (f != Format::F32).then(|| Alu::new(f, f).expect("a lane format"));
         let keep = match (self.keep_bits, &c) {
             (Some(n), Calc::Lns(l)) => Some((n, l)),
             _ => None,
@@ -255,7 +220,8 @@ impl Machine for Golden {
         Ok(a.iter()
             .zip(b.iter().chain(std::iter::repeat(&0)))
             .map(|(&x, &y)| {
-                let v = lane_op(&c, lane.as_ref(), op, x, y);
+                // The golden lane's result (`convert` goes through `Machine::convert`).
+                let v = alu::result(&c, op.code(), x, y, false, || x);
                 match keep {
                     Some((n, l)) => l.clear_low_bits(v, n),
                     None => v,

@@ -132,20 +132,6 @@ pub struct Forward {
 }
 
 impl<M: Machine> Net<'_, M> {
-    fn lanes(
-        &mut self,
-        f: Format,
-        op: AluOp,
-        a: &[u64],
-        b: &[u64],
-    ) -> Result<Vec<u64>, TrainError> {
-        self.m.lanes(f, op, a, b)
-    }
-
-    fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError> {
-        self.m.matmul(f, acc, a, b)
-    }
-
     fn convert(&mut self, from: Format, to: Format, a: &Mat) -> Result<Mat, TrainError> {
         Ok(Mat {
             rows: a.rows,
@@ -194,14 +180,16 @@ impl<M: Machine> Net<'_, M> {
                     c.from_f64((-s as f64).exp2())
                 })
                 .collect();
-            y = self.lanes(f, AluOp::Mul, &y, &scale)?;
+            y = self.m.lanes(f, AluOp::Mul, &y, &scale)?;
         }
-        let mut p = self.lanes(f, AluOp::Add, &one, &y)?;
+        let mut p = self.m.lanes(f, AluOp::Add, &one, &y)?;
         let mut t = y.clone();
         for j in [2.0, 3.0, 4.0] {
-            t = self.lanes(f, AluOp::Mul, &t, &y)?;
-            t = self.lanes(f, AluOp::Div, &t, &self.splat(f, j, x.len()))?;
-            p = self.lanes(f, AluOp::Add, &p, &t)?;
+            t = self.m.lanes(f, AluOp::Mul, &t, &y)?;
+            t = self
+                .m
+                .lanes(f, AluOp::Div, &t, &self.splat(f, j, x.len()))?;
+            p = self.m.lanes(f, AluOp::Add, &p, &t)?;
         }
         let rounds = ks.iter().copied().max().unwrap_or(0);
         for r in 1..=rounds {
@@ -210,7 +198,7 @@ impl<M: Machine> Net<'_, M> {
                 .zip(&ks)
                 .map(|(&pv, &k)| if k >= r { pv } else { one[0] })
                 .collect();
-            p = self.lanes(f, AluOp::Mul, &p, &b)?;
+            p = self.m.lanes(f, AluOp::Mul, &p, &b)?;
         }
         Ok(p)
     }
@@ -220,14 +208,16 @@ impl<M: Machine> Net<'_, M> {
         let f = self.cfg.stages.f;
         let n = z.data.len();
         let data = match self.cfg.activation {
-            Activation::Relu => self.lanes(f, AluOp::Max, &z.data, &self.splat(f, 0.0, n))?,
+            Activation::Relu => self
+                .m
+                .lanes(f, AluOp::Max, &z.data, &self.splat(f, 0.0, n))?,
             Activation::Sigmoid => {
                 // 1 / (1 + e^−z)
-                let nz = self.lanes(f, AluOp::Neg, &z.data, &[])?;
+                let nz = self.m.lanes(f, AluOp::Neg, &z.data, &[])?;
                 let e = self.exp(f, &nz)?;
                 let one = self.splat(f, 1.0, n);
-                let d = self.lanes(f, AluOp::Add, &one, &e)?;
-                self.lanes(f, AluOp::Div, &one, &d)?
+                let d = self.m.lanes(f, AluOp::Add, &one, &e)?;
+                self.m.lanes(f, AluOp::Div, &one, &d)?
             }
         };
         Ok(Mat {
@@ -243,14 +233,14 @@ impl<M: Machine> Net<'_, M> {
         Ok(Mat {
             rows: z.rows,
             cols: z.cols,
-            data: self.lanes(f, AluOp::Add, &z.data, &bb)?,
+            data: self.m.lanes(f, AluOp::Add, &z.data, &bb)?,
         })
     }
 
     /// Row sums of `x` (a product with a column of ones, accumulated as `acc`).
     fn row_sums(&mut self, f: Format, acc: Accumulate, x: &Mat) -> Result<Vec<u64>, TrainError> {
         let ones = Mat::filled(x.cols, 1, konst(f, 1.0));
-        Ok(self.matmul(f, acc, x, &ones)?.data)
+        Ok(self.m.matmul(f, acc, x, &ones)?.data)
     }
 
     /// Softmax of each row of `z` (in L): e^(z − max) / Σ e^(z − max).
@@ -261,12 +251,12 @@ impl<M: Machine> Net<'_, M> {
             .collect();
         let mut max = cols[0].clone();
         for col in &cols[1..] {
-            max = self.lanes(l, AluOp::Max, &max, col)?;
+            max = self.m.lanes(l, AluOp::Max, &max, col)?;
         }
         let mm: Vec<u64> = (0..z.rows)
             .flat_map(|r| std::iter::repeat_n(max[r], z.cols))
             .collect();
-        let d = self.lanes(l, AluOp::Sub, &z.data, &mm)?;
+        let d = self.m.lanes(l, AluOp::Sub, &z.data, &mm)?;
         let e = Mat {
             rows: z.rows,
             cols: z.cols,
@@ -280,7 +270,7 @@ impl<M: Machine> Net<'_, M> {
         Ok(Mat {
             rows: z.rows,
             cols: z.cols,
-            data: self.lanes(l, AluOp::Div, &e.data, &ss)?,
+            data: self.m.lanes(l, AluOp::Div, &e.data, &ss)?,
         })
     }
 
@@ -294,7 +284,7 @@ impl<M: Machine> Net<'_, M> {
         for (i, layer) in model.layers.iter().enumerate() {
             let w = self.convert(st.o, st.f, &layer.w)?;
             let b = self.m.convert(st.o, st.f, &layer.b)?;
-            let z = self.matmul(st.f, acc, &inputs[i], &w.transpose())?;
+            let z = self.m.matmul(st.f, acc, &inputs[i], &w.transpose())?;
             let z = self.add_bias(st.f, &z, &b)?;
             if i + 1 < n {
                 let a = self.activate(&z)?;
@@ -331,7 +321,7 @@ impl<M: Machine> Net<'_, M> {
         let delta_l = Mat {
             rows: batch,
             cols: classes,
-            data: self.lanes(st.l, AluOp::Sub, &fw.probs.data, &onehot)?,
+            data: self.m.lanes(st.l, AluOp::Sub, &fw.probs.data, &onehot)?,
         };
         let mut delta_b = self.convert(st.l, st.b, &delta_l)?;
         let mut delta_g = self.convert(st.l, st.g, &delta_l)?;
@@ -341,7 +331,9 @@ impl<M: Machine> Net<'_, M> {
             // Gradients in G: δᵀ·A (a product over the batch) and Σ_batch δ.
             let a_g = self.convert(st.f, st.g, &fw.inputs[i])?;
             let dt = delta_g.transpose();
-            let gw = self.matmul(st.g, accumulation(st.g, q, k.matmul), &dt, &a_g)?;
+            let gw = self
+                .m
+                .matmul(st.g, accumulation(st.g, q, k.matmul), &dt, &a_g)?;
             let gb = self.row_sums(st.g, accumulation(st.g, q, k.sums), &dt)?;
             grads.push((gw, gb));
             if i == 0 {
@@ -349,20 +341,22 @@ impl<M: Machine> Net<'_, M> {
             }
             // Propagate in B: e = δ·W, times the activation's derivative at layer i − 1.
             let w_b = self.convert(st.o, st.b, &model.layers[i].w)?;
-            let e = self.matmul(st.b, accumulation(st.b, q, k.matmul), &delta_b, &w_b)?;
+            let e = self
+                .m
+                .matmul(st.b, accumulation(st.b, q, k.matmul), &delta_b, &w_b)?;
             let d = match self.cfg.activation {
                 Activation::Sigmoid => {
                     let h = self.convert(st.f, st.b, &fw.inputs[i])?;
                     let one = self.splat(st.b, 1.0, h.data.len());
-                    let om = self.lanes(st.b, AluOp::Sub, &one, &h.data)?;
-                    let dh = self.lanes(st.b, AluOp::Mul, &h.data, &om)?;
-                    self.lanes(st.b, AluOp::Mul, &e.data, &dh)?
+                    let om = self.m.lanes(st.b, AluOp::Sub, &one, &h.data)?;
+                    let dh = self.m.lanes(st.b, AluOp::Mul, &h.data, &om)?;
+                    self.m.lanes(st.b, AluOp::Mul, &e.data, &dh)?
                 }
                 Activation::Relu => {
                     let z = self.convert(st.f, st.b, &fw.pre[i - 1])?;
                     let zero = self.splat(st.b, 0.0, z.data.len());
-                    let mask = self.lanes(st.b, AluOp::Lt, &zero, &z.data)?;
-                    self.lanes(st.b, AluOp::Mul, &e.data, &mask)?
+                    let mask = self.m.lanes(st.b, AluOp::Lt, &zero, &z.data)?;
+                    self.m.lanes(st.b, AluOp::Mul, &e.data, &mask)?
                 }
             };
             delta_b = Mat {
@@ -400,17 +394,19 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<(Vec<u64>, Vec<u64>, Vec<u64>), TrainError> {
         let o = self.cfg.stages.o;
         let n = w.len();
-        let step = self.lanes(o, AluOp::Mul, g, &self.splat(o, rate, n))?;
-        let kept = self.lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
-        let v = self.lanes(o, AluOp::Sub, &kept, &step)?;
+        let step = self.m.lanes(o, AluOp::Mul, g, &self.splat(o, rate, n))?;
+        let kept = self
+            .m
+            .lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
+        let v = self.m.lanes(o, AluOp::Sub, &kept, &step)?;
         if self.cfg.kahan.update {
-            let tmp = self.lanes(o, AluOp::Add, c, &v)?;
-            let t = self.lanes(o, AluOp::Add, w, &tmp)?;
-            let u = self.lanes(o, AluOp::Sub, &t, w)?;
-            let c = self.lanes(o, AluOp::Sub, &tmp, &u)?;
+            let tmp = self.m.lanes(o, AluOp::Add, c, &v)?;
+            let t = self.m.lanes(o, AluOp::Add, w, &tmp)?;
+            let u = self.m.lanes(o, AluOp::Sub, &t, w)?;
+            let c = self.m.lanes(o, AluOp::Sub, &tmp, &u)?;
             Ok((t, v, c))
         } else {
-            let t = self.lanes(o, AluOp::Add, w, &v)?;
+            let t = self.m.lanes(o, AluOp::Add, w, &v)?;
             Ok((t, v, c.to_vec()))
         }
     }

@@ -1,12 +1,17 @@
 //! Every generated design passes `verilator --lint-only -Wall` with no warning, Yosys
 //! `synth`, and Icarus Verilog (`-g2005`). CI runs a lean grid; `scripts/rtl-grid.sh` sets
 //! `LPGEN_FULL_GRID=1` for the whole parameter grid of the RTL generator issue.
+//!
+//! With `LPGEN_LINT_PASSED=FILE`, a design whose Verilog (under the same tool versions) is
+//! listed in FILE as passed is skipped, and each design that passes is appended: a grid of
+//! hours can be run in several sittings. A changed generator changes the Verilog, so its
+//! designs are checked again.
 
 use std::path::Path;
 use std::process::Command;
 
 use lpgen_hdl::units::{lint_grid, top_name};
-use lpgen_hdl::{generate, Params, Unit};
+use lpgen_hdl::{generate, Design, Params, Unit};
 
 fn full() -> bool {
     std::env::var("LPGEN_FULL_GRID").is_ok_and(|v| v == "1")
@@ -26,8 +31,33 @@ fn run(cmd: &mut Command, what: &str) -> (bool, String) {
     }
 }
 
-fn check(dir: &Path, p: &Params) -> Result<(), String> {
-    let d = generate(p).map_err(|e| format!("{p:?}: {e}"))?;
+/// FNV-1a, 64 bits: identifies a design's Verilog in the passed list.
+fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The versions of the three tools, so that a passed list does not outlive an upgrade.
+fn tool_versions() -> String {
+    let v = |tool: &str, flag: &str| run(Command::new(tool).arg(flag), tool).1;
+    format!(
+        "{}{}{}",
+        v("verilator", "--version"),
+        v("yosys", "-V"),
+        v("iverilog", "-V")
+    )
+}
+
+/// The key of a design in the passed list: its top name and a digest of Verilog and tools.
+fn passed_key(top: &str, verilog: &str, tools: &str) -> String {
+    format!(
+        "{top} {:016x}",
+        fnv1a64(format!("{tools}\n{verilog}").as_bytes())
+    )
+}
+
+fn check(dir: &Path, d: &Design) -> Result<(), String> {
     let file = dir.join(format!("{}.v", d.top));
     std::fs::write(&file, &d.verilog).unwrap();
     let f = file.to_str().unwrap();
@@ -57,6 +87,23 @@ fn check(dir: &Path, p: &Params) -> Result<(), String> {
 fn generated_designs_lint_synthesize_and_compile() {
     let dir = std::env::temp_dir().join(format!("lpgen-lint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let passed_file = std::env::var_os("LPGEN_LINT_PASSED").map(std::path::PathBuf::from);
+    let tools = passed_file
+        .as_ref()
+        .map(|_| tool_versions())
+        .unwrap_or_default();
+    let passed: std::collections::HashSet<String> = passed_file
+        .as_ref()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .map(|t| t.lines().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let record = std::sync::Mutex::new(passed_file.as_ref().map(|f| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(f)
+            .unwrap_or_else(|e| panic!("cannot open {}: {e}", f.display()))
+    }));
     // LPGEN_LINT_ONLY=alu_ checks only the designs whose top name contains the string.
     let only = std::env::var("LPGEN_LINT_ONLY").unwrap_or_default();
     let grid: Vec<_> = lint_grid(full())
@@ -72,9 +119,28 @@ fn generated_designs_lint_synthesize_and_compile() {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(p) = grid.get(i) else { break };
+                let d = match generate(p) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        eprintln!("lint {}/{}: FAILED {p:?}: {e}", i + 1, grid.len());
+                        failures.lock().unwrap().push(format!("{p:?}: {e}"));
+                        continue;
+                    }
+                };
+                let key = passed_key(&d.top, &d.verilog, &tools);
+                if passed.contains(&key) {
+                    eprintln!("lint {}/{}: {} passed before", i + 1, grid.len(), d.top);
+                    continue;
+                }
                 // Progress and failures as they happen (long runs: scripts/rtl-grid.sh).
-                match check(&dir, p) {
-                    Ok(()) => eprintln!("lint {}/{}: {} ok", i + 1, grid.len(), top_name(p)),
+                match check(&dir, &d) {
+                    Ok(()) => {
+                        eprintln!("lint {}/{}: {} ok", i + 1, grid.len(), d.top);
+                        if let Some(f) = record.lock().unwrap().as_mut() {
+                            use std::io::Write;
+                            writeln!(f, "{key}").expect("append to the passed list");
+                        }
+                    }
                     Err(e) => {
                         eprintln!("lint {}/{}: FAILED {e}", i + 1, grid.len());
                         failures.lock().unwrap().push(e);

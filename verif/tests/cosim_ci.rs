@@ -64,8 +64,8 @@ fn mutation_a_flipped_g_table_entry_is_caught() {
     let tc = toolchain();
     let p = params(Unit::LnsAdd, "lns:4:4", 3);
     let mut d = generate(&p).unwrap();
-    // sb[40] = 4 in lns:4:4: make it 5.
-    d.verilog = mutate(&d.verilog, "7'd40: sb = 6'd4;", "7'd40: sb = 6'd5;");
+    // sb[40] = 4 in lns:4:4 (the lower half of the {opposite, d} ROM): make it 5.
+    d.verilog = mutate(&d.verilog, "8'd40: g_rom = 8'd4;", "8'd40: g_rom = 8'd5;");
     let vcd = std::env::temp_dir().join(format!("lpgen-mutant-{}.vcd", std::process::id()));
     let mut opts = RunOptions::new(Mode::Exhaustive, 0);
     opts.vcd = Some(vcd.clone());

@@ -181,29 +181,38 @@ fn signed_bits(v: i64) -> u32 {
     65 - mag.leading_zeros()
 }
 
-/// One G table as a ROM: the entry for distance `d`, sign-extended to `cw` bits, 0 for `d`
-/// at or beyond the table's end (the address is `d` cut to the bits the table needs; an
-/// in-range compare selects the entry or 0).
-fn g_lookup(m: &mut Module, p: &str, name: &str, table: &[i64], d: &E, cw: u32) -> E {
-    let len = table.len() as u128;
+/// The G tables as one ROM addressed by {opposite, d}: sb in the lower half, db in the upper,
+/// each padded with zeros to a power of two (2^aw entries, aw the bits the longer table
+/// needs), entries sign-extended to `cw` bits; a distance at or beyond 2^aw reads 0 (its high
+/// bits are tested). One lookup instead of two and a select: fewer LUTs, and a third fewer
+/// instructions per addition in Verilator.
+fn g_lookup(m: &mut Module, p: &str, sb: &[i64], db: &[i64], opp: &E, d: &E, cw: u32) -> E {
+    let len = sb.len().max(db.len()) as u128;
     assert!(
         len >= 1 && len < 1u128 << d.width,
         "table fits the distance"
     );
-    let gw = table.iter().map(|&v| signed_bits(v)).max().unwrap();
+    let gw = sb.iter().chain(db).map(|&v| signed_bits(v)).max().unwrap();
     let aw = (128 - (len - 1).leading_zeros()).max(1);
-    let contents = table
-        .iter()
-        .map(|&v| (v as i128 as u128) & ((1u128 << gw) - 1))
-        .collect();
-    let in_range = m.wire(&format!("{p}{name}_in_range"), &d.lt(&konst(d.width, len)));
-    let addr = if aw < d.width { d.low(aw) } else { d.clone() };
-    let rom = m.rom(&format!("{p}{name}"), gw, contents, &addr);
-    let entry = m.wire(&format!("{p}{name}_entry"), &rom);
-    m.wire(
-        &format!("{p}g_{name}"),
-        &mux(&in_range, &entry.sext(cw), &konst(cw, 0)),
-    )
+    let mask = (1u128 << gw) - 1;
+    let half = |t: &[i64]| -> Vec<u128> {
+        (0..1usize << aw)
+            .map(|i| t.get(i).map_or(0, |&v| (v as i128 as u128) & mask))
+            .collect()
+    };
+    let contents = [half(sb), half(db)].concat();
+    let addr = cat(&[
+        opp.clone(),
+        if aw < d.width { d.low(aw) } else { d.clone() },
+    ]);
+    let rom = m.rom(&format!("{p}g_rom"), gw, contents, &addr);
+    let entry = m.wire(&format!("{p}g_entry"), &rom);
+    if aw < d.width {
+        let in_range = m.wire(&format!("{p}g_in_range"), &d.high(d.width - aw).eq_k(0));
+        mux(&in_range, &entry.sext(cw), &konst(cw, 0))
+    } else {
+        entry.sext(cw)
+    }
 }
 
 /// The G tables of `f` as ROM contents: (sb, db) with `db[0]` (never read: x − x is zero) as 0.
@@ -272,9 +281,8 @@ pub(crate) fn add_core(
     }
 
     // G-table lookup.
-    let g_sb = g_lookup(m, p, "sb", &sb, &d, cw);
-    let g_db = g_lookup(m, p, "db", &db, &d, cw);
-    let g = m.wire(&n("g"), &mux(&opp, &g_db, &g_sb));
+    let g = g_lookup(m, p, &sb, &db, &opp, &d, cw);
+    let g = m.wire(&n("g"), &g);
     if staged {
         m.stage();
     }

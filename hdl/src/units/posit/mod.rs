@@ -22,7 +22,7 @@ use lpgen_golden::{Format, PositFormat};
 
 use super::{finish, start, Built, GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, Module, E};
-use decode::{decode, lzc, max_scale, sbits};
+use decode::{decode, lzc, max_scale, sbits, Decoded};
 use encode::encode;
 
 pub(crate) use lane::{lane_ops, LANE_STAGES};
@@ -72,9 +72,18 @@ pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, s
     let da = decode(m, f, &w("a"), a);
     let db = decode(m, f, &w("b"), b);
     let is_nar = m.wire(&w("is_nar"), &da.nar.or(&db.nar));
-    // −b is the two's-complement negation of the word: same scale and significand, other sign.
-    let b_word = m.wire(&w("b_signed"), &mux(sub, &konst(n, 0).sub(b), b));
     let sb = m.wire(&w("b_sign_eff"), &db.sign.xor(sub));
+    // A zero operand needs no path of its own: with its hidden bit cleared it adds nothing
+    // (it never leads, as its magnitude is the smallest), and the sum of two zeros is zero.
+    let sig_of = |d: &Decoded| {
+        let hidden = d.zero.not();
+        if d.sig.width == 1 {
+            hidden
+        } else {
+            cat(&[hidden, d.sig.low(d.sig.width - 1)])
+        }
+    };
+    let (sig_a, sig_b) = (sig_of(&da), sig_of(&db));
     // The larger magnitude leads (patterns order like magnitudes).
     let swap = m.wire(&w("swap"), &da.mag.lt(&db.mag));
     let pick = |x: &E, y: &E| mux(&swap, y, x);
@@ -82,8 +91,8 @@ pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, s
     let eff_sub = m.wire(&w("eff_sub"), &big_sign.xor(&pick(&sb, &da.sign)));
     let big_scale = m.wire(&w("big_scale"), &pick(&da.scale, &db.scale));
     let small_scale = m.wire(&w("small_scale"), &pick(&db.scale, &da.scale));
-    let big_sig = m.wire(&w("big_sig"), &pick(&da.sig, &db.sig));
-    let small_sig = m.wire(&w("small_sig"), &pick(&db.sig, &da.sig));
+    let big_sig = m.wire(&w("big_sig"), &pick(&sig_a, &sig_b));
+    let small_sig = m.wire(&w("small_sig"), &pick(&sig_b, &sig_a));
     m.stage();
     // Align: d = scale difference >= 0; bits shifted out of the small operand become sticky.
     let dw = big_scale.width + 1;
@@ -98,7 +107,12 @@ pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, s
     let ones = konst(aw, (1u128 << aw) - 1);
     let lost = m.wire(&w("align_sticky"), &bv.and(&ones.shl(&d).not()).any());
     let bs = m.wire(&w("aligned"), &bv.shr(&d).or(&lost.zext(aw)));
-    let sum = m.wire(&w("sum"), &mux(&eff_sub, &av.sub(&bs), &av.add(&bs)));
+    // One adder for both: av + (bs xor eff_sub) + eff_sub, the carry-in as an extra low bit
+    // ({av, 1} + {bs', eff_sub} carries exactly eff_sub out of it).
+    let bs_inv = bs.xor(&eff_sub.sext(aw));
+    let one = konst(1, 1);
+    let sum_ext = cat(&[av.clone(), one]).add(&cat(&[bs_inv, eff_sub.clone()]));
+    let sum = m.wire(&w("sum"), &sum_ext.bits(aw, 1));
     m.stage();
     // Normalise: the sum's leading one becomes the hidden bit. Its MSB has weight 2^(scale+1).
     let (lz, sum_zero) = lzc(m, &w("sum"), &sum);
@@ -113,15 +127,7 @@ pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, s
     );
     m.stage();
     let word = encode(m, f, &w("enc"), &big_sign, &scale, &norm, &zero1, true);
-    let y = mux(
-        &is_nar,
-        &nar_word(f),
-        &mux(
-            &da.zero,
-            &b_word,
-            &mux(&db.zero, a, &mux(&sum_zero, &konst(n, 0), &word)),
-        ),
-    );
+    let y = mux(&is_nar, &nar_word(f), &mux(&sum_zero, &konst(n, 0), &word));
     (y, is_nar)
 }
 

@@ -20,7 +20,7 @@ use crate::ir::{cat, konst, mux, Module, Node, E};
 /// 3. The string {r, ~r, e, f} (r = k ≥ 0) is shifted right arithmetically by k (k ≥ 0) or
 ///    −k − 1 = ~k (k < 0): that writes the regime, k + 1 ones and a zero or −k zeros and a
 ///    one. The top N − 1 bits are kept, the next is the guard, the rest is sticky.
-/// 4. Round to nearest even, then negate for a negative sign.
+/// 4. Round to nearest even and negate for a negative sign, in one addition.
 ///
 /// With `stage`, a candidate stage boundary sits between the shift (3) and the rounding (4).
 #[allow(clippy::too_many_arguments)]
@@ -103,9 +103,14 @@ pub(crate) fn encode(
     let guard = body.bit(vw - n);
     let st = body.bits(vw - n - 1, 0).any().or(&st_in);
     let up = m.wire(&w("round_up"), &guard.and(&st.or(&u.bit(0))));
-    let rounded = u.add(&up.zext(n - 1));
+    // Rounding and negation in one carry chain: with m = {0, base} + inc (inc = the rounding
+    // increment where the string is kept), −m = ~{0, base} + (1 − inc), so
+    // word = ({0, base} xor neg) + (neg xor inc). (u + inc never carries out of N − 1 bits:
+    // below maxpos the kept string is never all ones.)
     let ones = konst(n - 1, (1u128 << (n - 1)) - 1);
-    let um = mux(&ovf, &ones, &mux(&unf, &under, &rounded));
-    let um = m.wire(&w("magnitude"), &cat(&[konst(1, 0), um]));
-    m.wire(&w("word"), &mux(neg, &konst(n, 0).sub(&um), &um))
+    let base = mux(&ovf, &ones, &mux(&unf, &under, &u));
+    let base = m.wire(&w("base"), &cat(&[konst(1, 0), base]));
+    let inc = m.wire(&w("inc"), &up.and(&ovf.or(&unf).not()));
+    let flip = neg.sext(n);
+    m.wire(&w("word"), &base.xor(&flip).add(&neg.xor(&inc).zext(n)))
 }

@@ -1,5 +1,5 @@
-//! `lns-kahan`: product then the Kahan step, with P = 1, 1, 2, 3, 4 accumulations interleaved
-//! round-robin by cycle at stages 0..4 (docs/rtl.md). Random dot products of length 1..=50
+//! `lns-kahan`: product then the Kahan step, with P = 1, 1, 2, 3, 4, 5 accumulations interleaved
+//! round-robin by cycle at stages 0..5 (docs/rtl.md). Random dot products of length 1..=50
 //! per slot, bubbles carrying random operands and `clear`s that must be ignored; the first
 //! dot product of a slot sometimes starts from the reset state without `clear`. Every step is
 //! compared: sum, overflow (the product or one of the four additions saturated), nan.
@@ -13,7 +13,7 @@ use crate::rng::Rng;
 use crate::{Result, VerifError};
 
 /// Interleaved accumulations at each stage count (hdl/src/units/lns/mac.rs).
-pub const SLOTS: [u64; 5] = [1, 1, 2, 3, 4];
+pub const SLOTS: [u64; 6] = [1, 1, 2, 3, 4, 5];
 
 pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     if !matches!(p.format, Format::Lns(_)) {

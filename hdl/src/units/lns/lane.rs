@@ -5,7 +5,9 @@
 
 use lpgen_golden::{AluOp, LnsFormat};
 
-use super::{add_core, fields, mul_core, saturate, signed_konst, Negate, ADD_CANDIDATES};
+use super::{
+    add_core, fields, mul_core, saturate, signed_konst, AddStages, Negate, ADD_CANDIDATES,
+};
 use crate::ir::{cat, konst, mux, Module, E};
 use crate::units::alu::{LaneIn, OpResults};
 
@@ -38,7 +40,15 @@ pub(crate) fn lane_ops(
     let w = f.width();
     let mut fork = m.fork();
     let sub = is(AluOp::Sub);
-    let add = add_core(m, f, &n("add_"), &io.a, &io.b, Negate::When(&sub), true);
+    let add = add_core(
+        m,
+        f,
+        &n("add_"),
+        &io.a,
+        &io.b,
+        Negate::When(&sub),
+        AddStages::All,
+    );
     let add_y = m.wire(&n("add_y"), &add.y);
     m.next_branch(&mut fork);
     let div = is(AluOp::Div);

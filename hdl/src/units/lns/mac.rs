@@ -23,6 +23,10 @@
 //! | 2      | the product, t                 | 2       | 2               |
 //! | 3      | the product, tmp, u            | 3       | 3               |
 //! | 4      | the product, tmp, t, u         | 4       | 4               |
+//! | 5      | the product, each addition's G-table ROM read | 5 | 5          |
+//!
+//! At 5 stages the register inside each addition sits right after its ROM read, so Yosys
+//! puts the four G-table ROMs in block RAM (docs/fpga.md).
 //!
 //! The loop (s, c → four additions → s, c) has P = 1 + (registers inside it) cycles of
 //! latency. With P > 1 it holds P independent accumulations, round-robin by cycle (C-slow
@@ -41,7 +45,7 @@
 
 use lpgen_golden::{Format, LnsFormat};
 
-use super::{add_core, lns_format, mul_core, table_digests, Negate};
+use super::{add_core, lns_format, mul_core, table_digests, AddStages, Negate};
 use crate::ir::{konst, mux, Module, E};
 use crate::units::{finish, start, Built, GenError, Params, PeIo};
 
@@ -60,6 +64,8 @@ pub(crate) struct Cuts {
     pub after_tmp: bool,
     pub after_t: bool,
     pub after_u: bool,
+    /// A register after each addition's ROM read (the four G-table ROMs go to block RAM).
+    pub roms: bool,
 }
 
 impl Cuts {
@@ -70,18 +76,32 @@ impl Cuts {
             after_tmp,
             after_t,
             after_u,
+            roms: false,
         };
         match stages {
             0 => c(false, false, false, false),
             1 => c(true, false, false, false),
             2 => c(true, false, true, false),
             3 => c(true, true, false, true),
-            _ => c(true, true, true, true),
+            4 => c(true, true, true, true),
+            _ => Cuts {
+                roms: true,
+                ..c(true, false, false, false)
+            },
         }
     }
 
     fn in_loop(&self) -> u32 {
-        self.after_tmp as u32 + self.after_t as u32 + self.after_u as u32
+        self.after_tmp as u32 + self.after_t as u32 + self.after_u as u32 + 4 * self.roms as u32
+    }
+
+    /// The marks of each of the four additions.
+    fn adds(&self) -> AddStages {
+        if self.roms {
+            AddStages::Rom
+        } else {
+            AddStages::Comb
+        }
     }
 }
 
@@ -91,10 +111,11 @@ const PE_CUTS: Cuts = Cuts {
     after_tmp: false,
     after_t: false,
     after_u: false,
+    roms: false,
 };
 
 /// The most stages `lns-kahan` offers.
-pub(crate) const KAHAN_MAX_STAGES: u32 = 4;
+pub(crate) const KAHAN_MAX_STAGES: u32 = 5;
 
 /// What [`build`] gives back.
 pub(crate) struct Mac {
@@ -153,30 +174,39 @@ pub(crate) fn build(
     });
     let s_old = m.wire(&n("s_old"), &s);
     let c_old = c.as_ref().map(|c| m.wire(&n("c_old"), c));
-    let s_in = m.wire(&n("s_in"), &mux(&io.clear, &zero, &s_old));
+    // Interleaved, a slot's state must come round unchanged in a cycle without `enable`: the
+    // clear is then ignored here, so s_in and c_in are the old state and travel round in its
+    // place (one delay chain each instead of two).
+    let clear = match pipelined {
+        true => m.wire(&n("clear_step"), &io.clear.and(&io.enable)),
+        false => io.clear.clone(),
+    };
+    let s_in = m.wire(&n("s_in"), &mux(&clear, &zero, &s_old));
+    let c_in = c_old
+        .as_ref()
+        .map(|c_old| m.wire(&n("c_in"), &mux(&clear, &zero, c_old)));
 
-    let (s_new, c_new) = match &c_old {
-        Some(c_old) => {
-            let c_in = m.wire(&n("c_in"), &mux(&io.clear, &zero, c_old));
-            let tmp = add_core(m, f, &n("tmp_"), &c_in, &x, Negate::No, false);
+    let (s_new, c_new) = match &c_in {
+        Some(c_in) => {
+            let tmp = add_core(m, f, &n("tmp_"), c_in, &x, Negate::No, cuts.adds());
             let tmp_y = m.wire(&n("tmp"), &tmp.y);
             over = m.wire(&n("tmp_overflow"), &over.or(&tmp.overflow));
             cut(m, cuts.after_tmp);
-            let t = add_core(m, f, &n("t_"), &s_in, &tmp_y, Negate::No, false);
+            let t = add_core(m, f, &n("t_"), &s_in, &tmp_y, Negate::No, cuts.adds());
             let t_y = m.wire(&n("t"), &t.y);
             over = m.wire(&n("t_overflow"), &over.or(&t.overflow));
             cut(m, cuts.after_t);
-            let u = add_core(m, f, &n("u_"), &t_y, &s_in, Negate::Yes, false);
+            let u = add_core(m, f, &n("u_"), &t_y, &s_in, Negate::Yes, cuts.adds());
             let u_y = m.wire(&n("u"), &u.y);
             over = m.wire(&n("u_overflow"), &over.or(&u.overflow));
             cut(m, cuts.after_u);
-            let cn = add_core(m, f, &n("cn_"), &tmp_y, &u_y, Negate::Yes, false);
+            let cn = add_core(m, f, &n("cn_"), &tmp_y, &u_y, Negate::Yes, cuts.adds());
             let cn_y = m.wire(&n("c_new"), &cn.y);
             over = m.wire(&n("c_new_overflow"), &over.or(&cn.overflow));
             (t_y, Some(cn_y))
         }
         None => {
-            let t = add_core(m, f, &n("add_"), &s_in, &x, Negate::No, false);
+            let t = add_core(m, f, &n("add_"), &s_in, &x, Negate::No, AddStages::Comb);
             let t_y = m.wire(&n("t"), &t.y);
             over = m.wire(&n("t_overflow"), &over.or(&t.overflow));
             (t_y, None)
@@ -193,12 +223,13 @@ pub(crate) fn build(
             m.wire(&n("s_next"), &mux(en, &s_new, &s_old))
         }
         Some(ok) => {
-            // The registers take a value every cycle: the step's result or the slot's old one.
+            // The registers take a value every cycle: the step's result or the slot's old one
+            // (s_in and c_in without `enable`).
             let keep = |old: &E| mux(ok, old, &zero);
-            let s_next = m.wire(&n("s_next"), &mux(en, &s_new, &keep(&s_old)));
+            let s_next = m.wire(&n("s_next"), &mux(en, &s_new, &keep(&s_in)));
             m.drive(&s, &s_next, None);
-            if let (Some(c), Some(c_new), Some(c_old)) = (&c, &c_new, &c_old) {
-                let c_next = m.wire(&n("c_next"), &mux(en, c_new, &keep(c_old)));
+            if let (Some(c), Some(c_new), Some(c_in)) = (&c, &c_new, &c_in) {
+                let c_next = m.wire(&n("c_next"), &mux(en, c_new, &keep(c_in)));
                 m.drive(c, &c_next, None);
             }
             s_next
@@ -212,7 +243,7 @@ pub(crate) fn build(
 }
 
 /// `lns-kahan`: one PE's multiply + Kahan accumulate as a unit (ports and timing: the module
-/// documentation above). Stages 0..=4; table "sb+db" in the manifest.
+/// documentation above). Stages 0..=5; table "sb+db" in the manifest.
 pub(crate) fn kahan(p: &Params) -> Result<Built, GenError> {
     let f = lns_format(p)?;
     if p.stages > KAHAN_MAX_STAGES {

@@ -72,10 +72,24 @@ fn signed_konst(w: u32, v: i64) -> E {
 pub(crate) fn saturate(m: &mut Module, f: LnsFormat, prefix: &str, sign: &E, code: &E) -> (E, E) {
     let lw = f.log_width();
     let cw = code.width;
+    assert!(cw > lw, "the code has a bit above the log field");
     let max = signed_konst(cw, f.code_max() as i64);
-    let reserved = signed_konst(cw, f.code_reserved() as i64);
-    let over = m.wire(&format!("{prefix}overflow_sat"), &code.sgt(&max));
-    let under = m.wire(&format!("{prefix}underflow_flush"), &code.sle(&reserved));
+    // code_max = 2^(lw−1) − 1 and the reserved code is −2^(lw−1), so both tests read bits
+    // instead of comparing (a carry chain each): above code_max, the code is nonnegative
+    // with a bit set in [cw−2 : lw−1]; at or below the reserved code, it is negative and
+    // either not all ones there or zero below.
+    debug_assert_eq!(f.code_max() as i64, (1i64 << (lw - 1)) - 1);
+    debug_assert_eq!(f.code_reserved() as i64, -(1i64 << (lw - 1)));
+    let sign_bit = code.msb();
+    let high = code.bits(cw - 2, lw - 1);
+    let over = m.wire(
+        &format!("{prefix}overflow_sat"),
+        &sign_bit.not().and(&high.any()),
+    );
+    let under = m.wire(
+        &format!("{prefix}underflow_flush"),
+        &sign_bit.and(&high.all().not().or(&code.low(lw - 1).any().not())),
+    );
     let log = mux(&over, &max.low(lw), &code.low(lw));
     let zero = konst(lw + 1, f.zero() as u128);
     let word = mux(&under, &zero, &cat(&[sign.clone(), log]));
@@ -175,6 +189,17 @@ pub(crate) enum Negate<'a> {
 /// Candidate stage boundaries of [`add_core`] when staged.
 const ADD_CANDIDATES: u32 = 3;
 
+/// Which stage boundaries [`add_core`] marks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AddStages {
+    /// None: one combinational block in the current cycle.
+    Comb,
+    /// All three candidates (after decode/compare, after the ROM read, after the code sum).
+    All,
+    /// Only the one after the ROM read: with it registered, Yosys maps the ROM to block RAM.
+    Rom,
+}
+
 /// Bits of the two's complement of `v`.
 fn signed_bits(v: i64) -> u32 {
     let mag = if v < 0 { !v } else { v };
@@ -232,8 +257,8 @@ fn g_tables(f: LnsFormat) -> (Vec<i64>, Vec<i64>) {
 /// gives zero, else `c_big + db[d]`; then saturate/flush. A NaN operand gives NaN; a zero
 /// operand gives the other (b with its sign after negation).
 ///
-/// Staged: candidate boundaries after the decode/compare, after the ROM read, after the code
-/// sum.
+/// `stages` says which of the boundaries (after the decode/compare, after the ROM read, after
+/// the code sum) are marked.
 pub(crate) fn add_core(
     m: &mut Module,
     f: LnsFormat,
@@ -241,7 +266,7 @@ pub(crate) fn add_core(
     a: &E,
     b: &E,
     neg: Negate,
-    staged: bool,
+    stages: AddStages,
 ) -> OpOut {
     let n = |s: &str| format!("{p}{s}");
     let w = f.width();
@@ -264,10 +289,12 @@ pub(crate) fn add_core(
     let a_leads = m.wire(&n("a_leads"), &diff.msb().not());
     let big = m.wire(&n("big"), &mux(&a_leads, &fa.log, &fb.log));
     let sign = m.wire(&n("sign"), &mux(&a_leads, &fa.sign, &sign_b));
-    // |ca − cb| < 2^lw, so the difference modulo 2^lw is exact.
+    // |ca − cb| < 2^lw, so the difference modulo 2^lw is exact: diff, or −diff as
+    // ~diff + 1 (one carry chain instead of a second subtractor and a select).
+    let b_leads = diff.msb();
     let d = m.wire(
         &n("d"),
-        &mux(&a_leads, &fa.log.sub(&fb.log), &fb.log.sub(&fa.log)),
+        &diff.low(lw).xor(&b_leads.sext(lw)).add(&b_leads.zext(lw)),
     );
     let opp = m.wire(&n("opposite"), &fa.sign.xor(&sign_b));
     let nan = m.wire(&n("is_nan"), &fa.is_nan.or(&fb.is_nan));
@@ -276,19 +303,19 @@ pub(crate) fn add_core(
     let b_neg = cat(&[sign_b.clone(), fb.log.clone()]);
     let pass_word = m.wire(&n("pass_word"), &mux(&fa.is_zero, &b_neg, a));
     let cancel = m.wire(&n("cancel"), &opp.and(&d.eq_k(0)));
-    if staged {
+    if stages == AddStages::All {
         m.stage();
     }
 
     // G-table lookup.
     let g = g_lookup(m, p, &sb, &db, &opp, &d, cw);
     let g = m.wire(&n("g"), &g);
-    if staged {
+    if stages != AddStages::Comb {
         m.stage();
     }
 
     let code = m.wire(&n("code"), &big.sext(cw).add(&g));
-    if staged {
+    if stages == AddStages::All {
         m.stage();
     }
 
@@ -323,7 +350,7 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
     let a = m.input("a", w);
     let b = m.input("b", w);
     let sub = m.input("sub", 1);
-    let out = add_core(&mut m, f, "", &a, &b, Negate::When(&sub), true);
+    let out = add_core(&mut m, f, "", &a, &b, Negate::When(&sub), AddStages::All);
     m.output("y", &out.y);
     m.output("overflow", &out.overflow);
     m.output("nan", &out.nan);

@@ -46,21 +46,21 @@ done
 # Posits, all pairs: every stage count on posit:8:0, both ends on the 2022 posit:8, the deepest
 # pipeline on other es, the :u variant and tiny formats. MACs from quire states.
 for s in $(stages 4); do cosim posit-add --format posit:8:0 --stages $s --exhaustive; done
-for s in $(stages 3); do cosim posit-mul --format posit:8:0 --stages $s --exhaustive; done
+for s in $(stages 4); do cosim posit-mul --format posit:8:0 --stages $s --exhaustive; done
 for s in $(stages 7); do cosim posit-mac --format posit:8:0 --stages $s --exhaustive; done
 for s in 0 4; do cosim posit-add --format posit:8 --stages $s --exhaustive; done
-for s in 0 3; do cosim posit-mul --format posit:8 --stages $s --exhaustive; done
+for s in 0 4; do cosim posit-mul --format posit:8 --stages $s --exhaustive; done
 for s in 0 7; do cosim posit-mac --format posit:8 --stages $s --exhaustive; done
 for f in posit:8:1 posit:8:2 posit:8:2:u posit:7:3 posit:6:1 posit:5:u posit:4 posit:3:0; do
   cosim posit-add --format $f --stages 4 --exhaustive
-  cosim posit-mul --format $f --stages 3 --exhaustive
+  cosim posit-mul --format $f --stages 4 --exhaustive
   cosim posit-mac --format $f --stages 7 --exhaustive
 done
 
 # Posits 16 and 32: corner cases + random.
 for f in posit:16 posit:16:1 posit:32 posit:32:2; do
   for s in 0 4; do cosim posit-add --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
-  cosim posit-mul --format $f --stages 3 --vectors "$VECTORS" --seed "$SEED"
+  cosim posit-mul --format $f --stages 4 --vectors "$VECTORS" --seed "$SEED"
   for s in 0 7; do cosim posit-mac --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
 done
 

@@ -162,7 +162,7 @@ fn check_mul(fmt: &str, exhaustive: bool) {
         .map(|(a, b)| vec![a, b])
         .collect();
     let max = max_stages(Unit::PositMul, ff);
-    assert_eq!(max, 3);
+    assert_eq!(max, 4);
     for stages in [0, 1, max] {
         if exhaustive && stages == 1 {
             continue;

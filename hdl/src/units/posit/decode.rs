@@ -101,19 +101,46 @@ pub(crate) struct Decoded {
     pub sig: E,
 }
 
-/// Decodes the N-bit word `p` (wires named `NAME_…`): two's-complement magnitude, regime run
-/// by a leading-zero count of the (inverted if it starts with ones) bits after the sign,
-/// then exponent and fraction from the bits after the regime's terminator.
+/// The first half of decoding: sign, two's-complement magnitude, zero and NaR tests.
+pub(crate) struct Magnitude {
+    pub sign: E,
+    pub mag: E,
+    pub zero: E,
+    pub nar: E,
+}
+
+/// Decodes the N-bit word `p` (wires named `NAME_…`): [`magnitude`], then [`fields`].
 pub(crate) fn decode(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Decoded {
+    let mg = magnitude(m, f, name, p);
+    fields(m, f, name, &mg)
+}
+
+/// Sign, two's-complement magnitude and the zero / NaR tests of the word `p`.
+pub(crate) fn magnitude(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Magnitude {
     let n = f.n;
-    let es = f.es;
-    let fw = frac_width(f);
     let w = |s: &str| format!("{name}_{s}");
     let sign = m.wire(&w("sign"), &p.msb());
     let rest_zero = p.bits(n - 2, 0).any().not();
     let zero = m.wire(&w("zero"), &sign.not().and(&rest_zero));
     let nar = m.wire(&w("nar"), &sign.and(&rest_zero));
     let mag = m.wire(&w("mag"), &mux(&sign, &konst(n, 0).sub(p), p));
+    Magnitude {
+        sign,
+        mag,
+        zero,
+        nar,
+    }
+}
+
+/// Scale and significand from a magnitude: regime run by a leading-zero count of the
+/// (inverted if it starts with ones) bits after the sign, then exponent and fraction from
+/// the bits after the regime's terminator.
+pub(crate) fn fields(m: &mut Module, f: PositFormat, name: &str, mg: &Magnitude) -> Decoded {
+    let n = f.n;
+    let es = f.es;
+    let fw = frac_width(f);
+    let w = |s: &str| format!("{name}_{s}");
+    let mag = &mg.mag;
     // The n−1 bits after the sign; the regime starts at the top.
     let x = mag.low(n - 1);
     let r0 = m.wire(&w("regime_ones"), &mag.bit(n - 2));
@@ -152,10 +179,10 @@ pub(crate) fn decode(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Decod
     };
     let sig = m.wire(&w("sig"), &sig);
     Decoded {
-        sign,
-        mag,
-        zero,
-        nar,
+        sign: mg.sign.clone(),
+        mag: mg.mag.clone(),
+        zero: mg.zero.clone(),
+        nar: mg.nar.clone(),
         scale,
         sig,
     }

@@ -8,7 +8,7 @@
 //! | unit | inputs | outputs | candidate boundaries | latency |
 //! | --- | --- | --- | --- | --- |
 //! | `posit-add` | `a`, `b` (N), `sub` (1: a − b) | `y` (N), `nar` | 4: decode, align/add, normalise, encoder shift | stages |
-//! | `posit-mul` | `a`, `b` (N) | `y` (N), `nar` | 3: decode, multiply, encoder shift | stages |
+//! | `posit-mul` | `a`, `b` (N) | `y` (N), `nar` | 4: magnitudes, decode, multiply, encoder shift | stages |
 //! | `posit-mac` | `a`, `b` (N), `op` (2) | `y` (N), `nar` | 7 (see [`quire`]) | stages |
 //!
 //! `nar` is high when `y` is NaR. All units accept one operation per cycle.
@@ -22,7 +22,7 @@ use lpgen_golden::{Format, PositFormat};
 
 use super::{finish, start, Built, GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, Module, E};
-use decode::{decode, lzc, max_scale, sbits, Decoded};
+use decode::{decode, fields, lzc, magnitude, max_scale, sbits, Decoded};
 use encode::encode;
 
 pub(crate) use lane::{lane_ops, LANE_STAGES};
@@ -31,7 +31,7 @@ pub(crate) use quire::{mac, quire_pe};
 
 /// Candidate stage boundaries of each unit (the most `--stages` accepts).
 pub(crate) const ADD_STAGES: u32 = 4;
-pub(crate) const MUL_STAGES: u32 = 3;
+pub(crate) const MUL_STAGES: u32 = 4;
 pub(crate) const MAC_STAGES: u32 = quire::CANDIDATES;
 
 pub(crate) fn posit_format(f: Format, what: &str) -> Result<PositFormat, GenError> {
@@ -149,15 +149,20 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
 pub(crate) fn mul_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -> (E, E) {
     let w = |s: &str| format!("{px}{s}");
     let n = f.n;
-    let da = decode(m, f, &w("a"), a);
-    let db = decode(m, f, &w("b"), b);
+    // The magnitudes' carry chains, then the regime counts and shifts, in separate stages.
+    let ma = magnitude(m, f, &w("a"), a);
+    let mb = magnitude(m, f, &w("b"), b);
+    m.stage();
+    let da = fields(m, f, &w("a"), &ma);
+    let db = fields(m, f, &w("b"), &mb);
     let is_nar = m.wire(&w("is_nar"), &da.nar.or(&db.nar));
     let is_zero = m.wire(&w("is_zero"), &da.zero.or(&db.zero));
     let neg = m.wire(&w("neg"), &da.sign.xor(&db.sign));
     let ms = max_scale(f);
     let sw = sbits(-2 * ms, 2 * ms + 1).max(da.scale.width);
-    let esum = m.wire(&w("scale_sum"), &da.scale.sext(sw).add(&db.scale.sext(sw)));
     m.stage();
+    // The scale sum beside the multiplier, off the decode stage's path.
+    let esum = m.wire(&w("scale_sum"), &da.scale.sext(sw).add(&db.scale.sext(sw)));
     let prod = m.wire(&w("product"), &da.sig.mul_full(&db.sig));
     m.stage();
     let pw = prod.width;

@@ -47,21 +47,21 @@ done
 # pipeline on other es, the :u variant and tiny formats. MACs from quire states.
 for s in $(stages 4); do cosim posit-add --format posit:8:0 --stages $s --exhaustive; done
 for s in $(stages 4); do cosim posit-mul --format posit:8:0 --stages $s --exhaustive; done
-for s in $(stages 7); do cosim posit-mac --format posit:8:0 --stages $s --exhaustive; done
+for s in $(stages 8); do cosim posit-mac --format posit:8:0 --stages $s --exhaustive; done
 for s in 0 4; do cosim posit-add --format posit:8 --stages $s --exhaustive; done
 for s in 0 4; do cosim posit-mul --format posit:8 --stages $s --exhaustive; done
-for s in 0 7; do cosim posit-mac --format posit:8 --stages $s --exhaustive; done
+for s in 0 8; do cosim posit-mac --format posit:8 --stages $s --exhaustive; done
 for f in posit:8:1 posit:8:2 posit:8:2:u posit:7:3 posit:6:1 posit:5:u posit:4 posit:3:0; do
   cosim posit-add --format $f --stages 4 --exhaustive
   cosim posit-mul --format $f --stages 4 --exhaustive
-  cosim posit-mac --format $f --stages 7 --exhaustive
+  cosim posit-mac --format $f --stages 8 --exhaustive
 done
 
 # Posits 16 and 32: corner cases + random.
 for f in posit:16 posit:16:1 posit:32 posit:32:2; do
   for s in 0 4; do cosim posit-add --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
   cosim posit-mul --format $f --stages 4 --vectors "$VECTORS" --seed "$SEED"
-  for s in 0 7; do cosim posit-mac --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+  for s in 0 8; do cosim posit-mac --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
 done
 
 # lns:5:10 random; lns-kahan at every stage count (interleaved accumulations).

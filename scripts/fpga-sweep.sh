@@ -45,7 +45,7 @@ fits() { [ -s "$OUT/res/$1.json" ]; }
 # Maximum --stages of each unit (docs/rtl.md).
 max_stages() {
   case $1 in
-    posit-add) echo 4 ;; posit-mul) echo 4 ;; posit-mac) echo 7 ;;
+    posit-add) echo 4 ;; posit-mul) echo 4 ;; posit-mac) echo 8 ;;
     lns-add) echo 3 ;; lns-mul) echo 1 ;; lns-kahan) echo 5 ;; fix-mac) echo 2 ;;
     *) echo 0 ;;
   esac

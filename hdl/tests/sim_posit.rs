@@ -331,7 +331,7 @@ fn posit_mac_8_0_dot_products() {
     }
     steps.push(vec![f.one(), f.one(), 0]);
     let max = max_stages(Unit::PositMac, ff);
-    assert_eq!(max, 7);
+    assert_eq!(max, 8);
     check_mac("posit:8:0", &steps, &[0, 1, 2, max]);
 }
 

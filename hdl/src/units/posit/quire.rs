@@ -15,10 +15,11 @@
 //! (clear, then accumulate), 3: q = 0, NaR flag cleared), `in_valid`; `y` (the quire after
 //! this op, rounded once), `nar` (y is NaR), `out_valid`.
 //!
-//! Candidate stage boundaries (7), in order: after decode, after the multiply, after the
+//! Candidate stage boundaries (8), in order: after decode, after the multiply, after the
 //! shift into quire position, after the quire (the read-out then works on the quire register
-//! itself instead of its next value), after the leading-zero count, after the normalising
-//! shift, and inside the encoder. Timing: an op presented with `in_valid` in cycle t reaches
+//! itself instead of its next value), after the negation to a magnitude (a full-width carry
+//! chain of its own), after the leading-zero count, after the normalising shift, and inside
+//! the encoder. Timing: an op presented with `in_valid` in cycle t reaches
 //! the quire adder in cycle t + c (c = cuts among the first three boundaries) and updates the
 //! register at the end of that cycle; `y`/`nar`/`out_valid` for it appear in cycle
 //! t + stages (latency = stages, as for `fix-mac`). Ops issue back to back, one per cycle:
@@ -36,7 +37,7 @@ use crate::ir::{cat, konst, mux, Module, E};
 use crate::units::PeIo;
 
 /// Candidate stage boundaries of `posit-mac`.
-pub(crate) const CANDIDATES: u32 = 7;
+pub(crate) const CANDIDATES: u32 = 8;
 
 /// What drives one MAC step.
 struct Ctl {
@@ -55,7 +56,7 @@ struct Ctl {
 /// Which candidate boundaries [`mac_core`] marks.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Marks {
-    /// All seven (`posit-mac`).
+    /// All eight (`posit-mac`).
     Unit,
     /// One, between the product in quire position and the quire adder (the array PE); the
     /// read-out works on the quire register.
@@ -131,6 +132,7 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     let is_nar = m.wire(&nm("is_nar"), &qr_nar.or(&pattern));
     let qmag = mux(&qneg, &konst(qb, 0).sub(&qr), &qr);
     let qmag = m.wire(&nm("quire_mag"), &qmag.low(qb - 1));
+    stage(m);
     let (lz, zero) = lzc(m, &nm("quire"), &qmag);
     stage(m);
     let norm = m.wire(&nm("quire_norm"), &qmag.shl(&lz));
@@ -155,7 +157,7 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     (y, is_nar)
 }
 
-/// `posit-mac`: one quire, four ops, seven candidate stage boundaries (module docs).
+/// `posit-mac`: one quire, four ops, eight candidate stage boundaries (module docs).
 pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
     let f = posit_format(p.format, "unit 'posit-mac'")?;
     let (mut m, valid) = start(p, CANDIDATES)?;

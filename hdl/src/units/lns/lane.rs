@@ -48,6 +48,7 @@ pub(crate) fn lane_ops(
         &io.b,
         Negate::When(&sub),
         AddStages::All,
+        None,
     );
     let add_y = m.wire(&n("add_y"), &add.y);
     m.next_branch(&mut fork);

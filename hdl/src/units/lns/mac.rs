@@ -163,20 +163,22 @@ pub(crate) fn build(
     let pipelined = cuts.in_loop() > 0;
     let s = m.state(&n("s"), w, Some(f.zero() as u128));
     let c = (acc == Acc::Kahan).then(|| m.state(&n("c"), w, Some(f.zero() as u128)));
-    // With P > 1 each slot's old s and c travel round the loop beside its step (for cycles
-    // without `enable`). Delay registers do not reset, so a 1-bit marker whose delays do
-    // (`slot_ok`: 0 in the loop positions filled before `rst` was released) makes a slot
-    // that comes round from before the reset start from zero.
+    // With P > 1 a slot comes round every P cycles whether or not it steps: in a cycle
+    // without `enable` the additions that would change it see their b as absent (tmp = c,
+    // t = s, c_new = tmp), so its s and c come round unchanged through the same datapath.
+    // Delay registers do not reset, so a 1-bit marker whose delays do (`slot_ok`: 0 in the
+    // loop positions filled before `rst` was released) makes a slot that comes round from
+    // before the reset start from zero.
     let slot_ok = pipelined.then(|| {
         let ok = m.wire(&n("slot_ok"), &konst(1, 1));
         m.reset_on_delay(&ok);
         ok
     });
+    let idle = pipelined.then(|| m.wire(&n("idle"), &io.enable.not()));
+    let idle = idle.as_ref();
     let s_old = m.wire(&n("s_old"), &s);
     let c_old = c.as_ref().map(|c| m.wire(&n("c_old"), c));
-    // Interleaved, a slot's state must come round unchanged in a cycle without `enable`: the
-    // clear is then ignored here, so s_in and c_in are the old state and travel round in its
-    // place (one delay chain each instead of two).
+    // Interleaved, `clear` only counts with `enable` (a bubble keeps its slot).
     let clear = match pipelined {
         true => m.wire(&n("clear_step"), &io.clear.and(&io.enable)),
         false => io.clear.clone(),
@@ -188,25 +190,37 @@ pub(crate) fn build(
 
     let (s_new, c_new) = match &c_in {
         Some(c_in) => {
-            let tmp = add_core(m, f, &n("tmp_"), c_in, &x, Negate::No, cuts.adds());
+            let add = |m: &mut Module, name: &str, a: &E, b: &E, neg, absent| {
+                add_core(m, f, &n(name), a, b, neg, cuts.adds(), absent)
+            };
+            let tmp = add(m, "tmp_", c_in, &x, Negate::No, idle);
             let tmp_y = m.wire(&n("tmp"), &tmp.y);
             over = m.wire(&n("tmp_overflow"), &over.or(&tmp.overflow));
             cut(m, cuts.after_tmp);
-            let t = add_core(m, f, &n("t_"), &s_in, &tmp_y, Negate::No, cuts.adds());
+            let t = add(m, "t_", &s_in, &tmp_y, Negate::No, idle);
             let t_y = m.wire(&n("t"), &t.y);
             over = m.wire(&n("t_overflow"), &over.or(&t.overflow));
             cut(m, cuts.after_t);
-            let u = add_core(m, f, &n("u_"), &t_y, &s_in, Negate::Yes, cuts.adds());
+            let u = add(m, "u_", &t_y, &s_in, Negate::Yes, None);
             let u_y = m.wire(&n("u"), &u.y);
             over = m.wire(&n("u_overflow"), &over.or(&u.overflow));
             cut(m, cuts.after_u);
-            let cn = add_core(m, f, &n("cn_"), &tmp_y, &u_y, Negate::Yes, cuts.adds());
+            let cn = add(m, "cn_", &tmp_y, &u_y, Negate::Yes, idle);
             let cn_y = m.wire(&n("c_new"), &cn.y);
             over = m.wire(&n("c_new_overflow"), &over.or(&cn.overflow));
             (t_y, Some(cn_y))
         }
         None => {
-            let t = add_core(m, f, &n("add_"), &s_in, &x, Negate::No, AddStages::Comb);
+            let t = add_core(
+                m,
+                f,
+                &n("add_"),
+                &s_in,
+                &x,
+                Negate::No,
+                AddStages::Comb,
+                None,
+            );
             let t_y = m.wire(&n("t"), &t.y);
             over = m.wire(&n("t_overflow"), &over.or(&t.overflow));
             (t_y, None)
@@ -223,13 +237,13 @@ pub(crate) fn build(
             m.wire(&n("s_next"), &mux(en, &s_new, &s_old))
         }
         Some(ok) => {
-            // The registers take a value every cycle: the step's result or the slot's old one
-            // (s_in and c_in without `enable`).
-            let keep = |old: &E| mux(ok, old, &zero);
-            let s_next = m.wire(&n("s_next"), &mux(en, &s_new, &keep(&s_in)));
+            // The registers take a value every cycle: the step's result, which without
+            // `enable` is the slot's old state.
+            let keep = |v: &E| mux(ok, v, &zero);
+            let s_next = m.wire(&n("s_next"), &keep(&s_new));
             m.drive(&s, &s_next, None);
-            if let (Some(c), Some(c_new), Some(c_in)) = (&c, &c_new, &c_in) {
-                let c_next = m.wire(&n("c_next"), &mux(en, c_new, &keep(c_in)));
+            if let (Some(c), Some(c_new)) = (&c, &c_new) {
+                let c_next = m.wire(&n("c_next"), &keep(c_new));
                 m.drive(c, &c_next, None);
             }
             s_next

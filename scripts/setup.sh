@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what lpgen needs on a Debian machine. Idempotent: installs only what is missing.
-#   Rust (cargo >= 1.85), Verilator, Yosys, nextpnr-ice40, icestorm, Icarus Verilog.
+#   Rust (cargo >= 1.85), Verilator, Yosys, nextpnr-ice40, icestorm, Icarus Verilog, and
+#   clang (Verilator models compiled by clang++ run about 1.7x faster than with g++).
 # Run as root or with sudo available.
 set -euo pipefail
 
-apt_packages=(verilator yosys nextpnr-ice40 fpga-icestorm iverilog)
+apt_packages=(verilator yosys nextpnr-ice40 fpga-icestorm iverilog clang)
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

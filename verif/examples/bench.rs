@@ -238,8 +238,8 @@ fn main() {
         }
     };
     println!(
-        "{} (stages 0, one thread; build time includes a cache hit when cached)\n",
-        tc.version
+        "{}, models compiled by {} (stages 0; build time includes a cache hit when cached)\n",
+        tc.version, tc.cxx_version
     );
     println!(
         "| unit | format | Verilator (CPU time) | golden (CPU time) |\n| --- | --- | ---: | ---: |"

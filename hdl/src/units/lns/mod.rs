@@ -72,13 +72,24 @@ fn signed_konst(w: u32, v: i64) -> E {
 pub(crate) fn saturate(m: &mut Module, f: LnsFormat, prefix: &str, sign: &E, code: &E) -> (E, E) {
     let lw = f.log_width();
     let cw = code.width;
+    assert!(cw > lw, "the code has a bit above the log field");
     let max = signed_konst(cw, f.code_max() as i64);
-    let reserved = signed_konst(cw, f.code_reserved() as i64);
-    // Signed compares with constants: the bit-test form (sign and the bits above the log
-    // field) is about 20 LC smaller per saturation on the iCE40 but about 12 % slower in
-    // Verilator, where the 8×8 lns-kahan array is the co-simulation benchmark.
-    let over = m.wire(&format!("{prefix}overflow_sat"), &code.sgt(&max));
-    let under = m.wire(&format!("{prefix}underflow_flush"), &code.sle(&reserved));
+    // code_max = 2^(lw−1) − 1 and the reserved code is −2^(lw−1), so both tests read bits
+    // instead of comparing (a carry chain each): above code_max, the code is nonnegative
+    // with a bit set in [cw−2 : lw−1]; at or below the reserved code, it is negative and
+    // either not all ones there or zero below.
+    debug_assert_eq!(f.code_max() as i64, (1i64 << (lw - 1)) - 1);
+    debug_assert_eq!(f.code_reserved() as i64, -(1i64 << (lw - 1)));
+    let sign_bit = code.msb();
+    let high = code.bits(cw - 2, lw - 1);
+    let over = m.wire(
+        &format!("{prefix}overflow_sat"),
+        &sign_bit.not().and(&high.any()),
+    );
+    let under = m.wire(
+        &format!("{prefix}underflow_flush"),
+        &sign_bit.and(&high.all().not().or(&code.low(lw - 1).any().not())),
+    );
     let log = mux(&over, &max.low(lw), &code.low(lw));
     let zero = konst(lw + 1, f.zero() as u128);
     let word = mux(&under, &zero, &cat(&[sign.clone(), log]));

@@ -9,7 +9,7 @@
 //! | --- | --- | --- | --- | --- |
 //! | `posit-add` | `a`, `b` (N), `sub` (1: a − b) | `y` (N), `nar` | 4: decode, align/add, normalise, encoder shift | stages |
 //! | `posit-mul` | `a`, `b` (N) | `y` (N), `nar` | 4: magnitudes, decode, multiply, encoder shift | stages |
-//! | `posit-mac` | `a`, `b` (N), `op` (2) | `y` (N), `nar` | 7 (see [`quire`]) | stages |
+//! | `posit-mac` | `a`, `b` (N), `op` (2) | `y` (N), `nar` | 8 (see [`quire`]) | stages |
 //!
 //! `nar` is high when `y` is NaR. All units accept one operation per cycle.
 

@@ -209,8 +209,8 @@ fn signed_bits(v: i64) -> u32 {
 /// The G tables as one ROM addressed by {opposite, d}: sb in the lower half, db in the upper,
 /// each padded with zeros to a power of two (2^aw entries, aw the bits the longer table
 /// needs), entries sign-extended to `cw` bits; a distance at or beyond 2^aw reads 0 (its high
-/// bits are tested). One lookup instead of two and a select: fewer LUTs, and a third fewer
-/// instructions per addition in Verilator.
+/// bits are tested). One lookup instead of two and a select: fewer LUTs, and a faster
+/// Verilator model (docs/perf.md).
 fn g_lookup(m: &mut Module, p: &str, sb: &[i64], db: &[i64], opp: &E, d: &E, cw: u32) -> E {
     let len = sb.len().max(db.len()) as u128;
     assert!(

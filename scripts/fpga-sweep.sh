@@ -145,7 +145,8 @@ arrays() {
         fi
       done
       if [ "$best" -gt 0 ] && [ "$best" -lt "${FPGA_MAX_N:-12}" ]; then
-        array_run "$t" "$pe" "$f" "$best" "$((best + 1))"
+        # With DSPs again: the square search may have run out of them only at a larger size.
+        NODSP='' array_run "$t" "$pe" "$f" "$best" "$((best + 1))"
       fi
     done
   done

@@ -215,9 +215,7 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             p.to = to;
             g.push(p);
         }
-        // 16 lanes of the widest formats take Yosys many minutes: the small ones show it.
-        let small = f.width() <= 12;
-        let lanes: &[u32] = if full && small { &[4, 16] } else { &[4] };
+        let lanes: &[u32] = if full { &[1, 4, 16] } else { &[4] };
         for &l in lanes {
             let mut p = Params::new(Unit::Vector, f).stages(if full { 1 } else { max });
             p.lanes = l;

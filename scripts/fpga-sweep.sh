@@ -5,19 +5,22 @@
 #   scripts/fpga-sweep.sh units [TARGET...]   # units at every --stages (default: ice40-up5k)
 #   scripts/fpga-sweep.sh arrays [TARGET...]  # largest square array per PE kind (default: all)
 #   scripts/fpga-sweep.sh array T PE F R C     # one array run
-#   scripts/fpga-sweep.sh render              # rewrite the tables in docs/fpga.md
+#   scripts/fpga-sweep.sh render              # merge the runs into docs/fpga-runs.jsonl and
+#                                             # rewrite the tables of docs/fpga.md from it
 #
 # Results are cached one JSON file per run in $FPGA_SWEEP_DIR (default build/fpga-sweep), so
 # an interrupted sweep resumes where it stopped; a run that failed leaves a .err file with the
 # one-line reason (e.g. "does not fit"). Runs are sequential and niced: synthesis of the 32-bit
-# posit units takes minutes. Logs of each run stay in $FPGA_SWEEP_DIR/work/<key>/.
+# posit units takes minutes. Logs of each run stay in $FPGA_SWEEP_DIR/work/<key>/. `render`
+# keeps every run's record in docs/fpga-runs.jsonl (committed), so the tables can be rendered
+# again on any machine; a key run again replaces its record.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 OUT=${FPGA_SWEEP_DIR:-build/fpga-sweep}
 SEED=${FPGA_SEED:-1}
 mkdir -p "$OUT/res" "$OUT/work"
-if [ -z "${LPGEN:-}" ]; then
+if [ -z "${LPGEN:-}" ] && [ "${1:-}" != render ]; then
   cargo build --release -q -p lpgen
   LPGEN=${CARGO_TARGET_DIR:-target}/release/lpgen
 fi
@@ -157,8 +160,8 @@ case "${1:-}" in
   units) shift; units "$@" ;;
   arrays) shift; arrays "$@" ;;
   array) shift; array_run "$@" ;;
-  render) python3 scripts/fpga-render.py "$OUT/res" docs/fpga.md ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  render) python3 scripts/fpga-render.py docs/fpga-runs.jsonl docs/fpga.md "$OUT/res" ;;
+  *) sed -n '2,17p' "$0"; exit 2 ;;
 esac
 }
 main "$@"; exit

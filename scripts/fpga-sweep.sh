@@ -107,6 +107,16 @@ array_run() {
       return 0
     fi
   fi
+  # Likewise a size that needs more DSPs than the device has, at the last run's DSPs per PE.
+  if [ -z "${NODSP:-}" ] && [ -n "${DSP_PER_PE:-}" ] && [ -n "${DSP_AVAIL:-}" ]; then
+    local need
+    need=$(awk -v p="$DSP_PER_PE" -v n=$((r * c)) 'BEGIN { printf "%d", p * n }')
+    if [ "$need" -gt "$DSP_AVAIL" ]; then
+      [ -s "$OUT/res/$KEY.json" ] || [ -s "$OUT/res/$KEY.err" ] ||
+        echo "not run: needs $need DSPs at $DSP_PER_PE per PE, over the $DSP_AVAIL of the device" >"$OUT/res/$KEY.err"
+      NODSP=1
+    fi
+  fi
   if [ -z "${NODSP:-}" ]; then
     synth "$KEY" array --pe "$pe" --format "$f" --rows "$r" --cols "$c" --target "$t"
     if grep -qs "does not fit.*\(ICESTORM_DSP\|MULT18X18D\)" "$OUT/res/$KEY.err"; then NODSP=1; fi
@@ -127,7 +137,7 @@ arrays() {
     for pf in "${PES[@]}"; do
       set -- $pf
       local pe=$1 f=$2 best=0 n=2 tried=" "
-      NODSP= PER_PE= AVAIL=
+      NODSP= PER_PE= AVAIL= DSP_PER_PE= DSP_AVAIL=
       while [ "$n" -ge 1 ] && [ "$n" -le "${FPGA_MAX_N:-12}" ] && [[ $tried != *" $n "* ]]; do
         tried="$tried$n "
         array_run "$t" "$pe" "$f" "$n" "$n"
@@ -138,6 +148,10 @@ arrays() {
           avail=$(jnum "$OUT/res/$KEY.json" lc_available)
           AVAIL=$avail
           PER_PE=$(awk -v lc="$lc" -v n=$((n * n)) 'BEGIN { printf "%.1f", lc / n }')
+          if [ -z "${NODSP:-}" ]; then
+            DSP_AVAIL=$(jnum "$OUT/res/$KEY.json" dsp_available)
+            DSP_PER_PE=$(awk -v d="$(jnum "$OUT/res/$KEY.json" dsp)" -v n=$((n * n)) 'BEGIN { printf "%.2f", d / n }')
+          fi
           pred=$(awk -v lc="$lc" -v a="$avail" -v n="$n" -v m="${FPGA_MAX_N:-12}" \
             'BEGIN { p = int(sqrt(0.92 * a / (lc / (n * n)))); if (p > m) p = m; print (p > n) ? p : n + 1 }')
           n=$pred

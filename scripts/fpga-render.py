@@ -54,6 +54,10 @@ def load_cache(resdir):
     return ok, err
 
 
+# Fields of failure records beside "key" and "error", by key.
+ERROR_NOTES = {}
+
+
 def load_runs(path):
     ok, err = {}, {}
     if not os.path.exists(path):
@@ -68,7 +72,8 @@ def load_runs(path):
             except (ValueError, KeyError):
                 sys.exit(f"{path}:{n}: not a run record (a JSON object with a \"key\")")
             if "error" in rec:
-                err[key] = rec["error"]
+                err[key] = rec.pop("error")
+                ERROR_NOTES[key] = rec  # e.g. restored_from, kept when RUNS is rewritten
             else:
                 ok[key] = rec
     return ok, err
@@ -85,12 +90,13 @@ def merge(runs, cache):
         if key not in cache[0]:
             err[key] = e
             ok.pop(key, None)
+            ERROR_NOTES.pop(key, None)
     return ok, err
 
 
 def save_runs(path, ok, err):
     lines = [json.dumps({"key": k, **ok[k]}, ensure_ascii=False) if k in ok
-             else json.dumps({"key": k, "error": err[k]}, ensure_ascii=False)
+             else json.dumps({"key": k, "error": err[k], **ERROR_NOTES.get(k, {})}, ensure_ascii=False)
              for k in sorted(set(ok) | set(err))]
     with open(path + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")

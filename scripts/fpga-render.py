@@ -87,6 +87,10 @@ def merge(runs, cache):
         ok[key] = rec
         err.pop(key, None)
     for key, e in cache[1].items():
+        # "not run: ..." is the sweep's prediction: it never replaces a measured outcome.
+        measured = key in ok or (key in err and not err[key].startswith("not run"))
+        if e.startswith("not run") and measured:
+            continue
         if key not in cache[0]:
             err[key] = e
             ok.pop(key, None)

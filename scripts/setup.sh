@@ -18,6 +18,10 @@ done
 if ! command -v cargo >/dev/null 2>&1; then
   missing+=(cargo rustc)
 fi
+# python3: the ECP5 tools come from pip, and scripts/test.sh checks docs/fpga.md with it.
+if ! command -v python3 >/dev/null 2>&1; then
+  missing+=(python3 python3-pip)
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"

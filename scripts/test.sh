@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The test command of README.md and CI: formatting, lints, and every test of the workspace.
+# The test command of README.md and CI: formatting, lints, every test of the workspace, and
+# docs/fpga.md's tables against the run records they are rendered from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+python3 scripts/fpga-render.py --check docs/fpga-runs.jsonl docs/fpga.md

@@ -7,10 +7,11 @@ Usage: fpga-render.py RUNS DOC [RESULTS_DIR]
 RUNS (docs/fpga-runs.jsonl) is the committed record of every run, one JSON object a line:
 lpgen synth's --json object with a "key", or {"key", "error"} for a run that failed. The
 results cached in RESULTS_DIR by the sweep are merged into it (a key in the cache replaces
-the record), RUNS is rewritten, and the text between the markers <!-- sweep:begin --> and
-<!-- sweep:end --> of DOC is replaced (appended if absent); the prose around them is kept.
-Runs of large ECP5 arrays take up to an hour, so their records live in the repository, not
-only in a machine's cache. --check writes nothing and exits 1 when DOC's tables are not what
+its record, but a "not run" estimate never replaces a measured outcome), RUNS is rewritten,
+and the text between the markers <!-- sweep:begin --> and <!-- sweep:end --> of DOC is
+replaced (appended if absent); the prose around them is kept. A large ECP5 array takes up to
+two hours and more to run, so the records live in the repository, not only in a machine's
+cache. --check writes nothing and exits 1 when DOC's tables are not what
 RUNS renders to. Standard library only.
 """
 import json

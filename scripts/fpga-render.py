@@ -36,7 +36,9 @@ FORMAT_ORDER = ["posit:8:1", "posit:16:1", "posit:32:2", "posit:8", "posit:16",
 
 
 def load_cache(resdir):
-    """The sweep's cache: KEY.json (lpgen synth --json) and KEY.err (the one-line reason)."""
+    """The sweep's cache: KEY.json (lpgen synth --json) and KEY.err (the one-line reason).
+
+    Returns the runs and the failures by key; a failure is a record {"error": reason, ...}."""
     ok, err = {}, {}
     if not os.path.isdir(resdir):
         return ok, err
@@ -51,12 +53,8 @@ def load_cache(resdir):
                 continue
         elif ext == ".err":
             with open(path) as f:
-                err[key] = f.read().strip().replace("lpgen: error: ", "")
+                err[key] = {"error": f.read().strip().replace("lpgen: error: ", "")}
     return ok, err
-
-
-# Fields of failure records beside "key" and "error", by key.
-ERROR_NOTES = {}
 
 
 def load_runs(path):
@@ -72,11 +70,7 @@ def load_runs(path):
                 key = rec.pop("key")
             except (ValueError, KeyError):
                 sys.exit(f"{path}:{n}: not a run record (a JSON object with a \"key\")")
-            if "error" in rec:
-                err[key] = rec.pop("error")
-                ERROR_NOTES[key] = rec  # e.g. restored_from, kept when RUNS is rewritten
-            else:
-                ok[key] = rec
+            (err if "error" in rec else ok)[key] = rec
     return ok, err
 
 
@@ -89,19 +83,16 @@ def merge(runs, cache):
         err.pop(key, None)
     for key, e in cache[1].items():
         # "not run: ..." is the sweep's prediction: it never replaces a measured outcome.
-        measured = key in ok or (key in err and not err[key].startswith("not run"))
-        if e.startswith("not run") and measured:
+        measured = key in ok or (key in err and not err[key]["error"].startswith("not run"))
+        if key in cache[0] or (e["error"].startswith("not run") and measured):
             continue
-        if key not in cache[0]:
-            err[key] = e
-            ok.pop(key, None)
-            ERROR_NOTES.pop(key, None)
+        err[key] = e
+        ok.pop(key, None)
     return ok, err
 
 
 def save_runs(path, ok, err):
-    lines = [json.dumps({"key": k, **ok[k]}, ensure_ascii=False) if k in ok
-             else json.dumps({"key": k, "error": err[k], **ERROR_NOTES.get(k, {})}, ensure_ascii=False)
+    lines = [json.dumps({"key": k, **(ok[k] if k in ok else err[k])}, ensure_ascii=False)
              for k in sorted(set(ok) | set(err))]
     with open(path + ".tmp", "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -126,7 +117,7 @@ def unit_rows(ok, err, target):
     for key, e in err.items():
         m = re.match(rf"{re.escape(target)}_([a-z-]+)_(.+)_s(\d+)$", key)
         if m and m.group(1) != "array":
-            failed.setdefault(m.group(1), []).append((m.group(2), int(m.group(3)), e))
+            failed.setdefault(m.group(1), []).append((m.group(2), int(m.group(3)), e["error"]))
     return runs, failed
 
 
@@ -232,7 +223,7 @@ def arrays_table(ok, err):
         big = max(rs, key=lambda r: (r["rows"] * r["cols"], r["rows"]))
         macs = big["rows"] * big["cols"] * big["fmax_mhz"] / 1000 if big["fmax_mhz"] else None
         nxt = [k for k in err if k.startswith(f"{t}_array_{pe}_{f.replace(':', '_')}_")]
-        nxt_s = "; ".join(f"{k[len(t) + 7 + len(pe) + len(f) + 2:]}: {err[k][:110]}" for k in sorted(nxt))
+        nxt_s = "; ".join(f"{k[len(t) + 7 + len(pe) + len(f) + 2:]}: {err[k]['error'][:110]}" for k in sorted(nxt))
         per_pe = big["lc"] / (big["rows"] * big["cols"])
         est = int(math.sqrt(0.92 * big["lc_available"] / per_pe))
         out.append(f"| {t} | {pe} | {f} | {big['rows']}×{big['cols']} | {big['lc']} / {big['lc_available']} | "

@@ -1,7 +1,10 @@
 //! The RTL generator (SPEC.md §4): a small runtime-parametric hardware IR ([`ir`]), a
-//! Verilog-2005 emitter ([`emit`]), and one generator per unit ([`units`]).
+//! Verilog-2005 emitter ([`emit`]), one generator per unit ([`units`]), and the JSON manifest
+//! of a generated design ([`manifest`]).
 
 pub mod emit;
 pub mod ir;
+pub mod manifest;
 pub mod units;
+pub use manifest::{Direction, Manifest};
 pub use units::{generate, Design, GenError, Params, PeKind, Unit};

@@ -13,6 +13,7 @@ use lpgen_golden::Format;
 
 use crate::emit;
 use crate::ir::{Module, StagePlan, E};
+use crate::manifest::{Direction, Manifest, Parameters, Port};
 
 pub const GENERATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -282,40 +283,38 @@ pub(crate) fn finish(
 }
 
 fn manifest(p: &Params, b: &Built, top: &str) -> String {
-    let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
-    let ports: Vec<String> = b
+    let ports = b
         .module
         .ports()
-        .iter()
-        .map(|(n, input, w)| {
-            format!(
-                "    {{\"name\": \"{}\", \"direction\": \"{}\", \"width\": {w}}}",
-                esc(n),
-                if *input { "input" } else { "output" }
-            )
+        .into_iter()
+        .map(|(name, input, width)| Port {
+            name,
+            direction: if input {
+                Direction::Input
+            } else {
+                Direction::Output
+            },
+            width,
         })
         .collect();
-    let tables: Vec<String> = b
-        .tables
-        .iter()
-        .map(|(n, d)| format!("    \"{}\": \"{}\"", esc(n), esc(d)))
-        .collect();
-    format!(
-        "{{\n  \"top\": \"{top}\",\n  \"unit\": \"{}\",\n  \"format\": \"{}\",\n  \"parameters\": {{\"stages\": {}, \"rows\": {}, \"cols\": {}, \"lanes\": {}, \"pe\": \"{}\", \"to\": \"{}\"}},\n  \"latency\": {},\n  \"generator\": \"lpgen {GENERATOR_VERSION}\",\n  \"ports\": [\n{}\n  ],\n  \"tables\": {{{}{}{}}}\n}}\n",
-        p.unit.name(),
-        p.format,
-        p.stages,
-        p.rows,
-        p.cols,
-        p.lanes,
-        p.pe.name(),
-        p.to.unwrap_or(p.format),
-        b.latency,
-        ports.join(",\n"),
-        if tables.is_empty() { "" } else { "\n" },
-        tables.join(",\n"),
-        if tables.is_empty() { "" } else { "\n  " },
-    )
+    Manifest {
+        top: top.to_string(),
+        unit: p.unit.name().to_string(),
+        format: p.format.to_string(),
+        parameters: Parameters {
+            stages: p.stages,
+            rows: p.rows,
+            cols: p.cols,
+            lanes: p.lanes,
+            pe: p.pe.name().to_string(),
+            to: p.to.unwrap_or(p.format).to_string(),
+        },
+        latency: b.latency,
+        generator: format!("lpgen {GENERATOR_VERSION}"),
+        ports,
+        tables: b.tables.iter().cloned().collect(),
+    }
+    .to_json()
 }
 
 /// Generates the design `p` selects.

@@ -4,6 +4,8 @@
 //! each input bit is driven by a flip-flop the tools cannot see through and each output bit
 //! reaches a pin. The reference points of issue 6 were measured with the same scheme.
 
+use lpgen_hdl::{Direction, Manifest};
+
 use crate::FpgaError;
 
 /// One port of a generated design, as its manifest lists it.
@@ -14,64 +16,28 @@ pub struct Port {
     pub width: u32,
 }
 
-/// Reads the `ports` array of a manifest written by `lpgen_hdl::generate`.
+/// Reads the ports of a manifest written by `lpgen_hdl::generate` ([`Manifest`]).
 ///
-/// A deliberately small reader for that one shape (`{"name": …, "direction": …, "width": …}`
-/// objects, no nesting); anything else is an error, not a guess.
+/// Every port must be a plain Verilog identifier of at least one bit, and there must be one.
 pub fn ports_from_manifest(manifest: &str) -> Result<Vec<Port>, FpgaError> {
+    let m = Manifest::from_json(manifest)
+        .map_err(|e| FpgaError::Design(format!("unreadable design manifest: {e}")))?;
     let bad = |why: &str| FpgaError::Design(format!("manifest has no readable port list: {why}"));
-    let start = manifest
-        .find("\"ports\"")
-        .ok_or_else(|| bad("no \"ports\" key"))?;
-    let rest = &manifest[start..];
-    let open = rest.find('[').ok_or_else(|| bad("no '['"))?;
-    let close = rest.find(']').ok_or_else(|| bad("no ']'"))?;
-    if close < open {
-        return Err(bad("']' before '['"));
-    }
-    let body = &rest[open + 1..close];
     let mut ports = Vec::new();
-    for obj in body.split('}') {
-        let obj = obj.trim_start_matches([',', ' ', '\n', '\t', '\r', '{']);
-        if obj.trim().is_empty() {
-            continue;
+    for p in m.ports {
+        if p.width == 0 || !is_identifier(&p.name) {
+            return Err(bad(&format!("port '{}' of width {}", p.name, p.width)));
         }
-        let name = string_field(obj, "name").ok_or_else(|| bad("a port without a name"))?;
-        let dir =
-            string_field(obj, "direction").ok_or_else(|| bad("a port without a direction"))?;
-        let width = number_field(obj, "width").ok_or_else(|| bad("a port without a width"))?;
-        let input = match dir.as_str() {
-            "input" => true,
-            "output" => false,
-            d => return Err(bad(&format!("port {name} has direction '{d}'"))),
-        };
-        if width == 0 || !is_identifier(&name) {
-            return Err(bad(&format!("port '{name}' of width {width}")));
-        }
-        ports.push(Port { name, input, width });
+        ports.push(Port {
+            name: p.name,
+            input: p.direction == Direction::Input,
+            width: p.width,
+        });
     }
     if ports.is_empty() {
         return Err(bad("the list is empty"));
     }
     Ok(ports)
-}
-
-fn field_value<'a>(obj: &'a str, key: &str) -> Option<&'a str> {
-    let k = format!("\"{key}\"");
-    let at = obj.find(&k)? + k.len();
-    let rest = obj[at..].trim_start();
-    Some(rest.strip_prefix(':')?.trim_start())
-}
-
-fn string_field(obj: &str, key: &str) -> Option<String> {
-    let v = field_value(obj, key)?.strip_prefix('"')?;
-    Some(v[..v.find('"')?].to_string())
-}
-
-fn number_field(obj: &str, key: &str) -> Option<u32> {
-    let v = field_value(obj, key)?;
-    let end = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    v[..end].parse().ok()
 }
 
 /// A plain Verilog identifier: the wrapper pastes port names into its text.
@@ -170,6 +136,11 @@ mod tests {
 
     const MANIFEST: &str = r#"{
   "top": "lpgen_lns_mul_lns_3_2_s0",
+  "unit": "lns-mul",
+  "format": "lns:3:2",
+  "parameters": {"stages": 0, "rows": 1, "cols": 1, "lanes": 1, "pe": "lns-kahan", "to": "lns:3:2"},
+  "latency": 0,
+  "generator": "lpgen 0.1.0",
   "ports": [
     {"name": "clk", "direction": "input", "width": 1},
     {"name": "rst", "direction": "input", "width": 1},
@@ -201,15 +172,63 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_generator_manifest() {
+        let p = lpgen_hdl::Params::new(lpgen_hdl::Unit::LnsMul, "lns:3:2".parse().unwrap());
+        let d = lpgen_hdl::generate(&p).unwrap();
+        let p = ports_from_manifest(&d.manifest).unwrap();
+        let want = ports_from_manifest(MANIFEST).unwrap();
+        // The same ports as the fixture, and the NaN flag it predates.
+        assert_eq!(p[..8], want[..8]);
+        assert_eq!(p[8].name, "nan");
+        assert_eq!(p[9..], want[8..]);
+    }
+
+    #[test]
     fn refuses_bad_manifests() {
-        assert!(ports_from_manifest("{}").is_err());
-        assert!(ports_from_manifest(r#"{"ports": []}"#).is_err());
-        let bad_dir = r#"{"ports": [{"name": "a", "direction": "inout", "width": 1}]}"#;
-        assert!(ports_from_manifest(bad_dir).is_err());
-        let bad_name = r#"{"ports": [{"name": "a b", "direction": "input", "width": 1}]}"#;
-        assert!(ports_from_manifest(bad_name).is_err());
-        let no_width = r#"{"ports": [{"name": "a", "direction": "input"}]}"#;
-        assert!(ports_from_manifest(no_width).is_err());
+        let refused = |text: &str, why: &str| {
+            let e = ports_from_manifest(text).unwrap_err().to_string();
+            assert!(e.contains(why), "{why}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        };
+        refused("{}", "unreadable design manifest: missing field");
+        refused(
+            &MANIFEST[..MANIFEST.len() - 2],
+            "unreadable design manifest: EOF",
+        );
+        refused(
+            &MANIFEST.replace("\"top\"", "\"topp\""),
+            "missing field `top`",
+        );
+        let ports = MANIFEST.find("\"ports\"").unwrap();
+        let tables = MANIFEST.find("  \"tables\"").unwrap();
+        let with_ports = |list: &str| {
+            format!(
+                "{}\"ports\": [{list}],\n{}",
+                &MANIFEST[..ports],
+                &MANIFEST[tables..]
+            )
+        };
+        refused(&with_ports(""), "no readable port list: the list is empty");
+        let one = |p: &str| with_ports(&format!("{{{p}}}"));
+        assert!(
+            ports_from_manifest(&one(r#""name": "a", "direction": "input", "width": 1"#)).is_ok()
+        );
+        refused(
+            &one(r#""name": "a", "direction": "inout", "width": 1"#),
+            "unknown variant `inout`",
+        );
+        refused(
+            &one(r#""name": "a b", "direction": "input", "width": 1"#),
+            "no readable port list: port 'a b' of width 1",
+        );
+        refused(
+            &one(r#""name": "a", "direction": "input", "width": 0"#),
+            "no readable port list: port 'a' of width 0",
+        );
+        refused(
+            &one(r#""name": "a", "direction": "input""#),
+            "missing field `width`",
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! A port of width w takes ⌈w/64⌉ slots, least significant first; words of a bus (the
 //! array's `a_in`, `b_in`, `c_out`) are packed at bit offsets i·w across slots.
 
+use lpgen_hdl::{Direction, Manifest};
+
 use crate::{Result, VerifError};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,37 +31,17 @@ pub struct Layout {
     pub out_slots: usize,
 }
 
-fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
-    let rest = line.split(&format!("\"{key}\": ")).nth(1)?;
-    Some(if let Some(s) = rest.strip_prefix('"') {
-        s.split('"').next()?
-    } else {
-        rest.split([',', '}']).next()?.trim()
-    })
-}
-
 impl Layout {
-    /// Reads the manifest of `lpgen_hdl::generate` (one port per line).
+    /// Reads the manifest of `lpgen_hdl::generate` ([`lpgen_hdl::Manifest`]).
     pub fn from_manifest(manifest: &str) -> Result<Layout> {
         let bad = |what: &str| VerifError(format!("unreadable design manifest: {what}"));
-        let top = manifest
-            .lines()
-            .find_map(|l| field(l, "top"))
-            .ok_or_else(|| bad("no top"))?
-            .to_string();
-        let latency = manifest
-            .lines()
-            .find_map(|l| field(l, "latency"))
-            .and_then(|l| l.parse().ok())
-            .ok_or_else(|| bad("no latency"))?;
+        let m = Manifest::from_json(manifest).map_err(|e| bad(&e.to_string()))?;
         let (mut ports, mut in_slots, mut out_slots) = (vec![], 0, 0);
-        for l in manifest.lines().filter(|l| l.contains("\"direction\"")) {
-            let name = field(l, "name").ok_or_else(|| bad("port without a name"))?;
-            let input = field(l, "direction") == Some("input");
-            let width: u32 = field(l, "width")
-                .and_then(|w| w.parse().ok())
-                .filter(|&w| w > 0)
-                .ok_or_else(|| bad("port without a width"))?;
+        for port in m.ports {
+            let name = port.name;
+            if port.width == 0 {
+                return Err(bad(&format!("port '{name}' of width 0")));
+            }
             if name == "clk" {
                 continue;
             }
@@ -68,19 +50,20 @@ impl Layout {
             if !ok {
                 return Err(bad(&format!("port name '{name}'")));
             }
+            let input = port.direction == Direction::Input;
             let slot = if input { &mut in_slots } else { &mut out_slots };
             let p = Port {
-                name: name.to_string(),
+                name,
                 input,
-                width,
+                width: port.width,
                 slot: *slot,
             };
             *slot += p.slots();
             ports.push(p);
         }
         let l = Layout {
-            top,
-            latency,
+            top: m.top,
+            latency: m.latency,
             ports,
             in_slots,
             out_slots,
@@ -169,5 +152,43 @@ mod tests {
         assert_eq!(l.port("c_out").unwrap().slots(), 13);
         assert!(l.port("clk").is_err());
         assert!(Layout::from_manifest("{}").is_err());
+    }
+
+    #[test]
+    fn refuses_bad_manifests() {
+        let p = lpgen_hdl::Params::new(lpgen_hdl::Unit::LnsMul, "lns:3:2".parse().unwrap());
+        let good = lpgen_hdl::generate(&p).unwrap().manifest;
+        assert!(Layout::from_manifest(&good).is_ok());
+        let refused = |text: &str, why: &str| {
+            let e = Layout::from_manifest(text).unwrap_err().0;
+            assert!(e.starts_with("unreadable design manifest: "), "{e}");
+            assert!(e.contains(why), "{why}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        };
+        refused(&good[..good.len() / 2], "EOF");
+        refused("[1, 2]", "invalid type");
+        refused(&good.replace("\"top\"", "\"name\""), "missing field `top`");
+        refused(
+            &good.replace("\"latency\": 0", "\"latency\": -1"),
+            "invalid value",
+        );
+        let a = "{\"name\": \"a\", \"direction\": \"input\", \"width\": 7}";
+        assert!(good.contains(a));
+        let port = |s: &str| good.replace(a, s);
+        refused(&port(&a.replace("\"a\"", "\"a b\"")), "port name 'a b'");
+        refused(&port(&a.replace("\"a\"", "\"\"")), "port name ''");
+        refused(&port(&a.replace("7", "0")), "port 'a' of width 0");
+        refused(
+            &port(&a.replace("input", "inout")),
+            "unknown variant `inout`",
+        );
+        refused(
+            &port(&a.replace(", \"width\": 7", "")),
+            "missing field `width`",
+        );
+        // A design without a port the runtime drives.
+        let no_rst = good.replace("\"rst\"", "\"rst2\"");
+        let e = Layout::from_manifest(&no_rst).unwrap_err().0;
+        assert!(e.contains("has no port 'rst'"), "{e}");
     }
 }

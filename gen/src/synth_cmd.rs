@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use clap::Args;
 use lpgen_fpga::board::Board;
 use lpgen_fpga::{FlowOptions, Report, Target};
+use lpgen_hdl::manifest::json_text;
 use lpgen_hdl::{generate, Params};
+use serde::{Deserialize, Serialize};
 
 use crate::rtl_cmd::DesignArgs;
 use crate::{emit, CliError, CliResult};
@@ -111,36 +113,76 @@ fn fmax_text(r: &Report) -> String {
         .unwrap_or_else(|| "null".into())
 }
 
-/// One JSON object with the keys of issue 6 first, then the context.
+/// The object `lpgen synth --json` prints (docs/fpga.md): the keys of issue 6 first, then the
+/// context. scripts/fpga-sweep.sh keeps these objects as the run records of
+/// docs/fpga-runs.jsonl and reads numbers from them by `"key": value`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SynthReport {
+    pub lc: u64,
+    pub ff: u64,
+    pub dsp: u64,
+    pub bram: u64,
+    /// Post-route Fmax of `clk` in MHz, to 0.01 MHz; `null` for a design without a clocked
+    /// path.
+    pub fmax_mhz: Option<f64>,
+    pub target: String,
+    pub unit: String,
+    pub format: String,
+    pub stages: u32,
+    pub rows: u32,
+    pub cols: u32,
+    pub lanes: u32,
+    pub pe: String,
+    /// The synthesized design's top module (inside the wrapper when wrapped).
+    pub design: String,
+    pub wrapped: bool,
+    pub dsp_inference: bool,
+    pub seed: u64,
+    pub lc_available: u64,
+    pub dsp_available: u64,
+    pub bram_available: u64,
+    pub io: u64,
+    pub work: String,
+}
+
+impl SynthReport {
+    pub fn new(r: &Report, p: &Params, design: &str, no_dsp: bool) -> SynthReport {
+        SynthReport {
+            lc: r.lc,
+            ff: r.ff,
+            dsp: r.dsp,
+            bram: r.bram,
+            // The figure as the table prints it (nextpnr's own two decimals); a non-finite
+            // figure stays non-finite and is written as null.
+            fmax_mhz: r.fmax_mhz.map(|f| format!("{f:.2}").parse().unwrap_or(f)),
+            target: r.target.name().to_string(),
+            unit: p.unit.name().to_string(),
+            format: p.format.to_string(),
+            stages: p.stages,
+            rows: p.rows,
+            cols: p.cols,
+            lanes: p.lanes,
+            pe: p.pe.name().to_string(),
+            design: design.to_string(),
+            wrapped: r.wrapped,
+            dsp_inference: !no_dsp,
+            seed: r.seed,
+            lc_available: r.lc_available,
+            dsp_available: r.dsp_available,
+            bram_available: r.bram_available,
+            io: r.io,
+            work: r.work.display().to_string(),
+        }
+    }
+
+    /// One line, `{"lc": 364, "ff": 28, ...}`, without a newline.
+    pub fn to_json(&self) -> String {
+        json_text(self, 0)
+    }
+}
+
 fn json(r: &Report, p: &Params, design: &str, no_dsp: bool) -> String {
-    let s = |x: &str| x.replace('\\', "\\\\").replace('"', "\\\"");
-    format!(
-        "{{\"lc\": {}, \"ff\": {}, \"dsp\": {}, \"bram\": {}, \"fmax_mhz\": {}, \"target\": \"{}\", \"unit\": \"{}\", \"format\": \"{}\", \
-\"stages\": {}, \"rows\": {}, \"cols\": {}, \"lanes\": {}, \"pe\": \"{}\", \"design\": \"{}\", \"wrapped\": {}, \"dsp_inference\": {}, \"seed\": {}, \
-\"lc_available\": {}, \"dsp_available\": {}, \"bram_available\": {}, \"io\": {}, \"work\": \"{}\"}}",
-        r.lc,
-        r.ff,
-        r.dsp,
-        r.bram,
-        fmax_text(r),
-        r.target,
-        p.unit.name(),
-        p.format,
-        p.stages,
-        p.rows,
-        p.cols,
-        p.lanes,
-        p.pe.name(),
-        s(design),
-        r.wrapped,
-        !no_dsp,
-        r.seed,
-        r.lc_available,
-        r.dsp_available,
-        r.bram_available,
-        r.io,
-        s(&r.work.display().to_string()),
-    )
+    SynthReport::new(r, p, design, no_dsp).to_json()
 }
 
 fn table(r: &Report, p: &Params, design: &str, board: Option<String>) -> String {
@@ -180,4 +222,71 @@ fn table(r: &Report, p: &Params, design: &str, board: Option<String>) -> String 
         .map(|(k, v)| format!("{k:<10} {v}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lpgen_hdl::Unit;
+
+    fn report(fmax_mhz: Option<f64>) -> Report {
+        Report {
+            target: Target::Ice40Up5k,
+            top: "lpgen_lns_mul_lns_5_6_s1_wrap".into(),
+            wrapped: true,
+            lc: 364,
+            lc_available: 5280,
+            ff: 28,
+            dsp: 0,
+            dsp_available: 8,
+            bram: 0,
+            bram_available: 30,
+            io: 4,
+            fmax_mhz,
+            clocks: vec![],
+            seed: 1,
+            work: PathBuf::from("synth/a \"b\""),
+            bitstream: None,
+        }
+    }
+
+    #[test]
+    fn json_keeps_the_keys_and_spacing_of_the_run_records() {
+        let p = Params::new(Unit::LnsMul, "lns:5:6".parse().unwrap()).stages(1);
+        let text = json(&report(Some(7.72)), &p, "lpgen_lns_mul_lns_5_6_s1", false);
+        assert_eq!(
+            text,
+            "{\"lc\": 364, \"ff\": 28, \"dsp\": 0, \"bram\": 0, \"fmax_mhz\": 7.72, \
+             \"target\": \"ice40-up5k\", \"unit\": \"lns-mul\", \"format\": \"lns:5:6\", \
+             \"stages\": 1, \"rows\": 1, \"cols\": 1, \"lanes\": 1, \"pe\": \"lns-kahan\", \
+             \"design\": \"lpgen_lns_mul_lns_5_6_s1\", \"wrapped\": true, \
+             \"dsp_inference\": true, \"seed\": 1, \"lc_available\": 5280, \
+             \"dsp_available\": 8, \"bram_available\": 30, \"io\": 4, \
+             \"work\": \"synth/a \\\"b\\\"\"}"
+        );
+        let back: SynthReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            back,
+            SynthReport::new(&report(Some(7.72)), &p, "lpgen_lns_mul_lns_5_6_s1", false)
+        );
+        assert_eq!(back.to_json(), text);
+        assert_eq!(back.work, "synth/a \"b\"");
+    }
+
+    #[test]
+    fn json_fmax_is_rounded_and_null_when_missing_or_not_finite() {
+        let p = Params::new(Unit::LnsMul, "lns:5:6".parse().unwrap());
+        let fmax = |f: Option<f64>| {
+            let text = json(&report(f), &p, "t", true);
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v["dsp_inference"], false);
+            v["fmax_mhz"].clone()
+        };
+        assert_eq!(fmax(Some(12.0)), serde_json::json!(12.0));
+        assert_eq!(fmax(Some(7.724999)), serde_json::json!(7.72));
+        assert_eq!(fmax(Some(86.3449)), serde_json::json!(86.34));
+        assert!(fmax(None).is_null());
+        assert!(fmax(Some(f64::NAN)).is_null());
+        assert!(fmax(Some(f64::INFINITY)).is_null());
+    }
 }

@@ -90,7 +90,7 @@ impl std::str::FromStr for Board {
             .find(|b| b.name() == s)
             .ok_or_else(|| {
                 FpgaError::Usage(format!(
-                    "unknown board '{s}': expected icebreaker or ulx3s-85f"
+                    "unknown board {s:?}: expected icebreaker or ulx3s-85f"
                 ))
             })
     }

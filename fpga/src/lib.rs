@@ -140,7 +140,7 @@ impl std::str::FromStr for Target {
             .find(|t| t.name() == s)
             .ok_or_else(|| {
                 FpgaError::Usage(format!(
-                    "unknown target '{s}': expected ice40-up5k, ice40-hx8k or ecp5-85k"
+                    "unknown target {s:?}: expected ice40-up5k, ice40-hx8k or ecp5-85k"
                 ))
             })
     }

@@ -38,7 +38,7 @@ fn parse_seed(s: &str) -> CliResult<u64> {
     };
     r.map_err(|_| {
         CliError(format!(
-            "invalid seed '{s}': expected a decimal or 0x-hex 64-bit number"
+            "invalid seed {s:?}: expected a decimal or 0x-hex 64-bit number"
         ))
     })
 }

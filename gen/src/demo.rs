@@ -10,7 +10,7 @@ use std::time::Instant;
 use lpgen_golden::{Format, SumMode};
 use lpgen_hdl::{generate, Params, PeKind, Unit};
 use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Schedule, Stages};
-use lpgen_train::data::{self, Split};
+use lpgen_train::data;
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::rtl::Rtl;
 use lpgen_train::trainer::{self, Plan};
@@ -171,8 +171,7 @@ fn dataset() -> CliResult<PathBuf> {
 /// Trains a little through the RTL with --check (as `lpgen train --backend rtl --check`).
 fn train(out: &mut dyn Write) -> CliResult {
     let ds = dataset()?;
-    let train = data::load(&ds, Split::Train)?;
-    let test = data::load(&ds, Split::Test)?;
+    let (train, test) = data::load_pair(&ds)?;
     let cfg = Config {
         stages: Stages::all("lns:5:6".parse()?),
         quire: false,

@@ -56,7 +56,7 @@ fn parse_op(s: &str) -> CliResult<Op> {
         "dot" => Op::Dot,
         _ => {
             return Err(CliError(format!(
-            "unknown operation '{s}': expected add sub mul div max min cmp neg abs exp ln sum dot"
+            "unknown operation {s:?}: expected add sub mul div max min cmp neg abs exp ln sum dot"
         )))
         }
     })
@@ -135,7 +135,7 @@ impl Job {
                 for pair in args {
                     let (x, y) = pair.split_once(',').ok_or_else(|| {
                         CliError(format!(
-                            "dot operand '{pair}' is not a pair a,b (e.g. 2,10)"
+                            "dot operand {pair:?} is not a pair a,b (e.g. 2,10)"
                         ))
                     })?;
                     a.push(c.parse(x)?);
@@ -166,9 +166,15 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
             "with --stdin the operands come from standard input, not the command line".into(),
         ));
     }
-    let stdin = std::io::stdin();
-    for (i, line) in stdin.lock().lines().enumerate() {
-        let line = line?;
+    let mut stdin = std::io::stdin().lock();
+    let mut raw = Vec::new();
+    for i in 0.. {
+        raw.clear();
+        if stdin.read_until(b'\n', &mut raw)? == 0 {
+            break;
+        }
+        let line = std::str::from_utf8(&raw)
+            .map_err(|e| CliError(format!("stdin line {}: not UTF-8 text ({e})", i + 1)))?;
         let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
         let result = job
             .eval(&words)

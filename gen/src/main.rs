@@ -89,10 +89,26 @@ fn main() -> ExitCode {
         // A closed pipe (`lpgen … | head`) is not an error of ours.
         Err(e) if e.0.contains("Broken pipe") => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("lpgen: error: {}", e.0);
+            eprintln!("lpgen: error: {}", one_line(&e.0));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error message as one line: messages quote user input with `{:?}`, and this catches any
+/// control character that still slipped in (from a file name, or a tool's output).
+fn one_line(message: &str) -> String {
+    message
+        .chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
 }
 
 /// Writes a line, turning I/O errors into `CliError`.

@@ -42,6 +42,8 @@ impl DesignArgs {
     pub fn params(&self) -> CliResult<Params> {
         let unit: Unit = self.unit.parse()?;
         let format: Format = self.format.parse()?;
+        lpgen_hdl::limits::check_array(self.rows, self.cols)?;
+        lpgen_hdl::limits::check_lanes(self.lanes)?;
         let mut p = Params::new(unit, format).stages(self.stages);
         (p.rows, p.cols, p.lanes) = (self.rows, self.cols, self.lanes);
         if let Some(pe) = &self.pe {
@@ -63,33 +65,23 @@ pub struct RtlArgs {
     out: PathBuf,
 }
 
-/// Writes `contents` to `path` atomically: a temporary file in the same directory, then a
-/// rename, so a reader never sees half a file.
+/// Writes `contents` to `path` atomically (see [`lpgen_verif::tempfiles::write_atomic`]).
 pub fn write_atomic(path: &Path, contents: &str) -> CliResult {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        CliError(format!("cannot write {}: {e}", path.display()))
-    })
+    lpgen_verif::tempfiles::write_atomic(path, contents.as_bytes())
+        .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
 }
 
 pub fn run(args: &RtlArgs, out: &mut dyn Write) -> CliResult {
     let params = args.design.params()?;
-    let design = generate(&params)?;
+    // The output directory first: a design can take seconds to generate, and a typo in
+    // --out should not cost them.
     std::fs::create_dir_all(&args.out).map_err(|e| {
         CliError(format!(
             "cannot create output directory {}: {e}",
             args.out.display()
         ))
     })?;
+    let design = generate(&params)?;
     let v = args.out.join(format!("{}.v", design.top));
     let j = args.out.join(format!("{}.json", design.top));
     write_atomic(&v, &design.verilog)?;

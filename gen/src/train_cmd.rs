@@ -8,7 +8,7 @@ use lpgen_golden::Format;
 use lpgen_train::config::{
     parse_precision, Activation, Config, KahanPlaces, Normalize, Schedule, Stages,
 };
-use lpgen_train::data::{self, Split};
+use lpgen_train::data;
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::rtl::Rtl;
 use lpgen_train::trainer::{self, Plan};
@@ -99,6 +99,13 @@ fn bad(s: String) -> CliError {
     CliError(s)
 }
 
+/// The widest layer: 64 Ki units (a 784-65536 layer is 51 M weights).
+const MAX_WIDTH: usize = 1 << 16;
+
+/// Weights of the whole network: 2^26 (64 Mi) of them take 1.5 GiB as weights, momenta
+/// and Kahan compensations in 8-byte words, beside activations and gradients.
+const MAX_WEIGHTS: usize = 1 << 26;
+
 /// The run's configuration from the arguments.
 fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
     let (stages, quire) = match (&a.format, &a.precision, a.backend.as_str()) {
@@ -154,22 +161,30 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
     let mut layers = vec![input];
     for h in a.hidden.split(',').filter(|h| !h.is_empty()) {
         match h.trim().parse::<usize>() {
-            Ok(n) if n > 0 => layers.push(n),
+            Ok(n) if (1..=MAX_WIDTH).contains(&n) => layers.push(n),
             _ => {
                 return Err(bad(format!(
-                    "--hidden '{}': expected widths such as 512 or 256,128",
+                    "--hidden {:?}: expected widths of 1..={MAX_WIDTH} such as 512 or 256,128",
                     a.hidden
                 )))
             }
         }
     }
     layers.push(classes);
+    let weights: usize = layers.windows(2).map(|w| w[0] * w[1]).sum();
+    if weights > MAX_WEIGHTS {
+        return Err(bad(format!(
+            "--hidden {:?} makes {weights} weights, over the limit of {MAX_WEIGHTS}: each is held \
+             three times (weight, momentum, Kahan compensation) in 8-byte words",
+            a.hidden
+        )));
+    }
     let activation = match a.activation.as_str() {
         "sigmoid" => Activation::Sigmoid,
         "relu" => Activation::Relu,
         other => {
             return Err(bad(format!(
-                "unknown activation '{other}': expected sigmoid or relu"
+                "unknown activation {other:?}: expected sigmoid or relu"
             )))
         }
     };
@@ -183,7 +198,7 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
             Some(every) if every > 0 => Schedule::Step { every },
             _ => {
                 return Err(bad(format!(
-                    "unknown schedule '{other}': expected fixed, halving or step:N"
+                    "unknown schedule {other:?}: expected fixed, halving or step:N"
                 )))
             }
         },
@@ -193,7 +208,7 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
         "global" => Normalize::Global,
         other => {
             return Err(bad(format!(
-                "unknown normalization '{other}': expected pixel or global"
+                "unknown normalization {other:?}: expected pixel or global"
             )))
         }
     };
@@ -223,7 +238,7 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
 pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     if !matches!(a.backend.as_str(), "f32" | "golden" | "rtl") {
         return Err(bad(format!(
-            "unknown backend '{}': expected f32, golden or rtl",
+            "unknown backend {:?}: expected f32, golden or rtl",
             a.backend
         )));
     }
@@ -232,8 +247,25 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
             "--check compares the rtl backend with the golden model; add --backend rtl".into(),
         ));
     }
-    let mut train = data::load(&a.dataset, Split::Train)?;
-    let mut test = data::load(&a.dataset, Split::Test)?;
+    if a.backend == "rtl" {
+        // Before the dataset is read and any design is built.
+        lpgen_hdl::limits::check_array(a.rows, a.cols)?;
+        lpgen_hdl::limits::check_lanes(a.lanes)?;
+    }
+    for (option, limit) in [
+        ("--train-limit", a.train_limit),
+        ("--test-limit", a.test_limit),
+    ] {
+        if limit == Some(0) {
+            return Err(bad(format!(
+                "{option} 0 leaves no samples; give at least 1 or drop the option"
+            )));
+        }
+    }
+    // Every option is checked before the dataset is read (with a stand-in input width; the
+    // weight limit is checked again with the real one).
+    config(a, 1, 10)?;
+    let (mut train, mut test) = data::load_pair(&a.dataset)?;
     if let Some(n) = a.train_limit {
         train.truncate(n);
     }

@@ -322,12 +322,12 @@ impl Calc {
         if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
             let v = u64::from_str_radix(hex, 16).map_err(|_| {
                 FormatError(format!(
-                    "'{t}' is not a hexadecimal bit pattern (e.g. 0x40)"
+                    "{t:?} is not a hexadecimal bit pattern (e.g. 0x40)"
                 ))
             })?;
             if fmt.width() < 64 && v >> fmt.width() != 0 {
                 return err(format!(
-                    "bit pattern '{t}' has more than the {} bits of {fmt}",
+                    "bit pattern {t:?} has more than the {} bits of {fmt}",
                     fmt.width()
                 ));
             }

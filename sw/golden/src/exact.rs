@@ -31,12 +31,24 @@ pub fn f64_ratio(x: f64) -> (BigUint, BigUint) {
     }
 }
 
+/// The longest decimal operand: the exact expansion of the smallest f64 subnormal, written
+/// out without an exponent, has 1,076 characters; 4,096 leaves room and keeps every parse
+/// (and the big-integer arithmetic after it) well under a millisecond.
+pub const MAX_DECIMAL_CHARS: usize = 4096;
+
 /// Parses a decimal real (`-12.5`, `3e-7`, `.5`, `1E+3`) exactly. `inf`/`nan` are refused here;
 /// the caller decides what they mean.
 pub fn parse_decimal(s: &str) -> Result<Ratio, FormatError> {
+    if s.len() > MAX_DECIMAL_CHARS {
+        return err(format!(
+            "a decimal operand of {} characters is over the limit of {MAX_DECIMAL_CHARS} (enough \
+             for the exact expansion of any f64; give longer values as 0x bit patterns)",
+            s.len()
+        ));
+    }
     let bad = || {
         err(format!(
-            "'{s}' is not a decimal number or a 0x bit pattern (e.g. 2.5, -1e-3, 0x40)"
+            "{s:?} is not a decimal number or a 0x bit pattern (e.g. 2.5, -1e-3, 0x40)"
         ))
     };
     let t = s.trim();
@@ -81,6 +93,20 @@ pub fn parse_decimal(s: &str) -> Result<Ratio, FormatError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_over_the_length_limit_are_refused_quickly() {
+        let ok = format!("0.{}1", "0".repeat(MAX_DECIMAL_CHARS - 3));
+        assert!(parse_decimal(&ok).is_ok());
+        let long = "1".repeat(4_000_000);
+        let t = std::time::Instant::now();
+        let e = parse_decimal(&long).unwrap_err().0;
+        assert!(
+            e.contains("4000000 characters is over the limit of 4096"),
+            "{e}"
+        );
+        assert!(t.elapsed().as_millis() < 100);
+    }
 
     #[test]
     fn decimals_parse_exactly() {

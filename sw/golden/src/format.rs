@@ -36,7 +36,7 @@ pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T, FormatError> {
 fn parse_num(s: &str, what: &str, whole: &str) -> Result<u32, FormatError> {
     s.parse::<u32>().map_err(|_| {
         FormatError(format!(
-            "format '{whole}': {what} '{s}' is not a whole number (formats: lns:I:F, posit:N, posit:N:ES, fix:I:F, f32)"
+            "format {whole:?}: {what} {s:?} is not a whole number (formats: lns:I:F, posit:N, posit:N:ES, fix:I:F, f32)"
         ))
     })
 }
@@ -74,13 +74,13 @@ impl std::str::FromStr for Format {
             ["f32"] => Format::F32,
             _ => {
                 return err(format!(
-                    "unknown format '{s}': expected lns:I:F, posit:N, posit:N:ES (optionally :u), fix:I:F or f32"
+                    "unknown format {s:?}: expected lns:I:F, posit:N, posit:N:ES (optionally :u), fix:I:F or f32"
                 ))
             }
         };
         if underflow && !matches!(fmt, Format::Posit(_)) {
             return err(format!(
-                "format '{s}': the ':u' underflow suffix applies to posits only"
+                "format {s:?}: the ':u' underflow suffix applies to posits only"
             ));
         }
         Ok(fmt)

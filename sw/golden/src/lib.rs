@@ -51,7 +51,7 @@ impl std::str::FromStr for SumMode {
             "quire" => SumMode::Quire,
             _ => {
                 return Err(FormatError(format!(
-                    "unknown mode '{s}': expected naive, kahan, pairwise or quire"
+                    "unknown mode {s:?}: expected naive, kahan, pairwise or quire"
                 )))
             }
         })

@@ -6,11 +6,11 @@
 //! metrics history (JSON lines), then every array of the model as hex words, and finally
 //! `end <fnv1a64 of everything before>`.
 
-use std::io::Write;
 use std::path::Path;
 
 use crate::machine::Mat;
 use crate::mlp::{Layer, Model};
+use crate::trainer::EpochMetrics;
 use crate::TrainError;
 
 /// The state of a run after `epochs_done` epochs.
@@ -22,15 +22,16 @@ pub struct State {
     pub halving: bool,
     /// The previous epoch's test cross-entropy.
     pub prev_ce: Option<f64>,
-    /// One JSON object per finished epoch.
-    pub history: Vec<String>,
+    /// The metrics of every finished epoch.
+    pub history: Vec<EpochMetrics>,
     pub model: Model,
 }
 
 const MAGIC: &str = "lpgen-checkpoint 1";
 
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+/// FNV-1a, 64 bits: the checkpoint's digest, and the name of the data it was trained on.
+pub(crate) fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
@@ -57,7 +58,7 @@ pub fn save(path: &Path, fingerprint: &str, s: &State) -> Result<(), TrainError>
     ));
     out.push_str(&format!("history {}\n", s.history.len()));
     for h in &s.history {
-        out.push_str(h);
+        out.push_str(&h.json());
         out.push('\n');
     }
     out.push_str(&format!("layers {}\n", s.model.layers.len()));
@@ -74,23 +75,15 @@ pub fn save(path: &Path, fingerprint: &str, s: &State) -> Result<(), TrainError>
             words(&mut out, name, w);
         }
     }
-    let digest = fnv1a64(out.as_bytes());
+    let digest = fnv1a64(out.bytes());
     out.push_str(&format!("end {digest:016x}\n"));
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(out.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    res.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        TrainError(format!("cannot write checkpoint {}: {e}", path.display()))
-    })
+    lpgen_verif::tempfiles::write_atomic(path, out.as_bytes())
+        .map_err(|e| TrainError(format!("cannot write checkpoint {}: {e}", path.display())))
 }
 
-/// Reads a checkpoint made with `fingerprint`.
-pub fn load(path: &Path, fingerprint: &str) -> Result<State, TrainError> {
+/// Reads a checkpoint made with `fingerprint`, whose model must have the layer shapes of
+/// `template` (checked before any array is allocated).
+pub fn load(path: &Path, fingerprint: &str, template: &Model) -> Result<State, TrainError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| TrainError(format!("cannot read checkpoint {}: {e}", path.display())))?;
     let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
@@ -100,7 +93,7 @@ pub fn load(path: &Path, fingerprint: &str) -> Result<State, TrainError> {
         .map(|i| i + 1)
         .ok_or_else(|| bad("truncated"))?;
     let (body, last) = text.split_at(body_end);
-    let want = format!("end {:016x}", fnv1a64(body.as_bytes()));
+    let want = format!("end {:016x}", fnv1a64(body.bytes()));
     if last.trim_end() != want {
         return Err(bad("truncated or corrupt (digest mismatch)"));
     }
@@ -125,6 +118,9 @@ pub fn load(path: &Path, fingerprint: &str) -> Result<State, TrainError> {
     }
     let epochs_done = st[1].parse().map_err(|_| bad("bad epoch count"))?;
     let lr = f64::from_bits(num(Some(st[3]))?);
+    if !(lr.is_finite() && lr > 0.0) {
+        return Err(bad(&format!("learning rate {lr} is not a positive number")));
+    }
     let halving = st[5] == "1";
     let prev_ce = match st[7] {
         "-" => None,
@@ -138,23 +134,42 @@ pub fn load(path: &Path, fingerprint: &str) -> Result<State, TrainError> {
     let nh = count(next()?, "history ")?;
     let mut history = vec![];
     for _ in 0..nh {
-        history.push(next()?.to_string());
+        history.push(EpochMetrics::from_json(next()?).map_err(|e| bad(&e.0))?);
     }
     let nl = count(next()?, "layers ")?;
+    if nl != template.layers.len() {
+        return Err(bad(&format!(
+            "{nl} layers, the configuration has {}",
+            template.layers.len()
+        )));
+    }
     let mut layers = vec![];
-    for _ in 0..nl {
+    for want in &template.layers {
         let shape: Vec<usize> = next()?
             .strip_prefix("shape ")
             .ok_or_else(|| bad("expected 'shape'"))?
             .split(' ')
             .map(|v| v.parse().map_err(|_| bad("bad shape")))
             .collect::<Result<_, _>>()?;
-        if shape.len() != 2 {
-            return Err(bad("bad shape"));
+        if shape != [want.w.rows, want.w.cols] {
+            return Err(bad(&format!(
+                "a layer of shape {shape:?}, the configuration has [{}, {}]",
+                want.w.rows, want.w.cols
+            )));
         }
         let mut arrays = vec![];
-        for name in ["w", "b", "vw", "vb", "cw", "cb"] {
+        for (name, len) in [
+            ("w", want.w.data.len()),
+            ("b", want.b.len()),
+            ("vw", want.vw.len()),
+            ("vb", want.vb.len()),
+            ("cw", want.cw.len()),
+            ("cb", want.cb.len()),
+        ] {
             let n = count(next()?, &format!("{name} "))?;
+            if n != len {
+                return Err(bad(&format!("array {name} of {n} words, expected {len}")));
+            }
             let mut v = Vec::with_capacity(n);
             while v.len() < n {
                 for h in next()?.split(' ') {
@@ -214,7 +229,12 @@ mod tests {
             lr: 0.05,
             halving: true,
             prev_ce: Some(0.25),
-            history: vec!["{\"epoch\": 1}".into()],
+            history: vec![serde_json::from_str(
+                r#"{"epoch": 1, "backend": "golden", "lr": 0.1, "steps": 3, "train_loss": 2.5,
+                "train_acc": 0.1, "test_loss": 2.4, "test_acc": 0.2, "seconds": 1.0,
+                "samples_per_s": 60.0}"#,
+            )
+            .unwrap()],
             model: Model {
                 layers: vec![layer.clone(), layer],
             },
@@ -223,18 +243,51 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("run.lpck");
         save(&p, "cfg A", &s).unwrap();
-        assert_eq!(load(&p, "cfg A").unwrap(), s);
-        let e = load(&p, "cfg B").unwrap_err().0;
+        let template = &s.model;
+        assert_eq!(load(&p, "cfg A", template).unwrap(), s);
+        let e = load(&p, "cfg B", template).unwrap_err().0;
         assert!(e.contains("another configuration"), "{e}");
         let text = std::fs::read_to_string(&p).unwrap();
+        // Damage behind a digest recomputed to match: caught by the shape checks.
+        let redigest = |body: &str| {
+            let body = &body[..body.rfind("end ").unwrap()];
+            format!("{body}end {:016x}\n", fnv1a64(body.bytes()))
+        };
+        for (from, to, why) in [
+            ("layers 2\n", "layers 0\n", "0 layers"),
+            (
+                "\nw 6\n",
+                "\nw 4000000000000\n",
+                "array w of 4000000000000 words",
+            ),
+            ("shape 2 3\n", "shape 9 3\n", "shape [9, 3]"),
+        ] {
+            std::fs::write(&p, redigest(&text.replacen(from, to, 1))).unwrap();
+            let e = load(&p, "cfg A", template).unwrap_err().0;
+            assert!(e.contains(why), "{from:?}: {e}");
+        }
+        let nan_lr = text.replacen(
+            &format!("lr {:x}", 0.05f64.to_bits()),
+            "lr 7ff8000000000000",
+            1,
+        );
+        std::fs::write(&p, redigest(&nan_lr)).unwrap();
+        let e = load(&p, "cfg A", template).unwrap_err().0;
+        assert!(e.contains("learning rate NaN"), "{e}");
         std::fs::write(&p, &text[..text.len() / 2]).unwrap();
-        assert!(load(&p, "cfg A").unwrap_err().0.contains("unusable"));
+        assert!(load(&p, "cfg A", template)
+            .unwrap_err()
+            .0
+            .contains("unusable"));
         std::fs::write(
             &p,
             text.replacen("\n5 ", "\n6 ", 1).replacen(" 5 ", " 6 ", 1),
         )
         .unwrap();
-        assert!(load(&p, "cfg A").unwrap_err().0.contains("digest"));
+        assert!(load(&p, "cfg A", template)
+            .unwrap_err()
+            .0
+            .contains("digest"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

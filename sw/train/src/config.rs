@@ -30,6 +30,17 @@ impl Stages {
     pub fn list(&self) -> [Format; 5] {
         [self.o, self.l, self.f, self.b, self.g]
     }
+
+    /// The one format when every stage has it, else each stage's (`O=posit:16 L=...`).
+    pub fn describe(&self) -> String {
+        if self.list().iter().all(|f| *f == self.o) {
+            return self.o.to_string();
+        }
+        format!(
+            "O={} L={} F={} B={} G={}",
+            self.o, self.l, self.f, self.b, self.g
+        )
+    }
 }
 
 /// Parses a seed 004 configuration such as `O16-L12-FBG8q`: groups of stage letters (O, L,
@@ -38,7 +49,7 @@ impl Stages {
 pub fn parse_precision(s: &str) -> Result<(Stages, bool), TrainError> {
     let bad = |why: &str| {
         TrainError(format!(
-            "precision '{s}': {why} (expected e.g. O16-L12-FBG8q: stage letters O L F B G, a posit width, optional final q)"
+            "precision {s:?}: {why} (expected e.g. O16-L12-FBG8q: stage letters O L F B G, a posit width, optional final q)"
         ))
     };
     let (body, quire) = match s.strip_suffix('q') {
@@ -49,23 +60,23 @@ pub fn parse_precision(s: &str) -> Result<(Stages, bool), TrainError> {
     for group in body.split('-') {
         let split = group
             .find(|c: char| c.is_ascii_digit())
-            .ok_or_else(|| bad(&format!("group '{group}' has no width")))?;
+            .ok_or_else(|| bad(&format!("group {group:?} has no width")))?;
         let (letters, digits) = group.split_at(split);
         if letters.is_empty() {
-            return Err(bad(&format!("group '{group}' names no stage")));
+            return Err(bad(&format!("group {group:?} names no stage")));
         }
         let n: u32 = digits
             .parse()
-            .map_err(|_| bad(&format!("'{digits}' is not a width")))?;
+            .map_err(|_| bad(&format!("{digits:?} is not a width")))?;
         let f: Format = format!("posit:{n}")
             .parse()
             .map_err(|e: lpgen_golden::FormatError| bad(&e.to_string()))?;
         for ch in letters.chars() {
             let i = "OLFBG"
                 .find(ch)
-                .ok_or_else(|| bad(&format!("unknown stage '{ch}'")))?;
+                .ok_or_else(|| bad(&format!("unknown stage {ch:?}")))?;
             if formats[i].replace(f).is_some() {
-                return Err(bad(&format!("stage '{ch}' given twice")));
+                return Err(bad(&format!("stage {ch:?} given twice")));
             }
         }
     }
@@ -119,7 +130,7 @@ impl KahanPlaces {
                 "update" => k.update = true,
                 _ => {
                     return Err(TrainError(format!(
-                        "--kahan '{s}': unknown place '{part}' (use all, none, or a list of matmul,sums,softmax,update)"
+                        "--kahan {s:?}: unknown place {part:?} (use all, none, or a list of matmul,sums,softmax,update)"
                     )))
                 }
             }

@@ -13,6 +13,8 @@ pub struct Dataset {
     pub images: Vec<u8>,
     pub labels: Vec<u8>,
     pub dim: usize,
+    /// Image rows and columns (`dim` = rows × cols).
+    pub shape: (usize, usize),
     pub classes: usize,
 }
 
@@ -27,6 +29,18 @@ impl Dataset {
 
     pub fn image(&self, i: usize) -> &[u8] {
         &self.images[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// FNV-1a over the shape, the labels and the pixels: names the data a checkpoint was
+    /// trained on.
+    pub fn digest(&self) -> u64 {
+        let dims = [self.shape.0 as u64, self.shape.1 as u64, self.len() as u64];
+        let shape = dims.iter().flat_map(|d| d.to_le_bytes());
+        crate::checkpoint::fnv1a64(
+            shape
+                .chain(self.labels.iter().copied())
+                .chain(self.images.iter().copied()),
+        )
     }
 
     /// The first `n` samples (all if fewer).
@@ -71,23 +85,35 @@ fn find(dir: &Path, split: Split, kind: &str, d: u32) -> Result<PathBuf, TrainEr
 fn read_all(path: &Path) -> Result<Vec<u8>, TrainError> {
     let err = |e: std::io::Error| TrainError(format!("cannot read {}: {e}", path.display()));
     let raw = std::fs::read(path).map_err(err)?;
-    if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = vec![];
-        flate2::read::GzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .map_err(|e| {
-                TrainError(format!(
-                    "{}: corrupt gzip data ({e}); re-fetch the file",
-                    path.display()
-                ))
-            })?;
-        Ok(out)
-    } else {
-        Ok(raw)
+    if !raw.starts_with(&[0x1f, 0x8b]) {
+        return Ok(raw);
     }
+    // Every member of a multi-member file (what `cat a.gz b.gz` or pigz make), decoded in
+    // turn; anything after the last member that is not a gzip member is refused.
+    let corrupt = |e: &dyn std::fmt::Display| {
+        TrainError(format!(
+            "{}: corrupt gzip data ({e}); re-fetch the file",
+            path.display()
+        ))
+    };
+    let mut out = vec![];
+    let mut rest = &raw[..];
+    while !rest.is_empty() {
+        if !rest.starts_with(&[0x1f, 0x8b]) {
+            return Err(corrupt(&format!(
+                "{} bytes of trailing data after the last gzip member",
+                rest.len()
+            )));
+        }
+        let mut member = flate2::bufread::GzDecoder::new(rest);
+        member.read_to_end(&mut out).map_err(|e| corrupt(&e))?;
+        rest = member.into_inner();
+    }
+    Ok(out)
 }
 
-/// Parses an IDX file of u8 data with the given number of dimensions: (dims, data).
+/// Parses an IDX file of u8 data with the given number of dimensions: (dims, data). Every
+/// dimension must be at least 1 and their product (checked) the length of the body.
 fn parse_idx(path: &Path, bytes: &[u8], ndim: u8) -> Result<(Vec<usize>, Vec<u8>), TrainError> {
     let bad = |what: &str| TrainError(format!("{}: not an IDX file ({what})", path.display()));
     if bytes.len() < 4 + 4 * ndim as usize {
@@ -105,15 +131,25 @@ fn parse_idx(path: &Path, bytes: &[u8], ndim: u8) -> Result<(Vec<usize>, Vec<u8>
             u32::from_be_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]) as usize
         })
         .collect();
-    let count: usize = dims.iter().product();
-    let body = &bytes[4 + 4 * ndim as usize..];
-    if body.len() != count {
-        return Err(bad(&format!(
-            "header says {count} bytes of data, the file holds {}",
-            body.len()
+    let shape = dims
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("x");
+    if dims.contains(&0) {
+        return Err(TrainError(format!(
+            "{}: IDX dimensions {shape} include a zero (no samples or empty images)",
+            path.display()
         )));
     }
-    Ok((dims, body.to_vec()))
+    let body = &bytes[4 + 4 * ndim as usize..];
+    match dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) {
+        Some(count) if count == body.len() => Ok((dims, body.to_vec())),
+        _ => Err(bad(&format!(
+            "header dimensions {shape} do not match the {} bytes of data the file holds",
+            body.len()
+        ))),
+    }
 }
 
 /// Loads one split of the IDX dataset in `dir`.
@@ -130,23 +166,36 @@ pub fn load(dir: &Path, split: Split) -> Result<Dataset, TrainError> {
             ldims[0]
         )));
     }
-    if idims[0] == 0 {
-        return Err(TrainError(format!("{}: holds no samples", ip.display())));
-    }
-    let classes = *labels.iter().max().unwrap_or(&0) as usize + 1;
-    if classes > 10 {
+    if let Some(l) = labels.iter().find(|&&l| l > 9) {
         return Err(TrainError(format!(
-            "{}: label {} out of range 0..=9",
-            lp.display(),
-            classes - 1
+            "{}: label {l} out of range 0..=9",
+            lp.display()
         )));
     }
     Ok(Dataset {
         images,
         labels,
         dim: idims[1] * idims[2],
+        shape: (idims[1], idims[2]),
         classes: 10,
     })
+}
+
+/// Loads the training and test splits of `dir`, which must hold images of one shape.
+pub fn load_pair(dir: &Path) -> Result<(Dataset, Dataset), TrainError> {
+    let train = load(dir, Split::Train)?;
+    let test = load(dir, Split::Test)?;
+    if train.shape != test.shape {
+        return Err(TrainError(format!(
+            "dataset {}: training images are {}x{} but test images {}x{}; both splits need one shape",
+            dir.display(),
+            train.shape.0,
+            train.shape.1,
+            test.shape.0,
+            test.shape.1
+        )));
+    }
+    Ok((train, test))
 }
 
 /// Per-pixel mean and standard deviation over `d` (seed 000 §4.2.1: inputs are normalised
@@ -212,13 +261,46 @@ mod tests {
         let (d, b) = parse_idx(p, &ok, 3).unwrap();
         assert_eq!((d, b), (vec![2, 1, 2], vec![1, 2, 3, 4]));
         let short = idx(3, &[2, 1, 2], &[1, 2, 3]);
-        assert!(parse_idx(p, &short, 3).unwrap_err().0.contains("holds 3"));
+        assert!(parse_idx(p, &short, 3)
+            .unwrap_err()
+            .0
+            .contains("the 3 bytes"));
+        // 4 x 2^31 x 2^31 wraps a 64-bit product to 0, which an empty body would match.
+        let wraps = idx(3, &[4, 1 << 31, 1 << 31], &[]);
+        assert!(parse_idx(p, &wraps, 3)
+            .unwrap_err()
+            .0
+            .contains("do not match"));
+        let empty = idx(3, &[200, 0, 28], &[]);
+        assert!(parse_idx(p, &empty, 3).unwrap_err().0.contains("zero"));
         let wrong = idx(1, &[2, 1, 2], &[1, 2, 3, 4]);
         assert!(parse_idx(p, &wrong, 3).unwrap_err().0.contains("magic"));
         assert!(parse_idx(p, &[0, 0], 1)
             .unwrap_err()
             .0
             .contains("too short"));
+    }
+
+    #[test]
+    fn reads_multi_member_gzip_and_refuses_trailing_data() {
+        use std::io::Write;
+        let gz = |b: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(vec![], flate2::Compression::fast());
+            e.write_all(b).unwrap();
+            e.finish().unwrap()
+        };
+        let dir = std::env::temp_dir().join(format!("lpgen-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.gz");
+        let mut two = gz(b"abc");
+        two.extend(gz(b"def"));
+        std::fs::write(&p, &two).unwrap();
+        assert_eq!(read_all(&p).unwrap(), b"abcdef");
+        two.extend(b"garbage");
+        std::fs::write(&p, &two).unwrap();
+        let e = read_all(&p).unwrap_err().0;
+        assert!(e.contains("7 bytes of trailing data"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

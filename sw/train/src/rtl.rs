@@ -76,6 +76,8 @@ pub struct Rtl {
 impl Rtl {
     /// Finds Verilator (or says how to install it); designs are built on first use.
     pub fn new(rows: u32, cols: u32, lanes: u32) -> Result<Rtl, TrainError> {
+        lpgen_hdl::limits::check_array(rows, cols).map_err(|e| TrainError(e.0))?;
+        lpgen_hdl::limits::check_lanes(lanes).map_err(|e| TrainError(e.0))?;
         let tc = Toolchain::find().map_err(|e| TrainError(e.0))?;
         Ok(Rtl {
             tc,

@@ -10,6 +10,7 @@ use lpgen_golden::Calc;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
+use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{self, State};
 use crate::config::{Config, Normalize, Schedule};
@@ -32,42 +33,49 @@ pub struct Plan {
     pub progress: bool,
 }
 
-/// Per-epoch results.
-#[derive(Clone, Debug, PartialEq)]
+/// Per-epoch results: one line of metrics.jsonl (docs/train.md lists the fields). A
+/// non-finite figure is written as `null` and read back as NaN.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EpochMetrics {
     pub epoch: u32,
+    pub backend: String,
     pub lr: f64,
     pub steps: usize,
+    #[serde(deserialize_with = "nullable")]
     pub train_loss: f64,
+    #[serde(deserialize_with = "nullable")]
     pub train_acc: f64,
+    #[serde(deserialize_with = "nullable")]
     pub test_loss: f64,
+    #[serde(deserialize_with = "nullable")]
     pub test_acc: f64,
+    #[serde(deserialize_with = "nullable")]
     pub seconds: f64,
+    #[serde(deserialize_with = "nullable")]
     pub samples_per_s: f64,
 }
 
+/// serde_json writes a non-finite f64 as `null`; read it back as NaN.
+fn nullable<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 impl EpochMetrics {
-    pub fn json(&self, backend: &str) -> String {
-        format!(
-            "{{\"epoch\": {}, \"backend\": \"{backend}\", \"lr\": {}, \"steps\": {}, \"train_loss\": {:.6}, \"train_acc\": {:.6}, \"test_loss\": {:.6}, \"test_acc\": {:.6}, \"seconds\": {:.3}, \"samples_per_s\": {:.2}}}",
-            self.epoch, self.lr, self.steps, self.train_loss, self.train_acc, self.test_loss,
-            self.test_acc, self.seconds, self.samples_per_s
-        )
+    /// The metrics.jsonl line (no newline).
+    pub fn json(&self) -> String {
+        serde_json::to_string(self).expect("metrics serialize")
     }
 
-    /// Reads back the figures the plot needs from a JSON line of [`EpochMetrics::json`].
-    fn from_json(line: &str) -> Option<[f64; 4]> {
-        let get = |k: &str| -> Option<f64> {
-            let rest = line.split(&format!("\"{k}\": ")).nth(1)?;
-            rest.split([',', '}']).next()?.trim().parse().ok()
-        };
-        Some([
-            get("train_loss")?,
-            get("test_loss")?,
-            get("train_acc")?,
-            get("test_acc")?,
-        ])
+    /// Reads a line of metrics.jsonl.
+    pub fn from_json(line: &str) -> Result<EpochMetrics, TrainError> {
+        serde_json::from_str(line)
+            .map_err(|e| TrainError(format!("unreadable metrics line {:?}: {e}", truncate(line))))
     }
+}
+
+/// At most 80 characters of `s`, for quoting in an error.
+fn truncate(s: &str) -> &str {
+    s.char_indices().nth(80).map_or(s, |(i, _)| &s[..i])
 }
 
 /// The input words of a batch: pixels normalised per feature (dataset moments, in f64 on
@@ -153,9 +161,15 @@ pub fn run<M: Machine>(
         ))
     })?;
     let ck = plan.out.join("checkpoint.lpck");
-    let fp = cfg.fingerprint();
+    // The data is part of the run: a resume with another dataset or --train-limit is refused.
+    let fp = format!(
+        "{} train={:016x} test={:016x}",
+        cfg.fingerprint(),
+        train.digest(),
+        test.digest()
+    );
     let mut state = if plan.resume {
-        checkpoint::load(&ck, &fp)?
+        checkpoint::load(&ck, &fp, &Model::init(cfg))?
     } else {
         State {
             epochs_done: 0,
@@ -221,6 +235,7 @@ pub fn run<M: Machine>(
         let (test_loss, test_acc) = evaluate(&mut net, &state.model, test, (&mean, &sd))?;
         let m = EpochMetrics {
             epoch,
+            backend: backend.clone(),
             lr: state.lr,
             steps,
             train_loss: loss / seen.max(1) as f64,
@@ -230,7 +245,7 @@ pub fn run<M: Machine>(
             seconds: start.elapsed().as_secs_f64(),
             samples_per_s: seen as f64 / train_secs,
         };
-        let line = m.json(&backend);
+        let line = m.json();
         // Schedule for the next epoch.
         if let Schedule::Halving { hold, threshold } = cfg.schedule {
             if let Some(prev) = state.prev_ce {
@@ -248,35 +263,79 @@ pub fn run<M: Machine>(
             }
         }
         state.prev_ce = Some(test_loss);
-        state.history.push(line.clone());
+        state.history.push(m);
         state.epochs_done = epoch;
         checkpoint::save(&ck, &fp, &state)?;
-        write_results(plan, &state.history)?;
+        write_results(plan, &plot_title(cfg, &backend), &state.history)?;
         report(&line)?;
     }
     Ok(state)
 }
 
+/// The plot's title: format (or per-stage precision), backend and network.
+fn plot_title(cfg: &Config, backend: &str) -> String {
+    let layers: Vec<String> = cfg.layers.iter().map(|n| n.to_string()).collect();
+    let activation = format!("{:?}", cfg.activation).to_lowercase();
+    let quire = if cfg.quire { " with quires" } else { "" };
+    format!(
+        "{}{quire}, {backend} backend, {} {activation} MLP",
+        cfg.stages.describe(),
+        layers.join("-")
+    )
+}
+
 /// metrics.jsonl and plot.png from the history.
-fn write_results(plan: &Plan, history: &[String]) -> Result<(), TrainError> {
+fn write_results(plan: &Plan, title: &str, history: &[EpochMetrics]) -> Result<(), TrainError> {
     let path = plan.out.join("metrics.jsonl");
-    let tmp = plan.out.join(".metrics.jsonl.tmp");
-    let text: String = history.iter().map(|h| format!("{h}\n")).collect();
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, &path))
+    let text: String = history.iter().map(|h| h.json() + "\n").collect();
+    lpgen_verif::tempfiles::write_atomic(&path, text.as_bytes())
         .map_err(|e| TrainError(format!("cannot write {}: {e}", path.display())))?;
-    let rows: Vec<[f64; 4]> = history
-        .iter()
-        .filter_map(|h| EpochMetrics::from_json(h))
-        .collect();
-    let col = |i: usize| rows.iter().map(|r| r[i]).collect::<Vec<f64>>();
+    let col = |f: fn(&EpochMetrics) -> f64| history.iter().map(f).collect::<Vec<f64>>();
     plot::write(
         &plan.out.join("plot.png"),
         &plot::Series {
-            train_loss: col(0),
-            test_loss: col(1),
-            train_acc: col(2),
-            test_acc: col(3),
+            title: title.to_string(),
+            train_loss: col(|m| m.train_loss),
+            test_loss: col(|m| m.test_loss),
+            train_acc: col(|m| m.train_acc),
+            test_acc: col(|m| m.test_acc),
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_lines_are_json_with_null_for_non_finite_figures() {
+        let m = EpochMetrics {
+            epoch: 2,
+            backend: "golden".into(),
+            lr: 0.05,
+            steps: 10,
+            train_loss: 1.5,
+            train_acc: 0.5,
+            test_loss: f64::NAN,
+            test_acc: 0.25,
+            seconds: f64::INFINITY,
+            samples_per_s: 3.0,
+        };
+        let line = m.json();
+        assert!(
+            line.contains(r#""test_loss":null"#) && !line.contains("NaN"),
+            "{line}"
+        );
+        let back = EpochMetrics::from_json(&line).unwrap();
+        assert!(back.test_loss.is_nan() && back.seconds.is_nan());
+        assert_eq!(
+            (back.epoch, back.train_acc, &back.backend[..]),
+            (2, 0.5, "golden")
+        );
+        let e = EpochMetrics::from_json("{\"epoch\": 1}\nx").unwrap_err().0;
+        assert!(
+            e.starts_with("unreadable metrics line") && !e.contains('\n'),
+            "{e}"
+        );
+    }
 }

@@ -145,12 +145,12 @@ impl PositFormat {
         };
         if !(3..=32).contains(&n) {
             return err(format!(
-                "format '{name}': posit width must be 3..=32 bits (e.g. posit:16:1)"
+                "format {name:?}: posit width must be 3..=32 bits (e.g. posit:16:1)"
             ));
         }
         if standard == PositStandard::Draft2017 && (es > MAX_ES || es + 3 > n) {
             return err(format!(
-                "format '{name}': es = {es} is too large; posit:N:ES needs ES <= min({MAX_ES}, N-3) (e.g. posit:{n}:{})",
+                "format {name:?}: es = {es} is too large; posit:N:ES needs ES <= min({MAX_ES}, N-3) (e.g. posit:{n}:{})",
                 (n - 3).min(MAX_ES).min(2)
             ));
         }

@@ -21,7 +21,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use crate::layout::Layout;
-use crate::{digest, shim, Result, VerifError};
+use crate::{digest, shim, tempfiles, Result, VerifError};
 
 /// Flags of every build (the trace build adds `--trace`).
 pub const VERILATOR_FLAGS: [&str; 7] = [
@@ -41,9 +41,6 @@ const MAKEFLAGS: &str = "OPT_FAST=-O2 OPT_GLOBAL=-O2";
 /// turning the datapath's selects into conditional moves instead of branches.
 const COMPILERS: [&str; 2] = ["clang++", "g++"];
 const STAMP_MAGIC: &str = "lpgen-verilator-cache 1";
-/// A temporary untouched for this long is abandoned whatever its pid says (the pid may have
-/// been reused). A live build writes into its temporary's `obj/` at every compilation step.
-const STALE_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
 /// The longest quotation of a compiler's output in an error.
 const QUOTE_CHARS: usize = 240;
 
@@ -387,11 +384,13 @@ fn idle_for(tmp: &Path) -> Option<Duration> {
     SystemTime::now().duration_since(newest).ok()
 }
 
-/// Whether the temporary `tmp` of process `pid` (not this one) was abandoned: untouched for
-/// `STALE_AFTER`, or made on this host and PID namespace (or of unknown origin) by a process
-/// that `/proc` shows has ended. Without `/proc` only the age bound applies.
+/// Whether the temporary `tmp` of process `pid` (not this one) was abandoned: the rule of
+/// [`tempfiles`](crate::tempfiles), for a directory. Untouched for `STALE_AFTER` (a live build
+/// writes into `obj/` at every compilation step, so only a dead one, or a reused pid, gets
+/// there), or made on this host and PID namespace (or of unknown origin) by a process that
+/// `/proc` shows has ended. Without `/proc` only the age bound applies.
 fn abandoned(tmp: &Path, pid: u32) -> bool {
-    if idle_for(tmp).is_some_and(|d| d > STALE_AFTER) {
+    if idle_for(tmp).is_some_and(|d| d > tempfiles::STALE_AFTER) {
         return true;
     }
     let here = match std::fs::read_to_string(tmp.join("builder")) {
@@ -399,8 +398,7 @@ fn abandoned(tmp: &Path, pid: u32) -> bool {
         // Killed before it wrote its scope, or left by an older lpgen: taken as local.
         Err(_) => true,
     };
-    let proc = Path::new("/proc");
-    here && proc.join("self").exists() && !proc.join(pid.to_string()).exists()
+    here && Path::new("/proc/self").exists() && !tempfiles::alive(pid)
 }
 
 /// Removes the abandoned temporaries in the cache directory `cache` (those of a build that

@@ -6,7 +6,8 @@
 #   scripts/fpga-sweep.sh arrays [TARGET...]  # largest square array per PE kind (default: all)
 #   scripts/fpga-sweep.sh array T PE F R C     # one array run
 #   scripts/fpga-sweep.sh render              # merge the runs into docs/fpga-runs.jsonl and
-#                                             # rewrite the tables of docs/fpga.md from it
+#                                             # rewrite the tables of docs/fpga.md and the
+#                                             # figure docs/fpga-units.png from it
 #
 # Results are cached one JSON file per run in $FPGA_SWEEP_DIR (default build/fpga-sweep), so
 # an interrupted sweep resumes where it stopped; a run that failed leaves a .err file with the
@@ -174,8 +175,10 @@ case "${1:-}" in
   units) shift; units "$@" ;;
   arrays) shift; arrays "$@" ;;
   array) shift; array_run "$@" ;;
-  render) python3 scripts/fpga-render.py docs/fpga-runs.jsonl docs/fpga.md "$OUT/res" ;;
-  *) sed -n '2,17p' "$0"; exit 2 ;;
+  render)
+    python3 scripts/fpga-render.py docs/fpga-runs.jsonl docs/fpga.md "$OUT/res"
+    cargo run --release -q -p lpgen-fpga --example fpga-plot -- docs/fpga-runs.jsonl docs/fpga-units.png ;;
+  *) sed -n '2,18p' "$0"; exit 2 ;;
 esac
 }
 main "$@"; exit

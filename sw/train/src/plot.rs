@@ -45,34 +45,24 @@ pub fn register_fonts() {
     });
 }
 
-/// Writes the plot to `path` (through a temporary file in the same folder and a rename).
+/// Writes the plot to `path` atomically (`lpgen_verif::tempfiles::write_atomic`).
 pub fn write(path: &Path, s: &Series) -> Result<(), TrainError> {
     let err = |e: String| TrainError(format!("cannot write plot {}: {e}", path.display()));
     let rgb = render(s).map_err(err)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp{}",
-        name.as_deref().unwrap_or("plot.png"),
-        std::process::id()
-    ));
-    let written = encode(&tmp, &rgb).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(err(e.to_string()));
-    }
-    Ok(())
+    let png = encode(&rgb).map_err(|e| err(e.to_string()))?;
+    lpgen_verif::tempfiles::write_atomic(path, &png).map_err(|e| err(e.to_string()))
 }
 
 /// An 8-bit RGB PNG of W × H pixels.
-fn encode(path: &Path, rgb: &[u8]) -> std::io::Result<()> {
-    let file = std::fs::File::create(path)?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), W, H);
+fn encode(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+    let mut out = vec![];
+    let mut enc = png::Encoder::new(&mut out, W, H);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
     let mut w = enc.write_header()?;
     w.write_image_data(rgb)?;
     w.finish()?;
-    Ok(())
+    Ok(out)
 }
 
 /// The picture, W × H RGB bytes.

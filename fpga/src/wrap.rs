@@ -209,7 +209,7 @@ mod tests {
             )
         };
         refused(&with_ports(""), "no readable port list: the list is empty");
-        let one = |p: &str| with_ports(&format!("{{{p}}}"));
+        let one = |p: &str| with_ports(&["{", p, "}"].concat());
         assert!(
             ports_from_manifest(&one(r#""name": "a", "direction": "input", "width": 1"#)).is_ok()
         );

@@ -4,6 +4,7 @@
 
 pub mod emit;
 pub mod ir;
+pub mod limits;
 pub mod manifest;
 pub mod units;
 pub use manifest::{Direction, Manifest};

@@ -71,7 +71,7 @@ impl std::str::FromStr for Unit {
             .ok_or_else(|| {
                 let names: Vec<&str> = Unit::ALL.iter().map(|u| u.name()).collect();
                 GenError(format!(
-                    "unknown unit '{s}': expected one of {}",
+                    "unknown unit {s:?}: expected one of {}",
                     names.join(", ")
                 ))
             })
@@ -129,7 +129,7 @@ impl std::str::FromStr for PeKind {
             .find(|k| k.name() == s)
             .ok_or_else(|| {
                 GenError(format!(
-                    "unknown PE kind '{s}': expected lns-kahan, lns-plain, posit-quire or fix"
+                    "unknown PE kind {s:?}: expected lns-kahan, lns-plain, posit-quire or fix"
                 ))
             })
     }
@@ -319,12 +319,8 @@ fn manifest(p: &Params, b: &Built, top: &str) -> String {
 
 /// Generates the design `p` selects.
 pub fn generate(p: &Params) -> Result<Design, GenError> {
-    if p.rows == 0 || p.cols == 0 || p.lanes == 0 {
-        return Err(GenError(format!(
-            "rows, cols and lanes must be at least 1 (got {}x{}, {} lanes)",
-            p.rows, p.cols, p.lanes
-        )));
-    }
+    crate::limits::check_array(p.rows, p.cols)?;
+    crate::limits::check_lanes(p.lanes)?;
     let mut built = match p.unit {
         Unit::LnsMul => lns::mul(p)?,
         Unit::LnsAdd => lns::add(p)?,

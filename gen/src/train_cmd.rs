@@ -9,7 +9,8 @@ use lpgen_train::config::{
     parse_precision, Activation, Config, KahanPlaces, Normalize, Schedule, Stages,
 };
 use lpgen_train::data;
-use lpgen_train::machine::{Checked, Golden};
+use lpgen_train::float::Float;
+use lpgen_train::machine::{all_cores, Checked, Golden};
 use lpgen_train::rtl::Rtl;
 use lpgen_train::trainer::{self, Plan};
 
@@ -93,11 +94,18 @@ pub struct TrainArgs {
     /// rtl backend: lanes of the vector unit
     #[arg(long, default_value_t = 16)]
     lanes: u32,
+    /// Threads of the f32 and golden machines (default: every core); results do not depend
+    /// on it
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 fn bad(s: String) -> CliError {
     CliError(s)
 }
+
+/// More threads than this only contend: the machines split work into at most this many parts.
+const MAX_THREADS: usize = 256;
 
 /// The widest layer: 64 Ki units (a 784-65536 layer is 51 M weights).
 const MAX_WIDTH: usize = 1 << 16;
@@ -247,6 +255,13 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
             "--check compares the rtl backend with the golden model; add --backend rtl".into(),
         ));
     }
+    if let Some(t) = a.threads {
+        if !(1..=MAX_THREADS).contains(&t) {
+            return Err(bad(format!(
+                "--threads {t} is out of range: give 1..={MAX_THREADS} (default: every core)"
+            )));
+        }
+    }
     if a.backend == "rtl" {
         // Before the dataset is read and any design is built.
         lpgen_hdl::limits::check_array(a.rows, a.cols)?;
@@ -281,6 +296,11 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
         progress: true,
     };
     let mut report = |line: &str| emit(out, line).map_err(|e| lpgen_train::TrainError(e.0));
+    let threads = a.threads.unwrap_or_else(all_cores);
+    let golden = |label: &str, keep_bits| Golden {
+        threads,
+        ..Golden::new(label, keep_bits)
+    };
     match (a.backend.as_str(), a.check) {
         ("rtl", check) => {
             if cfg.keep_bits.is_some() {
@@ -292,7 +312,7 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
             if check {
                 let mut m = Checked {
                     dut: rtl,
-                    reference: Golden::new("golden", None),
+                    reference: golden("golden", None),
                     ops: 0,
                 };
                 trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
@@ -302,8 +322,12 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
                 trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
             }
         }
+        ("f32", _) => {
+            let mut m = Float { threads };
+            trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
+        }
         _ => {
-            let mut m = Golden::new(&a.backend, cfg.keep_bits);
+            let mut m = golden(&a.backend, cfg.keep_bits);
             trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
         }
     }

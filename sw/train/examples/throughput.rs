@@ -14,7 +14,7 @@ use lpgen_train::rtl::Rtl;
 use lpgen_train::trainer::{self, Plan};
 
 /// Builds a fresh machine for a run.
-type MakeMachine = Box<dyn Fn() -> Box<dyn Machine>>;
+type MakeMachine = Box<dyn Fn() -> Box<dyn Machine<Word = u64>>>;
 
 fn config(f: &str, quire: bool) -> Config {
     let stages = Stages::all(f.parse().unwrap());

@@ -8,14 +8,14 @@
 
 use std::path::Path;
 
-use crate::machine::Mat;
+use crate::machine::{Mat, Word};
 use crate::mlp::{Layer, Model};
 use crate::trainer::EpochMetrics;
 use crate::TrainError;
 
 /// The state of a run after `epochs_done` epochs.
 #[derive(Clone, Debug, PartialEq)]
-pub struct State {
+pub struct State<W = u64> {
     pub epochs_done: u32,
     pub lr: f64,
     /// The halving schedule has started.
@@ -24,7 +24,7 @@ pub struct State {
     pub prev_ce: Option<f64>,
     /// The metrics of every finished epoch.
     pub history: Vec<EpochMetrics>,
-    pub model: Model,
+    pub model: Model<W>,
 }
 
 const MAGIC: &str = "lpgen-checkpoint 1";
@@ -36,17 +36,17 @@ pub(crate) fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
     })
 }
 
-fn words(out: &mut String, name: &str, w: &[u64]) {
+fn words<W: Word>(out: &mut String, name: &str, w: &[W]) {
     out.push_str(&format!("{name} {}\n", w.len()));
     for chunk in w.chunks(32) {
-        let line: Vec<String> = chunk.iter().map(|v| format!("{v:x}")).collect();
+        let line: Vec<String> = chunk.iter().map(|v| format!("{:x}", v.to_bits())).collect();
         out.push_str(&line.join(" "));
         out.push('\n');
     }
 }
 
 /// Writes `state` of the run with `fingerprint` to `path` (a temporary file, then a rename).
-pub fn save(path: &Path, fingerprint: &str, s: &State) -> Result<(), TrainError> {
+pub fn save<W: Word>(path: &Path, fingerprint: &str, s: &State<W>) -> Result<(), TrainError> {
     let mut out = format!("{MAGIC}\n{fingerprint}\n");
     out.push_str(&format!(
         "epochs {} lr {:x} halving {} prev_ce {}\n",
@@ -83,7 +83,11 @@ pub fn save(path: &Path, fingerprint: &str, s: &State) -> Result<(), TrainError>
 
 /// Reads a checkpoint made with `fingerprint`, whose model must have the layer shapes of
 /// `template` (checked before any array is allocated).
-pub fn load(path: &Path, fingerprint: &str, template: &Model) -> Result<State, TrainError> {
+pub fn load<W: Word>(
+    path: &Path,
+    fingerprint: &str,
+    template: &Model<W>,
+) -> Result<State<W>, TrainError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| TrainError(format!("cannot read checkpoint {}: {e}", path.display())))?;
     let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
@@ -173,7 +177,7 @@ pub fn load(path: &Path, fingerprint: &str, template: &Model) -> Result<State, T
             let mut v = Vec::with_capacity(n);
             while v.len() < n {
                 for h in next()?.split(' ') {
-                    v.push(num(Some(h))?);
+                    v.push(W::from_bits(num(Some(h))?));
                 }
             }
             if v.len() != n {

@@ -5,6 +5,7 @@
 pub mod checkpoint;
 pub mod config;
 pub mod data;
+pub mod float;
 pub mod machine;
 pub mod mlp;
 pub mod plot;

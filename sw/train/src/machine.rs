@@ -31,16 +31,59 @@ impl Accumulate {
     }
 }
 
-/// A row-major matrix of words of one format.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mat {
-    pub rows: usize,
-    pub cols: usize,
-    pub data: Vec<u64>,
+/// A word as a machine holds it. The golden and RTL machines hold every format's bit pattern
+/// in a `u64`; the float machine holds `f32` itself, so that its matrix products and lane
+/// loops run on native floats. Both convert to and from the format's bit pattern (for f32,
+/// the IEEE bits), which is what checkpoints store.
+pub trait Word: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
+    fn to_bits(self) -> u64;
+    fn from_bits(bits: u64) -> Self;
+
+    /// The word of format `f` nearest to the real `x` (a constant chosen by the host).
+    fn constant(f: Format, x: f64) -> Self {
+        Self::from_bits(f.calc().from_f64(x))
+    }
+
+    /// The real value of this word of format `f` (host-side reporting and scaling).
+    fn value(self, f: Format) -> f64 {
+        f.calc().to_f64(self.to_bits())
+    }
 }
 
-impl Mat {
-    pub fn filled(rows: usize, cols: usize, w: u64) -> Mat {
+impl Word for u64 {
+    fn to_bits(self) -> u64 {
+        self
+    }
+    fn from_bits(bits: u64) -> u64 {
+        bits
+    }
+}
+
+impl Word for f32 {
+    fn to_bits(self) -> u64 {
+        f32::to_bits(self) as u64
+    }
+    fn from_bits(bits: u64) -> f32 {
+        f32::from_bits(bits as u32)
+    }
+    fn constant(_: Format, x: f64) -> f32 {
+        x as f32
+    }
+    fn value(self, _: Format) -> f64 {
+        self as f64
+    }
+}
+
+/// A row-major matrix of words of one format.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mat<W = u64> {
+    pub rows: usize,
+    pub cols: usize,
+    pub data: Vec<W>,
+}
+
+impl<W: Word> Mat<W> {
+    pub fn filled(rows: usize, cols: usize, w: W) -> Mat<W> {
         Mat {
             rows,
             cols,
@@ -48,11 +91,11 @@ impl Mat {
         }
     }
 
-    pub fn at(&self, r: usize, c: usize) -> u64 {
+    pub fn at(&self, r: usize, c: usize) -> W {
         self.data[r * self.cols + c]
     }
 
-    pub fn transpose(&self) -> Mat {
+    pub fn transpose(&self) -> Mat<W> {
         let mut data = Vec::with_capacity(self.data.len());
         for c in 0..self.cols {
             for r in 0..self.rows {
@@ -66,27 +109,135 @@ impl Mat {
         }
     }
 
-    pub fn row(&self, r: usize) -> &[u64] {
+    pub fn row(&self, r: usize) -> &[W] {
         &self.data[r * self.cols..(r + 1) * self.cols]
     }
+
+    /// This matrix as a product operand.
+    pub fn view(&self) -> View<'_, W> {
+        View {
+            mat: self,
+            transposed: false,
+        }
+    }
+
+    /// Its transpose as a product operand (nothing is copied).
+    pub fn t(&self) -> View<'_, W> {
+        View {
+            mat: self,
+            transposed: true,
+        }
+    }
+}
+
+/// An operand of a matrix product: a matrix, or its transpose read in place.
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a, W = u64> {
+    pub mat: &'a Mat<W>,
+    pub transposed: bool,
+}
+
+impl<W: Word> View<'_, W> {
+    pub fn rows(&self) -> usize {
+        if self.transposed {
+            self.mat.cols
+        } else {
+            self.mat.rows
+        }
+    }
+
+    pub fn cols(&self) -> usize {
+        if self.transposed {
+            self.mat.rows
+        } else {
+            self.mat.cols
+        }
+    }
+
+    pub fn at(&self, r: usize, c: usize) -> W {
+        if self.transposed {
+            self.mat.at(c, r)
+        } else {
+            self.mat.at(r, c)
+        }
+    }
+
+    /// The operand as a row-major matrix (a copy).
+    pub fn to_mat(&self) -> Mat<W> {
+        if self.transposed {
+            self.mat.transpose()
+        } else {
+            self.mat.clone()
+        }
+    }
+
+    /// The transposed operand as a row-major matrix: row j holds column j (a copy, unless
+    /// the view is already a transpose, whose matrix is that).
+    pub fn columns(&self) -> std::borrow::Cow<'_, Mat<W>> {
+        if self.transposed {
+            std::borrow::Cow::Borrowed(self.mat)
+        } else {
+            std::borrow::Cow::Owned(self.mat.transpose())
+        }
+    }
+}
+
+/// Checks that `a` (m×k) and `b` (k×n) can be multiplied.
+pub fn check_shapes<W: Word>(a: View<'_, W>, b: View<'_, W>) -> Result<(), TrainError> {
+    if a.cols() != b.rows() {
+        return Err(TrainError(format!(
+            "matmul of {}x{} by {}x{}: inner dimensions differ (a trainer bug)",
+            a.rows(),
+            a.cols(),
+            b.rows(),
+            b.cols()
+        )));
+    }
+    Ok(())
 }
 
 /// The operations training needs from the hardware.
 pub trait Machine {
+    /// How this machine holds a word.
+    type Word: Word;
     /// C = A·B in format `f` (A is m×k, B is k×n).
-    fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError>;
+    fn matmul(
+        &mut self,
+        f: Format,
+        acc: Accumulate,
+        a: View<'_, Self::Word>,
+        b: View<'_, Self::Word>,
+    ) -> Result<Mat<Self::Word>, TrainError>;
     /// y_i = op(a_i, b_i) in format `f` (one operand ops ignore `b`).
-    fn lanes(&mut self, f: Format, op: AluOp, a: &[u64], b: &[u64])
-        -> Result<Vec<u64>, TrainError>;
+    fn lanes(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[Self::Word],
+        b: &[Self::Word],
+    ) -> Result<Vec<Self::Word>, TrainError>;
     /// Each word of `from` converted to `to` (same family).
-    fn convert(&mut self, from: Format, to: Format, a: &[u64]) -> Result<Vec<u64>, TrainError>;
+    fn convert(
+        &mut self,
+        from: Format,
+        to: Format,
+        a: &[Self::Word],
+    ) -> Result<Vec<Self::Word>, TrainError>;
     /// A name for reports.
     fn name(&self) -> String;
 }
 
 /// A boxed machine (for choosing one at run time).
 impl<M: Machine + ?Sized> Machine for Box<M> {
-    fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError> {
+    type Word = M::Word;
+
+    fn matmul(
+        &mut self,
+        f: Format,
+        acc: Accumulate,
+        a: View<'_, M::Word>,
+        b: View<'_, M::Word>,
+    ) -> Result<Mat<M::Word>, TrainError> {
         (**self).matmul(f, acc, a, b)
     }
 
@@ -94,13 +245,18 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
         &mut self,
         f: Format,
         op: AluOp,
-        a: &[u64],
-        b: &[u64],
-    ) -> Result<Vec<u64>, TrainError> {
+        a: &[M::Word],
+        b: &[M::Word],
+    ) -> Result<Vec<M::Word>, TrainError> {
         (**self).lanes(f, op, a, b)
     }
 
-    fn convert(&mut self, from: Format, to: Format, a: &[u64]) -> Result<Vec<u64>, TrainError> {
+    fn convert(
+        &mut self,
+        from: Format,
+        to: Format,
+        a: &[M::Word],
+    ) -> Result<Vec<M::Word>, TrainError> {
         (**self).convert(from, to, a)
     }
 
@@ -109,22 +265,80 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
     }
 }
 
-/// The golden machine: the golden library, op for op. With `f32` it is plain float
-/// training (libm's exp, f32 rounding everywhere).
-#[derive(Default)]
+/// Runs `work(part)` for `parts` parts of a job on up to `threads` threads and returns the
+/// results in part order: the partition decides only who computes what, never how, so the
+/// result is the same for every thread count.
+pub fn in_parallel<T: Send>(
+    threads: usize,
+    parts: usize,
+    work: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let threads = threads.clamp(1, parts.max(1));
+    if threads == 1 {
+        return (0..parts).map(work).collect();
+    }
+    let per = parts.div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let work = &work;
+                s.spawn(move || (t * per..((t + 1) * per).min(parts)).map(work).collect())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h: std::thread::ScopedJoinHandle<'_, Vec<T>>| {
+                h.join().expect("a machine worker panicked")
+            })
+            .collect()
+    })
+}
+
+/// The number of threads to use when none is given: every core.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The golden machine: the golden library, op for op, on `threads` threads. With `f32` it is
+/// float training through the golden f32 arithmetic (the bit-exact reference of the float
+/// machine's lanes).
 pub struct Golden {
     /// The name reports give (`golden`, or `f32` for float training).
     pub label: String,
     /// LNS only: keep this many fraction bits after every operation, inside products and
     /// sums too (seed 000 §4.5 cleared the low bits after each operation).
     pub keep_bits: Option<u32>,
+    /// Threads for products and lane operations: each output element is computed whole by
+    /// one thread, in order, so the results do not depend on the count.
+    pub threads: usize,
 }
 
+impl Default for Golden {
+    fn default() -> Golden {
+        Golden::new("golden", None)
+    }
+}
+
+/// Below this many multiply-adds (or lane operations) a job runs on one thread: starting
+/// threads costs more than it saves.
+const PARALLEL_FROM: usize = 1 << 14;
+
 impl Golden {
+    /// A golden machine on every core.
     pub fn new(label: &str, keep_bits: Option<u32>) -> Golden {
         Golden {
             label: label.into(),
             keep_bits,
+            threads: all_cores(),
+        }
+    }
+
+    /// The threads for a job of `work` operations.
+    fn threads_for(&self, work: usize) -> usize {
+        if work < PARALLEL_FROM {
+            1
+        } else {
+            self.threads
         }
     }
 
@@ -148,59 +362,47 @@ impl Golden {
 }
 
 impl Machine for Golden {
-    fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError> {
-        assert_eq!(a.cols, b.rows, "matmul shapes");
+    type Word = u64;
+
+    fn matmul(
+        &mut self,
+        f: Format,
+        acc: Accumulate,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+    ) -> Result<Mat, TrainError> {
+        check_shapes(a, b)?;
         let c = f.calc();
-        let bt = b.transpose();
+        let a_rows = a.to_mat();
+        let b_cols = b.columns();
+        let (m, n, k) = (a.rows(), b.cols(), a.cols());
         let keep = self.keep_bits;
-        // Each element is one dot product in order; rows are independent, so they are shared
-        // among the cores (the result does not depend on how).
-        let one_row = |r: usize| -> Result<Vec<u64>, TrainError> {
-            (0..b.cols)
-                .map(|col| {
-                    let (x, y) = (a.row(r), bt.row(col));
-                    match (keep, &c) {
-                        (Some(n), Calc::Lns(l)) => {
-                            Ok(Golden::dot_keep(l, n, acc == Accumulate::Kahan, x, y))
-                        }
-                        _ => c
-                            .dot(acc.mode(), x, y)
-                            .map_err(|e| TrainError(e.to_string())),
-                    }
-                })
-                .collect()
+        // Each element is one dot product, k = 0..K−1 in order, computed by one thread.
+        let element = |i: usize| -> Result<u64, TrainError> {
+            let (x, y) = (a_rows.row(i / n), b_cols.row(i % n));
+            match (keep, &c) {
+                (Some(bits), Calc::Lns(l)) => {
+                    Ok(Golden::dot_keep(l, bits, acc == Accumulate::Kahan, x, y))
+                }
+                _ => c
+                    .dot(acc.mode(), x, y)
+                    .map_err(|e| TrainError(e.to_string())),
+            }
         };
-        let threads = if a.rows * a.cols * b.cols < 1 << 16 {
-            1
-        } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        };
-        let per = a.rows.div_ceil(threads);
-        let parts: Vec<Result<Vec<u64>, TrainError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let one_row = &one_row;
-                    s.spawn(move || {
-                        let mut out = vec![];
-                        for r in t * per..((t + 1) * per).min(a.rows) {
-                            out.extend(one_row(r)?);
-                        }
-                        Ok(out)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("matmul worker"))
-                .collect()
+        let threads = self.threads_for(m * n * k);
+        let chunk = (m * n).div_ceil(threads).max(1);
+        let parts = in_parallel(threads, (m * n).div_ceil(chunk), |p| {
+            (p * chunk..((p + 1) * chunk).min(m * n))
+                .map(element)
+                .collect::<Result<Vec<u64>, TrainError>>()
         });
-        let mut data = Vec::with_capacity(a.rows * b.cols);
+        let mut data = Vec::with_capacity(m * n);
         for p in parts {
             data.extend(p?);
         }
         Ok(Mat {
-            rows: a.rows,
-            cols: b.cols,
+            rows: m,
+            cols: n,
             data,
         })
     }
@@ -217,17 +419,16 @@ impl Machine for Golden {
             (Some(n), Calc::Lns(l)) => Some((n, l)),
             _ => None,
         };
-        Ok(a.iter()
-            .zip(b.iter().chain(std::iter::repeat(&0)))
-            .map(|(&x, &y)| {
-                // The golden lane's result (`convert` goes through `Machine::convert`).
-                let v = alu::result(&c, op.code(), x, y, false, || x);
-                match keep {
-                    Some((n, l)) => l.clear_low_bits(v, n),
-                    None => v,
-                }
-            })
-            .collect())
+        let lane = |i: usize| {
+            let (x, y) = (a[i], b.get(i).copied().unwrap_or(0));
+            // The golden lane's result (`convert` goes through `Machine::convert`).
+            let v = alu::result(&c, op.code(), x, y, false, || x);
+            match keep {
+                Some((n, l)) => l.clear_low_bits(v, n),
+                None => v,
+            }
+        };
+        Ok(self.map_lanes(a.len(), lane))
     }
 
     fn convert(&mut self, from: Format, to: Format, a: &[u64]) -> Result<Vec<u64>, TrainError> {
@@ -235,7 +436,7 @@ impl Machine for Golden {
             return Ok(a.to_vec());
         }
         let (fc, tc) = (from.calc(), to.calc());
-        Ok(a.iter().map(|&x| alu::convert(&fc, &tc, x)).collect())
+        Ok(self.map_lanes(a.len(), |i| alu::convert(&fc, &tc, a[i])))
     }
 
     fn name(&self) -> String {
@@ -243,16 +444,30 @@ impl Machine for Golden {
     }
 }
 
+impl Golden {
+    /// `lane(i)` for i in 0..n, shared among the threads in contiguous blocks.
+    fn map_lanes(&self, n: usize, lane: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {
+        let threads = self.threads_for(n);
+        let chunk = n.div_ceil(threads).max(1);
+        in_parallel(threads, n.div_ceil(chunk), |p| {
+            (p * chunk..((p + 1) * chunk).min(n))
+                .map(&lane)
+                .collect::<Vec<u64>>()
+        })
+        .concat()
+    }
+}
+
 /// `--check`: every operation runs on `dut` and on `reference`; the first word that differs
 /// stops the run with a report of the operation, the element, and both words.
-pub struct Checked<A: Machine, B: Machine> {
+pub struct Checked<A: Machine<Word = u64>, B: Machine<Word = u64>> {
     pub dut: A,
     pub reference: B,
     /// Operations compared so far.
     pub ops: u64,
 }
 
-impl<A: Machine, B: Machine> Checked<A, B> {
+impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Checked<A, B> {
     fn compare(&mut self, what: String, got: &[u64], want: &[u64]) -> Result<(), TrainError> {
         self.ops += 1;
         if let Some(i) = (0..want.len()).find(|&i| got.get(i) != Some(&want[i])) {
@@ -270,13 +485,24 @@ impl<A: Machine, B: Machine> Checked<A, B> {
     }
 }
 
-impl<A: Machine, B: Machine> Machine for Checked<A, B> {
-    fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError> {
+impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
+    type Word = u64;
+
+    fn matmul(
+        &mut self,
+        f: Format,
+        acc: Accumulate,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+    ) -> Result<Mat, TrainError> {
         let got = self.dut.matmul(f, acc, a, b)?;
         let want = self.reference.matmul(f, acc, a, b)?;
         let what = format!(
             "matmul in {f}, {acc:?}, {}x{} by {}x{}, row-major",
-            a.rows, a.cols, b.rows, b.cols
+            a.rows(),
+            a.cols(),
+            b.rows(),
+            b.cols()
         );
         self.compare(what, &got.data, &want.data)?;
         Ok(got)

@@ -10,33 +10,35 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
 use crate::config::{Activation, Config};
-use crate::machine::{Accumulate, Machine, Mat};
+use std::borrow::Cow;
+
+use crate::machine::{Accumulate, Machine, Mat, View, Word};
 use crate::TrainError;
 
 /// One layer: W (out × in), b, their momentum and (with Kahan updates) compensations, in O.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Layer {
-    pub w: Mat,
-    pub b: Vec<u64>,
-    pub vw: Vec<u64>,
-    pub vb: Vec<u64>,
-    pub cw: Vec<u64>,
-    pub cb: Vec<u64>,
+pub struct Layer<W = u64> {
+    pub w: Mat<W>,
+    pub b: Vec<W>,
+    pub vw: Vec<W>,
+    pub vb: Vec<W>,
+    pub cw: Vec<W>,
+    pub cb: Vec<W>,
 }
 
 /// The network's parameters.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Model {
-    pub layers: Vec<Layer>,
+pub struct Model<W = u64> {
+    pub layers: Vec<Layer<W>>,
 }
 
-impl Model {
+impl<W: Word> Model<W> {
     /// Seed 000 §4.2.1: hidden weights uniform in ±4·sqrt(6 / (fan_in + fan_out)) for sigmoid
     /// (±sqrt(6 / (fan_in + fan_out)) for ReLU), hidden biases 0; the softmax layer's weights
     /// and biases 0. Drawn in f64 from `seed`, converted to O.
-    pub fn init(cfg: &Config) -> Model {
+    pub fn init(cfg: &Config) -> Model<W> {
         let o = cfg.stages.o.calc();
-        let zero = o.zero();
+        let zero = W::from_bits(o.zero());
         let mut rng = Pcg64::seed_from_u64(cfg.seed);
         let n = cfg.layers.len() - 1;
         let layers = (0..n)
@@ -53,7 +55,7 @@ impl Model {
                         if last {
                             zero
                         } else {
-                            o.from_f64(rng.gen_range(-r..r))
+                            W::from_bits(o.from_f64(rng.gen_range(-r..r)))
                         }
                     })
                     .collect();
@@ -85,11 +87,6 @@ fn accumulation(f: Format, quire: bool, kahan: bool) -> Accumulate {
         Format::Lns(_) if kahan => Accumulate::Kahan,
         _ => Accumulate::Naive,
     }
-}
-
-/// A word of `f` for the real `x` (a constant chosen by the host: 1, a learning rate, 2^−k).
-fn konst(f: Format, x: f64) -> u64 {
-    f.calc().from_f64(x)
 }
 
 /// ⌈log2 |x|⌉ of a nonzero finite f64, exactly.
@@ -125,38 +122,63 @@ pub struct Net<'a, M: Machine> {
 
 /// What a forward pass keeps for the backward pass: each layer's input (A_0 = X) in F and
 /// its pre-activation Z in F; the output probabilities in L.
-pub struct Forward {
-    pub inputs: Vec<Mat>,
-    pub pre: Vec<Mat>,
-    pub probs: Mat,
+pub struct Forward<W = u64> {
+    pub inputs: Vec<Mat<W>>,
+    pub pre: Vec<Mat<W>>,
+    pub probs: Mat<W>,
 }
 
 impl<M: Machine> Net<'_, M> {
-    fn convert(&mut self, from: Format, to: Format, a: &Mat) -> Result<Mat, TrainError> {
-        Ok(Mat {
+    /// `a` in `to`: the machine's conversion, or `a` itself when the formats agree.
+    fn convert<'m>(
+        &mut self,
+        from: Format,
+        to: Format,
+        a: &'m Mat<M::Word>,
+    ) -> Result<Cow<'m, Mat<M::Word>>, TrainError> {
+        if from == to {
+            return Ok(Cow::Borrowed(a));
+        }
+        Ok(Cow::Owned(Mat {
             rows: a.rows,
             cols: a.cols,
             data: self.m.convert(from, to, &a.data)?,
-        })
+        }))
     }
 
-    fn splat(&self, f: Format, x: f64, n: usize) -> Vec<u64> {
-        vec![konst(f, x); n]
+    /// Words of `a` in `to` (see [`Net::convert`]).
+    fn convert_words<'m>(
+        &mut self,
+        from: Format,
+        to: Format,
+        a: &'m [M::Word],
+    ) -> Result<Cow<'m, [M::Word]>, TrainError> {
+        if from == to {
+            return Ok(Cow::Borrowed(a));
+        }
+        Ok(Cow::Owned(self.m.convert(from, to, a)?))
+    }
+
+    fn splat(&self, f: Format, x: f64, n: usize) -> Vec<M::Word> {
+        vec![M::Word::constant(f, x); n]
     }
 
     /// e^x elementwise. f32: libm. Other formats: seed 000 eq. 2.6 as lane operations (the
     /// golden `Lns::exp_taylor` op for op): y = x·2^−k with k = max(0, ⌈log2|x|⌉ + 1),
     /// p = 1 + y + y²/2 + y³/6 + y⁴/24 (t ← t·y / j), then p squared k times (a lane whose k
     /// is used up multiplies by one, which is exact).
-    pub fn exp(&mut self, f: Format, x: &[u64]) -> Result<Vec<u64>, TrainError> {
-        let c = f.calc();
+    pub fn exp(&mut self, f: Format, x: &[M::Word]) -> Result<Vec<M::Word>, TrainError> {
         if f == Format::F32 {
-            return Ok(x.iter().map(|&v| c.exp(v)).collect());
+            let c = f.calc();
+            return Ok(x
+                .iter()
+                .map(|&v| M::Word::from_bits(c.exp(v.to_bits())))
+                .collect());
         }
         let ks: Vec<i32> = x
             .iter()
             .map(|&v| {
-                let r = c.to_f64(v);
+                let r = v.value(f);
                 if r == 0.0 || !r.is_finite() {
                     0
                 } else {
@@ -172,12 +194,12 @@ impl<M: Machine> Net<'_, M> {
         let mut y = x.to_vec();
         let mut left = ks.clone();
         while left.iter().any(|&k| k > 0) {
-            let scale: Vec<u64> = left
+            let scale: Vec<M::Word> = left
                 .iter_mut()
                 .map(|k| {
                     let s = (*k).min(kmax);
                     *k -= s;
-                    c.from_f64((-s as f64).exp2())
+                    M::Word::constant(f, (-s as f64).exp2())
                 })
                 .collect();
             y = self.m.lanes(f, AluOp::Mul, &y, &scale)?;
@@ -193,7 +215,7 @@ impl<M: Machine> Net<'_, M> {
         }
         let rounds = ks.iter().copied().max().unwrap_or(0);
         for r in 1..=rounds {
-            let b: Vec<u64> = p
+            let b: Vec<M::Word> = p
                 .iter()
                 .zip(&ks)
                 .map(|(&pv, &k)| if k >= r { pv } else { one[0] })
@@ -204,7 +226,7 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// The activation of a hidden layer, elementwise in F.
-    fn activate(&mut self, z: &Mat) -> Result<Mat, TrainError> {
+    fn activate(&mut self, z: &Mat<M::Word>) -> Result<Mat<M::Word>, TrainError> {
         let f = self.cfg.stages.f;
         let n = z.data.len();
         let data = match self.cfg.activation {
@@ -228,8 +250,13 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// Adds the bias row to every row of `z`.
-    fn add_bias(&mut self, f: Format, z: &Mat, b: &[u64]) -> Result<Mat, TrainError> {
-        let bb: Vec<u64> = (0..z.rows).flat_map(|_| b.iter().copied()).collect();
+    fn add_bias(
+        &mut self,
+        f: Format,
+        z: &Mat<M::Word>,
+        b: &[M::Word],
+    ) -> Result<Mat<M::Word>, TrainError> {
+        let bb: Vec<M::Word> = (0..z.rows).flat_map(|_| b.iter().copied()).collect();
         Ok(Mat {
             rows: z.rows,
             cols: z.cols,
@@ -238,22 +265,27 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// Row sums of `x` (a product with a column of ones, accumulated as `acc`).
-    fn row_sums(&mut self, f: Format, acc: Accumulate, x: &Mat) -> Result<Vec<u64>, TrainError> {
-        let ones = Mat::filled(x.cols, 1, konst(f, 1.0));
-        Ok(self.m.matmul(f, acc, x, &ones)?.data)
+    fn row_sums(
+        &mut self,
+        f: Format,
+        acc: Accumulate,
+        x: View<'_, M::Word>,
+    ) -> Result<Vec<M::Word>, TrainError> {
+        let ones = Mat::filled(x.cols(), 1, M::Word::constant(f, 1.0));
+        Ok(self.m.matmul(f, acc, x, ones.view())?.data)
     }
 
     /// Softmax of each row of `z` (in L): e^(z − max) / Σ e^(z − max).
-    fn softmax(&mut self, z: &Mat) -> Result<Mat, TrainError> {
+    fn softmax(&mut self, z: &Mat<M::Word>) -> Result<Mat<M::Word>, TrainError> {
         let l = self.cfg.stages.l;
-        let cols: Vec<Vec<u64>> = (0..z.cols)
+        let cols: Vec<Vec<M::Word>> = (0..z.cols)
             .map(|c| (0..z.rows).map(|r| z.at(r, c)).collect())
             .collect();
         let mut max = cols[0].clone();
         for col in &cols[1..] {
             max = self.m.lanes(l, AluOp::Max, &max, col)?;
         }
-        let mm: Vec<u64> = (0..z.rows)
+        let mm: Vec<M::Word> = (0..z.rows)
             .flat_map(|r| std::iter::repeat_n(max[r], z.cols))
             .collect();
         let d = self.m.lanes(l, AluOp::Sub, &z.data, &mm)?;
@@ -263,8 +295,8 @@ impl<M: Machine> Net<'_, M> {
             data: self.exp(l, &d)?,
         };
         let acc = accumulation(l, self.cfg.quire, self.cfg.kahan.softmax);
-        let s = self.row_sums(l, acc, &e)?;
-        let ss: Vec<u64> = (0..z.rows)
+        let s = self.row_sums(l, acc, e.view())?;
+        let ss: Vec<M::Word> = (0..z.rows)
             .flat_map(|r| std::iter::repeat_n(s[r], z.cols))
             .collect();
         Ok(Mat {
@@ -275,7 +307,11 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// The forward pass of a batch `x` (rows = samples, in F).
-    pub fn forward(&mut self, model: &Model, x: Mat) -> Result<Forward, TrainError> {
+    pub fn forward(
+        &mut self,
+        model: &Model<M::Word>,
+        x: Mat<M::Word>,
+    ) -> Result<Forward<M::Word>, TrainError> {
         let st = self.cfg.stages;
         let acc = accumulation(st.f, self.cfg.quire, self.cfg.kahan.matmul);
         let n = model.layers.len();
@@ -283,8 +319,8 @@ impl<M: Machine> Net<'_, M> {
         let mut pre = vec![];
         for (i, layer) in model.layers.iter().enumerate() {
             let w = self.convert(st.o, st.f, &layer.w)?;
-            let b = self.m.convert(st.o, st.f, &layer.b)?;
-            let z = self.m.matmul(st.f, acc, &inputs[i], &w.transpose())?;
+            let b = self.convert_words(st.o, st.f, &layer.b)?;
+            let z = self.m.matmul(st.f, acc, inputs[i].view(), w.t())?;
             let z = self.add_bias(st.f, &z, &b)?;
             if i + 1 < n {
                 let a = self.activate(&z)?;
@@ -292,7 +328,7 @@ impl<M: Machine> Net<'_, M> {
             }
             pre.push(z);
         }
-        let logits = self.convert(st.f, st.l, &pre[n - 1])?;
+        let logits = self.convert(st.f, st.l, &pre[n - 1])?.into_owned();
         let probs = self.softmax(&logits)?;
         Ok(Forward { inputs, pre, probs })
     }
@@ -301,12 +337,12 @@ impl<M: Machine> Net<'_, M> {
     /// Returns the forward pass (for metrics). `lr` and `momentum` are this step's.
     pub fn step(
         &mut self,
-        model: &mut Model,
-        x: Mat,
+        model: &mut Model<M::Word>,
+        x: Mat<M::Word>,
         labels: &[u8],
         lr: f64,
         momentum: f64,
-    ) -> Result<Forward, TrainError> {
+    ) -> Result<Forward<M::Word>, TrainError> {
         let st = self.cfg.stages;
         let q = self.cfg.quire;
         let k = self.cfg.kahan;
@@ -314,36 +350,42 @@ impl<M: Machine> Net<'_, M> {
         let batch = labels.len();
         let classes = fw.probs.cols;
         // Output error p − onehot, in L.
-        let onehot: Vec<u64> = (0..batch)
+        let (one, zero) = (M::Word::constant(st.l, 1.0), M::Word::constant(st.l, 0.0));
+        let onehot: Vec<M::Word> = (0..batch)
             .flat_map(|r| (0..classes).map(move |c| (r, c)))
-            .map(|(r, c)| konst(st.l, if labels[r] as usize == c { 1.0 } else { 0.0 }))
+            .map(|(r, c)| if labels[r] as usize == c { one } else { zero })
             .collect();
         let delta_l = Mat {
             rows: batch,
             cols: classes,
             data: self.m.lanes(st.l, AluOp::Sub, &fw.probs.data, &onehot)?,
         };
-        let mut delta_b = self.convert(st.l, st.b, &delta_l)?;
-        let mut delta_g = self.convert(st.l, st.g, &delta_l)?;
+        let mut delta_b = self.convert(st.l, st.b, &delta_l)?.into_owned();
+        let mut delta_g = self.convert(st.l, st.g, &delta_l)?.into_owned();
         let n = model.layers.len();
         let mut grads = vec![];
         for i in (0..n).rev() {
             // Gradients in G: δᵀ·A (a product over the batch) and Σ_batch δ.
             let a_g = self.convert(st.f, st.g, &fw.inputs[i])?;
-            let dt = delta_g.transpose();
-            let gw = self
-                .m
-                .matmul(st.g, accumulation(st.g, q, k.matmul), &dt, &a_g)?;
-            let gb = self.row_sums(st.g, accumulation(st.g, q, k.sums), &dt)?;
+            let gw = self.m.matmul(
+                st.g,
+                accumulation(st.g, q, k.matmul),
+                delta_g.t(),
+                a_g.view(),
+            )?;
+            let gb = self.row_sums(st.g, accumulation(st.g, q, k.sums), delta_g.t())?;
             grads.push((gw, gb));
             if i == 0 {
                 break;
             }
             // Propagate in B: e = δ·W, times the activation's derivative at layer i − 1.
             let w_b = self.convert(st.o, st.b, &model.layers[i].w)?;
-            let e = self
-                .m
-                .matmul(st.b, accumulation(st.b, q, k.matmul), &delta_b, &w_b)?;
+            let e = self.m.matmul(
+                st.b,
+                accumulation(st.b, q, k.matmul),
+                delta_b.view(),
+                w_b.view(),
+            )?;
             let d = match self.cfg.activation {
                 Activation::Sigmoid => {
                     let h = self.convert(st.f, st.b, &fw.inputs[i])?;
@@ -364,15 +406,15 @@ impl<M: Machine> Net<'_, M> {
                 cols: e.cols,
                 data: d,
             };
-            delta_g = self.convert(st.b, st.g, &delta_b)?;
+            delta_g = self.convert(st.b, st.g, &delta_b)?.into_owned();
         }
         grads.reverse();
         // Update in O: v = μ·v − (lr / batch)·g; w = w + v (Kahan with a compensation per
         // weight where asked).
         let rate = lr / batch as f64;
         for (layer, (gw, gb)) in model.layers.iter_mut().zip(grads) {
-            let gw = self.m.convert(st.g, st.o, &gw.data)?;
-            let gb = self.m.convert(st.g, st.o, &gb)?;
+            let gw = self.convert_words(st.g, st.o, &gw.data)?;
+            let gb = self.convert_words(st.g, st.o, &gb)?;
             let (nw, vw, cw) =
                 self.update(&layer.w.data, &layer.vw, &layer.cw, &gw, rate, momentum)?;
             let (nb, vb, cb) = self.update(&layer.b, &layer.vb, &layer.cb, &gb, rate, momentum)?;
@@ -385,13 +427,13 @@ impl<M: Machine> Net<'_, M> {
     #[allow(clippy::type_complexity)]
     fn update(
         &mut self,
-        w: &[u64],
-        v: &[u64],
-        c: &[u64],
-        g: &[u64],
+        w: &[M::Word],
+        v: &[M::Word],
+        c: &[M::Word],
+        g: &[M::Word],
         rate: f64,
         momentum: f64,
-    ) -> Result<(Vec<u64>, Vec<u64>, Vec<u64>), TrainError> {
+    ) -> Result<(Vec<M::Word>, Vec<M::Word>, Vec<M::Word>), TrainError> {
         let o = self.cfg.stages.o;
         let n = w.len();
         let step = self.m.lanes(o, AluOp::Mul, g, &self.splat(o, rate, n))?;

@@ -10,7 +10,7 @@ use lpgen_hdl::{generate, Params, PeKind, Unit};
 use lpgen_verif::layout::{get_bits, put_bits, Layout};
 use lpgen_verif::{Model, Toolchain};
 
-use crate::machine::{Accumulate, Machine, Mat};
+use crate::machine::{check_shapes, Accumulate, Machine, Mat, View};
 use crate::TrainError;
 
 /// A loaded design and its port positions (bit offsets into the packed buffers).
@@ -184,12 +184,21 @@ impl Rtl {
 }
 
 impl Machine for Rtl {
+    type Word = u64;
+
     /// Tiles of R rows of A × C columns of B stream back to back: step k of a tile puts
     /// A[i0 + r][k] on row r and B[k][j0 + c] on column c (the format's zero beyond the
     /// matrix), `clear` with k = 0, `last` with k = K − 1, and bubbles after a short tile so
     /// that `last` steps are R + C − 1 cycles apart; each `out_valid` carries one tile.
-    fn matmul(&mut self, f: Format, acc: Accumulate, a: &Mat, b: &Mat) -> Result<Mat, TrainError> {
-        assert_eq!(a.cols, b.rows, "matmul shapes");
+    fn matmul(
+        &mut self,
+        f: Format,
+        acc: Accumulate,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+    ) -> Result<Mat, TrainError> {
+        check_shapes(a, b)?;
+        let (a, b) = (a.to_mat(), b.to_mat());
         let pe = Rtl::pe(f, acc)?;
         let (rows, cols) = (self.rows as usize, self.cols as usize);
         let w = f.width();

@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use lpgen_golden::Calc;
+use lpgen_golden::{Calc, Format};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::{self, State};
 use crate::config::{Config, Normalize, Schedule};
 use crate::data::{self, Dataset};
-use crate::machine::{Machine, Mat};
+use crate::machine::{Machine, Mat, Word};
 use crate::mlp::{Forward, Model, Net};
 use crate::plot;
 use crate::TrainError;
@@ -80,11 +80,13 @@ fn truncate(s: &str) -> &str {
 
 /// The input words of a batch: pixels normalised per feature (dataset moments, in f64 on
 /// the host: this is the data as loaded, not training arithmetic), rounded into `f`.
-fn batch_input(d: &Dataset, idx: &[usize], mean: &[f64], sd: &[f64], f: &Calc) -> Mat {
+fn batch_input<W: Word>(d: &Dataset, idx: &[usize], mean: &[f64], sd: &[f64], f: &Calc) -> Mat<W> {
     let mut data = Vec::with_capacity(idx.len() * d.dim);
     for &i in idx {
         for (j, &p) in d.image(i).iter().enumerate() {
-            data.push(f.from_f64((p as f64 / 255.0 - mean[j]) / sd[j]));
+            data.push(W::from_bits(
+                f.from_f64((p as f64 / 255.0 - mean[j]) / sd[j]),
+            ));
         }
     }
     Mat {
@@ -96,11 +98,11 @@ fn batch_input(d: &Dataset, idx: &[usize], mean: &[f64], sd: &[f64], f: &Calc) -
 
 /// Cross-entropy (natural log) and correct count of a batch's probabilities, on the host in
 /// f64 (reporting only).
-fn score(fw: &Forward, labels: &[u8], l: &Calc) -> (f64, usize) {
+fn score<W: Word>(fw: &Forward<W>, labels: &[u8], l: Format) -> (f64, usize) {
     let mut loss = 0.0;
     let mut correct = 0;
     for (r, &label) in labels.iter().enumerate() {
-        let p: Vec<f64> = fw.probs.row(r).iter().map(|&w| l.to_f64(w)).collect();
+        let p: Vec<f64> = fw.probs.row(r).iter().map(|&w| w.value(l)).collect();
         let pl = p[label as usize];
         loss -= if pl > 1e-30 { pl.ln() } else { (1e-30f64).ln() };
         let best = (0..p.len())
@@ -125,19 +127,19 @@ fn progress(epoch: u32, epochs: u32, done: usize, total: usize, rate: f64) {
 /// Evaluates `model` on `test` (forward passes in batches of the training batch size).
 pub fn evaluate<M: Machine>(
     net: &mut Net<'_, M>,
-    model: &Model,
+    model: &Model<M::Word>,
     test: &Dataset,
     moments: (&[f64], &[f64]),
 ) -> Result<(f64, f64), TrainError> {
     let f = net.cfg.stages.f.calc();
-    let l = net.cfg.stages.l.calc();
+    let l = net.cfg.stages.l;
     let idx: Vec<usize> = (0..test.len()).collect();
     let (mut loss, mut correct) = (0.0, 0);
     for chunk in idx.chunks(net.cfg.batch) {
         let x = batch_input(test, chunk, moments.0, moments.1, &f);
         let fw = net.forward(model, x)?;
         let labels: Vec<u8> = chunk.iter().map(|&i| test.labels[i]).collect();
-        let (s, c) = score(&fw, &labels, &l);
+        let (s, c) = score(&fw, &labels, l);
         loss += s;
         correct += c;
     }
@@ -153,7 +155,7 @@ pub fn run<M: Machine>(
     test: &Dataset,
     plan: &Plan,
     report: &mut dyn FnMut(&str) -> Result<(), TrainError>,
-) -> Result<State, TrainError> {
+) -> Result<State<M::Word>, TrainError> {
     std::fs::create_dir_all(&plan.out).map_err(|e| {
         TrainError(format!(
             "cannot create output directory {}: {e}",
@@ -185,7 +187,7 @@ pub fn run<M: Machine>(
         Normalize::Global => data::global_moments(train),
     };
     let fcalc = cfg.stages.f.calc();
-    let lcalc = cfg.stages.l.calc();
+
     let backend = machine.name();
     let show = plan.progress && std::io::stderr().is_terminal();
     while state.epochs_done < plan.epochs {
@@ -214,7 +216,7 @@ pub fn run<M: Machine>(
             let x = batch_input(train, chunk, &mean, &sd, &fcalc);
             let labels: Vec<u8> = chunk.iter().map(|&i| train.labels[i]).collect();
             let fw = net.step(&mut state.model, x, &labels, state.lr, momentum)?;
-            let (l, c) = score(&fw, &labels, &lcalc);
+            let (l, c) = score(&fw, &labels, cfg.stages.l);
             loss += l;
             correct += c;
             seen += chunk.len();

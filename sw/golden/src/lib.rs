@@ -58,15 +58,31 @@ impl std::str::FromStr for SumMode {
     }
 }
 
+/// `body` with `$arith` bound to the format's own arithmetic (not the word-level `Calc`), so
+/// that a loop over many operations dispatches once and runs in the format's working form
+/// (LNS: split sign and log, without packing each intermediate into a word).
+macro_rules! on_arith {
+    ($calc:expr, $arith:ident => $body:expr) => {
+        match $calc {
+            Calc::Lns($arith) => $body,
+            Calc::Posit($arith) => $body,
+            Calc::Fix($arith) => $body,
+            Calc::F32 => {
+                let $arith = &F32;
+                $body
+            }
+        }
+    };
+}
+
 impl Calc {
     /// Σ x_k in the given mode.
     pub fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
-        let ones = vec![self.one(); xs.len()];
         match mode {
-            SumMode::Naive => Ok(sum::naive_sum(self, xs)),
-            SumMode::Kahan => Ok(sum::kahan_sum(self, xs)),
-            SumMode::Pairwise => Ok(sum::pairwise_sum(self, xs)),
-            SumMode::Quire => self.dot(SumMode::Quire, xs, &ones),
+            SumMode::Naive => Ok(on_arith!(self, a => sum::naive_sum(a, xs))),
+            SumMode::Kahan => Ok(on_arith!(self, a => sum::kahan_sum(a, xs))),
+            SumMode::Pairwise => Ok(on_arith!(self, a => sum::pairwise_sum(a, xs))),
+            SumMode::Quire => self.dot(SumMode::Quire, xs, &vec![self.one(); xs.len()]),
         }
     }
 
@@ -74,9 +90,9 @@ impl Calc {
     pub fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
         assert_eq!(a.len(), b.len());
         Ok(match mode {
-            SumMode::Naive => sum::naive_dot(self, a, b),
-            SumMode::Kahan => sum::kahan_dot(self, a, b),
-            SumMode::Pairwise => sum::pairwise_dot(self, a, b),
+            SumMode::Naive => on_arith!(self, f => sum::naive_dot(f, a, b)),
+            SumMode::Kahan => on_arith!(self, f => sum::kahan_dot(f, a, b)),
+            SumMode::Pairwise => on_arith!(self, f => sum::pairwise_dot(f, a, b)),
             SumMode::Quire => match self {
                 Calc::Posit(p) => p.dot_quire(a, b),
                 Calc::Fix(x) => x.dot_acc(a, b),

@@ -143,36 +143,44 @@ impl Machine for Float {
                 "the float machine computes in f32, not {f}"
             )));
         }
-        let two = |g: fn(f32, f32) -> f32| -> Vec<f32> {
-            let b = b.iter().copied().chain(std::iter::repeat(0.0));
-            a.iter().zip(b).map(|(&x, y)| g(x, y)).collect()
-        };
-        let one = |g: fn(f32) -> f32| -> Vec<f32> { a.iter().map(|&x| g(x)).collect() };
+        // Generic (not `fn` pointers) so that each loop is inlined and vectorised.
+        fn two(a: &[f32], b: &[f32], g: impl Fn(f32, f32) -> f32) -> Vec<f32> {
+            if b.len() >= a.len() {
+                a.iter().zip(b).map(|(&x, &y)| g(x, y)).collect()
+            } else {
+                // A short `b` reads as zeros, as the golden lanes read it.
+                let pad = b.iter().copied().chain(std::iter::repeat(0.0));
+                a.iter().zip(pad).map(|(&x, y)| g(x, y)).collect()
+            }
+        }
+        fn one(a: &[f32], g: impl Fn(f32) -> f32) -> Vec<f32> {
+            a.iter().map(|&x| g(x)).collect()
+        }
         // The golden f32 lane of each opcode (`lpgen_golden::Calc::F32`, `alu::result`).
         Ok(match op {
-            AluOp::Add => two(|x, y| x + y),
-            AluOp::Sub => two(|x, y| x - y),
-            AluOp::Mul => two(|x, y| x * y),
-            AluOp::Div => two(|x, y| x / y),
-            AluOp::Max => two(|x, y| {
+            AluOp::Add => two(a, b, |x, y| x + y),
+            AluOp::Sub => two(a, b, |x, y| x - y),
+            AluOp::Mul => two(a, b, |x, y| x * y),
+            AluOp::Div => two(a, b, |x, y| x / y),
+            AluOp::Max => two(a, b, |x, y| {
                 if x.is_nan() || y.is_nan() {
                     f32::NAN
                 } else {
                     x.max(y)
                 }
             }),
-            AluOp::Min => two(|x, y| {
+            AluOp::Min => two(a, b, |x, y| {
                 if x.is_nan() || y.is_nan() {
                     f32::NAN
                 } else {
                     x.min(y)
                 }
             }),
-            AluOp::Lt => two(|x, y| if x < y { 1.0 } else { 0.0 }),
-            AluOp::Neg => one(|x| -x),
-            AluOp::Abs => one(f32::abs),
+            AluOp::Lt => two(a, b, |x, y| if x < y { 1.0 } else { 0.0 }),
+            AluOp::Neg => one(a, |x| -x),
+            AluOp::Abs => one(a, f32::abs),
             // The trainer's lanes select nothing (sel = 0 gives b) and convert nothing here.
-            AluOp::Select => two(|_, y| y),
+            AluOp::Select => two(a, b, |_, y| y),
             AluOp::Convert => a.to_vec(),
         })
     }

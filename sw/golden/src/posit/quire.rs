@@ -83,18 +83,8 @@ impl Quire {
             (m, pos as u32)
         };
         if self.limbs.len() <= 2 {
-            // Quires of up to 128 bits: one u128 (a value below 2^128 never needs pos >= 128).
-            let v = (m as u128) << pos.min(127);
             let q = self.limbs[0] as u128 | (*self.limbs.get(1).unwrap_or(&0) as u128) << 64;
-            let q = if negative {
-                q.wrapping_sub(v)
-            } else {
-                q.wrapping_add(v)
-            };
-            self.limbs[0] = q as u64;
-            if let Some(l) = self.limbs.get_mut(1) {
-                *l = (q >> 64) as u64;
-            }
+            self.set_small(accumulate_small(q, negative, m, pos as i32));
             return;
         }
         let (i, off) = ((pos / 64) as usize, pos % 64);
@@ -137,6 +127,14 @@ impl Quire {
         }
     }
 
+    /// The limbs of a quire of up to 128 bits, from one u128.
+    fn set_small(&mut self, q: u128) {
+        self.limbs[0] = q as u64;
+        if let Some(l) = self.limbs.get_mut(1) {
+            *l = (q >> 64) as u64;
+        }
+    }
+
     /// q += a·b (exact). `subtract` gives q -= a·b.
     #[inline]
     pub fn fma(&mut self, a: u64, b: u64, subtract: bool) {
@@ -148,12 +146,7 @@ impl Quire {
         if a == 0 || b == 0 {
             return;
         }
-        let (neg, m, scale) = with_const_format!(self.fmt, |f| {
-            let (sa, ea, ma) = f.unpack(a);
-            let (sb, eb, mb) = f.unpack(b);
-            // a·b = m·2^(ea+eb-62) exactly, m < 2^64 (hidden bits at 31 each).
-            (sa ^ sb, (ma >> 31) * (mb >> 31), ea + eb)
-        });
+        let (neg, m, scale) = product(self.fmt, a, b);
         self.accumulate(neg ^ subtract, m, scale - 62 + self.frac_bits);
     }
 
@@ -249,13 +242,58 @@ impl Quire {
     }
 }
 
+/// a·b of two nonzero, non-NaR posits of `f` as (sign, m, scale): m·2^(scale−62) exactly,
+/// m < 2^64 (hidden bits at 31 each).
+#[inline(always)]
+fn product(f: PositFormat, a: u64, b: u64) -> (bool, u64, i32) {
+    with_const_format!(f, |f| {
+        let (sa, ea, ma) = f.unpack(a);
+        let (sb, eb, mb) = f.unpack(b);
+        (sa ^ sb, (ma >> 31) * (mb >> 31), ea + eb)
+    })
+}
+
+/// q ± m·2^pos for a quire of up to 128 bits held in one u128, wrapping as the register
+/// does (pos counted in quire LSBs; m's bits below 0 are zero; a value below 2^128 never
+/// needs pos >= 128).
+#[inline(always)]
+fn accumulate_small(q: u128, negative: bool, m: u64, pos: i32) -> u128 {
+    let v = if pos < 0 {
+        debug_assert!(m & ((1u64 << -pos) - 1) == 0, "inexact quire position");
+        (m >> -pos) as u128
+    } else {
+        (m as u128) << (pos as u32).min(127)
+    };
+    if negative {
+        q.wrapping_sub(v)
+    } else {
+        q.wrapping_add(v)
+    }
+}
+
 impl PositFormat {
     /// Fused dot product: Σ a_k·b_k accumulated exactly in a quire, rounded once.
     pub fn dot_quire(&self, a: &[u64], b: &[u64]) -> u64 {
         let mut q = Quire::new(*self);
-        for (&x, &y) in a.iter().zip(b) {
-            q.add_product(x, y);
+        if q.limbs.len() > 2 {
+            for (&x, &y) in a.iter().zip(b) {
+                q.add_product(x, y);
+            }
+            return q.to_posit();
         }
+        // Up to 128 bits: the same steps as `fma` on a local u128, one read-out at the end.
+        let (nar, frac_bits) = (self.nar(), q.frac_bits);
+        let mut acc = 0u128;
+        for (&x, &y) in a.iter().zip(b) {
+            if x == nar || y == nar {
+                return nar;
+            }
+            if x != 0 && y != 0 {
+                let (neg, m, scale) = product(*self, x, y);
+                acc = accumulate_small(acc, neg, m, scale - 62 + frac_bits);
+            }
+        }
+        q.set_small(acc);
         q.to_posit()
     }
 }

@@ -86,8 +86,12 @@ units() {
 # PE kind -> format of the array sweep.
 PES=("fix fix:7:8" "lns-plain lns:5:6" "lns-kahan lns:5:6" "posit-quire posit:16:1" "posit-quire posit:8:1")
 
-# jnum FILE KEY: a number from a result file.
-jnum() { sed -E "s/.*\"$2\": ([0-9.]+).*/\1/" "$1"; }
+# jnum FILE KEY: the number KEY of a result file (lpgen synth --json); nothing when the key is
+# missing or not a number (null).
+jnum() {
+  python3 -c 'import json, sys; v = json.load(open(sys.argv[1])).get(sys.argv[2])
+if isinstance(v, (int, float)) and not isinstance(v, bool): print(v)' "$1" "$2"
+}
 
 # array_run T PE F R C: one array run; with DSP inference unless the device ran out of DSPs
 # at a smaller size (then multipliers go to logic: --no-dsp). Sets KEY to the result's key.

@@ -73,13 +73,13 @@ fn a_short_run_writes_results_and_resumes() {
     };
     let first = run(&["--epochs", "1"]);
     assert_eq!(first.lines().count(), 1);
-    assert!(
-        first.contains("\"epoch\": 1") && first.contains("\"backend\": \"golden\""),
-        "{first}"
-    );
+    let first_m: serde_json::Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(first_m["epoch"], 1, "{first}");
+    assert_eq!(first_m["backend"], "golden", "{first}");
     let more = run(&["--epochs", "2", "--resume"]);
     assert_eq!(more.lines().count(), 1, "resumed after epoch 1: {more}");
-    assert!(more.contains("\"epoch\": 2"), "{more}");
+    let more_m: serde_json::Value = serde_json::from_str(&more).unwrap();
+    assert_eq!(more_m["epoch"], 2, "{more}");
     for f in ["metrics.jsonl", "plot.png", "checkpoint.lpck"] {
         assert!(out.join(f).is_file(), "{f}");
     }

@@ -1,9 +1,8 @@
 //! The JSON manifest written next to every generated design (SPEC.md §4, docs/rtl.md): one
-//! typed document, written and read through serde. [`json_text`] is the JSON layout lpgen's
-//! documents share: `"key": value, ` spacing, the first levels one entry per line.
+//! typed document, written and read through serde_json. Readers parse it; none depends on its
+//! layout.
 
 use std::collections::BTreeMap;
-use std::io;
 
 use serde::{Deserialize, Serialize};
 
@@ -65,130 +64,14 @@ impl Manifest {
         serde_json::from_str(text)
     }
 
-    /// The manifest's text: the top object and its `parameters`, `ports` and `tables` one
-    /// entry per line, each port on one line, a trailing newline. The same manifest always
-    /// gives the same bytes.
+    /// The manifest's text: serde_json's pretty-printed form and a trailing newline. Fields
+    /// come in struct order and tables sorted by name, so the same manifest always gives the
+    /// same bytes.
     pub fn to_json(&self) -> String {
-        let mut s = json_text(self, 2);
+        // A struct of strings, integers and a string-keyed map cannot fail to serialize.
+        let mut s = serde_json::to_string_pretty(self).expect("a manifest serializes");
         s.push('\n');
         s
-    }
-}
-
-/// `value` as JSON text with `"key": value` and `, ` spacing: containers of the first `open`
-/// levels hold one entry per line (indented by two spaces a level), deeper ones stay on one
-/// line. `open = 0` gives a single line, e.g. `{"lc": 364, "fmax_mhz": 7.72}`. Non-finite
-/// floats are written as `null` (serde_json's rule). No trailing newline.
-pub fn json_text<T: Serialize + ?Sized>(value: &T, open: usize) -> String {
-    let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, Layout::new(open));
-    // Serializing the plain data types of lpgen's documents (strings, numbers, string-keyed
-    // maps) into memory cannot fail.
-    value
-        .serialize(&mut ser)
-        .expect("a JSON document of plain data serializes");
-    String::from_utf8(out).expect("serde_json writes UTF-8")
-}
-
-/// The formatter of [`json_text`].
-struct Layout {
-    /// Levels written one entry per line.
-    open: usize,
-    /// Containers entered and not yet left; the last says whether it has an entry.
-    stack: Vec<bool>,
-}
-
-impl Layout {
-    fn new(open: usize) -> Layout {
-        Layout {
-            open,
-            stack: Vec::new(),
-        }
-    }
-
-    /// Whether the innermost container lays out one entry per line.
-    fn is_open(&self) -> bool {
-        self.stack.len() <= self.open
-    }
-
-    fn begin<W: ?Sized + io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
-        self.stack.push(false);
-        w.write_all(bracket)
-    }
-
-    fn entry<W: ?Sized + io::Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
-        if self.is_open() {
-            w.write_all(if first { b"\n" } else { b",\n" })?;
-            w.write_all("  ".repeat(self.stack.len()).as_bytes())
-        } else if first {
-            Ok(())
-        } else {
-            w.write_all(b", ")
-        }
-    }
-
-    fn end<W: ?Sized + io::Write>(&mut self, w: &mut W, bracket: &[u8]) -> io::Result<()> {
-        let open = self.is_open();
-        let had_entries = self.stack.pop().unwrap_or(false);
-        if open && had_entries {
-            w.write_all(b"\n")?;
-            w.write_all("  ".repeat(self.stack.len()).as_bytes())?;
-        }
-        w.write_all(bracket)
-    }
-
-    fn entry_done(&mut self) {
-        if let Some(has) = self.stack.last_mut() {
-            *has = true;
-        }
-    }
-}
-
-impl serde_json::ser::Formatter for Layout {
-    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.begin(w, b"[")
-    }
-
-    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.end(w, b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.entry(w, first)
-    }
-
-    fn end_array_value<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
-        self.entry_done();
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.begin(w, b"{")
-    }
-
-    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.end(w, b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.entry(w, first)
-    }
-
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        w.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
-        self.entry_done();
-        Ok(())
     }
 }
 
@@ -250,28 +133,36 @@ mod tests {
     }
 
     #[test]
-    fn manifest_layout() {
-        let d = generate(&Params::new(Unit::LnsMul, "lns:3:2".parse().unwrap())).unwrap();
-        let text = &d.manifest;
-        assert!(text.starts_with("{\n  \"top\": \"lpgen_lns_mul_lns_3_2_s0\",\n"));
-        assert!(text.ends_with("\n  \"tables\": {}\n}\n"), "{text}");
-        assert!(text.contains("\n  \"latency\": 0,\n"), "{text}");
-        assert!(text.contains("\n  \"parameters\": {\n    \"stages\": 0,\n"));
-        // One port a line: tests and scripts read ports line by line.
-        assert!(text.contains("\n    {\"name\": \"a\", \"direction\": \"input\", \"width\": 7},\n"));
-        assert!(text.contains("\"direction\": \"output\""));
-    }
-
-    #[test]
-    fn one_line_layout_and_non_finite_floats() {
-        let mut m = BTreeMap::new();
-        m.insert("a", vec![f64::NAN, 1.5, f64::INFINITY]);
-        m.insert("b", vec![]);
-        assert_eq!(json_text(&m, 0), "{\"a\": [null, 1.5, null], \"b\": []}");
+    fn manifest_is_pretty_printed_and_byte_stable() {
+        let p = Params::new(Unit::LnsMul, "lns:3:2".parse().unwrap());
+        let d = generate(&p).unwrap();
+        assert_eq!(generate(&p).unwrap().manifest, d.manifest);
+        let m = Manifest::from_json(&d.manifest).unwrap();
+        let mut want = serde_json::to_string_pretty(&m).unwrap();
+        want.push('\n');
+        assert_eq!(d.manifest, want);
+        // Keys in struct order, whatever a reader does with them.
+        let v: serde_json::Value = serde_json::from_str(&d.manifest).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        let order = |k: &str| d.manifest.find(&format!("\"{k}\"")).unwrap();
+        let mut sorted = keys.clone();
+        sorted.sort_by_key(|k| order(k));
         assert_eq!(
-            json_text(&m, 1),
-            "{\n  \"a\": [null, 1.5, null],\n  \"b\": []\n}"
+            sorted,
+            [
+                "top",
+                "unit",
+                "format",
+                "parameters",
+                "latency",
+                "generator",
+                "ports",
+                "tables"
+            ]
         );
+        assert_eq!(v["ports"][3]["name"], "a");
+        assert_eq!(v["ports"][3]["direction"], "input");
+        assert_eq!(v["ports"][3]["width"], 7);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use std::process::Command;
 
 use lpgen_golden::{Calc, FixAcc, FixFormat, Format, SumMode};
-use lpgen_hdl::{generate, Design, Params, PeKind, Unit};
+use lpgen_hdl::{generate, Design, Manifest, Params, PeKind, Unit};
 
 use common::Rng;
 
@@ -94,8 +94,7 @@ fn check_mac(fmt: &str, stages: u32, ops: &[Vec<u64>]) {
 }
 
 fn latency(d: &Design) -> u32 {
-    let l = d.manifest.split("\"latency\": ").nth(1).unwrap();
-    l.split(',').next().unwrap().trim().parse().unwrap()
+    Manifest::from_json(&d.manifest).unwrap().latency
 }
 
 fn random_ops(f: FixFormat, rng: &mut Rng, n: usize) -> Vec<Vec<u64>> {

@@ -7,7 +7,8 @@ mod common;
 
 use lpgen_golden::sum::{kahan_dot, naive_dot, Kahan};
 use lpgen_golden::{Lns, LnsFormat};
-use lpgen_hdl::{generate, Design, Params, PeKind, Unit};
+use lpgen_hdl::manifest::Port;
+use lpgen_hdl::{generate, Design, Direction, Manifest, Params, PeKind, Unit};
 
 use common::Rng;
 
@@ -68,8 +69,7 @@ impl Rng {
 
 /// The value of `latency` in a design's manifest.
 fn latency(d: &Design) -> u32 {
-    let l = d.manifest.split("\"latency\": ").nth(1).unwrap();
-    l.split(',').next().unwrap().trim().parse().unwrap()
+    Manifest::from_json(&d.manifest).unwrap().latency
 }
 
 /// Golden results plus saturation flags. A result saturated at ±code_max when the same
@@ -172,9 +172,9 @@ fn check_add(fmt: &str, vectors: &[Vec<u64>]) {
     for stages in 0..=3 {
         let d = generate(&Params::new(Unit::LnsAdd, fmt.parse().unwrap()).stages(stages)).unwrap();
         assert_eq!(latency(&d), stages);
-        assert!(d
-            .manifest
-            .contains(&lpgen_golden::GTables::get(f.int_bits, f.frac_bits).digest()));
+        let digest = lpgen_golden::GTables::get(f.int_bits, f.frac_bits).digest();
+        let tables = Manifest::from_json(&d.manifest).unwrap().tables;
+        assert!(tables.values().any(|t| *t == digest), "{tables:?}");
         let out = common::simulate(&d, &["a", "b", "sub"], &["y", "overflow", "nan"], vectors);
         assert_eq!(out.len(), vectors.len(), "{fmt} stages {stages}");
         for ((v, o), w) in vectors.iter().zip(&out).zip(&want) {
@@ -255,14 +255,13 @@ const KAHAN_SLOTS: [usize; 6] = [1, 1, 2, 3, 4, 5];
 fn with_bubbles(d: &Design) -> Design {
     let mut ports = vec!["input wire en".to_string()];
     let mut conns = vec![];
-    for l in d.manifest.lines().filter(|l| l.contains("\"direction\"")) {
-        let field = |k: &str| l.split(&format!("\"{k}\": ")).nth(1).unwrap().to_string();
-        let name = field("name").split('"').nth(1).unwrap().to_string();
-        let dir = field("direction").split('"').nth(1).unwrap().to_string();
-        let w: u32 = field("width")
-            .trim_end_matches([',', '}', ' '])
-            .parse()
-            .unwrap();
+    let mut manifest = Manifest::from_json(&d.manifest).unwrap();
+    for p in &manifest.ports {
+        let (name, w) = (&p.name, p.width);
+        let dir = match p.direction {
+            Direction::Input => "input",
+            Direction::Output => "output",
+        };
         let range = if w == 1 {
             String::new()
         } else {
@@ -283,14 +282,20 @@ fn with_bubbles(d: &Design) -> Design {
         d.top,
         conns.join(", ")
     );
-    let manifest = format!(
-        "{}\n    {{\"name\": \"en\", \"direction\": \"input\", \"width\": 1}}\n",
-        d.manifest
+    // The wrapper's manifest: its name, `en` first as the wrapper declares it.
+    manifest.top = top.clone();
+    manifest.ports.insert(
+        0,
+        Port {
+            name: "en".into(),
+            direction: Direction::Input,
+            width: 1,
+        },
     );
     Design {
         top,
         verilog,
-        manifest,
+        manifest: manifest.to_json(),
     }
 }
 

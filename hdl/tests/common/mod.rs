@@ -8,7 +8,7 @@
 use std::fmt::Write;
 use std::process::Command;
 
-use lpgen_hdl::Design;
+use lpgen_hdl::{Design, Manifest};
 
 /// SplitMix64: a small deterministic generator (the crate has no rand dependency). Each test
 /// file adds the operand generators it needs as inherent methods.
@@ -153,23 +153,10 @@ pub fn simulate(
 
 /// (name, width) of every port, read from the manifest.
 pub fn port_widths(manifest: &str) -> Vec<(String, u32)> {
-    manifest
-        .lines()
-        .filter(|l| l.contains("\"direction\""))
-        .map(|l| {
-            let name = l
-                .split("\"name\": \"")
-                .nth(1)
-                .unwrap()
-                .split('"')
-                .next()
-                .unwrap();
-            let w = l
-                .split("\"width\": ")
-                .nth(1)
-                .unwrap()
-                .trim_end_matches([',', '}', ' ']);
-            (name.to_string(), w.trim_end_matches('}').parse().unwrap())
-        })
+    Manifest::from_json(manifest)
+        .unwrap()
+        .ports
+        .into_iter()
+        .map(|p| (p.name, p.width))
         .collect()
 }

@@ -6,7 +6,7 @@
 #   CASES=1000000 SEEDS="0x1 0x2" scripts/fuzz-cli.sh
 #   LPGEN_FUZZ_BIN=/path/to/lpgen scripts/fuzz-cli.sh   # fuzz another build of lpgen
 # A failure prints the seed, the case number and its argv; LPGEN_FUZZ_SEED=S LPGEN_FUZZ_CASE=N
-# cargo test -p lpgen --test fuzz -- --include-ignored --nocapture reruns that one case and
+# cargo test -p lpgen --test fuzz -- --nocapture reruns that one case and
 # shows its whole argv.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ cargo test --locked -p lpgen --test fuzz --no-run >/dev/null 2>&1 || {
 status=0
 for seed in $SEEDS; do
   if ! LPGEN_FUZZ_CASES=$CASES LPGEN_FUZZ_SEED=$seed \
-    cargo test --locked -q -p lpgen --test fuzz -- --include-ignored --nocapture; then
+    cargo test --locked -q -p lpgen --test fuzz -- --nocapture; then
     status=1
   fi
 done

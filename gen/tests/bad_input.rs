@@ -245,6 +245,16 @@ fn finding_3_a_huge_decimal_operand_is_refused_at_once() {
 }
 
 #[test]
+fn a_format_whose_sizes_overflow_is_refused() {
+    // Found by gen/tests/fuzz.rs: I + F wrapped in u32 and panicked.
+    refused(
+        &["golden", "fix:4294967295:16", "neg", "1"],
+        b"",
+        "1+I+F must be at most 32 bits",
+    );
+}
+
+#[test]
 fn finding_4_input_echoed_into_an_error_stays_on_one_line() {
     refused(&["golden", "lns:5\n:6", "add", "1", "2"], b"", "lns:5\\n:6");
     refused(&["golden", "lns:5:6", "add", "1\n2", "2"], b"", "1\\n2");

@@ -17,8 +17,6 @@
 //! another seed, `LPGEN_FUZZ_CASE=N` runs case N alone and prints its argv, and
 //! `LPGEN_FUZZ_BIN` fuzzes another build. A failure shows the seed, the case number, the argv
 //! (`{:?}`, a huge argument cut in the middle), its standard input and what went wrong.
-//! Ignored while a finding is open (the reason says which):
-//! `cargo test -p lpgen --test fuzz -- --include-ignored` runs it anyway.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStringExt;
@@ -626,8 +624,6 @@ fn check(argv: &[OsString], stdin: &[u8], dir: &Path) -> Result<i32, String> {
 }
 
 #[test]
-#[ignore = "cannot pass yet: `lpgen golden fix:4294967295:16 neg 1` panics (I + F overflows in \
-            sw/golden/src/fixed.rs:49); run with --include-ignored, and drop this once it is refused"]
 fn the_command_line_refuses_bad_input_in_one_line() {
     let mut cases = env_or("LPGEN_FUZZ_CASES", DEFAULT_CASES as u64) as usize;
     // LPGEN_FUZZ_CASE=i runs case i alone and shows its whole argv.

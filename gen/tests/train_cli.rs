@@ -149,7 +149,7 @@ fn bad_input_is_refused_in_one_line() {
     std::fs::write(&img, &bytes[..100]).unwrap();
     fails_with(
         &["train", "--format", "lns:5:6", "--dataset", d],
-        "header says",
+        "do not match",
     );
     std::fs::remove_file(&img).unwrap();
     std::fs::write(

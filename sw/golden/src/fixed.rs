@@ -46,7 +46,8 @@ pub(crate) fn rne_shift(x: i128, sh: u32) -> i128 {
 
 impl FixFormat {
     pub fn new(int_bits: u32, frac_bits: u32) -> Result<Self, FormatError> {
-        if int_bits + frac_bits > 31 {
+        // Checked: I and F come from the command line and may be anything up to u32::MAX.
+        if int_bits.checked_add(frac_bits).is_none_or(|bits| bits > 31) {
             return err(format!(
                 "format 'fix:{int_bits}:{frac_bits}': 1+I+F must be at most 32 bits (e.g. fix:7:8)"
             ));

@@ -9,7 +9,10 @@ use std::time::Instant;
 
 use lpgen_golden::{Format, SumMode};
 use lpgen_hdl::{generate, Params, PeKind, Unit};
-use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Schedule, Stages};
+use lpgen_train::arch::Arch;
+use lpgen_train::config::{
+    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
+};
 use lpgen_train::data;
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::rtl::Rtl;
@@ -177,8 +180,13 @@ fn train(out: &mut dyn Write) -> CliResult {
         quire: false,
         kahan: KahanPlaces::all(),
         keep_bits: None,
-        layers: vec![train.dim, 32, 10],
-        activation: Activation::Sigmoid,
+        arch: Arch::mlp(
+            (1, train.shape.0, train.shape.1),
+            &[32],
+            Activation::Sigmoid,
+            10,
+        ),
+        optimizer: Optimizer::Sgd,
         batch: 20,
         lr: 0.1,
         momentum: 0.5,

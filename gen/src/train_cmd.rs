@@ -1,12 +1,14 @@
-//! `lpgen train` (SPEC.md §6): SGD training of an MLP through the f32, golden or RTL backend.
+//! `lpgen train` (SPEC.md §6): training of an MLP, LeNet-5 or maxout network by SGD, AdaGrad
+//! or RMSProp through the f32, golden or RTL backend.
 
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 use lpgen_golden::Format;
+use lpgen_train::arch::{Arch, ArchOptions, ModelKind};
 use lpgen_train::config::{
-    parse_precision, Activation, Config, KahanPlaces, Normalize, Schedule, Stages,
+    parse_precision, Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
 };
 use lpgen_train::data;
 use lpgen_train::float::Float;
@@ -35,18 +37,32 @@ pub struct TrainArgs {
     dataset: PathBuf,
     #[arg(long, default_value_t = 15)]
     epochs: u32,
-    /// Hidden layer widths, comma separated
+    /// mlp, lenet5 (seed 004: LeNet-5 on 28x28 images) or maxout (seed 002)
+    #[arg(long, default_value = "mlp")]
+    model: String,
+    /// Hidden layer widths, comma separated (mlp; maxout: units per layer)
     #[arg(long, default_value = "512")]
     hidden: String,
-    /// sigmoid or relu
+    /// sigmoid or relu (mlp)
     #[arg(long, default_value = "sigmoid")]
     activation: String,
+    /// Pieces per maxout unit
+    #[arg(long, default_value_t = 5)]
+    maxout_k: usize,
+    /// Dropout probabilities, comma separated: the input's, then after each hidden layer
+    /// (e.g. 0.2,0.5,0.5); off at test time
+    #[arg(long)]
+    dropout: Option<String>,
+    /// sgd (with --momentum), adagrad or rmsprop
+    #[arg(long, default_value = "sgd")]
+    optimizer: String,
     #[arg(long, default_value_t = 20)]
     batch: usize,
     #[arg(long, default_value_t = 0.1)]
     lr: f64,
-    #[arg(long, default_value_t = 0.5)]
-    momentum: f64,
+    /// SGD momentum (default 0.5)
+    #[arg(long)]
+    momentum: Option<f64>,
     /// First epoch with momentum (seed 000: "0.5 after epoch 1")
     #[arg(long, default_value_t = 2)]
     momentum_from: u32,
@@ -110,12 +126,16 @@ const MAX_THREADS: usize = 256;
 /// The widest layer: 64 Ki units (a 784-65536 layer is 51 M weights).
 const MAX_WIDTH: usize = 1 << 16;
 
+/// Pieces of a maxout unit: seed 002 uses 5; more only multiplies the layer's weights.
+const MAX_PIECES: usize = 64;
+
 /// Weights of the whole network: 2^26 (64 Mi) of them take 1.5 GiB as weights, momenta
 /// and Kahan compensations in 8-byte words, beside activations and gradients.
 const MAX_WEIGHTS: usize = 1 << 26;
 
-/// The run's configuration from the arguments.
-fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
+/// The run's configuration from the arguments, for images of `input` (channels, rows,
+/// columns) in `classes` classes.
+fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResult<Config> {
     let (stages, quire) = match (&a.format, &a.precision, a.backend.as_str()) {
         (Some(_), Some(_), _) => {
             return Err(bad("give --format or --precision, not both".into()));
@@ -166,36 +186,7 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
             }
         }
     }
-    let mut layers = vec![input];
-    for h in a.hidden.split(',').filter(|h| !h.is_empty()) {
-        match h.trim().parse::<usize>() {
-            Ok(n) if (1..=MAX_WIDTH).contains(&n) => layers.push(n),
-            _ => {
-                return Err(bad(format!(
-                    "--hidden {:?}: expected widths of 1..={MAX_WIDTH} such as 512 or 256,128",
-                    a.hidden
-                )))
-            }
-        }
-    }
-    layers.push(classes);
-    let weights: usize = layers.windows(2).map(|w| w[0] * w[1]).sum();
-    if weights > MAX_WEIGHTS {
-        return Err(bad(format!(
-            "--hidden {:?} makes {weights} weights, over the limit of {MAX_WEIGHTS}: each is held \
-             three times (weight, momentum, Kahan compensation) in 8-byte words",
-            a.hidden
-        )));
-    }
-    let activation = match a.activation.as_str() {
-        "sigmoid" => Activation::Sigmoid,
-        "relu" => Activation::Relu,
-        other => {
-            return Err(bad(format!(
-                "unknown activation {other:?}: expected sigmoid or relu"
-            )))
-        }
-    };
+    let arch = arch(a, input, classes)?;
     let schedule = match a.schedule.as_str() {
         "fixed" => Schedule::Fixed,
         "halving" => Schedule::Halving {
@@ -223,7 +214,18 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
     if a.batch == 0 || a.epochs == 0 {
         return Err(bad("--batch and --epochs must be at least 1".into()));
     }
-    if !(a.lr.is_finite() && a.lr > 0.0 && (0.0..1.0).contains(&a.momentum)) {
+    let optimizer = Optimizer::parse(&a.optimizer)?;
+    if a.momentum.is_some() && optimizer != Optimizer::Sgd {
+        return Err(bad(format!(
+            "--momentum applies to --optimizer sgd, not {:?}",
+            a.optimizer
+        )));
+    }
+    let momentum = match optimizer {
+        Optimizer::Sgd => a.momentum.unwrap_or(0.5),
+        _ => 0.0,
+    };
+    if !(a.lr.is_finite() && a.lr > 0.0 && (0.0..1.0).contains(&momentum)) {
         return Err(bad("--lr must be positive and --momentum in [0, 1)".into()));
     }
     Ok(Config {
@@ -231,16 +233,77 @@ fn config(a: &TrainArgs, input: usize, classes: usize) -> CliResult<Config> {
         quire,
         kahan,
         keep_bits: a.keep_bits,
-        layers,
-        activation,
+        arch,
+        optimizer,
         batch: a.batch,
         lr: a.lr,
-        momentum: a.momentum,
+        momentum,
         momentum_from: a.momentum_from,
         schedule,
         normalize,
         seed: a.seed,
     })
+}
+
+/// The network of `--model`, `--hidden`, `--activation`, `--maxout-k` and `--dropout`.
+fn arch(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResult<Arch> {
+    let kind: ModelKind = a.model.parse()?;
+    let mut hidden = vec![];
+    for h in a.hidden.split(',').filter(|h| !h.is_empty()) {
+        match h.trim().parse::<usize>() {
+            Ok(n) if (1..=MAX_WIDTH).contains(&n) => hidden.push(n),
+            _ => {
+                return Err(bad(format!(
+                    "--hidden {:?}: expected widths of 1..={MAX_WIDTH} such as 512 or 256,128",
+                    a.hidden
+                )))
+            }
+        }
+    }
+    if !(2..=MAX_PIECES).contains(&a.maxout_k) {
+        return Err(bad(format!(
+            "--maxout-k {} is out of range: give 2..={MAX_PIECES}",
+            a.maxout_k
+        )));
+    }
+    let mut dropout = vec![];
+    for p in a.dropout.iter().flat_map(|d| d.split(',')) {
+        match p.trim().parse::<f64>() {
+            Ok(p) if (0.0..1.0).contains(&p) => dropout.push(p),
+            _ => {
+                return Err(bad(format!(
+                    "--dropout {:?}: expected probabilities in [0, 1) such as 0.2,0.5",
+                    a.dropout.as_deref().unwrap_or_default()
+                )))
+            }
+        }
+    }
+    let activation = match a.activation.as_str() {
+        "sigmoid" => Activation::Sigmoid,
+        "relu" => Activation::Relu,
+        other => {
+            return Err(bad(format!(
+                "unknown activation {other:?}: expected sigmoid or relu"
+            )))
+        }
+    };
+    let options = ArchOptions {
+        kind,
+        hidden,
+        activation,
+        maxout_pieces: a.maxout_k,
+        dropout,
+    };
+    let arch = Arch::build(&options, input, classes)?;
+    let weights = arch.weight_count();
+    if weights > MAX_WEIGHTS {
+        return Err(bad(format!(
+            "--hidden {:?} makes {weights} weights, over the limit of {MAX_WEIGHTS}: each is held \
+             three times (weight, optimizer state, Kahan compensation) in 8-byte words",
+            a.hidden
+        )));
+    }
+    Ok(arch)
 }
 
 pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
@@ -279,7 +342,7 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     }
     // Every option is checked before the dataset is read (with a stand-in input width; the
     // weight limit is checked again with the real one).
-    config(a, 1, 10)?;
+    config(a, (1, 28, 28), 10)?;
     let (mut train, mut test) = data::load_pair(&a.dataset)?;
     if let Some(n) = a.train_limit {
         train.truncate(n);
@@ -287,7 +350,7 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     if let Some(n) = a.test_limit {
         test.truncate(n);
     }
-    let cfg = config(a, train.dim, train.classes)?;
+    let cfg = config(a, (1, train.shape.0, train.shape.1), train.classes)?;
     let plan = Plan {
         epochs: a.epochs,
         max_steps: a.max_steps,

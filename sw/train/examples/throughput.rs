@@ -7,7 +7,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Schedule, Stages};
+use lpgen_train::arch::Arch;
+use lpgen_train::config::{
+    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
+};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::{Checked, Golden, Machine};
 use lpgen_train::rtl::Rtl;
@@ -27,8 +30,8 @@ fn config(f: &str, quire: bool) -> Config {
             KahanPlaces::default()
         },
         keep_bits: None,
-        layers: vec![784, 100, 10],
-        activation: Activation::Sigmoid,
+        arch: Arch::mlp((1, 28, 28), &[100], Activation::Sigmoid, 10),
+        optimizer: Optimizer::Sgd,
         batch: 20,
         lr: 0.1,
         momentum: 0.5,

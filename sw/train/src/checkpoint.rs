@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use crate::machine::{Mat, Word};
-use crate::mlp::{Layer, Model};
+use crate::model::{Model, Params};
 use crate::trainer::EpochMetrics;
 use crate::TrainError;
 
@@ -187,7 +187,7 @@ pub fn load<W: Word>(
         }
         let mut it = arrays.into_iter();
         let mut take = || it.next().unwrap();
-        layers.push(Layer {
+        layers.push(Params {
             w: Mat {
                 rows: shape[0],
                 cols: shape[1],
@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn round_trips_and_refuses_damage_or_another_configuration() {
-        let layer = Layer {
+        let layer = Params {
             w: Mat {
                 rows: 2,
                 cols: 3,

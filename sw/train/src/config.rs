@@ -2,7 +2,10 @@
 //! the network and the optimiser (seed 000 ch. 4, seed 004 ch. 4).
 
 use lpgen_golden::Format;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
 
+use crate::arch::Arch;
 use crate::TrainError;
 
 /// The formats of the five stages of seed 004 ch. 4: optimizer (master weights, momentum,
@@ -176,6 +179,34 @@ pub enum Schedule {
     Step { every: u32 },
 }
 
+/// The rule that turns a layer's gradients into a change of its parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Optimizer {
+    /// Gradient descent with momentum (`--momentum`).
+    Sgd,
+    /// Duchi et al. (seed 001 §4): the change is −lr·g / (√Σg² + ε).
+    AdaGrad { eps: f64 },
+    /// Tieleman and Hinton (seed 003): −lr·g / (√r + ε) with r ← ρ·r + (1 − ρ)·g².
+    RmsProp { decay: f64, eps: f64 },
+}
+
+impl Optimizer {
+    /// `sgd`, `adagrad` (ε = 1e-8) or `rmsprop` (ρ = 0.9, ε = 1e-8).
+    pub fn parse(s: &str) -> Result<Optimizer, TrainError> {
+        match s {
+            "sgd" => Ok(Optimizer::Sgd),
+            "adagrad" => Ok(Optimizer::AdaGrad { eps: 1e-8 }),
+            "rmsprop" => Ok(Optimizer::RmsProp {
+                decay: 0.9,
+                eps: 1e-8,
+            }),
+            _ => Err(TrainError(format!(
+                "unknown optimizer {s:?}: expected sgd, adagrad or rmsprop"
+            ))),
+        }
+    }
+}
+
 /// How pixels become inputs (the host's data loading; in f64, then rounded into F).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Normalize {
@@ -195,9 +226,9 @@ pub struct Config {
     pub kahan: KahanPlaces,
     /// LNS only: keep this many fraction bits after every operation (seed 000 §4.5).
     pub keep_bits: Option<u32>,
-    /// Layer widths, input first, classes last.
-    pub layers: Vec<usize>,
-    pub activation: Activation,
+    /// The network.
+    pub arch: Arch,
+    pub optimizer: Optimizer,
     pub batch: usize,
     pub lr: f64,
     pub momentum: f64,
@@ -213,12 +244,33 @@ impl Config {
     pub fn fingerprint(&self) -> String {
         let s = self.stages;
         format!(
-            "O={} L={} F={} B={} G={} quire={} kahan={} keep={:?} layers={:?} act={:?} batch={} lr={} momentum={} from={} schedule={:?} normalize={:?} seed={}",
+            "O={} L={} F={} B={} G={} quire={} kahan={} keep={:?} net=[{}] optimizer={:?} batch={} lr={} momentum={} from={} schedule={:?} normalize={:?} seed={}",
             s.o, s.l, s.f, s.b, s.g, self.quire, self.kahan.describe(), self.keep_bits,
-            self.layers, self.activation, self.batch, self.lr, self.momentum,
+            self.arch.describe(), self.optimizer, self.batch, self.lr, self.momentum,
             self.momentum_from, self.schedule, self.normalize, self.seed
         )
     }
+
+    /// The run's random stream for `parts` (e.g. an epoch, or an epoch and a step): each
+    /// part is mixed into the seed, so that streams of different parts are unrelated. Every
+    /// random choice of a run (shuffles, dropout masks) draws from a stream named here.
+    pub fn stream(&self, parts: &[u64]) -> Pcg64 {
+        let mut state = self.seed;
+        for (i, &part) in parts.iter().enumerate() {
+            if i > 0 {
+                state = splitmix64(state);
+            }
+            state ^= part.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+        Pcg64::seed_from_u64(state)
+    }
+}
+
+/// SplitMix64's finaliser (Steele et al.): a bijective mix of 64 bits.
+fn splitmix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]
@@ -245,6 +297,20 @@ mod tests {
             let e = parse_precision(bad).unwrap_err().0;
             assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn streams_of_different_parts_differ_and_one_part_keeps_the_shuffle_rule() {
+        use rand::Rng;
+        let mut cfg = crate::net::tests::cfg("f32");
+        cfg.seed = 7;
+        // The epoch shuffle's rule before streams existed: seed ^ epoch·φ.
+        let old = Pcg64::seed_from_u64(7 ^ 3u64.wrapping_mul(0x9e37_79b9_7f4a_7c15)).gen::<u64>();
+        assert_eq!(cfg.stream(&[3]).gen::<u64>(), old);
+        let a = cfg.stream(&[1, 2]).gen::<u64>();
+        assert_ne!(a, cfg.stream(&[2, 1]).gen::<u64>());
+        assert_ne!(a, cfg.stream(&[1]).gen::<u64>());
+        assert_eq!(a, cfg.stream(&[1, 2]).gen::<u64>());
     }
 
     #[test]

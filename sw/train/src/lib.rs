@@ -1,13 +1,18 @@
-//! The SGD training driver (SPEC.md §6): MLPs trained through a [`machine::Machine`] (the
-//! golden model, f32, or the simulated RTL), with the seeds' Kahan placements, quires,
-//! reduced precision and mixed-precision stage formats.
+//! The training driver (SPEC.md §6): networks (MLPs, LeNet-5, maxout with dropout; `arch`)
+//! trained through a [`machine::Machine`] (the golden model, f32, or the simulated RTL) by
+//! SGD, AdaGrad or RMSProp, with the seeds' Kahan placements, quires, reduced precision and
+//! mixed-precision stage formats.
 
+pub mod arch;
 pub mod checkpoint;
 pub mod config;
 pub mod data;
 pub mod float;
+pub mod layers;
 pub mod machine;
-pub mod mlp;
+pub mod model;
+pub mod net;
+pub mod optim;
 pub mod plot;
 pub mod rtl;
 pub mod trainer;

@@ -8,15 +8,14 @@ use std::time::Instant;
 
 use lpgen_golden::{Calc, Format};
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{self, State};
-use crate::config::{Config, Normalize, Schedule};
+use crate::config::{Config, Normalize, Optimizer, Schedule};
 use crate::data::{self, Dataset};
 use crate::machine::{Machine, Mat, Word};
-use crate::mlp::{Forward, Model, Net};
+use crate::model::Model;
+use crate::net::{Forward, Net};
 use crate::plot;
 use crate::TrainError;
 
@@ -194,8 +193,7 @@ pub fn run<M: Machine>(
         let epoch = state.epochs_done + 1;
         let start = Instant::now();
         // The order of epoch e depends only on (seed, e): a resumed run sees the same batches.
-        let mut rng =
-            Pcg64::seed_from_u64(cfg.seed ^ (epoch as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut rng = cfg.stream(&[epoch as u64]);
         let mut order: Vec<usize> = (0..train.len()).collect();
         order.shuffle(&mut rng);
         let batches: Vec<&[usize]> = order.chunks(cfg.batch).collect();
@@ -215,7 +213,9 @@ pub fn run<M: Machine>(
         for (s, chunk) in batches[..steps].iter().enumerate() {
             let x = batch_input(train, chunk, &mean, &sd, &fcalc);
             let labels: Vec<u8> = chunk.iter().map(|&i| train.labels[i]).collect();
-            let fw = net.step(&mut state.model, x, &labels, state.lr, momentum)?;
+            // Dropout masks from a stream of (epoch, step): a resumed run draws the same.
+            let mut noise = cfg.stream(&[epoch as u64, s as u64]);
+            let fw = net.step(&mut state.model, x, &labels, state.lr, momentum, &mut noise)?;
             let (l, c) = score(&fw, &labels, cfg.stages.l);
             loss += l;
             correct += c;
@@ -274,15 +274,18 @@ pub fn run<M: Machine>(
     Ok(state)
 }
 
-/// The plot's title: format (or per-stage precision), backend and network.
+/// The plot's title: format (or per-stage precision), backend, network and optimizer.
 fn plot_title(cfg: &Config, backend: &str) -> String {
-    let layers: Vec<String> = cfg.layers.iter().map(|n| n.to_string()).collect();
-    let activation = format!("{:?}", cfg.activation).to_lowercase();
     let quire = if cfg.quire { " with quires" } else { "" };
+    let optimizer = match cfg.optimizer {
+        Optimizer::Sgd => "",
+        Optimizer::AdaGrad { .. } => ", AdaGrad",
+        Optimizer::RmsProp { .. } => ", RMSProp",
+    };
     format!(
-        "{}{quire}, {backend} backend, {} {activation} MLP",
+        "{}{quire}, {backend} backend, {}{optimizer}",
         cfg.stages.describe(),
-        layers.join("-")
+        cfg.arch.name
     )
 }
 

@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Schedule, Stages};
+use lpgen_train::arch::Arch;
+use lpgen_train::config::{
+    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
+};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::Golden;
 use lpgen_train::trainer::{self, EpochMetrics, Plan};
@@ -50,8 +53,8 @@ fn config(f: &str) -> Config {
         quire: f.starts_with("posit"),
         kahan: KahanPlaces::all(),
         keep_bits: None,
-        layers: vec![16, 8, 10],
-        activation: Activation::Sigmoid,
+        arch: Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
+        optimizer: Optimizer::Sgd,
         batch: 5,
         lr: 0.5,
         momentum: 0.5,

@@ -3,7 +3,10 @@
 
 use std::path::PathBuf;
 
-use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Schedule, Stages};
+use lpgen_train::arch::Arch;
+use lpgen_train::config::{
+    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
+};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::rtl::Rtl;
@@ -25,8 +28,8 @@ fn rtl_training_ends_with_the_golden_weights() {
         quire: false,
         kahan: KahanPlaces::all(),
         keep_bits: None,
-        layers: vec![784, 12, 10],
-        activation: Activation::Sigmoid,
+        arch: Arch::mlp((1, 28, 28), &[12], Activation::Sigmoid, 10),
+        optimizer: Optimizer::Sgd,
         batch: 10,
         lr: 0.1,
         momentum: 0.5,
@@ -61,7 +64,7 @@ fn rtl_training_ends_with_the_golden_weights() {
     assert!(checked.ops > 100, "{} operations compared", checked.ops);
     assert_eq!(rtl.model, golden.model, "weights after 2 epochs");
     // The weights moved (a run that trains nothing would pass the comparison trivially).
-    let init = lpgen_train::mlp::Model::init(&cfg);
+    let init = lpgen_train::model::Model::init(&cfg);
     assert_ne!(rtl.model.layers[0].w, init.layers[0].w);
     for d in ["g", "r"] {
         let _ = std::fs::remove_dir_all(tmp(d));

@@ -1,86 +1,26 @@
-//! The MLP and one SGD step, written as [`Machine`] operations only: the host decides what to
-//! compute, in which format, and moves words; every arithmetic result comes from the machine.
+//! The network's passes and one training step, written as [`Machine`] operations only: the
+//! host decides what to compute, in which format, and moves words (im2col, pooling routes,
+//! dropout masks); every arithmetic result comes from the machine.
 //!
 //! Stage formats (seed 004 ch. 4): forward in F, softmax and output error in L, error
-//! propagation in B, gradients in G, momentum, update and master weights in O; words cross a
-//! stage boundary by the machine's conversion (the identity when the formats agree).
+//! propagation in B, gradients in G, the optimizer and master weights in O; words cross a
+//! stage boundary by the machine's conversion (the identity when the formats agree). The
+//! layers themselves are in `layers.rs`, the update rules in `optim.rs`.
 
-use lpgen_golden::{AluOp, Format};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
-
-use crate::config::{Activation, Config};
 use std::borrow::Cow;
 
+use lpgen_golden::{AluOp, Format};
+use rand_pcg::Pcg64;
+
+use crate::arch::Layer;
+use crate::config::{Activation, Config};
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
+use crate::model::Model;
 use crate::TrainError;
-
-/// One layer: W (out × in), b, their momentum and (with Kahan updates) compensations, in O.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Layer<W = u64> {
-    pub w: Mat<W>,
-    pub b: Vec<W>,
-    pub vw: Vec<W>,
-    pub vb: Vec<W>,
-    pub cw: Vec<W>,
-    pub cb: Vec<W>,
-}
-
-/// The network's parameters.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Model<W = u64> {
-    pub layers: Vec<Layer<W>>,
-}
-
-impl<W: Word> Model<W> {
-    /// Seed 000 §4.2.1: hidden weights uniform in ±4·sqrt(6 / (fan_in + fan_out)) for sigmoid
-    /// (±sqrt(6 / (fan_in + fan_out)) for ReLU), hidden biases 0; the softmax layer's weights
-    /// and biases 0. Drawn in f64 from `seed`, converted to O.
-    pub fn init(cfg: &Config) -> Model<W> {
-        let o = cfg.stages.o.calc();
-        let zero = W::from_bits(o.zero());
-        let mut rng = Pcg64::seed_from_u64(cfg.seed);
-        let n = cfg.layers.len() - 1;
-        let layers = (0..n)
-            .map(|l| {
-                let (fan_in, fan_out) = (cfg.layers[l], cfg.layers[l + 1]);
-                let last = l + 1 == n;
-                let gain = match cfg.activation {
-                    Activation::Sigmoid => 4.0,
-                    Activation::Relu => 1.0,
-                };
-                let r = gain * (6.0 / (fan_in + fan_out) as f64).sqrt();
-                let data = (0..fan_in * fan_out)
-                    .map(|_| {
-                        if last {
-                            zero
-                        } else {
-                            W::from_bits(o.from_f64(rng.gen_range(-r..r)))
-                        }
-                    })
-                    .collect();
-                let size = fan_in * fan_out;
-                Layer {
-                    w: Mat {
-                        rows: fan_out,
-                        cols: fan_in,
-                        data,
-                    },
-                    b: vec![zero; fan_out],
-                    vw: vec![zero; size],
-                    vb: vec![zero; fan_out],
-                    cw: vec![zero; size],
-                    cb: vec![zero; fan_out],
-                }
-            })
-            .collect();
-        Model { layers }
-    }
-}
 
 /// The accumulation of a product or sum in format `f`: exact with quires (posit) or always
 /// (fix: the wide accumulator), Kahan where asked (LNS), otherwise naive.
-fn accumulation(f: Format, quire: bool, kahan: bool) -> Accumulate {
+pub(crate) fn accumulation(f: Format, quire: bool, kahan: bool) -> Accumulate {
     match f {
         Format::Posit(_) if quire => Accumulate::Exact,
         Format::Fix(_) => Accumulate::Exact,
@@ -120,17 +60,39 @@ pub struct Net<'a, M: Machine> {
     pub cfg: &'a Config,
 }
 
-/// What a forward pass keeps for the backward pass: each layer's input (A_0 = X) in F and
-/// its pre-activation Z in F; the output probabilities in L.
+/// What a layer's forward pass keeps for its backward pass.
+pub enum Cache<W> {
+    /// The input, in F.
+    Dense { input: Mat<W> },
+    /// The input as im2col rows (one per sample and output position), in F.
+    Conv { cols: Mat<W> },
+    /// For each output of a max (pooling or maxout), the input it came from (an index within
+    /// its sample); `inputs` per sample.
+    Max { from: Vec<usize>, inputs: usize },
+    /// The sigmoid's output, in F (its derivative is y·(1 − y)).
+    Sigmoid { output: Mat<W> },
+    /// The ReLU's input, in F (its derivative is 1 where the input is positive).
+    Relu { input: Mat<W> },
+    /// Which inputs dropout kept (empty: not in training).
+    Dropout { keep: Vec<bool> },
+}
+
+/// What a forward pass keeps: each layer's cache and the output probabilities in L.
 pub struct Forward<W = u64> {
-    pub inputs: Vec<Mat<W>>,
-    pub pre: Vec<Mat<W>>,
+    pub caches: Vec<Cache<W>>,
     pub probs: Mat<W>,
+}
+
+/// The error flowing backward, in B; and in G as well where it was converted straight from
+/// the output error in L, so that the last layer's gradient is not rounded through B first.
+pub struct Delta<W> {
+    pub b: Mat<W>,
+    pub g: Option<Mat<W>>,
 }
 
 impl<M: Machine> Net<'_, M> {
     /// `a` in `to`: the machine's conversion, or `a` itself when the formats agree.
-    fn convert<'m>(
+    pub(crate) fn convert<'m>(
         &mut self,
         from: Format,
         to: Format,
@@ -147,7 +109,7 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// Words of `a` in `to` (see [`Net::convert`]).
-    fn convert_words<'m>(
+    pub(crate) fn convert_words<'m>(
         &mut self,
         from: Format,
         to: Format,
@@ -159,7 +121,7 @@ impl<M: Machine> Net<'_, M> {
         Ok(Cow::Owned(self.m.convert(from, to, a)?))
     }
 
-    fn splat(&self, f: Format, x: f64, n: usize) -> Vec<M::Word> {
+    pub(crate) fn splat(&self, f: Format, x: f64, n: usize) -> Vec<M::Word> {
         vec![M::Word::constant(f, x); n]
     }
 
@@ -225,11 +187,15 @@ impl<M: Machine> Net<'_, M> {
         Ok(p)
     }
 
-    /// The activation of a hidden layer, elementwise in F.
-    fn activate(&mut self, z: &Mat<M::Word>) -> Result<Mat<M::Word>, TrainError> {
+    /// An activation, elementwise in F.
+    pub(crate) fn activate(
+        &mut self,
+        activation: Activation,
+        z: &Mat<M::Word>,
+    ) -> Result<Mat<M::Word>, TrainError> {
         let f = self.cfg.stages.f;
         let n = z.data.len();
-        let data = match self.cfg.activation {
+        let data = match activation {
             Activation::Relu => self
                 .m
                 .lanes(f, AluOp::Max, &z.data, &self.splat(f, 0.0, n))?,
@@ -250,7 +216,7 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// Adds the bias row to every row of `z`.
-    fn add_bias(
+    pub(crate) fn add_bias(
         &mut self,
         f: Format,
         z: &Mat<M::Word>,
@@ -265,7 +231,7 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// Row sums of `x` (a product with a column of ones, accumulated as `acc`).
-    fn row_sums(
+    pub(crate) fn row_sums(
         &mut self,
         f: Format,
         acc: Accumulate,
@@ -276,7 +242,7 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// Softmax of each row of `z` (in L): e^(z − max) / Σ e^(z − max).
-    fn softmax(&mut self, z: &Mat<M::Word>) -> Result<Mat<M::Word>, TrainError> {
+    pub(crate) fn softmax(&mut self, z: &Mat<M::Word>) -> Result<Mat<M::Word>, TrainError> {
         let l = self.cfg.stages.l;
         let cols: Vec<Vec<M::Word>> = (0..z.cols)
             .map(|c| (0..z.rows).map(|r| z.at(r, c)).collect())
@@ -305,36 +271,44 @@ impl<M: Machine> Net<'_, M> {
             data: self.m.lanes(l, AluOp::Div, &e.data, &ss)?,
         })
     }
-
-    /// The forward pass of a batch `x` (rows = samples, in F).
+    /// The forward pass of a batch `x` (rows = samples, in F) at test time (no dropout).
     pub fn forward(
         &mut self,
         model: &Model<M::Word>,
         x: Mat<M::Word>,
     ) -> Result<Forward<M::Word>, TrainError> {
-        let st = self.cfg.stages;
-        let acc = accumulation(st.f, self.cfg.quire, self.cfg.kahan.matmul);
-        let n = model.layers.len();
-        let mut inputs = vec![x];
-        let mut pre = vec![];
-        for (i, layer) in model.layers.iter().enumerate() {
-            let w = self.convert(st.o, st.f, &layer.w)?;
-            let b = self.convert_words(st.o, st.f, &layer.b)?;
-            let z = self.m.matmul(st.f, acc, inputs[i].view(), w.t())?;
-            let z = self.add_bias(st.f, &z, &b)?;
-            if i + 1 < n {
-                let a = self.activate(&z)?;
-                inputs.push(a);
-            }
-            pre.push(z);
-        }
-        let logits = self.convert(st.f, st.l, &pre[n - 1])?.into_owned();
-        let probs = self.softmax(&logits)?;
-        Ok(Forward { inputs, pre, probs })
+        self.forward_with(model, x, None)
     }
 
-    /// One SGD step on a batch: forward, backward, momentum and update (all in place).
-    /// Returns the forward pass (for metrics). `lr` and `momentum` are this step's.
+    /// The forward pass; in training, `noise` draws the dropout masks.
+    fn forward_with(
+        &mut self,
+        model: &Model<M::Word>,
+        x: Mat<M::Word>,
+        mut noise: Option<&mut Pcg64>,
+    ) -> Result<Forward<M::Word>, TrainError> {
+        let mut a = x;
+        let mut caches = vec![];
+        let mut params = model.layers.iter();
+        let cfg = self.cfg;
+        for layer in &cfg.arch.layers {
+            let p = if layer.weights().is_some() {
+                params.next()
+            } else {
+                None
+            };
+            let (out, cache) = self.layer_forward(layer, p, a, noise.as_deref_mut())?;
+            a = out;
+            caches.push(cache);
+        }
+        let logits = self.convert(self.cfg.stages.f, self.cfg.stages.l, &a)?;
+        let probs = self.softmax(&logits)?;
+        Ok(Forward { caches, probs })
+    }
+
+    /// One training step on a batch: forward, backward and the optimizer's update (in
+    /// place). Returns the forward pass (for metrics). `lr` and `momentum` are this step's;
+    /// `noise` draws the dropout masks.
     pub fn step(
         &mut self,
         model: &mut Model<M::Word>,
@@ -342,11 +316,10 @@ impl<M: Machine> Net<'_, M> {
         labels: &[u8],
         lr: f64,
         momentum: f64,
+        noise: &mut Pcg64,
     ) -> Result<Forward<M::Word>, TrainError> {
         let st = self.cfg.stages;
-        let q = self.cfg.quire;
-        let k = self.cfg.kahan;
-        let fw = self.forward(model, x)?;
+        let mut fw = self.forward_with(model, x, Some(noise))?;
         let batch = labels.len();
         let classes = fw.probs.cols;
         // Output error p − onehot, in L.
@@ -360,114 +333,74 @@ impl<M: Machine> Net<'_, M> {
             cols: classes,
             data: self.m.lanes(st.l, AluOp::Sub, &fw.probs.data, &onehot)?,
         };
-        let mut delta_b = self.convert(st.l, st.b, &delta_l)?.into_owned();
-        let mut delta_g = self.convert(st.l, st.g, &delta_l)?.into_owned();
-        let n = model.layers.len();
+        let mut delta = Delta {
+            b: self.convert(st.l, st.b, &delta_l)?.into_owned(),
+            g: Some(self.convert(st.l, st.g, &delta_l)?.into_owned()),
+        };
+        let cfg = self.cfg;
+        let layers = &cfg.arch.layers;
+        // Below the first layer with weights no error is needed.
+        let first = layers
+            .iter()
+            .position(|l| l.weights().is_some())
+            .unwrap_or(layers.len());
         let mut grads = vec![];
-        for i in (0..n).rev() {
-            // Gradients in G: δᵀ·A (a product over the batch) and Σ_batch δ.
-            let a_g = self.convert(st.f, st.g, &fw.inputs[i])?;
-            let gw = self.m.matmul(
-                st.g,
-                accumulation(st.g, q, k.matmul),
-                delta_g.t(),
-                a_g.view(),
-            )?;
-            let gb = self.row_sums(st.g, accumulation(st.g, q, k.sums), delta_g.t())?;
-            grads.push((gw, gb));
-            if i == 0 {
-                break;
+        let mut p = model.layers.len();
+        let caches = std::mem::take(&mut fw.caches);
+        for (i, cache) in caches
+            .iter()
+            .enumerate()
+            .rev()
+            .take_while(|(i, _)| *i >= first)
+        {
+            let layer: &Layer = &layers[i];
+            let params = if layer.weights().is_some() {
+                p -= 1;
+                Some(&model.layers[p])
+            } else {
+                None
+            };
+            let (next, grad) = self.layer_backward(layer, params, cache, delta, i > first)?;
+            grads.extend(grad);
+            match next {
+                Some(d) => delta = d,
+                None => break,
             }
-            // Propagate in B: e = δ·W, times the activation's derivative at layer i − 1.
-            let w_b = self.convert(st.o, st.b, &model.layers[i].w)?;
-            let e = self.m.matmul(
-                st.b,
-                accumulation(st.b, q, k.matmul),
-                delta_b.view(),
-                w_b.view(),
-            )?;
-            let d = match self.cfg.activation {
-                Activation::Sigmoid => {
-                    let h = self.convert(st.f, st.b, &fw.inputs[i])?;
-                    let one = self.splat(st.b, 1.0, h.data.len());
-                    let om = self.m.lanes(st.b, AluOp::Sub, &one, &h.data)?;
-                    let dh = self.m.lanes(st.b, AluOp::Mul, &h.data, &om)?;
-                    self.m.lanes(st.b, AluOp::Mul, &e.data, &dh)?
-                }
-                Activation::Relu => {
-                    let z = self.convert(st.f, st.b, &fw.pre[i - 1])?;
-                    let zero = self.splat(st.b, 0.0, z.data.len());
-                    let mask = self.m.lanes(st.b, AluOp::Lt, &zero, &z.data)?;
-                    self.m.lanes(st.b, AluOp::Mul, &e.data, &mask)?
-                }
-            };
-            delta_b = Mat {
-                rows: e.rows,
-                cols: e.cols,
-                data: d,
-            };
-            delta_g = self.convert(st.b, st.g, &delta_b)?.into_owned();
         }
+        fw.caches = caches;
         grads.reverse();
-        // Update in O: v = μ·v − (lr / batch)·g; w = w + v (Kahan with a compensation per
-        // weight where asked).
-        let rate = lr / batch as f64;
-        for (layer, (gw, gb)) in model.layers.iter_mut().zip(grads) {
+        for (params, (gw, gb)) in model.layers.iter_mut().zip(grads) {
             let gw = self.convert_words(st.g, st.o, &gw.data)?;
             let gb = self.convert_words(st.g, st.o, &gb)?;
-            let (nw, vw, cw) =
-                self.update(&layer.w.data, &layer.vw, &layer.cw, &gw, rate, momentum)?;
-            let (nb, vb, cb) = self.update(&layer.b, &layer.vb, &layer.cb, &gb, rate, momentum)?;
-            (layer.w.data, layer.vw, layer.cw) = (nw, vw, cw);
-            (layer.b, layer.vb, layer.cb) = (nb, vb, cb);
+            self.update(params, &gw, &gb, lr, batch, momentum)?;
         }
         Ok(fw)
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn update(
-        &mut self,
-        w: &[M::Word],
-        v: &[M::Word],
-        c: &[M::Word],
-        g: &[M::Word],
-        rate: f64,
-        momentum: f64,
-    ) -> Result<(Vec<M::Word>, Vec<M::Word>, Vec<M::Word>), TrainError> {
-        let o = self.cfg.stages.o;
-        let n = w.len();
-        let step = self.m.lanes(o, AluOp::Mul, g, &self.splat(o, rate, n))?;
-        let kept = self
-            .m
-            .lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
-        let v = self.m.lanes(o, AluOp::Sub, &kept, &step)?;
-        if self.cfg.kahan.update {
-            let tmp = self.m.lanes(o, AluOp::Add, c, &v)?;
-            let t = self.m.lanes(o, AluOp::Add, w, &tmp)?;
-            let u = self.m.lanes(o, AluOp::Sub, &t, w)?;
-            let c = self.m.lanes(o, AluOp::Sub, &tmp, &u)?;
-            Ok((t, v, c))
-        } else {
-            let t = self.m.lanes(o, AluOp::Add, w, &v)?;
-            Ok((t, v, c.to_vec()))
-        }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::config::{KahanPlaces, Normalize, Schedule, Stages};
+    use crate::arch::{Arch, ArchOptions, ModelKind};
+    use crate::config::{Activation, KahanPlaces, Normalize, Optimizer, Schedule, Stages};
     use crate::machine::Golden;
 
-    fn cfg(f: &str) -> Config {
+    /// A 4-3-2 sigmoid MLP in `f` with every Kahan place, quires and SGD.
+    pub(crate) fn cfg(f: &str) -> Config {
+        let options = ArchOptions {
+            kind: ModelKind::Mlp,
+            hidden: vec![3],
+            activation: Activation::Sigmoid,
+            maxout_pieces: 2,
+            dropout: vec![],
+        };
         Config {
             stages: Stages::all(f.parse().unwrap()),
             quire: true,
             kahan: KahanPlaces::all(),
             keep_bits: None,
-            layers: vec![4, 3, 2],
-            activation: Activation::Sigmoid,
+            arch: Arch::build(&options, (1, 2, 2), 2).unwrap(),
+            optimizer: Optimizer::Sgd,
             batch: 2,
             lr: 0.1,
             momentum: 0.5,
@@ -525,9 +458,14 @@ mod tests {
                     })
                     .sum()
             };
-            let first = loss(&net.step(&mut model, x.clone(), &labels, 0.5, 0.5).unwrap());
+            let mut noise = c.stream(&[0]);
+            let first = loss(
+                &net.step(&mut model, x.clone(), &labels, 0.5, 0.5, &mut noise)
+                    .unwrap(),
+            );
             for _ in 0..30 {
-                net.step(&mut model, x.clone(), &labels, 0.5, 0.5).unwrap();
+                net.step(&mut model, x.clone(), &labels, 0.5, 0.5, &mut noise)
+                    .unwrap();
             }
             let last = loss(&net.forward(&model, x.clone()).unwrap());
             assert!(last < 0.5 * first, "{f}: loss {first} -> {last}");

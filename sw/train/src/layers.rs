@@ -1,0 +1,488 @@
+//! Each layer's forward and backward pass on the machine. Convolutions run as matrix products
+//! over im2col rows (so on the rtl backend they run on the generated array); the host only
+//! moves words: im2col, the channel-major reshapes, the routes of max pooling and maxout, and
+//! dropout masks.
+
+use lpgen_golden::{AluOp, Format};
+use rand::Rng;
+use rand_pcg::Pcg64;
+
+use crate::arch::Layer;
+use crate::config::Activation;
+use crate::machine::{Machine, Mat, Word};
+use crate::model::Params;
+use crate::net::{accumulation, Cache, Delta, Net};
+use crate::TrainError;
+
+/// A layer's weight and bias gradients, in G.
+pub type Grads<W> = (Mat<W>, Vec<W>);
+
+/// A layer's output and what its backward pass needs.
+pub type Output<W> = (Mat<W>, Cache<W>);
+
+/// The im2col rows of a batch of images (each row of `x` is channels × height × width,
+/// channel-major): one row per sample and output position (sample-major, then y, then x) of
+/// a `kernel` × `kernel` window at stride 1 over the image padded by `pad` words `zero`; its
+/// columns are channel, then window row, then window column (the order of a filter's
+/// weights).
+pub fn im2col<W: Word>(
+    x: &Mat<W>,
+    (channels, height, width): (usize, usize, usize),
+    kernel: usize,
+    pad: usize,
+    zero: W,
+) -> Mat<W> {
+    let out_h = height + 2 * pad + 1 - kernel;
+    let out_w = width + 2 * pad + 1 - kernel;
+    let cols = channels * kernel * kernel;
+    let mut data = Vec::with_capacity(x.rows * out_h * out_w * cols);
+    for sample in 0..x.rows {
+        let image = x.row(sample);
+        for oy in 0..out_h {
+            for ox in 0..out_w {
+                for c in 0..channels {
+                    for ky in 0..kernel {
+                        // Coordinates in the unpadded image (out of range: padding).
+                        let y = (oy + ky).wrapping_sub(pad);
+                        for kx in 0..kernel {
+                            let x = (ox + kx).wrapping_sub(pad);
+                            data.push(if y < height && x < width {
+                                image[(c * height + y) * width + x]
+                            } else {
+                                zero
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Mat {
+        rows: x.rows * out_h * out_w,
+        cols,
+        data,
+    }
+}
+
+/// Rows of (sample, position) with one column per channel → one row per sample, channel-major.
+pub fn to_channel_major<W: Word>(y: &Mat<W>, samples: usize) -> Mat<W> {
+    let (channels, positions) = (y.cols, y.rows / samples);
+    let mut data = Vec::with_capacity(y.data.len());
+    for s in 0..samples {
+        for c in 0..channels {
+            data.extend((0..positions).map(|p| y.data[(s * positions + p) * channels + c]));
+        }
+    }
+    Mat {
+        rows: samples,
+        cols: channels * positions,
+        data,
+    }
+}
+
+/// The inverse of [`to_channel_major`] for `channels` channels.
+pub fn from_channel_major<W: Word>(x: &Mat<W>, channels: usize) -> Mat<W> {
+    let positions = x.cols / channels;
+    let mut data = Vec::with_capacity(x.data.len());
+    for s in 0..x.rows {
+        let row = x.row(s);
+        for p in 0..positions {
+            data.extend((0..channels).map(|c| row[c * positions + p]));
+        }
+    }
+    Mat {
+        rows: x.rows * positions,
+        cols: channels,
+        data,
+    }
+}
+
+/// The kernels of a convolution's input gradient: W (filters × channels·k²) rotated by 180°
+/// and with filters and channels exchanged (channels × filters·k²). A convolution of the
+/// error padded by k − 1 − pad with these kernels is the gradient of the input, each element
+/// one dot product.
+pub fn flipped_kernels<W: Word>(w: &Mat<W>, channels: usize, kernel: usize) -> Mat<W> {
+    let filters = w.rows;
+    let k2 = kernel * kernel;
+    let mut data = Vec::with_capacity(w.data.len());
+    for c in 0..channels {
+        for f in 0..filters {
+            for ky in 0..kernel {
+                for kx in 0..kernel {
+                    let (fy, fx) = (kernel - 1 - ky, kernel - 1 - kx);
+                    data.push(w.at(f, c * k2 + fy * kernel + fx));
+                }
+            }
+        }
+    }
+    Mat {
+        rows: channels,
+        cols: filters * k2,
+        data,
+    }
+}
+
+impl<M: Machine> Net<'_, M> {
+    /// The forward pass of one layer: its output and what its backward pass needs. `noise`
+    /// is present in training (dropout is active).
+    pub(crate) fn layer_forward(
+        &mut self,
+        layer: &Layer,
+        params: Option<&Params<M::Word>>,
+        a: Mat<M::Word>,
+        noise: Option<&mut Pcg64>,
+    ) -> Result<Output<M::Word>, TrainError> {
+        let st = self.cfg.stages;
+        let f = st.f;
+        let acc = accumulation(f, self.cfg.quire, self.cfg.kahan.matmul);
+        Ok(match *layer {
+            Layer::Dense { .. } => {
+                let p = params.expect("a dense layer has parameters");
+                let w = self.convert(st.o, f, &p.w)?;
+                let b = self.convert_words(st.o, f, &p.b)?;
+                let z = self.m.matmul(f, acc, a.view(), w.t())?;
+                (self.add_bias(f, &z, &b)?, Cache::Dense { input: a })
+            }
+            Layer::Conv {
+                channels,
+                height,
+                width,
+                kernel,
+                pad,
+                ..
+            } => {
+                let p = params.expect("a convolution has parameters");
+                let w = self.convert(st.o, f, &p.w)?;
+                let b = self.convert_words(st.o, f, &p.b)?;
+                let zero = M::Word::constant(f, 0.0);
+                let cols = im2col(&a, (channels, height, width), kernel, pad, zero);
+                let y = self.m.matmul(f, acc, cols.view(), w.t())?;
+                let y = self.add_bias(f, &y, &b)?;
+                (to_channel_major(&y, a.rows), Cache::Conv { cols })
+            }
+            Layer::MaxPool {
+                channels,
+                height,
+                width,
+                size,
+            } => {
+                let (oh, ow) = (height / size, width / size);
+                let source = |o: usize, j: usize| {
+                    let (c, y, x) = (o / (oh * ow), o / ow % oh, o % ow);
+                    (c * height + y * size + j / size) * width + x * size + j % size
+                };
+                self.max_of_groups(&a, channels * oh * ow, size * size, source)?
+            }
+            Layer::Maxout { units, pieces } => {
+                self.max_of_groups(&a, units, pieces, |u, j| u * pieces + j)?
+            }
+            Layer::Activation(act) => {
+                let y = self.activate(act, &a)?;
+                match act {
+                    Activation::Sigmoid => (y.clone(), Cache::Sigmoid { output: y }),
+                    Activation::Relu => (y, Cache::Relu { input: a }),
+                }
+            }
+            Layer::Dropout { p } => match noise {
+                None => (a, Cache::Dropout { keep: vec![] }),
+                Some(rng) => {
+                    let keep: Vec<bool> =
+                        (0..a.data.len()).map(|_| rng.gen::<f64>() >= p).collect();
+                    let mask = self.dropout_mask(f, p, &keep);
+                    let data = self.m.lanes(f, AluOp::Mul, &a.data, &mask)?;
+                    let y = Mat {
+                        rows: a.rows,
+                        cols: a.cols,
+                        data,
+                    };
+                    (y, Cache::Dropout { keep })
+                }
+            },
+        })
+    }
+
+    /// The words 1/(1 − p) where an input is kept and 0 where it is dropped, in `f`.
+    fn dropout_mask(&self, f: Format, p: f64, keep: &[bool]) -> Vec<M::Word> {
+        let (scale, zero) = (
+            M::Word::constant(f, 1.0 / (1.0 - p)),
+            M::Word::constant(f, 0.0),
+        );
+        keep.iter().map(|&k| if k { scale } else { zero }).collect()
+    }
+
+    /// Output `o` of each sample is the maximum of inputs `source(o, 0..pieces)`, taken by
+    /// the machine in that order; the cache records which input it was (the first one whose
+    /// word equals the maximum: the machine's max returns one of its operands).
+    fn max_of_groups(
+        &mut self,
+        a: &Mat<M::Word>,
+        outputs: usize,
+        pieces: usize,
+        source: impl Fn(usize, usize) -> usize,
+    ) -> Result<Output<M::Word>, TrainError> {
+        let f = self.cfg.stages.f;
+        let piece = |j: usize| -> Vec<M::Word> {
+            (0..a.rows)
+                .flat_map(|s| (0..outputs).map(move |o| (s, o)))
+                .map(|(s, o)| a.data[s * a.cols + source(o, j)])
+                .collect()
+        };
+        let mut max = piece(0);
+        for j in 1..pieces {
+            max = self.m.lanes(f, AluOp::Max, &max, &piece(j))?;
+        }
+        let mut from: Vec<usize> = (0..outputs)
+            .cycle()
+            .take(max.len())
+            .map(|o| source(o, 0))
+            .collect();
+        let mut found = vec![false; max.len()];
+        for j in 0..pieces {
+            for (i, w) in piece(j).into_iter().enumerate() {
+                if !found[i] && w.to_bits() == max[i].to_bits() {
+                    found[i] = true;
+                    from[i] = source(i % outputs, j);
+                }
+            }
+        }
+        let y = Mat {
+            rows: a.rows,
+            cols: outputs,
+            data: max,
+        };
+        Ok((
+            y,
+            Cache::Max {
+                from,
+                inputs: a.cols,
+            },
+        ))
+    }
+
+    /// The backward pass of one layer: the error at its input (when `propagate`) and, for a
+    /// layer with weights, the gradients of its weights and biases in G.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn layer_backward(
+        &mut self,
+        layer: &Layer,
+        params: Option<&Params<M::Word>>,
+        cache: &Cache<M::Word>,
+        delta: Delta<M::Word>,
+        propagate: bool,
+    ) -> Result<(Option<Delta<M::Word>>, Option<Grads<M::Word>>), TrainError> {
+        let st = self.cfg.stages;
+        let (q, k) = (self.cfg.quire, self.cfg.kahan);
+        let (b, g) = (st.b, st.g);
+        let in_b = |data: Vec<M::Word>, like: &Mat<M::Word>| Delta {
+            b: Mat {
+                rows: like.rows,
+                cols: like.cols,
+                data,
+            },
+            g: None,
+        };
+        Ok(match (layer, cache) {
+            (Layer::Dense { .. }, Cache::Dense { input }) => {
+                let p = params.expect("a dense layer has parameters");
+                let dg = match delta.g {
+                    Some(dg) => dg,
+                    None => self.convert(b, g, &delta.b)?.into_owned(),
+                };
+                let a_g = self.convert(st.f, g, input)?;
+                let gw = self
+                    .m
+                    .matmul(g, accumulation(g, q, k.matmul), dg.t(), a_g.view())?;
+                let gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+                let next = if propagate {
+                    let w_b = self.convert(st.o, b, &p.w)?;
+                    let e = self.m.matmul(
+                        b,
+                        accumulation(b, q, k.matmul),
+                        delta.b.view(),
+                        w_b.view(),
+                    )?;
+                    Some(Delta { b: e, g: None })
+                } else {
+                    None
+                };
+                (next, Some((gw, gb)))
+            }
+            (
+                Layer::Conv {
+                    channels,
+                    height,
+                    width,
+                    filters,
+                    kernel,
+                    pad,
+                },
+                Cache::Conv { cols },
+            ) => {
+                let p = params.expect("a convolution has parameters");
+                let samples = delta.b.rows;
+                // Rows of (sample, position), one column per filter.
+                let dg = match &delta.g {
+                    Some(dg) => from_channel_major(dg, *filters),
+                    None => self
+                        .convert(b, g, &from_channel_major(&delta.b, *filters))?
+                        .into_owned(),
+                };
+                let cols_g = self.convert(st.f, g, cols)?;
+                let gw = self
+                    .m
+                    .matmul(g, accumulation(g, q, k.matmul), dg.t(), cols_g.view())?;
+                let gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+                let next = if propagate {
+                    let out = (
+                        *filters,
+                        height + 2 * pad + 1 - kernel,
+                        width + 2 * pad + 1 - kernel,
+                    );
+                    let zero = M::Word::constant(b, 0.0);
+                    let rows = im2col(&delta.b, out, *kernel, kernel - 1 - pad, zero);
+                    let w_b = self.convert(st.o, b, &p.w)?;
+                    let flipped = flipped_kernels(&w_b, *channels, *kernel);
+                    let e =
+                        self.m
+                            .matmul(b, accumulation(b, q, k.matmul), rows.view(), flipped.t())?;
+                    Some(Delta {
+                        b: to_channel_major(&e, samples),
+                        g: None,
+                    })
+                } else {
+                    None
+                };
+                (next, Some((gw, gb)))
+            }
+            (Layer::MaxPool { .. } | Layer::Maxout { .. }, Cache::Max { from, inputs }) => {
+                let outputs = delta.b.cols;
+                let mut data = vec![M::Word::constant(b, 0.0); delta.b.rows * inputs];
+                for (i, &e) in delta.b.data.iter().enumerate() {
+                    data[i / outputs * inputs + from[i]] = e;
+                }
+                let e = Mat {
+                    rows: delta.b.rows,
+                    cols: *inputs,
+                    data,
+                };
+                (Some(Delta { b: e, g: None }), None)
+            }
+            (Layer::Activation(_), Cache::Sigmoid { output }) => {
+                let h = self.convert(st.f, b, output)?;
+                let one = self.splat(b, 1.0, h.data.len());
+                let om = self.m.lanes(b, AluOp::Sub, &one, &h.data)?;
+                let dh = self.m.lanes(b, AluOp::Mul, &h.data, &om)?;
+                let d = self.m.lanes(b, AluOp::Mul, &delta.b.data, &dh)?;
+                (Some(in_b(d, &delta.b)), None)
+            }
+            (Layer::Activation(_), Cache::Relu { input }) => {
+                let z = self.convert(st.f, b, input)?;
+                let zero = self.splat(b, 0.0, z.data.len());
+                let mask = self.m.lanes(b, AluOp::Lt, &zero, &z.data)?;
+                let d = self.m.lanes(b, AluOp::Mul, &delta.b.data, &mask)?;
+                (Some(in_b(d, &delta.b)), None)
+            }
+            (Layer::Dropout { p }, Cache::Dropout { keep }) => {
+                let mask = self.dropout_mask(b, *p, keep);
+                let d = self.m.lanes(b, AluOp::Mul, &delta.b.data, &mask)?;
+                (Some(in_b(d, &delta.b)), None)
+            }
+            _ => unreachable!("a layer's cache comes from its own forward pass"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mat(rows: usize, cols: usize, data: &[u64]) -> Mat<u64> {
+        Mat {
+            rows,
+            cols,
+            data: data.to_vec(),
+        }
+    }
+
+    #[test]
+    fn im2col_reads_windows_with_padding() {
+        // One 1-channel 3×3 image 1..9, a 2×2 kernel, pad 1: 4×4 positions.
+        let x = mat(1, 9, &[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let c = im2col(&x, (1, 3, 3), 2, 1, 0);
+        assert_eq!((c.rows, c.cols), (16, 4));
+        assert_eq!(c.row(0), &[0, 0, 0, 1]);
+        assert_eq!(c.row(5), &[1, 2, 4, 5]);
+        assert_eq!(c.row(15), &[9, 0, 0, 0]);
+        // Two channels, no padding: a row holds channel 0's window, then channel 1's.
+        let x = mat(1, 8, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        let c = im2col(&x, (2, 2, 2), 2, 0, 0);
+        assert_eq!(c.row(0), &[1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+
+    #[test]
+    fn channel_major_round_trips() {
+        let y = mat(4, 3, &(0..12).collect::<Vec<u64>>());
+        let x = to_channel_major(&y, 2);
+        assert_eq!(x.row(0), &[0, 3, 1, 4, 2, 5]);
+        assert_eq!(from_channel_major(&x, 3), y);
+    }
+
+    /// The input gradient of a convolution as a product over the padded error with flipped
+    /// kernels equals its definition, dX[c,y,x] = Σ dY[f,y+pad−ky,x+pad−kx]·W[f,c,ky,kx], in
+    /// exact integers.
+    #[test]
+    fn flipped_kernels_give_the_input_gradient() {
+        let (channels, h, w, filters, kernel, pad) =
+            (2usize, 5usize, 4usize, 3usize, 3usize, 1usize);
+        let (oh, ow) = (h + 2 * pad + 1 - kernel, w + 2 * pad + 1 - kernel);
+        let weights: Vec<i64> = (0..filters * channels * kernel * kernel)
+            .map(|i| (i as i64 * 7 % 11) - 5)
+            .collect();
+        let dy: Vec<i64> = (0..filters * oh * ow)
+            .map(|i| (i as i64 * 5 % 13) - 6)
+            .collect();
+        let as_mat = |rows, cols, v: &[i64]| Mat {
+            rows,
+            cols,
+            data: v.iter().map(|&x| x as u64).collect(),
+        };
+        let rows = im2col(
+            &as_mat(1, dy.len(), &dy),
+            (filters, oh, ow),
+            kernel,
+            kernel - 1 - pad,
+            0,
+        );
+        let flipped = flipped_kernels(
+            &as_mat(filters, channels * kernel * kernel, &weights),
+            channels,
+            kernel,
+        );
+        for c in 0..channels {
+            for y in 0..h {
+                for x in 0..w {
+                    let row = rows.row(y * w + x);
+                    let got: i64 = (0..row.len())
+                        .map(|j| row[j] as i64 * flipped.at(c, j) as i64)
+                        .sum();
+                    let mut want = 0;
+                    for f in 0..filters {
+                        for ky in 0..kernel {
+                            for kx in 0..kernel {
+                                let (yy, xx) =
+                                    ((y + pad) as i64 - ky as i64, (x + pad) as i64 - kx as i64);
+                                if (0..oh as i64).contains(&yy) && (0..ow as i64).contains(&xx) {
+                                    want += dy[(f * oh + yy as usize) * ow + xx as usize]
+                                        * weights[(f * channels + c) * kernel * kernel
+                                            + ky * kernel
+                                            + kx];
+                                }
+                            }
+                        }
+                    }
+                    assert_eq!(got, want, "c {c} y {y} x {x}");
+                }
+            }
+        }
+    }
+}

@@ -17,7 +17,10 @@ MNIST="--dataset $DATA/mnist-10k --hidden 512 --activation sigmoid --batch 20 --
 # Seed 004 §4 (PositNN's Fashion-MNIST example): batch 64, lr 1/16, momentum 0.5, halved
 # every 4 epochs, 10 epochs, one global normalization; an MLP 784-100-10 ReLU stands in for
 # the thesis' LeNet-5.
-FASHION="--dataset $DATA/fashion-mnist --hidden 100 --activation relu --batch 64 --lr 0.0625 --momentum 0.5 --momentum-from 1 --schedule step:4 --normalize global --epochs 10"
+FASHION_SGD="--dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --momentum 0.5 --momentum-from 1 --schedule step:4 --normalize global --epochs 10"
+FASHION="--hidden 100 --activation relu $FASHION_SGD"
+# The thesis' own network: LeNet-5 (seed 004 Listing A.2) with the same training.
+LENET="--model lenet5 $FASHION_SGD"
 
 declare -A ROWS=(
   [mnist-f32]="--backend f32 $MNIST"
@@ -30,6 +33,13 @@ declare -A ROWS=(
   [fashion-posit8-2]="--format posit:8:2 $FASHION"
   [fashion-posit8-2-quire]="--format posit:8:2 --quire $FASHION"
   [fashion-O12-L9-FBG8q]="--precision O12-L9-FBG8q $FASHION"
+  [lenet-f32]="--backend f32 $LENET"
+  [lenet-posit8-2]="--format posit:8:2 $LENET"
+  [lenet-posit8-2-quire]="--format posit:8:2 --quire $LENET"
+  [lenet-O12-L9-FBG8q]="--precision O12-L9-FBG8q $LENET"
+  # Convolutions on the generated array: a few LeNet-5 steps through the RTL, the golden
+  # model in lockstep (0 differing bits), on 256 test images.
+  [lenet-rtl-steps]="--format posit:8:2 --quire --backend rtl --check --model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --normalize global --schedule fixed --epochs 1 --max-steps 3 --test-limit 256"
   # One MNIST-10k epoch of a 784-100-10 MLP through the RTL, the golden model in lockstep,
   # and the same epoch on the golden backend (its weights must be identical).
   [mnist-rtl-epoch]="--format lns:5:6 --backend rtl --check --dataset $DATA/mnist-10k --hidden 100 --epochs 1 --schedule fixed"
@@ -39,6 +49,7 @@ declare -A ROWS=(
 )
 ORDER=(mnist-f32 mnist-lns-kahan mnist-lns-no-update-kahan mnist-lns-matmul-kahan mnist-lns-keep5
        mnist-lns-keep4 fashion-f32 fashion-posit8-2 fashion-posit8-2-quire fashion-O12-L9-FBG8q
+       lenet-f32 lenet-posit8-2 lenet-posit8-2-quire lenet-O12-L9-FBG8q lenet-rtl-steps
        mnist-rtl-epoch mnist-golden-epoch mnist-rtl-epoch-nocheck)
 
 table() {

@@ -90,7 +90,13 @@ impl Calc {
     pub fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
         assert_eq!(a.len(), b.len());
         Ok(match mode {
-            SumMode::Naive => on_arith!(self, f => sum::naive_dot(f, a, b)),
+            SumMode::Naive => match self {
+                Calc::Posit(p) => match posit::table::tables(*p) {
+                    Some(t) => t.naive_dot(p.n, a, b),
+                    None => sum::naive_dot(p, a, b),
+                },
+                _ => on_arith!(self, f => sum::naive_dot(f, a, b)),
+            },
             SumMode::Kahan => on_arith!(self, f => sum::kahan_dot(f, a, b)),
             SumMode::Pairwise => on_arith!(self, f => sum::pairwise_dot(f, a, b)),
             SumMode::Quire => match self {

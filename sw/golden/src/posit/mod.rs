@@ -11,6 +11,7 @@
 
 mod ops;
 mod quire;
+pub(crate) mod table;
 
 use std::fmt;
 

@@ -16,11 +16,11 @@ pub struct Quire {
     fmt: PositFormat,
     /// Little-endian 64-bit limbs, taken modulo 2^quire_bits: bits above it are don't-care
     /// until `normalized` sign-extends them.
-    limbs: Vec<u64>,
+    pub(super) limbs: Vec<u64>,
     nar: bool,
     /// Cached `fmt.quire_bits()` and `fmt.quire_frac_bits()`.
     bits: u32,
-    frac_bits: i32,
+    pub(super) frac_bits: i32,
 }
 
 impl Quire {
@@ -245,7 +245,7 @@ impl Quire {
 /// a·b of two nonzero, non-NaR posits of `f` as (sign, m, scale): m·2^(scale−62) exactly,
 /// m < 2^64 (hidden bits at 31 each).
 #[inline(always)]
-fn product(f: PositFormat, a: u64, b: u64) -> (bool, u64, i32) {
+pub(super) fn product(f: PositFormat, a: u64, b: u64) -> (bool, u64, i32) {
     with_const_format!(f, |f| {
         let (sa, ea, ma) = f.unpack(a);
         let (sb, eb, mb) = f.unpack(b);
@@ -284,6 +284,14 @@ impl PositFormat {
         // Up to 128 bits: the same steps as `fma` on a local u128, one read-out at the end.
         let (nar, frac_bits) = (self.nar(), q.frac_bits);
         let mut acc = 0u128;
+        if let Some(t) = super::table::tables(*self).filter(|t| t.terms.is_some()) {
+            // Up to 8 bits: words decoded by table.
+            match t.quire_dot(nar, a, b) {
+                Some(acc) => q.set_small(acc),
+                None => return nar,
+            }
+            return q.to_posit();
+        }
         for (&x, &y) in a.iter().zip(b) {
             if x == nar || y == nar {
                 return nar;

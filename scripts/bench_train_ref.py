@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A numpy reference for `lpgen train --backend f32`: the same MLP training algorithm
-(sw/train/src/mlp.rs, trainer.rs, data.rs), written independently with float32 arrays and
+(sw/train/src/net.rs, layers.rs, optim.rs, model.rs, trainer.rs, data.rs), written independently with float32 arrays and
 `@` products, to measure how fast a BLAS does what lpgen's f32 backend does.
 
     bench_train_ref.py --dataset ../shared/datasets/mnist-10k --hidden 512 --epochs 1 --threads 1
@@ -135,7 +135,7 @@ def normalise(images, mean, sd):
 
 
 def init(layers, activation, seed):
-    """mlp.rs `Model::init`: W (out x in) uniform in +-gain*sqrt(6/(fan_in+fan_out)) drawn in
+    """model.rs `Model::init`: W (out x in) uniform in +-gain*sqrt(6/(fan_in+fan_out)) drawn in
     float64 and rounded to float32, hidden biases 0, the softmax layer all 0."""
     rng = np.random.default_rng(seed)
     gain = 4.0 if activation == "sigmoid" else 1.0
@@ -173,7 +173,7 @@ def forward(model, x, activation):
 
 
 def step(model, x, labels, lr, momentum, activation):
-    """mlp.rs `Net::step`: forward, backward (with the weights before the update), momentum
+    """net.rs `Net::step`: forward, backward (with the weights before the update), momentum
     and update, in place. Returns the probabilities."""
     inputs, pre, probs = forward(model, x, activation)
     batch = labels.shape[0]

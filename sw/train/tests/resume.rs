@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lpgen_train::arch::Arch;
+use lpgen_train::arch::{Arch, Layer};
 use lpgen_train::config::{
     Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
 };
@@ -78,8 +78,18 @@ fn a_resumed_run_ends_bit_identical_to_an_uninterrupted_one() {
     write_dataset(&ds, 40);
     let train = data::load(&ds, Split::Train).unwrap();
     let test = data::load(&ds, Split::Test).unwrap();
-    for f in ["lns:5:6", "posit:16"] {
-        let cfg = config(f);
+    for (f, adaptive) in [("lns:5:6", false), ("posit:16", false), ("fix:7:8", true)] {
+        let mut cfg = config(f);
+        if adaptive {
+            // Optimizer state and dropout masks must survive the resume too.
+            cfg.optimizer = Optimizer::RmsProp {
+                decay: 0.9,
+                eps: 1e-8,
+            };
+            cfg.lr = 0.05;
+            cfg.arch.layers.insert(0, Layer::Dropout { p: 0.1 });
+            cfg.arch.layers.insert(3, Layer::Dropout { p: 0.2 });
+        }
         let plan = |out: &Path, epochs, resume| Plan {
             epochs,
             max_steps: None,

@@ -536,3 +536,50 @@ impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
         format!("{}+check", self.dut.name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Products and lanes big enough to be split among threads give the same words on 1, 2
+    /// and 3 threads (each output element is computed whole, in order, by one thread).
+    #[test]
+    fn golden_results_do_not_depend_on_threads() {
+        let (m, k, n) = (24, 300, 40);
+        assert!(m * k * n >= 4 * PARALLEL_FROM && m * n * 20 >= PARALLEL_FROM);
+        for (f, acc) in [
+            ("lns:5:6", Accumulate::Kahan),
+            ("posit:8:2", Accumulate::Exact),
+            ("posit:16:1", Accumulate::Naive),
+            ("fix:7:8", Accumulate::Exact),
+        ] {
+            let f: Format = f.parse().unwrap();
+            let c = f.calc();
+            let word = |i: usize| c.from_f64(((i * 7919 % 1000) as f64 - 500.0) / 300.0);
+            let a = Mat {
+                rows: m,
+                cols: k,
+                data: (0..m * k).map(word).collect(),
+            };
+            let b = Mat {
+                rows: n,
+                cols: k,
+                data: (0..n * k).map(|i| word(i + 17)).collect(),
+            };
+            let lanes_a: Vec<u64> = (0..m * n * 20).map(word).collect();
+            let lanes_b: Vec<u64> = (0..m * n * 20).map(|i| word(i + 3)).collect();
+            let run = |threads: usize| {
+                let mut g = Golden {
+                    threads,
+                    ..Golden::default()
+                };
+                let c = g.matmul(f, acc, a.view(), b.t()).unwrap();
+                let l = g.lanes(f, AluOp::Mul, &lanes_a, &lanes_b).unwrap();
+                (c, l)
+            };
+            let one = run(1);
+            assert_eq!(run(2), one, "{f}");
+            assert_eq!(run(3), one, "{f}");
+        }
+    }
+}

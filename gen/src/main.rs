@@ -47,8 +47,8 @@ enum Command {
     Cosim(cosim_cmd::CosimArgs),
     /// Synthesize, place and route: `lpgen synth lns-mul --format lns:5:6 --target ice40-up5k`
     Synth(synth_cmd::SynthArgs),
-    /// Train an MLP through a backend: `lpgen train --format lns:5:6 --dataset DIR`
-    Train(train_cmd::TrainArgs),
+    /// Train a network through a backend: `lpgen train --format lns:5:6 --dataset DIR`
+    Train(Box<train_cmd::TrainArgs>),
     /// A short tour: the seeds' worked examples computed by the golden model
     Demo,
 }

@@ -21,6 +21,7 @@ pub mod format;
 pub mod hiprec;
 pub mod lns;
 pub mod posit;
+pub mod q8;
 pub mod sum;
 
 pub use alu::{Alu, AluIn, AluOp, AluOut, ALU_OP_BITS};
@@ -29,6 +30,7 @@ pub use fixed::{FixAcc, FixFormat};
 pub use format::{Format, FormatError};
 pub use lns::{GTables, Lns, LnsFormat, Split};
 pub use posit::{PositFormat, PositStandard, Quire};
+pub use q8::Q8Type;
 pub use sum::Kahan;
 
 /// How a sum or dot product accumulates.

@@ -4,6 +4,7 @@
 mod cosim_cmd;
 mod demo;
 mod golden_cmd;
+mod quant_cmd;
 mod rtl_cmd;
 mod synth_cmd;
 mod train_cmd;
@@ -49,6 +50,8 @@ enum Command {
     Synth(synth_cmd::SynthArgs),
     /// Train a network through a backend: `lpgen train --format lns:5:6 --dataset DIR`
     Train(Box<train_cmd::TrainArgs>),
+    /// Error of seed 003's 8-bit codecs: `lpgen quant q8:dynamic-tree --dist "N(0,1)"`
+    Quant(quant_cmd::QuantArgs),
     /// A short tour: the seeds' worked examples computed by the golden model
     Demo,
 }
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
         Command::Cosim(args) => cosim_cmd::run(&args, &mut out),
         Command::Synth(args) => synth_cmd::run(&args, &mut out),
         Command::Train(args) => train_cmd::run(&args, &mut out),
+        Command::Quant(args) => quant_cmd::run(&args, &mut out),
         Command::Demo => demo::run(&mut out),
     };
     let flushed = out.flush();

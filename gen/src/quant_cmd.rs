@@ -287,10 +287,12 @@ fn check_samples(n: u64) -> CliResult<u64> {
     Ok(n)
 }
 
+/// A row of the paper's Table 1: type, mean absolute error, mean relative error in %, as printed.
+type PaperRow = (&'static str, &'static str, &'static str);
+
 /// Seed 003 Table 1, the four distribution blocks: (distribution, exponent offset of the
-/// static tree and mantissa, then per type in the paper's row order its mean absolute error
-/// and mean relative error in %, as printed).
-const PAPER: [(&str, i32, [(&str, &str, &str); 4]); 4] = [
+/// static tree and mantissa, then the types in the paper's row order).
+const PAPER: [(&str, i32, [PaperRow; 4]); 4] = [
     (
         "U(0,1)",
         1,

@@ -19,6 +19,11 @@ pub const MAX_SAMPLES: u64 = 1_000_000_000;
 /// The paper's sample size (§3.4: "a sample of size 25 million numbers").
 const TABLE1_SAMPLES: u64 = 25_000_000;
 
+/// Bounds of a distribution's reach and spread, so that every sample is a finite f32 and a
+/// relative error can be formed (well inside f32's 1.2e-38 ..= 3.4e38).
+const PARAM_MIN: f64 = 1e-30;
+const PARAM_MAX: f64 = 1e30;
+
 /// Samples per chunk: errors are summed per chunk, then the chunk sums are added.
 const CHUNK: usize = 1 << 16;
 
@@ -71,16 +76,28 @@ fn parse_dist(s: &str) -> CliResult<Dist> {
     let [p, q] = params[..] else {
         return Err(bad("needs exactly two parameters"));
     };
-    match kind {
-        "U" if p < q && (q - p).is_finite() => Ok(Dist::Uniform(p, q)),
-        "U" => Err(bad("needs a < b")),
-        "N" if q > 0.0 => Ok(Dist::Normal {
+    // Samples must stay finite, nonzero f32: Box–Muller's |z| is below 9 with 53-bit uniforms.
+    let (lo, hi) = (PARAM_MIN, PARAM_MAX);
+    let dist = match kind {
+        "U" if p < q => Dist::Uniform(p, q),
+        "U" => return Err(bad("needs a < b")),
+        "N" if q > 0.0 => Dist::Normal {
             mean: p,
             variance: q,
-        }),
-        "N" => Err(bad("needs a variance > 0")),
-        _ => Err(bad("is neither U nor N")),
+        },
+        "N" => return Err(bad("needs a variance > 0")),
+        _ => return Err(bad("is neither U nor N")),
+    };
+    let (reach, spread) = match dist {
+        Dist::Uniform(a, b) => (a.abs().max(b.abs()), b - a),
+        Dist::Normal { mean, variance } => (mean.abs() + 9.0 * variance.sqrt(), variance.sqrt()),
+    };
+    if reach > hi || spread < lo {
+        return Err(bad(&format!(
+            "leaves f32's range: keep |values| below {hi:e} and the spread (b - a, or the standard deviation) at least {lo:e}"
+        )));
     }
+    Ok(dist)
 }
 
 /// xoshiro256** seeded by SplitMix64: small, fast and the same on every machine. (The normal

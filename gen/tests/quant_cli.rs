@@ -143,6 +143,8 @@ fn bad_input_gets_one_line_and_status_2() {
         &run(&["q8:mantissa", "--dist", "N(0,1)", "--offset", "11"]),
         "exponent offset",
     );
+    refused(&run(&["q8:linear", "--dist", "N(0,1e300)"]), "f32's range");
+    refused(&run(&["q8:linear", "--dist", "U(0,1e-40)"]), "f32's range");
     refused(&run(&["q8:linear"]), "--dist");
     refused(&run(&["--dist", "N(0,1)"]), "TYPE");
     refused(&run(&["--table1", "q8:linear"]), "--table1");

@@ -137,6 +137,24 @@ impl Q8Type {
         self.codebook().decode(code, scale)
     }
 
+    /// [`Codebook::encode_slice`]: every x of `xs` into `out`, one scale.
+    pub fn encode_slice(self, xs: &[f32], scale: f32, out: &mut [u8]) {
+        self.codebook().encode_slice(xs, scale, out)
+    }
+
+    /// [`Codebook::decode_slice`]: every code of `codes` into `out`, one scale.
+    pub fn decode_slice(self, codes: &[u8], scale: f32, out: &mut [f32]) {
+        self.codebook().decode_slice(codes, scale, out)
+    }
+
+    /// A tensor compressed as the paper transfers it: its scale and one code per element.
+    pub fn compress(self, xs: &[f32], scaling: Scaling) -> Result<(f32, Vec<u8>), FormatError> {
+        let scale = Q8Type::scale_of(xs, scaling)?;
+        let mut codes = vec![0u8; xs.len()];
+        self.encode_slice(xs, scale, &mut codes);
+        Ok((scale, codes))
+    }
+
     /// The scale of a tensor under `scaling`.
     pub fn scale_of(xs: &[f32], scaling: Scaling) -> Result<f32, FormatError> {
         match scaling {

@@ -313,6 +313,24 @@ fn decode_is_the_product_rounded_once() {
 }
 
 #[test]
+fn compress_then_decode_slice() {
+    let xs = [0.5f32, -2.0, 0.0, 1.0e-9, f32::NAN];
+    let (scale, codes) = Q8Type::DynamicTree.compress(&xs, Scaling::Absmax).unwrap();
+    assert_eq!(scale, 2.0);
+    assert_eq!(codes[1], 0x81); // −absmax: the code of −1
+    assert_eq!(codes[3], 0x00); // 5e-10 of the absmax is below half of 2.75e-6: zero
+    assert_eq!(codes[4], 0x00); // NaN: +0
+    let mut back = [0f32; 5];
+    Q8Type::DynamicTree.decode_slice(&codes, scale, &mut back);
+    assert_eq!(back[..3], [f("0.4953125"), -2.0, 0.0]); // 0.25 -> 0.1 + 0.35·27/64
+    let (scale, _) = Q8Type::Mantissa.compress(&xs, Scaling::Offset(2)).unwrap();
+    assert_eq!(scale, 100.0);
+    assert!(Q8Type::Mantissa
+        .compress(&xs, Scaling::Offset(-11))
+        .is_err());
+}
+
+#[test]
 fn scaling_and_absmax() {
     assert_eq!(
         q8::absmax(&[1.0, -3.0, f32::NAN, f32::NEG_INFINITY, 2.0]),

@@ -187,6 +187,7 @@ fn train(out: &mut dyn Write) -> CliResult {
             10,
         ),
         optimizer: Optimizer::Sgd,
+        compression: Default::default(),
         batch: 20,
         lr: 0.1,
         momentum: 0.5,

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 use lpgen_golden::Format;
 use lpgen_train::arch::{Arch, ArchOptions, ModelKind};
+use lpgen_train::compress::Compression;
 use lpgen_train::config::{
     parse_precision, Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
 };
@@ -53,6 +54,14 @@ pub struct TrainArgs {
     /// (e.g. 0.2,0.5,0.5); off at test time
     #[arg(long)]
     dropout: Option<String>,
+    /// Pass every gradient through an 8-bit codec before it is applied (seed 003, data
+    /// parallelism): q8:dynamic-tree, q8:static-tree, q8:linear or q8:mantissa
+    #[arg(long)]
+    compress_grad: Option<String>,
+    /// Pass every hidden activation through an 8-bit codec before the next layer reads it
+    /// (seed 003, model parallelism)
+    #[arg(long)]
+    compress_act: Option<String>,
     /// sgd (with --momentum), adagrad or rmsprop
     #[arg(long, default_value = "sgd")]
     optimizer: String,
@@ -228,6 +237,10 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
     if !(a.lr.is_finite() && a.lr > 0.0 && (0.0..1.0).contains(&momentum)) {
         return Err(bad("--lr must be positive and --momentum in [0, 1)".into()));
     }
+    let compression = Compression {
+        grad: a.compress_grad.as_deref().map(str::parse).transpose()?,
+        act: a.compress_act.as_deref().map(str::parse).transpose()?,
+    };
     Ok(Config {
         stages,
         quire,
@@ -235,6 +248,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         keep_bits: a.keep_bits,
         arch,
         optimizer,
+        compression,
         batch: a.batch,
         lr: a.lr,
         momentum,

@@ -6,6 +6,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
 use crate::arch::Arch;
+use crate::compress::Compression;
 use crate::TrainError;
 
 /// The formats of the five stages of seed 004 ch. 4: optimizer (master weights, momentum,
@@ -229,6 +230,8 @@ pub struct Config {
     /// The network.
     pub arch: Arch,
     pub optimizer: Optimizer,
+    /// Seed 003's 8-bit approximations of gradients and activations.
+    pub compression: Compression,
     pub batch: usize,
     pub lr: f64,
     pub momentum: f64,
@@ -244,9 +247,9 @@ impl Config {
     pub fn fingerprint(&self) -> String {
         let s = self.stages;
         format!(
-            "O={} L={} F={} B={} G={} quire={} kahan={} keep={:?} net=[{}] optimizer={:?} batch={} lr={} momentum={} from={} schedule={:?} normalize={:?} seed={}",
+            "O={} L={} F={} B={} G={} quire={} kahan={} keep={:?} net=[{}] optimizer={:?} compress={:?} batch={} lr={} momentum={} from={} schedule={:?} normalize={:?} seed={}",
             s.o, s.l, s.f, s.b, s.g, self.quire, self.kahan.describe(), self.keep_bits,
-            self.arch.describe(), self.optimizer, self.batch, self.lr, self.momentum,
+            self.arch.describe(), self.optimizer, self.compression, self.batch, self.lr, self.momentum,
             self.momentum_from, self.schedule, self.normalize, self.seed
         )
     }

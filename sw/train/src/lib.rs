@@ -5,6 +5,7 @@
 
 pub mod arch;
 pub mod checkpoint;
+pub mod compress;
 pub mod config;
 pub mod data;
 pub mod float;

@@ -13,6 +13,7 @@ use lpgen_golden::{AluOp, Format};
 use rand_pcg::Pcg64;
 
 use crate::arch::Layer;
+use crate::compress::through_codec;
 use crate::config::{Activation, Config};
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
 use crate::model::Model;
@@ -297,6 +298,12 @@ impl<M: Machine> Net<'_, M> {
             } else {
                 None
             };
+            // Model parallelism (seed 003): a hidden activation reaches the next layer with
+            // weights through the 8-bit codec.
+            let hidden = p.is_some() && params.len() + 1 < model.layers.len();
+            if let (Some(codec), true) = (cfg.compression.act, hidden) {
+                a.data = through_codec(codec, cfg.stages.f, &a.data, 1.0)?;
+            }
             let (out, cache) = self.layer_forward(layer, p, a, noise.as_deref_mut())?;
             a = out;
             caches.push(cache);
@@ -369,7 +376,12 @@ impl<M: Machine> Net<'_, M> {
         }
         fw.caches = caches;
         grads.reverse();
-        for (params, (gw, gb)) in model.layers.iter_mut().zip(grads) {
+        for (params, (mut gw, mut gb)) in model.layers.iter_mut().zip(grads) {
+            // Data parallelism (seed 003): the gradients as a peer would receive them.
+            if let Some(codec) = cfg.compression.grad {
+                gw.data = through_codec(codec, st.g, &gw.data, batch as f64)?;
+                gb = through_codec(codec, st.g, &gb, batch as f64)?;
+            }
             let gw = self.convert_words(st.g, st.o, &gw.data)?;
             let gb = self.convert_words(st.g, st.o, &gb)?;
             self.update(params, &gw, &gb, lr, batch, momentum)?;
@@ -401,6 +413,7 @@ pub(crate) mod tests {
             keep_bits: None,
             arch: Arch::build(&options, (1, 2, 2), 2).unwrap(),
             optimizer: Optimizer::Sgd,
+            compression: Default::default(),
             batch: 2,
             lr: 0.1,
             momentum: 0.5,

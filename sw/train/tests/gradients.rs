@@ -61,6 +61,7 @@ fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
         keep_bits: None,
         arch,
         optimizer,
+        compression: Default::default(),
         batch: 3,
         lr: 0.05,
         momentum: 0.0,
@@ -222,4 +223,48 @@ fn dropout_is_seeded_and_off_at_test_time() {
         cfg: &plain,
     };
     assert_ne!(a, run(&mut net, 1), "dropout changed nothing");
+}
+
+#[test]
+fn compressed_gradients_and_activations_change_the_step_and_still_train() {
+    use lpgen_golden::Q8Type;
+    let arch = Arch::mlp((1, 6, 6), &[8, 8], Activation::Relu, 3);
+    let plain = config("f32", arch, Optimizer::Sgd);
+    let (x, labels) = batch(Format::F32);
+    let start: Model = Model::init(&plain);
+    let train = |cfg: &Config| {
+        let mut g = Golden::default();
+        let mut net = Net { m: &mut g, cfg };
+        let mut m = start.clone();
+        let before = loss(&mut net, &m, &x, &labels);
+        for step in 0..40 {
+            net.step(
+                &mut m,
+                x.clone(),
+                &labels,
+                0.5,
+                0.0,
+                &mut cfg.stream(&[step]),
+            )
+            .unwrap();
+        }
+        (m.clone(), before, loss(&mut net, &m, &x, &labels))
+    };
+    let (reference, _, _) = train(&plain);
+    for codec in Q8Type::ALL {
+        for grad in [true, false] {
+            let mut cfg = plain.clone();
+            if grad {
+                cfg.compression.grad = Some(codec);
+            } else {
+                cfg.compression.act = Some(codec);
+            }
+            let (m, before, after) = train(&cfg);
+            assert_ne!(m, reference, "{codec} (gradients: {grad}) changed nothing");
+            assert!(
+                after < 0.5 * before,
+                "{codec} (gradients: {grad}): {before} -> {after}"
+            );
+        }
+    }
 }

@@ -30,6 +30,7 @@ fn rtl_training_ends_with_the_golden_weights() {
         keep_bits: None,
         arch: Arch::mlp((1, 28, 28), &[12], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,
+        compression: Default::default(),
         batch: 10,
         lr: 0.1,
         momentum: 0.5,

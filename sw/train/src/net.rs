@@ -15,6 +15,7 @@ use rand_pcg::Pcg64;
 use crate::arch::Layer;
 use crate::compress::through_codec;
 use crate::config::{Activation, Config};
+use crate::layers::Grads;
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
 use crate::model::Model;
 use crate::TrainError;
@@ -313,9 +314,9 @@ impl<M: Machine> Net<'_, M> {
         Ok(Forward { caches, probs })
     }
 
-    /// One training step on a batch: forward, backward and the optimizer's update (in
-    /// place). Returns the forward pass (for metrics). `lr` and `momentum` are this step's;
-    /// `noise` draws the dropout masks.
+    /// One training step on a batch: [`Net::gradients`], then [`Net::apply`]. Returns the
+    /// forward pass (for metrics). `lr` and `momentum` are this step's; `noise` draws the
+    /// dropout masks.
     pub fn step(
         &mut self,
         model: &mut Model<M::Word>,
@@ -325,6 +326,20 @@ impl<M: Machine> Net<'_, M> {
         momentum: f64,
         noise: &mut Pcg64,
     ) -> Result<Forward<M::Word>, TrainError> {
+        let (fw, grads) = self.gradients(model, x, labels, noise)?;
+        self.apply(model, grads, lr, labels.len(), momentum)?;
+        Ok(fw)
+    }
+
+    /// Forward and backward passes of a batch: the forward pass and, for each layer with
+    /// weights in order, the gradients of its weights and biases summed over the batch, in G.
+    pub fn gradients(
+        &mut self,
+        model: &Model<M::Word>,
+        x: Mat<M::Word>,
+        labels: &[u8],
+        noise: &mut Pcg64,
+    ) -> Result<(Forward<M::Word>, Vec<Grads<M::Word>>), TrainError> {
         let st = self.cfg.stages;
         let mut fw = self.forward_with(model, x, Some(noise))?;
         let batch = labels.len();
@@ -376,6 +391,21 @@ impl<M: Machine> Net<'_, M> {
         }
         fw.caches = caches;
         grads.reverse();
+        Ok((fw, grads))
+    }
+
+    /// The optimizer's update of every layer from its gradients (in G, summed over a batch of
+    /// `batch` samples), in place.
+    pub fn apply(
+        &mut self,
+        model: &mut Model<M::Word>,
+        grads: Vec<Grads<M::Word>>,
+        lr: f64,
+        batch: usize,
+        momentum: f64,
+    ) -> Result<(), TrainError> {
+        let cfg = self.cfg;
+        let st = cfg.stages;
         for (params, (mut gw, mut gb)) in model.layers.iter_mut().zip(grads) {
             // Data parallelism (seed 003): the gradients as a peer would receive them.
             if let Some(codec) = cfg.compression.grad {
@@ -386,7 +416,7 @@ impl<M: Machine> Net<'_, M> {
             let gb = self.convert_words(st.g, st.o, &gb)?;
             self.update(params, &gw, &gb, lr, batch, momentum)?;
         }
-        Ok(fw)
+        Ok(())
     }
 }
 

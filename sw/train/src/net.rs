@@ -85,6 +85,9 @@ pub struct Forward<W = u64> {
     pub probs: Mat<W>,
 }
 
+/// A batch's forward pass and the gradients of every layer with weights.
+pub type Backward<W> = (Forward<W>, Vec<Grads<W>>);
+
 /// The error flowing backward, in B; and in G as well where it was converted straight from
 /// the output error in L, so that the last layer's gradient is not rounded through B first.
 pub struct Delta<W> {
@@ -339,7 +342,7 @@ impl<M: Machine> Net<'_, M> {
         x: Mat<M::Word>,
         labels: &[u8],
         noise: &mut Pcg64,
-    ) -> Result<(Forward<M::Word>, Vec<Grads<M::Word>>), TrainError> {
+    ) -> Result<Backward<M::Word>, TrainError> {
         let st = self.cfg.stages;
         let mut fw = self.forward_with(model, x, Some(noise))?;
         let batch = labels.len();

@@ -20,6 +20,7 @@ pub mod fixed;
 pub mod format;
 pub mod hiprec;
 pub mod lns;
+pub mod onebit;
 pub mod posit;
 pub mod q8;
 pub mod sum;

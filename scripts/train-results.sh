@@ -39,7 +39,7 @@ declare -A ROWS=(
   [lenet-O12-L9-FBG8q]="--precision O12-L9-FBG8q $LENET"
   # Convolutions on the generated array: a few LeNet-5 steps through the RTL, the golden
   # model in lockstep (0 differing bits), on 256 test images.
-  [lenet-rtl-steps]="--format posit:8:2 --quire --backend rtl --check --model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --normalize global --schedule fixed --epochs 1 --max-steps 3 --test-limit 256"
+  [lenet-rtl-steps]="--format lns:5:6 --backend rtl --check --model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --normalize global --schedule fixed --epochs 1 --max-steps 3 --test-limit 256"
   # One MNIST-10k epoch of a 784-100-10 MLP through the RTL, the golden model in lockstep,
   # and the same epoch on the golden backend (its weights must be identical).
   [mnist-rtl-epoch]="--format lns:5:6 --backend rtl --check --dataset $DATA/mnist-10k --hidden 100 --epochs 1 --schedule fixed"

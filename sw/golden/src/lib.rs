@@ -15,6 +15,7 @@
 
 pub mod alu;
 pub mod arith;
+pub mod dfix;
 pub mod exact;
 pub mod fixed;
 pub mod format;

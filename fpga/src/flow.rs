@@ -109,8 +109,9 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         ))
     })?;
 
-    let mut sources = vec![format!("{}.v", design.top)];
-    write(&work.join(&sources[0]), &design.verilog)?;
+    // One file per module and the file list `<top>.f`; Yosys reads them in the list's order.
+    design.verilog.write_to(work, &design.top, write)?;
+    let mut sources = design.verilog.names();
     write(&work.join(format!("{}.json", design.top)), &design.manifest)?;
     let mut top = design.top.clone();
     if opts.wrap {

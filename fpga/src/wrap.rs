@@ -141,6 +141,8 @@ mod tests {
   "parameters": {"stages": 0, "rows": 1, "cols": 1, "lanes": 1, "pe": "lns-kahan", "to": "lns:3:2"},
   "latency": 0,
   "generator": "lpgen 0.1.0",
+  "file_list": "lpgen_lns_mul_lns_3_2_s0.f",
+  "files": ["lpgen_lns_mul_lns_3_2_s0.v"],
   "ports": [
     {"name": "clk", "direction": "input", "width": 1},
     {"name": "rst", "direction": "input", "width": 1},

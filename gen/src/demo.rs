@@ -20,7 +20,6 @@ use lpgen_train::trainer::{self, Plan};
 use lpgen_verif::{Mode, RunOptions, Toolchain};
 
 use crate::golden_cmd::line;
-use crate::rtl_cmd::write_atomic;
 use crate::{emit, CliError, CliResult};
 
 /// Where the demo writes: generated RTL and the training results.
@@ -116,10 +115,16 @@ fn rtl(out: &mut dyn Write) -> CliResult {
     designs.push(vector);
     for p in &designs {
         let d = generate(p)?;
-        write_atomic(&dir.join(format!("{}.v", d.top)), &d.verilog)?;
-        write_atomic(&dir.join(format!("{}.json", d.top)), &d.manifest)?;
-        let lines = d.verilog.lines().count();
-        emit(out, &format!("  {}.v  ({lines} lines)", d.top))?;
+        crate::rtl_cmd::write_design(&dir, &d)?;
+        let lines = d.verilog.text().lines().count();
+        let files = d.verilog.files.len();
+        emit(
+            out,
+            &format!(
+                "  {}.v  ({files} modules in {}.f, {lines} lines)",
+                d.top, d.top
+            ),
+        )?;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use lpgen_golden::Format;
-use lpgen_hdl::{generate, Params, Unit};
+use lpgen_hdl::{generate, Design, Params, Unit};
 
 use crate::{emit, CliError, CliResult};
 
@@ -82,9 +82,27 @@ pub fn run(args: &RtlArgs, out: &mut dyn Write) -> CliResult {
         ))
     })?;
     let design = generate(&params)?;
-    let v = args.out.join(format!("{}.v", design.top));
-    let j = args.out.join(format!("{}.json", design.top));
-    write_atomic(&v, &design.verilog)?;
+    let written = write_design(&args.out, &design)?;
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    emit(out, &names.join("\n"))
+}
+
+/// Writes a design into `dir`: one `<module>.v` per module, the file list `<top>.f` and the
+/// manifest `<top>.json`, each atomically. Returns the paths: the top's `.v`, the file list,
+/// the manifest, then the sub-modules' files.
+pub fn write_design(dir: &Path, design: &Design) -> CliResult<Vec<PathBuf>> {
+    let list = design.verilog.write_to(dir, &design.top, write_atomic)?;
+    let j = dir.join(format!("{}.json", design.top));
     write_atomic(&j, &design.manifest)?;
-    emit(out, &format!("{}\n{}", v.display(), j.display()))
+    let top_file = dir.join(format!("{}.v", design.top));
+    let mut paths = vec![top_file.clone(), list, j];
+    paths.extend(
+        design
+            .verilog
+            .names()
+            .iter()
+            .map(|n| dir.join(n))
+            .filter(|p| *p != top_file),
+    );
+    Ok(paths)
 }

@@ -235,8 +235,62 @@ fn rtl_writes_verilog_and_manifest_deterministically() {
     let manifest = lpgen_hdl::Manifest::from_json(std::str::from_utf8(&j1).unwrap()).unwrap();
     assert_eq!(manifest.latency, 1, "{manifest:?}");
     assert_eq!(manifest.top, "lpgen_lns_mul_lns_5_6_s1");
-    // No temporary files are left behind.
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    assert_eq!(manifest.files, ["lpgen_lns_mul_lns_5_6_s1.v"]);
+    assert_eq!(manifest.file_list, "lpgen_lns_mul_lns_5_6_s1.f");
+    // The .v, the file list and the manifest; no temporary files are left behind.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn rtl_writes_one_file_per_module_and_the_file_list() {
+    let dir = std::env::temp_dir().join(format!("lpgen-rtl-hier-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let listed = stdout_of(&[
+        "rtl",
+        "array",
+        "--format",
+        "lns:5:6",
+        "--pe",
+        "lns-kahan",
+        "--rows",
+        "2",
+        "--cols",
+        "3",
+        "--stages",
+        "2",
+        "--out",
+        d,
+    ]);
+    let top = "lpgen_array_lns_5_6_2x3_lns_kahan_s2";
+    let want = [
+        "lpgen_lns_g_rom_lns_5_6.v".to_string(),
+        "lpgen_pe_lns_kahan_lns_5_6_s1.v".to_string(),
+        format!("{top}.v"),
+    ];
+    let list = std::fs::read_to_string(dir.join(format!("{top}.f"))).unwrap();
+    assert_eq!(
+        list,
+        want.iter().map(|f| format!("{f}\n")).collect::<String>()
+    );
+    let j = std::fs::read_to_string(dir.join(format!("{top}.json"))).unwrap();
+    let manifest = lpgen_hdl::Manifest::from_json(&j).unwrap();
+    assert_eq!(manifest.files, want);
+    for f in &want {
+        assert!(listed.contains(f.as_str()), "{listed}");
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        let module = f.trim_end_matches(".v");
+        assert_eq!(text.matches("\nmodule ").count(), 1, "{f}");
+        assert!(text.contains(&format!("\nmodule {module} (")), "{f}");
+    }
+    // The top instantiates the PE once per position; the PE instantiates the ROM module.
+    let top_text = std::fs::read_to_string(dir.join(&want[2])).unwrap();
+    assert_eq!(
+        top_text.matches("lpgen_pe_lns_kahan_lns_5_6_s1 pe").count(),
+        6
+    );
+    let pe_text = std::fs::read_to_string(dir.join(&want[1])).unwrap();
+    assert_eq!(pe_text.matches("lpgen_lns_g_rom_lns_5_6 ").count(), 4);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

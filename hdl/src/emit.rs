@@ -288,6 +288,17 @@ pub fn verilog(m: &Module) -> String {
             (s.sig, s.reset, next, en)
         })
         .collect();
+    // Instance inputs, lowered like any expression.
+    let instances: Vec<Vec<(String, E)>> = m
+        .instances
+        .iter()
+        .map(|i| {
+            i.inputs
+                .iter()
+                .map(|(port, e)| (port.clone(), low.lower(e, false)))
+                .collect()
+        })
+        .collect();
     // Sort the drivers back into creation order of their targets for readable output.
     low.assigns.sort_by_key(|(id, _)| *id);
     let n = low.signals.len();
@@ -309,6 +320,14 @@ pub fn verilog(m: &Module) -> String {
             driver[*id].push(en.clone());
         }
     }
+    // An instance drives its outputs from its inputs; one live output keeps all of them.
+    let mut instance_of: Vec<Option<usize>> = vec![None; n];
+    for (k, inst) in m.instances.iter().enumerate() {
+        for (_, out) in &inst.outputs {
+            driver[*out].extend(instances[k].iter().map(|(_, e)| e.clone()));
+            instance_of[*out] = Some(k);
+        }
+    }
     let mut rom_addr_of: Vec<Option<SigId>> = vec![None; n];
     for (_, a, out) in &low.rom_reads {
         rom_addr_of[*out] = Some(*a);
@@ -327,6 +346,9 @@ pub fn verilog(m: &Module) -> String {
             sigs_of(e, &mut deps);
         }
         deps.extend(rom_addr_of[s]);
+        if let Some(k) = instance_of[s] {
+            deps.extend(m.instances[k].outputs.iter().map(|(_, o)| *o));
+        }
         work.extend(deps.into_iter().filter(|&d| !live[d]));
     }
 
@@ -348,8 +370,15 @@ pub fn verilog(m: &Module) -> String {
             used[*a].iter_mut().for_each(|b| *b = true);
         }
     }
+    // Registers read clk (and rst, when one resets); instances get both.
+    let clocked =
+        m.delays.iter().any(|(d, _, _)| live[*d]) || states.iter().any(|(id, ..)| live[*id]);
+    let reset = m.delays.iter().any(|(d, _, r)| live[*d] && *r)
+        || states.iter().any(|(id, r, ..)| live[*id] && r.is_some());
     for (i, s) in low.signals.iter().enumerate() {
-        if s.kind == SigKind::Output {
+        let register_port = s.kind == SigKind::Input
+            && ((s.name == "clk" && clocked) || (s.name == "rst" && reset));
+        if s.kind == SigKind::Output || register_port {
             used[i].iter_mut().for_each(|b| *b = true);
         }
     }
@@ -387,6 +416,9 @@ pub fn verilog(m: &Module) -> String {
         }
     }
     let _ = writeln!(v, ");");
+    if m.no_inline {
+        let _ = writeln!(v, "    /* verilator no_inline_module */");
+    }
 
     // Declarations.
     let mut decl = String::new();
@@ -420,6 +452,23 @@ pub fn verilog(m: &Module) -> String {
         if live[*id] {
             let _ = writeln!(v, "    assign {} = {};", low.signals[*id].name, p.expr(e));
         }
+    }
+
+    for (inst, inputs) in m.instances.iter().zip(&instances) {
+        if !inst.outputs.iter().any(|(_, o)| live[*o]) {
+            continue;
+        }
+        let _ = writeln!(v, "\n    {} {} (", inst.def.name, inst.name);
+        let mut conns: Vec<String> = inputs
+            .iter()
+            .map(|(port, e)| format!(".{port}({})", p.expr(e)))
+            .collect();
+        conns.extend(
+            inst.outputs
+                .iter()
+                .map(|(port, o)| format!(".{port}({})", low.signals[*o].name)),
+        );
+        let _ = writeln!(v, "        {}\n    );", conns.join(",\n        "));
     }
 
     for (r, a, out) in &low.rom_reads {

@@ -6,6 +6,8 @@ pub mod emit;
 pub mod ir;
 pub mod limits;
 pub mod manifest;
+pub mod sources;
 pub mod units;
 pub use manifest::{Direction, Manifest};
+pub use sources::{Verilog, VerilogFile};
 pub use units::{generate, Design, GenError, Params, PeKind, Unit};

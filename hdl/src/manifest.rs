@@ -21,6 +21,11 @@ pub struct Manifest {
     pub latency: u32,
     /// `lpgen <version>`.
     pub generator: String,
+    /// `<top>.f`: the file list `lpgen rtl` writes beside the manifest.
+    pub file_list: String,
+    /// The Verilog files, one module each, in the order tools read them (sub-modules first,
+    /// the top's `<top>.v` last); names relative to the manifest's directory.
+    pub files: Vec<String>,
     /// Every port of the top module, in declaration order.
     pub ports: Vec<Port>,
     /// Table name → digest of every ROM table the design holds (sorted by name).
@@ -156,6 +161,8 @@ mod tests {
                 "parameters",
                 "latency",
                 "generator",
+                "file_list",
+                "files",
                 "ports",
                 "tables"
             ]

@@ -234,7 +234,7 @@ endmodule
         out = out_file.display(),
     );
     std::fs::write(dir.join("tb.v"), tb).unwrap();
-    std::fs::write(dir.join("dut.v"), &d.verilog).unwrap();
+    std::fs::write(dir.join("dut.v"), d.verilog.text()).unwrap();
     let run = |cmd: &mut Command, what: &str| {
         let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(

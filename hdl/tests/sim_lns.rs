@@ -275,9 +275,8 @@ fn with_bubbles(d: &Design) -> Design {
         });
     }
     let top = format!("bubbles_{}", d.top);
-    let verilog = format!(
-        "{}\nmodule {top} ({});\n    {} dut ({});\nendmodule\n",
-        d.verilog,
+    let wrapper = format!(
+        "module {top} ({});\n    {} dut ({});\nendmodule\n",
         ports.join(", "),
         d.top,
         conns.join(", ")
@@ -292,6 +291,11 @@ fn with_bubbles(d: &Design) -> Design {
             width: 1,
         },
     );
+    let mut verilog = d.verilog.clone();
+    verilog.files.push(lpgen_hdl::VerilogFile {
+        name: format!("{top}.v"),
+        text: wrapper,
+    });
     Design {
         top,
         verilog,

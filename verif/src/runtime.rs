@@ -20,6 +20,8 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
+use lpgen_hdl::Verilog;
+
 use crate::layout::Layout;
 use crate::{digest, shim, tempfiles, Result, VerifError};
 
@@ -179,22 +181,28 @@ impl Toolchain {
         })
     }
 
-    /// Builds (or finds in the cache) the model of `verilog` and loads it.
-    pub fn model(&self, verilog: &str, layout: &Layout, trace: bool) -> Result<Model> {
+    /// Builds (or finds in the cache) the model of `verilog` (every file of the design) and
+    /// loads it.
+    pub fn model(&self, verilog: &Verilog, layout: &Layout, trace: bool) -> Result<Model> {
         let (so, shim) = self.entry(verilog, layout, trace)?;
         Model::create(shim, &so, None)
     }
 
     /// Path of the cached shared object of a design, building it if needed. The object is
     /// known to load (see [`Toolchain::model`]).
-    pub fn shared_object(&self, verilog: &str, layout: &Layout, trace: bool) -> Result<PathBuf> {
+    pub fn shared_object(
+        &self,
+        verilog: &Verilog,
+        layout: &Layout,
+        trace: bool,
+    ) -> Result<PathBuf> {
         Ok(self.entry(verilog, layout, trace)?.0)
     }
 
     /// The cache entry of a design, built if needed, and its object loaded. An entry that
     /// does not load is rebuilt once (`ensure_loaded`): the one place both `model` and the
     /// callers of `shared_object` (VCD replays, benchmarks) go through.
-    fn entry(&self, verilog: &str, layout: &Layout, trace: bool) -> Result<(PathBuf, Shim)> {
+    fn entry(&self, verilog: &Verilog, layout: &Layout, trace: bool) -> Result<(PathBuf, Shim)> {
         let shim = shim::source(layout);
         let mut d = digest::Digest::new();
         d.field(STAMP_MAGIC.as_bytes())
@@ -204,9 +212,11 @@ impl Toolchain {
             .field(CFLAGS.as_bytes())
             .field(MAKEFLAGS.as_bytes())
             .field(&[trace as u8])
-            .field(layout.top.as_bytes())
-            .field(verilog.as_bytes())
-            .field(shim.as_bytes());
+            .field(layout.top.as_bytes());
+        for f in &verilog.files {
+            d.field(f.name.as_bytes()).field(f.text.as_bytes());
+        }
+        d.field(shim.as_bytes());
         let cache = self.cache.join("verilator");
         let dir = cache.join(d.hex());
         let log = cache.join(format!("{}.log", d.hex()));
@@ -235,7 +245,7 @@ impl Toolchain {
     fn build(
         &self,
         dir: &Path,
-        verilog: &str,
+        verilog: &Verilog,
         shim: &str,
         l: &Layout,
         trace: bool,
@@ -250,7 +260,10 @@ impl Toolchain {
                 dir.display()
             ))
         };
-        std::fs::write(dir.join("dut.v"), verilog).map_err(io)?;
+        // One file per module and the design's file list, which Verilator reads (`-f`).
+        let list = verilog
+            .write_to(dir, &l.top, |path, text| std::fs::write(path, text))
+            .map_err(io)?;
         std::fs::write(dir.join("shim.cpp"), shim).map_err(io)?;
         let mut cflags = CFLAGS.to_string();
         if trace {
@@ -269,7 +282,7 @@ impl Toolchain {
         if trace {
             cmd.arg("--trace");
         }
-        cmd.args(["dut.v", "shim.cpp"]);
+        cmd.arg("-f").arg(&list).arg("shim.cpp");
         let out = cmd
             .output()
             .map_err(|e| missing(&format!("cannot run {}: {e}", self.verilator.display())))?;
@@ -755,7 +768,7 @@ mod tests {
     }
 
     /// A design small enough to build in seconds: its Verilog and port layout.
-    fn small_design() -> (String, Layout) {
+    fn small_design() -> (Verilog, Layout) {
         let p = lpgen_hdl::Params::new(lpgen_hdl::Unit::LnsMul, "lns:3:2".parse().unwrap());
         let d = lpgen_hdl::generate(&p).unwrap();
         let l = Layout::from_manifest(&d.manifest).unwrap();

@@ -1,6 +1,7 @@
-//! The lean co-simulation subset CI runs (six Verilator builds; scripts/cosim-full.sh runs
+//! The lean co-simulation subset CI runs (seven Verilator builds; scripts/cosim-full.sh runs
 //! the full set): exhaustive lns-add and posit-add, posit-mac from quire states, a 2×3
-//! lns-kahan array with K in chunks and smaller shapes, and mutation tests proving the
+//! lns-kahan array with K in chunks and smaller shapes, a 2×2 lns-kahan array interleaving
+//! four accumulations in its pipelined Kahan loop, and mutation tests proving the
 //! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
 //! ALU constant; every ALU opcode on every posit:8:0 operand pair.
 
@@ -19,6 +20,14 @@ fn lns_add_lns_4_4_all_pairs() {
         0,
     );
     assert_eq!(r.passed, 2 << 20);
+}
+
+#[test]
+fn lns_kahan_array_2x2_four_interleaved_accumulations() {
+    let p = array("lns:5:6", PeKind::LnsKahan, 2, 2, 5);
+    assert_eq!(lpgen_hdl::units::array_accumulations(&p), 4);
+    let r = check(&toolchain(), &p, Mode::Vectors(60_000), 0x1eaf);
+    assert!(r.passed > 1000, "{}", r.passed);
 }
 
 #[test]
@@ -53,10 +62,17 @@ fn lns_kahan_array_2x3_tiles_in_chunks_and_smaller_shapes() {
     assert!(r.passed > 3000, "{}", r.passed);
 }
 
-/// Replaces the one occurrence of `from` in a design (so a mutation can never be a no-op).
-fn mutate(verilog: &str, from: &str, to: &str) -> String {
-    assert_eq!(verilog.matches(from).count(), 1, "mutation site '{from}'");
-    verilog.replacen(from, to, 1)
+/// Replaces the one occurrence of `from` in a design's files (so a mutation can never be a
+/// no-op).
+fn mutate(verilog: &mut lpgen_hdl::Verilog, from: &str, to: &str) {
+    assert_eq!(
+        verilog.text().matches(from).count(),
+        1,
+        "mutation site '{from}'"
+    );
+    for f in &mut verilog.files {
+        f.text = f.text.replacen(from, to, 1);
+    }
 }
 
 #[test]
@@ -65,7 +81,11 @@ fn mutation_a_flipped_g_table_entry_is_caught() {
     let p = params(Unit::LnsAdd, "lns:4:4", 3);
     let mut d = generate(&p).unwrap();
     // sb[40] = 4 in lns:4:4 (the lower half of the {opposite, d} ROM): make it 5.
-    d.verilog = mutate(&d.verilog, "8'd40: g_rom = 8'd4;", "8'd40: g_rom = 8'd5;");
+    mutate(
+        &mut d.verilog,
+        "8'd40: g_rom = 8'd4;",
+        "8'd40: g_rom = 8'd5;",
+    );
     let vcd = std::env::temp_dir().join(format!("lpgen-mutant-{}.vcd", std::process::id()));
     let mut opts = RunOptions::new(Mode::Exhaustive, 0);
     opts.vcd = Some(vcd.clone());
@@ -91,8 +111,8 @@ fn mutation_a_dropped_quire_bit_is_caught() {
     let tc = toolchain();
     let p = params(Unit::PositMac, "posit:8:0", 0);
     let mut d = generate(&p).unwrap();
-    d.verilog = mutate(
-        &d.verilog,
+    mutate(
+        &mut d.verilog,
         "else if (in_valid) quire <= quire_next;",
         "else if (in_valid) quire <= quire_next & ~32'd1;",
     );
@@ -151,7 +171,7 @@ fn mutation_a_wrong_alu_constant_is_caught() {
     let p = params(Unit::Alu, "posit:8:0", 0);
     let mut d = generate(&p).unwrap();
     // `lt` gives one (0x40 in posit:8:0) when a < b: make it 0x3f.
-    d.verilog = mutate(&d.verilog, "? 8'd64 : 8'd0)", "? 8'd63 : 8'd0)");
+    mutate(&mut d.verilog, "? 8'd64 : 8'd0)", "? 8'd63 : 8'd0)");
     let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Vectors(5000), 3)).unwrap();
     assert!(r.failed > 0, "the mutant passed");
     assert!(r.details[0].contains("<-- differs"), "{}", r.details[0]);

@@ -13,7 +13,9 @@
 //! are outside this scheme: they are read as they are, in whatever cycle.
 
 mod expr;
+mod hier;
 mod module;
 
 pub use expr::{cat, konst, mux, BinOp, CmpOp, Node, ReduceOp, ShiftOp, E};
+pub use hier::{Instance, InstanceOutputs, Library, SubModule, SubPort};
 pub use module::{Fork, Module, Rom, SigId, SigKind, Signal, StagePlan, StateReg};

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::expr::{cat, mk, mux, Node, E};
+use super::hier::{Instance, Library};
 
 /// Index of a signal in its module.
 pub type SigId = usize;
@@ -102,6 +103,14 @@ pub struct Module {
     reset_delays: Vec<SigId>,
     pub states: Vec<StateReg>,
     pub roms: Vec<Rom>,
+    /// Instances of sub-modules ([`Module::instance`]).
+    pub instances: Vec<Instance>,
+    /// Verilator keeps the module a C++ class of its own instead of inlining every instance
+    /// (`/* verilator no_inline_module */`): its code is compiled once, however many
+    /// instances there are (the large array PEs, docs/perf.md).
+    pub no_inline: bool,
+    /// The definitions of the design this module belongs to ([`Module::define`]).
+    pub(super) library: Library,
     cycle: u32,
     plan: StagePlan,
     boundary: usize,
@@ -120,6 +129,9 @@ impl Module {
             reset_delays: vec![],
             states: vec![],
             roms: vec![],
+            instances: vec![],
+            no_inline: false,
+            library: Library::default(),
             cycle: 0,
             plan,
             boundary: 0,
@@ -129,7 +141,7 @@ impl Module {
     }
 
     /// A fresh, legal, unique Verilog identifier based on `base`.
-    fn unique(&mut self, base: &str) -> String {
+    pub(super) fn unique(&mut self, base: &str) -> String {
         let n = self.names.entry(base.to_string()).or_insert(0);
         *n += 1;
         if *n == 1 {
@@ -139,7 +151,13 @@ impl Module {
         }
     }
 
-    fn add_signal(&mut self, name: &str, width: u32, kind: SigKind, cycle: Option<u32>) -> SigId {
+    pub(super) fn add_signal(
+        &mut self,
+        name: &str,
+        width: u32,
+        kind: SigKind,
+        cycle: Option<u32>,
+    ) -> SigId {
         let name = self.unique(name);
         self.signals.push(Signal {
             name,
@@ -157,6 +175,10 @@ impl Module {
     /// The cycle values are currently computed in.
     pub fn cycle(&self) -> u32 {
         self.cycle
+    }
+
+    pub(super) fn set_cycle(&mut self, cycle: u32) {
+        self.cycle = cycle;
     }
 
     /// A candidate register boundary: becomes a pipeline register if the plan cuts it.
@@ -370,6 +392,32 @@ impl Module {
             .filter(|s| matches!(s.kind, SigKind::Input | SigKind::Output))
             .map(|s| (s.name.clone(), s.kind == SigKind::Input, s.width))
             .collect()
+    }
+}
+
+/// Calls `f` with the cycle of every pipelined signal `e` reads.
+pub(super) fn visit_cycles(m: &Module, e: &E, f: &mut impl FnMut(u32)) {
+    match &*e.node {
+        Node::Sig(s) => {
+            if let Some(c) = m.signals[*s].cycle {
+                f(c)
+            }
+        }
+        Node::Const(_) => {}
+        Node::Slice(x, ..) | Node::Repeat(x, _) | Node::Not(x) | Node::Reduce(_, x) => {
+            visit_cycles(m, x, f)
+        }
+        Node::Rom(_, x) => visit_cycles(m, x, f),
+        Node::Concat(xs) => xs.iter().for_each(|x| visit_cycles(m, x, f)),
+        Node::Bin(_, a, b) | Node::Cmp(_, a, b) | Node::Shift(_, a, b) => {
+            visit_cycles(m, a, f);
+            visit_cycles(m, b, f);
+        }
+        Node::Mux(c, a, b) => {
+            visit_cycles(m, c, f);
+            visit_cycles(m, a, f);
+            visit_cycles(m, b, f);
+        }
     }
 }
 

@@ -1,66 +1,30 @@
-//! The R×C output-stationary systolic matmul array (`array --pe KIND`).
+//! The R×C output-stationary systolic matmul array (`array --pe KIND`): R×C instances of
+//! one PE module ([`pe_module`]).
 //!
 //! PE (r, c) owns C[r][c] = Σ_k A[r][k]·B[k][c] and accumulates k = 0, 1, …, K−1 in order
-//! (SPEC.md §3). A flows left to right along the rows, B top to bottom along the columns.
-//! The array skews the operands itself: the host presents one *step* per cycle, unskewed.
+//! (SPEC.md §3). A flows left to right along the rows, B top to bottom along the columns,
+//! and the step's controls (`valid`, `clear`, `last`) travel with A: every PE passes what
+//! it received on to its neighbours through a register, so no signal reaches more than one
+//! PE in a cycle. The array skews the operands itself at its edges: the host presents one
+//! *step* per cycle, unskewed.
 //!
-//! Ports (w = word width of the format; word i of a bus is bits [i·w+w−1 : i·w]):
-//! - `a_in`  R·w   word r = A[r][k], the k-th column of the A tile
-//! - `b_in`  C·w   word c = B[k][c], the k-th row of the B tile
-//! - `in_valid`    this cycle carries a step; without it the cycle is a bubble (nothing
-//!   accumulates; `clear` and `last` are ignored)
-//! - `clear`       this step is the first of a new accumulation (k = 0): each PE starts from
-//!   the zero state with A[r][0]·B[0][c]
-//! - `last`        snapshot after this step: each PE copies its read-out word (rounded once,
-//!   for quire / wide accumulators) into its result register
-//! - `c_out` R·C·w word r·C + c = C[r][c] (row-major), the snapshot when `out_valid` is high
-//! - `out_valid`   one cycle, exactly `latency` cycles after the `last` step
-//!
-//! Timing: latency L = R + C + stages. Stages = 1 adds an input register, stages = 2 also a
-//! product register in every PE (multiply in one cycle, accumulate in the next).
-//! PE (r, c) accumulates step t in cycle t + r + c + stages and loads its result register
-//! `res` at the end of the next cycle; the farthest PE (R−1, C−1) does so at
-//! the end of cycle t_last + L − 1, so the whole of `c_out` is the snapshot in cycle
-//! t_last + L, when `out_valid` is high. Example: 2×2, stages 0 (L = 4), a tile of K = 3
-//! followed at once by the next (k0', k1', k2'):
-//!
-//! ```text
-//! cycle          0    1    2    3    4    5    6    7    8    9
-//! in_valid       1    1    1    1    1    1    0    0    0    0
-//! a_in, b_in     k0   k1   k2   k0'  k1'  k2'
-//! clear          1    0    0    1    0    0
-//! last           0    0    1    0    0    1
-//! PE(0,0)        k0   k1   k2   k0'  k1'  k2'
-//! PE(0,1),(1,0)       k0   k1   k2   k0'  k1'  k2'
-//! PE(1,1)                  k0   k1   k2   k0'  k1'  k2'
-//! res(0,0)                           C    C    C    C'   C'   C'
-//! res(1,1)                                     C    C    C    C'
-//! out_valid      0    0    0    0    0    0    1    0    0    1
-//! c_out                                        C              C'
-//! ```
-//!
-//! - K may arrive in several chunks, with bubbles between them: accumulators persist until
-//!   the next `clear`, so the result equals the golden sequential accumulation over all k.
-//! - Tiles stream back to back without a drain: the next tile's `clear` step may follow the
-//!   `last` step in the next cycle. Result registers hold a snapshot until the next `last`
-//!   reaches them, so two `last` steps must be at least R + C − 1 cycles apart; a host pads
-//!   a shorter tile with bubbles. A `last` without a following `clear` reads partial sums and
-//!   keeps accumulating.
-//! - Shapes smaller than the array: the host feeds zero words (the format's zero: for LNS
-//!   the reserved code with S = 0, the word 1 << (I+F); for posits and fix the all-zero
-//!   word) in the unused rows of A and columns of B, and ignores those words of `c_out`.
+//! Ports, the host protocol and its cycle diagram: docs/rtl.md, section `array` (written
+//! there once). In short: latency L = R + C + stages; PE (r, c) accumulates step t in
+//! cycle t + r + c + stages and loads its result register at the end of the next cycle, so
+//! the whole of `c_out` is the snapshot in cycle t_last + L, when `out_valid` (the corner
+//! PE's `last` passed on) is high. Two `last` steps must be at least R + C − 1 cycles apart.
 //!
 //! Every PE does one MAC per cycle at every stage count. `--stages 1` registers the inputs at
 //! the array's boundary, so no path runs from a port into a PE's arithmetic; `--stages 2`
 //! also registers each PE's product, so the cycle holds only the accumulation loop (the
-//! Kahan step's four LNS additions, the quire's carry-propagate adder, the fix adder). The
-//! loop itself is one cycle: pipelining it would need interleaved accumulations (as the
-//! `lns-kahan` unit does), which the array does not offer yet.
+//! Kahan step's four LNS additions, the quire's carry-propagate adder, the fix adder).
 
 use lpgen_golden::Format;
 
-use super::{fix, lns, posit, start, Built, GenError, Params, PeBuilder, PeIo, PeKind};
-use crate::ir::{cat, Module, E};
+use std::rc::Rc;
+
+use super::{fix, lns, posit, start, top_name, Built, GenError, Params, PeBuilder, PeIo, PeKind};
+use crate::ir::{cat, Module, StagePlan, SubModule, E};
 
 /// The PE builder for `p.pe`, if it suits the format family.
 fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
@@ -91,6 +55,95 @@ fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
     })
 }
 
+/// The PE module `lpgen_pe_<kind>_<format>_s<S>` (S = 1 with the product register), defined
+/// once and instantiated R×C times. A step enters as `a`, `b`, `valid`, `clear`, `last` (one
+/// cycle, `clear` and `last` already gated by `valid`); the PE passes all five on through a
+/// register each (`a_out`, `valid_out`, `clear_out`, `last_out` to the right-hand
+/// neighbour, `b_out` to the one below), so no signal reaches more than one PE. `result`
+/// is the PE's result register: loaded with the accumulator's read-out word (rounded once
+/// for wide accumulators) S + 1 cycles after a step with `last`, held until the next.
+fn pe_module(
+    m: &Module,
+    p: &Params,
+    build: PeBuilder,
+    lag: u32,
+    loop_registers: u32,
+) -> Result<Rc<SubModule>, GenError> {
+    let pe_stages = lag + loop_registers;
+    let name = format!(
+        "lpgen_pe_{}_{}_s{pe_stages}",
+        p.pe.name().replace('-', "_"),
+        p.format.to_string().replace(':', "_"),
+    );
+    let w = p.format.width();
+    // The product boundary, then the loop's: with loop registers every one is cut.
+    let boundaries = 1 + loop_registers;
+    let plan = StagePlan::spread(pe_stages, boundaries);
+    m.define(&name, plan, |pe| {
+        pe.header.push(format!(
+            "One {} PE of the array for {}; ports and timing: docs/rtl.md, array.",
+            p.pe.name(),
+            p.format
+        ));
+        // Large PEs stay one C++ class in Verilator, compiled once: the 8×8 posit-quire
+        // model builds in 83 s instead of more than 13 minutes, and the lns-kahan one runs
+        // faster (docs/perf.md). Small PEs (fix, lns-plain) simulate faster inlined.
+        pe.no_inline = matches!(p.pe, PeKind::PositQuire | PeKind::LnsKahan);
+        pe.input("clk", 1);
+        pe.input("rst", 1);
+        let a = pe.input("a", w);
+        let b = pe.input("b", w);
+        let valid = pe.input("valid", 1);
+        let clear = pe.input("clear", 1);
+        let last = pe.input("last", 1);
+        for (port, d, reset) in [
+            ("a_out", &a, false),
+            ("b_out", &b, false),
+            ("valid_out", &valid, true),
+            ("clear_out", &clear, true),
+            ("last_out", &last, true),
+        ] {
+            let q = reg(pe, &format!("{port}_q"), d, reset);
+            pe.output(port, &q);
+        }
+        for control in [&valid, &clear, &last] {
+            pe.reset_on_delay(control);
+        }
+        let io = PeIo {
+            a,
+            b,
+            enable: valid,
+            clear,
+        };
+        // The accumulator register holds the step `last` marks one cycle after the step
+        // leaves the loop (with loop registers, the register holds each accumulation in
+        // turn as it comes round).
+        let word = match loop_registers {
+            0 => build(pe, p.format, "", &io)?,
+            n => lns::kahan_pe_interleaved(pe, p.format, &io, n)?,
+        };
+        let last_now = pe.now(&last);
+        let capture = reg(pe, "capture", &last_now, true);
+        if word.width != w {
+            return Err(GenError(format!(
+                "the {} PE reads out {} bits, not the {w} of {} (generator bug)",
+                p.pe.name(),
+                word.width,
+                p.format
+            )));
+        }
+        assert_eq!(
+            pe.boundaries(),
+            boundaries as usize,
+            "a PE marks the product boundary and its loop's"
+        );
+        let res = pe.state("res", w, Some(0));
+        pe.drive(&res, &word, Some(&capture));
+        pe.output("result", &res);
+        Ok(())
+    })
+}
+
 /// A register loading `d` every cycle (free-running data) or resetting to 0 (control).
 fn reg(m: &mut Module, name: &str, d: &E, reset: bool) -> E {
     let q = m.state(name, d.width, reset.then_some(0));
@@ -108,12 +161,53 @@ fn chain(m: &mut Module, name: &str, d: &E, n: u32, reset: bool) -> Vec<E> {
     taps
 }
 
+/// What enters a PE from its left (`a` and the controls) or from above (`b`).
+#[derive(Clone)]
+struct FromLeft {
+    a: E,
+    valid: E,
+    clear: E,
+    last: E,
+}
+
+/// The most stages an array of `pe` takes: the input register, the product register, and
+/// for `lns-kahan` up to three registers inside the Kahan loop.
+pub fn array_max_stages(pe: PeKind) -> u32 {
+    match pe {
+        PeKind::LnsKahan => 2 + lns::PE_MAX_LOOP_REGISTERS,
+        _ => 2,
+    }
+}
+
+/// How many independent accumulations each PE of the array `p` interleaves: 1, or for
+/// `lns-kahan` at stages 3..=5, 1 + the registers inside its Kahan loop (2, 3, 4). Step t of
+/// the host's stream belongs to accumulation t mod P (docs/rtl.md).
+pub fn array_accumulations(p: &Params) -> u32 {
+    1 + p.stages.saturating_sub(2)
+}
+
 pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let build = pe_builder(p)?;
-    // Candidate boundaries: the input register, and each PE's product register.
-    let (mut m, valid) = start(p, 2)?;
-    // With the product register the accumulators work one cycle later ("lag").
+    let max = array_max_stages(p.pe);
+    if p.stages > max {
+        return Err(GenError(format!(
+            "an array of {} PEs has at most {max} pipeline stages, not {} (use --stages 0..={max}; \
+             lns-kahan PEs take up to {}, interleaving accumulations)",
+            p.pe.name(),
+            p.stages,
+            array_max_stages(PeKind::LnsKahan)
+        )));
+    }
+    // Candidate boundaries of the top: the input register and each PE's product register;
+    // the PE's loop registers come after them, inside the PE module.
+    let mut outer = p.clone();
+    outer.stages = p.stages.min(2);
+    let (mut m, valid) = start(&outer, 2)?;
+    m.name = top_name(p);
+    // With the product register the accumulators work one cycle later ("lag"), and each
+    // loop register one more.
     let lag = (p.stages >= 2) as u32;
+    let loop_registers = p.stages.saturating_sub(2);
     let (rows, cols) = (p.rows, p.cols);
     let w = p.format.width();
     let a_in = m.input("a_in", rows * w);
@@ -124,64 +218,70 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     m.reset_on_delay(&last);
     // Optional input register (the array's one candidate stage boundary).
     m.stage();
-    let en = m.wire("step", &valid);
-    let clr = m.wire("step_clear", &clear.and(&valid));
-    let lst = m.wire("step_last", &last.and(&valid));
-    // Control reaches PE (r, c) after r + c cycles, its result register one cycle later, and
-    // out_valid after R + C cycles: one shared chain of each.
-    let depth = rows + cols;
-    let en = chain(&mut m, "step", &en, depth - 2 + lag, true);
-    let clr = chain(&mut m, "step_clear", &clr, depth - 2 + lag, true);
-    let lst = chain(&mut m, "step_last", &lst, depth + lag, true);
-    // Operand skew: row r of A enters PE (r, 0) after r cycles, column c of B enters
-    // PE (0, c) after c cycles; each PE passes them on through a register.
-    let mut a_op: Vec<Vec<E>> = vec![];
+    let step = m.wire("step", &valid);
+    let step_clear = m.wire("step_clear", &clear.and(&valid));
+    let step_last = m.wire("step_last", &last.and(&valid));
+    // The skew at the edges: row r (A and the controls, which travel along the rows with
+    // A) enters PE (r, 0) after r cycles, column c of B enters PE (0, c) after c cycles.
+    // Each tap of a chain feeds one PE.
+    let valid_skew = chain(&mut m, "step", &step, rows - 1, true);
+    let clear_skew = chain(&mut m, "step_clear", &step_clear, rows - 1, true);
+    let last_skew = chain(&mut m, "step_last", &step_last, rows - 1, true);
+    let mut left: Vec<FromLeft> = vec![];
     for r in 0..rows {
+        let ri = r as usize;
         let word = m.wire(&format!("a_row{r}"), &a_in.bits(r * w + w - 1, r * w));
         let skew = chain(&mut m, &format!("a_row{r}"), &word, r, false);
-        a_op.push(vec![skew[r as usize].clone()]);
+        left.push(FromLeft {
+            a: skew[ri].clone(),
+            valid: valid_skew[ri].clone(),
+            clear: clear_skew[ri].clone(),
+            last: last_skew[ri].clone(),
+        });
     }
-    let mut b_op: Vec<Vec<E>> = vec![];
+    let mut above: Vec<E> = vec![];
     for c in 0..cols {
         let word = m.wire(&format!("b_col{c}"), &b_in.bits(c * w + w - 1, c * w));
         let skew = chain(&mut m, &format!("b_col{c}"), &word, c, false);
-        b_op.push(vec![skew[c as usize].clone()]);
+        above.push(skew[c as usize].clone());
     }
+    let pe = pe_module(&m, p, build, lag, loop_registers)?;
     let mut results = vec![];
-    // Every PE starts in this cycle (its operands come from explicit skew registers).
+    let mut done = vec![];
+    // Every PE starts in this cycle (what it receives comes from registers).
     let mut fork = m.fork();
-    let li = lag as usize;
     for r in 0..rows {
         for c in 0..cols {
             let (ri, ci) = (r as usize, c as usize);
-            let a = a_op[ri][ci].clone();
-            let b = b_op[ci][ri].clone();
-            if c + 1 < cols {
-                let q = reg(&mut m, &format!("pe{r}_{c}_a"), &a, false);
-                a_op[ri].push(q);
-            }
-            if r + 1 < rows {
-                let q = reg(&mut m, &format!("pe{r}_{c}_b"), &b, false);
-                b_op[ci].push(q);
-            }
-            let io = PeIo {
-                a,
-                b,
-                enable: en[ri + ci + li].clone(),
-                clear: clr[ri + ci + li].clone(),
+            let from_left = left[ri].clone();
+            let outs = m.instance(
+                &pe,
+                &format!("pe{r}_{c}"),
+                &[
+                    ("a", &from_left.a),
+                    ("b", &above[ci]),
+                    ("valid", &from_left.valid),
+                    ("clear", &from_left.clear),
+                    ("last", &from_left.last),
+                ],
+            );
+            left[ri] = FromLeft {
+                a: outs.port("a_out"),
+                valid: outs.port("valid_out"),
+                clear: outs.port("clear_out"),
+                last: outs.port("last_out"),
             };
-            let word = build(&mut m, p.format, &format!("pe{r}_{c}_"), &io)?;
-            if word.width != w {
-                return Err(GenError(format!(
-                    "the {} PE reads out {} bits, not the {w} of {} (generator bug)",
-                    p.pe.name(),
-                    word.width,
-                    p.format
-                )));
+            above[ci] = outs.port("b_out");
+            if r + 1 == rows && c + 1 == cols {
+                // The corner PE passes `last` on R + C − 1 cycles after the step and loads
+                // its result register 1 + lag cycles after receiving it: `out_valid`
+                // follows the same way (registers of this cycle, before the PE's lag).
+                let corner = outs.port("last_out");
+                done = chain(&mut m, "done", &corner, 1 + lag + loop_registers, true);
             }
-            let res = m.state(&format!("res{r}_{c}"), w, Some(0));
-            m.drive(&res, &word, Some(&lst[ri + ci + 1 + li]));
-            results.push(res);
+            let word = outs.port("result");
+            m.wait_for(&word);
+            results.push(word);
             m.next_branch(&mut fork);
         }
     }
@@ -189,13 +289,14 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     m.join(fork);
     assert_eq!(
         m.cycle(),
-        before + lag,
-        "the PE's product register is the plan's"
+        before + lag + loop_registers,
+        "the PE's registers are the plan's"
     );
     results.reverse();
     m.output("c_out", &cat(&results));
+    let depth = rows + cols;
     let latency = m.cycle() + depth;
-    m.output("out_valid", &lst[(depth + lag) as usize]);
+    m.output("out_valid", &done[(1 + lag + loop_registers) as usize]);
     // Every LNS PE holds the format's G tables: report their digests like lns-add does.
     let tables = match p.format {
         Format::Lns(f) => super::lns::table_digests(f),
@@ -208,12 +309,13 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     })
 }
 
-/// The array designs of the lint grid. Full: 1×1, 2×3, 4×4 and 8×8 of every PE kind (stages
-/// 0..=2 up to 2×3, 0 and 2 at 4×4, 2 at 8×8: Yosys needs about a quarter of an hour for a
-/// posit:16 8×8). Lean: the fix PE at 1×1 and 2×3, the others 1×1, at stages 0..=2.
+/// The array designs of the lint grid. Full: 1×1, 2×3, 4×4, 8×8 and 16×16 of every PE kind
+/// (stages 0..=2 up to 2×3, lns-kahan 0..=5 there; 0 and 2 at 4×4, 2 from 8×8; Yosys
+/// `synth` keeps the hierarchy, so it maps the PE module once whatever the size). Lean: the
+/// fix PE at 1×1 and 2×3, the others 1×1, at stages 0..=2, and lns-kahan 1×1 at 5.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
-        &[(1, 1), (2, 3), (4, 4), (8, 8)]
+        &[(1, 1), (2, 3), (4, 4), (8, 8), (16, 16)]
     } else {
         &[(1, 1), (2, 3)]
     };
@@ -229,9 +331,12 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             if !full && pe != PeKind::Fix && r * c > 1 {
                 continue;
             }
-            let stages: &[u32] = match r * c {
-                0..=6 => &[0, 1, 2],
-                7..=16 => &[0, 2],
+            let stages: &[u32] = match (r * c, pe) {
+                // Interleaved Kahan loops (stages 3..=5): the lean grid checks the deepest.
+                (0..=6, PeKind::LnsKahan) if full => &[0, 1, 2, 3, 4, 5],
+                (1, PeKind::LnsKahan) => &[0, 1, 2, 5],
+                (0..=6, _) => &[0, 1, 2],
+                (7..=16, _) => &[0, 2],
                 _ => &[2],
             };
             for &s in stages {

@@ -3,6 +3,7 @@
 
 mod alu;
 mod array;
+pub use array::{array_accumulations, array_max_stages};
 mod fix;
 mod lns;
 mod posit;
@@ -14,6 +15,7 @@ use lpgen_golden::Format;
 use crate::emit;
 use crate::ir::{Module, StagePlan, E};
 use crate::manifest::{Direction, Manifest, Parameters, Port};
+use crate::sources::Verilog;
 
 pub const GENERATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -203,7 +205,8 @@ pub(crate) type PeBuilder = fn(&mut Module, Format, &str, &PeIo) -> Result<E, Ge
 #[derive(Clone, Debug)]
 pub struct Design {
     pub top: String,
-    pub verilog: String,
+    /// One file per module, the top last (docs/rtl.md).
+    pub verilog: Verilog,
     /// The JSON manifest (ports, latency, parameters, table digests, generator version).
     pub manifest: String,
 }
@@ -282,7 +285,7 @@ pub(crate) fn finish(
     })
 }
 
-fn manifest(p: &Params, b: &Built, top: &str) -> String {
+fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
     let ports = b
         .module
         .ports()
@@ -311,6 +314,8 @@ fn manifest(p: &Params, b: &Built, top: &str) -> String {
         },
         latency: b.latency,
         generator: format!("lpgen {GENERATOR_VERSION}"),
+        file_list: format!("{top}.f"),
+        files,
         ports,
         tables: b.tables.iter().cloned().collect(),
     }
@@ -356,9 +361,10 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
             }
         },
     ];
-    let manifest = manifest(p, &built, &top);
+    let verilog = Verilog::of(&built.module, emit::verilog(&built.module));
+    let manifest = manifest(p, &built, &top, verilog.names());
     Ok(Design {
-        verilog: emit::verilog(&built.module),
+        verilog,
         top,
         manifest,
     })

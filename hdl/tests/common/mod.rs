@@ -116,7 +116,7 @@ pub fn simulate(
     let _ = writeln!(tb, "    in_valid = 0; repeat (64) @(negedge clk);");
     let _ = writeln!(tb, "    $fclose(f); $finish;\n  end\nendmodule");
     std::fs::write(dir.join("tb.v"), tb).unwrap();
-    std::fs::write(dir.join("dut.v"), &design.verilog).unwrap();
+    std::fs::write(dir.join("dut.v"), design.verilog.text()).unwrap();
     let out = Command::new("iverilog")
         .args(["-g2005", "-o"])
         .arg(dir.join("sim"))

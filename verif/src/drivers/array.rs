@@ -3,7 +3,9 @@
 //! two chunks with bubbles between them (bubbles carry random operands and controls that must
 //! be ignored), sometimes a snapshot (`last`) after the first chunk, tiles back to back at the
 //! minimum spacing of two `last` steps or with gaps. Each `last` step expects every word of
-//! `c_out` exactly `latency` cycles later, and `out_valid` nowhere else.
+//! `c_out` exactly `latency` cycles later, and `out_valid` nowhere else. Arrays whose PEs
+//! interleave P accumulations (`lns-kahan` at stages 3..=5) get P such streams interleaved
+//! cycle by cycle.
 
 use lpgen_golden::{FixAcc, FixFormat, Format, Kahan, Lns, PositFormat, Quire};
 use lpgen_hdl::{Params, PeKind};
@@ -156,10 +158,82 @@ impl Io {
     }
 }
 
+/// One cycle of stimuli for a slot: a step of its tile or a bubble.
+enum Event {
+    Step {
+        a: Vec<u64>,
+        b: Vec<u64>,
+        clear: bool,
+        last: bool,
+        /// The first step of a tile (a restart point when there is one slot).
+        first: bool,
+    },
+    Bubble,
+}
+
+/// The events of one random tile: K up to 24 steps in two chunks with up to three bubbles
+/// between them, every other tile smaller than the array (zero words outside it), sometimes
+/// a snapshot after the first chunk, and up to one trailing bubble.
+fn tile_events(
+    r: &mut Rng,
+    words: &Words,
+    zero: u64,
+    rows: usize,
+    cols: usize,
+    full: bool,
+) -> Vec<Event> {
+    let (m, nn) = if full {
+        (rows, cols)
+    } else {
+        (
+            1 + r.below(rows as u64) as usize,
+            1 + r.below(cols as u64) as usize,
+        )
+    };
+    let k = 1 + r.below(24) as usize;
+    let small = r.coin();
+    let split = if k >= 2 {
+        1 + r.below(k as u64 - 1) as usize
+    } else {
+        k
+    };
+    let snapshot = r.below(3) == 0;
+    let mut events = vec![];
+    for kk in 0..k {
+        if kk == split {
+            for _ in 0..r.below(4) {
+                events.push(Event::Bubble);
+            }
+        }
+        let a = (0..rows)
+            .map(|i| if i < m { words.get(r, small) } else { zero })
+            .collect();
+        let b = (0..cols)
+            .map(|j| if j < nn { words.get(r, small) } else { zero })
+            .collect();
+        let last = kk + 1 == k || (snapshot && kk + 1 == split);
+        events.push(Event::Step {
+            a,
+            b,
+            clear: kk == 0,
+            last,
+            first: kk == 0,
+        });
+    }
+    for _ in 0..r.below(3).saturating_sub(1) {
+        events.push(Event::Bubble);
+    }
+    events
+}
+
+/// Drives P = `array_accumulations` interleaved streams: cycle t carries a step or a bubble
+/// of slot t mod P, each slot with its own tiles and golden accumulators. A `last` step waits
+/// (its slot gets bubbles) until R + C − 1 cycles after the previous `last` of any slot.
 fn drive(ctx: &mut Ctx) -> Result<()> {
     let p = ctx.p;
     let l = ctx.layout;
-    let mut pes = Pes::new(p)?;
+    let slots = lpgen_hdl::units::array_accumulations(p) as usize;
+    let mut pes: Vec<Pes> = (0..slots).map(|_| Pes::new(p)).collect::<Result<_>>()?;
     let words = Words::new(p.format);
     let zero = p.format.calc().zero();
     let (rows, cols) = (p.rows as usize, p.cols as usize);
@@ -189,71 +263,50 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         io.set(&a, &b, false, r.coin(), r.coin());
         ctx.chk.push(&io.ins, None);
     };
-    let mut tile = 0u64;
+    let mut queues: Vec<std::collections::VecDeque<Event>> =
+        (0..slots).map(|_| Default::default()).collect();
+    let mut tiles = 0u64;
     while ctx.chk.cycle() < n {
-        let (m, nn) = if tile % 2 == 0 {
-            (rows, cols)
-        } else {
-            (
-                1 + r.below(rows as u64) as usize,
-                1 + r.below(cols as u64) as usize,
-            )
-        };
-        tile += 1;
-        let k = 1 + r.below(24) as usize;
-        let small = r.coin();
-        let split = if k >= 2 {
-            1 + r.below(k as u64 - 1) as usize
-        } else {
-            k
-        };
-        let snapshot = r.below(3) == 0;
-        ctx.chk.mark_restart();
-        for kk in 0..k {
-            if kk == split {
-                for _ in 0..r.below(4) {
-                    bubble(ctx, &mut io, &mut r);
-                }
-            }
-            let a: Vec<u64> = (0..rows)
-                .map(|i| {
-                    if i < m {
-                        words.get(&mut r, small)
-                    } else {
-                        zero
-                    }
-                })
-                .collect();
-            let b: Vec<u64> = (0..cols)
-                .map(|j| {
-                    if j < nn {
-                        words.get(&mut r, small)
-                    } else {
-                        zero
-                    }
-                })
-                .collect();
-            let last = kk + 1 == k || (snapshot && kk + 1 == split);
-            if last {
-                while last_at.is_some_and(|prev| ctx.chk.cycle() - prev < spacing) {
-                    bubble(ctx, &mut io, &mut r);
-                }
-                last_at = Some(ctx.chk.cycle());
-            }
-            pes.step(&a, &b, kk == 0);
-            io.set(&a, &b, true, kk == 0, last);
-            if last {
-                io.want.iter_mut().for_each(|x| *x = 0);
-                for i in 0..rows * cols {
-                    put_bits(&mut io.want[io.c..], i * io.w as usize, io.w, pes.word(i));
-                }
-                ctx.chk.push(&io.ins, Some(&io.want));
-            } else {
-                ctx.chk.push(&io.ins, None);
-            }
+        let slot = (ctx.chk.cycle() % slots as u64) as usize;
+        if queues[slot].is_empty() {
+            let full = tiles % 2 == 0;
+            tiles += 1;
+            queues[slot].extend(tile_events(&mut r, &words, zero, rows, cols, full));
         }
-        for _ in 0..r.below(3).saturating_sub(1) {
+        let early = |e: &Event, cycle: u64| {
+            matches!(e, Event::Step { last: true, .. })
+                && last_at.is_some_and(|prev| cycle - prev < spacing)
+        };
+        if early(&queues[slot][0], ctx.chk.cycle()) {
             bubble(ctx, &mut io, &mut r);
+            continue;
+        }
+        match queues[slot].pop_front().expect("filled above") {
+            Event::Bubble => bubble(ctx, &mut io, &mut r),
+            Event::Step {
+                a,
+                b,
+                clear,
+                last,
+                first,
+            } => {
+                if first && slots == 1 {
+                    ctx.chk.mark_restart();
+                }
+                let pes = &mut pes[slot];
+                pes.step(&a, &b, clear);
+                io.set(&a, &b, true, clear, last);
+                if last {
+                    last_at = Some(ctx.chk.cycle());
+                    io.want.iter_mut().for_each(|x| *x = 0);
+                    for i in 0..rows * cols {
+                        put_bits(&mut io.want[io.c..], i * io.w as usize, io.w, pes.word(i));
+                    }
+                    ctx.chk.push(&io.ins, Some(&io.want));
+                } else {
+                    ctx.chk.push(&io.ins, None);
+                }
+            }
         }
     }
     Ok(())

@@ -289,6 +289,28 @@ pub(crate) fn kahan(p: &Params) -> Result<Built, GenError> {
     finish(m, &valid, table_digests(f))
 }
 
+/// The most registers an array PE puts inside its Kahan loop (`array --stages 3..=5`).
+pub(crate) const PE_MAX_LOOP_REGISTERS: u32 = 3;
+
+/// The `lns-kahan` array PE with `loop_registers` (1..=3) registers inside its Kahan loop,
+/// after the product register: the loop then carries P = 1 + `loop_registers` interleaved
+/// accumulations round-robin by cycle, like the `lns-kahan` unit at stages 2..=4 (the same
+/// registers: t; tmp and u; tmp, t and u). Marks 1 + `loop_registers` boundaries (the
+/// module's plan cuts them all). Returns the s register: one cycle after the loop's end,
+/// the accumulation of the step that ended there, after that step.
+pub(crate) fn kahan_pe_interleaved(
+    m: &mut Module,
+    f: Format,
+    io: &PeIo,
+    loop_registers: u32,
+) -> Result<E, GenError> {
+    let f = pe_format(f, "lns-kahan")?;
+    assert!((1..=PE_MAX_LOOP_REGISTERS).contains(&loop_registers));
+    let cuts = Cuts::of_stages(1 + loop_registers);
+    debug_assert_eq!(cuts.in_loop(), loop_registers);
+    Ok(build(m, f, "", io, Acc::Kahan, cuts).state)
+}
+
 fn pe_format(f: Format, pe: &str) -> Result<LnsFormat, GenError> {
     match f {
         Format::Lns(l) => Ok(l),

@@ -10,12 +10,14 @@ mod lane;
 mod mac;
 
 pub(crate) use lane::{lane_ops, LANE_STAGES};
-pub(crate) use mac::{kahan, kahan_pe, plain_pe};
+pub(crate) use mac::{kahan, kahan_pe, kahan_pe_interleaved, plain_pe, PE_MAX_LOOP_REGISTERS};
 
 use lpgen_golden::{Format, GTables, LnsFormat};
 
 use super::{finish, start, Built, GenError, Params, Unit};
-use crate::ir::{cat, konst, mux, Module, E};
+use std::rc::Rc;
+
+use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule, E};
 
 fn lns_format(p: &Params) -> Result<LnsFormat, GenError> {
     match p.format {
@@ -210,33 +212,74 @@ fn signed_bits(v: i64) -> u32 {
 /// each padded with zeros to a power of two (2^aw entries, aw the bits the longer table
 /// needs), entries sign-extended to `cw` bits; a distance at or beyond 2^aw reads 0 (its high
 /// bits are tested). One lookup instead of two and a select: fewer LUTs, and a faster
-/// Verilator model (docs/perf.md).
-fn g_lookup(m: &mut Module, p: &str, sb: &[i64], db: &[i64], opp: &E, d: &E, cw: u32) -> E {
+/// Verilator model (docs/perf.md). The ROM is a module of its own, one per format
+/// ([`g_rom_module`]), instantiated by every adder.
+#[allow(clippy::too_many_arguments)]
+fn g_lookup(
+    m: &mut Module,
+    f: LnsFormat,
+    p: &str,
+    sb: &[i64],
+    db: &[i64],
+    opp: &E,
+    d: &E,
+    cw: u32,
+) -> E {
     let len = sb.len().max(db.len()) as u128;
     assert!(
         len >= 1 && len < 1u128 << d.width,
         "table fits the distance"
     );
-    let gw = sb.iter().chain(db).map(|&v| signed_bits(v)).max().unwrap();
     let aw = (128 - (len - 1).leading_zeros()).max(1);
-    let mask = (1u128 << gw) - 1;
-    let half = |t: &[i64]| -> Vec<u128> {
-        (0..1usize << aw)
-            .map(|i| t.get(i).map_or(0, |&v| (v as i128 as u128) & mask))
-            .collect()
-    };
-    let contents = [half(sb), half(db)].concat();
     let addr = cat(&[
         opp.clone(),
         if aw < d.width { d.low(aw) } else { d.clone() },
     ]);
-    let rom = m.rom(&format!("{p}g_rom"), gw, contents, &addr);
+    let def = g_rom_module(m, f, sb, db, aw);
+    let rom = m
+        .instance(&def, &format!("{p}g_lookup"), &[("addr", &addr)])
+        .port("g");
     let entry = m.wire(&format!("{p}g_entry"), &rom);
     if aw < d.width {
         let in_range = m.wire(&format!("{p}g_in_range"), &d.high(d.width - aw).eq_k(0));
         mux(&in_range, &entry.sext(cw), &konst(cw, 0))
     } else {
         entry.sext(cw)
+    }
+}
+
+/// The module `lpgen_lns_g_rom_<format>`: input `addr` ({opposite, d}, 1 + aw bits), output
+/// `g` (the entry, minimal-width two's complement), combinational. Defined once per format
+/// and shared by every adder of the design; contents from `GTables` (the golden library).
+fn g_rom_module(m: &Module, f: LnsFormat, sb: &[i64], db: &[i64], aw: u32) -> Rc<SubModule> {
+    let gw = sb.iter().chain(db).map(|&v| signed_bits(v)).max().unwrap();
+    let mask = (1u128 << gw) - 1;
+    let half = |t: &[i64]| -> Vec<u128> {
+        (0..1usize << aw)
+            .map(|i| t.get(i).map_or(0, |&v| (v as i128 as u128) & mask))
+            .collect()
+    };
+    let name = format!(
+        "lpgen_lns_g_rom_{}",
+        Format::Lns(f).to_string().replace(':', "_")
+    );
+    let built = m.define::<std::convert::Infallible>(&name, StagePlan::none(), |r| {
+        let t = GTables::get(f.int_bits, f.frac_bits);
+        r.header.push(format!(
+            "G tables of {}: sb at addresses 0.., db from {} (address {{opposite, d}}); {}.",
+            Format::Lns(f),
+            1u32 << aw,
+            t.digest()
+        ));
+        let addr = r.input("addr", aw + 1);
+        let contents = [half(sb), half(db)].concat();
+        let q = r.rom("g_rom", gw, contents, &addr);
+        r.output("g", &q);
+        Ok(())
+    });
+    match built {
+        Ok(def) => def,
+        Err(never) => match never {},
     }
 }
 
@@ -317,7 +360,7 @@ pub(crate) fn add_core(
     }
 
     // G-table lookup.
-    let g = g_lookup(m, p, &sb, &db, &opp, &d, cw);
+    let g = g_lookup(m, f, p, &sb, &db, &opp, &d, cw);
     let g = m.wire(&n("g"), &g);
     if stages != AddStages::Comb {
         m.stage();

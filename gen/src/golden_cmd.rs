@@ -9,7 +9,8 @@ use crate::{emit, CliError, CliResult};
 
 #[derive(Args)]
 pub struct GoldenArgs {
-    /// Number format: lns:I:F, posit:N, posit:N:ES (optionally :u), fix:I:F or f32
+    /// Number format: lns:I:F, posit:N, posit:N:ES (optionally :u), fix:I:F, f32, or
+    /// dfix:W (dynamic fixed point, with --scale)
     format: String,
     /// add sub mul div max min cmp neg abs exp ln sum dot
     op: String,
@@ -25,6 +26,9 @@ pub struct GoldenArgs {
     /// Read one operation's operands per line from standard input; print one result per line
     #[arg(long)]
     stdin: bool,
+    /// dfix:W only: the group's scale exponent E (a word means integer·2^E)
+    #[arg(long, allow_negative_numbers = true)]
+    scale: Option<i64>,
 }
 
 #[derive(Clone, Copy)]
@@ -148,6 +152,24 @@ impl Job {
 }
 
 pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
+    if args.format.trim().starts_with("dfix:") {
+        if args.stdin || args.taylor || args.mode != "naive" {
+            return Err(CliError(
+                "dfix formats take operands on the command line, without --stdin, --taylor or --mode"
+                    .into(),
+            ));
+        }
+        return emit(
+            out,
+            &crate::golden_dfix::eval(&args.format, &args.op, args.scale, &args.args)?,
+        );
+    }
+    if args.scale.is_some() {
+        return Err(CliError(format!(
+            "--scale applies to dfix:W formats, not {:?}",
+            args.format
+        )));
+    }
     let format: Format = args.format.parse()?;
     let job = Job {
         calc: format.calc(),

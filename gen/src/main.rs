@@ -4,6 +4,7 @@
 mod cosim_cmd;
 mod demo;
 mod golden_cmd;
+mod golden_dfix;
 mod quant_cmd;
 mod rtl_cmd;
 mod synth_cmd;

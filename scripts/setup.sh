@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what lpgen needs on a Debian machine. Idempotent: installs only what is missing.
 #   Rust (cargo >= 1.85), Verilator, Yosys, nextpnr-ice40, icestorm, Icarus Verilog, and
-#   clang (Verilator models compiled by clang++ run about 1.7x faster than with g++).
+#   clang (Verilator models compiled by clang++ run about 1.7x faster than with g++), and
+#   OpenMPI with what the `mpi` crate's build needs (lpgen-comm's feature `mpi`: mpicc, which
+#   calls gcc, and libclang for its bindings; docs/dist.md).
 # Run as root or with sudo available.
 set -euo pipefail
 
-apt_packages=(verilator yosys nextpnr-ice40 fpga-icestorm iverilog clang)
+apt_packages=(verilator yosys nextpnr-ice40 fpga-icestorm iverilog clang
+  libopenmpi-dev openmpi-bin gcc libclang-dev)
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -1,0 +1,176 @@
+//! The `local` transport: K endpoints for K threads of one process. Each ordered pair of ranks
+//! has its own unbounded channel, so sends never block and a receive names its source; a
+//! message carries its collective and sequence number, checked on receipt.
+
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+
+use crate::{CommError, Counters, Op, Transport, DEFAULT_TIMEOUT};
+
+struct Msg {
+    op: Op,
+    seq: u64,
+    data: Vec<u8>,
+}
+
+/// One rank's endpoint; move it into that rank's thread.
+pub struct LocalTransport {
+    rank: usize,
+    /// `to[j]`: the channel to rank j (None for this rank).
+    to: Vec<Option<Sender<Msg>>>,
+    /// `from[j]`: the channel from rank j (None for this rank).
+    from: Vec<Option<Receiver<Msg>>>,
+    seq: u64,
+    timeout: Duration,
+    counters: Counters,
+    failed: Option<CommError>,
+}
+
+/// K connected endpoints, index = rank, with [`DEFAULT_TIMEOUT`].
+pub fn local(k: usize) -> Vec<LocalTransport> {
+    local_with_timeout(k, DEFAULT_TIMEOUT)
+}
+
+/// K connected endpoints whose collectives fail after waiting `timeout` for a peer.
+pub fn local_with_timeout(k: usize, timeout: Duration) -> Vec<LocalTransport> {
+    assert!(k >= 1, "a transport needs at least one rank");
+    let mut ends: Vec<LocalTransport> = (0..k)
+        .map(|rank| LocalTransport {
+            rank,
+            to: (0..k).map(|_| None).collect(),
+            from: (0..k).map(|_| None).collect(),
+            seq: 0,
+            timeout,
+            counters: Counters::default(),
+            failed: None,
+        })
+        .collect();
+    for i in 0..k {
+        for j in (0..k).filter(|&j| j != i) {
+            let (tx, rx) = channel();
+            ends[i].to[j] = Some(tx);
+            ends[j].from[i] = Some(rx);
+        }
+    }
+    ends
+}
+
+impl LocalTransport {
+    fn fail(&mut self, msg: String) -> CommError {
+        let e = CommError(msg);
+        self.failed = Some(e.clone());
+        e
+    }
+
+    fn start(&mut self) -> Result<u64, CommError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.seq += 1;
+        Ok(self.seq)
+    }
+
+    fn send(&mut self, op: Op, seq: u64, to: usize, data: Vec<u8>) -> Result<(), CommError> {
+        let len = data.len() as u64;
+        let sender = self.to[to].as_ref().expect("a peer");
+        if sender.send(Msg { op, seq, data }).is_err() {
+            return Err(self.fail(format!(
+                "local {} #{seq}: rank {to} has stopped (its thread ended or failed)",
+                op.name()
+            )));
+        }
+        self.counters.sent += len;
+        Ok(())
+    }
+
+    /// Receives this collective's message from every other rank, in rank order.
+    fn receive_all(&mut self, op: Op, seq: u64, own: Vec<u8>) -> Result<Vec<Vec<u8>>, CommError> {
+        let deadline = Instant::now() + self.timeout;
+        let mut own = Some(own);
+        let mut out = Vec::with_capacity(self.size());
+        for j in 0..self.size() {
+            if j == self.rank {
+                out.push(own.take().expect("own slice once"));
+                continue;
+            }
+            let wait = deadline.saturating_duration_since(Instant::now());
+            let got = self.from[j].as_ref().expect("a peer").recv_timeout(wait);
+            let m = match got {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(self.fail(format!(
+                    "local {} #{seq}: no message from rank {j} within {:?} (a worker is stuck or \
+                         runs a different step)",
+                    op.name(),
+                    self.timeout
+                )))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.fail(format!(
+                        "local {} #{seq}: rank {j} has stopped (its thread ended or failed)",
+                        op.name()
+                    )))
+                }
+            };
+            if (m.op, m.seq) != (op, seq) {
+                return Err(self.fail(format!(
+                    "local {} #{seq}: rank {j} called {} #{} instead (ranks must call the same \
+                     collectives in the same order)",
+                    op.name(),
+                    m.op.name(),
+                    m.seq
+                )));
+            }
+            self.counters.received += m.data.len() as u64;
+            out.push(m.data);
+        }
+        Ok(out)
+    }
+}
+
+impl Transport for LocalTransport {
+    fn name(&self) -> &'static str {
+        "local"
+    }
+
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.to.len()
+    }
+
+    fn all_to_all(&mut self, slices: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, CommError> {
+        let seq = self.start()?;
+        if slices.len() != self.size() {
+            return Err(self.fail(format!(
+                "all_to_all #{seq}: {} slices for {} ranks",
+                slices.len(),
+                self.size()
+            )));
+        }
+        let mut own = Vec::new();
+        for (j, slice) in slices.into_iter().enumerate() {
+            if j == self.rank {
+                own = slice;
+            } else {
+                self.send(Op::AllToAll, seq, j, slice)?;
+            }
+        }
+        self.receive_all(Op::AllToAll, seq, own)
+    }
+
+    fn all_gather(&mut self, data: Vec<u8>) -> Result<Vec<Vec<u8>>, CommError> {
+        let seq = self.start()?;
+        let me = self.rank;
+        for j in (0..self.size()).filter(|&j| j != me) {
+            self.send(Op::AllGather, seq, j, data.clone())?;
+        }
+        self.receive_all(Op::AllGather, seq, data)
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+}

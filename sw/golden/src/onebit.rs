@@ -333,13 +333,21 @@ impl Quantizer {
             assert_eq!((p.rows, p.cols), (first.rows, first.cols), "part shapes");
         }
         let mut terms = vec![0; parts.len()];
+        // The quire sums as a dot product with ones (as Calc::sum does): make them once.
+        let ones = vec![self.calc.one(); parts.len()];
         let mut out = Vec::with_capacity(first.rows * first.cols);
         for row in 0..first.rows {
             for col in 0..first.cols {
                 for (t, p) in terms.iter_mut().zip(parts) {
                     *t = p.value(row, col);
                 }
-                out.push(self.sum(&terms));
+                out.push(
+                    match self.mode {
+                        SumMode::Quire => self.calc.dot(SumMode::Quire, &terms, &ones),
+                        _ => self.calc.sum(self.mode, &terms),
+                    }
+                    .expect("mode checked in new"),
+                );
             }
         }
         out

@@ -17,6 +17,7 @@ use num_integer::Integer;
 use num_traits::{Signed, ToPrimitive};
 
 use crate::exact::Ratio;
+use crate::fixed::rne_shift;
 use crate::format::{err, FormatError};
 
 /// Widths 2..=32: a product of two words fits an i64, and a dot product of up to 2^32 terms
@@ -77,25 +78,6 @@ pub fn check_scale(e: i64) -> Result<i32, FormatError> {
         err(format!(
             "scale {e} is out of range: give -{MAX_SCALE}..={MAX_SCALE}"
         ))
-    }
-}
-
-/// Round-to-nearest-even of x·2^−shift for shift ≥ 0.
-fn rne_shift_right(x: i128, shift: u32) -> i128 {
-    if shift == 0 {
-        return x;
-    }
-    if shift >= 127 {
-        // |x| < 2^127 ≤ 2^(shift−1): below half of one unit, so 0 (never a tie).
-        return 0;
-    }
-    let q = x >> shift; // floor
-    let rem = x - (q << shift);
-    let half = 1i128 << (shift - 1);
-    if rem > half || (rem == half && q & 1 == 1) {
-        q + 1
-    } else {
-        q
     }
 }
 
@@ -198,7 +180,7 @@ impl DfixFormat {
     /// An exact integer v·2^from moved to scale `to`, rounded and saturated.
     fn rescale_int(&self, v: i128, from: i32, to: i32) -> Converted {
         if to >= from {
-            return self.saturate(rne_shift_right(v, (to - from) as u32));
+            return self.saturate(rne_shift(v, (to - from) as u32));
         }
         // Left shift: exact unless it leaves the word range, which saturates anyway.
         let shift = (from - to) as u32;
@@ -346,13 +328,7 @@ mod tests {
             (300, false, true)
         );
         // Against exact big-integer evaluation with random words and scales.
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = crate::test_words(0x9e37_79b9_7f4a_7c15u64);
         for _ in 0..2000 {
             let n = (next() % 20) as usize;
             let a: Vec<u64> = (0..n).map(|_| next() & 0x3ff).collect();

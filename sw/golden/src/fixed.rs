@@ -34,6 +34,10 @@ pub(crate) fn rne_shift(x: i128, sh: u32) -> i128 {
     if sh == 0 {
         return x;
     }
+    if sh >= 127 {
+        // |x| < 2^127 ≤ 2^(sh−1): below half of one unit, so 0 (never a tie).
+        return 0;
+    }
     let q = x >> sh; // floor
     let rem = x - (q << sh);
     let half = 1i128 << (sh - 1);
@@ -267,13 +271,7 @@ mod tests {
     /// after each), for narrow and wide formats and sums long enough to wrap.
     #[test]
     fn dot_acc_equals_the_stepped_accumulator() {
-        let mut state = 0x0123_4567_89ab_cdefu64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_words(0x0123_4567_89ab_cdefu64);
         for (i, f) in [(0, 1), (7, 8), (3, 4), (11, 12), (15, 16), (20, 11)] {
             let f = FixFormat::new(i, f).unwrap();
             let mask = (1u64 << f.width()) - 1;

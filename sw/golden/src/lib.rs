@@ -116,3 +116,16 @@ impl Calc {
         })
     }
 }
+
+/// The unit tests' source of pseudo-random words: xorshift64 (Marsaglia) from `seed`
+/// (nonzero), so that every test's inputs are reproducible from its seed.
+#[cfg(test)]
+pub(crate) fn test_words(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}

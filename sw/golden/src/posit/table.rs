@@ -161,13 +161,7 @@ mod tests {
     /// `add_product` per term; naive: `sum::naive_dot`), NaR included.
     #[test]
     fn fast_dot_products_equal_the_generic_loops() {
-        let mut state = 0x1234_5678_9abc_def0u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_words(0x1234_5678_9abc_def0u64);
         for f in formats() {
             let t = tables(f).unwrap();
             for len in [0usize, 1, 7, 100, 1000] {

@@ -12,7 +12,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
 
 cargo build -p lpgen-comm --features mpi --example mpi_smoke --locked
-smoke=target/debug/examples/mpi_smoke
+smoke=${CARGO_TARGET_DIR:-target}/debug/examples/mpi_smoke
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 

@@ -13,6 +13,9 @@
 //! the operation, its sequence number and the rank (never a hang). After an error the endpoint
 //! is unusable: the caller prints the line and exits (status 2).
 //!
+//! [`exchange`] builds seed 001's aggregation of a weight matrix on these collectives (1-bit with
+//! error feedback, or plain words): the reference for the training driver.
+//!
 //! Buffers are opaque bytes: the caller encodes (e.g. `lpgen_golden::onebit::Quantized::to_bytes`)
 //! and decodes. Determinism: results depend only on the buffers and the ranks, never on arrival
 //! order. Counters count payload bytes that crossed to another rank (a rank's own slice does
@@ -39,6 +42,7 @@ use std::fmt;
 use std::ops::Range;
 use std::time::Duration;
 
+pub mod exchange;
 mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;

@@ -1,0 +1,195 @@
+//! Seed 001's O(1) aggregation (§3.1) of one weight matrix over a [`Transport`], on words of
+//! any golden format: the reference for the training driver.
+//!
+//! 1. [`reduce_scatter_1bit`]: every rank quantizes its whole gradient with its own residuals
+//!    (error feedback), sends the columns of stripe j (`partition(cols, K, j)`) to rank j, and
+//!    the owner sums the K dequantized stripes unquantized, in source-rank order.
+//! 2. The caller post-processes its stripe (AdaGrad, momentum, the update).
+//! 3. [`all_gather_1bit`]: the owner quantizes its post-processed stripe again, with a second
+//!    residual of that stripe, and every rank assembles the whole matrix from the K quantized
+//!    stripes. The owner, too, uses the dequantized words of its own stripe, so every rank
+//!    holds the same words.
+//!
+//! [`reduce_scatter_words`] and [`all_gather_words`] are the same steps without quantization
+//! (`--compress none`): each word as its ⌈width/8⌉ bytes. Matrices are row-major rows × cols
+//! (`lpgen_golden::onebit` says which dimension is a column); a stripe is row-major rows ×
+//! (its columns).
+
+use std::ops::Range;
+
+use lpgen_golden::onebit::{self, Quantized, Quantizer};
+use lpgen_golden::{Bits, Format, SumMode};
+
+use crate::{partition, CommError, Transport};
+
+/// The columns this rank owns.
+pub fn my_columns(t: &impl Transport, cols: usize) -> Range<usize> {
+    partition(cols, t.size(), t.rank())
+}
+
+/// Step 1 with 1-bit quantization: returns this rank's columns and their aggregated gradient
+/// (rows × columns, row-major). `residual` (same shape as `g`) is this rank's error feedback.
+pub fn reduce_scatter_1bit(
+    t: &mut impl Transport,
+    q: &Quantizer,
+    g: &[Bits],
+    rows: usize,
+    cols: usize,
+    residual: Option<&mut [Bits]>,
+) -> Result<(Range<usize>, Vec<Bits>), CommError> {
+    let format = q.calc().format();
+    let k = t.size();
+    let whole = q.matrix(g, rows, cols, residual);
+    let slices = (0..k)
+        .map(|j| whole.columns(partition(cols, k, j)).to_bytes(format))
+        .collect();
+    let mine = my_columns(t, cols);
+    let parts = t
+        .all_to_all(slices)?
+        .iter()
+        .enumerate()
+        .map(|(i, bytes)| decode(format, rows, mine.len(), bytes, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((mine, q.sum_dequantized(&parts)))
+}
+
+/// Step 3 with 1-bit quantization: `stripe` is this rank's post-processed columns (rows ×
+/// `my_columns`, row-major), `residual` its error feedback (same shape). Returns the whole
+/// rows × cols matrix of dequantized words, the same on every rank.
+pub fn all_gather_1bit(
+    t: &mut impl Transport,
+    q: &Quantizer,
+    stripe: &[Bits],
+    rows: usize,
+    cols: usize,
+    residual: Option<&mut [Bits]>,
+) -> Result<Vec<Bits>, CommError> {
+    let format = q.calc().format();
+    let mine = my_columns(t, cols);
+    let bytes = q
+        .matrix(stripe, rows, mine.len(), residual)
+        .to_bytes(format);
+    let k = t.size();
+    let mut out = vec![0; rows * cols];
+    for (i, bytes) in t.all_gather(bytes)?.iter().enumerate() {
+        let range = partition(cols, k, i);
+        let part = decode(format, rows, range.len(), bytes, i)?;
+        for (c, col) in range.enumerate() {
+            for row in 0..rows {
+                out[row * cols + col] = part.value(row, c);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Step 1 without quantization: the K stripes summed in `mode`, source-rank order.
+pub fn reduce_scatter_words(
+    t: &mut impl Transport,
+    format: Format,
+    mode: SumMode,
+    g: &[Bits],
+    rows: usize,
+    cols: usize,
+) -> Result<(Range<usize>, Vec<Bits>), CommError> {
+    assert_eq!(g.len(), rows * cols, "matrix of {rows} x {cols}");
+    let k = t.size();
+    let slices = (0..k)
+        .map(|j| words_to_bytes(format, rows, cols, g, partition(cols, k, j)))
+        .collect();
+    let mine = my_columns(t, cols);
+    let parts = t
+        .all_to_all(slices)?
+        .iter()
+        .enumerate()
+        .map(|(i, b)| bytes_to_words(format, rows * mine.len(), b, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let calc = format.calc();
+    let mut terms = vec![0; k];
+    let mut out = Vec::with_capacity(rows * mine.len());
+    for e in 0..rows * mine.len() {
+        for (term, part) in terms.iter_mut().zip(&parts) {
+            *term = part[e];
+        }
+        out.push(calc.sum(mode, &terms).map_err(|e| CommError(e.0))?);
+    }
+    Ok((mine, out))
+}
+
+/// Step 3 without quantization: every rank's stripe assembled into the whole matrix.
+pub fn all_gather_words(
+    t: &mut impl Transport,
+    format: Format,
+    stripe: &[Bits],
+    rows: usize,
+    cols: usize,
+) -> Result<Vec<Bits>, CommError> {
+    let mine = my_columns(t, cols);
+    let bytes = words_to_bytes(format, rows, mine.len(), stripe, 0..mine.len());
+    let k = t.size();
+    let mut out = vec![0; rows * cols];
+    for (i, bytes) in t.all_gather(bytes)?.iter().enumerate() {
+        let range = partition(cols, k, i);
+        let words = bytes_to_words(format, rows * range.len(), bytes, i)?;
+        for (c, col) in range.clone().enumerate() {
+            for row in 0..rows {
+                out[row * cols + col] = words[row * range.len() + c];
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn decode(
+    format: Format,
+    rows: usize,
+    cols: usize,
+    bytes: &[u8],
+    from: usize,
+) -> Result<Quantized, CommError> {
+    Quantized::from_bytes(format, rows, cols, bytes)
+        .map_err(|e| CommError(format!("from rank {from}: {e}")))
+}
+
+/// The columns `range` of a row-major rows × cols matrix, row-major, each word in
+/// ⌈width/8⌉ little-endian bytes.
+fn words_to_bytes(
+    format: Format,
+    rows: usize,
+    cols: usize,
+    m: &[Bits],
+    range: Range<usize>,
+) -> Vec<u8> {
+    let vb = onebit::value_bytes(format);
+    let mut out = Vec::with_capacity(rows * range.len() * vb);
+    for row in 0..rows {
+        for col in range.clone() {
+            out.extend_from_slice(&m[row * cols + col].to_le_bytes()[..vb]);
+        }
+    }
+    out
+}
+
+fn bytes_to_words(
+    format: Format,
+    n: usize,
+    bytes: &[u8],
+    from: usize,
+) -> Result<Vec<Bits>, CommError> {
+    let vb = onebit::value_bytes(format);
+    if bytes.len() != n * vb {
+        return Err(CommError(format!(
+            "from rank {from}: {} bytes where {n} words of {format} take {}",
+            bytes.len(),
+            n * vb
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(vb)
+        .map(|b| {
+            let mut le = [0u8; 8];
+            le[..vb].copy_from_slice(b);
+            u64::from_le_bytes(le)
+        })
+        .collect())
+}

@@ -89,8 +89,9 @@ fn smoke(t: &mut lpgen_comm::mpi::MpiTransport, o: &Options) -> Result<String, C
     t.barrier()?;
     if o.bench == 0 {
         let c = t.counters();
+        let digest = aggregation_digest(t)?;
         return Ok(format!(
-            "rank {me} of {k} ok (sent {} bytes, received {})",
+            "rank {me} of {k} ok (sent {} bytes, received {}), 1-bit aggregation {digest:#018x}",
             c.sent, c.received
         ));
     }
@@ -142,6 +143,31 @@ fn smoke(t: &mut lpgen_comm::mpi::MpiTransport, o: &Options) -> Result<String, C
         o.bench,
         lines.join(", ")
     ))
+}
+
+/// Seed 001's two steps (`lpgen_comm::exchange`) on a deterministic f32 gradient per rank, with
+/// error feedback; the FNV-1a digest of the resulting words. `tests/mpi.rs` computes the same
+/// with the local transport: the two transports must agree to the bit.
+pub fn aggregation_digest(t: &mut impl Transport) -> Result<u64, CommError> {
+    use lpgen_comm::exchange::{all_gather_1bit, reduce_scatter_1bit};
+    use lpgen_golden::onebit::Quantizer;
+    use lpgen_golden::SumMode;
+    let (rows, cols) = (37, 10);
+    let q = Quantizer::new(Format::F32, SumMode::Kahan).expect("f32 sums by Kahan");
+    let c = *q.calc();
+    let g: Vec<u64> = (0..rows * cols)
+        .map(|e| c.from_f64(((e * 37 + t.rank() * 101) % 199) as f64 / 50.0 - 2.0))
+        .collect();
+    let mut residual = vec![c.zero(); g.len()];
+    let (_, sum) = reduce_scatter_1bit(t, &q, &g, rows, cols, Some(&mut residual))?;
+    let mut server = vec![c.zero(); sum.len()];
+    let whole = all_gather_1bit(t, &q, &sum, rows, cols, Some(&mut server))?;
+    Ok(whole
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .fold(0xcbf29ce484222325, |h, b| {
+            (h ^ b as u64).wrapping_mul(0x100000001b3)
+        }))
 }
 
 fn main() {

@@ -5,6 +5,11 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+// The example's aggregation, so that both transports run the very same computation.
+#[path = "../examples/mpi_smoke.rs"]
+#[allow(dead_code)]
+mod smoke;
+
 /// target/<profile>/examples/mpi_smoke, built by `cargo test` beside this test's binary.
 fn smoke_example() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
@@ -36,7 +41,24 @@ fn two_ranks_under_mpirun() {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
+    // The same aggregation with the local transport gives the same words on every rank.
+    let digests: Vec<u64> = std::thread::scope(|s| {
+        let hs: Vec<_> = lpgen_comm::local(2)
+            .into_iter()
+            .map(|mut t| s.spawn(move || smoke::aggregation_digest(&mut t).unwrap()))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(digests[0], digests[1]);
     for rank in 0..2 {
-        assert!(stdout.contains(&format!("rank {rank} of 2 ok")), "{stdout}");
+        let line = format!("rank {rank} of 2 ok");
+        assert!(stdout.contains(&line), "{stdout}");
+        let digest = format!("1-bit aggregation {:#018x}", digests[0]);
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.contains(&line) && l.contains(&digest)),
+            "{stdout}"
+        );
     }
 }

@@ -295,10 +295,34 @@ impl Arch {
         Ok(arch)
     }
 
-    /// Checks that every layer's input size is its predecessor's output size.
-    fn check(&self) -> Result<(), TrainError> {
+    /// Checks that every layer's input size is its predecessor's output size, and that every
+    /// window fits: a convolution's kernel at most its padded image and its padding below
+    /// the kernel (the input gradient pads by kernel − 1 − pad), a pool's window at least 1.
+    pub fn check(&self) -> Result<(), TrainError> {
         let mut n = self.input.0 * self.input.1 * self.input.2;
         for (i, l) in self.layers.iter().enumerate() {
+            let fits = match *l {
+                Layer::Conv {
+                    height,
+                    width,
+                    kernel,
+                    pad,
+                    ..
+                } => kernel >= 1 && pad < kernel && kernel <= height.min(width) + 2 * pad,
+                Layer::MaxPool {
+                    height,
+                    width,
+                    size,
+                    ..
+                } => size >= 1 && size <= height.min(width),
+                _ => true,
+            };
+            if !fits {
+                return Err(TrainError(format!(
+                    "layer {i} ({}) does not fit its input (an architecture bug)",
+                    l.describe()
+                )));
+            }
             let want = match *l {
                 Layer::Dense { inputs, .. } => inputs,
                 Layer::Conv {

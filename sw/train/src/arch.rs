@@ -443,5 +443,22 @@ mod tests {
             .unwrap_err()
             .0
             .contains("at least 2"));
+        let conv = |kernel, pad| Arch {
+            name: "conv".into(),
+            input: (1, 4, 4),
+            layers: vec![Layer::Conv {
+                channels: 1,
+                height: 4,
+                width: 4,
+                filters: 1,
+                kernel,
+                pad,
+            }],
+        };
+        assert!(conv(3, 1).check().is_ok());
+        for (kernel, pad) in [(9, 0), (3, 3), (0, 0)] {
+            let e = conv(kernel, pad).check().unwrap_err().0;
+            assert!(e.contains("does not fit"), "{kernel} {pad}: {e}");
+        }
     }
 }

@@ -23,14 +23,14 @@ use lpgen_golden::{Bits, Format, SumMode};
 use crate::{partition, CommError, Transport};
 
 /// The columns this rank owns.
-pub fn my_columns(t: &impl Transport, cols: usize) -> Range<usize> {
+pub fn my_columns(t: &(impl Transport + ?Sized), cols: usize) -> Range<usize> {
     partition(cols, t.size(), t.rank())
 }
 
 /// Step 1 with 1-bit quantization: returns this rank's columns and their aggregated gradient
 /// (rows × columns, row-major). `residual` (same shape as `g`) is this rank's error feedback.
 pub fn reduce_scatter_1bit(
-    t: &mut impl Transport,
+    t: &mut (impl Transport + ?Sized),
     q: &Quantizer,
     g: &[Bits],
     rows: usize,
@@ -57,7 +57,7 @@ pub fn reduce_scatter_1bit(
 /// `my_columns`, row-major), `residual` its error feedback (same shape). Returns the whole
 /// rows × cols matrix of dequantized words, the same on every rank.
 pub fn all_gather_1bit(
-    t: &mut impl Transport,
+    t: &mut (impl Transport + ?Sized),
     q: &Quantizer,
     stripe: &[Bits],
     rows: usize,
@@ -85,7 +85,7 @@ pub fn all_gather_1bit(
 
 /// Step 1 without quantization: the K stripes summed in `mode`, source-rank order.
 pub fn reduce_scatter_words(
-    t: &mut impl Transport,
+    t: &mut (impl Transport + ?Sized),
     format: Format,
     mode: SumMode,
     g: &[Bits],
@@ -118,7 +118,7 @@ pub fn reduce_scatter_words(
 
 /// Step 3 without quantization: every rank's stripe assembled into the whole matrix.
 pub fn all_gather_words(
-    t: &mut impl Transport,
+    t: &mut (impl Transport + ?Sized),
     format: Format,
     stripe: &[Bits],
     rows: usize,

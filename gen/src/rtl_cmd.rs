@@ -12,7 +12,8 @@ use crate::{emit, CliError, CliResult};
 /// What selects a design: the arguments `lpgen rtl`, `cosim` and `synth` share.
 #[derive(Args)]
 pub struct DesignArgs {
-    /// lns-mul lns-add lns-kahan posit-add posit-mul posit-mac fix-mac alu vector array
+    /// The unit (one line each from the registry, `lpgen_hdl::units::UNITS`)
+    #[arg(help = lpgen_hdl::units::units_help())]
     unit: String,
     /// Number format, e.g. lns:5:6 or posit:16:1
     #[arg(long)]

@@ -32,17 +32,28 @@ pub struct Manifest {
     pub tables: BTreeMap<String, String>,
 }
 
-/// The parameters that selected the design (every unit lists all of them).
+/// The parameters that selected the design: `stages`, and those of the unit's registry
+/// options (`lpgen_hdl::units::UNITS`); the others are left out of the JSON.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Parameters {
     pub stages: u32,
-    pub rows: u32,
-    pub cols: u32,
-    pub lanes: u32,
-    /// The array's PE kind (`lns-kahan`).
-    pub pe: String,
+    /// The array's rows, columns and PE kind (`lns-kahan`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cols: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pe: Option<String>,
+    /// The array's interleaved accumulations per PE (1, or 2..=4 for lns-kahan at stages
+    /// 3..=5): step t of the host's stream belongs to accumulation t mod this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accumulations: Option<u32>,
+    /// The vector's lanes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lanes: Option<u32>,
     /// The conversion format of an ALU lane (the format itself when there is none).
-    pub to: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
 }
 
 /// One port of the top module.
@@ -119,6 +130,16 @@ mod tests {
             assert_eq!(m.unit, p.unit.name());
             assert_eq!(m.format, p.format.to_string());
             assert_eq!(m.parameters.stages, p.stages);
+            // Only the parameters of the unit's registry options are listed.
+            let params = &v["parameters"];
+            let array = p.unit == Unit::Array;
+            assert_eq!(m.parameters.rows, array.then_some(p.rows), "{}", d.top);
+            for key in ["rows", "cols", "pe", "accumulations"] {
+                assert_eq!(params.get(key).is_some(), array, "{key} in {}", d.top);
+            }
+            assert_eq!(params.get("lanes").is_some(), p.unit == Unit::Vector);
+            let lane = matches!(p.unit, Unit::Alu | Unit::Vector);
+            assert_eq!(params.get("to").is_some(), lane, "{}", d.top);
             assert_eq!(
                 m.generator,
                 format!("lpgen {}", crate::units::GENERATOR_VERSION)

@@ -50,7 +50,7 @@ pub(crate) struct OpResults {
 }
 
 /// Candidate stage boundaries of a lane of `f`.
-fn candidates(f: Format) -> u32 {
+pub(crate) fn candidates(f: Format) -> u32 {
     match f {
         Format::Lns(_) => lns::LANE_STAGES,
         Format::Posit(_) => posit::LANE_STAGES,

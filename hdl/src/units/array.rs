@@ -188,16 +188,8 @@ pub fn array_accumulations(p: &Params) -> u32 {
 
 pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let build = pe_builder(p)?;
-    let max = array_max_stages(p.pe);
-    if p.stages > max {
-        return Err(GenError(format!(
-            "an array of {} PEs has at most {max} pipeline stages, not {} (use --stages 0..={max}; \
-             lns-kahan PEs take up to {}, interleaving accumulations)",
-            p.pe.name(),
-            p.stages,
-            array_max_stages(PeKind::LnsKahan)
-        )));
-    }
+    // `generate` has checked the stages against `array_max_stages`.
+    assert!(p.stages <= array_max_stages(p.pe));
     // Candidate boundaries of the top: the input register and each PE's product register;
     // the PE's loop registers come after them, inside the PE module.
     let mut outer = p.clone();

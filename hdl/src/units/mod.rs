@@ -4,6 +4,8 @@
 mod alu;
 mod array;
 pub use array::{array_accumulations, array_max_stages};
+mod registry;
+pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
 mod lns;
 mod posit;
@@ -19,7 +21,8 @@ use crate::sources::Verilog;
 
 pub const GENERATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// The units `lpgen rtl` knows.
+/// The units `lpgen rtl` knows; each has one entry in [`UNITS`] (name, help, options,
+/// stages, generator, lint grid).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
     LnsMul,
@@ -48,30 +51,21 @@ impl Unit {
         Unit::Array,
     ];
 
+    /// As `lpgen rtl` names it (the registry's entry).
     pub fn name(self) -> &'static str {
-        match self {
-            Unit::LnsMul => "lns-mul",
-            Unit::LnsAdd => "lns-add",
-            Unit::LnsKahan => "lns-kahan",
-            Unit::PositAdd => "posit-add",
-            Unit::PositMul => "posit-mul",
-            Unit::PositMac => "posit-mac",
-            Unit::FixMac => "fix-mac",
-            Unit::Alu => "alu",
-            Unit::Vector => "vector",
-            Unit::Array => "array",
-        }
+        entry(self).name
     }
 }
 
 impl std::str::FromStr for Unit {
     type Err = GenError;
     fn from_str(s: &str) -> Result<Unit, GenError> {
-        Unit::ALL
-            .into_iter()
-            .find(|u| u.name() == s)
+        UNITS
+            .iter()
+            .find(|e| e.name == s)
+            .map(|e| e.unit)
             .ok_or_else(|| {
-                let names: Vec<&str> = Unit::ALL.iter().map(|u| u.name()).collect();
+                let names: Vec<&str> = UNITS.iter().map(|e| e.name).collect();
                 GenError(format!(
                     "unknown unit {s:?}: expected one of {}",
                     names.join(", ")
@@ -222,13 +216,16 @@ pub(crate) struct Built {
 /// The top-level module name for a unit and format: `lpgen_lns_mul_lns_5_6_s1`.
 pub fn top_name(p: &Params) -> String {
     let f = p.format.to_string().replace(':', "_");
-    let extra = match p.unit {
-        Unit::Array => format!("_{}x{}_{}", p.rows, p.cols, p.pe.name().replace('-', "_")),
-        Unit::Vector => format!("_l{}", p.lanes),
-        _ => String::new(),
-    };
-    let to = match (p.unit, p.to) {
-        (Unit::Alu | Unit::Vector, Some(t)) if t != p.format => {
+    let e = entry(p.unit);
+    let mut extra = String::new();
+    if e.takes(Opt::Array) {
+        extra = format!("_{}x{}_{}", p.rows, p.cols, p.pe.name().replace('-', "_"));
+    }
+    if e.takes(Opt::Lanes) {
+        extra = format!("_l{}", p.lanes);
+    }
+    let to = match p.to {
+        Some(t) if e.takes(Opt::To) && t != p.format => {
             format!("_to_{}", t.to_string().replace(':', "_"))
         }
         _ => String::new(),
@@ -240,14 +237,10 @@ pub fn top_name(p: &Params) -> String {
     )
 }
 
-/// The designs the lint test checks: a lean set, or the full grid of the RTL issue.
+/// The designs the lint test checks: every unit's grid (lean, or the full grid of the RTL
+/// issue).
 pub fn lint_grid(full: bool) -> Vec<Params> {
-    let mut g = lns::grid(full);
-    g.extend(posit::grid(full));
-    g.extend(fix::grid(full));
-    g.extend(alu::grid(full));
-    g.extend(array::grid(full));
-    g
+    UNITS.iter().flat_map(|e| e.grid(full)).collect()
 }
 
 /// A module with the common ports (`clk`, `rst`, `in_valid`) and a stage plan of `stages`
@@ -285,6 +278,23 @@ pub(crate) fn finish(
     })
 }
 
+/// The parameters of `p` that apply to its unit (the registry entry's options).
+fn parameters(p: &Params) -> Parameters {
+    let e = entry(p.unit);
+    let array = e.takes(Opt::Array);
+    Parameters {
+        stages: p.stages,
+        rows: array.then_some(p.rows),
+        cols: array.then_some(p.cols),
+        pe: array.then(|| p.pe.name().to_string()),
+        accumulations: array.then(|| array::array_accumulations(p)),
+        lanes: e.takes(Opt::Lanes).then_some(p.lanes),
+        to: e
+            .takes(Opt::To)
+            .then(|| p.to.unwrap_or(p.format).to_string()),
+    }
+}
+
 fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
     let ports = b
         .module
@@ -304,14 +314,7 @@ fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
         top: top.to_string(),
         unit: p.unit.name().to_string(),
         format: p.format.to_string(),
-        parameters: Parameters {
-            stages: p.stages,
-            rows: p.rows,
-            cols: p.cols,
-            lanes: p.lanes,
-            pe: p.pe.name().to_string(),
-            to: p.to.unwrap_or(p.format).to_string(),
-        },
+        parameters: parameters(p),
         latency: b.latency,
         generator: format!("lpgen {GENERATOR_VERSION}"),
         file_list: format!("{top}.f"),
@@ -326,18 +329,26 @@ fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
 pub fn generate(p: &Params) -> Result<Design, GenError> {
     crate::limits::check_array(p.rows, p.cols)?;
     crate::limits::check_lanes(p.lanes)?;
-    let mut built = match p.unit {
-        Unit::LnsMul => lns::mul(p)?,
-        Unit::LnsAdd => lns::add(p)?,
-        Unit::LnsKahan => lns::kahan(p)?,
-        Unit::PositAdd => posit::add(p)?,
-        Unit::PositMul => posit::mul(p)?,
-        Unit::PositMac => posit::mac(p)?,
-        Unit::FixMac => fix::mac(p)?,
-        Unit::Alu => alu::alu(p)?,
-        Unit::Vector => alu::vector(p)?,
-        Unit::Array => array::array(p)?,
-    };
+    let e = entry(p.unit);
+    let max = (e.max_stages)(p);
+    if p.stages > max {
+        let hint = match p.unit {
+            Unit::Array if p.pe != PeKind::LnsKahan => format!(
+                "; lns-kahan PEs take up to {}, interleaving accumulations",
+                array::array_max_stages(PeKind::LnsKahan)
+            ),
+            _ => String::new(),
+        };
+        let what = match p.unit {
+            Unit::Array => format!("an array of {} PEs", p.pe.name()),
+            _ => e.name.to_string(),
+        };
+        return Err(GenError(format!(
+            "{what} has at most {max} pipeline stages, not {} (use --stages 0..={max}{hint})",
+            p.stages
+        )));
+    }
+    let mut built = (e.build)(p)?;
     let top = built.module.name.clone();
     built.module.header = vec![
         format!(

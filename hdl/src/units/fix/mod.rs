@@ -79,10 +79,13 @@ fn saturate(m: &mut Module, prefix: &str, r: &E, w: u32) -> (E, E) {
     (word, fits.not())
 }
 
+/// Candidate stage boundaries of `fix-mac` (after the multiply, after the accumulator).
+pub(crate) const MAC_STAGES: u32 = 2;
+
 /// `fix-mac`: one accumulator, four ops, two candidate stage boundaries.
 pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
     let f = fix_format(p.format, "unit 'fix-mac'")?;
-    let (mut m, valid) = start(p, 2)?;
+    let (mut m, valid) = start(p, MAC_STAGES)?;
     let w = f.width();
     let n = f.acc_bits();
     let a = m.input("a", w);

@@ -10,7 +10,9 @@ mod lane;
 mod mac;
 
 pub(crate) use lane::{lane_ops, LANE_STAGES};
-pub(crate) use mac::{kahan, kahan_pe, kahan_pe_interleaved, plain_pe, PE_MAX_LOOP_REGISTERS};
+pub(crate) use mac::{
+    kahan, kahan_pe, kahan_pe_interleaved, plain_pe, KAHAN_MAX_STAGES, PE_MAX_LOOP_REGISTERS,
+};
 
 use lpgen_golden::{Format, GTables, LnsFormat};
 
@@ -168,7 +170,7 @@ pub(crate) fn mul_core(
 /// ±code_max), `nan` (an operand is NaN or the divisor zero), `out_valid`; latency = stages.
 pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
     let f = lns_format(p)?;
-    let (mut m, valid) = start(p, 1)?;
+    let (mut m, valid) = start(p, MUL_STAGES)?;
     let w = f.width();
     let a = m.input("a", w);
     let b = m.input("b", w);
@@ -180,6 +182,9 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
     finish(m, &valid, vec![])
 }
 
+/// Candidate stage boundaries of `lns-mul` (after the code sum).
+pub(crate) const MUL_STAGES: u32 = 1;
+
 /// Whether [`add_core`] negates b.
 pub(crate) enum Negate<'a> {
     No,
@@ -189,7 +194,7 @@ pub(crate) enum Negate<'a> {
 }
 
 /// Candidate stage boundaries of [`add_core`] when staged.
-const ADD_CANDIDATES: u32 = 3;
+pub(crate) const ADD_CANDIDATES: u32 = 3;
 
 /// Which stage boundaries [`add_core`] marks.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,231 @@
+//! The unit registry: one entry per unit of SPEC.md §4, as FloPoCo registers each operator
+//! (`FPAdd::registerFactory`, with its `unitTest`): the unit's name, its help text, the
+//! options that apply to it, its most pipeline stages, its generator and its lint grid. A new
+//! unit is one more entry here (and its generator): `lpgen rtl` parses and lists units from
+//! the registry, the manifest lists only the entry's options, `generate` refuses a stage count
+//! over the entry's maximum, and the lint test runs every entry's grid. The co-simulation
+//! driver is the one thing that lives elsewhere, because it needs the golden model and the
+//! Verilator runtime: `verif`'s `drivers::plan` matches on [`Unit`] without a catch-all, so a
+//! unit without a driver does not compile.
+
+use super::{alu, array, fix, lns, posit, Built, GenError, Params, Unit};
+
+/// A design option of `lpgen rtl` besides `--format` and `--stages` (which every unit takes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opt {
+    /// `--rows`, `--cols` and `--pe`: the array's shape and PE kind.
+    Array,
+    /// `--lanes`: the vector's lanes.
+    Lanes,
+    /// `--to`: the conversion format of an ALU lane.
+    To,
+}
+
+/// One unit's entry.
+pub struct UnitEntry {
+    pub unit: Unit,
+    /// As `lpgen rtl` names it (`lns-mul`).
+    pub name: &'static str,
+    /// One line: what the unit is.
+    pub help: &'static str,
+    /// The options that apply besides `--format` and `--stages`.
+    pub options: &'static [Opt],
+    /// The most pipeline stages of the design `p` selects (its format family and PE kind
+    /// decide for some units).
+    pub max_stages: fn(&Params) -> u32,
+    pub(crate) build: fn(&Params) -> Result<Built, GenError>,
+    /// The unit's designs of the lint grid: a lean set, or the full grid.
+    pub(crate) grid: fn(bool) -> Vec<Params>,
+}
+
+impl UnitEntry {
+    /// Whether option `o` applies to the unit.
+    pub fn takes(&self, o: Opt) -> bool {
+        self.options.contains(&o)
+    }
+
+    /// The unit's designs of the lint grid.
+    pub fn grid(&self, full: bool) -> Vec<Params> {
+        (self.grid)(full)
+    }
+}
+
+/// The designs of `family_grid` that are of `unit`.
+fn only(unit: Unit, family_grid: Vec<Params>) -> Vec<Params> {
+    family_grid.into_iter().filter(|p| p.unit == unit).collect()
+}
+
+/// The stages of an ALU lane (and a vector of them): its format family's datapath.
+fn lane_stages(p: &Params) -> u32 {
+    alu::candidates(p.format)
+}
+
+/// Every unit, in the order `lpgen rtl --help` lists them.
+pub static UNITS: [UnitEntry; 10] = [
+    UnitEntry {
+        unit: Unit::LnsMul,
+        name: "lns-mul",
+        help: "LNS multiply/divide (sum/difference of logs, saturated)",
+        options: &[],
+        max_stages: |_| lns::MUL_STAGES,
+        build: lns::mul,
+        grid: |full| only(Unit::LnsMul, lns::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::LnsAdd,
+        name: "lns-add",
+        help: "LNS add/subtract through the G-table ROM",
+        options: &[],
+        max_stages: |_| lns::ADD_CANDIDATES,
+        build: lns::add,
+        grid: |full| only(Unit::LnsAdd, lns::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::LnsKahan,
+        name: "lns-kahan",
+        help: "LNS multiply + Kahan-compensated accumulate (one PE's arithmetic)",
+        options: &[],
+        max_stages: |_| lns::KAHAN_MAX_STAGES,
+        build: lns::kahan,
+        grid: |full| only(Unit::LnsKahan, lns::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::PositAdd,
+        name: "posit-add",
+        help: "posit adder/subtractor",
+        options: &[],
+        max_stages: |_| posit::ADD_STAGES,
+        build: posit::add,
+        grid: |full| only(Unit::PositAdd, posit::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::PositMul,
+        name: "posit-mul",
+        help: "posit multiplier",
+        options: &[],
+        max_stages: |_| posit::MUL_STAGES,
+        build: posit::mul,
+        grid: |full| only(Unit::PositMul, posit::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::PositMac,
+        name: "posit-mac",
+        help: "posit fused multiply-accumulate into a quire, rounded once at read-out",
+        options: &[],
+        max_stages: |_| posit::MAC_STAGES,
+        build: posit::mac,
+        grid: |full| only(Unit::PositMac, posit::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::FixMac,
+        name: "fix-mac",
+        help: "fixed-point MAC with a wide accumulator",
+        options: &[],
+        max_stages: |_| fix::MAC_STAGES,
+        build: fix::mac,
+        grid: |full| only(Unit::FixMac, fix::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::Alu,
+        name: "alu",
+        help: "one vector lane of a format: add sub mul div max min lt neg abs select convert",
+        options: &[Opt::To],
+        max_stages: lane_stages,
+        build: alu::alu,
+        grid: |full| only(Unit::Alu, alu::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::Vector,
+        name: "vector",
+        help: "--lanes L lanes of alu sharing one opcode",
+        options: &[Opt::Lanes, Opt::To],
+        max_stages: lane_stages,
+        build: alu::vector,
+        grid: |full| only(Unit::Vector, alu::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::Array,
+        name: "array",
+        help:
+            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix)",
+        options: &[Opt::Array],
+        max_stages: |p| array::array_max_stages(p.pe),
+        build: array::array,
+        grid: array::grid,
+    },
+];
+
+/// The entry of `unit`.
+pub fn entry(unit: Unit) -> &'static UnitEntry {
+    UNITS
+        .iter()
+        .find(|e| e.unit == unit)
+        .expect("every unit has an entry")
+}
+
+/// The help text of the unit argument: every unit's name and line.
+pub fn units_help() -> String {
+    let lines: Vec<String> = UNITS
+        .iter()
+        .map(|e| format!("{}: {}", e.name, e.help))
+        .collect();
+    lines.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{generate, PeKind};
+
+    #[test]
+    fn every_unit_has_one_entry_and_its_grid_is_of_it() {
+        for u in Unit::ALL {
+            assert_eq!(UNITS.iter().filter(|e| e.unit == u).count(), 1, "{u:?}");
+            let e = entry(u);
+            assert_eq!(e.name, u.name());
+            let g = e.grid(false);
+            assert!(!g.is_empty(), "{}", e.name);
+            assert!(g.iter().all(|p| p.unit == u), "{}", e.name);
+        }
+    }
+
+    /// The registry's maximum is the generator's: it builds at the maximum and refuses one
+    /// more, in one line naming the range.
+    #[test]
+    fn max_stages_are_the_generators() {
+        let mut cases: Vec<Params> = vec![];
+        for (u, f) in [
+            (Unit::LnsMul, "lns:3:2"),
+            (Unit::LnsAdd, "lns:3:2"),
+            (Unit::LnsKahan, "lns:3:2"),
+            (Unit::PositAdd, "posit:8:0"),
+            (Unit::PositMul, "posit:8:0"),
+            (Unit::PositMac, "posit:8:0"),
+            (Unit::FixMac, "fix:3:4"),
+            (Unit::Alu, "lns:3:2"),
+            (Unit::Alu, "posit:8:0"),
+            (Unit::Alu, "fix:3:4"),
+            (Unit::Vector, "posit:8:0"),
+        ] {
+            cases.push(Params::new(u, f.parse().unwrap()));
+        }
+        for (pe, f) in [
+            (PeKind::LnsKahan, "lns:3:2"),
+            (PeKind::LnsPlain, "lns:3:2"),
+            (PeKind::PositQuire, "posit:8:0"),
+            (PeKind::Fix, "fix:3:4"),
+        ] {
+            let mut p = Params::new(Unit::Array, f.parse().unwrap());
+            p.pe = pe;
+            cases.push(p);
+        }
+        for p in cases {
+            let max = (entry(p.unit).max_stages)(&p);
+            let at = generate(&p.clone().stages(max));
+            assert!(at.is_ok(), "{:?} at {max}: {:?}", p.unit, at.err());
+            let e = generate(&p.clone().stages(max + 1)).unwrap_err().0;
+            assert!(e.contains(&format!("0..={max}")), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+}

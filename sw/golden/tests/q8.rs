@@ -371,3 +371,31 @@ fn type_strings_parse_and_refuse_with_one_line() {
         );
     }
 }
+
+/// The vectorised absmax equals the plain fold over finite values, with NaN and ±∞ in the
+/// 16-wide body and in the tail, and on all-non-finite input.
+#[test]
+fn absmax_skips_non_finite_values_anywhere() {
+    let plain = |xs: &[f32]| {
+        xs.iter()
+            .filter(|x| x.is_finite())
+            .fold(0.0f32, |m, x| m.max(x.abs()))
+    };
+    for len in [0usize, 1, 15, 16, 17, 40, 1000] {
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let mut xs: Vec<f32> = (0..len)
+                .map(|i| ((i * 37 % 23) as f32 - 11.0) * 0.5)
+                .collect();
+            for i in (0..len).step_by(7) {
+                xs[i] = bad;
+            }
+            assert_eq!(
+                q8::absmax(&xs).to_bits(),
+                plain(&xs).to_bits(),
+                "{len} {bad}"
+            );
+        }
+    }
+    assert_eq!(q8::absmax(&[f32::NAN; 40]), 0.0);
+    assert_eq!(q8::absmax(&[-0.0, -2.5, 1.0]), 2.5);
+}

@@ -13,7 +13,8 @@ use lpgen_train::config::{
 };
 use lpgen_train::data;
 use lpgen_train::float::Float;
-use lpgen_train::machine::{all_cores, Checked, Golden};
+use lpgen_train::machine::{all_cores, Checked, Golden, Machine};
+use lpgen_train::parallel::{Exchange, Worker};
 use lpgen_train::rtl::Rtl;
 use lpgen_train::trainer::{self, Plan};
 
@@ -123,6 +124,17 @@ pub struct TrainArgs {
     /// on it
     #[arg(long)]
     threads: Option<usize>,
+    /// Data-parallel workers as threads of this process (seed 001): each trains on 1/K of
+    /// every minibatch; results depend on K, not on timing
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    /// How workers exchange gradients: none (the words) or 1bit (seed 001, with error
+    /// feedback)
+    #[arg(long, default_value = "none")]
+    compress: String,
+    /// 1bit without carrying the quantization error into the next minibatch
+    #[arg(long)]
+    no_error_feedback: bool,
 }
 
 fn bad(s: String) -> CliError {
@@ -131,6 +143,10 @@ fn bad(s: String) -> CliError {
 
 /// More threads than this only contend: the machines split work into at most this many parts.
 const MAX_THREADS: usize = 256;
+
+/// Data-parallel workers: threads of one process, each with a copy of the model; more than
+/// 64 on a machine of a few cores only multiplies memory.
+const MAX_WORKERS: usize = 64;
 
 /// The widest layer: 64 Ki units (a 784-65536 layer is 51 M weights).
 const MAX_WIDTH: usize = 1 << 16;
@@ -259,6 +275,62 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
     })
 }
 
+/// Trains with `workers` data-parallel workers on the local transport: rank 0 on this thread
+/// (it reports), the others on their own threads; the first error of any worker is returned.
+fn data_parallel<M: Machine + Send>(
+    workers: usize,
+    exchange: Exchange,
+    make: impl Fn() -> M + Sync,
+    cfg: &Config,
+    (train, test): (&data::Dataset, &data::Dataset),
+    plan: &Plan,
+    report: &mut dyn FnMut(&str) -> Result<(), lpgen_train::TrainError>,
+) -> CliResult {
+    let mut endpoints = lpgen_comm::local(workers);
+    let mut first = endpoints.remove(0);
+    std::thread::scope(|scope| {
+        let others: Vec<_> = endpoints
+            .into_iter()
+            .map(|mut t| {
+                let make = &make;
+                scope.spawn(move || {
+                    let mut worker = Worker::new(&mut t, exchange);
+                    let mut m = make();
+                    let mut quiet = |_: &str| Ok(());
+                    trainer::run_worker(
+                        &mut m,
+                        cfg,
+                        train,
+                        test,
+                        plan,
+                        Some(&mut worker),
+                        &mut quiet,
+                    )
+                    .map(|_| ())
+                })
+            })
+            .collect();
+        let mut worker = Worker::new(&mut first, exchange);
+        let mut m = make();
+        let mut results =
+            vec![
+                trainer::run_worker(&mut m, cfg, train, test, plan, Some(&mut worker), report)
+                    .map(|_| ()),
+            ];
+        results.extend(
+            others
+                .into_iter()
+                .map(|h| h.join().expect("a training worker panicked")),
+        );
+        // The first failure in rank order (the same options fail the same way on every rank).
+        results
+            .into_iter()
+            .collect::<Result<Vec<()>, _>>()
+            .map(|_| ())
+            .map_err(CliError::from)
+    })
+}
+
 /// The network of `--model`, `--hidden`, `--activation`, `--maxout-k` and `--dropout`.
 fn arch(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResult<Arch> {
     let kind: ModelKind = a.model.parse()?;
@@ -339,6 +411,20 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
             )));
         }
     }
+    // Data parallelism: checked before the dataset is read.
+    Exchange::parse(&a.compress, !a.no_error_feedback)?;
+    if !(1..=MAX_WORKERS).contains(&a.workers) {
+        return Err(bad(format!(
+            "--workers {} is out of range: give 1..={MAX_WORKERS} (threads of this process)",
+            a.workers
+        )));
+    }
+    if (a.workers > 1 || a.compress != "none") && !matches!(a.backend.as_str(), "f32" | "golden") {
+        return Err(bad(
+            "--workers and --compress run on the f32 and golden backends (the rtl backend: not yet)"
+                .into(),
+        ));
+    }
     if a.backend == "rtl" {
         // Before the dataset is read and any design is built.
         lpgen_hdl::limits::check_array(a.rows, a.cols)?;
@@ -374,6 +460,35 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     };
     let mut report = |line: &str| emit(out, line).map_err(|e| lpgen_train::TrainError(e.0));
     let threads = a.threads.unwrap_or_else(all_cores);
+    if a.workers > 1 || a.compress != "none" {
+        let exchange = Exchange::parse(&a.compress, !a.no_error_feedback)?;
+        // The workers share the cores: one machine thread each unless asked.
+        let threads = a.threads.unwrap_or(1);
+        return match a.backend.as_str() {
+            "f32" => data_parallel(
+                a.workers,
+                exchange,
+                || Float { threads },
+                &cfg,
+                (&train, &test),
+                &plan,
+                &mut report,
+            ),
+            "golden" => data_parallel(
+                a.workers,
+                exchange,
+                || Golden {
+                    threads,
+                    ..Golden::new("golden", cfg.keep_bits)
+                },
+                &cfg,
+                (&train, &test),
+                &plan,
+                &mut report,
+            ),
+            _ => unreachable!("checked before the dataset is read"),
+        };
+    }
     let golden = |label: &str, keep_bits| Golden {
         threads,
         ..Golden::new(label, keep_bits)

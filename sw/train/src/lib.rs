@@ -14,6 +14,7 @@ pub mod machine;
 pub mod model;
 pub mod net;
 pub mod optim;
+pub mod parallel;
 pub mod plot;
 pub mod rtl;
 pub mod trainer;

@@ -22,7 +22,8 @@ pub enum Accumulate {
 }
 
 impl Accumulate {
-    fn mode(self) -> SumMode {
+    /// The golden library's sum mode of this accumulation.
+    pub fn mode(self) -> SumMode {
         match self {
             Accumulate::Naive => SumMode::Naive,
             Accumulate::Kahan => SumMode::Kahan,

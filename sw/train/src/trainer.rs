@@ -16,6 +16,7 @@ use crate::data::{self, Dataset};
 use crate::machine::{Machine, Mat, Word};
 use crate::model::Model;
 use crate::net::{Forward, Net};
+use crate::parallel::Worker;
 use crate::plot;
 use crate::TrainError;
 
@@ -52,6 +53,9 @@ pub struct EpochMetrics {
     pub seconds: f64,
     #[serde(deserialize_with = "nullable")]
     pub samples_per_s: f64,
+    /// Data-parallel runs: gradient bytes each worker sent per step (mean over workers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_sent_per_step: Option<f64>,
 }
 
 /// serde_json writes a non-finite f64 as `null`; read it back as NaN.
@@ -155,6 +159,28 @@ pub fn run<M: Machine>(
     plan: &Plan,
     report: &mut dyn FnMut(&str) -> Result<(), TrainError>,
 ) -> Result<State<M::Word>, TrainError> {
+    run_worker(machine, cfg, train, test, plan, None, report)
+}
+
+/// [`run`] as one of the data-parallel workers of `worker` (`None`: alone). Every worker
+/// trains on its share of each minibatch and applies the aggregated gradients; only rank 0
+/// writes the results and reports.
+pub fn run_worker<M: Machine>(
+    machine: &mut M,
+    cfg: &Config,
+    train: &Dataset,
+    test: &Dataset,
+    plan: &Plan,
+    mut worker: Option<&mut Worker<'_>>,
+    report: &mut dyn FnMut(&str) -> Result<(), TrainError>,
+) -> Result<State<M::Word>, TrainError> {
+    let rank = worker.as_ref().map_or(0, |w| w.transport.rank());
+    if worker.is_some() && plan.resume {
+        return Err(TrainError(
+            "--resume with --workers is not supported yet (the workers' error-feedback state is not checkpointed)"
+                .into(),
+        ));
+    }
     std::fs::create_dir_all(&plan.out).map_err(|e| {
         TrainError(format!(
             "cannot create output directory {}: {e}",
@@ -163,12 +189,15 @@ pub fn run<M: Machine>(
     })?;
     let ck = plan.out.join("checkpoint.lpck");
     // The data is part of the run: a resume with another dataset or --train-limit is refused.
-    let fp = format!(
+    let mut fp = format!(
         "{} train={:016x} test={:016x}",
         cfg.fingerprint(),
         train.digest(),
         test.digest()
     );
+    if let Some(w) = &worker {
+        fp += &format!(" workers={} exchange={:?}", w.transport.size(), w.exchange);
+    }
     let mut state = if plan.resume {
         checkpoint::load(&ck, &fp, &Model::init(cfg))?
     } else {
@@ -210,16 +239,29 @@ pub fn run<M: Machine>(
             m: &mut *machine,
             cfg,
         };
+        let sent_before = worker.as_ref().map(|w| w.transport.counters().sent);
         for (s, chunk) in batches[..steps].iter().enumerate() {
-            let x = batch_input(train, chunk, &mean, &sd, &fcalc);
-            let labels: Vec<u8> = chunk.iter().map(|&i| train.labels[i]).collect();
-            // Dropout masks from a stream of (epoch, step): a resumed run draws the same.
-            let mut noise = cfg.stream(&[epoch as u64, s as u64]);
-            let fw = net.step(&mut state.model, x, &labels, state.lr, momentum, &mut noise)?;
+            // A worker trains on its share of the minibatch, with its own dropout masks.
+            let (mine, mut noise) = match &worker {
+                Some(w) => (
+                    &chunk[w.share(chunk.len())],
+                    cfg.stream(&[epoch as u64, s as u64, rank as u64]),
+                ),
+                // Dropout masks from a stream of (epoch, step): a resumed run draws the same.
+                None => (&chunk[..], cfg.stream(&[epoch as u64, s as u64])),
+            };
+            let x = batch_input(train, mine, &mean, &sd, &fcalc);
+            let labels: Vec<u8> = mine.iter().map(|&i| train.labels[i]).collect();
+            let (fw, grads) = net.gradients(&state.model, x, &labels, &mut noise)?;
+            let grads = match worker.as_deref_mut() {
+                Some(w) => w.aggregate(&net, grads)?,
+                None => grads,
+            };
+            net.apply(&mut state.model, grads, state.lr, chunk.len(), momentum)?;
             let (l, c) = score(&fw, &labels, cfg.stages.l);
             loss += l;
             correct += c;
-            seen += chunk.len();
+            seen += mine.len();
             if show && (s % 10 == 0 || s + 1 == steps) {
                 progress(
                     epoch,
@@ -234,6 +276,15 @@ pub fn run<M: Machine>(
         if show {
             eprintln!();
         }
+        let mut bytes_sent_per_step = None;
+        if let Some(w) = worker.as_deref_mut() {
+            let sent = (w.transport.counters().sent - sent_before.unwrap_or(0)) as f64;
+            let totals = w.totals(&[loss, correct as f64, seen as f64, sent])?;
+            (loss, correct, seen) = (totals[0], totals[1] as usize, totals[2] as usize);
+            // Mean over the workers of the bytes each sent per step.
+            bytes_sent_per_step = Some(totals[3] / (w.transport.size() * steps.max(1)) as f64);
+        }
+        // Every worker holds the same model, so every worker's test pass gives the same figures.
         let (test_loss, test_acc) = evaluate(&mut net, &state.model, test, (&mean, &sd))?;
         let m = EpochMetrics {
             epoch,
@@ -246,6 +297,7 @@ pub fn run<M: Machine>(
             test_acc,
             seconds: start.elapsed().as_secs_f64(),
             samples_per_s: seen as f64 / train_secs,
+            bytes_sent_per_step,
         };
         let line = m.json();
         // Schedule for the next epoch.
@@ -267,9 +319,11 @@ pub fn run<M: Machine>(
         state.prev_ce = Some(test_loss);
         state.history.push(m);
         state.epochs_done = epoch;
-        checkpoint::save(&ck, &fp, &state)?;
-        write_results(plan, &plot_title(cfg, &backend), &state.history)?;
-        report(&line)?;
+        if rank == 0 {
+            checkpoint::save(&ck, &fp, &state)?;
+            write_results(plan, &plot_title(cfg, &backend), &state.history)?;
+            report(&line)?;
+        }
     }
     Ok(state)
 }
@@ -325,6 +379,7 @@ mod tests {
             test_acc: 0.25,
             seconds: f64::INFINITY,
             samples_per_s: 3.0,
+            bytes_sent_per_step: None,
         };
         let line = m.json();
         assert!(

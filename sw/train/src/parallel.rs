@@ -1,0 +1,162 @@
+//! Data-parallel training (seed 001 §2.1, §3.1): K workers, each with its own machine and a
+//! copy of the model, split every minibatch into K contiguous shares (`lpgen_comm::partition`);
+//! each computes the gradients of its share, and the gradients are aggregated through a
+//! [`Transport`]: each worker owns a 1/K stripe of every weight matrix's columns, receives the
+//! peers' (1-bit quantized, with error feedback) slices of its stripe, sums them in source-rank
+//! order in G with the run's sum accumulation, quantizes the sum again with its own residual
+//! and all-gathers the stripes (`lpgen_comm::exchange`). Every worker then applies the same
+//! aggregated gradient, so the copies stay identical word for word; the result depends on K
+//! but not on the transport or on thread timing.
+
+use lpgen_comm::exchange;
+use lpgen_comm::{partition, Transport};
+use lpgen_golden::onebit::Quantizer;
+
+use crate::config::Config;
+use crate::layers::Grads;
+use crate::machine::{Machine, Mat, Word};
+use crate::net::{accumulation, Net};
+use crate::TrainError;
+
+/// How the workers exchange gradients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exchange {
+    /// The words themselves.
+    Words,
+    /// Seed 001's 1-bit quantization; `feedback`: carry each quantization error into the
+    /// next minibatch (`--no-error-feedback` turns it off).
+    OneBit { feedback: bool },
+}
+
+impl Exchange {
+    /// `none` or `1bit` (with error feedback unless `feedback` is false).
+    pub fn parse(s: &str, feedback: bool) -> Result<Exchange, TrainError> {
+        match s {
+            "none" if feedback => Ok(Exchange::Words),
+            "none" => Err(TrainError(
+                "--no-error-feedback applies to --compress 1bit".into(),
+            )),
+            "1bit" => Ok(Exchange::OneBit { feedback }),
+            _ => Err(TrainError(format!(
+                "unknown gradient exchange {s:?}: expected none or 1bit"
+            ))),
+        }
+    }
+}
+
+/// One worker's part of the aggregation: its rank's transport and the error-feedback state of
+/// every layer (worker residuals over the whole gradient, owner residuals over its stripe).
+pub struct Worker<'t> {
+    pub transport: &'t mut dyn Transport,
+    pub exchange: Exchange,
+    residuals: Vec<(Vec<u64>, Vec<u64>)>,
+}
+
+impl<'t> Worker<'t> {
+    pub fn new(transport: &'t mut dyn Transport, exchange: Exchange) -> Worker<'t> {
+        Worker {
+            transport,
+            exchange,
+            residuals: vec![],
+        }
+    }
+
+    /// This worker's share of a minibatch of `n` samples.
+    pub fn share(&self, n: usize) -> std::ops::Range<usize> {
+        partition(n, self.transport.size(), self.transport.rank())
+    }
+
+    /// The sum over all workers of every layer's gradients (each worker passes its own), as
+    /// the exchange delivers it; identical on every worker.
+    pub fn aggregate<M: Machine>(
+        &mut self,
+        net: &Net<'_, M>,
+        grads: Vec<Grads<M::Word>>,
+    ) -> Result<Vec<Grads<M::Word>>, TrainError> {
+        let cfg: &Config = net.cfg;
+        let g = cfg.stages.g;
+        let mode = accumulation(g, cfg.quire, cfg.kahan.sums).mode();
+        let quantizer = Quantizer::new(g, mode).map_err(|e| TrainError(e.to_string()))?;
+        let zero = g.calc().zero();
+        let comm = |e: lpgen_comm::CommError| TrainError(e.to_string());
+        let mut out = vec![];
+        let mut slot = 0;
+        for (gw, gb) in grads {
+            let mut parts = vec![];
+            // The weight matrix (columns = inputs) and the bias as one column.
+            for (rows, cols, words) in [(gw.rows, gw.cols, gw.data), (gb.len(), 1, gb)] {
+                let bits: Vec<u64> = words.iter().map(|w| w.to_bits()).collect();
+                let stripe_cols = exchange::my_columns(&*self.transport, cols).len();
+                if self.residuals.len() == slot {
+                    self.residuals
+                        .push((vec![zero; rows * cols], vec![zero; rows * stripe_cols]));
+                }
+                let (worker_r, owner_r) = &mut self.residuals[slot];
+                slot += 1;
+                let sum = match self.exchange {
+                    Exchange::Words => {
+                        let (_, stripe) = exchange::reduce_scatter_words(
+                            self.transport,
+                            g,
+                            mode,
+                            &bits,
+                            rows,
+                            cols,
+                        )
+                        .map_err(comm)?;
+                        exchange::all_gather_words(self.transport, g, &stripe, rows, cols)
+                            .map_err(comm)?
+                    }
+                    Exchange::OneBit { feedback } => {
+                        let (_, stripe) = exchange::reduce_scatter_1bit(
+                            self.transport,
+                            &quantizer,
+                            &bits,
+                            rows,
+                            cols,
+                            feedback.then_some(&mut worker_r[..]),
+                        )
+                        .map_err(comm)?;
+                        exchange::all_gather_1bit(
+                            self.transport,
+                            &quantizer,
+                            &stripe,
+                            rows,
+                            cols,
+                            feedback.then_some(&mut owner_r[..]),
+                        )
+                        .map_err(comm)?
+                    }
+                };
+                parts.push((rows, cols, sum));
+            }
+            let (rows, cols, w) = parts.remove(0);
+            let (_, _, b) = parts.remove(0);
+            out.push((
+                Mat {
+                    rows,
+                    cols,
+                    data: w.into_iter().map(M::Word::from_bits).collect(),
+                },
+                b.into_iter().map(M::Word::from_bits).collect(),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Sums of per-worker figures (e.g. loss, correct, seen), in rank order.
+    pub fn totals(&mut self, figures: &[f64]) -> Result<Vec<f64>, TrainError> {
+        let bytes: Vec<u8> = figures.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let all = self
+            .transport
+            .all_gather(bytes)
+            .map_err(|e| TrainError(e.to_string()))?;
+        let mut sums = vec![0.0; figures.len()];
+        for part in all {
+            for (s, chunk) in sums.iter_mut().zip(part.chunks_exact(8)) {
+                *s += f64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            }
+        }
+        Ok(sums)
+    }
+}

@@ -1,0 +1,151 @@
+//! Data-parallel training on the local transport (seed 001): deterministic for a given K
+//! whatever the threads' timing, one worker exchanging words is the plain run word for word,
+//! error feedback changes the result, and the bytes sent are the analytic count.
+
+use std::path::{Path, PathBuf};
+
+use lpgen_comm::partition;
+use lpgen_golden::onebit::message_bytes;
+use lpgen_train::arch::Arch;
+use lpgen_train::config::{
+    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
+};
+use lpgen_train::data::{self, Dataset, Split};
+use lpgen_train::machine::Golden;
+use lpgen_train::model::Model;
+use lpgen_train::parallel::{Exchange, Worker};
+use lpgen_train::trainer::{self, EpochMetrics, Plan};
+
+mod common;
+use common::write_dataset;
+
+fn config(f: &str) -> Config {
+    Config {
+        stages: Stages::all(f.parse().unwrap()),
+        quire: f.starts_with("posit"),
+        kahan: KahanPlaces::default(),
+        keep_bits: None,
+        arch: Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
+        optimizer: Optimizer::Sgd,
+        compression: Default::default(),
+        batch: 10,
+        lr: 0.5,
+        momentum: 0.5,
+        momentum_from: 1,
+        schedule: Schedule::Fixed,
+        normalize: Normalize::Global,
+        seed: 3,
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("lpgen-parallel-{}-{name}", std::process::id()))
+}
+
+fn plan(out: &Path) -> Plan {
+    Plan {
+        epochs: 2,
+        max_steps: None,
+        out: out.to_path_buf(),
+        resume: false,
+        progress: false,
+    }
+}
+
+/// Trains with `k` workers on threads; returns rank 0's model and metrics lines.
+fn train_k(
+    cfg: &Config,
+    data: (&Dataset, &Dataset),
+    k: usize,
+    exchange: Exchange,
+    out: &Path,
+) -> (Model, Vec<EpochMetrics>) {
+    let mut endpoints = lpgen_comm::local(k);
+    let mut rest = endpoints.split_off(1);
+    std::thread::scope(|scope| {
+        let others: Vec<_> = rest
+            .iter_mut()
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut w = Worker::new(t, exchange);
+                    let plan = plan(out);
+                    trainer::run_worker(
+                        &mut Golden::default(),
+                        cfg,
+                        data.0,
+                        data.1,
+                        &plan,
+                        Some(&mut w),
+                        &mut |_| Ok(()),
+                    )
+                    .unwrap()
+                    .model
+                })
+            })
+            .collect();
+        let mut w = Worker::new(&mut endpoints[0], exchange);
+        let state = trainer::run_worker(
+            &mut Golden::default(),
+            cfg,
+            data.0,
+            data.1,
+            &plan(out),
+            Some(&mut w),
+            &mut |_| Ok(()),
+        )
+        .unwrap();
+        for h in others {
+            assert_eq!(h.join().unwrap(), state.model, "a worker's model differs");
+        }
+        (state.model, state.history)
+    })
+}
+
+#[test]
+fn data_parallel_training_is_deterministic_and_exchanges_the_analytic_bytes() {
+    let ds = tmp("ds");
+    write_dataset(&ds, 60);
+    let train = data::load(&ds, Split::Train).unwrap();
+    let test = data::load(&ds, Split::Test).unwrap();
+    let data = (&train, &test);
+    for f in ["f32", "lns:5:6", "posit:16:1"] {
+        let cfg = config(f);
+        let out = tmp(&format!("out-{}", f.replace(':', "_")));
+        let one_bit = Exchange::OneBit { feedback: true };
+        // K = 2 twice: the same words, whatever the threads' timing.
+        let (a, history) = train_k(&cfg, data, 2, one_bit, &out);
+        let (b, _) = train_k(&cfg, data, 2, one_bit, &out);
+        assert_eq!(a, b, "{f}: two K = 2 runs differ");
+        // Without error feedback the result differs.
+        let (nf, _) = train_k(&cfg, data, 2, Exchange::OneBit { feedback: false }, &out);
+        assert_ne!(a, nf, "{f}: error feedback changed nothing");
+        // One worker exchanging words is the plain run.
+        let (single, _) = train_k(&cfg, data, 1, Exchange::Words, &out);
+        let plain = trainer::run(
+            &mut Golden::default(),
+            &cfg,
+            &train,
+            &test,
+            &plan(&out),
+            &mut |_| Ok(()),
+        )
+        .unwrap()
+        .model;
+        assert_eq!(single, plain, "{f}: one worker differs from the plain run");
+        // Bytes per worker and step: to the peer its stripe of each quantized matrix in the
+        // reduce-scatter, and its own stripe in the all-gather (the bias is one column).
+        let format = cfg.stages.g;
+        let mut sent = 0;
+        for rank in 0..2 {
+            for (rows, cols) in [(8, 16), (8, 1), (10, 8), (10, 1)] {
+                let peer = partition(cols, 2, 1 - rank).len();
+                let own = partition(cols, 2, rank).len();
+                sent += message_bytes(format, rows, peer) + message_bytes(format, rows, own);
+            }
+        }
+        let measured = history[0].bytes_sent_per_step.unwrap();
+        assert_eq!(measured, sent as f64 / 2.0, "{f}");
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    let _ = std::fs::remove_dir_all(&ds);
+}

@@ -90,12 +90,15 @@ for s in $(stages 2); do
   arr fix:7:8 fix 2 3 $s
 done
 arr lns:5:6 lns-kahan 4 4 2
-# lns-kahan PEs with 1..3 registers inside the Kahan loop: 2..4 interleaved accumulations.
+# LNS PEs with 1..3 registers inside the accumulation loop: 2..4 interleaved accumulations.
 for s in 3 4 5; do
-  arr lns:5:6 lns-kahan 2 3 $s
-  arr lns:5:6 lns-kahan 1 1 $s
+  for pe in lns-kahan lns-plain; do
+    arr lns:5:6 $pe 2 3 $s
+    arr lns:5:6 $pe 1 1 $s
+  done
 done
 arr lns:5:6 lns-kahan 8 8 5
+arr lns:5:6 lns-plain 8 8 5
 arr lns:3:2 lns-kahan 1 1 0
 arr lns:5:6 lns-plain 3 2 1
 arr posit:8:0 posit-quire 3 2 1

@@ -1,7 +1,8 @@
-//! The lean co-simulation subset CI runs (seven Verilator builds; scripts/cosim-full.sh runs
+//! The lean co-simulation subset CI runs (eight Verilator builds; scripts/cosim-full.sh runs
 //! the full set): exhaustive lns-add and posit-add, posit-mac from quire states, a 2×3
 //! lns-kahan array with K in chunks and smaller shapes, a 2×2 lns-kahan array interleaving
-//! four accumulations in its pipelined Kahan loop, and mutation tests proving the
+//! four accumulations in its pipelined Kahan loop and a 1×1 lns-plain one interleaving three,
+//! and mutation tests proving the
 //! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
 //! ALU constant; every ALU opcode on every posit:8:0 operand pair.
 
@@ -27,6 +28,14 @@ fn lns_kahan_array_2x2_four_interleaved_accumulations() {
     let p = array("lns:5:6", PeKind::LnsKahan, 2, 2, 5);
     assert_eq!(lpgen_hdl::units::array_accumulations(&p), 4);
     let r = check(&toolchain(), &p, Mode::Vectors(60_000), 0x1eaf);
+    assert!(r.passed > 1000, "{}", r.passed);
+}
+
+#[test]
+fn lns_plain_array_1x1_three_interleaved_accumulations() {
+    let p = array("lns:5:6", PeKind::LnsPlain, 1, 1, 4);
+    assert_eq!(lpgen_hdl::units::array_accumulations(&p), 3);
+    let r = check(&toolchain(), &p, Mode::Vectors(60_000), 0x91a1);
     assert!(r.passed > 1000, "{}", r.passed);
 }
 

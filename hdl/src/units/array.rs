@@ -118,9 +118,10 @@ fn pe_module(
         // The accumulator register holds the step `last` marks one cycle after the step
         // leaves the loop (with loop registers, the register holds each accumulation in
         // turn as it comes round).
-        let word = match loop_registers {
-            0 => build(pe, p.format, "", &io)?,
-            n => lns::kahan_pe_interleaved(pe, p.format, &io, n)?,
+        let word = match (loop_registers, p.pe) {
+            (0, _) => build(pe, p.format, "", &io)?,
+            (n, PeKind::LnsPlain) => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
+            (n, _) => lns::kahan_pe_interleaved(pe, p.format, &io, n)?,
         };
         let last_now = pe.now(&last);
         let capture = reg(pe, "capture", &last_now, true);
@@ -171,17 +172,18 @@ struct FromLeft {
 }
 
 /// The most stages an array of `pe` takes: the input register, the product register, and
-/// for `lns-kahan` up to three registers inside the Kahan loop.
+/// for the LNS PEs up to three registers inside the accumulation loop (lns-kahan: between
+/// and after the Kahan additions; lns-plain: inside its one addition).
 pub fn array_max_stages(pe: PeKind) -> u32 {
     match pe {
-        PeKind::LnsKahan => 2 + lns::PE_MAX_LOOP_REGISTERS,
+        PeKind::LnsKahan | PeKind::LnsPlain => 2 + lns::PE_MAX_LOOP_REGISTERS,
         _ => 2,
     }
 }
 
-/// How many independent accumulations each PE of the array `p` interleaves: 1, or for
-/// `lns-kahan` at stages 3..=5, 1 + the registers inside its Kahan loop (2, 3, 4). Step t of
-/// the host's stream belongs to accumulation t mod P (docs/rtl.md).
+/// How many independent accumulations each PE of the array `p` interleaves: 1, or for the
+/// LNS PEs at stages 3..=5, 1 + the registers inside the accumulation loop (2, 3, 4). Step t
+/// of the host's stream belongs to accumulation t mod P (docs/rtl.md).
 pub fn array_accumulations(p: &Params) -> u32 {
     1 + p.stages.saturating_sub(2)
 }
@@ -302,9 +304,9 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
 }
 
 /// The array designs of the lint grid. Full: 1×1, 2×3, 4×4, 8×8 and 16×16 of every PE kind
-/// (stages 0..=2 up to 2×3, lns-kahan 0..=5 there; 0 and 2 at 4×4, 2 from 8×8; Yosys
+/// (stages 0..=2 up to 2×3, the LNS PEs 0..=5 there; 0 and 2 at 4×4, 2 from 8×8; Yosys
 /// `synth` keeps the hierarchy, so it maps the PE module once whatever the size). Lean: the
-/// fix PE at 1×1 and 2×3, the others 1×1, at stages 0..=2, and lns-kahan 1×1 at 5.
+/// fix PE at 1×1 and 2×3, the others 1×1, at stages 0..=2, and the LNS PEs 1×1 at 5.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
         &[(1, 1), (2, 3), (4, 4), (8, 8), (16, 16)]
@@ -325,8 +327,8 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             }
             let stages: &[u32] = match (r * c, pe) {
                 // Interleaved Kahan loops (stages 3..=5): the lean grid checks the deepest.
-                (0..=6, PeKind::LnsKahan) if full => &[0, 1, 2, 3, 4, 5],
-                (1, PeKind::LnsKahan) => &[0, 1, 2, 5],
+                (0..=6, PeKind::LnsKahan | PeKind::LnsPlain) if full => &[0, 1, 2, 3, 4, 5],
+                (1, PeKind::LnsKahan | PeKind::LnsPlain) => &[0, 1, 2, 5],
                 (0..=6, _) => &[0, 1, 2],
                 (7..=16, _) => &[0, 2],
                 _ => &[2],

@@ -333,8 +333,8 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
     let max = (e.max_stages)(p);
     if p.stages > max {
         let hint = match p.unit {
-            Unit::Array if p.pe != PeKind::LnsKahan => format!(
-                "; lns-kahan PEs take up to {}, interleaving accumulations",
+            Unit::Array if array::array_max_stages(p.pe) == 2 => format!(
+                "; lns-kahan and lns-plain PEs take up to {}, interleaving accumulations",
                 array::array_max_stages(PeKind::LnsKahan)
             ),
             _ => String::new(),

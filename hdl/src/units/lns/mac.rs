@@ -66,6 +66,9 @@ pub(crate) struct Cuts {
     pub after_u: bool,
     /// A register after each addition's ROM read (the four G-table ROMs go to block RAM).
     pub roms: bool,
+    /// Registers inside the naive loop's one addition (0..=3: after the ROM read; after the
+    /// decode/compare and the ROM read; and after the code sum).
+    pub naive_add: u32,
 }
 
 impl Cuts {
@@ -77,6 +80,7 @@ impl Cuts {
             after_t,
             after_u,
             roms: false,
+            naive_add: 0,
         };
         match stages {
             0 => c(false, false, false, false),
@@ -92,7 +96,21 @@ impl Cuts {
     }
 
     fn in_loop(&self) -> u32 {
-        self.after_tmp as u32 + self.after_t as u32 + self.after_u as u32 + 4 * self.roms as u32
+        self.after_tmp as u32
+            + self.after_t as u32
+            + self.after_u as u32
+            + 4 * self.roms as u32
+            + self.naive_add
+    }
+
+    /// The marks of the naive loop's addition.
+    fn naive_add_stages(&self) -> AddStages {
+        match self.naive_add {
+            0 => AddStages::Comb,
+            1 => AddStages::Rom,
+            2 => AddStages::DecodeAndRom,
+            _ => AddStages::All,
+        }
     }
 
     /// The marks of each of the four additions.
@@ -112,6 +130,7 @@ const PE_CUTS: Cuts = Cuts {
     after_t: false,
     after_u: false,
     roms: false,
+    naive_add: 0,
 };
 
 /// The most stages `lns-kahan` offers.
@@ -140,9 +159,14 @@ pub(crate) fn build(
     cuts: Cuts,
 ) -> Mac {
     assert!(
-        acc == Acc::Kahan || cuts.in_loop() == 0,
-        "the naive loop is one addition: no registers inside it"
+        acc == Acc::Naive || cuts.naive_add == 0,
+        "the Kahan loop places its registers between and after its additions"
     );
+    assert!(
+        acc == Acc::Kahan || cuts.in_loop() == cuts.naive_add,
+        "the naive loop is one addition: registers only inside it"
+    );
+    assert!(cuts.naive_add <= 3, "an addition has three boundaries");
     let n = |s: &str| format!("{prefix}{s}");
     let w = f.width();
     let zero = konst(w, f.zero() as u128);
@@ -218,8 +242,8 @@ pub(crate) fn build(
                 &s_in,
                 &x,
                 Negate::No,
-                AddStages::Comb,
-                None,
+                cuts.naive_add_stages(),
+                idle,
             );
             let t_y = m.wire(&n("t"), &t.y);
             over = m.wire(&n("t_overflow"), &over.or(&t.overflow));
@@ -291,6 +315,25 @@ pub(crate) fn kahan(p: &Params) -> Result<Built, GenError> {
 
 /// The most registers an array PE puts inside its Kahan loop (`array --stages 3..=5`).
 pub(crate) const PE_MAX_LOOP_REGISTERS: u32 = 3;
+
+/// The `lns-plain` array PE with `loop_registers` (1..=3) registers inside its one addition
+/// (after the ROM read; after the decode/compare and the ROM read; and after the code sum):
+/// P = 1 + `loop_registers` interleaved accumulations, as [`kahan_pe_interleaved`]. Marks
+/// 1 + `loop_registers` boundaries; returns the s register.
+pub(crate) fn plain_pe_interleaved(
+    m: &mut Module,
+    f: Format,
+    io: &PeIo,
+    loop_registers: u32,
+) -> Result<E, GenError> {
+    let f = pe_format(f, "lns-plain")?;
+    assert!((1..=PE_MAX_LOOP_REGISTERS).contains(&loop_registers));
+    let cuts = Cuts {
+        naive_add: loop_registers,
+        ..PE_CUTS
+    };
+    Ok(build(m, f, "", io, Acc::Naive, cuts).state)
+}
 
 /// The `lns-kahan` array PE with `loop_registers` (1..=3) registers inside its Kahan loop,
 /// after the product register: the loop then carries P = 1 + `loop_registers` interleaved

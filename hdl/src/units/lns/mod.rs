@@ -11,7 +11,8 @@ mod mac;
 
 pub(crate) use lane::{lane_ops, LANE_STAGES};
 pub(crate) use mac::{
-    kahan, kahan_pe, kahan_pe_interleaved, plain_pe, KAHAN_MAX_STAGES, PE_MAX_LOOP_REGISTERS,
+    kahan, kahan_pe, kahan_pe_interleaved, plain_pe, plain_pe_interleaved, KAHAN_MAX_STAGES,
+    PE_MAX_LOOP_REGISTERS,
 };
 
 use lpgen_golden::{Format, GTables, LnsFormat};
@@ -205,6 +206,8 @@ pub(crate) enum AddStages {
     All,
     /// Only the one after the ROM read: with it registered, Yosys maps the ROM to block RAM.
     Rom,
+    /// The first two (after decode/compare, after the ROM read).
+    DecodeAndRom,
 }
 
 /// Bits of the two's complement of `v`.
@@ -360,7 +363,7 @@ pub(crate) fn add_core(
     let b_neg = cat(&[sign_b.clone(), fb.log.clone()]);
     let pass_word = m.wire(&n("pass_word"), &mux(&a_zero_passes_b, &b_neg, a));
     let cancel = m.wire(&n("cancel"), &opp.and(&d.eq_k(0)));
-    if stages == AddStages::All {
+    if matches!(stages, AddStages::All | AddStages::DecodeAndRom) {
         m.stage();
     }
 

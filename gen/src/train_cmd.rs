@@ -135,6 +135,10 @@ pub struct TrainArgs {
     /// 1bit without carrying the quantization error into the next minibatch
     #[arg(long)]
     no_error_feedback: bool,
+    /// Where the workers run: local (--workers threads) or mpi (one worker per rank of
+    /// `mpirun -np K lpgen train --dist mpi ...`; an lpgen built with --features mpi)
+    #[arg(long, default_value = "local")]
+    dist: String,
 }
 
 fn bad(s: String) -> CliError {
@@ -275,6 +279,22 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
     })
 }
 
+/// This process's rank of an `mpirun` job.
+#[cfg(feature = "mpi")]
+fn mpi_transport() -> CliResult<Box<dyn lpgen_comm::Transport>> {
+    Ok(Box::new(
+        lpgen_comm::mpi::init().map_err(|e| CliError(e.to_string()))?,
+    ))
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_transport() -> CliResult<Box<dyn lpgen_comm::Transport>> {
+    Err(CliError(
+        "this lpgen was built without MPI: build it with `cargo build --release -p lpgen --features mpi` (docs/dist.md)"
+            .into(),
+    ))
+}
+
 /// Trains with `workers` data-parallel workers on the local transport: rank 0 on this thread
 /// (it reports), the others on their own threads; the first error of any worker is returned.
 fn data_parallel<M: Machine + Send>(
@@ -413,13 +433,30 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     }
     // Data parallelism: checked before the dataset is read.
     Exchange::parse(&a.compress, !a.no_error_feedback)?;
+    let mpi = match a.dist.as_str() {
+        "local" => false,
+        "mpi" if a.workers > 1 => {
+            return Err(bad(
+                "--dist mpi takes its workers from mpirun -np K, not --workers".into(),
+            ))
+        }
+        "mpi" => true,
+        other => {
+            return Err(bad(format!(
+                "unknown --dist {other:?}: expected local or mpi"
+            )))
+        }
+    };
+    let mut transport = if mpi { Some(mpi_transport()?) } else { None };
     if !(1..=MAX_WORKERS).contains(&a.workers) {
         return Err(bad(format!(
             "--workers {} is out of range: give 1..={MAX_WORKERS} (threads of this process)",
             a.workers
         )));
     }
-    if (a.workers > 1 || a.compress != "none") && !matches!(a.backend.as_str(), "f32" | "golden") {
+    if (mpi || a.workers > 1 || a.compress != "none")
+        && !matches!(a.backend.as_str(), "f32" | "golden")
+    {
         return Err(bad(
             "--workers and --compress run on the f32 and golden backends (the rtl backend: not yet)"
                 .into(),
@@ -460,6 +497,23 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     };
     let mut report = |line: &str| emit(out, line).map_err(|e| lpgen_train::TrainError(e.0));
     let threads = a.threads.unwrap_or_else(all_cores);
+    if let Some(t) = transport.as_deref_mut() {
+        // This process is one rank of mpirun: it trains as that worker.
+        let exchange = Exchange::parse(&a.compress, !a.no_error_feedback)?;
+        let mut worker = Worker::new(t, exchange);
+        let w = Some(&mut worker);
+        if a.backend == "f32" {
+            let mut m = Float { threads };
+            trainer::run_worker(&mut m, &cfg, &train, &test, &plan, w, &mut report)?;
+        } else {
+            let mut m = Golden {
+                threads,
+                ..Golden::new("golden", cfg.keep_bits)
+            };
+            trainer::run_worker(&mut m, &cfg, &train, &test, &plan, w, &mut report)?;
+        }
+        return Ok(());
+    }
     if a.workers > 1 || a.compress != "none" {
         let exchange = Exchange::parse(&a.compress, !a.no_error_feedback)?;
         // The workers share the cores: one machine thread each unless asked.

@@ -195,8 +195,14 @@ pub fn run_worker<M: Machine>(
         train.digest(),
         test.digest()
     );
-    if let Some(w) = &worker {
+    if let Some(w) = worker.as_deref_mut() {
         fp += &format!(" workers={} exchange={:?}", w.transport.size(), w.exchange);
+        // Every worker must run the same configuration on the same data (an MPI rank started
+        // with other options fails here, on every rank, in one line).
+        let run = format!("{fp} epochs={} max_steps={:?}", plan.epochs, plan.max_steps);
+        w.transport
+            .agree(&run)
+            .map_err(|e| TrainError(e.to_string()))?;
     }
     let mut state = if plan.resume {
         checkpoint::load(&ck, &fp, &Model::init(cfg))?

@@ -1,14 +1,8 @@
 //! `lpgen golden dfix:W OP --scale E` (issue 18's calculator): results as seed 002's dynamic
 //! fixed point gives them, and one-line refusals (exit status 2, no panic) of bad input.
 
-use std::process::{Command, Output};
-
-fn lpgen(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lpgen"))
-        .args(args)
-        .output()
-        .expect("run lpgen")
-}
+mod common;
+use common::{lpgen, refused};
 
 fn result(args: &[&str]) -> String {
     let out = lpgen(args);
@@ -17,18 +11,6 @@ fn result(args: &[&str]) -> String {
         .unwrap()
         .trim_end()
         .to_string()
-}
-
-fn refused(args: &[&str], needle: &str) {
-    let out = lpgen(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "lpgen {args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "lpgen {args:?}: {err}");
-    assert!(!err.contains("panicked"), "lpgen {args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "lpgen {args:?}: {err:?} lacks {needle:?}"
-    );
 }
 
 #[test]

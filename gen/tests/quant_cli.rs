@@ -1,30 +1,8 @@
 //! `lpgen quant` as a user meets it: a small run's output, and one-line refusals (exit status
 //! 2, no panic) of bad types, distributions, sample counts and option mixes.
 
-use std::process::{Command, Output};
-
-fn lpgen(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lpgen"))
-        .args(args)
-        .output()
-        .expect("run lpgen")
-}
-
-fn refused(args: &[&str], needle: &str) {
-    let out = lpgen(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "lpgen {args:?}: {err}");
-    assert_eq!(err.lines().count(), 1, "lpgen {args:?}: {err}");
-    assert!(!err.contains("panicked"), "lpgen {args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "lpgen {args:?}: {err:?} lacks {needle:?}"
-    );
-    assert!(
-        out.stdout.is_empty(),
-        "lpgen {args:?} printed before refusing"
-    );
-}
+mod common;
+use common::{lpgen, refused};
 
 #[test]
 fn a_small_run_prints_a_header_and_one_row() {

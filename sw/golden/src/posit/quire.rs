@@ -274,24 +274,27 @@ fn accumulate_small(q: u128, negative: bool, m: u64, pos: i32) -> u128 {
 impl PositFormat {
     /// Fused dot product: Σ a_k·b_k accumulated exactly in a quire, rounded once.
     pub fn dot_quire(&self, a: &[u64], b: &[u64]) -> u64 {
-        let mut q = Quire::new(*self);
-        if q.limbs.len() > 2 {
+        let bits = self.quire_bits();
+        if bits > 128 {
+            let mut q = Quire::new(*self);
             for (&x, &y) in a.iter().zip(b) {
                 q.add_product(x, y);
             }
             return q.to_posit();
         }
-        // Up to 128 bits: the same steps as `fma` on a local u128, one read-out at the end.
-        let (nar, frac_bits) = (self.nar(), q.frac_bits);
-        let mut acc = 0u128;
+        // Up to 128 bits: the same steps as `fma` on a local u128, one read-out at the end,
+        // without a heap-allocated quire (a dot product per output element would otherwise
+        // allocate three times, and threads contend in the allocator).
+        let nar = self.nar();
         if let Some(t) = super::table::tables(*self).filter(|t| t.terms.is_some()) {
             // Up to 8 bits: words decoded by table.
-            match t.quire_dot(nar, a, b) {
-                Some(acc) => q.set_small(acc),
-                None => return nar,
-            }
-            return q.to_posit();
+            return match t.quire_dot(nar, a, b) {
+                Some(acc) => self.small_quire_to_posit(bits, acc),
+                None => nar,
+            };
         }
+        let frac_bits = self.quire_frac_bits() as i32;
+        let mut acc = 0u128;
         for (&x, &y) in a.iter().zip(b) {
             if x == nar || y == nar {
                 return nar;
@@ -301,7 +304,32 @@ impl PositFormat {
                 acc = accumulate_small(acc, neg, m, scale - 62 + frac_bits);
             }
         }
-        q.set_small(acc);
-        q.to_posit()
+        self.small_quire_to_posit(bits, acc)
+    }
+
+    /// `Quire::to_posit` of a quire of `bits` ≤ 128 bits held in one u128 (its bits above
+    /// `bits` are don't-care, as in the register): the same rounding, on a stack value.
+    fn small_quire_to_posit(&self, bits: u32, acc: u128) -> u64 {
+        let unused = 128 - bits;
+        let v = ((acc << unused) as i128) >> unused;
+        // NaR is the sign bit alone.
+        if v == i128::MIN >> unused {
+            return self.nar();
+        }
+        let (neg, mag) = (v < 0, v.unsigned_abs());
+        if mag == 0 {
+            return 0;
+        }
+        let top = 127 - mag.leading_zeros() as i32;
+        // The 63 bits from `top` down form sig (hidden at 62); anything below is sticky.
+        let lo = top - HIDDEN as i32;
+        let (sig, sticky) = if lo >= 0 {
+            let sig = (mag >> lo) as u64 & ((1u64 << 63) - 1);
+            (sig, mag & ((1u128 << lo) - 1) != 0)
+        } else {
+            ((mag as u64) << -lo, false)
+        };
+        let scale = top - self.quire_frac_bits() as i32;
+        self.encode(neg, scale, sig, sticky)
     }
 }

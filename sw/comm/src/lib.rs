@@ -68,6 +68,32 @@ impl fmt::Display for CommError {
 
 impl std::error::Error for CommError {}
 
+/// What every transport keeps between collectives: their sequence number (each message
+/// carries it), and the error that made the endpoint unusable.
+#[derive(Debug, Default)]
+pub(crate) struct Progress {
+    seq: u64,
+    pub(crate) failed: Option<CommError>,
+}
+
+impl Progress {
+    /// Marks the endpoint failed with `msg` and returns the error.
+    pub(crate) fn fail(&mut self, msg: String) -> CommError {
+        let e = CommError(msg);
+        self.failed = Some(e.clone());
+        e
+    }
+
+    /// The next collective's sequence number, or the error of an earlier failure.
+    pub(crate) fn start(&mut self) -> Result<u64, CommError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        self.seq += 1;
+        Ok(self.seq)
+    }
+}
+
 /// Payload bytes this endpoint sent to and received from other ranks since it was made.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {

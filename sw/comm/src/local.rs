@@ -5,7 +5,7 @@
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use crate::{CommError, Counters, Op, Transport, DEFAULT_TIMEOUT};
+use crate::{CommError, Counters, Op, Progress, Transport, DEFAULT_TIMEOUT};
 
 struct Msg {
     op: Op,
@@ -20,10 +20,9 @@ pub struct LocalTransport {
     to: Vec<Option<Sender<Msg>>>,
     /// `from[j]`: the channel from rank j (None for this rank).
     from: Vec<Option<Receiver<Msg>>>,
-    seq: u64,
+    progress: Progress,
     timeout: Duration,
     counters: Counters,
-    failed: Option<CommError>,
 }
 
 /// K connected endpoints, index = rank, with [`DEFAULT_TIMEOUT`].
@@ -39,10 +38,9 @@ pub fn local_with_timeout(k: usize, timeout: Duration) -> Vec<LocalTransport> {
             rank,
             to: (0..k).map(|_| None).collect(),
             from: (0..k).map(|_| None).collect(),
-            seq: 0,
+            progress: Progress::default(),
             timeout,
             counters: Counters::default(),
-            failed: None,
         })
         .collect();
     for i in 0..k {
@@ -56,25 +54,11 @@ pub fn local_with_timeout(k: usize, timeout: Duration) -> Vec<LocalTransport> {
 }
 
 impl LocalTransport {
-    fn fail(&mut self, msg: String) -> CommError {
-        let e = CommError(msg);
-        self.failed = Some(e.clone());
-        e
-    }
-
-    fn start(&mut self) -> Result<u64, CommError> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
-        self.seq += 1;
-        Ok(self.seq)
-    }
-
     fn send(&mut self, op: Op, seq: u64, to: usize, data: Vec<u8>) -> Result<(), CommError> {
         let len = data.len() as u64;
         let sender = self.to[to].as_ref().expect("a peer");
         if sender.send(Msg { op, seq, data }).is_err() {
-            return Err(self.fail(format!(
+            return Err(self.progress.fail(format!(
                 "local {} #{seq}: rank {to} has stopped (its thread ended or failed)",
                 op.name()
             )));
@@ -98,7 +82,7 @@ impl LocalTransport {
             let m = match got {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(self.fail(format!(
+                    return Err(self.progress.fail(format!(
                     "local {} #{seq}: no message from rank {j} within {:?} (a worker is stuck or \
                          runs a different step)",
                     op.name(),
@@ -106,14 +90,14 @@ impl LocalTransport {
                 )))
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(self.fail(format!(
+                    return Err(self.progress.fail(format!(
                         "local {} #{seq}: rank {j} has stopped (its thread ended or failed)",
                         op.name()
                     )))
                 }
             };
             if (m.op, m.seq) != (op, seq) {
-                return Err(self.fail(format!(
+                return Err(self.progress.fail(format!(
                     "local {} #{seq}: rank {j} called {} #{} instead (ranks must call the same \
                      collectives in the same order)",
                     op.name(),
@@ -142,9 +126,9 @@ impl Transport for LocalTransport {
     }
 
     fn all_to_all(&mut self, slices: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, CommError> {
-        let seq = self.start()?;
+        let seq = self.progress.start()?;
         if slices.len() != self.size() {
-            return Err(self.fail(format!(
+            return Err(self.progress.fail(format!(
                 "all_to_all #{seq}: {} slices for {} ranks",
                 slices.len(),
                 self.size()
@@ -162,7 +146,7 @@ impl Transport for LocalTransport {
     }
 
     fn all_gather(&mut self, data: Vec<u8>) -> Result<Vec<Vec<u8>>, CommError> {
-        let seq = self.start()?;
+        let seq = self.progress.start()?;
         let me = self.rank;
         for j in (0..self.size()).filter(|&j| j != me) {
             self.send(Op::AllGather, seq, j, data.clone())?;

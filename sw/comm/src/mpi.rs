@@ -27,7 +27,7 @@ use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
 
-use crate::{CommError, Counters, Op, Transport, DEFAULT_TIMEOUT};
+use crate::{CommError, Counters, Op, Progress, Transport, DEFAULT_TIMEOUT};
 
 /// The `mpi` crate, for callers of [`MpiTransport::world`].
 pub use ::mpi as rsmpi;
@@ -48,10 +48,9 @@ const MAX_POLL_PAUSE: Duration = Duration::from_micros(500);
 pub struct MpiTransport {
     universe: ManuallyDrop<Universe>,
     world: SimpleCommunicator,
-    seq: u64,
+    progress: Progress,
     timeout: Duration,
     counters: Counters,
-    failed: Option<CommError>,
 }
 
 /// Initializes MPI with [`DEFAULT_TIMEOUT`]; fails (one line) if the process was not started by
@@ -76,10 +75,9 @@ pub fn init_with_timeout(timeout: Duration) -> Result<MpiTransport, CommError> {
     Ok(MpiTransport {
         universe: ManuallyDrop::new(universe),
         world,
-        seq: 0,
+        progress: Progress::default(),
         timeout,
         counters: Counters::default(),
-        failed: None,
     })
 }
 
@@ -165,20 +163,6 @@ impl MpiTransport {
         &self.world
     }
 
-    fn fail(&mut self, msg: String) -> CommError {
-        let e = CommError(msg);
-        self.failed = Some(e.clone());
-        e
-    }
-
-    fn start(&mut self) -> Result<u64, CommError> {
-        if let Some(e) = &self.failed {
-            return Err(e.clone());
-        }
-        self.seq += 1;
-        Ok(self.seq)
-    }
-
     /// Sends `outgoing` (destination, bytes) and receives one payload from every other rank,
     /// polling until all is done or the timeout passes.
     fn exchange(
@@ -234,7 +218,7 @@ impl MpiTransport {
                 if let Some(p) = problem {
                     // MPI may still use these buffers: leak them rather than free them.
                     sends.into_iter().chain(receives).for_each(std::mem::forget);
-                    return Err(self.fail(format!("mpi {} #{seq}: {p}", op.name())));
+                    return Err(self.progress.fail(format!("mpi {} #{seq}: {p}", op.name())));
                 }
                 let len = len.expect("checked") as usize;
                 receives.push(InFlight::receive(&self.world, j, len, head + PAYLOAD_TAG));
@@ -262,7 +246,7 @@ impl MpiTransport {
                     format!("no message from rank {}", silent.join(", "))
                 };
                 sends.into_iter().chain(receives).for_each(std::mem::forget);
-                return Err(self.fail(format!(
+                return Err(self.progress.fail(format!(
                     "mpi {} #{seq}: {who} within {:?} (a rank died, is stuck, or runs a \
                      different step)",
                     op.name(),
@@ -296,9 +280,9 @@ impl Transport for MpiTransport {
     }
 
     fn all_to_all(&mut self, slices: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, CommError> {
-        let seq = self.start()?;
+        let seq = self.progress.start()?;
         if slices.len() != self.size() {
-            return Err(self.fail(format!(
+            return Err(self.progress.fail(format!(
                 "all_to_all #{seq}: {} slices for {} ranks",
                 slices.len(),
                 self.size()
@@ -318,7 +302,7 @@ impl Transport for MpiTransport {
     }
 
     fn all_gather(&mut self, data: Vec<u8>) -> Result<Vec<Vec<u8>>, CommError> {
-        let seq = self.start()?;
+        let seq = self.progress.start()?;
         let me = self.rank();
         let outgoing = (0..self.size())
             .filter(|&j| j != me)
@@ -334,7 +318,7 @@ impl Transport for MpiTransport {
 
 impl Drop for MpiTransport {
     fn drop(&mut self) {
-        if self.failed.is_some() {
+        if self.progress.failed.is_some() {
             // Outstanding requests make MPI_Finalize unsafe, and peers may be waiting: end the
             // job (mpirun reports the abort; the caller has printed the cause already).
             self.world.abort(2);

@@ -128,8 +128,9 @@ pub struct TrainArgs {
     /// every minibatch; results depend on K, not on timing
     #[arg(long, default_value_t = 1)]
     workers: usize,
-    /// How workers exchange gradients: none (the words) or 1bit (seed 001, with error
-    /// feedback)
+    /// How workers exchange gradients: none (the words), 1bit (seed 001, with error
+    /// feedback) or q8:TYPE (seed 003's 8-bit codes: dynamic-tree, static-tree, linear,
+    /// mantissa)
     #[arg(long, default_value = "none")]
     compress: String,
     /// 1bit without carrying the quantization error into the next minibatch
@@ -447,6 +448,12 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
             )))
         }
     };
+    if a.compress_grad.is_some() && (mpi || a.workers > 1 || a.compress != "none") {
+        return Err(bad(
+            "--compress-grad simulates the exchange on one worker: with workers give --compress q8:TYPE"
+                .into(),
+        ));
+    }
     let mut transport = if mpi { Some(mpi_transport()?) } else { None };
     if !(1..=MAX_WORKERS).contains(&a.workers) {
         return Err(bad(format!(

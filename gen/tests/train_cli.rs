@@ -143,6 +143,23 @@ fn bad_input_is_refused_in_one_line() {
         ],
         "no train-images",
     );
+    // The gradient exchange of data-parallel runs.
+    for (extra, needle) in [
+        (&["--compress", "q8:tree"][..], "unknown 8-bit type"),
+        (&["--compress", "2bit"], "expected none, 1bit or q8:TYPE"),
+        (
+            &["--compress", "q8:linear", "--no-error-feedback"],
+            "applies to --compress 1bit",
+        ),
+        (
+            &["--workers", "2", "--compress-grad", "q8:linear"],
+            "give --compress q8:TYPE",
+        ),
+    ] {
+        let mut args = vec!["train", "--format", "f32", "--dataset", d];
+        args.extend_from_slice(extra);
+        fails_with(&args, needle);
+    }
     // A truncated image file, then gzip garbage.
     let img = ds.join("train-images-idx3-ubyte");
     let bytes = std::fs::read(&img).unwrap();

@@ -11,13 +11,17 @@
 //!    holds the same words.
 //!
 //! [`reduce_scatter_words`] and [`all_gather_words`] are the same steps without quantization
-//! (`--compress none`): each word as its ⌈width/8⌉ bytes. Matrices are row-major rows × cols
+//! (`--compress none`): each word as its ⌈width/8⌉ bytes. [`reduce_scatter_q8`] and
+//! [`all_gather_q8`] send seed 003's 8-bit codes instead (`--compress q8:TYPE`, no error
+//! feedback, as that paper): a message is the sender's scale (f32, 4 bytes little-endian) and
+//! one code per word, the whole matrix (or stripe) compressed with one scale. Matrices are row-major rows × cols
 //! (`lpgen_golden::onebit` says which dimension is a column); a stripe is row-major rows ×
 //! (its columns).
 
 use std::ops::Range;
 
 use lpgen_golden::onebit::{self, Quantized, Quantizer};
+use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{Bits, Format, SumMode};
 
 use crate::{partition, CommError, Transport};
@@ -104,16 +108,27 @@ pub fn reduce_scatter_words(
         .enumerate()
         .map(|(i, b)| bytes_to_words(format, rows * mine.len(), b, i))
         .collect::<Result<Vec<_>, _>>()?;
+    Ok((mine, sum_in_rank_order(format, mode, &parts)?))
+}
+
+/// Element by element, the sum over the K parts (one per source rank, in rank order) in
+/// `mode`: the fixed order that makes the aggregate independent of arrival order.
+fn sum_in_rank_order(
+    format: Format,
+    mode: SumMode,
+    parts: &[Vec<Bits>],
+) -> Result<Vec<Bits>, CommError> {
     let calc = format.calc();
-    let mut terms = vec![0; k];
-    let mut out = Vec::with_capacity(rows * mine.len());
-    for e in 0..rows * mine.len() {
-        for (term, part) in terms.iter_mut().zip(&parts) {
+    let n = parts.first().map_or(0, Vec::len);
+    let mut terms = vec![0; parts.len()];
+    let mut out = Vec::with_capacity(n);
+    for e in 0..n {
+        for (term, part) in terms.iter_mut().zip(parts) {
             *term = part[e];
         }
         out.push(calc.sum(mode, &terms).map_err(|e| CommError(e.0))?);
     }
-    Ok((mine, out))
+    Ok(out)
 }
 
 /// Step 3 without quantization: every rank's stripe assembled into the whole matrix.
@@ -131,13 +146,116 @@ pub fn all_gather_words(
     for (i, bytes) in t.all_gather(bytes)?.iter().enumerate() {
         let range = partition(cols, k, i);
         let words = bytes_to_words(format, rows * range.len(), bytes, i)?;
-        for (c, col) in range.clone().enumerate() {
-            for row in 0..rows {
-                out[row * cols + col] = words[row * range.len() + c];
-            }
-        }
+        place_stripe(&mut out, &words, rows, cols, range);
     }
     Ok(out)
+}
+
+/// Writes `stripe` (rows × `range.len()`, row-major) into the columns `range` of `whole`
+/// (rows × cols, row-major).
+fn place_stripe(
+    whole: &mut [Bits],
+    stripe: &[Bits],
+    rows: usize,
+    cols: usize,
+    range: Range<usize>,
+) {
+    for (c, col) in range.clone().enumerate() {
+        for row in 0..rows {
+            whole[row * cols + col] = stripe[row * range.len() + c];
+        }
+    }
+}
+
+/// Step 1 with an 8-bit codec: every rank compresses its whole gradient with one scale
+/// ([`Q8Type::encode_words`], values divided by `unit`), sends the codes of stripe j to rank j,
+/// and the owner sums the K decoded stripes in `mode`, source-rank order.
+#[allow(clippy::too_many_arguments)] // the matrix, its shape, the codec and the sum's order
+pub fn reduce_scatter_q8(
+    t: &mut (impl Transport + ?Sized),
+    codec: Q8Type,
+    format: Format,
+    mode: SumMode,
+    g: &[Bits],
+    rows: usize,
+    cols: usize,
+    unit: f64,
+) -> Result<(Range<usize>, Vec<Bits>), CommError> {
+    assert_eq!(g.len(), rows * cols, "matrix of {rows} x {cols}");
+    let calc = format.calc();
+    let k = t.size();
+    let (scale, codes) = codec
+        .encode_words(&calc, g, unit)
+        .map_err(|e| CommError(e.0))?;
+    let slices = (0..k)
+        .map(|j| q8_message(scale, rows, cols, &codes, partition(cols, k, j)))
+        .collect();
+    let mine = my_columns(t, cols);
+    let parts = t
+        .all_to_all(slices)?
+        .iter()
+        .enumerate()
+        .map(|(i, b)| q8_words(codec, &calc, rows * mine.len(), b, unit, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((mine, sum_in_rank_order(format, mode, &parts)?))
+}
+
+/// Step 3 with an 8-bit codec: the owner compresses its stripe with one scale, and every rank
+/// assembles the whole matrix from the K decoded stripes (the owner, too, uses its own
+/// decoded words, so every rank holds the same words).
+pub fn all_gather_q8(
+    t: &mut (impl Transport + ?Sized),
+    codec: Q8Type,
+    format: Format,
+    stripe: &[Bits],
+    rows: usize,
+    cols: usize,
+    unit: f64,
+) -> Result<Vec<Bits>, CommError> {
+    let calc = format.calc();
+    let mine = my_columns(t, cols);
+    let (scale, codes) = codec
+        .encode_words(&calc, stripe, unit)
+        .map_err(|e| CommError(e.0))?;
+    let bytes = q8_message(scale, rows, mine.len(), &codes, 0..mine.len());
+    let k = t.size();
+    let mut out = vec![0; rows * cols];
+    for (i, bytes) in t.all_gather(bytes)?.iter().enumerate() {
+        let range = partition(cols, k, i);
+        let words = q8_words(codec, &calc, rows * range.len(), bytes, unit, i)?;
+        place_stripe(&mut out, &words, rows, cols, range);
+    }
+    Ok(out)
+}
+
+/// The scale, then the codes of the columns `range` of a row-major rows × cols matrix of codes.
+fn q8_message(scale: f32, rows: usize, cols: usize, codes: &[u8], range: Range<usize>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + rows * range.len());
+    out.extend_from_slice(&scale.to_le_bytes());
+    for row in 0..rows {
+        out.extend_from_slice(&codes[row * cols + range.start..row * cols + range.end]);
+    }
+    out
+}
+
+/// The `n` words of a [`q8_message`] from rank `from`.
+fn q8_words(
+    codec: Q8Type,
+    calc: &lpgen_golden::Calc,
+    n: usize,
+    bytes: &[u8],
+    unit: f64,
+    from: usize,
+) -> Result<Vec<Bits>, CommError> {
+    if bytes.len() != 4 + n {
+        return Err(CommError(format!(
+            "from rank {from}: {} bytes where a scale and {n} codes take {}",
+            bytes.len(),
+            4 + n
+        )));
+    }
+    let scale = f32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
+    Ok(codec.decode_words(calc, &bytes[4..], scale, unit))
 }
 
 fn decode(

@@ -5,10 +5,12 @@
 use std::thread;
 
 use lpgen_comm::exchange::{
-    all_gather_1bit, all_gather_words, my_columns, reduce_scatter_1bit, reduce_scatter_words,
+    all_gather_1bit, all_gather_q8, all_gather_words, my_columns, reduce_scatter_1bit,
+    reduce_scatter_q8, reduce_scatter_words,
 };
 use lpgen_comm::{local, partition, LocalTransport, Transport};
 use lpgen_golden::onebit::{self, Quantizer};
+use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{Bits, Calc, Format, SumMode};
 
 fn run<T: Send>(k: usize, f: impl Fn(&mut LocalTransport) -> T + Sync) -> Vec<T> {
@@ -142,6 +144,69 @@ fn plain_words_are_summed_in_rank_order() {
         for (sum, whole) in &results {
             assert_eq!(*whole, expect, "K={k}");
             assert!(!sum.is_empty() || cols < k);
+        }
+    }
+}
+
+/// The 8-bit exchange for K = 1..4 and every codec: each rank's whole gradient compressed with
+/// one scale, the owner's sum of the K decoded stripes in rank order, its stripe compressed
+/// again with its own scale; traffic is a scale and one byte per word, both ways.
+#[test]
+fn q8_steps_match_the_codec_applied_in_one_process() {
+    let (rows, cols, unit) = (6, 9, 4.0);
+    let format: Format = "posit:16:1".parse().unwrap();
+    let c = format.calc();
+    for codec in Q8Type::ALL {
+        for k in 1..=4 {
+            let results = run(k, |t| {
+                let g = gradient(&c, t.rank(), rows, cols);
+                let before = t.counters().sent;
+                let (mine, sum) =
+                    reduce_scatter_q8(t, codec, format, SumMode::Quire, &g, rows, cols, unit)
+                        .unwrap();
+                let whole = all_gather_q8(t, codec, format, &sum, rows, cols, unit).unwrap();
+                (mine, whole, t.counters().sent - before)
+            });
+            // The reference: every gradient through the codec, summed, each owner's stripe
+            // through the codec again.
+            let decoded: Vec<Vec<Bits>> = (0..k)
+                .map(|r| {
+                    let g = gradient(&c, r, rows, cols);
+                    let (scale, codes) = codec.encode_words(&c, &g, unit).unwrap();
+                    codec.decode_words(&c, &codes, scale, unit)
+                })
+                .collect();
+            let mut expect = vec![0; rows * cols];
+            for j in 0..k {
+                let range = partition(cols, k, j);
+                let stripe: Vec<Bits> = (0..rows)
+                    .flat_map(|row| range.clone().map(move |col| row * cols + col))
+                    .map(|e| {
+                        let terms: Vec<Bits> = decoded.iter().map(|d| d[e]).collect();
+                        c.sum(SumMode::Quire, &terms).unwrap()
+                    })
+                    .collect();
+                let (scale, codes) = codec.encode_words(&c, &stripe, unit).unwrap();
+                let back = codec.decode_words(&c, &codes, scale, unit);
+                for (i, col) in range.clone().enumerate() {
+                    for row in 0..rows {
+                        expect[row * cols + col] = back[row * range.len() + i];
+                    }
+                }
+            }
+            for (r, (mine, whole, sent)) in results.iter().enumerate() {
+                assert_eq!(*mine, partition(cols, k, r));
+                assert_eq!(*whole, expect, "{codec} K={k} rank {r}");
+                // Peers' slices of the reduce-scatter, then the stripe to each peer.
+                let peers_cols = cols - mine.len();
+                let want = (k - 1) * 4 + rows * peers_cols + (k - 1) * (4 + rows * mine.len());
+                assert_eq!(*sent as usize, want, "{codec} K={k} rank {r} bytes");
+            }
+            assert_ne!(
+                results[0].1,
+                (0..rows * cols).map(|_| 0).collect::<Vec<Bits>>(),
+                "{codec}"
+            );
         }
     }
 }

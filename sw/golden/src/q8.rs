@@ -21,6 +21,7 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use crate::arith::{Bits, Calc};
 use crate::format::{err, FormatError};
 
 /// Bit 7 of a code: the sign.
@@ -361,6 +362,37 @@ fn split(x: f32) -> (f64, u8) {
     } else {
         let sign = if x.is_sign_negative() { SIGN_BIT } else { 0 };
         ((x as f64).abs(), sign)
+    }
+}
+
+/// Words of a golden format through a codec, as a gradient is sent between workers (seed 003
+/// §3.4): the one rule that the training driver's `--compress-grad` and the data-parallel
+/// `--compress q8:TYPE` exchange share.
+impl Q8Type {
+    /// Each word's value divided by `unit` (the batch size, so that the codec sees mean
+    /// gradients, as the paper's did), rounded to f32, then compressed with the type's own
+    /// scaling: the scale and one code per word. NaN and NaR encode as [`Codebook::encode`]
+    /// states.
+    pub fn encode_words(
+        self,
+        calc: &Calc,
+        words: &[Bits],
+        unit: f64,
+    ) -> Result<(f32, Vec<u8>), FormatError> {
+        let values: Vec<f32> = words
+            .iter()
+            .map(|&w| (calc.to_f64(w) / unit) as f32)
+            .collect();
+        self.compress(&values, self.default_scaling())
+    }
+
+    /// Each code's value times `scale` (rounded to f32), times `unit`, rounded into `calc`'s
+    /// format: the words a receiver of [`Q8Type::encode_words`] holds.
+    pub fn decode_words(self, calc: &Calc, codes: &[u8], scale: f32, unit: f64) -> Vec<Bits> {
+        codes
+            .iter()
+            .map(|&c| calc.from_f64(self.decode(c, scale) as f64 * unit))
+            .collect()
     }
 }
 

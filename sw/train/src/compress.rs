@@ -19,26 +19,27 @@ pub struct Compression {
     pub act: Option<Q8Type>,
 }
 
-/// Words of `f` sent through `codec`: each word's value divided by `unit` (the batch size for
+/// Words of `f` sent through `codec` and back ([`Q8Type::encode_words`] and
+/// [`Q8Type::decode_words`]): each word's value divided by `unit` (the batch size for
 /// gradients summed over a batch, so that the codec sees mean gradients as the paper's did),
-/// rounded to f32, compressed with the type's scaling (absmax, or its exponent offset),
-/// decoded, multiplied by `unit` and rounded back into `f`. The codec is the golden one
-/// (`lpgen_golden::q8`); NaN or NaR words come back as the codec's encoding of NaN.
+/// rounded to f32, compressed with the type's scaling (absmax, or its exponent offset), decoded,
+/// multiplied by `unit` and rounded back into `f`; NaN or NaR words come back as the codec's
+/// encoding of NaN.
 pub fn through_codec<W: Word>(
     codec: Q8Type,
     f: Format,
     words: &[W],
     unit: f64,
 ) -> Result<Vec<W>, TrainError> {
-    let values: Vec<f32> = words.iter().map(|w| (w.value(f) / unit) as f32).collect();
+    let calc = f.calc();
+    let bits: Vec<u64> = words.iter().map(|w| w.to_bits()).collect();
     let (scale, codes) = codec
-        .compress(&values, codec.default_scaling())
+        .encode_words(&calc, &bits, unit)
         .map_err(|e| TrainError(e.to_string()))?;
-    let mut decoded = vec![0f32; codes.len()];
-    codec.decode_slice(&codes, scale, &mut decoded);
-    Ok(decoded
-        .iter()
-        .map(|&v| W::constant(f, v as f64 * unit))
+    Ok(codec
+        .decode_words(&calc, &codes, scale, unit)
+        .into_iter()
+        .map(W::from_bits)
         .collect())
 }
 

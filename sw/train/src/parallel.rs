@@ -11,6 +11,7 @@
 use lpgen_comm::exchange;
 use lpgen_comm::{partition, Transport};
 use lpgen_golden::onebit::Quantizer;
+use lpgen_golden::q8::Q8Type;
 
 use crate::config::Config;
 use crate::layers::Grads;
@@ -26,21 +27,32 @@ pub enum Exchange {
     /// Seed 001's 1-bit quantization; `feedback`: carry each quantization error into the
     /// next minibatch (`--no-error-feedback` turns it off).
     OneBit { feedback: bool },
+    /// Seed 003's 8-bit codes (§3.4), without error feedback as that paper.
+    Q8(Q8Type),
 }
 
 impl Exchange {
-    /// `none` or `1bit` (with error feedback unless `feedback` is false).
+    /// `none`, `1bit` (with error feedback unless `feedback` is false) or `q8:TYPE`.
     pub fn parse(s: &str, feedback: bool) -> Result<Exchange, TrainError> {
-        match s {
-            "none" if feedback => Ok(Exchange::Words),
-            "none" => Err(TrainError(
-                "--no-error-feedback applies to --compress 1bit".into(),
-            )),
-            "1bit" => Ok(Exchange::OneBit { feedback }),
-            _ => Err(TrainError(format!(
-                "unknown gradient exchange {s:?}: expected none or 1bit"
-            ))),
+        let exchange = match s {
+            "none" => Exchange::Words,
+            "1bit" => return Ok(Exchange::OneBit { feedback }),
+            _ if s.starts_with("q8:") => Exchange::Q8(
+                s.parse()
+                    .map_err(|e: lpgen_golden::FormatError| TrainError(e.0))?,
+            ),
+            _ => {
+                return Err(TrainError(format!(
+                    "unknown gradient exchange {s:?}: expected none, 1bit or q8:TYPE"
+                )))
+            }
+        };
+        if !feedback {
+            return Err(TrainError(format!(
+                "--no-error-feedback applies to --compress 1bit, not {s:?}"
+            )));
         }
+        Ok(exchange)
     }
 }
 
@@ -67,11 +79,13 @@ impl<'t> Worker<'t> {
     }
 
     /// The sum over all workers of every layer's gradients (each worker passes its own), as
-    /// the exchange delivers it; identical on every worker.
+    /// the exchange delivers it; identical on every worker. `batch`: the minibatch's size
+    /// (the 8-bit codecs see mean gradients, as in the paper).
     pub fn aggregate<M: Machine>(
         &mut self,
         net: &Net<'_, M>,
         grads: Vec<Grads<M::Word>>,
+        batch: usize,
     ) -> Result<Vec<Grads<M::Word>>, TrainError> {
         let cfg: &Config = net.cfg;
         let g = cfg.stages.g;
@@ -126,6 +140,22 @@ impl<'t> Worker<'t> {
                             feedback.then_some(&mut owner_r[..]),
                         )
                         .map_err(comm)?
+                    }
+                    Exchange::Q8(codec) => {
+                        let unit = batch as f64;
+                        let (_, stripe) = exchange::reduce_scatter_q8(
+                            self.transport,
+                            codec,
+                            g,
+                            mode,
+                            &bits,
+                            rows,
+                            cols,
+                            unit,
+                        )
+                        .map_err(comm)?;
+                        exchange::all_gather_q8(self.transport, codec, g, &stripe, rows, cols, unit)
+                            .map_err(comm)?
                     }
                 };
                 parts.push((rows, cols, sum));

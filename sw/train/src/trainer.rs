@@ -260,7 +260,7 @@ pub fn run_worker<M: Machine>(
             let labels: Vec<u8> = mine.iter().map(|&i| train.labels[i]).collect();
             let (fw, grads) = net.gradients(&state.model, x, &labels, &mut noise)?;
             let grads = match worker.as_deref_mut() {
-                Some(w) => w.aggregate(&net, grads)?,
+                Some(w) => w.aggregate(&net, grads, chunk.len())?,
                 None => grads,
             };
             net.apply(&mut state.model, grads, state.lr, chunk.len(), momentum)?;

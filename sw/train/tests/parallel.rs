@@ -145,6 +145,33 @@ fn data_parallel_training_is_deterministic_and_exchanges_the_analytic_bytes() {
         }
         let measured = history[0].bytes_sent_per_step.unwrap();
         assert_eq!(measured, sent as f64 / 2.0, "{f}");
+        // The 8-bit exchange: deterministic, not the words' result, and a scale (4 bytes)
+        // and one byte per word in each message.
+        let q8 = Exchange::Q8("q8:dynamic-tree".parse().unwrap());
+        let (q, q_history) = train_k(&cfg, data, 2, q8, &out);
+        assert_eq!(
+            q,
+            train_k(&cfg, data, 2, q8, &out).0,
+            "{f}: two q8 runs differ"
+        );
+        assert_ne!(
+            q,
+            train_k(&cfg, data, 2, Exchange::Words, &out).0,
+            "{f}: q8"
+        );
+        let mut sent = 0;
+        for rank in 0..2 {
+            for (rows, cols) in [(8, 16), (8, 1), (10, 8), (10, 1)] {
+                let peer = partition(cols, 2, 1 - rank).len();
+                let own = partition(cols, 2, rank).len();
+                sent += (4 + rows * peer) + (4 + rows * own);
+            }
+        }
+        assert_eq!(
+            q_history[0].bytes_sent_per_step.unwrap(),
+            sent as f64 / 2.0,
+            "{f}"
+        );
         let _ = std::fs::remove_dir_all(&out);
     }
     let _ = std::fs::remove_dir_all(&ds);

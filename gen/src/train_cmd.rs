@@ -9,7 +9,8 @@ use lpgen_golden::Format;
 use lpgen_train::arch::{Arch, ArchOptions, ModelKind};
 use lpgen_train::compress::Compression;
 use lpgen_train::config::{
-    parse_precision, Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
+    parse_precision, Activation, AdaGradAt, Config, KahanPlaces, Normalize, Optimizer, Schedule,
+    Stages,
 };
 use lpgen_train::data;
 use lpgen_train::float::Float;
@@ -63,14 +64,18 @@ pub struct TrainArgs {
     /// (seed 003, model parallelism)
     #[arg(long)]
     compress_act: Option<String>,
-    /// sgd (with --momentum), adagrad or rmsprop
+    /// sgd, adagrad or rmsprop (each with --momentum)
     #[arg(long, default_value = "sgd")]
     optimizer: String,
+    /// Where AdaGrad normalizes (seed 001 §4): local (each worker's sub-gradient), aggregate
+    /// (the summed gradient, between the exchanges) or momentum (after momentum smoothing)
+    #[arg(long)]
+    adagrad_at: Option<String>,
     #[arg(long, default_value_t = 20)]
     batch: usize,
     #[arg(long, default_value_t = 0.1)]
     lr: f64,
-    /// SGD momentum (default 0.5)
+    /// Momentum (default: 0.5 for sgd, 0 for adagrad and rmsprop)
     #[arg(long)]
     momentum: Option<f64>,
     /// First epoch with momentum (seed 000: "0.5 after epoch 1")
@@ -244,16 +249,20 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
     if a.batch == 0 || a.epochs == 0 {
         return Err(bad("--batch and --epochs must be at least 1".into()));
     }
-    let optimizer = Optimizer::parse(&a.optimizer)?;
-    if a.momentum.is_some() && optimizer != Optimizer::Sgd {
-        return Err(bad(format!(
-            "--momentum applies to --optimizer sgd, not {:?}",
-            a.optimizer
-        )));
+    let mut optimizer = Optimizer::parse(&a.optimizer)?;
+    match (&mut optimizer, &a.adagrad_at) {
+        (Optimizer::AdaGrad { at, .. }, Some(place)) => *at = AdaGradAt::parse(place)?,
+        (_, Some(_)) => {
+            return Err(bad(format!(
+                "--adagrad-at applies to --optimizer adagrad, not {:?}",
+                a.optimizer
+            )))
+        }
+        _ => {}
     }
     let momentum = match optimizer {
         Optimizer::Sgd => a.momentum.unwrap_or(0.5),
-        _ => 0.0,
+        _ => a.momentum.unwrap_or(0.0),
     };
     if !(a.lr.is_finite() && a.lr > 0.0 && (0.0..1.0).contains(&momentum)) {
         return Err(bad("--lr must be positive and --momentum in [0, 1)".into()));

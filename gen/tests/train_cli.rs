@@ -155,8 +155,21 @@ fn bad_input_is_refused_in_one_line() {
             &["--workers", "2", "--compress-grad", "q8:linear"],
             "give --compress q8:TYPE",
         ),
+        (&["--adagrad-at", "local"], "applies to --optimizer adagrad"),
+        (
+            &["--optimizer", "adagrad", "--adagrad-at", "server"],
+            "expected local, aggregate or momentum",
+        ),
     ] {
-        let mut args = vec!["train", "--format", "f32", "--dataset", d];
+        let mut args = vec![
+            "train",
+            "--format",
+            "f32",
+            "--backend",
+            "f32",
+            "--dataset",
+            d,
+        ];
         args.extend_from_slice(extra);
         fails_with(&args, needle);
     }

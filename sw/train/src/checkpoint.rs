@@ -27,7 +27,7 @@ pub struct State<W = u64> {
     pub model: Model<W>,
 }
 
-const MAGIC: &str = "lpgen-checkpoint 1";
+const MAGIC: &str = "lpgen-checkpoint 2";
 
 /// FNV-1a, 64 bits: the checkpoint's digest, and the name of the data it was trained on.
 pub(crate) fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
@@ -69,6 +69,8 @@ pub fn save<W: Word>(path: &Path, fingerprint: &str, s: &State<W>) -> Result<(),
             ("b", &l.b),
             ("vw", &l.vw),
             ("vb", &l.vb),
+            ("rw", &l.rw),
+            ("rb", &l.rb),
             ("cw", &l.cw),
             ("cb", &l.cb),
         ] {
@@ -103,8 +105,16 @@ pub fn load<W: Word>(
     }
     let mut lines = body.lines();
     let mut next = || lines.next().ok_or_else(|| bad("truncated"));
-    if next()? != MAGIC {
-        return Err(bad("not an lpgen checkpoint"));
+    match next()? {
+        MAGIC => {}
+        // Format 1 had no AdaGrad/RMSProp state of its own (`rw`/`rb`).
+        other if other.starts_with("lpgen-checkpoint ") => {
+            return Err(bad(&format!(
+                "written in format {:?}, this lpgen reads {MAGIC:?}; start afresh",
+                other.trim_start_matches("lpgen-checkpoint ")
+            )))
+        }
+        _ => return Err(bad("not an lpgen checkpoint")),
     }
     let fp = next()?;
     if fp != fingerprint {
@@ -167,6 +177,8 @@ pub fn load<W: Word>(
             ("b", want.b.len()),
             ("vw", want.vw.len()),
             ("vb", want.vb.len()),
+            ("rw", want.rw.len()),
+            ("rb", want.rb.len()),
             ("cw", want.cw.len()),
             ("cb", want.cb.len()),
         ] {
@@ -196,6 +208,8 @@ pub fn load<W: Word>(
             b: take(),
             vw: take(),
             vb: take(),
+            rw: take(),
+            rb: take(),
             cw: take(),
             cb: take(),
         });
@@ -225,6 +239,8 @@ mod tests {
             b: vec![7, 8],
             vw: vec![0; 6],
             vb: vec![9, 10],
+            rw: vec![12; 6],
+            rb: vec![],
             cw: vec![11; 6],
             cb: vec![0, 1],
         };
@@ -265,6 +281,11 @@ mod tests {
                 "array w of 4000000000000 words",
             ),
             ("shape 2 3\n", "shape 9 3\n", "shape [9, 3]"),
+            (
+                "lpgen-checkpoint 2\n",
+                "lpgen-checkpoint 1\n",
+                "format \"1\", this lpgen reads",
+            ),
         ] {
             std::fs::write(&p, redigest(&text.replacen(from, to, 1))).unwrap();
             let e = load(&p, "cfg A", template).unwrap_err().0;

@@ -185,18 +185,53 @@ pub enum Schedule {
 pub enum Optimizer {
     /// Gradient descent with momentum (`--momentum`).
     Sgd,
-    /// Duchi et al. (seed 001 §4): the change is −lr·g / (√Σg² + ε).
-    AdaGrad { eps: f64 },
+    /// Duchi et al. (seed 001 §4): the change is −lr·g / (√Σg² + ε), the normalization done
+    /// where `at` says.
+    AdaGrad { eps: f64, at: AdaGradAt },
     /// Tieleman and Hinton (seed 003): −lr·g / (√r + ε) with r ← ρ·r + (1 − ρ)·g².
     RmsProp { decay: f64, eps: f64 },
 }
 
+/// Where AdaGrad normalizes the gradient (seed 001 §4, Table 3). One worker: `local` and
+/// `aggregate` are the same, the minibatch's gradient normalized before momentum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdaGradAt {
+    /// Each worker normalizes its own sub-gradient, with its own state, before the exchange.
+    Local,
+    /// The owner of a stripe normalizes the aggregated gradient, between the two exchanges
+    /// (the paper's choice: "AdaGrad is best applied here").
+    Aggregate,
+    /// After momentum smoothing: s ← μ·s + (1 − μ)·g, then s normalized.
+    Momentum,
+}
+
+impl AdaGradAt {
+    pub fn parse(s: &str) -> Result<AdaGradAt, TrainError> {
+        match s {
+            "local" => Ok(AdaGradAt::Local),
+            "aggregate" => Ok(AdaGradAt::Aggregate),
+            "momentum" => Ok(AdaGradAt::Momentum),
+            _ => Err(TrainError(format!(
+                "unknown AdaGrad place {s:?}: expected local, aggregate or momentum"
+            ))),
+        }
+    }
+}
+
 impl Optimizer {
+    /// Whether the optimizer keeps an accumulated squared gradient per parameter.
+    pub fn is_adaptive(self) -> bool {
+        !matches!(self, Optimizer::Sgd)
+    }
+
     /// `sgd`, `adagrad` (ε = 1e-8) or `rmsprop` (ρ = 0.9, ε = 1e-8).
     pub fn parse(s: &str) -> Result<Optimizer, TrainError> {
         match s {
             "sgd" => Ok(Optimizer::Sgd),
-            "adagrad" => Ok(Optimizer::AdaGrad { eps: 1e-8 }),
+            "adagrad" => Ok(Optimizer::AdaGrad {
+                eps: 1e-8,
+                at: AdaGradAt::Aggregate,
+            }),
             "rmsprop" => Ok(Optimizer::RmsProp {
                 decay: 0.9,
                 eps: 1e-8,

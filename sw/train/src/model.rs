@@ -9,14 +9,17 @@ use crate::config::{Activation, Config};
 use crate::machine::{Mat, Word};
 
 /// The parameters of one layer: W (outputs × inputs; a convolution's filters × channels·k²),
-/// b, the optimizer's per-parameter state `vw`/`vb` (SGD: momentum; AdaGrad and RMSProp: the
-/// accumulated squared gradient) and the Kahan compensations `cw`/`cb` of the update.
+/// b, the optimizer's per-parameter state: the momentum `vw`/`vb` and, for AdaGrad and
+/// RMSProp, the accumulated squared gradient `rw`/`rb` (empty for SGD), and the Kahan
+/// compensations `cw`/`cb` of the update.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params<W = u64> {
     pub w: Mat<W>,
     pub b: Vec<W>,
     pub vw: Vec<W>,
     pub vb: Vec<W>,
+    pub rw: Vec<W>,
+    pub rb: Vec<W>,
     pub cw: Vec<W>,
     pub cb: Vec<W>,
 }
@@ -36,6 +39,7 @@ impl<W: Word> Model<W> {
         let o = cfg.stages.o.calc();
         let zero = W::from_bits(o.zero());
         let mut rng = Pcg64::seed_from_u64(cfg.seed);
+        let adaptive = cfg.optimizer.is_adaptive();
         let layers = &cfg.arch.layers;
         let with_weights: Vec<usize> = (0..layers.len())
             .filter(|&i| layers[i].weights().is_some())
@@ -70,6 +74,8 @@ impl<W: Word> Model<W> {
                     b: vec![zero; rows],
                     vw: vec![zero; rows * cols],
                     vb: vec![zero; rows],
+                    rw: vec![zero; if adaptive { rows * cols } else { 0 }],
+                    rb: vec![zero; if adaptive { rows } else { 0 }],
                     cw: vec![zero; rows * cols],
                     cb: vec![zero; rows],
                 }

@@ -330,7 +330,7 @@ impl<M: Machine> Net<'_, M> {
         noise: &mut Pcg64,
     ) -> Result<Forward<M::Word>, TrainError> {
         let (fw, grads) = self.gradients(model, x, labels, noise)?;
-        self.apply(model, grads, lr, labels.len(), momentum)?;
+        self.apply(model, grads, lr, labels.len(), momentum, false)?;
         Ok(fw)
     }
 
@@ -398,7 +398,8 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// The optimizer's update of every layer from its gradients (in G, summed over a batch of
-    /// `batch` samples), in place.
+    /// `batch` samples), in place; `normalized`: AdaGrad already normalized them in the
+    /// data-parallel exchange ([`crate::parallel::Worker::normalizes`]).
     pub fn apply(
         &mut self,
         model: &mut Model<M::Word>,
@@ -406,6 +407,7 @@ impl<M: Machine> Net<'_, M> {
         lr: f64,
         batch: usize,
         momentum: f64,
+        normalized: bool,
     ) -> Result<(), TrainError> {
         let cfg = self.cfg;
         let st = cfg.stages;
@@ -417,7 +419,7 @@ impl<M: Machine> Net<'_, M> {
             }
             let gw = self.convert_words(st.g, st.o, &gw.data)?;
             let gb = self.convert_words(st.g, st.o, &gb)?;
-            self.update(params, &gw, &gb, lr, batch, momentum)?;
+            self.update(params, &gw, &gb, lr, batch, momentum, normalized)?;
         }
         Ok(())
     }

@@ -1,10 +1,12 @@
 //! The optimizers' updates, in the optimizer's format O as machine lane operations: SGD with
-//! momentum (seed 000), AdaGrad (seed 001) and RMSProp (seed 003). Their per-parameter state
-//! lives in `Params::vw`/`vb`; with Kahan updates each weight also keeps a compensation.
+//! momentum (seed 000), AdaGrad (seed 001, normalizing before or after momentum) and RMSProp
+//! (seed 003), both with optional momentum. Their per-parameter state lives in
+//! `Params::vw`/`vb` (momentum) and `rw`/`rb` (squared gradients); with Kahan updates each
+//! weight also keeps a compensation.
 
 use lpgen_golden::{AluOp, Format};
 
-use crate::config::Optimizer;
+use crate::config::{AdaGradAt, Optimizer};
 use crate::machine::{Machine, Word};
 use crate::model::Params;
 use crate::net::Net;
@@ -16,7 +18,9 @@ const RSQRT_STEPS: usize = 6;
 
 impl<M: Machine> Net<'_, M> {
     /// Applies one step of the configured optimizer to a layer's parameters: `gw` and `gb`
-    /// are the batch's summed gradients in O.
+    /// are the batch's summed gradients in O, or, when `normalized`, gradients that AdaGrad
+    /// already normalized in the data-parallel exchange (`--adagrad-at local|aggregate`).
+    #[allow(clippy::too_many_arguments)] // the parameters, their gradients and the step's figures
     pub(crate) fn update(
         &mut self,
         p: &mut Params<M::Word>,
@@ -25,16 +29,17 @@ impl<M: Machine> Net<'_, M> {
         lr: f64,
         batch: usize,
         momentum: f64,
+        normalized: bool,
     ) -> Result<(), TrainError> {
-        for (w, v, c, g) in [
-            (&mut p.w.data, &mut p.vw, &mut p.cw, gw),
-            (&mut p.b, &mut p.vb, &mut p.cb, gb),
+        let o = self.cfg.stages.o;
+        for (w, v, r, c, g) in [
+            (&mut p.w.data, &mut p.vw, &mut p.rw, &mut p.cw, gw),
+            (&mut p.b, &mut p.vb, &mut p.rb, &mut p.cb, gb),
         ] {
+            let n = w.len();
             let change = match self.cfg.optimizer {
                 Optimizer::Sgd => {
                     // v = μ·v − (lr / batch)·g
-                    let o = self.cfg.stages.o;
-                    let n = w.len();
                     let rate = self.splat(o, lr / batch as f64, n);
                     let step = self.m.lanes(o, AluOp::Mul, g, &rate)?;
                     let kept = self
@@ -43,8 +48,30 @@ impl<M: Machine> Net<'_, M> {
                     *v = self.m.lanes(o, AluOp::Sub, &kept, &step)?;
                     v.clone()
                 }
-                Optimizer::AdaGrad { eps } | Optimizer::RmsProp { eps, .. } => {
-                    self.adaptive(v, g, lr, batch, eps)?
+                Optimizer::AdaGrad {
+                    at: AdaGradAt::Momentum,
+                    ..
+                } => {
+                    // s = μ·s + (1 − μ)·(g / batch), then −lr·s / (√r + ε) with r ← r + s².
+                    let mean = self.mean(g, batch)?;
+                    let kept = self
+                        .m
+                        .lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
+                    let new =
+                        self.m
+                            .lanes(o, AluOp::Mul, &mean, &self.splat(o, 1.0 - momentum, n))?;
+                    *v = self.m.lanes(o, AluOp::Add, &kept, &new)?;
+                    let ratio = self.normalize(r, &v.clone())?;
+                    self.scaled_step(&ratio, lr, v, 0.0)?
+                }
+                Optimizer::AdaGrad { .. } | Optimizer::RmsProp { .. } => {
+                    let ratio = if normalized {
+                        g.to_vec()
+                    } else {
+                        let mean = self.mean(g, batch)?;
+                        self.normalize(r, &mean)?
+                    };
+                    self.scaled_step(&ratio, lr, v, momentum)?
                 }
             };
             self.add_change(w, c, &change)?;
@@ -52,42 +79,67 @@ impl<M: Machine> Net<'_, M> {
         Ok(())
     }
 
-    /// AdaGrad and RMSProp: with the mean gradient m = g / batch, the state r becomes r + m²
-    /// (AdaGrad) or ρ·r + (1 − ρ)·m² (RMSProp), and the change is −(m / (√r + ε))·lr.
-    fn adaptive(
+    /// g / batch in O: the mean gradient of a batch's summed gradient.
+    pub(crate) fn mean(&mut self, g: &[M::Word], batch: usize) -> Result<Vec<M::Word>, TrainError> {
+        let o = self.cfg.stages.o;
+        self.m
+            .lanes(o, AluOp::Div, g, &self.splat(o, batch as f64, g.len()))
+    }
+
+    /// AdaGrad's and RMSProp's normalization of a mean gradient m in O: the state r becomes
+    /// r + m² (AdaGrad) or ρ·r + (1 − ρ)·m² (RMSProp); returns m / (√r + ε).
+    pub(crate) fn normalize(
         &mut self,
         r: &mut Vec<M::Word>,
-        g: &[M::Word],
-        lr: f64,
-        batch: usize,
-        eps: f64,
+        mean: &[M::Word],
     ) -> Result<Vec<M::Word>, TrainError> {
         let o = self.cfg.stages.o;
-        let n = g.len();
-        let mean = self
-            .m
-            .lanes(o, AluOp::Div, g, &self.splat(o, batch as f64, n))?;
-        let square = self.m.lanes(o, AluOp::Mul, &mean, &mean)?;
-        *r = match self.cfg.optimizer {
-            Optimizer::RmsProp { decay, .. } => {
+        let n = mean.len();
+        let (eps, decay) = match self.cfg.optimizer {
+            Optimizer::AdaGrad { eps, .. } => (eps, None),
+            Optimizer::RmsProp { eps, decay } => (eps, Some(decay)),
+            Optimizer::Sgd => unreachable!("SGD does not normalize"),
+        };
+        let square = self.m.lanes(o, AluOp::Mul, mean, mean)?;
+        *r = match decay {
+            Some(decay) => {
                 let kept = self.m.lanes(o, AluOp::Mul, r, &self.splat(o, decay, n))?;
                 let new = self
                     .m
                     .lanes(o, AluOp::Mul, &square, &self.splat(o, 1.0 - decay, n))?;
                 self.m.lanes(o, AluOp::Add, &kept, &new)?
             }
-            _ => self.m.lanes(o, AluOp::Add, r, &square)?,
+            None => self.m.lanes(o, AluOp::Add, r, &square)?,
         };
         let inv = self.rsqrt(o, r)?;
         let root = self.m.lanes(o, AluOp::Mul, r, &inv)?;
         let den = self
             .m
             .lanes(o, AluOp::Add, &root, &vec![positive(o, eps); n])?;
-        // m / (√r + ε) is of order one; scaling it by lr last keeps small steps from
-        // underflowing in short formats (lr·m first would round to zero in fix:7:8).
-        let ratio = self.m.lanes(o, AluOp::Div, &mean, &den)?;
-        let step = self.m.lanes(o, AluOp::Mul, &ratio, &self.splat(o, lr, n))?;
-        self.m.lanes(o, AluOp::Neg, &step, &[])
+        self.m.lanes(o, AluOp::Div, mean, &den)
+    }
+
+    /// The change of a normalized gradient: −lr·ratio, or with momentum μ > 0 the velocity
+    /// v ← μ·v − lr·ratio. The ratio is of order one; scaling it by lr last keeps small steps
+    /// from underflowing in short formats (lr·m first would round to zero in fix:7:8).
+    fn scaled_step(
+        &mut self,
+        ratio: &[M::Word],
+        lr: f64,
+        v: &mut Vec<M::Word>,
+        momentum: f64,
+    ) -> Result<Vec<M::Word>, TrainError> {
+        let o = self.cfg.stages.o;
+        let n = ratio.len();
+        let step = self.m.lanes(o, AluOp::Mul, ratio, &self.splat(o, lr, n))?;
+        if momentum == 0.0 {
+            return self.m.lanes(o, AluOp::Neg, &step, &[]);
+        }
+        let kept = self
+            .m
+            .lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
+        *v = self.m.lanes(o, AluOp::Sub, &kept, &step)?;
+        Ok(v.clone())
     }
 
     /// w ← w + change, with a Kahan compensation per weight where asked (seed 000 §3.3).

@@ -13,7 +13,7 @@ use lpgen_comm::{partition, Transport};
 use lpgen_golden::onebit::Quantizer;
 use lpgen_golden::q8::Q8Type;
 
-use crate::config::Config;
+use crate::config::{AdaGradAt, Config, Optimizer};
 use crate::layers::Grads;
 use crate::machine::{Machine, Mat, Word};
 use crate::net::{accumulation, Net};
@@ -56,12 +56,23 @@ impl Exchange {
     }
 }
 
-/// One worker's part of the aggregation: its rank's transport and the error-feedback state of
-/// every layer (worker residuals over the whole gradient, owner residuals over its stripe).
+/// One worker's part of the aggregation: its rank's transport and, per exchanged matrix, the
+/// state that lives on a worker rather than in the model.
 pub struct Worker<'t> {
     pub transport: &'t mut dyn Transport,
     pub exchange: Exchange,
-    residuals: Vec<(Vec<u64>, Vec<u64>)>,
+    slots: Vec<Slot>,
+}
+
+/// A worker's state for one exchanged matrix (a weight matrix, or a bias as one column).
+struct Slot {
+    /// Error feedback of the first quantization: this worker's whole gradient, in G.
+    worker_residual: Vec<u64>,
+    /// Error feedback of the second quantization: the stripe this worker owns, in G.
+    owner_residual: Vec<u64>,
+    /// AdaGrad's accumulated squares in O: of this worker's whole sub-gradient
+    /// (`--adagrad-at local`) or of the owned stripe of the sum (`aggregate`); empty otherwise.
+    adagrad: Vec<u64>,
 }
 
 impl<'t> Worker<'t> {
@@ -69,8 +80,20 @@ impl<'t> Worker<'t> {
         Worker {
             transport,
             exchange,
-            residuals: vec![],
+            slots: vec![],
         }
+    }
+
+    /// Whether the aggregate this worker delivers is already normalized by AdaGrad (placed
+    /// `local` or `aggregate`), so that the update applies only momentum and the rate.
+    pub fn normalizes(cfg: &Config) -> bool {
+        matches!(
+            cfg.optimizer,
+            Optimizer::AdaGrad {
+                at: AdaGradAt::Local | AdaGradAt::Aggregate,
+                ..
+            }
+        )
     }
 
     /// This worker's share of a minibatch of `n` samples.
@@ -83,7 +106,7 @@ impl<'t> Worker<'t> {
     /// (the 8-bit codecs see mean gradients, as in the paper).
     pub fn aggregate<M: Machine>(
         &mut self,
-        net: &Net<'_, M>,
+        net: &mut Net<'_, M>,
         grads: Vec<Grads<M::Word>>,
         batch: usize,
     ) -> Result<Vec<Grads<M::Word>>, TrainError> {
@@ -92,6 +115,17 @@ impl<'t> Worker<'t> {
         let mode = accumulation(g, cfg.quire, cfg.kahan.sums).mode();
         let quantizer = Quantizer::new(g, mode).map_err(|e| TrainError(e.to_string()))?;
         let zero = g.calc().zero();
+        let at = match cfg.optimizer {
+            Optimizer::AdaGrad { at, .. } => Some(at),
+            _ => None,
+        };
+        let workers = self.transport.size();
+        // The 8-bit codecs see mean gradients, or normalized ones (of order one) as they are.
+        let unit = if Worker::normalizes(cfg) {
+            1.0
+        } else {
+            batch as f64
+        };
         let comm = |e: lpgen_comm::CommError| TrainError(e.to_string());
         let mut out = vec![];
         let mut slot = 0;
@@ -99,65 +133,65 @@ impl<'t> Worker<'t> {
             let mut parts = vec![];
             // The weight matrix (columns = inputs) and the bias as one column.
             for (rows, cols, words) in [(gw.rows, gw.cols, gw.data), (gb.len(), 1, gb)] {
-                let bits: Vec<u64> = words.iter().map(|w| w.to_bits()).collect();
                 let stripe_cols = exchange::my_columns(&*self.transport, cols).len();
-                if self.residuals.len() == slot {
-                    self.residuals
-                        .push((vec![zero; rows * cols], vec![zero; rows * stripe_cols]));
+                if self.slots.len() == slot {
+                    self.slots.push(Slot {
+                        worker_residual: vec![zero; rows * cols],
+                        owner_residual: vec![zero; rows * stripe_cols],
+                        adagrad: vec![],
+                    });
                 }
-                let (worker_r, owner_r) = &mut self.residuals[slot];
+                let state = &mut self.slots[slot];
                 slot += 1;
+                let mut bits: Vec<u64> = words.iter().map(|w| w.to_bits()).collect();
+                if at == Some(AdaGradAt::Local) {
+                    // The mean of the K normalized sub-gradients reaches the update.
+                    bits = normalized(net, &mut state.adagrad, &bits, batch, workers)?;
+                }
+                let (_, mut stripe) = match self.exchange {
+                    Exchange::Words => {
+                        exchange::reduce_scatter_words(self.transport, g, mode, &bits, rows, cols)
+                    }
+                    Exchange::OneBit { feedback } => exchange::reduce_scatter_1bit(
+                        self.transport,
+                        &quantizer,
+                        &bits,
+                        rows,
+                        cols,
+                        feedback.then_some(&mut state.worker_residual[..]),
+                    ),
+                    Exchange::Q8(codec) => exchange::reduce_scatter_q8(
+                        self.transport,
+                        codec,
+                        g,
+                        mode,
+                        &bits,
+                        rows,
+                        cols,
+                        unit,
+                    ),
+                }
+                .map_err(comm)?;
+                if at == Some(AdaGradAt::Aggregate) {
+                    stripe = normalized(net, &mut state.adagrad, &stripe, batch, 1)?;
+                }
                 let sum = match self.exchange {
                     Exchange::Words => {
-                        let (_, stripe) = exchange::reduce_scatter_words(
-                            self.transport,
-                            g,
-                            mode,
-                            &bits,
-                            rows,
-                            cols,
-                        )
-                        .map_err(comm)?;
                         exchange::all_gather_words(self.transport, g, &stripe, rows, cols)
-                            .map_err(comm)?
                     }
-                    Exchange::OneBit { feedback } => {
-                        let (_, stripe) = exchange::reduce_scatter_1bit(
-                            self.transport,
-                            &quantizer,
-                            &bits,
-                            rows,
-                            cols,
-                            feedback.then_some(&mut worker_r[..]),
-                        )
-                        .map_err(comm)?;
-                        exchange::all_gather_1bit(
-                            self.transport,
-                            &quantizer,
-                            &stripe,
-                            rows,
-                            cols,
-                            feedback.then_some(&mut owner_r[..]),
-                        )
-                        .map_err(comm)?
-                    }
+                    Exchange::OneBit { feedback } => exchange::all_gather_1bit(
+                        self.transport,
+                        &quantizer,
+                        &stripe,
+                        rows,
+                        cols,
+                        feedback.then_some(&mut state.owner_residual[..]),
+                    ),
                     Exchange::Q8(codec) => {
-                        let unit = batch as f64;
-                        let (_, stripe) = exchange::reduce_scatter_q8(
-                            self.transport,
-                            codec,
-                            g,
-                            mode,
-                            &bits,
-                            rows,
-                            cols,
-                            unit,
-                        )
-                        .map_err(comm)?;
                         exchange::all_gather_q8(self.transport, codec, g, &stripe, rows, cols, unit)
-                            .map_err(comm)?
                     }
-                };
+                }
+                .map_err(comm)?;
                 parts.push((rows, cols, sum));
             }
             let (rows, cols, w) = parts.remove(0);
@@ -189,4 +223,33 @@ impl<'t> Worker<'t> {
         }
         Ok(sums)
     }
+}
+
+/// AdaGrad's normalization of summed gradient words of G on the worker (in O, with the
+/// worker's state `r` of the same length, zero at first), divided by `parts`, back in G.
+fn normalized<M: Machine>(
+    net: &mut Net<'_, M>,
+    r: &mut Vec<u64>,
+    bits: &[u64],
+    batch: usize,
+    parts: usize,
+) -> Result<Vec<u64>, TrainError> {
+    let (g, o) = (net.cfg.stages.g, net.cfg.stages.o);
+    let words: Vec<M::Word> = bits.iter().map(|&b| M::Word::from_bits(b)).collect();
+    let words = net.convert_words(g, o, &words)?.into_owned();
+    if r.is_empty() {
+        r.resize(words.len(), o.calc().zero());
+    }
+    let mut state: Vec<M::Word> = r.iter().map(|&b| M::Word::from_bits(b)).collect();
+    let mean = net.mean(&words, batch)?;
+    let mut ratio = net.normalize(&mut state, &mean)?;
+    if parts > 1 {
+        ratio = net.mean(&ratio, parts)?;
+    }
+    *r = state.iter().map(|w| w.to_bits()).collect();
+    Ok(net
+        .convert_words(o, g, &ratio)?
+        .iter()
+        .map(|w| w.to_bits())
+        .collect())
 }

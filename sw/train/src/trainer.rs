@@ -259,11 +259,21 @@ pub fn run_worker<M: Machine>(
             let x = batch_input(train, mine, &mean, &sd, &fcalc);
             let labels: Vec<u8> = mine.iter().map(|&i| train.labels[i]).collect();
             let (fw, grads) = net.gradients(&state.model, x, &labels, &mut noise)?;
-            let grads = match worker.as_deref_mut() {
-                Some(w) => w.aggregate(&net, grads, chunk.len())?,
-                None => grads,
+            let (grads, normalized) = match worker.as_deref_mut() {
+                Some(w) => (
+                    w.aggregate(&mut net, grads, chunk.len())?,
+                    Worker::normalizes(cfg),
+                ),
+                None => (grads, false),
             };
-            net.apply(&mut state.model, grads, state.lr, chunk.len(), momentum)?;
+            net.apply(
+                &mut state.model,
+                grads,
+                state.lr,
+                chunk.len(),
+                momentum,
+                normalized,
+            )?;
             let (l, c) = score(&fw, &labels, cfg.stages.l);
             loss += l;
             correct += c;

@@ -148,7 +148,10 @@ fn backward_passes_match_the_derivative_of_the_loss() {
 fn every_optimizer_reduces_the_loss_in_every_family() {
     for optimizer in [
         Optimizer::Sgd,
-        Optimizer::AdaGrad { eps: 1e-8 },
+        Optimizer::AdaGrad {
+            eps: 1e-8,
+            at: lpgen_train::config::AdaGradAt::Aggregate,
+        },
         Optimizer::RmsProp {
             decay: 0.9,
             eps: 1e-8,

@@ -1,6 +1,7 @@
 //! Data-parallel training on the local transport (seed 001): deterministic for a given K
 //! whatever the threads' timing, one worker exchanging words is the plain run word for word,
-//! error feedback changes the result, and the bytes sent are the analytic count.
+//! error feedback changes the result, and the bytes sent are the analytic count; AdaGrad's
+//! three places (seed 001 §4) agree where they must and differ where they must.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use lpgen_comm::partition;
 use lpgen_golden::onebit::message_bytes;
 use lpgen_train::arch::Arch;
 use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
+    Activation, AdaGradAt, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
 };
 use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::machine::Golden;
@@ -171,6 +172,80 @@ fn data_parallel_training_is_deterministic_and_exchanges_the_analytic_bytes() {
             q_history[0].bytes_sent_per_step.unwrap(),
             sent as f64 / 2.0,
             "{f}"
+        );
+        let _ = std::fs::remove_dir_all(&out);
+    }
+    let _ = std::fs::remove_dir_all(&ds);
+}
+
+/// `--adagrad-at`: with one worker, normalizing locally or at the aggregate is the plain
+/// AdaGrad run word for word (in f32 and posit:16:1, where G and O agree); with two workers
+/// the three places give three different, reproducible results; after momentum with μ = 0 is
+/// the plain run too.
+#[test]
+fn adagrad_places_agree_where_they_must() {
+    let ds = tmp("ds-adagrad");
+    write_dataset(&ds, 40);
+    let train = data::load(&ds, Split::Train).unwrap();
+    let test = data::load(&ds, Split::Test).unwrap();
+    let data = (&train, &test);
+    for f in ["f32", "posit:16:1"] {
+        let out = tmp(&format!("adagrad-{}", f.replace(':', "_")));
+        let with = |at, momentum| {
+            let mut cfg = config(f);
+            cfg.optimizer = Optimizer::AdaGrad { eps: 1e-8, at };
+            cfg.lr = 0.05;
+            cfg.momentum = momentum;
+            cfg
+        };
+        let plain = |cfg: &Config| {
+            trainer::run(
+                &mut Golden::default(),
+                cfg,
+                &train,
+                &test,
+                &plan(&out),
+                &mut |_| Ok(()),
+            )
+            .unwrap()
+            .model
+        };
+        let reference = plain(&with(AdaGradAt::Aggregate, 0.9));
+        assert_ne!(reference, Model::init(&with(AdaGradAt::Aggregate, 0.9)));
+        // With workers the AdaGrad state lives on the worker, not in the model.
+        let without_state = |mut m: Model| {
+            for l in &mut m.layers {
+                (l.rw, l.rb) = (vec![], vec![]);
+            }
+            m
+        };
+        for at in [AdaGradAt::Local, AdaGradAt::Aggregate] {
+            let (one, _) = train_k(&with(at, 0.9), data, 1, Exchange::Words, &out);
+            assert!(
+                without_state(one) == without_state(reference.clone()),
+                "{f}: {at:?} with one worker differs from the plain run"
+            );
+        }
+        // (the smoothed gradient is kept in the momentum state, so compare W and b).
+        let weights = |m: Model| -> Vec<_> { m.layers.into_iter().map(|l| (l.w, l.b)).collect() };
+        assert!(
+            weights(plain(&with(AdaGradAt::Momentum, 0.0)))
+                == weights(plain(&with(AdaGradAt::Aggregate, 0.0))),
+            "{f}: after momentum with μ = 0 differs from the plain run"
+        );
+        let one_bit = Exchange::OneBit { feedback: true };
+        let runs: Vec<Model> = [AdaGradAt::Local, AdaGradAt::Aggregate, AdaGradAt::Momentum]
+            .into_iter()
+            .map(|at| {
+                let (a, _) = train_k(&with(at, 0.9), data, 2, one_bit, &out);
+                let (b, _) = train_k(&with(at, 0.9), data, 2, one_bit, &out);
+                assert!(a == b, "{f}: {at:?} twice");
+                a
+            })
+            .collect();
+        assert!(
+            runs[0] != runs[1] && runs[1] != runs[2] && runs[0] != runs[2],
+            "{f}: two places gave the same weights"
         );
         let _ = std::fs::remove_dir_all(&out);
     }

@@ -55,6 +55,7 @@ fn a_resumed_run_ends_bit_identical_to_an_uninterrupted_one() {
                 eps: 1e-8,
             };
             cfg.lr = 0.05;
+            cfg.momentum = 0.0;
             cfg.arch.layers.insert(0, Layer::Dropout { p: 0.1 });
             cfg.arch.layers.insert(3, Layer::Dropout { p: 0.2 });
         }

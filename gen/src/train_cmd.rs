@@ -15,7 +15,7 @@ use lpgen_train::config::{
 use lpgen_train::data;
 use lpgen_train::float::Float;
 use lpgen_train::machine::{all_cores, Checked, Golden, Machine};
-use lpgen_train::parallel::{Exchange, Worker};
+use lpgen_train::parallel::{Exchange, Sharing, Worker};
 use lpgen_train::rtl::Rtl;
 use lpgen_train::trainer::{self, Plan};
 
@@ -141,6 +141,10 @@ pub struct TrainArgs {
     /// 1bit without carrying the quantization error into the next minibatch
     #[arg(long)]
     no_error_feedback: bool,
+    /// Seed 001 §2.2: split each minibatch in two halves; a half's aggregated gradient is
+    /// applied after the next half's gradients are computed (a delayed update)
+    #[arg(long)]
+    double_buffer: bool,
     /// Where the workers run: local (--workers threads) or mpi (one worker per rank of
     /// `mpirun -np K lpgen train --dist mpi ...`; an lpgen built with --features mpi)
     #[arg(long, default_value = "local")]
@@ -305,11 +309,19 @@ fn mpi_transport() -> CliResult<Box<dyn lpgen_comm::Transport>> {
     ))
 }
 
+/// How this run's workers cooperate (`--compress`, `--no-error-feedback`, `--double-buffer`).
+fn sharing(a: &TrainArgs) -> CliResult<Sharing> {
+    Ok(Sharing {
+        exchange: Exchange::parse(&a.compress, !a.no_error_feedback)?,
+        double_buffer: a.double_buffer,
+    })
+}
+
 /// Trains with `workers` data-parallel workers on the local transport: rank 0 on this thread
 /// (it reports), the others on their own threads; the first error of any worker is returned.
 fn data_parallel<M: Machine + Send>(
     workers: usize,
-    exchange: Exchange,
+    sharing: Sharing,
     make: impl Fn() -> M + Sync,
     cfg: &Config,
     (train, test): (&data::Dataset, &data::Dataset),
@@ -324,7 +336,7 @@ fn data_parallel<M: Machine + Send>(
             .map(|mut t| {
                 let make = &make;
                 scope.spawn(move || {
-                    let mut worker = Worker::new(&mut t, exchange);
+                    let mut worker = Worker::new(&mut t, sharing);
                     let mut m = make();
                     let mut quiet = |_: &str| Ok(());
                     trainer::run_worker(
@@ -340,7 +352,7 @@ fn data_parallel<M: Machine + Send>(
                 })
             })
             .collect();
-        let mut worker = Worker::new(&mut first, exchange);
+        let mut worker = Worker::new(&mut first, sharing);
         let mut m = make();
         let mut results =
             vec![
@@ -470,11 +482,11 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
             a.workers
         )));
     }
-    if (mpi || a.workers > 1 || a.compress != "none")
+    if (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer)
         && !matches!(a.backend.as_str(), "f32" | "golden")
     {
         return Err(bad(
-            "--workers and --compress run on the f32 and golden backends (the rtl backend: not yet)"
+            "--workers, --compress and --double-buffer run on the f32 and golden backends (the rtl backend: not yet)"
                 .into(),
         ));
     }
@@ -515,8 +527,7 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     let threads = a.threads.unwrap_or_else(all_cores);
     if let Some(t) = transport.as_deref_mut() {
         // This process is one rank of mpirun: it trains as that worker.
-        let exchange = Exchange::parse(&a.compress, !a.no_error_feedback)?;
-        let mut worker = Worker::new(t, exchange);
+        let mut worker = Worker::new(t, sharing(a)?);
         let w = Some(&mut worker);
         if a.backend == "f32" {
             let mut m = Float { threads };
@@ -530,14 +541,14 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
         }
         return Ok(());
     }
-    if a.workers > 1 || a.compress != "none" {
-        let exchange = Exchange::parse(&a.compress, !a.no_error_feedback)?;
+    if a.workers > 1 || a.compress != "none" || a.double_buffer {
+        let sharing = sharing(a)?;
         // The workers share the cores: one machine thread each unless asked.
         let threads = a.threads.unwrap_or(1);
         return match a.backend.as_str() {
             "f32" => data_parallel(
                 a.workers,
-                exchange,
+                sharing,
                 || Float { threads },
                 &cfg,
                 (&train, &test),
@@ -546,7 +557,7 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
             ),
             "golden" => data_parallel(
                 a.workers,
-                exchange,
+                sharing,
                 || Golden {
                     threads,
                     ..Golden::new("golden", cfg.keep_bits)

@@ -56,11 +56,28 @@ impl Exchange {
     }
 }
 
+/// How the data-parallel workers cooperate: the gradient exchange, and whether each minibatch
+/// is split in two halves whose updates land one half late (`--double-buffer`, seed 001 §2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sharing {
+    pub exchange: Exchange,
+    pub double_buffer: bool,
+}
+
+impl From<Exchange> for Sharing {
+    fn from(exchange: Exchange) -> Sharing {
+        Sharing {
+            exchange,
+            double_buffer: false,
+        }
+    }
+}
+
 /// One worker's part of the aggregation: its rank's transport and, per exchanged matrix, the
 /// state that lives on a worker rather than in the model.
 pub struct Worker<'t> {
     pub transport: &'t mut dyn Transport,
-    pub exchange: Exchange,
+    pub sharing: Sharing,
     slots: Vec<Slot>,
 }
 
@@ -76,10 +93,10 @@ struct Slot {
 }
 
 impl<'t> Worker<'t> {
-    pub fn new(transport: &'t mut dyn Transport, exchange: Exchange) -> Worker<'t> {
+    pub fn new(transport: &'t mut dyn Transport, sharing: impl Into<Sharing>) -> Worker<'t> {
         Worker {
             transport,
-            exchange,
+            sharing: sharing.into(),
             slots: vec![],
         }
     }
@@ -148,7 +165,7 @@ impl<'t> Worker<'t> {
                     // The mean of the K normalized sub-gradients reaches the update.
                     bits = normalized(net, &mut state.adagrad, &bits, batch, workers)?;
                 }
-                let (_, mut stripe) = match self.exchange {
+                let (_, mut stripe) = match self.sharing.exchange {
                     Exchange::Words => {
                         exchange::reduce_scatter_words(self.transport, g, mode, &bits, rows, cols)
                     }
@@ -175,7 +192,7 @@ impl<'t> Worker<'t> {
                 if at == Some(AdaGradAt::Aggregate) {
                     stripe = normalized(net, &mut state.adagrad, &stripe, batch, 1)?;
                 }
-                let sum = match self.exchange {
+                let sum = match self.sharing.exchange {
                     Exchange::Words => {
                         exchange::all_gather_words(self.transport, g, &stripe, rows, cols)
                     }

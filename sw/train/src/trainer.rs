@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::{self, State};
 use crate::config::{Config, Normalize, Optimizer, Schedule};
 use crate::data::{self, Dataset};
+use crate::layers::Grads;
 use crate::machine::{Machine, Mat, Word};
 use crate::model::Model;
 use crate::net::{Forward, Net};
@@ -196,7 +197,7 @@ pub fn run_worker<M: Machine>(
         test.digest()
     );
     if let Some(w) = worker.as_deref_mut() {
-        fp += &format!(" workers={} exchange={:?}", w.transport.size(), w.exchange);
+        fp += &format!(" workers={} {:?}", w.transport.size(), w.sharing);
         // Every worker must run the same configuration on the same data (an MPI rank started
         // with other options fails here, on every rank, in one line).
         let run = format!("{fp} epochs={} max_steps={:?}", plan.epochs, plan.max_steps);
@@ -246,38 +247,53 @@ pub fn run_worker<M: Machine>(
             cfg,
         };
         let sent_before = worker.as_ref().map(|w| w.transport.counters().sent);
+        let double_buffer = worker.as_ref().is_some_and(|w| w.sharing.double_buffer);
+        // Whether the exchange delivers gradients AdaGrad already normalized.
+        let normalized = worker.is_some() && Worker::normalizes(cfg);
+        // Double buffering: the aggregated gradient of the previous half-minibatch, applied
+        // after the next half's gradients are computed (on a model one half late).
+        let mut pending: Option<(Vec<Grads<M::Word>>, usize)> = None;
         for (s, chunk) in batches[..steps].iter().enumerate() {
-            // A worker trains on its share of the minibatch, with its own dropout masks.
-            let (mine, mut noise) = match &worker {
-                Some(w) => (
-                    &chunk[w.share(chunk.len())],
-                    cfg.stream(&[epoch as u64, s as u64, rank as u64]),
-                ),
-                // Dropout masks from a stream of (epoch, step): a resumed run draws the same.
-                None => (&chunk[..], cfg.stream(&[epoch as u64, s as u64])),
+            // A worker trains on its share of the minibatch, with its own dropout masks;
+            // without workers the masks come from a stream of (epoch, step), so a resumed
+            // run draws the same.
+            let mut noise = match &worker {
+                Some(_) => cfg.stream(&[epoch as u64, s as u64, rank as u64]),
+                None => cfg.stream(&[epoch as u64, s as u64]),
             };
-            let x = batch_input(train, mine, &mean, &sd, &fcalc);
-            let labels: Vec<u8> = mine.iter().map(|&i| train.labels[i]).collect();
-            let (fw, grads) = net.gradients(&state.model, x, &labels, &mut noise)?;
-            let (grads, normalized) = match worker.as_deref_mut() {
-                Some(w) => (
-                    w.aggregate(&mut net, grads, chunk.len())?,
-                    Worker::normalizes(cfg),
-                ),
-                None => (grads, false),
+            let halves = if double_buffer {
+                let (first, second) = chunk.split_at(chunk.len().div_ceil(2));
+                vec![first, second]
+            } else {
+                vec![&chunk[..]]
             };
-            net.apply(
-                &mut state.model,
-                grads,
-                state.lr,
-                chunk.len(),
-                momentum,
-                normalized,
-            )?;
-            let (l, c) = score(&fw, &labels, cfg.stages.l);
-            loss += l;
-            correct += c;
-            seen += mine.len();
+            for part in halves.into_iter().filter(|p| !p.is_empty()) {
+                let mine = match &worker {
+                    Some(w) => &part[w.share(part.len())],
+                    None => part,
+                };
+                let x = batch_input(train, mine, &mean, &sd, &fcalc);
+                let labels: Vec<u8> = mine.iter().map(|&i| train.labels[i]).collect();
+                let (fw, grads) = net.gradients(&state.model, x, &labels, &mut noise)?;
+                let grads = match worker.as_deref_mut() {
+                    Some(w) => w.aggregate(&mut net, grads, chunk.len())?,
+                    None => grads,
+                };
+                // Each half's gradient is divided by the whole minibatch's size, so that the
+                // two half updates make one minibatch's step.
+                let ready = if double_buffer {
+                    pending.replace((grads, chunk.len()))
+                } else {
+                    Some((grads, chunk.len()))
+                };
+                if let Some((grads, n)) = ready {
+                    net.apply(&mut state.model, grads, state.lr, n, momentum, normalized)?;
+                }
+                let (l, c) = score(&fw, &labels, cfg.stages.l);
+                loss += l;
+                correct += c;
+                seen += mine.len();
+            }
             if show && (s % 10 == 0 || s + 1 == steps) {
                 progress(
                     epoch,
@@ -287,6 +303,10 @@ pub fn run_worker<M: Machine>(
                     seen as f64 / start.elapsed().as_secs_f64(),
                 );
             }
+        }
+        // The epoch ends with every gradient applied (so a checkpoint holds no pending one).
+        if let Some((grads, n)) = pending.take() {
+            net.apply(&mut state.model, grads, state.lr, n, momentum, normalized)?;
         }
         let train_secs = start.elapsed().as_secs_f64();
         if show {

@@ -14,4 +14,6 @@ cargo test -p lpgen-comm --features mpi --locked
 bash scripts/mpi-smoke.sh
 # Data-parallel training: the local and mpi transports give the same weights.
 bash scripts/mpi-train-smoke.sh
+# Co-simulation shared among ranks: alone, threads and MPI ranks give one count.
+bash scripts/mpi-cosim-smoke.sh
 python3 scripts/fpga-render.py --check docs/fpga-runs.jsonl docs/fpga.md

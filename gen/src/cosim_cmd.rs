@@ -1,17 +1,25 @@
 //! `lpgen cosim UNIT --format F [--stages S --rows R --cols C --lanes L --pe KIND]
-//! [--exhaustive | --vectors N] [--seed S]` (SPEC.md §5): the generated RTL, compiled with
-//! Verilator, against the golden model. Ends with `N passed, M failed`; exit status 1 on any
-//! mismatch, 2 on bad input.
+//! [--exhaustive | --vectors N] [--seed S] [--workers K | --dist mpi]` (SPEC.md §5): the
+//! generated RTL, compiled with Verilator, against the golden model. Ends with `N passed, M
+//! failed`; exit status 1 on any mismatch, 2 on bad input.
+//!
+//! With `--workers K` (threads) or under `mpirun -np K ... --dist mpi`, the steps are shared
+//! among K ranks (each runs its own model instance on the stretches between the driver's
+//! restart points numbered rank mod K; `lpgen_verif::Checker::share`), and rank 0 prints the
+//! one report of their summed counts.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
+use lpgen_comm::Transport;
+use lpgen_hdl::{Design, Params};
 use lpgen_verif::{rng, Mode, RunOptions, Toolchain};
+use serde::{Deserialize, Serialize};
 
 use crate::rtl_cmd::DesignArgs;
-use crate::{emit, CliError, CliResult};
+use crate::{dist, emit, CliError, CliResult};
 
 #[derive(Args)]
 pub struct CosimArgs {
@@ -26,9 +34,26 @@ pub struct CosimArgs {
     /// Seed of the random stimuli, decimal or 0x… (default: from the clock, printed)
     #[arg(long)]
     seed: Option<String>,
-    /// Where to write the VCD of the first failing case (default: <top>-fail.vcd)
+    /// Where to write the VCD of the first failing case (default: <top>-fail.vcd; with
+    /// several ranks each writes its own, -rank<r> before the extension)
     #[arg(long)]
     vcd: Option<PathBuf>,
+    /// Ranks as threads of this process, each checking a share of the steps
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
+    /// Where the ranks run: local (--workers threads) or mpi (one per rank of
+    /// `mpirun -np K lpgen cosim --dist mpi ...`; an lpgen built with --features mpi)
+    #[arg(long, default_value = "local")]
+    dist: String,
+}
+
+/// One rank's counts, gathered by rank 0.
+#[derive(Serialize, Deserialize)]
+struct RankReport {
+    passed: u64,
+    failed: u64,
+    details: Vec<String>,
+    vcd: Option<String>,
 }
 
 fn parse_seed(s: &str) -> CliResult<u64> {
@@ -51,63 +76,204 @@ pub fn run(args: &CosimArgs, out: &mut dyn Write) -> CliResult {
         (false, Some(n)) => Mode::Vectors(n),
         (false, None) => Mode::Vectors(100_000),
     };
-    let seed = match &args.seed {
-        Some(s) => parse_seed(s)?,
-        None => rng::fresh_seed(),
-    };
+    let seed = args.seed.as_deref().map(parse_seed).transpose()?;
+    let mpi = dist::is_mpi(&args.dist, args.workers)?;
+    dist::check_workers(args.workers)?;
     let design = lpgen_hdl::generate(&p)?;
     lpgen_verif::drivers::supported(&p, mode).map_err(|e| CliError(e.0))?;
     let tc = Toolchain::find().map_err(|e| CliError(e.0))?;
-    let what = match mode {
-        Mode::Exhaustive => "exhaustive".to_string(),
-        Mode::Vectors(n) => format!("{n} vectors, seed {seed:#x} (replay with --seed {seed:#x})"),
+    let job = Job {
+        args,
+        p: &p,
+        mode,
+        seed,
+        design: &design,
+        tc: &tc,
     };
-    emit(
-        out,
-        &format!(
-            "cosim {}: {} on {}, {what}",
-            design.top,
-            p.unit.name(),
-            p.format
-        ),
-    )?;
-    out.flush()?;
-    let mut opts = RunOptions::new(mode, seed);
-    opts.vcd = Some(
-        args.vcd
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("{}-fail.vcd", design.top))),
-    );
-    opts.progress = Some(progress());
-    let report =
-        lpgen_verif::drivers::run_design(&tc, &p, &design, opts).map_err(|e| CliError(e.0))?;
-    if std::io::stderr().is_terminal() {
-        eprint!("\r\x1b[K");
-    }
-    for d in &report.details {
-        emit(out, &format!("MISMATCH {d}"))?;
-    }
-    if report.failed > report.details.len() as u64 {
-        emit(
-            out,
-            &format!(
-                "({} more mismatches not shown)",
-                report.failed - report.details.len() as u64
-            ),
-        )?;
-    }
-    if let Some(v) = &report.vcd {
-        emit(out, v)?;
-    }
-    emit(
-        out,
-        &format!("{} passed, {} failed", report.passed, report.failed),
-    )?;
-    if report.failed > 0 {
+    let failed = if mpi {
+        let mut t = dist::mpi_transport()?;
+        let rank = t.rank();
+        job.run(Some(&mut *t), (rank == 0).then_some(out))?
+    } else if args.workers == 1 {
+        job.run(None, Some(out))?
+    } else {
+        let mut ends = lpgen_comm::local(args.workers);
+        let mut first = ends.remove(0);
+        std::thread::scope(|scope| {
+            let others: Vec<_> = ends
+                .into_iter()
+                .map(|mut t| {
+                    let job = &job;
+                    scope.spawn(move || job.run(Some(&mut t), None))
+                })
+                .collect();
+            let mine = job.run(Some(&mut first), Some(out));
+            // The first error in rank order (a peer's failure ends rank 0's gather too).
+            let mut results = vec![mine];
+            results.extend(
+                others
+                    .into_iter()
+                    .map(|h| h.join().expect("a co-simulation rank panicked")),
+            );
+            results
+                .into_iter()
+                .collect::<CliResult<Vec<bool>>>()
+                .map(|f| f[0])
+        })?
+    };
+    if failed {
         out.flush()?;
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// A co-simulation as every rank runs it.
+struct Job<'a> {
+    args: &'a CosimArgs,
+    p: &'a Params,
+    mode: Mode,
+    seed: Option<u64>,
+    design: &'a Design,
+    tc: &'a Toolchain,
+}
+
+impl Job<'_> {
+    /// Runs this rank's share (all of it alone); `out` is rank 0's. Returns whether any step
+    /// failed (on every rank).
+    fn run(
+        &self,
+        mut t: Option<&mut dyn Transport>,
+        mut out: Option<&mut dyn Write>,
+    ) -> CliResult<bool> {
+        let comm = |e: lpgen_comm::CommError| CliError(e.to_string());
+        let (rank, size) = t.as_ref().map_or((0, 1), |t| (t.rank(), t.size()));
+        let p = self.p;
+        // Every rank runs rank 0's seed (drawn from its clock unless given).
+        let mut seed = self.seed.unwrap_or_else(rng::fresh_seed);
+        if let Some(t) = t.as_deref_mut() {
+            t.agree(&format!(
+                "unit={} format={} stages={} rows={} cols={} lanes={} pe={} mode={:?} seed={:?}",
+                p.unit.name(),
+                p.format,
+                p.stages,
+                p.rows,
+                p.cols,
+                p.lanes,
+                p.pe.name(),
+                self.mode,
+                self.seed
+            ))
+            .map_err(comm)?;
+            let bytes = t.broadcast(0, seed.to_le_bytes().to_vec()).map_err(comm)?;
+            seed = u64::from_le_bytes(
+                bytes
+                    .try_into()
+                    .map_err(|_| CliError("rank 0 sent a seed that is not 8 bytes".into()))?,
+            );
+        }
+        if let Some(out) = out.as_deref_mut() {
+            let what = match self.mode {
+                Mode::Exhaustive => "exhaustive".to_string(),
+                Mode::Vectors(n) => {
+                    format!("{n} vectors, seed {seed:#x} (replay with --seed {seed:#x})")
+                }
+            };
+            let ranks = if size > 1 {
+                format!(", {size} ranks")
+            } else {
+                String::new()
+            };
+            emit(
+                out,
+                &format!(
+                    "cosim {}: {} on {}, {what}{ranks}",
+                    self.design.top,
+                    p.unit.name(),
+                    p.format
+                ),
+            )?;
+            out.flush()?;
+        }
+        // Rank 0 builds the model once; the others find it in the cache.
+        if let Some(t) = t.as_deref_mut() {
+            if rank == 0 {
+                lpgen_verif::drivers::prepare(self.tc, self.design).map_err(|e| CliError(e.0))?;
+            }
+            t.barrier().map_err(comm)?;
+        }
+        let mut opts = RunOptions::new(self.mode, seed);
+        let vcd = self
+            .args
+            .vcd
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("{}-fail.vcd", self.design.top)));
+        opts.vcd = Some(if size > 1 { per_rank(&vcd, rank) } else { vcd });
+        if out.is_some() {
+            opts.progress = Some(progress());
+        }
+        if size > 1 {
+            opts.share = Some((rank, size));
+        }
+        let report = lpgen_verif::drivers::run_design(self.tc, p, self.design, opts)
+            .map_err(|e| CliError(e.0))?;
+        if out.is_some() && std::io::stderr().is_terminal() {
+            eprint!("\r\x1b[K");
+        }
+        let mine = RankReport {
+            passed: report.passed,
+            failed: report.failed,
+            details: report.details,
+            vcd: report.vcd,
+        };
+        let reports = match t {
+            None => vec![mine],
+            Some(t) => {
+                let bytes = serde_json::to_vec(&mine).expect("report serializes");
+                t.all_gather(bytes)
+                    .map_err(comm)?
+                    .iter()
+                    .enumerate()
+                    .map(|(r, b)| {
+                        serde_json::from_slice(b).map_err(|e| {
+                            CliError(format!("rank {r} sent an unreadable report: {e}"))
+                        })
+                    })
+                    .collect::<CliResult<Vec<RankReport>>>()?
+            }
+        };
+        let passed: u64 = reports.iter().map(|r| r.passed).sum();
+        let failed: u64 = reports.iter().map(|r| r.failed).sum();
+        if let Some(out) = out {
+            let shown: usize = reports.iter().map(|r| r.details.len()).sum();
+            for d in reports.iter().flat_map(|r| &r.details) {
+                emit(out, &format!("MISMATCH {d}"))?;
+            }
+            if failed > shown as u64 {
+                emit(
+                    out,
+                    &format!("({} more mismatches not shown)", failed - shown as u64),
+                )?;
+            }
+            for v in reports.iter().filter_map(|r| r.vcd.as_ref()) {
+                emit(out, v)?;
+            }
+            emit(out, &format!("{passed} passed, {failed} failed"))?;
+        }
+        Ok(failed > 0)
+    }
+}
+
+/// `dir/top-fail.vcd` as `dir/top-fail-rank2.vcd`.
+fn per_rank(path: &Path, rank: usize) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match path.extension() {
+        Some(e) => format!("{stem}-rank{rank}.{}", e.to_string_lossy()),
+        None => format!("{stem}-rank{rank}"),
+    };
+    path.with_file_name(name)
 }
 
 /// Progress on stderr for runs longer than two seconds: a line redrawn in place on a

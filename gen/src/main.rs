@@ -3,6 +3,7 @@
 
 mod cosim_cmd;
 mod demo;
+mod dist;
 mod golden_cmd;
 mod golden_dfix;
 mod quant_cmd;

@@ -158,10 +158,6 @@ fn bad(s: String) -> CliError {
 /// More threads than this only contend: the machines split work into at most this many parts.
 const MAX_THREADS: usize = 256;
 
-/// Data-parallel workers: threads of one process, each with a copy of the model; more than
-/// 64 on a machine of a few cores only multiplies memory.
-const MAX_WORKERS: usize = 64;
-
 /// The widest layer: 64 Ki units (a 784-65536 layer is 51 M weights).
 const MAX_WIDTH: usize = 1 << 16;
 
@@ -291,22 +287,6 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         normalize,
         seed: a.seed,
     })
-}
-
-/// This process's rank of an `mpirun` job.
-#[cfg(feature = "mpi")]
-fn mpi_transport() -> CliResult<Box<dyn lpgen_comm::Transport>> {
-    Ok(Box::new(
-        lpgen_comm::mpi::init().map_err(|e| CliError(e.to_string()))?,
-    ))
-}
-
-#[cfg(not(feature = "mpi"))]
-fn mpi_transport() -> CliResult<Box<dyn lpgen_comm::Transport>> {
-    Err(CliError(
-        "this lpgen was built without MPI: build it with `cargo build --release -p lpgen --features mpi` (docs/dist.md)"
-            .into(),
-    ))
 }
 
 /// How this run's workers cooperate (`--compress`, `--no-error-feedback`, `--double-buffer`).
@@ -455,33 +435,19 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     }
     // Data parallelism: checked before the dataset is read.
     Exchange::parse(&a.compress, !a.no_error_feedback)?;
-    let mpi = match a.dist.as_str() {
-        "local" => false,
-        "mpi" if a.workers > 1 => {
-            return Err(bad(
-                "--dist mpi takes its workers from mpirun -np K, not --workers".into(),
-            ))
-        }
-        "mpi" => true,
-        other => {
-            return Err(bad(format!(
-                "unknown --dist {other:?}: expected local or mpi"
-            )))
-        }
-    };
+    let mpi = crate::dist::is_mpi(&a.dist, a.workers)?;
     if a.compress_grad.is_some() && (mpi || a.workers > 1 || a.compress != "none") {
         return Err(bad(
             "--compress-grad simulates the exchange on one worker: with workers give --compress q8:TYPE"
                 .into(),
         ));
     }
-    let mut transport = if mpi { Some(mpi_transport()?) } else { None };
-    if !(1..=MAX_WORKERS).contains(&a.workers) {
-        return Err(bad(format!(
-            "--workers {} is out of range: give 1..={MAX_WORKERS} (threads of this process)",
-            a.workers
-        )));
-    }
+    let mut transport = if mpi {
+        Some(crate::dist::mpi_transport()?)
+    } else {
+        None
+    };
+    crate::dist::check_workers(a.workers)?;
     if (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer)
         && !matches!(a.backend.as_str(), "f32" | "golden")
     {

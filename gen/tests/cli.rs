@@ -602,6 +602,27 @@ fn cosim_refuses_bad_requests_in_one_line_with_status_2() {
             lpgen(&["cosim", "lns-add", "--format", "lns:4:4", "--vectors", "0"]),
             "at least 1",
         ),
+        (
+            lpgen(&["cosim", "lns-add", "--format", "lns:4:4", "--workers", "0"]),
+            "--workers 0 is out of range",
+        ),
+        (
+            lpgen(&["cosim", "lns-add", "--format", "lns:4:4", "--dist", "ssh"]),
+            "unknown --dist",
+        ),
+        (
+            lpgen(&[
+                "cosim",
+                "lns-add",
+                "--format",
+                "lns:4:4",
+                "--dist",
+                "mpi",
+                "--workers",
+                "2",
+            ]),
+            "takes its workers from mpirun",
+        ),
         (no_verilator, "apt-get install verilator"),
     ] {
         let err = String::from_utf8_lossy(&out.stderr);

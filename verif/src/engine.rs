@@ -68,6 +68,13 @@ pub struct Checker {
     restarts: std::collections::VecDeque<u64>,
     pub replay: Option<Replay>,
     progress: Option<Box<dyn FnMut(u64)>>,
+    /// `(rank, parts)`: run only the stretches between restart points whose number is rank
+    /// modulo parts (a distributed co-simulation's share).
+    share: Option<(u64, u64)>,
+    /// The number of the current stretch (0 before the first restart point).
+    stretch: u64,
+    /// Whether the current stretch is another rank's.
+    skipping: bool,
 }
 
 impl Checker {
@@ -112,6 +119,9 @@ impl Checker {
             restarts: Default::default(),
             replay: None,
             progress: None,
+            share: None,
+            stretch: 0,
+            skipping: false,
         })
     }
 
@@ -133,8 +143,25 @@ impl Checker {
         self.outs_n
     }
 
+    /// Runs only this rank's share of the stimuli: the stretches between restart points
+    /// numbered `rank` modulo `parts` (the first stretch, before any restart point, is rank
+    /// 0's). The stretches are independent (see [`Checker::mark_restart`]), so the K shares
+    /// together check every step once; a driver that marks no restart point runs on rank 0.
+    pub fn share(&mut self, rank: usize, parts: usize) {
+        assert!(rank < parts, "rank {rank} of {parts}");
+        self.share = Some((rank as u64, parts as u64));
+        self.skipping = rank != 0;
+    }
+
     /// The next row starts a stretch of stimuli that does not depend on earlier cycles.
     pub fn mark_restart(&mut self) {
+        if let Some((rank, parts)) = self.share {
+            self.stretch += 1;
+            self.skipping = self.stretch % parts != rank;
+            if self.skipping {
+                return;
+            }
+        }
         self.restarts.push_back(self.cycle);
     }
 
@@ -156,6 +183,9 @@ impl Checker {
     /// Applies one cycle's inputs; `want` is the result due `latency` cycles later.
     pub fn push(&mut self, ins: &[u64], want: Option<&[u64]>) {
         debug_assert_eq!(ins.len(), self.ins_n);
+        if self.skipping {
+            return;
+        }
         self.batch.extend_from_slice(ins);
         self.pend_ins.extend_from_slice(ins);
         match want {
@@ -245,6 +275,7 @@ impl Checker {
 
     /// Drains the pipeline (idle cycles until every due result was checked).
     pub fn finish(&mut self) {
+        self.skipping = false;
         let idle = vec![0u64; self.ins_n];
         for _ in 0..self.lat + 1 {
             self.push(&idle, None);

@@ -4,7 +4,8 @@
 //! four accumulations in its pipelined Kahan loop and a 1×1 lns-plain one interleaving three,
 //! and mutation tests proving the
 //! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
-//! ALU constant; every ALU opcode on every posit:8:0 operand pair.
+//! ALU constant; every ALU opcode on every posit:8:0 operand pair; and a co-simulation shared
+//! among ranks checking each step exactly once, failures included.
 
 mod common;
 
@@ -184,4 +185,42 @@ fn mutation_a_wrong_alu_constant_is_caught() {
     let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Vectors(5000), 3)).unwrap();
     assert!(r.failed > 0, "the mutant passed");
     assert!(r.details[0].contains("<-- differs"), "{}", r.details[0]);
+}
+
+/// `lpgen cosim --workers K` / `--dist mpi`: K ranks, each checking the stretches between
+/// restart points numbered rank mod K, together check every step of the one-rank run exactly
+/// once: the same passed count for a stateful unit (posit-mac from quire states, on the build
+/// of `posit_mac_posit_8_0_all_pairs_from_quire_states`), and the same failed count for the
+/// dropped-quire-bit mutant (on the build of `mutation_a_dropped_quire_bit_is_caught`).
+#[test]
+fn shared_runs_check_every_step_once() {
+    let tc = toolchain();
+    let shares = |p: &lpgen_hdl::Params, d: &lpgen_hdl::Design, parts: usize| -> (u64, u64) {
+        (0..parts)
+            .map(|rank| {
+                let mut opts = RunOptions::new(Mode::Exhaustive, 0);
+                if parts > 1 {
+                    opts.share = Some((rank, parts));
+                }
+                let r = run_design(&tc, p, d, opts).unwrap();
+                assert!(r.passed > 0, "rank {rank} of {parts} checked nothing");
+                (r.passed, r.failed)
+            })
+            .fold((0, 0), |(p, f), (rp, rf)| (p + rp, f + rf))
+    };
+    let p = params(Unit::PositMac, "posit:8:0", 7);
+    let d = generate(&p).unwrap();
+    let whole = shares(&p, &d, 1);
+    assert_eq!(whole.1, 0);
+    assert_eq!(shares(&p, &d, 3), whole, "posit-mac in 3 shares");
+    let p = params(Unit::PositMac, "posit:8:0", 0);
+    let mut d = generate(&p).unwrap();
+    mutate(
+        &mut d.verilog,
+        "else if (in_valid) quire <= quire_next;",
+        "else if (in_valid) quire <= quire_next & ~32'd1;",
+    );
+    let whole = shares(&p, &d, 1);
+    assert!(whole.1 > 100, "{whole:?}");
+    assert_eq!(shares(&p, &d, 2), whole, "the mutant in 2 shares");
 }

@@ -45,6 +45,9 @@ pub struct RunOptions {
     pub vcd: Option<PathBuf>,
     /// Called now and then with (cycles run, cycles planned).
     pub progress: Option<Box<dyn FnMut(u64, u64)>>,
+    /// `(rank, parts)`: check only this rank's share of the steps (a distributed run;
+    /// [`Checker::share`]).
+    pub share: Option<(usize, usize)>,
 }
 
 impl RunOptions {
@@ -54,6 +57,7 @@ impl RunOptions {
             seed,
             vcd: None,
             progress: None,
+            share: None,
         }
     }
 }
@@ -78,6 +82,13 @@ pub fn supported(p: &Params, mode: Mode) -> Result<()> {
     plan(p, mode).map(|_| ())
 }
 
+/// Builds (or finds in the cache) the model of `design`, so that ranks of a distributed run
+/// that start after this one load it instead of building it too.
+pub fn prepare(tc: &Toolchain, design: &Design) -> Result<()> {
+    let layout = Layout::from_manifest(&design.manifest)?;
+    tc.model(&design.verilog, &layout, false).map(drop)
+}
+
 /// Generates the design of `p` and checks it against the golden model.
 pub fn run(tc: &Toolchain, p: &Params, opts: RunOptions) -> Result<Report> {
     let d = generate(p)?;
@@ -92,8 +103,12 @@ pub fn run_design(tc: &Toolchain, p: &Params, d: &Design, mut opts: RunOptions) 
     let plan = plan(p, opts.mode)?;
     let model = tc.model(&d.verilog, &layout, false)?;
     let mut chk = Checker::new(model, &layout)?;
+    let mut total = plan.cycles;
+    if let Some((rank, parts)) = opts.share {
+        chk.share(rank, parts);
+        total = total.div_ceil(parts as u64);
+    }
     if let Some(mut f) = opts.progress.take() {
-        let total = plan.cycles;
         chk.on_progress(Box::new(move |c| f(c, total)));
     }
     let mut ctx = Ctx {

@@ -2,7 +2,7 @@
 //! only if complete (a digest over the contents ends the file) and made by the same
 //! configuration.
 //!
-//! Text: a `lpgen-checkpoint 1` line, the configuration's fingerprint, the run state, the
+//! Text: a `lpgen-checkpoint 2` line, the configuration's fingerprint, the run state, the
 //! metrics history (JSON lines), then every array of the model as hex words, and finally
 //! `end <fnv1a64 of everything before>`.
 
@@ -83,13 +83,8 @@ pub fn save<W: Word>(path: &Path, fingerprint: &str, s: &State<W>) -> Result<(),
         .map_err(|e| TrainError(format!("cannot write checkpoint {}: {e}", path.display())))
 }
 
-/// Reads a checkpoint made with `fingerprint`, whose model must have the layer shapes of
-/// `template` (checked before any array is allocated).
-pub fn load<W: Word>(
-    path: &Path,
-    fingerprint: &str,
-    template: &Model<W>,
-) -> Result<State<W>, TrainError> {
+/// The contents of a checkpoint file before its `end` line, if the digest there matches them.
+fn verified(path: &Path) -> Result<String, TrainError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| TrainError(format!("cannot read checkpoint {}: {e}", path.display())))?;
     let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
@@ -103,7 +98,108 @@ pub fn load<W: Word>(
     if last.trim_end() != want {
         return Err(bad("truncated or corrupt (digest mismatch)"));
     }
-    let mut lines = body.lines();
+    Ok(body.to_string())
+}
+
+const WORKER_MAGIC: &str = "lpgen-worker-state 1";
+
+/// Writes a data-parallel worker's own state after `epochs_done` epochs (its error-feedback
+/// residuals and AdaGrad squares, which the model does not hold) to `path`, atomically:
+/// `lpgen-worker-state 1`, the run's fingerprint, `epochs E rank R`, the arrays as hex words,
+/// and the digest line of a checkpoint.
+pub fn save_worker(
+    path: &Path,
+    fingerprint: &str,
+    epochs_done: u32,
+    rank: usize,
+    arrays: &[Vec<u64>],
+) -> Result<(), TrainError> {
+    let mut out = format!(
+        "{WORKER_MAGIC}\n{fingerprint}\nepochs {epochs_done} rank {rank}\narrays {}\n",
+        arrays.len()
+    );
+    for a in arrays {
+        words(&mut out, "a", a);
+    }
+    let digest = fnv1a64(out.bytes());
+    out.push_str(&format!("end {digest:016x}\n"));
+    lpgen_verif::tempfiles::write_atomic(path, out.as_bytes())
+        .map_err(|e| TrainError(format!("cannot write worker state {}: {e}", path.display())))
+}
+
+/// Reads the state [`save_worker`] wrote for the same run, epoch and rank; no array may
+/// exceed `max_words` (the model's largest, checked before it is allocated).
+pub fn load_worker(
+    path: &Path,
+    fingerprint: &str,
+    epochs_done: u32,
+    rank: usize,
+    max_words: usize,
+) -> Result<Vec<Vec<u64>>, TrainError> {
+    let text = verified(path)?;
+    let bad = |why: &str| {
+        TrainError(format!(
+            "worker state {} is unusable: {why}",
+            path.display()
+        ))
+    };
+    let mut lines = text.lines();
+    let mut next = || lines.next().ok_or_else(|| bad("truncated"));
+    if next()? != WORKER_MAGIC {
+        return Err(bad("not an lpgen worker state"));
+    }
+    if next()? != fingerprint {
+        return Err(bad("made by another configuration"));
+    }
+    let want = format!("epochs {epochs_done} rank {rank}");
+    let got = next()?;
+    if got != want {
+        return Err(bad(&format!(
+            "it holds {got:?}, the checkpoint needs {want:?}"
+        )));
+    }
+    let count: usize = next()?
+        .strip_prefix("arrays ")
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| bad("expected 'arrays'"))?;
+    let mut arrays = vec![];
+    for _ in 0..count.min(1 << 16) {
+        let n: usize = next()?
+            .strip_prefix("a ")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| bad("expected an array"))?;
+        if n > max_words {
+            return Err(bad(&format!(
+                "an array of {n} words, the model's largest has {max_words}"
+            )));
+        }
+        let mut v = Vec::with_capacity(n);
+        while v.len() < n {
+            for h in next()?.split(' ') {
+                v.push(u64::from_str_radix(h, 16).map_err(|_| bad("bad number"))?);
+            }
+        }
+        if v.len() != n {
+            return Err(bad("array length"));
+        }
+        arrays.push(v);
+    }
+    if arrays.len() != count {
+        return Err(bad("too many arrays"));
+    }
+    Ok(arrays)
+}
+
+/// Reads a checkpoint made with `fingerprint`, whose model must have the layer shapes of
+/// `template` (checked before any array is allocated).
+pub fn load<W: Word>(
+    path: &Path,
+    fingerprint: &str,
+    template: &Model<W>,
+) -> Result<State<W>, TrainError> {
+    let text = verified(path)?;
+    let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
+    let mut lines = text.lines();
     let mut next = || lines.next().ok_or_else(|| bad("truncated"));
     match next()? {
         MAGIC => {}

@@ -113,6 +113,44 @@ impl<'t> Worker<'t> {
         )
     }
 
+    /// The state this worker holds beyond the model (three arrays per exchanged matrix: the
+    /// worker's and the owner's residuals and the AdaGrad squares), for its checkpoint.
+    pub fn state(&self) -> Vec<Vec<u64>> {
+        self.slots
+            .iter()
+            .flat_map(|s| {
+                [
+                    s.worker_residual.clone(),
+                    s.owner_residual.clone(),
+                    s.adagrad.clone(),
+                ]
+            })
+            .collect()
+    }
+
+    /// Restores what [`Worker::state`] returned (checked against the model's shapes at the
+    /// first exchange).
+    pub fn restore(&mut self, arrays: Vec<Vec<u64>>) -> Result<(), TrainError> {
+        if arrays.len() % 3 != 0 {
+            return Err(TrainError(format!(
+                "a worker state of {} arrays: expected three per exchanged matrix",
+                arrays.len()
+            )));
+        }
+        let mut it = arrays.into_iter();
+        self.slots.clear();
+        while let (Some(worker_residual), Some(owner_residual), Some(adagrad)) =
+            (it.next(), it.next(), it.next())
+        {
+            self.slots.push(Slot {
+                worker_residual,
+                owner_residual,
+                adagrad,
+            });
+        }
+        Ok(())
+    }
+
     /// This worker's share of a minibatch of `n` samples.
     pub fn share(&self, n: usize) -> std::ops::Range<usize> {
         partition(n, self.transport.size(), self.transport.rank())
@@ -160,6 +198,16 @@ impl<'t> Worker<'t> {
                 }
                 let state = &mut self.slots[slot];
                 slot += 1;
+                // A restored state must fit the model (AdaGrad's squares start empty).
+                let n = rows * cols;
+                if state.worker_residual.len() != n
+                    || state.owner_residual.len() != rows * stripe_cols
+                    || ![0, n, rows * stripe_cols].contains(&state.adagrad.len())
+                {
+                    return Err(TrainError(format!(
+                        "the worker state of exchanged matrix {slot} does not fit a {rows} x {cols} gradient"
+                    )));
+                }
                 let mut bits: Vec<u64> = words.iter().map(|w| w.to_bits()).collect();
                 if at == Some(AdaGradAt::Local) {
                     // The mean of the K normalized sub-gradients reaches the update.

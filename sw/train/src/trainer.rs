@@ -176,12 +176,6 @@ pub fn run_worker<M: Machine>(
     report: &mut dyn FnMut(&str) -> Result<(), TrainError>,
 ) -> Result<State<M::Word>, TrainError> {
     let rank = worker.as_ref().map_or(0, |w| w.transport.rank());
-    if worker.is_some() && plan.resume {
-        return Err(TrainError(
-            "--resume with --workers is not supported yet (the workers' error-feedback state is not checkpointed)"
-                .into(),
-        ));
-    }
     std::fs::create_dir_all(&plan.out).map_err(|e| {
         TrainError(format!(
             "cannot create output directory {}: {e}",
@@ -205,8 +199,29 @@ pub fn run_worker<M: Machine>(
             .agree(&run)
             .map_err(|e| TrainError(e.to_string()))?;
     }
+    // A worker's own state (residuals, AdaGrad squares) after epoch e, one file per rank.
+    let worker_file =
+        |rank: usize, epoch: u32| plan.out.join(format!("worker-{rank}-e{epoch}.lpck"));
     let mut state = if plan.resume {
-        checkpoint::load(&ck, &fp, &Model::init(cfg))?
+        let template = Model::init(cfg);
+        let state = checkpoint::load(&ck, &fp, &template)?;
+        if let Some(w) = worker.as_deref_mut() {
+            let largest = template
+                .layers
+                .iter()
+                .map(|l| l.w.data.len())
+                .max()
+                .unwrap_or(0);
+            let path = worker_file(rank, state.epochs_done);
+            w.restore(checkpoint::load_worker(
+                &path,
+                &fp,
+                state.epochs_done,
+                rank,
+                largest,
+            )?)?;
+        }
+        state
     } else {
         State {
             epochs_done: 0,
@@ -355,10 +370,24 @@ pub fn run_worker<M: Machine>(
         state.prev_ce = Some(test_loss);
         state.history.push(m);
         state.epochs_done = epoch;
+        // Every worker's state is on disk before the checkpoint that needs it, and the
+        // previous epoch's is deleted only after it: a crash leaves a consistent pair.
+        if let Some(w) = worker.as_deref_mut() {
+            checkpoint::save_worker(&worker_file(rank, epoch), &fp, epoch, rank, &w.state())?;
+            w.transport
+                .barrier()
+                .map_err(|e| TrainError(e.to_string()))?;
+        }
         if rank == 0 {
             checkpoint::save(&ck, &fp, &state)?;
             write_results(plan, &plot_title(cfg, &backend), &state.history)?;
             report(&line)?;
+        }
+        if let Some(w) = worker.as_deref_mut() {
+            w.transport
+                .barrier()
+                .map_err(|e| TrainError(e.to_string()))?;
+            let _ = std::fs::remove_file(worker_file(rank, epoch - 1));
         }
     }
     Ok(state)

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use lpgen_comm::partition;
 use lpgen_golden::onebit::message_bytes;
 use lpgen_train::arch::Arch;
+use lpgen_train::checkpoint::State;
 use lpgen_train::config::{
     Activation, AdaGradAt, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
 };
@@ -16,6 +17,7 @@ use lpgen_train::machine::Golden;
 use lpgen_train::model::Model;
 use lpgen_train::parallel::{Exchange, Sharing, Worker};
 use lpgen_train::trainer::{self, EpochMetrics, Plan};
+use lpgen_train::TrainError;
 
 mod common;
 use common::write_dataset;
@@ -72,14 +74,30 @@ fn train_plan(
     exchange: Sharing,
     plan: &Plan,
 ) -> (Model, Vec<EpochMetrics>) {
-    let mut endpoints = lpgen_comm::local(k);
-    let mut rest = endpoints.split_off(1);
+    let mut states = try_train(cfg, data, k, exchange, plan)
+        .into_iter()
+        .map(|r| r.unwrap());
+    let first = states.next().unwrap();
+    for other in states {
+        assert_eq!(other.model, first.model, "a worker's model differs");
+    }
+    (first.model, first.history)
+}
+
+/// Every worker's outcome, in rank order.
+fn try_train(
+    cfg: &Config,
+    data: (&Dataset, &Dataset),
+    k: usize,
+    exchange: Sharing,
+    plan: &Plan,
+) -> Vec<Result<State, TrainError>> {
     std::thread::scope(|scope| {
-        let others: Vec<_> = rest
-            .iter_mut()
-            .map(|t| {
+        let workers: Vec<_> = lpgen_comm::local(k)
+            .into_iter()
+            .map(|mut t| {
                 scope.spawn(move || {
-                    let mut w = Worker::new(t, exchange);
+                    let mut w = Worker::new(&mut t, exchange);
                     trainer::run_worker(
                         &mut Golden::default(),
                         cfg,
@@ -89,26 +107,10 @@ fn train_plan(
                         Some(&mut w),
                         &mut |_| Ok(()),
                     )
-                    .unwrap()
-                    .model
                 })
             })
             .collect();
-        let mut w = Worker::new(&mut endpoints[0], exchange);
-        let state = trainer::run_worker(
-            &mut Golden::default(),
-            cfg,
-            data.0,
-            data.1,
-            plan,
-            Some(&mut w),
-            &mut |_| Ok(()),
-        )
-        .unwrap();
-        for h in others {
-            assert_eq!(h.join().unwrap(), state.model, "a worker's model differs");
-        }
-        (state.model, state.history)
+        workers.into_iter().map(|h| h.join().unwrap()).collect()
     })
 }
 
@@ -302,4 +304,61 @@ fn double_buffering_applies_each_half_one_half_late() {
     assert!(a != train_k(&cfg, data, 2, words, &out).0, "no delay");
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&ds);
+}
+
+/// `--resume` with workers: each worker's residuals and AdaGrad squares are written beside the
+/// checkpoint every epoch, so a run stopped after epoch 1 and resumed ends word for word as
+/// the uninterrupted run (K = 2, 1-bit exchange with error feedback, AdaGrad at the
+/// aggregate, whose squares live on the workers); a missing worker state is refused in one line.
+#[test]
+fn a_resumed_data_parallel_run_ends_as_the_uninterrupted_one() {
+    let ds = tmp("ds-resume");
+    write_dataset(&ds, 40);
+    let train = data::load(&ds, Split::Train).unwrap();
+    let test = data::load(&ds, Split::Test).unwrap();
+    let data = (&train, &test);
+    let mut cfg = config("posit:16:1");
+    cfg.optimizer = Optimizer::AdaGrad {
+        eps: 1e-8,
+        at: AdaGradAt::Aggregate,
+    };
+    cfg.lr = 0.05;
+    let sharing = Sharing::from(Exchange::OneBit { feedback: true });
+    let (a, b) = (tmp("resume-a"), tmp("resume-b"));
+    let run = |out: &Path, epochs, resume| {
+        let plan = Plan {
+            epochs,
+            resume,
+            ..plan(out)
+        };
+        train_plan(&cfg, data, 2, sharing, &plan)
+    };
+    let (whole, _) = run(&a, 3, false);
+    run(&b, 1, false);
+    let (resumed, history) = run(&b, 3, true);
+    assert!(whole == resumed, "the resumed run differs");
+    assert_eq!(history.len(), 3);
+    // Only the last epoch's worker states remain.
+    let mut names: Vec<String> = std::fs::read_dir(&b)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("worker-"))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["worker-0-e3.lpck", "worker-1-e3.lpck"]);
+    // A checkpoint whose worker state is gone is refused, in one line, by that worker; the
+    // other stops when its peer does (no hang).
+    std::fs::remove_file(b.join("worker-1-e3.lpck")).unwrap();
+    let plan4 = Plan {
+        epochs: 4,
+        resume: true,
+        ..plan(&b)
+    };
+    let results = try_train(&cfg, data, 2, sharing, &plan4);
+    let e = results[1].as_ref().unwrap_err().0.clone();
+    assert!(e.contains("worker-1-e3.lpck") && !e.contains('\n'), "{e}");
+    assert!(results[0].is_err(), "rank 0 went on without its peer");
+    for d in [&a, &b, &ds] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

@@ -302,12 +302,12 @@ fn sharing(a: &TrainArgs) -> CliResult<Sharing> {
 fn data_parallel<M: Machine + Send>(
     workers: usize,
     sharing: Sharing,
-    make: impl Fn() -> M + Sync,
+    make: impl Fn() -> Result<M, lpgen_train::TrainError> + Sync,
     cfg: &Config,
     (train, test): (&data::Dataset, &data::Dataset),
     plan: &Plan,
     report: &mut dyn FnMut(&str) -> Result<(), lpgen_train::TrainError>,
-) -> CliResult {
+) -> CliResult<Vec<M>> {
     let mut endpoints = lpgen_comm::local(workers);
     let mut first = endpoints.remove(0);
     std::thread::scope(|scope| {
@@ -317,7 +317,7 @@ fn data_parallel<M: Machine + Send>(
                 let make = &make;
                 scope.spawn(move || {
                     let mut worker = Worker::new(&mut t, sharing);
-                    let mut m = make();
+                    let mut m = make()?;
                     let mut quiet = |_: &str| Ok(());
                     trainer::run_worker(
                         &mut m,
@@ -327,18 +327,17 @@ fn data_parallel<M: Machine + Send>(
                         plan,
                         Some(&mut worker),
                         &mut quiet,
-                    )
-                    .map(|_| ())
+                    )?;
+                    Ok(m)
                 })
             })
             .collect();
         let mut worker = Worker::new(&mut first, sharing);
-        let mut m = make();
-        let mut results =
-            vec![
-                trainer::run_worker(&mut m, cfg, train, test, plan, Some(&mut worker), report)
-                    .map(|_| ()),
-            ];
+        let mine = make().and_then(|mut m| {
+            trainer::run_worker(&mut m, cfg, train, test, plan, Some(&mut worker), report)?;
+            Ok(m)
+        });
+        let mut results = vec![mine];
         results.extend(
             others
                 .into_iter()
@@ -347,8 +346,7 @@ fn data_parallel<M: Machine + Send>(
         // The first failure in rank order (the same options fail the same way on every rank).
         results
             .into_iter()
-            .collect::<Result<Vec<()>, _>>()
-            .map(|_| ())
+            .collect::<Result<Vec<M>, lpgen_train::TrainError>>()
             .map_err(CliError::from)
     })
 }
@@ -442,20 +440,12 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
                 .into(),
         ));
     }
-    let mut transport = if mpi {
+    let transport = if mpi {
         Some(crate::dist::mpi_transport()?)
     } else {
         None
     };
     crate::dist::check_workers(a.workers)?;
-    if (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer)
-        && !matches!(a.backend.as_str(), "f32" | "golden")
-    {
-        return Err(bad(
-            "--workers, --compress and --double-buffer run on the f32 and golden backends (the rtl backend: not yet)"
-                .into(),
-        ));
-    }
     if a.backend == "rtl" {
         // Before the dataset is read and any design is built.
         lpgen_hdl::limits::check_array(a.rows, a.cols)?;
@@ -490,85 +480,96 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
         progress: true,
     };
     let mut report = |line: &str| emit(out, line).map_err(|e| lpgen_train::TrainError(e.0));
-    let threads = a.threads.unwrap_or_else(all_cores);
-    if let Some(t) = transport.as_deref_mut() {
-        // This process is one rank of mpirun: it trains as that worker.
-        let mut worker = Worker::new(t, sharing(a)?);
-        let w = Some(&mut worker);
-        if a.backend == "f32" {
-            let mut m = Float { threads };
-            trainer::run_worker(&mut m, &cfg, &train, &test, &plan, w, &mut report)?;
-        } else {
-            let mut m = Golden {
-                threads,
-                ..Golden::new("golden", cfg.keep_bits)
-            };
-            trainer::run_worker(&mut m, &cfg, &train, &test, &plan, w, &mut report)?;
-        }
-        return Ok(());
-    }
-    if a.workers > 1 || a.compress != "none" || a.double_buffer {
-        let sharing = sharing(a)?;
-        // The workers share the cores: one machine thread each unless asked.
-        let threads = a.threads.unwrap_or(1);
-        return match a.backend.as_str() {
-            "f32" => data_parallel(
-                a.workers,
-                sharing,
-                || Float { threads },
-                &cfg,
-                (&train, &test),
-                &plan,
-                &mut report,
-            ),
-            "golden" => data_parallel(
-                a.workers,
-                sharing,
-                || Golden {
-                    threads,
-                    ..Golden::new("golden", cfg.keep_bits)
-                },
-                &cfg,
-                (&train, &test),
-                &plan,
-                &mut report,
-            ),
-            _ => unreachable!("checked before the dataset is read"),
-        };
-    }
+    let parallel = transport.is_some() || a.workers > 1 || a.compress != "none" || a.double_buffer;
+    // Data-parallel workers share the cores: one machine thread each unless asked.
+    let threads = match (a.threads, parallel) {
+        (Some(t), _) => t,
+        (None, true) => 1,
+        (None, false) => all_cores(),
+    };
     let golden = |label: &str, keep_bits| Golden {
         threads,
         ..Golden::new(label, keep_bits)
     };
+    if a.backend == "rtl" && cfg.keep_bits.is_some() {
+        return Err(bad(
+            "--keep-bits runs on --backend golden (the RTL keeps every bit)".into(),
+        ));
+    }
+    let run = Run {
+        a,
+        cfg: &cfg,
+        data: (&train, &test),
+        plan: &plan,
+        transport,
+    };
     match (a.backend.as_str(), a.check) {
-        ("rtl", check) => {
-            if cfg.keep_bits.is_some() {
-                return Err(bad(
-                    "--keep-bits runs on --backend golden (the RTL keeps every bit)".into(),
-                ));
-            }
-            let rtl = Rtl::new(a.rows, a.cols, a.lanes)?;
-            if check {
-                let mut m = Checked {
-                    dut: rtl,
-                    reference: golden("golden", None),
-                    ops: 0,
-                };
-                trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
-                eprintln!("--check: {} operations, 0 differing bits", m.ops);
-            } else {
-                let mut m = rtl;
-                trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
-            }
+        ("rtl", true) => {
+            let machines = run.train(
+                || {
+                    Ok(Checked {
+                        dut: Rtl::new(a.rows, a.cols, a.lanes)?,
+                        reference: golden("golden", None),
+                        ops: 0,
+                    })
+                },
+                &mut report,
+            )?;
+            let ops: u64 = machines.iter().map(|m| m.ops).sum();
+            eprintln!("--check: {ops} operations, 0 differing bits");
+        }
+        ("rtl", false) => {
+            run.train(|| Rtl::new(a.rows, a.cols, a.lanes), &mut report)?;
         }
         ("f32", _) => {
-            let mut m = Float { threads };
-            trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
+            run.train(|| Ok(Float { threads }), &mut report)?;
         }
         _ => {
-            let mut m = golden(&a.backend, cfg.keep_bits);
-            trainer::run(&mut m, &cfg, &train, &test, &plan, &mut report)?;
+            run.train(|| Ok(golden(&a.backend, cfg.keep_bits)), &mut report)?;
         }
     }
     Ok(())
+}
+
+/// A training run as this process takes part in it: alone, as K worker threads, or as one
+/// rank of `mpirun`.
+struct Run<'a> {
+    a: &'a TrainArgs,
+    cfg: &'a Config,
+    data: (&'a data::Dataset, &'a data::Dataset),
+    plan: &'a Plan,
+    /// This process's rank of an `mpirun` job.
+    transport: Option<Box<dyn lpgen_comm::Transport>>,
+}
+
+impl Run<'_> {
+    /// Trains on machines from `make` (one per worker of this process); returns them, in
+    /// rank order, for their counters.
+    fn train<M: Machine + Send>(
+        mut self,
+        make: impl Fn() -> Result<M, lpgen_train::TrainError> + Sync,
+        report: &mut dyn FnMut(&str) -> Result<(), lpgen_train::TrainError>,
+    ) -> CliResult<Vec<M>> {
+        let (a, cfg, (train, test), plan) = (self.a, self.cfg, self.data, self.plan);
+        if let Some(t) = self.transport.as_deref_mut() {
+            let mut worker = Worker::new(t, sharing(a)?);
+            let mut m = make()?;
+            trainer::run_worker(&mut m, cfg, train, test, plan, Some(&mut worker), report)?;
+            return Ok(vec![m]);
+        }
+        if a.workers > 1 || a.compress != "none" || a.double_buffer {
+            return data_parallel(
+                a.workers,
+                sharing(a)?,
+                make,
+                cfg,
+                (train, test),
+                plan,
+                report,
+            );
+        }
+        let mut m = make()?;
+        trainer::run(&mut m, cfg, train, test, plan, report)?;
+        Ok(vec![m])
+    }
 }

@@ -1,0 +1,294 @@
+//! Seed 001 §2.1 eq. (4) on this machine: the optimal number of data-parallel nodes
+//!
+//!   K̂ = (N/2·T_frm + C·T_post) / (T_comm/Z − T_upd)
+//!
+//! from measured costs of seed 000's 784-512-10 sigmoid MLP in f32 on one thread:
+//! - T_frm: forward and backward pass per sample (`Net::gradients` over a batch, averaged);
+//! - T_post and T_upd: one component-wise pass over the M parameters (a lane addition; the
+//!   paper's post-processing and update are such passes, memory-bound), C = 3 (momentum and
+//!   AdaGrad's accumulation and application, as the paper counts);
+//! - T_comm/Z: one exchange of the whole gradient between two workers on the local transport
+//!   (reduce-scatter and all-gather of every matrix), measured for words (Z = 1) and for the
+//!   1-bit exchange itself (its quantization's compute included, so Z is not assumed).
+//!
+//! Then it trains STEPS minibatches with K = 1 and with K = 2 workers (1-bit exchange) and
+//! prints the time per step side by side: the same run, the same load.
+//!
+//!   cargo run --release -p lpgen-train --example khat [-- STEPS]
+
+use std::path::Path;
+use std::time::Instant;
+
+use lpgen_comm::exchange;
+use lpgen_comm::{local, Transport};
+use lpgen_golden::onebit::Quantizer;
+use lpgen_golden::{AluOp, Format, SumMode};
+use lpgen_train::arch::Arch;
+use lpgen_train::config::{
+    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
+};
+use lpgen_train::data::{self, Split};
+use lpgen_train::float::Float;
+use lpgen_train::machine::{Machine, Mat};
+use lpgen_train::model::Model;
+use lpgen_train::net::Net;
+use lpgen_train::parallel::{Exchange, Worker};
+use lpgen_train::trainer::{self, Plan};
+
+/// Post-processing passes per step (momentum, AdaGrad's accumulation and its application).
+const POST_PASSES: f64 = 3.0;
+
+fn config(batch: usize) -> Config {
+    Config {
+        stages: Stages::all(Format::F32),
+        quire: false,
+        kahan: KahanPlaces::default(),
+        keep_bits: None,
+        arch: Arch::mlp((1, 28, 28), &[512], Activation::Sigmoid, 10),
+        optimizer: Optimizer::Sgd,
+        compression: Default::default(),
+        batch,
+        lr: 0.1,
+        momentum: 0.5,
+        momentum_from: 1,
+        schedule: Schedule::Fixed,
+        normalize: Normalize::PerPixel,
+        seed: 1,
+    }
+}
+
+/// The best of `reps` timings of `f`, in seconds (the least disturbed by other load).
+fn best(reps: usize, mut f: impl FnMut()) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Seconds of one exchange of every matrix of `shapes` between two workers.
+fn exchange_seconds(shapes: &[(usize, usize)], one_bit: bool, reps: usize) -> f64 {
+    let quantizer = Quantizer::new(Format::F32, SumMode::Naive).expect("f32");
+    let c = Format::F32.calc();
+    let times: Vec<f64> = std::thread::scope(|scope| {
+        let handles: Vec<_> = local(2)
+            .into_iter()
+            .map(|mut t| {
+                let quantizer = &quantizer;
+                let c = &c;
+                scope.spawn(move || {
+                    let grads: Vec<Vec<u64>> = shapes
+                        .iter()
+                        .map(|&(r, k)| {
+                            (0..r * k)
+                                .map(|i| c.from_f64(((i * 37 % 101) as f64 - 50.0) / 1e3))
+                                .collect()
+                        })
+                        .collect();
+                    let mut residuals: Vec<Vec<u64>> =
+                        grads.iter().map(|g| vec![c.zero(); g.len()]).collect();
+                    let mut owner: Vec<Vec<u64>> = shapes
+                        .iter()
+                        .map(|&(r, k)| vec![c.zero(); r * exchange::my_columns(&t, k).len()])
+                        .collect();
+                    best(reps, || {
+                        t.barrier().expect("barrier");
+                        for (i, &(rows, cols)) in shapes.iter().enumerate() {
+                            if one_bit {
+                                let (_, s) = exchange::reduce_scatter_1bit(
+                                    &mut t,
+                                    quantizer,
+                                    &grads[i],
+                                    rows,
+                                    cols,
+                                    Some(&mut residuals[i]),
+                                )
+                                .expect("exchange");
+                                exchange::all_gather_1bit(
+                                    &mut t,
+                                    quantizer,
+                                    &s,
+                                    rows,
+                                    cols,
+                                    Some(&mut owner[i]),
+                                )
+                                .expect("exchange");
+                            } else {
+                                let (_, s) = exchange::reduce_scatter_words(
+                                    &mut t,
+                                    Format::F32,
+                                    SumMode::Naive,
+                                    &grads[i],
+                                    rows,
+                                    cols,
+                                )
+                                .expect("exchange");
+                                exchange::all_gather_words(&mut t, Format::F32, &s, rows, cols)
+                                    .expect("exchange");
+                            }
+                        }
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker"))
+            .collect()
+    });
+    times.into_iter().fold(0.0, f64::max)
+}
+
+fn main() {
+    let steps: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(50);
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/mnist-10k");
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist-300");
+    let ds = if shared.is_dir() { shared } else { bundled };
+    let train = data::load(&ds, Split::Train).expect("dataset");
+    let mut test = data::load(&ds, Split::Test).expect("dataset");
+    test.truncate(20);
+
+    // T_frm: forward and backward passes of a batch of 256 on one thread, per sample.
+    let cfg = config(256);
+    let model: Model<f32> = Model::init(&cfg);
+    let pixels = |i: usize| {
+        train
+            .image(i % train.len())
+            .iter()
+            .map(|&p| p as f32 / 255.0)
+    };
+    let x = Mat {
+        rows: cfg.batch,
+        cols: train.dim,
+        data: (0..cfg.batch).flat_map(pixels).collect(),
+    };
+    let labels: Vec<u8> = (0..cfg.batch)
+        .map(|i| train.labels[i % train.len()])
+        .collect();
+    let mut machine = Float { threads: 1 };
+    let mut net = Net {
+        m: &mut machine,
+        cfg: &cfg,
+    };
+    let mut noise = cfg.stream(&[0]);
+    let t_frm = best(5, || {
+        net.gradients(&model, x.clone(), &labels, &mut noise)
+            .expect("gradients");
+    }) / cfg.batch as f64;
+    // T_post = T_upd: one lane addition over every parameter.
+    let shapes: Vec<(usize, usize)> = model
+        .layers
+        .iter()
+        .flat_map(|l| [(l.w.rows, l.w.cols), (l.b.len(), 1)])
+        .collect();
+    let m: usize = shapes.iter().map(|(r, c)| r * c).sum();
+    let a = vec![0.5f32; m];
+    let t_pass = best(20, || {
+        Float { threads: 1 }
+            .lanes(Format::F32, AluOp::Add, &a, &a)
+            .expect("lanes");
+    });
+    let t_words = exchange_seconds(&shapes, false, 20);
+    let t_one_bit = exchange_seconds(&shapes, true, 20);
+
+    println!(
+        "seed 001 eq. (4) for 784-512-10 sigmoid, f32, M = {m} parameters, one thread per node"
+    );
+    println!(
+        "  T_frm  (forward + backward, per sample)  {:>9.1} µs",
+        t_frm * 1e6
+    );
+    println!(
+        "  T_post = T_upd (one pass over M)          {:>9.1} µs",
+        t_pass * 1e6
+    );
+    println!(
+        "  T_comm, words (Z = 1), K = 2, local       {:>9.1} µs",
+        t_words * 1e6
+    );
+    println!(
+        "  T_comm, 1-bit, K = 2, local               {:>9.1} µs",
+        t_one_bit * 1e6
+    );
+    println!("  K̂ = (N/2·T_frm + C·T_post) / (T_comm/Z − T_upd), C = {POST_PASSES}:");
+    for n in [20usize, 256, 1024] {
+        let num = n as f64 / 2.0 * t_frm + POST_PASSES * t_pass;
+        let k = |t_comm: f64| {
+            let den = t_comm - t_pass;
+            if den <= 0.0 {
+                "unbounded (exchange cheaper than the update, §2.3)".to_string()
+            } else {
+                format!("{:.1}", num / den)
+            }
+        };
+        println!(
+            "    N = {n:>4}: words {:>10}   1-bit {:>10}",
+            k(t_words),
+            k(t_one_bit)
+        );
+    }
+
+    // Measured time per step, K = 1 and K = 2 (1-bit), the same minibatches.
+    let cfg = config(20);
+    let out = std::env::temp_dir().join(format!("lpgen-khat-{}", std::process::id()));
+    let plan = Plan {
+        epochs: 1,
+        max_steps: Some(steps),
+        out: out.clone(),
+        resume: false,
+        progress: false,
+    };
+    let mut sink = |_: &str| Ok(());
+    let t = Instant::now();
+    trainer::run(
+        &mut Float { threads: 1 },
+        &cfg,
+        &train,
+        &test,
+        &plan,
+        &mut sink,
+    )
+    .expect("K = 1");
+    let one = t.elapsed().as_secs_f64() / steps as f64;
+    let t = Instant::now();
+    std::thread::scope(|scope| {
+        let mut ends = local(2);
+        let mut second = ends.pop().expect("two ends");
+        let (cfg, train, test, plan) = (&cfg, &train, &test, &plan);
+        let other = scope.spawn(move || {
+            let mut w = Worker::new(&mut second, Exchange::OneBit { feedback: true });
+            let mut quiet = |_: &str| Ok(());
+            trainer::run_worker(
+                &mut Float { threads: 1 },
+                cfg,
+                train,
+                test,
+                plan,
+                Some(&mut w),
+                &mut quiet,
+            )
+            .expect("K = 2");
+        });
+        let mut w = Worker::new(&mut ends[0], Exchange::OneBit { feedback: true });
+        trainer::run_worker(
+            &mut Float { threads: 1 },
+            cfg,
+            train,
+            test,
+            plan,
+            Some(&mut w),
+            &mut sink,
+        )
+        .expect("K = 2");
+        other.join().expect("worker");
+    });
+    let two = t.elapsed().as_secs_f64() / steps as f64;
+    let _ = std::fs::remove_dir_all(&out);
+    println!("  time per step, N = 20, {steps} steps: K = 1 {:.2} ms, K = 2 (1-bit) {:.2} ms, ratio {:.2}",
+        one * 1e3, two * 1e3, one / two);
+}

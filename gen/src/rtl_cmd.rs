@@ -21,7 +21,7 @@ pub struct DesignArgs {
     /// Pipeline registers (0 = combinational)
     #[arg(long, default_value_t = 0)]
     stages: u32,
-    /// Array rows
+    /// Array rows; quant1: the longest column
     #[arg(long, default_value_t = 1)]
     rows: u32,
     /// Array columns
@@ -43,10 +43,9 @@ impl DesignArgs {
     pub fn params(&self) -> CliResult<Params> {
         let unit: Unit = self.unit.parse()?;
         let format: Format = self.format.parse()?;
-        lpgen_hdl::limits::check_array(self.rows, self.cols)?;
-        lpgen_hdl::limits::check_lanes(self.lanes)?;
         let mut p = Params::new(unit, format).stages(self.stages);
         (p.rows, p.cols, p.lanes) = (self.rows, self.cols, self.lanes);
+        lpgen_hdl::limits::check_params(&p)?;
         if let Some(pe) = &self.pe {
             p.pe = pe.parse()?;
         }

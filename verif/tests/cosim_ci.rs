@@ -2,7 +2,7 @@
 //! the full set): exhaustive lns-add and posit-add, posit-mac from quire states, a 2×3
 //! lns-kahan array with K in chunks and smaller shapes, a 2×2 lns-kahan array interleaving
 //! four accumulations in its pipelined Kahan loop and a 1×1 lns-plain one interleaving three,
-//! and mutation tests proving the
+//! a quant1 column unit on every column of up to 3 fix:1:1 words, and mutation tests proving the
 //! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
 //! ALU constant; every ALU opcode on every posit:8:0 operand pair; and a co-simulation shared
 //! among ranks checking each step exactly once, failures included.
@@ -223,4 +223,23 @@ fn shared_runs_check_every_step_once() {
     let whole = shares(&p, &d, 1);
     assert!(whole.1 > 100, "{whole:?}");
     assert_eq!(shares(&p, &d, 2), whole, "the mutant in 2 shares");
+}
+
+#[test]
+fn quant1_fix_1_1_every_column_of_up_to_3_words_and_a_tie_rounding_mutant() {
+    let tc = toolchain();
+    let mut p = params(Unit::Quant1, "fix:1:1", 1);
+    p.rows = 3;
+    // Every (g, r) pair in every position: 64 + 64^2 + 64^3 columns, each word compared in
+    // both passes (bit, r_out, both means).
+    let r = check(&tc, &p, Mode::Exhaustive, 0);
+    assert_eq!(r.passed, 2 * 64 + 4 * 4096 + 6 * 262_144);
+    check(&tc, &p, Mode::Vectors(50_000), 0x0b17);
+    // Ties of sum / count rounded up instead of to even: the means of ±0.5 per word differ.
+    let mut d = generate(&p).unwrap();
+    mutate(&mut d.verilog, "& quotient[0]", "& 1'b1");
+    let m = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
+    assert!(m.failed > 1000, "{} failed", m.failed);
+    assert!(m.details[0].contains("<-- differs"), "{}", m.details[0]);
+    eprintln!("what a user sees of the first mismatch:\n{}", m.details[0]);
 }

@@ -9,6 +9,8 @@ pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
 mod lns;
 mod posit;
+mod quant1;
+pub use quant1::quant1_gap;
 
 use std::fmt;
 
@@ -35,10 +37,11 @@ pub enum Unit {
     Alu,
     Vector,
     Array,
+    Quant1,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 10] = [
+    pub const ALL: [Unit; 11] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -49,6 +52,7 @@ impl Unit {
         Unit::Alu,
         Unit::Vector,
         Unit::Array,
+        Unit::Quant1,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).
@@ -138,7 +142,7 @@ pub struct Params {
     pub format: Format,
     /// Pipeline registers (0 = combinational).
     pub stages: u32,
-    /// Array rows and columns (array only).
+    /// Array rows and columns (array only); `rows` is also quant1's longest column.
     pub rows: u32,
     pub cols: u32,
     /// Lanes (vector only).
@@ -224,6 +228,9 @@ pub fn top_name(p: &Params) -> String {
     if e.takes(Opt::Lanes) {
         extra = format!("_l{}", p.lanes);
     }
+    if e.takes(Opt::Rows) {
+        extra = format!("_r{}", p.rows);
+    }
     let to = match p.to {
         Some(t) if e.takes(Opt::To) && t != p.format => {
             format!("_to_{}", t.to_string().replace(':', "_"))
@@ -284,7 +291,7 @@ fn parameters(p: &Params) -> Parameters {
     let array = e.takes(Opt::Array);
     Parameters {
         stages: p.stages,
-        rows: array.then_some(p.rows),
+        rows: (array || e.takes(Opt::Rows)).then_some(p.rows),
         cols: array.then_some(p.cols),
         pe: array.then(|| p.pe.name().to_string()),
         accumulations: array.then(|| array::array_accumulations(p)),
@@ -327,8 +334,7 @@ fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
 
 /// Generates the design `p` selects.
 pub fn generate(p: &Params) -> Result<Design, GenError> {
-    crate::limits::check_array(p.rows, p.cols)?;
-    crate::limits::check_lanes(p.lanes)?;
+    crate::limits::check_params(p)?;
     let e = entry(p.unit);
     let max = (e.max_stages)(p);
     if p.stages > max {
@@ -366,6 +372,11 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
                             `latency` cycles after the step marked last (docs/rtl.md)."
                     .into()
             }
+            Unit::Quant1 => format!(
+                "Ports: clk, synchronous active-high rst; a column streams in twice (replay = 0, \
+                 then 1), the second pass {} cycles after the last word (docs/rtl.md).",
+                quant1::quant1_gap(p.format)
+            ),
             _ => {
                 "Ports: clk, synchronous active-high rst, in_valid -> out_valid after the latency."
                     .into()

@@ -8,7 +8,7 @@
 //! Verilator runtime: `verif`'s `drivers::plan` matches on [`Unit`] without a catch-all, so a
 //! unit without a driver does not compile.
 
-use super::{alu, array, fix, lns, posit, Built, GenError, Params, Unit};
+use super::{alu, array, fix, lns, posit, quant1, Built, GenError, Params, Unit};
 
 /// A design option of `lpgen rtl` besides `--format` and `--stages` (which every unit takes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +19,8 @@ pub enum Opt {
     Lanes,
     /// `--to`: the conversion format of an ALU lane.
     To,
+    /// `--rows`: the longest column of a column unit (quant1).
+    Rows,
 }
 
 /// One unit's entry.
@@ -61,7 +63,7 @@ fn lane_stages(p: &Params) -> u32 {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 10] = [
+pub static UNITS: [UnitEntry; 11] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -153,6 +155,16 @@ pub static UNITS: [UnitEntry; 10] = [
         build: array::array,
         grid: array::grid,
     },
+    UnitEntry {
+        unit: Unit::Quant1,
+        name: "quant1",
+        help: "1-bit quantizer with error feedback for a column of up to --rows fix words \
+               (seed 001): sign bits, the two side means, new residuals",
+        options: &[Opt::Rows],
+        max_stages: |_| quant1::STAGES,
+        build: quant1::quant1,
+        grid: quant1::grid,
+    },
 ];
 
 /// The entry of `unit`.
@@ -206,6 +218,7 @@ mod tests {
             (Unit::Alu, "posit:8:0"),
             (Unit::Alu, "fix:3:4"),
             (Unit::Vector, "posit:8:0"),
+            (Unit::Quant1, "fix:3:4"),
         ] {
             cases.push(Params::new(u, f.parse().unwrap()));
         }

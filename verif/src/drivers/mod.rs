@@ -15,6 +15,7 @@ mod array;
 mod binary;
 mod kahan;
 mod mac;
+mod quant1;
 pub(crate) mod words;
 
 pub use array::Pes;
@@ -202,6 +203,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
         Unit::Array => array::plan(p, mode),
         Unit::Alu | Unit::Vector => alu::plan(p, mode),
+        Unit::Quant1 => quant1::plan(p, mode),
     }
 }
 
@@ -221,7 +223,9 @@ struct Describer {
 }
 
 /// Ports that carry format words (buses of them for the array).
-const WORD_PORTS: [&str; 7] = ["a", "b", "y", "sum", "a_in", "b_in", "c_out"];
+const WORD_PORTS: [&str; 12] = [
+    "a", "b", "y", "sum", "a_in", "b_in", "c_out", "g", "r", "r_out", "neg", "pos",
+];
 
 impl Describer {
     fn new(f: Format, layout: &Layout) -> Describer {

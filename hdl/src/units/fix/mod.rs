@@ -67,7 +67,7 @@ fn rne_shr(m: &mut Module, prefix: &str, x: &E, sh: u32) -> E {
 }
 
 /// Two's-complement `r` (wider than `w`) saturated to `w` bits: (word, saturated).
-fn saturate(m: &mut Module, prefix: &str, r: &E, w: u32) -> (E, E) {
+pub(crate) fn saturate(m: &mut Module, prefix: &str, r: &E, w: u32) -> (E, E) {
     let qw = r.width;
     // It fits a word when the bits above the word's sign bit repeat it.
     let top = r.bits(qw - 1, w - 1);

@@ -1,0 +1,268 @@
+//! `quant1`: seed 001's 1-bit quantizer with error feedback for one column of `fix:I:F`
+//! gradient words, bit for bit the golden `lpgen_golden::onebit::Quantizer::column` with the
+//! `quire` sum mode (the exact sum fix training uses). Rules: docs/formats.md, "`1bit`";
+//! ports and timing: docs/rtl.md, "`quant1`".
+//!
+//! The column streams through twice, one word per cycle, from the host's gradient and
+//! residual memories:
+//! - pass 1 (`replay` = 0, `first` on the first word, `last` on the last): v = g + r
+//!   (saturated, the format's addition), `bit` = v ≥ 0, and v is added exactly into the sum
+//!   and count of its side;
+//! - after `last` the two means are divided out by two sequential restoring dividers (one
+//!   module, [`mean_divider`], instantiated for each side): W + 1 cycles;
+//! - pass 2 (`replay` = 1, the same g and r again): `r_out` = v − the mean of v's side.
+//!
+//! Replaying the column instead of buffering v keeps the unit free of a rows × W memory: the
+//! host holds g and r in memory anyway, and recomputing v costs one adder.
+//!
+//! Widths: a side's sum takes W + ⌈log2 rows⌉ bits (rows words of at least −2^(W−1) each),
+//! a count ⌊log2 rows⌋ + 1 bits. The golden quire sum of fix words is exact and saturated
+//! once to a word, so the divider saturates the sum first; the mean is that word divided by
+//! the count, rounded to nearest even (no saturation: |sum / n| ≤ |sum|), and zero for n = 0.
+
+use std::rc::Rc;
+
+use lpgen_golden::{FixFormat, Format};
+
+use super::fix::saturate;
+use super::{finish, start, Built, GenError, Params, Unit};
+use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule};
+
+/// Candidate stage boundaries: after v = g + r and its bit.
+pub(crate) const STAGES: u32 = 1;
+
+/// Bits of an unsigned number up to `n`.
+fn bits_for(n: u32) -> u32 {
+    (32 - n.leading_zeros()).max(1)
+}
+
+/// ⌈log2 n⌉ for n ≥ 1.
+fn log2_ceil(n: u32) -> u32 {
+    32 - (n - 1).leading_zeros()
+}
+
+/// The widths of a side's sum and count for columns of up to `rows` words of `f`.
+pub(crate) fn sum_count_widths(f: FixFormat, rows: u32) -> (u32, u32) {
+    (f.width() + log2_ceil(rows), bits_for(rows))
+}
+
+/// Cycles from the last word of pass 1 entering to the first word of pass 2 (or of the next
+/// column) that may enter: the launch cycle and W division steps, then one more.
+pub fn quant1_gap(f: Format) -> u32 {
+    f.width() + 2
+}
+
+fn quant1_format(p: &Params) -> Result<FixFormat, GenError> {
+    match p.format {
+        // fix:0:F has no word 1: the golden quire "sum" multiplies by its largest word
+        // instead, which is not a sum; refused rather than copied.
+        Format::Fix(f) if f.int_bits >= 1 => Ok(f),
+        Format::Fix(f) => Err(GenError(format!(
+            "quant1 needs at least one integer bit, not {} (the golden quire sum of fix:0:F \
+             scales by its largest word, as 1 is not a word; use e.g. fix:1:{})",
+            p.format,
+            f.frac_bits.saturating_sub(1).max(1)
+        ))),
+        other => Err(GenError(format!(
+            "quant1 is built for fix formats (e.g. fix:7:8), not {other}"
+        ))),
+    }
+}
+
+pub(crate) fn quant1(p: &Params) -> Result<Built, GenError> {
+    let f = quant1_format(p)?;
+    crate::limits::check_column_rows(p.rows)?;
+    let w = f.width();
+    let (sum_w, count_w) = sum_count_widths(f, p.rows);
+    let (mut m, valid) = start(p, STAGES)?;
+    let replay = m.input("replay", 1);
+    let first = m.input("first", 1);
+    let last = m.input("last", 1);
+    let g = m.input("g", w);
+    let r = m.input("r", w);
+    // v = g + r exactly in one more bit, then saturated: the format's addition.
+    let v_exact = m.wire("v_exact", &g.sext(w + 1).add(&r.sext(w + 1)));
+    let (v, _) = saturate(&mut m, "v_", &v_exact, w);
+    let v = m.wire("v", &v);
+    let bit = m.wire("bit_pos", &v.msb().not());
+    m.stage();
+
+    let accumulate = m.wire("accumulate", &valid.and(&replay.not()));
+    let v_wide = v.sext(sum_w);
+    let mut sides = vec![];
+    for (side, on_side) in [("pos", bit.clone()), ("neg", bit.not())] {
+        let sum = m.state(&format!("sum_{side}"), sum_w, Some(0));
+        let count = m.state(&format!("count_{side}"), count_w, Some(0));
+        // `first` starts the column's sums from this word.
+        let sum_base = mux(&first, &konst(sum_w, 0), &sum);
+        let addend = mux(&on_side, &v_wide, &konst(sum_w, 0));
+        let sum_next = m.wire(&format!("sum_{side}_next"), &sum_base.add(&addend));
+        m.drive(&sum, &sum_next, Some(&accumulate));
+        let count_base = mux(&first, &konst(count_w, 0), &count);
+        let count_next = count_base.add(&on_side.zext(count_w));
+        m.drive(&count, &count_next, Some(&accumulate));
+        sides.push((side, sum, count));
+    }
+    // The dividers start the cycle after the last word is accumulated, from the registers.
+    let launch = m.state("launch", 1, Some(0));
+    let launch_next = m.wire("launch_next", &accumulate.and(&last));
+    m.drive(&launch, &launch_next, None);
+    let div = mean_divider(&m, f, p.rows)?;
+    let mut dividers = vec![];
+    for (side, sum, count) in &sides {
+        let inputs = [("start", &launch), ("sum", sum), ("count", count)];
+        dividers.push(m.instance(&div, &format!("mean_{side}"), &inputs));
+    }
+    let (pos, neg) = (dividers[0].port("mean"), dividers[1].port("mean"));
+    // Both run in step; either's busy would do, and using both leaves no output unread.
+    let busy = dividers[0].port("busy").or(&dividers[1].port("busy"));
+    // Pass 2 subtracts the mean of v's side; pass 1 subtracts nothing (r_out = v).
+    let mean = mux(&bit, &pos, &neg);
+    let subtrahend = m.wire("subtrahend", &mux(&replay, &mean, &konst(w, 0)));
+    let r_exact = m.wire("r_exact", &v.sext(w + 1).sub(&subtrahend.sext(w + 1)));
+    let (r_out, _) = saturate(&mut m, "r_", &r_exact, w);
+    m.output("onebit", &bit);
+    m.output("r_out", &r_out);
+    m.output("neg", &neg);
+    m.output("pos", &pos);
+    m.output("busy", &busy);
+    finish(m, &valid, vec![])
+}
+
+/// The mean divider `lpgen_quant1_mean_fix_I_F_rROWS`: on `start` it loads `sum` (saturated
+/// to a word, as the golden quire sum is) and `count`, then runs W restoring steps, one
+/// quotient bit per cycle, on the magnitude; `mean` is the quotient rounded to nearest even
+/// with the sum's sign (zero for count 0) and is stable from W + 1 cycles after `start` until
+/// the next `start`. `busy` is high in the start cycle and while steps remain.
+fn mean_divider(m: &Module, f: FixFormat, rows: u32) -> Result<Rc<SubModule>, GenError> {
+    let w = f.width();
+    let (sum_w, count_w) = sum_count_widths(f, rows);
+    let name = format!(
+        "lpgen_quant1_mean_fix_{}_{}_r{rows}",
+        f.int_bits, f.frac_bits
+    );
+    m.define(&name, StagePlan::none(), |d| {
+        d.header.push(format!(
+            "The mean of one side of a quant1 column of up to {rows} {} words; docs/rtl.md, quant1.",
+            Format::Fix(f)
+        ));
+        d.input("clk", 1);
+        d.input("rst", 1);
+        let start = d.input("start", 1);
+        let sum = d.input("sum", sum_w);
+        let count = d.input("count", count_w);
+        let (word, _) = saturate(d, "sum_", &sum, w);
+        let word = d.wire("sum_word", &word);
+        // |word| in W unsigned bits: 2^(W−1), of the most negative word, fits.
+        let magnitude = d.wire(
+            "magnitude",
+            &mux(&word.msb(), &konst(w, 0).sub(&word), &word),
+        );
+        let steps_w = bits_for(w);
+        let quotient = d.state("quotient", w, Some(0));
+        let remainder = d.state("remainder", count_w, Some(0));
+        let divisor = d.state("divisor", count_w, Some(0));
+        let negative = d.state("negative", 1, Some(0));
+        let steps = d.state("steps", steps_w, Some(0));
+        let running = d.wire("running", &steps.any());
+        let busy = d.wire("busy_now", &start.or(&running));
+        // One restoring step: the dividend's next bit (the quotient register's top, as it
+        // shifts) joins the remainder; the divisor is subtracted where it fits.
+        let shifted = d.wire("shifted", &cat(&[remainder.clone(), quotient.msb()]));
+        let divisor_wide = divisor.zext(count_w + 1);
+        let fits = d.wire("fits", &shifted.ge(&divisor_wide));
+        let reduced = mux(&fits, &shifted.sub(&divisor_wide), &shifted);
+        let remainder_next = reduced.low(count_w);
+        let quotient_next = cat(&[quotient.low(w - 1), fits.clone()]);
+        d.drive(
+            &quotient,
+            &mux(&start, &magnitude, &quotient_next),
+            Some(&busy),
+        );
+        d.drive(
+            &remainder,
+            &mux(&start, &konst(count_w, 0), &remainder_next),
+            Some(&busy),
+        );
+        d.drive(&divisor, &count, Some(&start));
+        d.drive(&negative, &word.msb(), Some(&start));
+        let steps_next = mux(
+            &start,
+            &konst(steps_w, u128::from(w)),
+            &steps.sub(&konst(steps_w, 1)),
+        );
+        d.drive(&steps, &steps_next, Some(&busy));
+        // Round to nearest, ties to even: twice the remainder against the divisor.
+        let twice = cat(&[remainder.clone(), konst(1, 0)]);
+        let tie = twice.eq(&divisor_wide);
+        let up = d.wire(
+            "round_up",
+            &twice.gt(&divisor_wide).or(&tie.and(&quotient.bit(0))),
+        );
+        let rounded = d.wire("rounded", &quotient.add(&up.zext(w)));
+        let signed = mux(&negative, &konst(w, 0).sub(&rounded), &rounded);
+        let empty = divisor.any().not();
+        d.output("mean", &mux(&empty, &konst(w, 0), &signed));
+        d.output("busy", &busy);
+        Ok(())
+    })
+}
+
+/// The quant1 designs of the lint grid: the shortest column, a power of two, a length that
+/// is not one, and the longest allowed, at both stage counts.
+pub(crate) fn grid(full: bool) -> Vec<Params> {
+    let cases: &[(&str, u32)] = if full {
+        &[
+            ("fix:1:1", 1),
+            ("fix:2:2", 3),
+            ("fix:3:4", 2),
+            ("fix:7:8", 784),
+            ("fix:7:8", 1024),
+            ("fix:15:16", 65536),
+            ("fix:30:1", 65536),
+        ]
+    } else {
+        &[("fix:1:1", 1), ("fix:3:4", 3), ("fix:7:8", 1024)]
+    };
+    let mut g = vec![];
+    for &(f, rows) in cases {
+        for s in 0..=STAGES {
+            let mut p = Params::new(Unit::Quant1, f.parse().expect("grid format")).stages(s);
+            p.rows = rows;
+            g.push(p);
+        }
+    }
+    g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_bound_the_longest_column() {
+        let f = FixFormat::new(7, 8).unwrap();
+        assert_eq!(sum_count_widths(f, 1), (16, 1));
+        assert_eq!(sum_count_widths(f, 784), (26, 10));
+        assert_eq!(sum_count_widths(f, 1024), (26, 11));
+        assert_eq!(sum_count_widths(f, 65536), (32, 17));
+        // rows words of the most negative word fit the sum exactly.
+        for rows in [1u32, 2, 3, 784, 1024, 65536] {
+            let (sum_w, _) = sum_count_widths(f, rows);
+            let most = i128::from(rows) * -(1i128 << 15);
+            assert!(most >= -(1i128 << (sum_w - 1)), "{rows}");
+        }
+    }
+
+    #[test]
+    fn refusals_are_one_line() {
+        for (f, want) in [
+            ("fix:0:4", "at least one integer bit"),
+            ("posit:8:0", "fix formats"),
+        ] {
+            let p = Params::new(Unit::Quant1, f.parse().unwrap());
+            let e = quant1(&p).err().expect(f).0;
+            assert!(e.contains(want) && !e.contains('\n'), "{e}");
+        }
+    }
+}

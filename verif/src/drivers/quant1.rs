@@ -1,0 +1,278 @@
+//! `quant1`: columns streamed through twice (docs/rtl.md, "`quant1`"), checked against
+//! `lpgen_golden::onebit::Quantizer::column` with the quire (exact) sum. Every word's output is
+//! compared in full: in pass 1 the bit, v = g + r on `r_out` and the previous column's means
+//! (still held); in pass 2 the bit, the new residual and this column's two means; `busy` low.
+//!
+//! Random mode: columns of length 1..=rows of mixed signs, all non-negative, all negative,
+//! zeros, extreme (saturating) words, small integers (rounding ties) and zero residuals, with
+//! bubbles carrying garbage, longer gaps, and columns without pass 2 (no error feedback).
+//! Exhaustive mode: every column of every length 1..=rows whose elements take every (g, r)
+//! pair, for formats and lengths where that is at most 2^21 columns (fix:1:1 with rows 3,
+//! fix:2:2 with rows 2).
+
+use lpgen_golden::onebit::Quantizer;
+use lpgen_golden::{Bits, FixFormat, Format, SumMode};
+use lpgen_hdl::units::quant1_gap;
+use lpgen_hdl::Params;
+
+use super::{no_exhaustive, Ctx, Mode, Plan};
+use crate::rng::Rng;
+use crate::{Result, VerifError};
+
+/// The most columns an exhaustive run enumerates (about 10 cycles each).
+const MAX_EXHAUSTIVE_COLUMNS: u128 = 1 << 21;
+
+fn fix_format(p: &Params) -> Result<FixFormat> {
+    match p.format {
+        Format::Fix(f) if f.int_bits >= 1 => Ok(f),
+        _ => Err(VerifError(format!(
+            "quant1 is checked on fix formats with at least one integer bit, not {}",
+            p.format
+        ))),
+    }
+}
+
+/// Columns of every length 1..=rows with every (g, r) pair per element.
+fn exhaustive_columns(f: FixFormat, rows: u32) -> u128 {
+    let pairs = 1u128 << (2 * f.width());
+    let mut total = 0u128;
+    let mut of_len = 1u128;
+    for _ in 0..rows {
+        of_len = of_len.saturating_mul(pairs);
+        total = total.saturating_add(of_len);
+    }
+    total
+}
+
+pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
+    let f = fix_format(p)?;
+    match mode {
+        Mode::Exhaustive => {
+            let columns = exhaustive_columns(f, p.rows);
+            if columns > MAX_EXHAUSTIVE_COLUMNS {
+                return Err(no_exhaustive(
+                    p,
+                    &format!(
+                        "every column of up to {} (g, r) pairs is {columns} columns, over the \
+                         {MAX_EXHAUSTIVE_COLUMNS} an exhaustive run takes",
+                        p.rows
+                    ),
+                ));
+            }
+            let per_column = 2 * u128::from(p.rows) + u128::from(quant1_gap(p.format));
+            Ok(Plan {
+                cycles: (columns * per_column) as u64,
+                drive,
+            })
+        }
+        Mode::Vectors(n) => Ok(Plan { cycles: n, drive }),
+    }
+}
+
+/// Input and output slots of the unit's ports.
+struct Slots {
+    valid: usize,
+    replay: usize,
+    first: usize,
+    last: usize,
+    g: usize,
+    r: usize,
+    onebit: usize,
+    r_out: usize,
+    neg: usize,
+    pos: usize,
+}
+
+/// Feeds columns and keeps the means the unit holds.
+struct Feeder<'c, 'a> {
+    ctx: &'c mut Ctx<'a>,
+    q: Quantizer,
+    s: Slots,
+    mask: u64,
+    ins: Vec<u64>,
+    want: Vec<u64>,
+    /// The means the unit shows: the last divided column's (zero after reset).
+    held: (Bits, Bits),
+}
+
+impl Feeder<'_, '_> {
+    /// One idle cycle with garbage (from `rng`) on every input but `in_valid`.
+    fn idle(&mut self, rng: Option<&mut Rng>) {
+        self.ins.fill(0);
+        if let Some(rng) = rng {
+            for slot in [self.s.replay, self.s.first, self.s.last] {
+                self.ins[slot] = rng.below(2);
+            }
+            self.ins[self.s.g] = rng.next_u64() & self.mask;
+            self.ins[self.s.r] = rng.next_u64() & self.mask;
+        }
+        self.ctx.chk.push(&self.ins, None);
+    }
+
+    /// One word of a pass, and the result due for it.
+    fn word(&mut self, replay: bool, first: bool, last: bool, g: Bits, r: Bits, out: (bool, Bits)) {
+        self.ins.fill(0);
+        self.ins[self.s.valid] = 1;
+        self.ins[self.s.replay] = replay as u64;
+        self.ins[self.s.first] = first as u64;
+        self.ins[self.s.last] = last as u64;
+        self.ins[self.s.g] = g;
+        self.ins[self.s.r] = r;
+        self.want.fill(0);
+        self.want[self.s.onebit] = out.0 as u64;
+        self.want[self.s.r_out] = out.1;
+        self.want[self.s.neg] = self.held.0;
+        self.want[self.s.pos] = self.held.1;
+        self.ctx.chk.push(&self.ins, Some(&self.want));
+    }
+
+    /// Streams one column: pass 1, the wait for the dividers, and pass 2 if `replay`. With
+    /// `rng`, bubbles and longer gaps are mixed in, and pass 2's `first`/`last` are garbage
+    /// (the unit ignores them there).
+    fn column(&mut self, g: &[Bits], r: &[Bits], replay: bool, mut rng: Option<&mut Rng>) {
+        let c = self.q.calc();
+        let v: Vec<Bits> = g.iter().zip(r).map(|(&g, &r)| c.add(g, r)).collect();
+        let mut residual = r.to_vec();
+        let mut bits = vec![0u32; g.len().div_ceil(32)];
+        let rec = self.q.column(g, Some(&mut residual), &mut bits);
+        let bit = |i: usize| bits[i / 32] >> (i % 32) & 1 == 1;
+        let n = g.len();
+        for i in 0..n {
+            if let Some(rng) = rng.as_deref_mut() {
+                if rng.below(8) == 0 {
+                    self.idle(Some(rng));
+                }
+            }
+            self.word(false, i == 0, i + 1 == n, g[i], r[i], (bit(i), v[i]));
+        }
+        self.held = (rec.neg, rec.pos);
+        let mut gap = quant1_gap(self.ctx.p.format) - 1;
+        if let Some(rng) = rng.as_deref_mut() {
+            gap += rng.below(3) as u32;
+        }
+        for _ in 0..gap {
+            self.idle(rng.as_deref_mut());
+        }
+        if !replay {
+            return;
+        }
+        for i in 0..n {
+            let (mut first, mut last) = (false, false);
+            if let Some(rng) = rng.as_deref_mut() {
+                if rng.below(8) == 0 {
+                    self.idle(Some(rng));
+                }
+                (first, last) = (rng.coin(), rng.coin());
+            }
+            self.word(true, first, last, g[i], r[i], (bit(i), residual[i]));
+        }
+    }
+}
+
+/// A random column's words: (g, r).
+fn random_column(f: FixFormat, rows: u32, rng: &mut Rng) -> (Vec<Bits>, Vec<Bits>) {
+    let n = match rng.below(8) {
+        0 => 1,
+        1 => rows as usize,
+        _ => 1 + rng.below(u64::from(rows)) as usize,
+    };
+    let mask = (1u64 << f.width()) - 1;
+    let (min, max) = (f.min_int(), f.max_int());
+    let int = |x: i64| (x as u64) & mask;
+    let kind = rng.below(7);
+    let word = |rng: &mut Rng| -> Bits {
+        let any = rng.next_u64() & mask;
+        match kind {
+            0 => any,
+            // Non-negative words: every v is on the 1 side (saturating at the top).
+            1 => any >> 1,
+            // Negative words: every v is on the 0 side.
+            2 => (any >> 1) | (1 << (f.width() - 1)),
+            3 => 0,
+            4 => int(rng.pick(&[min, min + 1, -1, 0, 1, max - 1, max])),
+            // Small integers: sums divide with ties.
+            5 => int(rng.below(9) as i64 - 4),
+            _ => any,
+        }
+    };
+    let g: Vec<Bits> = (0..n).map(|_| word(rng)).collect();
+    let r: Vec<Bits> = (0..n)
+        .map(|_| if kind == 6 { 0 } else { word(rng) })
+        .collect();
+    (g, r)
+}
+
+fn drive(ctx: &mut Ctx) -> Result<()> {
+    let f = fix_format(ctx.p)?;
+    let l = ctx.layout;
+    let s = Slots {
+        valid: l.slot("in_valid")?,
+        replay: l.slot("replay")?,
+        first: l.slot("first")?,
+        last: l.slot("last")?,
+        g: l.slot("g")?,
+        r: l.slot("r")?,
+        onebit: l.slot("onebit")?,
+        r_out: l.slot("r_out")?,
+        neg: l.slot("neg")?,
+        pos: l.slot("pos")?,
+    };
+    let q = Quantizer::new(Format::Fix(f), SumMode::Quire)
+        .map_err(|e| VerifError(format!("internal: {e}")))?;
+    let (ins, want) = (vec![0u64; l.in_slots], vec![0u64; l.out_slots]);
+    let (mode, seed, rows) = (ctx.mode, ctx.seed, ctx.p.rows);
+    let zero = q.calc().zero();
+    let mut feed = Feeder {
+        ctx,
+        q,
+        s,
+        mask: (1u64 << f.width()) - 1,
+        ins,
+        want,
+        held: (zero, zero),
+    };
+    match mode {
+        Mode::Vectors(n) => {
+            let mut rng = Rng(seed);
+            while feed.ctx.chk.cycle() < n {
+                let (g, r) = random_column(f, rows, &mut rng);
+                let replay = rng.below(6) != 0;
+                feed.column(&g, &r, replay, Some(&mut rng));
+            }
+        }
+        Mode::Exhaustive => {
+            let w = f.width();
+            let pair_bits = 2 * w;
+            for n in 1..=rows as usize {
+                let columns = 1u64 << (pair_bits as usize * n);
+                let (mut g, mut r) = (vec![0; n], vec![0; n]);
+                for k in 0..columns {
+                    for i in 0..n {
+                        let pair = k >> (pair_bits as usize * i);
+                        g[i] = pair & feed.mask;
+                        r[i] = (pair >> w) & feed.mask;
+                    }
+                    feed.column(&g, &r, true, None);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exhaustive_sizes() {
+        let f = |s: &str| match s.parse().unwrap() {
+            Format::Fix(f) => f,
+            _ => unreachable!(),
+        };
+        assert_eq!(exhaustive_columns(f("fix:1:1"), 3), 64 + 4096 + 262_144);
+        assert_eq!(exhaustive_columns(f("fix:2:2"), 2), 1024 + (1 << 20));
+        assert!(exhaustive_columns(f("fix:2:2"), 3) > MAX_EXHAUSTIVE_COLUMNS);
+        assert_eq!(exhaustive_columns(f("fix:15:16"), 65536), u128::MAX);
+    }
+}

@@ -3,7 +3,7 @@
 # exhaustive posit <= 8 bits (both standards, several es, :u), all pairs of lns:5:6, lns:4:4
 # and lns:3:5, posit-mac and fix-mac from quire states, random + corner cases for posit 16/32,
 # lns:5:10 and fix, lns-kahan, arrays of every PE kind and several shapes, alu lanes (every
-# opcode on every pair of small formats) and vectors; every stage
+# opcode on every pair of small formats) and vectors, quant1 columns; every stage
 # count each generator offers. Verilator models are cached (LPGEN_CACHE), so a rerun is fast.
 #   scripts/cosim-full.sh            # everything (about 125 Verilator builds: an hour or more uncached)
 #   SEED=0x1234 scripts/cosim-full.sh  # other random stimuli (default seed below)
@@ -119,6 +119,21 @@ cosim alu --format fix:15:16 --to fix:7:8 --stages 2 --vectors "$VECTORS" --seed
 cosim vector --format lns:5:6 --lanes 4 --stages 3 --vectors 200000 --seed "$SEED"
 cosim vector --format posit:8 --to posit:16 --lanes 16 --stages 1 --vectors 200000 --seed "$SEED"
 cosim vector --format fix:7:8 --lanes 16 --stages 0 --vectors 200000 --seed "$SEED"
+
+# quant1 (1-bit quantizer with error feedback): every column of every length up to the rows
+# bound with every (g, r) pair (fix:1:1 up to 3 rows, fix:2:2 up to 2), both stage counts;
+# random columns for MNIST-sized columns (784 and 1024 rows), the widest words and the
+# longest column.
+for s in $(stages 1); do
+  cosim quant1 --format fix:1:1 --rows 3 --stages $s --exhaustive
+  cosim quant1 --format fix:2:2 --rows 2 --stages $s --exhaustive
+  cosim quant1 --format fix:3:4 --rows 5 --stages $s --vectors "$VECTORS" --seed "$SEED"
+  cosim quant1 --format fix:7:8 --rows 1024 --stages $s --vectors "$VECTORS" --seed "$SEED"
+done
+cosim quant1 --format fix:1:1 --rows 1 --stages 0 --exhaustive
+cosim quant1 --format fix:7:8 --rows 784 --stages 1 --vectors "$VECTORS" --seed "$SEED"
+cosim quant1 --format fix:30:1 --rows 33 --stages 1 --vectors "$VECTORS" --seed "$SEED"
+cosim quant1 --format fix:15:16 --rows 65536 --stages 1 --vectors "$VECTORS" --seed "$SEED"
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done

@@ -177,12 +177,42 @@ fn finding_2_sizes_have_limits_checked_before_any_work() {
             vec!["array", "--format", "posit:8:0", "--rows", "0"],
             "--rows 0: must be at least 1",
         ),
+        (
+            vec!["quant1", "--format", "fix:7:8", "--rows", "65537"],
+            "--rows 65537 is over the limit of 65536: ",
+        ),
+        (
+            vec!["quant1", "--format", "fix:7:8", "--rows", "0"],
+            "--rows 0: must be at least 1",
+        ),
+        (
+            vec!["quant1", "--format", "posit:8:0", "--rows", "4"],
+            "quant1 is built for fix formats",
+        ),
+        (
+            vec!["quant1", "--format", "fix:0:4", "--rows", "4"],
+            "quant1 needs at least one integer bit",
+        ),
     ] {
         let mut a = vec!["rtl"];
         a.extend(args);
         a.extend(["--out", o]);
         refused(&a, b"", needle);
     }
+    // An exhaustive quant1 run too large to enumerate is refused before any build.
+    refused(
+        &[
+            "cosim",
+            "quant1",
+            "--format",
+            "fix:2:2",
+            "--rows",
+            "3",
+            "--exhaustive",
+        ],
+        b"",
+        "--exhaustive is not available for quant1 on fix:2:2",
+    );
     // --out is checked before the design is generated (an lns-kahan 16x16 takes seconds).
     let file = out.join("a-file");
     std::fs::write(&file, b"").unwrap();

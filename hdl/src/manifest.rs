@@ -114,6 +114,9 @@ mod tests {
         let mut array = Params::new(Unit::Array, f("lns:5:6"));
         (array.rows, array.cols, array.pe) = (2, 3, PeKind::LnsPlain);
         v.push(array);
+        let mut quant1 = Params::new(Unit::Quant1, f("fix:7:8")).stages(1);
+        quant1.rows = 784;
+        v.push(quant1);
         v
     }
 
@@ -133,8 +136,10 @@ mod tests {
             // Only the parameters of the unit's registry options are listed.
             let params = &v["parameters"];
             let array = p.unit == Unit::Array;
-            assert_eq!(m.parameters.rows, array.then_some(p.rows), "{}", d.top);
-            for key in ["rows", "cols", "pe", "accumulations"] {
+            let with_rows = array || p.unit == Unit::Quant1;
+            assert_eq!(m.parameters.rows, with_rows.then_some(p.rows), "{}", d.top);
+            assert_eq!(params.get("rows").is_some(), with_rows, "rows in {}", d.top);
+            for key in ["cols", "pe", "accumulations"] {
                 assert_eq!(params.get(key).is_some(), array, "{key} in {}", d.top);
             }
             assert_eq!(params.get("lanes").is_some(), p.unit == Unit::Vector);

@@ -9,7 +9,7 @@
 //!   (saturated, the format's addition), `bit` = v ≥ 0, and v is added exactly into the sum
 //!   and count of its side;
 //! - after `last` the two means are divided out by two sequential restoring dividers (one
-//!   module, [`mean_divider`], instantiated for each side): W + 1 cycles;
+//!   module, [`mean_divider`], instantiated for each side): W + 2 cycles;
 //! - pass 2 (`replay` = 1, the same g and r again): `r_out` = v − the mean of v's side.
 //!
 //! Replaying the column instead of buffering v keeps the unit free of a rows × W memory: the
@@ -47,9 +47,9 @@ pub(crate) fn sum_count_widths(f: FixFormat, rows: u32) -> (u32, u32) {
 }
 
 /// Cycles from the last word of pass 1 entering to the first word of pass 2 (or of the next
-/// column) that may enter: the launch cycle and W division steps, then one more.
+/// column) that may enter: the launch cycle, W division steps, the rounding cycle, then one.
 pub fn quant1_gap(f: Format) -> u32 {
-    f.width() + 2
+    f.width() + 3
 }
 
 fn quant1_format(p: &Params) -> Result<FixFormat, GenError> {
@@ -131,9 +131,10 @@ pub(crate) fn quant1(p: &Params) -> Result<Built, GenError> {
 
 /// The mean divider `lpgen_quant1_mean_fix_I_F_rROWS`: on `start` it loads `sum` (saturated
 /// to a word, as the golden quire sum is) and `count`, then runs W restoring steps, one
-/// quotient bit per cycle, on the magnitude; `mean` is the quotient rounded to nearest even
-/// with the sum's sign (zero for count 0) and is stable from W + 1 cycles after `start` until
-/// the next `start`. `busy` is high in the start cycle and while steps remain.
+/// quotient bit per cycle, on the magnitude, then loads the register `mean` with the quotient
+/// rounded to nearest even with the sum's sign (zero for count 0): it holds the new mean from
+/// W + 2 cycles after `start` until the next division ends. `busy` is high in the start cycle
+/// and while steps remain.
 fn mean_divider(m: &Module, f: FixFormat, rows: u32) -> Result<Rc<SubModule>, GenError> {
     let w = f.width();
     let (sum_w, count_w) = sum_count_widths(f, rows);
@@ -158,14 +159,18 @@ fn mean_divider(m: &Module, f: FixFormat, rows: u32) -> Result<Rc<SubModule>, Ge
             "magnitude",
             &mux(&word.msb(), &konst(w, 0).sub(&word), &word),
         );
-        let steps_w = bits_for(w);
+        // Steps W + 1 .. 2 divide, step 1 loads the mean register.
+        let steps_w = bits_for(w + 1);
         let quotient = d.state("quotient", w, Some(0));
         let remainder = d.state("remainder", count_w, Some(0));
         let divisor = d.state("divisor", count_w, Some(0));
         let negative = d.state("negative", 1, Some(0));
         let steps = d.state("steps", steps_w, Some(0));
+        let mean = d.state("mean_q", w, Some(0));
         let running = d.wire("running", &steps.any());
         let busy = d.wire("busy_now", &start.or(&running));
+        let dividing = d.wire("dividing", &running.and(&steps.eq_k(1).not()));
+        let load = d.wire("load", &start.or(&dividing));
         // One restoring step: the dividend's next bit (the quotient register's top, as it
         // shifts) joins the remainder; the divisor is subtracted where it fits.
         let shifted = d.wire("shifted", &cat(&[remainder.clone(), quotient.msb()]));
@@ -177,32 +182,39 @@ fn mean_divider(m: &Module, f: FixFormat, rows: u32) -> Result<Rc<SubModule>, Ge
         d.drive(
             &quotient,
             &mux(&start, &magnitude, &quotient_next),
-            Some(&busy),
+            Some(&load),
         );
         d.drive(
             &remainder,
             &mux(&start, &konst(count_w, 0), &remainder_next),
-            Some(&busy),
+            Some(&load),
         );
         d.drive(&divisor, &count, Some(&start));
         d.drive(&negative, &word.msb(), Some(&start));
         let steps_next = mux(
             &start,
-            &konst(steps_w, u128::from(w)),
+            &konst(steps_w, u128::from(w + 1)),
             &steps.sub(&konst(steps_w, 1)),
         );
         d.drive(&steps, &steps_next, Some(&busy));
-        // Round to nearest, ties to even: twice the remainder against the divisor.
+        // Round to nearest, ties to even: twice the remainder against the divisor. The mean
+        // is registered, so that pass 2's subtraction does not start behind this logic.
         let twice = cat(&[remainder.clone(), konst(1, 0)]);
         let tie = twice.eq(&divisor_wide);
         let up = d.wire(
             "round_up",
             &twice.gt(&divisor_wide).or(&tie.and(&quotient.bit(0))),
         );
-        let rounded = d.wire("rounded", &quotient.add(&up.zext(w)));
-        let signed = mux(&negative, &konst(w, 0).sub(&rounded), &rounded);
+        // ±(quotient + up) in one adder: −(q + up) = ~q + (1 − up).
+        let flip = negative.sext(w);
+        let signed = d.wire(
+            "signed_mean",
+            &quotient.xor(&flip).add(&up.xor(&negative).zext(w)),
+        );
         let empty = divisor.any().not();
-        d.output("mean", &mux(&empty, &konst(w, 0), &signed));
+        let finished = d.wire("finished", &steps.eq_k(1));
+        d.drive(&mean, &mux(&empty, &konst(w, 0), &signed), Some(&finished));
+        d.output("mean", &mean);
         d.output("busy", &busy);
         Ok(())
     })

@@ -443,7 +443,7 @@ fn golden(r: &mut Rng) -> (Vec<OsString>, Vec<u8>) {
 /// One `lpgen rtl …` argument vector.
 fn rtl(r: &mut Rng) -> Vec<OsString> {
     use Family::*;
-    const UNITS: [(&str, &[Family]); 10] = [
+    const UNITS: [(&str, &[Family]); 11] = [
         ("lns-mul", &[Lns]),
         ("lns-add", &[Lns]),
         ("lns-kahan", &[Lns]),
@@ -454,6 +454,7 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("alu", &[Lns, Posit, Fix]),
         ("vector", &[Lns, Posit, Fix]),
         ("array", &[Lns, Posit, Fix]),
+        ("quant1", &[Fix]),
     ];
     let (unit, families) = r.pick(&UNITS);
     let family = r.pick(families);

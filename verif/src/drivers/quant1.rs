@@ -6,6 +6,8 @@
 //! Random mode: columns of length 1..=rows of mixed signs, all non-negative, all negative,
 //! zeros, extreme (saturating) words, small integers (rounding ties) and zero residuals, with
 //! bubbles carrying garbage, longer gaps, and columns without pass 2 (no error feedback).
+//! Restart points (for `cosim --workers K`) are a cycle of `rst` before a column: about one
+//! column in 8 in random mode, every 64th in exhaustive mode.
 //! Exhaustive mode: every column of every length 1..=rows whose elements take every (g, r)
 //! pair, for formats and lengths where that is at most 2^21 columns (fix:1:1 with rows 3,
 //! fix:2:2 with rows 2).
@@ -21,6 +23,9 @@ use crate::{Result, VerifError};
 
 /// The most columns an exhaustive run enumerates (about 10 cycles each).
 const MAX_EXHAUSTIVE_COLUMNS: u128 = 1 << 21;
+
+/// Columns between the restart points of an exhaustive run (a distributed run's stretches).
+const RESTART_COLUMNS: u64 = 64;
 
 fn fix_format(p: &Params) -> Result<FixFormat> {
     match p.format {
@@ -71,6 +76,7 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
 
 /// Input and output slots of the unit's ports.
 struct Slots {
+    rst: usize,
     valid: usize,
     replay: usize,
     first: usize,
@@ -93,9 +99,29 @@ struct Feeder<'c, 'a> {
     want: Vec<u64>,
     /// The means the unit shows: the last divided column's (zero after reset).
     held: (Bits, Bits),
+    /// Rows pushed (the checker's cycle stops where a distributed run skips a stretch).
+    rows: u64,
 }
 
 impl Feeder<'_, '_> {
+    fn push(&mut self, due: bool) {
+        self.rows += 1;
+        let want = due.then_some(&self.want[..]);
+        self.ctx.chk.push(&self.ins, want);
+    }
+
+    /// A restart point: one cycle of `rst`, after which nothing depends on earlier columns
+    /// (the held means are zero again), so a distributed run may check the stretch from here
+    /// on a model of its own.
+    fn restart(&mut self) {
+        self.ctx.chk.mark_restart();
+        self.ins.fill(0);
+        self.ins[self.s.rst] = 1;
+        self.push(false);
+        let zero = self.q.calc().zero();
+        self.held = (zero, zero);
+    }
+
     /// One idle cycle with garbage (from `rng`) on every input but `in_valid`.
     fn idle(&mut self, rng: Option<&mut Rng>) {
         self.ins.fill(0);
@@ -106,7 +132,7 @@ impl Feeder<'_, '_> {
             self.ins[self.s.g] = rng.next_u64() & self.mask;
             self.ins[self.s.r] = rng.next_u64() & self.mask;
         }
-        self.ctx.chk.push(&self.ins, None);
+        self.push(false);
     }
 
     /// One word of a pass, and the result due for it.
@@ -123,7 +149,7 @@ impl Feeder<'_, '_> {
         self.want[self.s.r_out] = out.1;
         self.want[self.s.neg] = self.held.0;
         self.want[self.s.pos] = self.held.1;
-        self.ctx.chk.push(&self.ins, Some(&self.want));
+        self.push(true);
     }
 
     /// Streams one column: pass 1, the wait for the dividers, and pass 2 if `replay`. With
@@ -206,6 +232,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     let f = fix_format(ctx.p)?;
     let l = ctx.layout;
     let s = Slots {
+        rst: l.slot("rst")?,
         valid: l.slot("in_valid")?,
         replay: l.slot("replay")?,
         first: l.slot("first")?,
@@ -230,11 +257,16 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         ins,
         want,
         held: (zero, zero),
+        rows: 0,
     };
     match mode {
         Mode::Vectors(n) => {
             let mut rng = Rng(seed);
-            while feed.ctx.chk.cycle() < n {
+            while feed.rows < n {
+                // Most columns follow one whose means the unit still shows; some start anew.
+                if rng.below(8) == 0 {
+                    feed.restart();
+                }
                 let (g, r) = random_column(f, rows, &mut rng);
                 let replay = rng.below(6) != 0;
                 feed.column(&g, &r, replay, Some(&mut rng));
@@ -247,6 +279,9 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 let columns = 1u64 << (pair_bits as usize * n);
                 let (mut g, mut r) = (vec![0; n], vec![0; n]);
                 for k in 0..columns {
+                    if k % RESTART_COLUMNS == 0 {
+                        feed.restart();
+                    }
                     for i in 0..n {
                         let pair = k >> (pair_bits as usize * i);
                         g[i] = pair & feed.mask;

@@ -186,8 +186,8 @@ fn finding_2_sizes_have_limits_checked_before_any_work() {
             "--rows 0: must be at least 1",
         ),
         (
-            vec!["quant1", "--format", "posit:8:0", "--rows", "4"],
-            "quant1 is built for fix formats",
+            vec!["quant1", "--format", "lns:5:6", "--rows", "4"],
+            "quant1 is built for fix and posit formats",
         ),
         (
             vec!["quant1", "--format", "fix:0:4", "--rows", "4"],

@@ -454,7 +454,7 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("alu", &[Lns, Posit, Fix]),
         ("vector", &[Lns, Posit, Fix]),
         ("array", &[Lns, Posit, Fix]),
-        ("quant1", &[Fix]),
+        ("quant1", &[Fix, Posit]),
     ];
     let (unit, families) = r.pick(&UNITS);
     let family = r.pick(families);

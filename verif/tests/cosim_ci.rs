@@ -2,7 +2,8 @@
 //! the full set): exhaustive lns-add and posit-add, posit-mac from quire states, a 2×3
 //! lns-kahan array with K in chunks and smaller shapes, a 2×2 lns-kahan array interleaving
 //! four accumulations in its pipelined Kahan loop and a 1×1 lns-plain one interleaving three,
-//! a quant1 column unit on every column of up to 3 fix:1:1 words, and mutation tests proving the
+//! a quant1 column unit on every column of up to 3 fix:1:1 words and random posit:5:0 columns,
+//! and mutation tests proving the
 //! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
 //! ALU constant; every ALU opcode on every posit:8:0 operand pair; and a co-simulation shared
 //! among ranks checking each step exactly once, failures included.
@@ -226,7 +227,7 @@ fn shared_runs_check_every_step_once() {
 }
 
 #[test]
-fn quant1_fix_1_1_every_column_of_up_to_3_words_and_a_tie_rounding_mutant() {
+fn quant1_fix_1_1_every_column_of_up_to_3_words_posit_5_0_columns_and_two_mutants() {
     let tc = toolchain();
     let mut p = params(Unit::Quant1, "fix:1:1", 1);
     p.rows = 3;
@@ -259,4 +260,17 @@ fn quant1_fix_1_1_every_column_of_up_to_3_words_and_a_tie_rounding_mutant() {
         }
         assert_eq!((sum_passed, sum_failed), (passed, failed));
     }
+    // Posits: quire sums and the posit mean divider on random columns of up to 3 posit:5:0
+    // words; a divider that drops its sticky bit (the remainder of sum / 3) is caught.
+    let mut p = params(Unit::Quant1, "posit:5:0", 0);
+    p.rows = 3;
+    check(&tc, &p, Mode::Vectors(100_000), 0x9051);
+    let mut d = generate(&p).unwrap();
+    mutate(
+        &mut d.verilog,
+        "assign sticky = (|remainder);",
+        "assign sticky = 1'b0;",
+    );
+    let m = run_design(&tc, &p, &d, RunOptions::new(Mode::Vectors(100_000), 0x9051)).unwrap();
+    assert!(m.failed > 100, "{} failed", m.failed);
 }

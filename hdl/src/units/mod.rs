@@ -375,7 +375,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
             Unit::Quant1 => format!(
                 "Ports: clk, synchronous active-high rst; a column streams in twice (replay = 0, \
                  then 1), the second pass {} cycles after the last word (docs/rtl.md).",
-                quant1::quant1_gap(p.format)
+                quant1::quant1_gap(p)
             ),
             _ => {
                 "Ports: clk, synchronous active-high rst, in_valid -> out_valid after the latency."

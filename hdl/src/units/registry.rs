@@ -158,10 +158,10 @@ pub static UNITS: [UnitEntry; 11] = [
     UnitEntry {
         unit: Unit::Quant1,
         name: "quant1",
-        help: "1-bit quantizer with error feedback for a column of up to --rows fix words \
-               (seed 001): sign bits, the two side means, new residuals",
+        help: "1-bit quantizer with error feedback for a column of up to --rows fix or posit \
+               words (seed 001): sign bits, the two side means, new residuals",
         options: &[Opt::Rows],
-        max_stages: |_| quant1::STAGES,
+        max_stages: quant1::max_stages,
         build: quant1::quant1,
         grid: quant1::grid,
     },
@@ -219,6 +219,7 @@ mod tests {
             (Unit::Alu, "fix:3:4"),
             (Unit::Vector, "posit:8:0"),
             (Unit::Quant1, "fix:3:4"),
+            (Unit::Quant1, "posit:8:0"),
         ] {
             cases.push(Params::new(u, f.parse().unwrap()));
         }

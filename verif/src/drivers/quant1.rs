@@ -13,7 +13,7 @@
 //! fix:2:2 with rows 2).
 
 use lpgen_golden::onebit::Quantizer;
-use lpgen_golden::{Bits, FixFormat, Format, SumMode};
+use lpgen_golden::{Bits, Calc, Format, SumMode};
 use lpgen_hdl::units::quant1_gap;
 use lpgen_hdl::Params;
 
@@ -27,19 +27,22 @@ const MAX_EXHAUSTIVE_COLUMNS: u128 = 1 << 21;
 /// Columns between the restart points of an exhaustive run (a distributed run's stretches).
 const RESTART_COLUMNS: u64 = 64;
 
-fn fix_format(p: &Params) -> Result<FixFormat> {
+/// The format's word width, if quant1 takes it (fix with an integer bit, posits).
+fn word_width(p: &Params) -> Result<u32> {
     match p.format {
-        Format::Fix(f) if f.int_bits >= 1 => Ok(f),
+        Format::Fix(f) if f.int_bits >= 1 => Ok(f.width()),
+        Format::Posit(f) => Ok(f.n),
         _ => Err(VerifError(format!(
-            "quant1 is checked on fix formats with at least one integer bit, not {}",
+            "quant1 is checked on fix formats with at least one integer bit and on posits, \
+             not {}",
             p.format
         ))),
     }
 }
 
 /// Columns of every length 1..=rows with every (g, r) pair per element.
-fn exhaustive_columns(f: FixFormat, rows: u32) -> u128 {
-    let pairs = 1u128 << (2 * f.width());
+fn exhaustive_columns(width: u32, rows: u32) -> u128 {
+    let pairs = 1u128 << (2 * width);
     let mut total = 0u128;
     let mut of_len = 1u128;
     for _ in 0..rows {
@@ -50,10 +53,10 @@ fn exhaustive_columns(f: FixFormat, rows: u32) -> u128 {
 }
 
 pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
-    let f = fix_format(p)?;
+    let width = word_width(p)?;
     match mode {
         Mode::Exhaustive => {
-            let columns = exhaustive_columns(f, p.rows);
+            let columns = exhaustive_columns(width, p.rows);
             if columns > MAX_EXHAUSTIVE_COLUMNS {
                 return Err(no_exhaustive(
                     p,
@@ -64,7 +67,7 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
                     ),
                 ));
             }
-            let per_column = 2 * u128::from(p.rows) + u128::from(quant1_gap(p.format));
+            let per_column = 2 * u128::from(p.rows) + u128::from(quant1_gap(p));
             Ok(Plan {
                 cycles: (columns * per_column) as u64,
                 drive,
@@ -172,7 +175,7 @@ impl Feeder<'_, '_> {
             self.word(false, i == 0, i + 1 == n, g[i], r[i], (bit(i), v[i]));
         }
         self.held = (rec.neg, rec.pos);
-        let mut gap = quant1_gap(self.ctx.p.format) - 1;
+        let mut gap = quant1_gap(self.ctx.p) - 1;
         if let Some(rng) = rng.as_deref_mut() {
             gap += rng.below(3) as u32;
         }
@@ -196,15 +199,16 @@ impl Feeder<'_, '_> {
 }
 
 /// A random column's words: (g, r).
-fn random_column(f: FixFormat, rows: u32, rng: &mut Rng) -> (Vec<Bits>, Vec<Bits>) {
+fn random_column(c: &Calc, width: u32, rows: u32, rng: &mut Rng) -> (Vec<Bits>, Vec<Bits>) {
     let n = match rng.below(8) {
         0 => 1,
         1 => rows as usize,
         _ => 1 + rng.below(u64::from(rows)) as usize,
     };
-    let mask = (1u64 << f.width()) - 1;
-    let (min, max) = (f.min_int(), f.max_int());
-    let int = |x: i64| (x as u64) & mask;
+    let mask = (1u64 << width) - 1;
+    let top = 1u64 << (width - 1);
+    // Words as two's-complement patterns (fix: the extremes; posit: NaR, ±maxpos, ±minpos).
+    let extremes = [top, top + 1, mask, 0, 1, top - 2, top - 1];
     let kind = rng.below(7);
     let word = |rng: &mut Rng| -> Bits {
         let any = rng.next_u64() & mask;
@@ -213,11 +217,11 @@ fn random_column(f: FixFormat, rows: u32, rng: &mut Rng) -> (Vec<Bits>, Vec<Bits
             // Non-negative words: every v is on the 1 side (saturating at the top).
             1 => any >> 1,
             // Negative words: every v is on the 0 side.
-            2 => (any >> 1) | (1 << (f.width() - 1)),
+            2 => (any >> 1) | top,
             3 => 0,
-            4 => int(rng.pick(&[min, min + 1, -1, 0, 1, max - 1, max])),
+            4 => rng.pick(&extremes),
             // Small integers: sums divide with ties.
-            5 => int(rng.below(9) as i64 - 4),
+            5 => c.from_f64(rng.below(9) as f64 - 4.0),
             _ => any,
         }
     };
@@ -229,7 +233,7 @@ fn random_column(f: FixFormat, rows: u32, rng: &mut Rng) -> (Vec<Bits>, Vec<Bits
 }
 
 fn drive(ctx: &mut Ctx) -> Result<()> {
-    let f = fix_format(ctx.p)?;
+    let width = word_width(ctx.p)?;
     let l = ctx.layout;
     let s = Slots {
         rst: l.slot("rst")?,
@@ -244,16 +248,17 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         neg: l.slot("neg")?,
         pos: l.slot("pos")?,
     };
-    let q = Quantizer::new(Format::Fix(f), SumMode::Quire)
+    let q = Quantizer::new(ctx.p.format, SumMode::Quire)
         .map_err(|e| VerifError(format!("internal: {e}")))?;
     let (ins, want) = (vec![0u64; l.in_slots], vec![0u64; l.out_slots]);
     let (mode, seed, rows) = (ctx.mode, ctx.seed, ctx.p.rows);
     let zero = q.calc().zero();
+    let calc = *q.calc();
     let mut feed = Feeder {
         ctx,
         q,
         s,
-        mask: (1u64 << f.width()) - 1,
+        mask: (1u64 << width) - 1,
         ins,
         want,
         held: (zero, zero),
@@ -267,13 +272,13 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 if rng.below(8) == 0 {
                     feed.restart();
                 }
-                let (g, r) = random_column(f, rows, &mut rng);
+                let (g, r) = random_column(&calc, width, rows, &mut rng);
                 let replay = rng.below(6) != 0;
                 feed.column(&g, &r, replay, Some(&mut rng));
             }
         }
         Mode::Exhaustive => {
-            let w = f.width();
+            let w = width;
             let pair_bits = 2 * w;
             for n in 1..=rows as usize {
                 let columns = 1u64 << (pair_bits as usize * n);
@@ -301,13 +306,9 @@ mod tests {
 
     #[test]
     fn exhaustive_sizes() {
-        let f = |s: &str| match s.parse().unwrap() {
-            Format::Fix(f) => f,
-            _ => unreachable!(),
-        };
-        assert_eq!(exhaustive_columns(f("fix:1:1"), 3), 64 + 4096 + 262_144);
-        assert_eq!(exhaustive_columns(f("fix:2:2"), 2), 1024 + (1 << 20));
-        assert!(exhaustive_columns(f("fix:2:2"), 3) > MAX_EXHAUSTIVE_COLUMNS);
-        assert_eq!(exhaustive_columns(f("fix:15:16"), 65536), u128::MAX);
+        assert_eq!(exhaustive_columns(3, 3), 64 + 4096 + 262_144);
+        assert_eq!(exhaustive_columns(5, 2), 1024 + (1 << 20));
+        assert!(exhaustive_columns(5, 3) > MAX_EXHAUSTIVE_COLUMNS);
+        assert_eq!(exhaustive_columns(32, 65536), u128::MAX);
     }
 }

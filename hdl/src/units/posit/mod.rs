@@ -13,8 +13,8 @@
 //!
 //! `nar` is high when `y` is NaR. All units accept one operation per cycle.
 
-mod decode;
-mod encode;
+pub(crate) mod decode;
+pub(crate) mod encode;
 mod lane;
 mod quire;
 

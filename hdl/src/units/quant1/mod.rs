@@ -1,31 +1,35 @@
-//! `quant1`: seed 001's 1-bit quantizer with error feedback for one column of `fix:I:F`
-//! gradient words, bit for bit the golden `lpgen_golden::onebit::Quantizer::column` with the
-//! `quire` sum mode (the exact sum fix training uses). Rules: docs/formats.md, "`1bit`";
-//! ports and timing: docs/rtl.md, "`quant1`".
+//! `quant1`: seed 001's 1-bit quantizer with error feedback for one column of `fix:I:F` or
+//! posit gradient words, bit for bit the golden `lpgen_golden::onebit::Quantizer::column`
+//! with the `quire` sum mode (the exact sum fix training uses; the quire for posits). Rules:
+//! docs/formats.md, "`1bit`"; ports and timing: docs/rtl.md, "`quant1`".
 //!
 //! The column streams through twice, one word per cycle, from the host's gradient and
 //! residual memories:
-//! - pass 1 (`replay` = 0, `first` on the first word, `last` on the last): v = g + r
-//!   (saturated, the format's addition), `bit` = v ≥ 0, and v is added exactly into the sum
-//!   and count of its side;
+//! - pass 1 (`replay` = 0, `first` on the first word, `last` on the last): v = g + r (the
+//!   format's addition), `bit` = v ≥ 0, and v is added exactly into the sum (fix: a wide
+//!   register; posit: a quire, the array PE's) and the count of its side;
 //! - after `last` the two means are divided out by two sequential restoring dividers (one
-//!   module, [`mean_divider`], instantiated for each side): W + 2 cycles;
+//!   module, [`mean_divider`] or [`posit_mean::divider`], instantiated for each side): the
+//!   division steps + 2 cycles;
 //! - pass 2 (`replay` = 1, the same g and r again): `r_out` = v − the mean of v's side.
 //!
 //! Replaying the column instead of buffering v keeps the unit free of a rows × W memory: the
 //! host holds g and r in memory anyway, and recomputing v costs one adder.
 //!
-//! Widths: a side's sum takes W + ⌈log2 rows⌉ bits (rows words of at least −2^(W−1) each),
-//! a count ⌊log2 rows⌋ + 1 bits. The golden quire sum of fix words is exact and saturated
-//! once to a word, so the divider saturates the sum first; the mean is that word divided by
-//! the count, rounded to nearest even (no saturation: |sum / n| ≤ |sum|), and zero for n = 0.
+//! Fix widths: a side's sum takes W + ⌈log2 rows⌉ bits (rows words of at least −2^(W−1)
+//! each), a count ⌊log2 rows⌋ + 1 bits. The golden quire sum of fix words is exact and
+//! saturated once to a word, so the divider saturates the sum first; the mean is that word
+//! divided by the count, rounded to nearest even (no saturation: |sum / n| ≤ |sum|), and zero
+//! for n = 0.
 
 use std::rc::Rc;
 
-use lpgen_golden::{FixFormat, Format};
+use lpgen_golden::{FixFormat, Format, PositFormat};
+
+mod posit_mean;
 
 use super::fix::saturate;
-use super::{finish, start, Built, GenError, Params, Unit};
+use super::{finish, posit, start, Built, GenError, Params, PeIo, Unit};
 use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule};
 
 /// Candidate stage boundaries: after v = g + r and its bit.
@@ -46,68 +50,121 @@ pub(crate) fn sum_count_widths(f: FixFormat, rows: u32) -> (u32, u32) {
     (f.width() + log2_ceil(rows), bits_for(rows))
 }
 
-/// Cycles from the last word of pass 1 entering to the first word of pass 2 (or of the next
-/// column) that may enter: the launch cycle, W division steps, the rounding cycle, then one.
-pub fn quant1_gap(f: Format) -> u32 {
-    f.width() + 3
+/// Division steps of the mean dividers of `p` (0 for a format quant1 does not take).
+fn divider_steps(p: &Params) -> u32 {
+    match p.format {
+        Format::Fix(f) => f.width(),
+        Format::Posit(f) => posit_mean::steps(f, p.rows),
+        _ => 0,
+    }
 }
 
-fn quant1_format(p: &Params) -> Result<FixFormat, GenError> {
+/// Cycles from the last word of pass 1 entering to the first word of pass 2 (or of the next
+/// column) that may enter: the launch cycle, the division steps (W for fix, D for posits),
+/// the rounding cycle, then one.
+pub fn quant1_gap(p: &Params) -> u32 {
+    divider_steps(p) + 3
+}
+
+/// The words quant1 works on.
+#[derive(Clone, Copy)]
+enum Words {
+    Fix(FixFormat),
+    Posit(PositFormat),
+}
+
+fn quant1_format(p: &Params) -> Result<Words, GenError> {
     match p.format {
         // fix:0:F has no word 1: the golden quire "sum" multiplies by its largest word
         // instead, which is not a sum; refused rather than copied.
-        Format::Fix(f) if f.int_bits >= 1 => Ok(f),
+        Format::Fix(f) if f.int_bits >= 1 => Ok(Words::Fix(f)),
         Format::Fix(f) => Err(GenError(format!(
             "quant1 needs at least one integer bit, not {} (the golden quire sum of fix:0:F \
              scales by its largest word, as 1 is not a word; use e.g. fix:1:{})",
             p.format,
             f.frac_bits.saturating_sub(1).max(1)
         ))),
+        Format::Posit(f) => Ok(Words::Posit(f)),
         other => Err(GenError(format!(
-            "quant1 is built for fix formats (e.g. fix:7:8), not {other}"
+            "quant1 is built for fix and posit formats (e.g. fix:7:8, posit:16:1), not {other}"
         ))),
     }
 }
 
+/// The most stages of `p`: fix has a boundary after v; posits are combinational for now.
+pub(crate) fn max_stages(p: &Params) -> u32 {
+    match p.format {
+        Format::Posit(_) => 0,
+        _ => STAGES,
+    }
+}
+
 pub(crate) fn quant1(p: &Params) -> Result<Built, GenError> {
-    let f = quant1_format(p)?;
+    let words = quant1_format(p)?;
     crate::limits::check_column_rows(p.rows)?;
-    let w = f.width();
-    let (sum_w, count_w) = sum_count_widths(f, p.rows);
-    let (mut m, valid) = start(p, STAGES)?;
+    let w = p.format.width();
+    let count_w = bits_for(p.rows);
+    let (mut m, valid) = start(p, max_stages(p))?;
     let replay = m.input("replay", 1);
     let first = m.input("first", 1);
     let last = m.input("last", 1);
     let g = m.input("g", w);
     let r = m.input("r", w);
-    // v = g + r exactly in one more bit, then saturated: the format's addition.
-    let v_exact = m.wire("v_exact", &g.sext(w + 1).add(&r.sext(w + 1)));
-    let (v, _) = saturate(&mut m, "v_", &v_exact, w);
+    let zero = konst(1, 0);
+    // v = g + r, the format's addition (fix: exact in one more bit, then saturated).
+    let v = match words {
+        Words::Fix(_) => {
+            let v_exact = m.wire("v_exact", &g.sext(w + 1).add(&r.sext(w + 1)));
+            saturate(&mut m, "v_", &v_exact, w).0
+        }
+        Words::Posit(f) => posit::add_core(&mut m, f, "v_", &g, &r, &zero).0,
+    };
     let v = m.wire("v", &v);
+    // v ≥ 0: the sign bit is clear (posit NaR, 10…0, is on the 0 side like a negative).
     let bit = m.wire("bit_pos", &v.msb().not());
     m.stage();
 
     let accumulate = m.wire("accumulate", &valid.and(&replay.not()));
-    let v_wide = v.sext(sum_w);
     let mut sides = vec![];
     for (side, on_side) in [("pos", bit.clone()), ("neg", bit.not())] {
-        let sum = m.state(&format!("sum_{side}"), sum_w, Some(0));
         let count = m.state(&format!("count_{side}"), count_w, Some(0));
-        // `first` starts the column's sums from this word.
-        let sum_base = mux(&first, &konst(sum_w, 0), &sum);
-        let addend = mux(&on_side, &v_wide, &konst(sum_w, 0));
-        let sum_next = m.wire(&format!("sum_{side}_next"), &sum_base.add(&addend));
-        m.drive(&sum, &sum_next, Some(&accumulate));
+        // `first` starts the column's sums and counts from this word.
         let count_base = mux(&first, &konst(count_w, 0), &count);
         let count_next = count_base.add(&on_side.zext(count_w));
         m.drive(&count, &count_next, Some(&accumulate));
+        let sum = match words {
+            Words::Fix(f) => {
+                let (sum_w, _) = sum_count_widths(f, p.rows);
+                let sum = m.state(&format!("sum_{side}"), sum_w, Some(0));
+                let sum_base = mux(&first, &konst(sum_w, 0), &sum);
+                let addend = mux(&on_side, &v.sext(sum_w), &konst(sum_w, 0));
+                let sum_next = m.wire(&format!("sum_{side}_next"), &sum_base.add(&addend));
+                m.drive(&sum, &sum_next, Some(&accumulate));
+                sum
+            }
+            Words::Posit(f) => {
+                // The side's quire: v·1 added exactly; the other side's words add 0, and
+                // `first` clears it (a word of the other side must not bring its NaR in).
+                let io = PeIo {
+                    a: mux(&on_side, &v, &konst(w, 0)),
+                    b: konst(w, u128::from(f.one())),
+                    enable: accumulate.and(&on_side.or(&first)),
+                    clear: first.clone(),
+                };
+                let sum = posit::quire_pe(&mut m, p.format, &format!("{side}_"), &io)?;
+                m.wire(&format!("sum_{side}"), &sum)
+            }
+        };
         sides.push((side, sum, count));
     }
     // The dividers start the cycle after the last word is accumulated, from the registers.
     let launch = m.state("launch", 1, Some(0));
     let launch_next = m.wire("launch_next", &accumulate.and(&last));
     m.drive(&launch, &launch_next, None);
-    let div = mean_divider(&m, f, p.rows)?;
+    let div = match words {
+        Words::Fix(f) => mean_divider(&m, f, p.rows)?,
+        Words::Posit(f) => posit_mean::divider(&m, f, p.rows),
+    };
     let mut dividers = vec![];
     for (side, sum, count) in &sides {
         let inputs = [("start", &launch), ("sum", sum), ("count", count)];
@@ -119,8 +176,13 @@ pub(crate) fn quant1(p: &Params) -> Result<Built, GenError> {
     // Pass 2 subtracts the mean of v's side; pass 1 subtracts nothing (r_out = v).
     let mean = mux(&bit, &pos, &neg);
     let subtrahend = m.wire("subtrahend", &mux(&replay, &mean, &konst(w, 0)));
-    let r_exact = m.wire("r_exact", &v.sext(w + 1).sub(&subtrahend.sext(w + 1)));
-    let (r_out, _) = saturate(&mut m, "r_", &r_exact, w);
+    let r_out = match words {
+        Words::Fix(_) => {
+            let r_exact = m.wire("r_exact", &v.sext(w + 1).sub(&subtrahend.sext(w + 1)));
+            saturate(&mut m, "r_", &r_exact, w).0
+        }
+        Words::Posit(f) => posit::add_core(&mut m, f, "r_", &v, &subtrahend, &konst(1, 1)).0,
+    };
     m.output("onebit", &bit);
     m.output("r_out", &r_out);
     m.output("neg", &neg);
@@ -221,7 +283,7 @@ fn mean_divider(m: &Module, f: FixFormat, rows: u32) -> Result<Rc<SubModule>, Ge
 }
 
 /// The quant1 designs of the lint grid: the shortest column, a power of two, a length that
-/// is not one, and the longest allowed, at both stage counts.
+/// is not one, and the longest allowed, at every stage count; posits of both standards.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let cases: &[(&str, u32)] = if full {
         &[
@@ -232,16 +294,28 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             ("fix:7:8", 1024),
             ("fix:15:16", 65536),
             ("fix:30:1", 65536),
+            ("posit:4:0", 2),
+            ("posit:5:u", 3),
+            ("posit:8:0", 1),
+            ("posit:8", 784),
+            ("posit:16:1", 1024),
+            ("posit:32:2", 65536),
         ]
     } else {
-        &[("fix:1:1", 1), ("fix:3:4", 3), ("fix:7:8", 1024)]
+        &[
+            ("fix:1:1", 1),
+            ("fix:3:4", 3),
+            ("fix:7:8", 1024),
+            ("posit:8:0", 3),
+            ("posit:16:1", 784),
+        ]
     };
     let mut g = vec![];
     for &(f, rows) in cases {
-        for s in 0..=STAGES {
-            let mut p = Params::new(Unit::Quant1, f.parse().expect("grid format")).stages(s);
-            p.rows = rows;
-            g.push(p);
+        let mut p = Params::new(Unit::Quant1, f.parse().expect("grid format"));
+        p.rows = rows;
+        for s in 0..=max_stages(&p) {
+            g.push(p.clone().stages(s));
         }
     }
     g
@@ -270,7 +344,7 @@ mod tests {
     fn refusals_are_one_line() {
         for (f, want) in [
             ("fix:0:4", "at least one integer bit"),
-            ("posit:8:0", "fix formats"),
+            ("lns:5:6", "fix and posit formats"),
         ] {
             let p = Params::new(Unit::Quant1, f.parse().unwrap());
             let e = quant1(&p).err().expect(f).0;

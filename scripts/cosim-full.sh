@@ -12,8 +12,8 @@
 # Last full run (VECTORS=300000, seed 0x5eedc051, Verilator 5.006, 26 min on the shared 2-core
 # machine, models uncached): 123 runs, 480 958 398 results compared (468 923 298 in 67
 # exhaustive runs), 0 failed.
-# The quant1 runs added since (ONLY=quant1, same seed, 1000000 vectors, 2026-11-23): 20 runs
-# (12 fix, 8 posit), 25 223 231 words compared in both passes, 0 failed, 3 min.
+# The quant1 runs added since (ONLY=quant1, same seed, 1000000 vectors, 2026-11-23): 24 runs
+# (12 fix, 12 posit), 30 229 657 words compared in both passes, 0 failed, 99 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SEED=${SEED:-0x5eedc051}
@@ -138,12 +138,14 @@ cosim quant1 --format fix:30:1 --rows 33 --stages 1 --vectors "$VECTORS" --seed 
 cosim quant1 --format fix:15:16 --rows 65536 --stages 1 --vectors "$VECTORS" --seed "$SEED"
 # quant1 on posits (quire sums): every column of up to 2 words of posit:4:0, posit:4 and
 # posit:5:u and of up to 3 posit:3:0 words; random columns of 8, 16 and 32-bit posits.
-for f in posit:4:0 posit:4 posit:5:u; do cosim quant1 --format $f --rows 2 --exhaustive; done
-cosim quant1 --format posit:3:0 --rows 3 --exhaustive
-cosim quant1 --format posit:8:0 --rows 5 --vectors "$VECTORS" --seed "$SEED"
-cosim quant1 --format posit:8 --rows 33 --vectors "$VECTORS" --seed "$SEED"
-cosim quant1 --format posit:16:1 --rows 784 --vectors "$VECTORS" --seed "$SEED"
-cosim quant1 --format posit:32:2 --rows 1024 --vectors "$VECTORS" --seed "$SEED"
+for s in $(stages 1); do
+  for f in posit:4:0 posit:4 posit:5:u; do cosim quant1 --format $f --rows 2 --stages $s --exhaustive; done
+  cosim quant1 --format posit:8:0 --rows 5 --stages $s --vectors "$VECTORS" --seed "$SEED"
+done
+cosim quant1 --format posit:3:0 --rows 3 --stages 1 --exhaustive
+cosim quant1 --format posit:8 --rows 33 --stages 1 --vectors "$VECTORS" --seed "$SEED"
+cosim quant1 --format posit:16:1 --rows 784 --stages 1 --vectors "$VECTORS" --seed "$SEED"
+cosim quant1 --format posit:32:2 --rows 1024 --stages 0 --vectors "$VECTORS" --seed "$SEED"
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done

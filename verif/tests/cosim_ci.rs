@@ -262,7 +262,7 @@ fn quant1_fix_1_1_every_column_of_up_to_3_words_posit_5_0_columns_and_two_mutant
     }
     // Posits: quire sums and the posit mean divider on random columns of up to 3 posit:5:0
     // words; a divider that drops its sticky bit (the remainder of sum / 3) is caught.
-    let mut p = params(Unit::Quant1, "posit:5:0", 0);
+    let mut p = params(Unit::Quant1, "posit:5:0", 1);
     p.rows = 3;
     check(&tc, &p, Mode::Vectors(100_000), 0x9051);
     let mut d = generate(&p).unwrap();

@@ -74,6 +74,16 @@ impl StagePlan {
         StagePlan { cuts: vec![] }
     }
 
+    /// Registers at exactly the boundaries `at` (for a unit whose sub-datapaths mark
+    /// boundaries of their own that it leaves uncut).
+    pub fn at(at: &[usize]) -> StagePlan {
+        let mut cuts = vec![false; at.iter().max().map_or(0, |&b| b + 1)];
+        for &b in at {
+            cuts[b] = true;
+        }
+        StagePlan { cuts }
+    }
+
     pub fn is_cut(&self, boundary: usize) -> bool {
         self.cuts.get(boundary).copied().unwrap_or(false)
     }
@@ -437,6 +447,8 @@ mod tests {
         assert_eq!(StagePlan::spread(0, 4).cuts, vec![false; 4]);
         assert_eq!(StagePlan::spread(4, 4).cuts, vec![true; 4]);
         assert_eq!(StagePlan::spread(1, 3).cuts, vec![false, true, false]);
+        assert_eq!(StagePlan::at(&[2]).cuts, vec![false, false, true]);
+        assert_eq!(StagePlan::at(&[]), StagePlan::none());
         assert_eq!(
             StagePlan::spread(2, 5).cuts.iter().filter(|&&c| c).count(),
             2

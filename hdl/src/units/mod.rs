@@ -260,12 +260,17 @@ pub(crate) fn start(p: &Params, candidates: u32) -> Result<(Module, E), GenError
             p.stages
         )));
     }
-    let mut m = Module::new(&top_name(p), StagePlan::spread(p.stages, candidates));
+    Ok(start_with(p, StagePlan::spread(p.stages, candidates)))
+}
+
+/// [`start`] with a stage plan of the generator's own (its checks done by the caller).
+pub(crate) fn start_with(p: &Params, plan: StagePlan) -> (Module, E) {
+    let mut m = Module::new(&top_name(p), plan);
     m.input("clk", 1);
     m.input("rst", 1);
     let valid = m.input("in_valid", 1);
     m.reset_on_delay(&valid);
-    Ok((m, valid))
+    (m, valid)
 }
 
 /// Ends a fixed-latency unit: `out_valid` is `in_valid` delayed to the current cycle (by

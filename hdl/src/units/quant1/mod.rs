@@ -29,10 +29,10 @@ use lpgen_golden::{FixFormat, Format, PositFormat};
 mod posit_mean;
 
 use super::fix::saturate;
-use super::{finish, posit, start, Built, GenError, Params, PeIo, Unit};
+use super::{finish, posit, start_with, Built, GenError, Params, PeIo, Unit};
 use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule};
 
-/// Candidate stage boundaries: after v = g + r and its bit.
+/// Candidate stage boundaries: after v = g + r and its bit (the posit adder's own stay uncut).
 pub(crate) const STAGES: u32 = 1;
 
 /// Bits of an unsigned number up to `n`.
@@ -91,12 +91,9 @@ fn quant1_format(p: &Params) -> Result<Words, GenError> {
     }
 }
 
-/// The most stages of `p`: fix has a boundary after v; posits are combinational for now.
-pub(crate) fn max_stages(p: &Params) -> u32 {
-    match p.format {
-        Format::Posit(_) => 0,
-        _ => STAGES,
-    }
+/// The most stages of `p`: one register after v, for fix and posits.
+pub(crate) fn max_stages(_: &Params) -> u32 {
+    STAGES
 }
 
 pub(crate) fn quant1(p: &Params) -> Result<Built, GenError> {
@@ -104,7 +101,17 @@ pub(crate) fn quant1(p: &Params) -> Result<Built, GenError> {
     crate::limits::check_column_rows(p.rows)?;
     let w = p.format.width();
     let count_w = bits_for(p.rows);
-    let (mut m, valid) = start(p, max_stages(p))?;
+    // The one candidate register sits after v; the posit adder before it marks boundaries
+    // of its own (ADD_STAGES), which stay uncut, as do the quires' and the second adder's.
+    let after_v = match words {
+        Words::Fix(_) => 0,
+        Words::Posit(_) => posit::ADD_STAGES as usize,
+    };
+    let plan = match p.stages {
+        0 => StagePlan::none(),
+        _ => StagePlan::at(&[after_v]),
+    };
+    let (mut m, valid) = start_with(p, plan);
     let replay = m.input("replay", 1);
     let first = m.input("first", 1);
     let last = m.input("last", 1);
@@ -122,6 +129,11 @@ pub(crate) fn quant1(p: &Params) -> Result<Built, GenError> {
     let v = m.wire("v", &v);
     // v ≥ 0: the sign bit is clear (posit NaR, 10…0, is on the 0 side like a negative).
     let bit = m.wire("bit_pos", &v.msb().not());
+    assert_eq!(
+        m.boundaries(),
+        after_v,
+        "the register after v is the planned one"
+    );
     m.stage();
 
     let accumulate = m.wire("accumulate", &valid.and(&replay.not()));

@@ -135,6 +135,9 @@ done
 cosim quant1 --format fix:1:1 --rows 1 --stages 0 --exhaustive
 cosim quant1 --format fix:7:8 --rows 784 --stages 1 --vectors "$VECTORS" --seed "$SEED"
 cosim quant1 --format fix:30:1 --rows 33 --stages 1 --vectors "$VECTORS" --seed "$SEED"
+# fix:0:F (no word 1; the golden quire sum is the exact sum since 2026-11-23)
+cosim quant1 --format fix:0:2 --rows 3 --stages 0 --exhaustive
+cosim quant1 --format fix:0:7 --rows 64 --stages 1 --vectors "$VECTORS" --seed "$SEED"
 cosim quant1 --format fix:15:16 --rows 65536 --stages 1 --vectors "$VECTORS" --seed "$SEED"
 # quant1 on posits (quire sums): every column of up to 2 words of posit:4:0, posit:4 and
 # posit:5:u and of up to 3 posit:3:0 words; random columns of 8, 16 and 32-bit posits.

@@ -244,6 +244,17 @@ impl FixAcc {
 }
 
 impl FixFormat {
+    /// Σ xs in the wide accumulator (exact, wrapping as the MAC's does), read out once: the
+    /// sum mode `quire` of a fix format. A dot product with ones would be the same where 1 is
+    /// a word, but fix:0:F has no 1.
+    pub fn sum_acc(&self, xs: &[u64]) -> u64 {
+        let mut acc = FixAcc::new(*self);
+        for &x in xs {
+            acc.add_word(x);
+        }
+        acc.to_word()
+    }
+
     /// Dot product in the wide accumulator, rounded once. The accumulator wraps modulo
     /// 2^acc_bits, so the sum may wrap at any wider width and be reduced once at the end: in
     /// i64 while acc_bits ≤ 64 (fix:7:8 has 48; the loop vectorises), else in i128.
@@ -266,6 +277,24 @@ impl FixFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quire sum is the exact sum read out once: the dot product with ones where 1 is a
+    /// word, and in fix:0:F (no 1) still the sum (0.5 + 0.25 = 0.75, not the dot product with
+    /// the largest word, 0.6875).
+    #[test]
+    fn quire_sums_are_exact_sums_even_without_a_one() {
+        let f = FixFormat::new(0, 4).unwrap();
+        let (half, quarter) = (f.from_f64(0.5), f.from_f64(0.25));
+        assert_eq!(f.to_f64(f.sum_acc(&[half, quarter])), 0.75);
+        let mut next = crate::test_words(0x5eed);
+        for (i, fr) in [(1, 1), (7, 8), (3, 12), (20, 11)] {
+            let f = FixFormat::new(i, fr).unwrap();
+            let mask = (1u64 << f.width()) - 1;
+            let xs: Vec<u64> = (0..777).map(|_| next() & mask).collect();
+            let ones = vec![f.from_f64(1.0); xs.len()];
+            assert_eq!(f.sum_acc(&xs), f.dot_acc(&xs, &ones), "fix:{i}:{fr}");
+        }
+    }
 
     /// The one-reduction dot product equals the accumulator stepped term by term (wrapping
     /// after each), for narrow and wide formats and sums long enough to wrap.

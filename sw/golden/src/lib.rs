@@ -86,7 +86,10 @@ impl Calc {
             SumMode::Naive => Ok(on_arith!(self, a => sum::naive_sum(a, xs))),
             SumMode::Kahan => Ok(on_arith!(self, a => sum::kahan_sum(a, xs))),
             SumMode::Pairwise => Ok(on_arith!(self, a => sum::pairwise_sum(a, xs))),
-            SumMode::Quire => self.dot(SumMode::Quire, xs, &vec![self.one(); xs.len()]),
+            SumMode::Quire => match self {
+                Calc::Fix(x) => Ok(x.sum_acc(xs)),
+                _ => self.dot(SumMode::Quire, xs, &vec![self.one(); xs.len()]),
+            },
         }
     }
 

@@ -333,8 +333,9 @@ impl Quantizer {
             assert_eq!((p.rows, p.cols), (first.rows, first.cols), "part shapes");
         }
         let mut terms = vec![0; parts.len()];
-        // The quire sums as a dot product with ones (as Calc::sum does): make them once.
+        // A posit quire sums as a dot product with ones (as Calc::sum does): make them once.
         let ones = vec![self.calc.one(); parts.len()];
+        let posit_quire = self.mode == SumMode::Quire && matches!(self.calc, Calc::Posit(_));
         let mut out = Vec::with_capacity(first.rows * first.cols);
         for row in 0..first.rows {
             for col in 0..first.cols {
@@ -342,9 +343,10 @@ impl Quantizer {
                     *t = p.value(row, col);
                 }
                 out.push(
-                    match self.mode {
-                        SumMode::Quire => self.calc.dot(SumMode::Quire, &terms, &ones),
-                        _ => self.calc.sum(self.mode, &terms),
+                    if posit_quire {
+                        self.calc.dot(SumMode::Quire, &terms, &ones)
+                    } else {
+                        self.calc.sum(self.mode, &terms)
                     }
                     .expect("mode checked in new"),
                 );

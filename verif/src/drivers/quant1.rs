@@ -27,14 +27,13 @@ const MAX_EXHAUSTIVE_COLUMNS: u128 = 1 << 21;
 /// Columns between the restart points of an exhaustive run (a distributed run's stretches).
 const RESTART_COLUMNS: u64 = 64;
 
-/// The format's word width, if quant1 takes it (fix with an integer bit, posits).
+/// The format's word width, if quant1 takes it (fix, posits).
 fn word_width(p: &Params) -> Result<u32> {
     match p.format {
-        Format::Fix(f) if f.int_bits >= 1 => Ok(f.width()),
+        Format::Fix(f) => Ok(f.width()),
         Format::Posit(f) => Ok(f.n),
         _ => Err(VerifError(format!(
-            "quant1 is checked on fix formats with at least one integer bit and on posits, \
-             not {}",
+            "quant1 is checked on fix and posit formats, not {}",
             p.format
         ))),
     }

@@ -75,15 +75,7 @@ enum Words {
 
 fn quant1_format(p: &Params) -> Result<Words, GenError> {
     match p.format {
-        // fix:0:F has no word 1: the golden quire "sum" multiplies by its largest word
-        // instead, which is not a sum; refused rather than copied.
-        Format::Fix(f) if f.int_bits >= 1 => Ok(Words::Fix(f)),
-        Format::Fix(f) => Err(GenError(format!(
-            "quant1 needs at least one integer bit, not {} (the golden quire sum of fix:0:F \
-             scales by its largest word, as 1 is not a word; use e.g. fix:1:{})",
-            p.format,
-            f.frac_bits.saturating_sub(1).max(1)
-        ))),
+        Format::Fix(f) => Ok(Words::Fix(f)),
         Format::Posit(f) => Ok(Words::Posit(f)),
         other => Err(GenError(format!(
             "quant1 is built for fix and posit formats (e.g. fix:7:8, posit:16:1), not {other}"
@@ -354,13 +346,10 @@ mod tests {
 
     #[test]
     fn refusals_are_one_line() {
-        for (f, want) in [
-            ("fix:0:4", "at least one integer bit"),
-            ("lns:5:6", "fix and posit formats"),
-        ] {
-            let p = Params::new(Unit::Quant1, f.parse().unwrap());
-            let e = quant1(&p).err().expect(f).0;
-            assert!(e.contains(want) && !e.contains('\n'), "{e}");
-        }
+        let p = Params::new(Unit::Quant1, "lns:5:6".parse().unwrap());
+        let e = quant1(&p).err().expect("lns:5:6 refused").0;
+        assert!(e.contains("fix and posit formats") && !e.contains('\n'), "{e}");
+        // fix:0:F has no word 1, but its quire sum is the exact sum: built.
+        assert!(quant1(&Params::new(Unit::Quant1, "fix:0:4".parse().unwrap())).is_ok());
     }
 }

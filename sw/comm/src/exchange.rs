@@ -278,11 +278,25 @@ fn words_to_bytes(
     m: &[Bits],
     range: Range<usize>,
 ) -> Vec<u8> {
-    let vb = onebit::value_bytes(format);
-    let mut out = Vec::with_capacity(rows * range.len() * vb);
+    // A width known at compile time turns each word's copy into one store, not a memcpy call.
+    match onebit::value_bytes(format) {
+        1 => pack::<1>(rows, cols, m, range),
+        2 => pack::<2>(rows, cols, m, range),
+        3 => pack::<3>(rows, cols, m, range),
+        4 => pack::<4>(rows, cols, m, range),
+        5 => pack::<5>(rows, cols, m, range),
+        6 => pack::<6>(rows, cols, m, range),
+        7 => pack::<7>(rows, cols, m, range),
+        _ => pack::<8>(rows, cols, m, range),
+    }
+}
+
+/// The columns `range` of the row-major matrix `m`, each word in its first N bytes.
+fn pack<const N: usize>(rows: usize, cols: usize, m: &[Bits], range: Range<usize>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rows * range.len() * N);
     for row in 0..rows {
-        for col in range.clone() {
-            out.extend_from_slice(&m[row * cols + col].to_le_bytes()[..vb]);
+        for &w in &m[row * cols + range.start..row * cols + range.end] {
+            out.extend_from_slice(&w.to_le_bytes()[..N]);
         }
     }
     out
@@ -302,12 +316,26 @@ fn bytes_to_words(
             n * vb
         )));
     }
-    Ok(bytes
-        .chunks_exact(vb)
+    Ok(match vb {
+        1 => unpack::<1>(bytes),
+        2 => unpack::<2>(bytes),
+        3 => unpack::<3>(bytes),
+        4 => unpack::<4>(bytes),
+        5 => unpack::<5>(bytes),
+        6 => unpack::<6>(bytes),
+        7 => unpack::<7>(bytes),
+        _ => unpack::<8>(bytes),
+    })
+}
+
+/// Words of N little-endian bytes each.
+fn unpack<const N: usize>(bytes: &[u8]) -> Vec<Bits> {
+    bytes
+        .chunks_exact(N)
         .map(|b| {
             let mut le = [0u8; 8];
-            le[..vb].copy_from_slice(b);
+            le[..N].copy_from_slice(b);
             u64::from_le_bytes(le)
         })
-        .collect())
+        .collect()
 }

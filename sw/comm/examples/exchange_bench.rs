@@ -1,7 +1,7 @@
 //! Time of each part of seed 001's aggregation of one 512 × 784 f32 gradient (the 784-512
 //! layer), one thread, no transport: the 1-bit quantization of the whole matrix with error
 //! feedback, its bytes out and back, the owner's sum of two dequantized stripes, and the
-//! words path (bytes out and back, the sum of two). Each the best of REPS.
+//! words path's sum of two. Each the best of REPS.
 //!
 //!   cargo run --release -p lpgen-comm --example exchange_bench [-- REPS]
 
@@ -59,19 +59,6 @@ fn main() {
         let (t, _) = best(reps, || q.sum_dequantized(&parts));
         show(&format!("sum of 2 dequantized ({mode:?})"), t);
     }
-    let (t, bytes) = best(reps, || {
-        g.iter()
-            .flat_map(|w| w.to_le_bytes()[..4].to_vec())
-            .collect::<Vec<u8>>()
-    });
-    show("words to bytes", t);
-    let (t, _) = best(reps, || {
-        bytes
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes(b.try_into().expect("4")) as u64)
-            .collect::<Vec<u64>>()
-    });
-    show("words from bytes", t);
     let (t, _) = best(reps, || {
         g.iter()
             .zip(&g)

@@ -348,7 +348,10 @@ mod tests {
     fn refusals_are_one_line() {
         let p = Params::new(Unit::Quant1, "lns:5:6".parse().unwrap());
         let e = quant1(&p).err().expect("lns:5:6 refused").0;
-        assert!(e.contains("fix and posit formats") && !e.contains('\n'), "{e}");
+        assert!(
+            e.contains("fix and posit formats") && !e.contains('\n'),
+            "{e}"
+        );
         // fix:0:F has no word 1, but its quire sum is the exact sum: built.
         assert!(quant1(&Params::new(Unit::Quant1, "fix:0:4".parse().unwrap())).is_ok());
     }

@@ -191,7 +191,12 @@ pub fn run_worker<M: Machine>(
         test.digest()
     );
     if let Some(w) = worker.as_deref_mut() {
-        fp += &format!(" workers={} {:?}", w.transport.size(), w.sharing);
+        fp += &format!(
+            " workers={} exchange={:?} double_buffer={}",
+            w.transport.size(),
+            w.sharing.exchange,
+            w.sharing.double_buffer
+        );
         // Every worker must run the same configuration on the same data (an MPI rank started
         // with other options fails here, on every rank, in one line).
         let run = format!("{fp} epochs={} max_steps={:?}", plan.epochs, plan.max_steps);

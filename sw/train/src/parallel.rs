@@ -56,6 +56,18 @@ impl Exchange {
     }
 }
 
+impl std::fmt::Display for Exchange {
+    /// As `--compress` names it (`1bit` without error feedback as `1bit-no-feedback`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exchange::Words => f.write_str("none"),
+            Exchange::OneBit { feedback: true } => f.write_str("1bit"),
+            Exchange::OneBit { feedback: false } => f.write_str("1bit-no-feedback"),
+            Exchange::Q8(t) => write!(f, "{t}"),
+        }
+    }
+}
+
 /// How the data-parallel workers cooperate: the gradient exchange, and whether each minibatch
 /// is split in two halves whose updates land one half late (`--double-buffer`, seed 001 §2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -192,7 +192,7 @@ pub fn run_worker<M: Machine>(
     );
     if let Some(w) = worker.as_deref_mut() {
         fp += &format!(
-            " workers={} exchange={:?} double_buffer={}",
+            " workers={} exchange={} double_buffer={}",
             w.transport.size(),
             w.sharing.exchange,
             w.sharing.double_buffer

@@ -7,6 +7,12 @@
 //! and all-gathers the stripes (`lpgen_comm::exchange`). Every worker then applies the same
 //! aggregated gradient, so the copies stay identical word for word; the result depends on K
 //! but not on the transport or on thread timing.
+//!
+//! The exchange sends words, 1-bit codes (with or without error feedback) or seed 003's 8-bit
+//! codes ([`Exchange`]). AdaGrad may normalize on the worker before the exchange or on the
+//! owner between its two steps (`--adagrad-at`, §4); the state that this leaves on a worker
+//! (residuals, AdaGrad's squares) is [`Worker::state`], checkpointed beside the model. Double
+//! buffering (§2.2) is the trainer's: it delays each half-minibatch's update by one half.
 
 use lpgen_comm::exchange;
 use lpgen_comm::{partition, Transport};

@@ -187,7 +187,7 @@ impl Machine for Rtl {
     type Word = u64;
 
     /// Tiles of R rows of A × C columns of B stream back to back: step k of a tile puts
-    /// A[i0 + r][k] on row r and B[k][j0 + c] on column c (the format's zero beyond the
+    /// `A[i0 + r][k]` on row r and `B[k][j0 + c]` on column c (the format's zero beyond the
     /// matrix), `clear` with k = 0, `last` with k = K − 1, and bubbles after a short tile so
     /// that `last` steps are R + C − 1 cycles apart; each `out_valid` carries one tile.
     fn matmul(

@@ -41,9 +41,21 @@ pub fn reduce_scatter_1bit(
     cols: usize,
     residual: Option<&mut [Bits]>,
 ) -> Result<(Range<usize>, Vec<Bits>), CommError> {
-    let format = q.calc().format();
-    let k = t.size();
     let whole = q.matrix(g, rows, cols, residual);
+    reduce_scatter_quantized(t, q, &whole)
+}
+
+/// Step 1 with the gradient already quantized (by the golden quantizer or by the RTL
+/// `quant1` unit): sends the columns of stripe j to rank j and sums the K dequantized stripes
+/// of this rank's columns.
+pub fn reduce_scatter_quantized(
+    t: &mut (impl Transport + ?Sized),
+    q: &Quantizer,
+    whole: &Quantized,
+) -> Result<(Range<usize>, Vec<Bits>), CommError> {
+    let format = q.calc().format();
+    let (rows, cols) = (whole.rows, whole.cols);
+    let k = t.size();
     let slices = (0..k)
         .map(|j| whole.columns(partition(cols, k, j)).to_bytes(format))
         .collect();
@@ -68,11 +80,21 @@ pub fn all_gather_1bit(
     cols: usize,
     residual: Option<&mut [Bits]>,
 ) -> Result<Vec<Bits>, CommError> {
-    let format = q.calc().format();
     let mine = my_columns(t, cols);
-    let bytes = q
-        .matrix(stripe, rows, mine.len(), residual)
-        .to_bytes(format);
+    let quantized = q.matrix(stripe, rows, mine.len(), residual);
+    all_gather_quantized(t, q.calc().format(), &quantized, cols)
+}
+
+/// Step 3 with this rank's stripe already quantized: every rank's stripe, dequantized,
+/// assembled into the whole rows × `cols` matrix.
+pub fn all_gather_quantized(
+    t: &mut (impl Transport + ?Sized),
+    format: Format,
+    stripe: &Quantized,
+    cols: usize,
+) -> Result<Vec<Bits>, CommError> {
+    let rows = stripe.rows;
+    let bytes = stripe.to_bytes(format);
     let k = t.size();
     let mut out = vec![0; rows * cols];
     for (i, bytes) in t.all_gather(bytes)?.iter().enumerate() {

@@ -6,6 +6,7 @@
 //! formats of one family). The golden machine computes them with the golden library; the RTL
 //! machine runs the same operations on the simulated RTL, so the two agree bit for bit.
 
+use lpgen_golden::onebit::{Quantized, Quantizer};
 use lpgen_golden::{alu, AluOp, Calc, Format, Lns, SumMode};
 
 use crate::TrainError;
@@ -224,6 +225,21 @@ pub trait Machine {
         to: Format,
         a: &[Self::Word],
     ) -> Result<Vec<Self::Word>, TrainError>;
+    /// Seed 001's 1-bit quantization of every column of the row-major rows × cols matrix `g`
+    /// of words of `f` (`lpgen_golden::onebit`), summing each side in `mode`; with
+    /// `residual` (same shape) the error feedback, updated in place. The golden quantizer,
+    /// unless a machine has hardware for it.
+    fn quantize_1bit(
+        &mut self,
+        f: Format,
+        mode: SumMode,
+        g: &[u64],
+        (rows, cols): (usize, usize),
+        residual: Option<&mut [u64]>,
+    ) -> Result<Quantized, TrainError> {
+        let q = Quantizer::new(f, mode).map_err(|e| TrainError(e.to_string()))?;
+        Ok(q.matrix(g, rows, cols, residual))
+    }
     /// A name for reports.
     fn name(&self) -> String;
 }
@@ -259,6 +275,17 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
         a: &[M::Word],
     ) -> Result<Vec<M::Word>, TrainError> {
         (**self).convert(from, to, a)
+    }
+
+    fn quantize_1bit(
+        &mut self,
+        f: Format,
+        mode: SumMode,
+        g: &[u64],
+        shape: (usize, usize),
+        residual: Option<&mut [u64]>,
+    ) -> Result<Quantized, TrainError> {
+        (**self).quantize_1bit(f, mode, g, shape, residual)
     }
 
     fn name(&self) -> String {
@@ -530,6 +557,41 @@ impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
         let got = self.dut.convert(from, to, a)?;
         let want = self.reference.convert(from, to, a)?;
         self.compare(format!("convert {from} to {to}"), &got, &want)?;
+        Ok(got)
+    }
+
+    fn quantize_1bit(
+        &mut self,
+        f: Format,
+        mode: SumMode,
+        g: &[u64],
+        shape: (usize, usize),
+        residual: Option<&mut [u64]>,
+    ) -> Result<Quantized, TrainError> {
+        let mut want_residual = residual.as_deref().map(<[u64]>::to_vec);
+        let want = self
+            .reference
+            .quantize_1bit(f, mode, g, shape, want_residual.as_deref_mut())?;
+        let mut got_residual = residual;
+        let got = self
+            .dut
+            .quantize_1bit(f, mode, g, shape, got_residual.as_deref_mut())?;
+        // One operation: the sign-bit words, then each column's two means, then the residuals.
+        let flat = |q: &Quantized, r: Option<&[u64]>| -> Vec<u64> {
+            let bits = q.bits.iter().map(|&b| b as u64);
+            let means = q.recon.iter().flat_map(|m| [m.neg, m.pos]);
+            bits.chain(means)
+                .chain(r.unwrap_or(&[]).iter().copied())
+                .collect()
+        };
+        self.compare(
+            format!(
+                "1-bit quantization of {}x{} words of {f} (sign-bit words, means, residuals)",
+                shape.0, shape.1
+            ),
+            &flat(&got, got_residual.as_deref()),
+            &flat(&want, want_residual.as_deref()),
+        )?;
         Ok(got)
     }
 

@@ -235,14 +235,17 @@ impl<'t> Worker<'t> {
                     Exchange::Words => {
                         exchange::reduce_scatter_words(self.transport, g, mode, &bits, rows, cols)
                     }
-                    Exchange::OneBit { feedback } => exchange::reduce_scatter_1bit(
-                        self.transport,
-                        &quantizer,
-                        &bits,
-                        rows,
-                        cols,
-                        feedback.then_some(&mut state.worker_residual[..]),
-                    ),
+                    // The machine quantizes (the RTL `quant1` unit where it has one).
+                    Exchange::OneBit { feedback } => {
+                        let whole = net.m.quantize_1bit(
+                            g,
+                            mode,
+                            &bits,
+                            (rows, cols),
+                            feedback.then_some(&mut state.worker_residual[..]),
+                        )?;
+                        exchange::reduce_scatter_quantized(self.transport, &quantizer, &whole)
+                    }
                     Exchange::Q8(codec) => exchange::reduce_scatter_q8(
                         self.transport,
                         codec,
@@ -262,14 +265,16 @@ impl<'t> Worker<'t> {
                     Exchange::Words => {
                         exchange::all_gather_words(self.transport, g, &stripe, rows, cols)
                     }
-                    Exchange::OneBit { feedback } => exchange::all_gather_1bit(
-                        self.transport,
-                        &quantizer,
-                        &stripe,
-                        rows,
-                        cols,
-                        feedback.then_some(&mut state.owner_residual[..]),
-                    ),
+                    Exchange::OneBit { feedback } => {
+                        let mine = net.m.quantize_1bit(
+                            g,
+                            mode,
+                            &stripe,
+                            (rows, stripe_cols),
+                            feedback.then_some(&mut state.owner_residual[..]),
+                        )?;
+                        exchange::all_gather_quantized(self.transport, g, &mine, cols)
+                    }
                     Exchange::Q8(codec) => {
                         exchange::all_gather_q8(self.transport, codec, g, &stripe, rows, cols, unit)
                     }

@@ -71,3 +71,56 @@ fn rtl_training_ends_with_the_golden_weights() {
         let _ = std::fs::remove_dir_all(tmp(d));
     }
 }
+
+/// The rtl machine quantizes 1-bit columns on the generated `quant1` unit: the same bits,
+/// means and new residuals as the golden quantizer, with and without error feedback, for fix
+/// words and for posits summed in quires (13-row columns on the 16-row design; both passes).
+#[test]
+fn the_quant1_unit_quantizes_as_the_golden_model() {
+    use lpgen_golden::onebit::Quantizer;
+    use lpgen_golden::{Format, SumMode};
+    use lpgen_train::machine::Machine;
+    let mut rtl = Rtl::new(2, 2, 4).unwrap();
+    let (rows, cols) = (13, 5);
+    for f in ["fix:7:8", "posit:8:2"] {
+        let f: Format = f.parse().unwrap();
+        let c = f.calc();
+        let g: Vec<u64> = (0..rows * cols)
+            .map(|i| c.from_f64(((i * 37 % 29) as f64 - 14.0) / 8.0))
+            .collect();
+        let r0: Vec<u64> = (0..rows * cols)
+            .map(|i| c.from_f64(((i * 11 % 7) as f64 - 3.0) / 64.0))
+            .collect();
+        let q = Quantizer::new(f, SumMode::Quire).unwrap();
+        let mut want_r = r0.clone();
+        let want = q.matrix(&g, rows, cols, Some(&mut want_r));
+        let mut got_r = r0.clone();
+        let got = rtl
+            .quantize_1bit(f, SumMode::Quire, &g, (rows, cols), Some(&mut got_r))
+            .unwrap();
+        assert_eq!(got, want, "{f}: bits and means");
+        assert_eq!(got_r, want_r, "{f}: residuals");
+        assert_ne!(want_r, r0, "{f}: the residuals changed");
+        let plain = rtl
+            .quantize_1bit(f, SumMode::Quire, &g, (rows, cols), None)
+            .unwrap();
+        assert_eq!(plain, q.matrix(&g, rows, cols, None), "{f}: no feedback");
+    }
+    // Both ran on hardware (one 16-row design each), not on the host's fallback.
+    assert_eq!(rtl.quant1_designs(), 2);
+    // LNS has no quant1 unit: the host quantizes.
+    let lns: Format = "lns:5:6".parse().unwrap();
+    let g: Vec<u64> = (0..26)
+        .map(|i| lns.calc().from_f64(i as f64 - 12.0))
+        .collect();
+    let host = rtl
+        .quantize_1bit(lns, SumMode::Naive, &g, (13, 2), None)
+        .unwrap();
+    assert_eq!(
+        host,
+        Quantizer::new(lns, SumMode::Naive)
+            .unwrap()
+            .matrix(&g, 13, 2, None)
+    );
+    assert_eq!(rtl.quant1_designs(), 2);
+}

@@ -12,8 +12,8 @@
 # Last full run (VECTORS=300000, seed 0x5eedc051, Verilator 5.006, 26 min on the shared 2-core
 # machine, models uncached): 123 runs, 480 958 398 results compared (468 923 298 in 67
 # exhaustive runs), 0 failed.
-# The quant1 runs added since (ONLY=quant1, same seed, 1000000 vectors, 2026-11-23): 24 runs
-# (12 fix, 12 posit), 30 229 657 words compared in both passes, 0 failed, 99 s.
+# The quant1 runs added since (ONLY=quant1, same seed, 1000000 vectors, 2026-11-23): 26 runs
+# (14 fix, fix:0:F included, 12 posit), 32 581 038 words compared in both passes, 0 failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SEED=${SEED:-0x5eedc051}

@@ -55,18 +55,58 @@ pub fn reduce_scatter_quantized(
 ) -> Result<(Range<usize>, Vec<Bits>), CommError> {
     let format = q.calc().format();
     let (rows, cols) = (whole.rows, whole.cols);
+    let (mine, parts) = scatter(
+        t,
+        cols,
+        |range| whole.columns(range).to_bytes(format),
+        |from, n, bytes| decode(format, rows, n, bytes, from),
+    )?;
+    Ok((mine, q.sum_dequantized(&parts)))
+}
+
+/// The skeleton of step 1: `encode(range)` is the message for the owner of the columns
+/// `range`; returns this rank's columns and, in source-rank order, the messages it received
+/// decoded by `decode(source, columns, bytes)`.
+fn scatter<T>(
+    t: &mut (impl Transport + ?Sized),
+    cols: usize,
+    encode: impl Fn(Range<usize>) -> Vec<u8>,
+    decode: impl Fn(usize, usize, &[u8]) -> Result<T, CommError>,
+) -> Result<(Range<usize>, Vec<T>), CommError> {
     let k = t.size();
-    let slices = (0..k)
-        .map(|j| whole.columns(partition(cols, k, j)).to_bytes(format))
-        .collect();
+    let slices = (0..k).map(|j| encode(partition(cols, k, j))).collect();
     let mine = my_columns(t, cols);
     let parts = t
         .all_to_all(slices)?
         .iter()
         .enumerate()
-        .map(|(i, bytes)| decode(format, rows, mine.len(), bytes, i))
+        .map(|(from, bytes)| decode(from, mine.len(), bytes))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((mine, q.sum_dequantized(&parts)))
+    Ok((mine, parts))
+}
+
+/// The skeleton of step 3: sends `bytes` (this rank's stripe) to every rank and assembles the
+/// whole rows × cols matrix from the stripes, each decoded by `decode(source, columns,
+/// bytes)` into rows × columns words.
+fn gather(
+    t: &mut (impl Transport + ?Sized),
+    bytes: Vec<u8>,
+    rows: usize,
+    cols: usize,
+    decode: impl Fn(usize, usize, &[u8]) -> Result<Vec<Bits>, CommError>,
+) -> Result<Vec<Bits>, CommError> {
+    let k = t.size();
+    let mut out = vec![0; rows * cols];
+    for (from, bytes) in t.all_gather(bytes)?.iter().enumerate() {
+        let range = partition(cols, k, from);
+        let words = decode(from, range.len(), bytes)?;
+        for (c, col) in range.clone().enumerate() {
+            for row in 0..rows {
+                out[row * cols + col] = words[row * range.len() + c];
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Step 3 with 1-bit quantization: `stripe` is this rank's post-processed columns (rows ×
@@ -94,19 +134,9 @@ pub fn all_gather_quantized(
     cols: usize,
 ) -> Result<Vec<Bits>, CommError> {
     let rows = stripe.rows;
-    let bytes = stripe.to_bytes(format);
-    let k = t.size();
-    let mut out = vec![0; rows * cols];
-    for (i, bytes) in t.all_gather(bytes)?.iter().enumerate() {
-        let range = partition(cols, k, i);
-        let part = decode(format, rows, range.len(), bytes, i)?;
-        for (c, col) in range.enumerate() {
-            for row in 0..rows {
-                out[row * cols + col] = part.value(row, c);
-            }
-        }
-    }
-    Ok(out)
+    gather(t, stripe.to_bytes(format), rows, cols, |from, n, bytes| {
+        decode(format, rows, n, bytes, from).map(|q| q.values())
+    })
 }
 
 /// Step 1 without quantization: the K stripes summed in `mode`, source-rank order.
@@ -119,17 +149,12 @@ pub fn reduce_scatter_words(
     cols: usize,
 ) -> Result<(Range<usize>, Vec<Bits>), CommError> {
     assert_eq!(g.len(), rows * cols, "matrix of {rows} x {cols}");
-    let k = t.size();
-    let slices = (0..k)
-        .map(|j| words_to_bytes(format, rows, cols, g, partition(cols, k, j)))
-        .collect();
-    let mine = my_columns(t, cols);
-    let parts = t
-        .all_to_all(slices)?
-        .iter()
-        .enumerate()
-        .map(|(i, b)| bytes_to_words(format, rows * mine.len(), b, i))
-        .collect::<Result<Vec<_>, _>>()?;
+    let (mine, parts) = scatter(
+        t,
+        cols,
+        |range| words_to_bytes(format, rows, cols, g, range),
+        |from, n, bytes| bytes_to_words(format, rows * n, bytes, from),
+    )?;
     Ok((mine, sum_in_rank_order(format, mode, &parts)?))
 }
 
@@ -163,30 +188,9 @@ pub fn all_gather_words(
 ) -> Result<Vec<Bits>, CommError> {
     let mine = my_columns(t, cols);
     let bytes = words_to_bytes(format, rows, mine.len(), stripe, 0..mine.len());
-    let k = t.size();
-    let mut out = vec![0; rows * cols];
-    for (i, bytes) in t.all_gather(bytes)?.iter().enumerate() {
-        let range = partition(cols, k, i);
-        let words = bytes_to_words(format, rows * range.len(), bytes, i)?;
-        place_stripe(&mut out, &words, rows, cols, range);
-    }
-    Ok(out)
-}
-
-/// Writes `stripe` (rows × `range.len()`, row-major) into the columns `range` of `whole`
-/// (rows × cols, row-major).
-fn place_stripe(
-    whole: &mut [Bits],
-    stripe: &[Bits],
-    rows: usize,
-    cols: usize,
-    range: Range<usize>,
-) {
-    for (c, col) in range.clone().enumerate() {
-        for row in 0..rows {
-            whole[row * cols + col] = stripe[row * range.len() + c];
-        }
-    }
+    gather(t, bytes, rows, cols, |from, n, bytes| {
+        bytes_to_words(format, rows * n, bytes, from)
+    })
 }
 
 /// Step 1 with an 8-bit codec: every rank compresses its whole gradient with one scale
@@ -205,20 +209,15 @@ pub fn reduce_scatter_q8(
 ) -> Result<(Range<usize>, Vec<Bits>), CommError> {
     assert_eq!(g.len(), rows * cols, "matrix of {rows} x {cols}");
     let calc = format.calc();
-    let k = t.size();
     let (scale, codes) = codec
         .encode_words(&calc, g, unit)
         .map_err(|e| CommError(e.0))?;
-    let slices = (0..k)
-        .map(|j| q8_message(scale, rows, cols, &codes, partition(cols, k, j)))
-        .collect();
-    let mine = my_columns(t, cols);
-    let parts = t
-        .all_to_all(slices)?
-        .iter()
-        .enumerate()
-        .map(|(i, b)| q8_words(codec, &calc, rows * mine.len(), b, unit, i))
-        .collect::<Result<Vec<_>, _>>()?;
+    let (mine, parts) = scatter(
+        t,
+        cols,
+        |range| q8_message(scale, rows, cols, &codes, range),
+        |from, n, bytes| q8_words(codec, &calc, rows * n, bytes, unit, from),
+    )?;
     Ok((mine, sum_in_rank_order(format, mode, &parts)?))
 }
 
@@ -240,14 +239,9 @@ pub fn all_gather_q8(
         .encode_words(&calc, stripe, unit)
         .map_err(|e| CommError(e.0))?;
     let bytes = q8_message(scale, rows, mine.len(), &codes, 0..mine.len());
-    let k = t.size();
-    let mut out = vec![0; rows * cols];
-    for (i, bytes) in t.all_gather(bytes)?.iter().enumerate() {
-        let range = partition(cols, k, i);
-        let words = q8_words(codec, &calc, rows * range.len(), bytes, unit, i)?;
-        place_stripe(&mut out, &words, rows, cols, range);
-    }
-    Ok(out)
+    gather(t, bytes, rows, cols, |from, n, bytes| {
+        q8_words(codec, &calc, rows * n, bytes, unit, from)
+    })
 }
 
 /// The scale, then the codes of the columns `range` of a row-major rows × cols matrix of codes.

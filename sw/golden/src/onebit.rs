@@ -123,6 +123,13 @@ impl Quantized {
         }
     }
 
+    /// Every reconstructed word, row-major (rows × cols).
+    pub fn values(&self) -> Vec<Bits> {
+        (0..self.rows)
+            .flat_map(|row| (0..self.cols).map(move |col| self.value(row, col)))
+            .collect()
+    }
+
     /// All reconstructed words, row-major rows × cols.
     pub fn dequantize(&self) -> Vec<Bits> {
         let mut out = Vec::with_capacity(self.rows * self.cols);

@@ -24,6 +24,9 @@ use std::sync::OnceLock;
 use crate::arith::{Bits, Calc};
 use crate::format::{err, FormatError};
 
+mod word;
+pub use word::FixedTables;
+
 /// Bit 7 of a code: the sign.
 pub const SIGN_BIT: u8 = 0x80;
 

@@ -36,6 +36,9 @@ pub struct DesignArgs {
     /// Conversion format of an alu/vector lane (same family; default: --format)
     #[arg(long)]
     to: Option<String>,
+    /// 8-bit type of q8-enc/q8-dec: q8:dynamic-tree, q8:static-tree, q8:linear, q8:mantissa
+    #[arg(long, default_value = "q8:dynamic-tree")]
+    q8: String,
 }
 
 impl DesignArgs {
@@ -52,6 +55,7 @@ impl DesignArgs {
         if let Some(to) = &self.to {
             p.to = Some(to.parse()?);
         }
+        p.q8 = self.q8.parse()?;
         Ok(p)
     }
 }

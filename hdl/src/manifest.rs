@@ -54,6 +54,9 @@ pub struct Parameters {
     /// The conversion format of an ALU lane (the format itself when there is none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
+    /// The 8-bit type of a q8 codec (`q8:dynamic-tree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub q8: Option<String>,
 }
 
 /// One port of the top module.

@@ -11,9 +11,11 @@ mod lns;
 mod posit;
 mod quant1;
 pub use quant1::quant1_gap;
+mod q8;
 
 use std::fmt;
 
+use lpgen_golden::q8::Q8Type;
 use lpgen_golden::Format;
 
 use crate::emit;
@@ -38,10 +40,12 @@ pub enum Unit {
     Vector,
     Array,
     Quant1,
+    Q8Enc,
+    Q8Dec,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 11] = [
+    pub const ALL: [Unit; 13] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -53,6 +57,8 @@ impl Unit {
         Unit::Vector,
         Unit::Array,
         Unit::Quant1,
+        Unit::Q8Enc,
+        Unit::Q8Dec,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).
@@ -151,6 +157,8 @@ pub struct Params {
     pub pe: PeKind,
     /// The conversion format of an ALU lane (alu, vector; same family; `None`: the format).
     pub to: Option<Format>,
+    /// The 8-bit type of a q8 codec (q8-enc, q8-dec).
+    pub q8: Q8Type,
 }
 
 impl Params {
@@ -170,6 +178,7 @@ impl Params {
             lanes: 1,
             pe,
             to: None,
+            q8: Q8Type::DynamicTree,
         }
     }
 
@@ -230,6 +239,9 @@ pub fn top_name(p: &Params) -> String {
     }
     if e.takes(Opt::Rows) {
         extra = format!("_r{}", p.rows);
+    }
+    if e.takes(Opt::Q8) {
+        extra = format!("_{}", p.q8.name().replace('-', "_"));
     }
     let to = match p.to {
         Some(t) if e.takes(Opt::To) && t != p.format => {
@@ -304,6 +316,7 @@ fn parameters(p: &Params) -> Parameters {
         to: e
             .takes(Opt::To)
             .then(|| p.to.unwrap_or(p.format).to_string()),
+        q8: e.takes(Opt::Q8).then(|| p.q8.to_string()),
     }
 }
 

@@ -8,7 +8,7 @@
 //! Verilator runtime: `verif`'s `drivers::plan` matches on [`Unit`] without a catch-all, so a
 //! unit without a driver does not compile.
 
-use super::{alu, array, fix, lns, posit, quant1, Built, GenError, Params, Unit};
+use super::{alu, array, fix, lns, posit, q8, quant1, Built, GenError, Params, Unit};
 
 /// A design option of `lpgen rtl` besides `--format` and `--stages` (which every unit takes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +21,8 @@ pub enum Opt {
     To,
     /// `--rows`: the longest column of a column unit (quant1).
     Rows,
+    /// `--q8 TYPE`: the 8-bit type of a q8 codec.
+    Q8,
 }
 
 /// One unit's entry.
@@ -63,7 +65,7 @@ fn lane_stages(p: &Params) -> u32 {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 11] = [
+pub static UNITS: [UnitEntry; 13] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -165,6 +167,25 @@ pub static UNITS: [UnitEntry; 11] = [
         build: quant1::quant1,
         grid: quant1::grid,
     },
+    UnitEntry {
+        unit: Unit::Q8Enc,
+        name: "q8-enc",
+        help:
+            "8-bit codec encoder (--q8 TYPE): comparator tree over the sorted table, runtime scale",
+        options: &[Opt::Q8],
+        max_stages: |_| q8::ENC_STAGES,
+        build: q8::enc,
+        grid: |full| q8::grid(Unit::Q8Enc, full),
+    },
+    UnitEntry {
+        unit: Unit::Q8Dec,
+        name: "q8-dec",
+        help: "8-bit codec decoder (--q8 TYPE): table ROM times a runtime scale, rounded once",
+        options: &[Opt::Q8],
+        max_stages: |_| q8::DEC_STAGES,
+        build: q8::dec,
+        grid: |full| q8::grid(Unit::Q8Dec, full),
+    },
 ];
 
 /// The entry of `unit`.
@@ -220,6 +241,10 @@ mod tests {
             (Unit::Vector, "posit:8:0"),
             (Unit::Quant1, "fix:3:4"),
             (Unit::Quant1, "posit:8:0"),
+            (Unit::Q8Enc, "fix:7:8"),
+            (Unit::Q8Enc, "posit:8:0"),
+            (Unit::Q8Dec, "fix:7:8"),
+            (Unit::Q8Dec, "posit:8:0"),
         ] {
             cases.push(Params::new(u, f.parse().unwrap()));
         }

@@ -15,6 +15,7 @@ mod array;
 mod binary;
 mod kahan;
 mod mac;
+mod q8;
 mod quant1;
 pub(crate) mod words;
 
@@ -204,6 +205,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::Array => array::plan(p, mode),
         Unit::Alu | Unit::Vector => alu::plan(p, mode),
         Unit::Quant1 => quant1::plan(p, mode),
+        Unit::Q8Enc | Unit::Q8Dec => q8::plan(p, mode),
     }
 }
 
@@ -223,8 +225,8 @@ struct Describer {
 }
 
 /// Ports that carry format words (buses of them for the array).
-const WORD_PORTS: [&str; 12] = [
-    "a", "b", "y", "sum", "a_in", "b_in", "c_out", "g", "r", "r_out", "neg", "pos",
+const WORD_PORTS: [&str; 14] = [
+    "a", "b", "y", "sum", "a_in", "b_in", "c_out", "g", "r", "r_out", "neg", "pos", "x", "scale",
 ];
 
 impl Describer {

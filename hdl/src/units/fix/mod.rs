@@ -45,7 +45,7 @@ fn round_sat(m: &mut Module, f: FixFormat, prefix: &str, acc: &E) -> (E, E) {
 
 /// Two's-complement `x` / 2^sh rounded to nearest, ties to even, in x.width − sh + 1 bits
 /// (one more, so rounding up cannot wrap). Wires `PREFIXround_up`, `PREFIXrounded`.
-fn rne_shr(m: &mut Module, prefix: &str, x: &E, sh: u32) -> E {
+pub(crate) fn rne_shr(m: &mut Module, prefix: &str, x: &E, sh: u32) -> E {
     let n = x.width;
     let q = x.bits(n - 1, sh).sext(n - sh + 1);
     let rounded = if sh == 0 {

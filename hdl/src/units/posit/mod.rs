@@ -43,7 +43,7 @@ pub(crate) fn posit_format(f: Format, what: &str) -> Result<PositFormat, GenErro
     }
 }
 
-fn nar_word(f: PositFormat) -> E {
+pub(crate) fn nar_word(f: PositFormat) -> E {
     konst(f.n, f.nar() as u128)
 }
 

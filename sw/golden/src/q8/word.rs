@@ -16,6 +16,8 @@
 //! with [`Codebook::encode`]; the tests check that, and check both rules against an exact
 //! nearest-value search over all 128 magnitudes.
 
+use std::sync::OnceLock;
+
 use num_bigint::BigUint;
 use num_traits::Zero;
 
@@ -77,6 +79,37 @@ impl Codebook {
     }
 }
 
+impl FixedTables {
+    /// A short, stable digest of the values and midpoints (FNV-1a 64 over the little-endian
+    /// entries), for RTL manifests.
+    pub fn digest(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for v in self.values.iter().chain(&self.midpoints) {
+            for b in v.to_le_bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        format!(
+            "fnv1a64:{h:016x}:f{}:values{}:midpoints{}",
+            self.frac_bits,
+            self.values.len(),
+            self.midpoints.len()
+        )
+    }
+}
+
+/// [`Codebook::fixed`] of each type, built on first use.
+fn fixed_of(ty: Q8Type) -> &'static FixedTables {
+    static TABLES: [OnceLock<FixedTables>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
+    TABLES[ty as usize].get_or_init(|| ty.codebook().fixed())
+}
+
 /// The exact value of a word: None for NaR, else (negative, num, den).
 type WordValue = Option<(bool, BigUint, BigUint)>;
 
@@ -134,7 +167,7 @@ impl Q8Type {
             Some((false, n, d)) if !n.is_zero() => (n, d),
             _ => return Ok(book.magnitude_fields[0] | sign),
         };
-        let t = book.fixed();
+        let t = fixed_of(self);
         // m/2^(F+1) · sn/sd <= xn/xd  <=>  m·sn·xd <= xn·sd·2^(F+1)
         let right = (&xn * &sd) << (t.frac_bits + 1);
         let left = &sn * &xd;
@@ -146,7 +179,7 @@ impl Q8Type {
 
     /// The word of `format` nearest to the code's value times the scale word `scale`.
     pub fn decode_word(self, format: Format, code: u8, scale: u64) -> Result<u64, FormatError> {
-        let t = self.codebook().fixed();
+        let t = fixed_of(self);
         let Some((s_neg, sn, sd)) = word_value(format, scale)? else {
             return match format {
                 Format::Posit(f) => Ok(f.nar()),

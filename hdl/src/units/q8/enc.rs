@@ -1,0 +1,169 @@
+//! `q8-enc`: the code of the magnitude nearest to |x| at the scale (golden
+//! `Q8Type::encode_word`): i = the number of midpoints m with m·scale <= |x|, found by a
+//! binary search of seven levels (§3.2's search in hardware: level k compares |x| with the
+//! midpoint its k bits so far select, read from a ROM of 2^k entries, times the scale), then
+//! the field of the i-th magnitude from a ROM, and x's sign.
+//!
+//! Each level compares integers: midpoints are M/2^(T+1) (golden `Codebook::fixed`), so
+//! M·scale <= |x| becomes, for fix words (x = X/2^F, scale = S/2^F), M·S <= |X|·2^(T+1); for
+//! posits (|x| = sx·2^(ex − FW), scale = ss·2^(es − FW)), M·ss <= floor(sx·2^(ex − es + T + 1)),
+//! the right side aligned once by a shifter (clamped: beyond the widest product every
+//! comparison holds, below 1 none does). Midpoints past the table's last (fewer than 127 when
+//! magnitudes repeat) are marked absent and compare false.
+//!
+//! A scale that is zero, negative or NaR, and a NaR x, select the smallest magnitude (NaR
+//! without a sign). Boundaries: after the input decode, then after each of levels 0..=5.
+
+use lpgen_golden::q8::FixedTables;
+use lpgen_golden::{FixFormat, Format, PositFormat};
+
+use super::{bits_of, check_format, read, rom_module, type_tag, ENC_STAGES};
+use crate::ir::{cat, konst, mux, Module, E};
+use crate::units::posit::decode::{decode, max_scale, sbits, sconst};
+use crate::units::{finish, start, Built, GenError, Params};
+
+/// Levels of the search: 2^7 − 1 = 127 midpoints at most.
+const LEVELS: u32 = 7;
+
+/// What the search compares: `mult`·M <= `right` for each level's midpoint M.
+struct Prepared {
+    /// The code's sign bit.
+    sign: E,
+    /// 0 selects the smallest magnitude whatever the search finds.
+    ok: E,
+    right: E,
+    mult: E,
+}
+
+pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
+    check_format(p)?;
+    let book = p.q8.codebook();
+    let t = book.fixed();
+    let (mut m, valid) = start(p, ENC_STAGES)?;
+    let w = p.format.width();
+    let x = m.input("x", w);
+    let scale = m.input("scale", w);
+    let mid_w = bits_of(*t.midpoints.iter().max().expect("two magnitudes at least"));
+    let prep = match p.format {
+        Format::Fix(f) => fix_prepare(&mut m, &t, f, mid_w, &x, &scale),
+        Format::Posit(f) => posit_prepare(&mut m, &t, f, mid_w, &x, &scale),
+        _ => unreachable!("check_format refused it"),
+    };
+    m.stage();
+    let index = search(&mut m, &t, mid_w, &prep.right, &prep.mult);
+    let index = m.wire("index", &mux(&prep.ok, &index, &konst(LEVELS, 0)));
+    // The field of each magnitude index (indices past the last magnitude are never found).
+    let fields: Vec<u128> = (0..1u32 << LEVELS)
+        .map(|i| {
+            book.magnitude_fields
+                .get(i as usize)
+                .map_or(0, |&f| f as u128)
+        })
+        .collect();
+    let comment = format!(
+        "{} 7-bit field of each magnitude, ascending (golden Codebook::magnitude_fields; {}).",
+        p.q8,
+        t.digest()
+    );
+    let rom = rom_module(
+        &m,
+        &format!("lpgen_{}_fields", type_tag(p.q8)),
+        &comment,
+        LEVELS,
+        fields,
+    );
+    let field = read(&mut m, &rom, "field", &index);
+    m.output("code", &cat(&[prep.sign, field]));
+    finish(m, &valid, vec![("q8 values+midpoints".into(), t.digest())])
+}
+
+fn fix_prepare(
+    m: &mut Module,
+    t: &FixedTables,
+    f: FixFormat,
+    mid_w: u32,
+    x: &E,
+    scale: &E,
+) -> Prepared {
+    let w = f.width();
+    let sign = m.wire("x_neg", &x.msb());
+    let ax = m.wire("x_abs", &mux(&sign, &konst(w, 0).sub(x), x));
+    let ok = m.wire("scale_ok", &scale.msb().not().and(&scale.any()));
+    let one = t.frac_bits + 1;
+    let rw = (mid_w + w).max(w + one);
+    let right = m.wire("right", &cat(&[ax, konst(one, 0)]).zext(rw));
+    Prepared {
+        sign,
+        ok,
+        right,
+        mult: scale.clone(),
+    }
+}
+
+fn posit_prepare(
+    m: &mut Module,
+    t: &FixedTables,
+    f: PositFormat,
+    mid_w: u32,
+    x: &E,
+    scale: &E,
+) -> Prepared {
+    let dx = decode(m, f, "x", x);
+    let ds = decode(m, f, "scale", scale);
+    let sign = m.wire("x_neg", &dx.sign.and(&dx.nar.not()));
+    let bad = ds.sign.or(&ds.zero).or(&ds.nar).or(&dx.nar).or(&dx.zero);
+    let ok = m.wire("scale_ok", &bad.not());
+    // d = ex − es + T + 1: M·ss <= sx·2^d.
+    let ms = max_scale(f);
+    let one = t.frac_bits as i64 + 1;
+    let dw = sbits(-2 * ms + one, 2 * ms + one).max(dx.scale.width + 2);
+    let d = dx.scale.sext(dw).sub(&ds.scale.sext(dw));
+    let d = m.wire("align", &d.add(&sconst(dw, one)));
+    // The widest product M·ss has mid_w + FW + 1 bits; sx·2^d for d <= mid_w fits it.
+    let sx = &dx.sig;
+    let rw = mid_w + sx.width;
+    let a = sx.zext(rw);
+    let left_amount = d.low(bits_of(mid_w as u64).min(dw));
+    let beyond = m.wire("align_beyond", &d.sgt(&sconst(dw, mid_w as i64)));
+    let up = mux(&beyond, &konst(rw, 0).not(), &a.shl(&left_amount));
+    let down = a.shr(&konst(dw, 0).sub(&d));
+    let right = m.wire("right", &mux(&d.msb(), &down, &up));
+    Prepared {
+        sign,
+        ok,
+        right,
+        mult: ds.sig.clone(),
+    }
+}
+
+/// The seven levels: bit 6 − k of the index is whether the midpoint the bits so far select,
+/// times `mult`, is at most `right`. Returns the index (the count of midpoints at most |x|).
+fn search(m: &mut Module, t: &FixedTables, mid_w: u32, right: &E, mult: &E) -> E {
+    let present = 1u128 << mid_w;
+    let mut bits: Option<E> = None;
+    for k in 0..LEVELS {
+        let entries: Vec<u128> = (0..1usize << k)
+            .map(|path| {
+                let j = (path << (LEVELS - k)) + (1 << (LEVELS - 1 - k)) - 1;
+                t.midpoints.get(j).map_or(0, |&mid| present | mid as u128)
+            })
+            .collect();
+        let entry = match &bits {
+            None => konst(mid_w + 1, entries[0]),
+            Some(b) => m.rom(&format!("level{k}_midpoints"), mid_w + 1, entries, b),
+        };
+        let left = entry.low(mid_w).mul_full(mult);
+        let cw = left.width.max(right.width);
+        let at_most = left.zext(cw).le(&right.zext(cw));
+        let bit = m.wire(&format!("level{k}_up"), &entry.msb().and(&at_most));
+        let so_far = match bits {
+            None => bit,
+            Some(b) => cat(&[b, bit]),
+        };
+        bits = Some(m.wire(&format!("level{k}_index"), &so_far));
+        if k + 1 < LEVELS {
+            m.stage();
+        }
+    }
+    bits.expect("seven levels")
+}

@@ -1,0 +1,122 @@
+//! The 8-bit approximation codecs of seed 003 in hardware: `q8-enc` (word → code) and `q8-dec`
+//! (code → word) for one type (`--q8 TYPE`) on words of a fix or posit format, with the scale
+//! (the tensor's absolute maximum, or 10^o) a runtime word of the same format. The rule is the
+//! golden `Q8Type::encode_word` / `decode_word` (docs/formats.md, "q8 on words"); every
+//! table comes from the golden `Codebook::fixed`.
+//!
+//! | unit | inputs | outputs | candidate boundaries | latency |
+//! | --- | --- | --- | --- | --- |
+//! | `q8-dec` | `code` (8), `scale` (W) | `y` (W) | 2: table read / scale decode, product | stages |
+//! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 7: input decode, then after each of the first six search levels | stages |
+//!
+//! Both accept one operation per cycle. Sub-modules: the decoder's value ROM and the
+//! encoder's field ROM (`lpgen_q8_values_…`, `lpgen_q8_fields_…`), one per type.
+
+mod dec;
+mod enc;
+
+pub(crate) use dec::dec;
+pub(crate) use enc::enc;
+
+use std::rc::Rc;
+
+use lpgen_golden::q8::Q8Type;
+use lpgen_golden::Format;
+
+use super::{GenError, Params, Unit};
+use crate::ir::{Module, StagePlan, SubModule, E};
+
+/// Candidate stage boundaries (the most `--stages` accepts).
+pub(crate) const DEC_STAGES: u32 = 2;
+pub(crate) const ENC_STAGES: u32 = 7;
+
+/// Refuses a format the codecs do not take (f32 and LNS words: use the golden f32 path).
+fn check_format(p: &Params) -> Result<(), GenError> {
+    match p.format {
+        Format::Fix(_) | Format::Posit(_) => Ok(()),
+        other => Err(GenError(format!(
+            "{} needs a fix or posit format (e.g. fix:7:8, posit:16:1), not {other}",
+            p.unit.name()
+        ))),
+    }
+}
+
+/// Bits that hold `v` (at least 1).
+fn bits_of(v: u64) -> u32 {
+    (64 - v.leading_zeros()).max(1)
+}
+
+/// A combinational ROM module `name` (`addr` in, `q` out), defined once per design.
+fn rom_module(
+    m: &Module,
+    name: &str,
+    comment: &str,
+    width: u32,
+    contents: Vec<u128>,
+) -> Rc<SubModule> {
+    let aw = bits_of(contents.len() as u64 - 1);
+    let built = m.define::<std::convert::Infallible>(name, StagePlan::none(), |r| {
+        r.header.push(comment.to_string());
+        let addr = r.input("addr", aw);
+        let q = r.rom("rom", width, contents, &addr);
+        r.output("q", &q);
+        Ok(())
+    });
+    match built {
+        Ok(def) => def,
+        Err(never) => match never {},
+    }
+}
+
+/// Reads `rom` at `addr` through an instance named `name`.
+fn read(m: &mut Module, rom: &Rc<SubModule>, name: &str, addr: &E) -> E {
+    let q = m.instance(rom, name, &[("addr", addr)]).port("q");
+    m.wire(&format!("{name}_q"), &q)
+}
+
+/// `q8_dynamic_tree`: the type as it appears in module names.
+fn type_tag(ty: Q8Type) -> String {
+    format!("q8_{}", ty.name().replace('-', "_"))
+}
+
+/// The q8 designs of the lint grid: both units, each type, fix and posit words, no and all
+/// pipeline stages (the lean grid: each type once per unit, formats and stages spread).
+pub(crate) fn grid(unit: Unit, full: bool) -> Vec<Params> {
+    let max = match unit {
+        Unit::Q8Dec => DEC_STAGES,
+        _ => ENC_STAGES,
+    };
+    let mut g = vec![];
+    if full {
+        for ty in Q8Type::ALL {
+            for f in [
+                "fix:7:8",
+                "fix:15:16",
+                "posit:8:0",
+                "posit:16:1",
+                "posit:32:2",
+            ] {
+                for s in [0, 1, max] {
+                    g.push(params(unit, f, ty, s));
+                }
+            }
+        }
+    } else {
+        let lean = [
+            ("fix:7:8", Q8Type::DynamicTree, max),
+            ("posit:16:1", Q8Type::StaticTree, 0),
+            ("fix:15:16", Q8Type::Linear, 1),
+            ("posit:8:0", Q8Type::Mantissa, max),
+        ];
+        for (f, ty, s) in lean {
+            g.push(params(unit, f, ty, s));
+        }
+    }
+    g
+}
+
+fn params(unit: Unit, f: &str, ty: Q8Type, stages: u32) -> Params {
+    let mut p = Params::new(unit, f.parse().expect("grid format")).stages(stages);
+    p.q8 = ty;
+    p
+}

@@ -1,0 +1,162 @@
+//! The 8-bit codecs: `q8-enc` (x, scale → code) and `q8-dec` (code, scale → y), against the
+//! golden `Q8Type::encode_word` / `decode_word`.
+//!
+//! Scale words: the format's corner cases (zero, negative, NaR, ±min, ±max, one and its
+//! neighbours) and a few random ones. Exhaustive: the encoder takes every x word (up to
+//! 16-bit formats) with each of them; the decoder every code with every scale word up to
+//! 12-bit formats, else with them. Vectors: every corner pair, then random pairs.
+
+use lpgen_golden::Format;
+use lpgen_hdl::{Params, Unit};
+
+use super::words::{fix_specials, fix_word, posit_specials, posit_word};
+use super::{no_exhaustive, Ctx, Mode, Plan};
+use crate::rng::Rng;
+use crate::{Result, VerifError};
+
+/// Exhaustive encoder runs take every x word up to this width.
+const MAX_ENC_BITS: u32 = 16;
+/// Exhaustive decoder runs take every scale word up to this width.
+const MAX_DEC_SCALE_BITS: u32 = 12;
+/// Random scale words beside the corner cases.
+const RANDOM_SCALES: usize = 8;
+
+pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
+    let w = match p.format {
+        Format::Fix(_) | Format::Posit(_) => p.format.width(),
+        other => {
+            return Err(VerifError(format!(
+                "{} needs a fix or posit format (e.g. fix:7:8, posit:16:1), not {other}",
+                p.unit.name()
+            )))
+        }
+    };
+    let scales = (specials(p.format).len() + RANDOM_SCALES) as u64;
+    let cycles = match (p.unit, mode) {
+        (Unit::Q8Enc, Mode::Exhaustive) if w > MAX_ENC_BITS => {
+            return Err(no_exhaustive(
+                p,
+                &format!("every x word is 2^{w} (exhaustive up to {MAX_ENC_BITS} bits)"),
+            ))
+        }
+        (Unit::Q8Enc, Mode::Exhaustive) => scales << w,
+        (_, Mode::Exhaustive) if w <= MAX_DEC_SCALE_BITS => 256 << w,
+        (_, Mode::Exhaustive) => 256 * scales,
+        (Unit::Q8Enc, Mode::Vectors(n)) => n + scales * scales,
+        (_, Mode::Vectors(n)) => n + 256 * scales,
+    };
+    Ok(Plan { cycles, drive })
+}
+
+/// The format's corner-case words.
+fn specials(f: Format) -> Vec<u64> {
+    match f {
+        Format::Fix(x) => {
+            let mut v = fix_specials(x);
+            v.extend([x.from_int(3), x.from_int(-3), x.one() >> 1, x.one() << 1]);
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+        Format::Posit(x) => posit_specials(x),
+        _ => unreachable!("checked by plan"),
+    }
+}
+
+fn random_word(r: &mut Rng, f: Format) -> u64 {
+    match f {
+        Format::Fix(x) => {
+            let small = r.coin();
+            fix_word(r, x, small)
+        }
+        Format::Posit(x) => posit_word(r, x),
+        _ => unreachable!("checked by plan"),
+    }
+}
+
+/// Corner cases and a few random scale words.
+fn scale_words(f: Format, r: &mut Rng) -> Vec<u64> {
+    let mut v = specials(f);
+    for _ in 0..RANDOM_SCALES {
+        v.push(random_word(r, f));
+    }
+    v
+}
+
+fn drive(ctx: &mut Ctx) -> Result<()> {
+    let l = ctx.layout;
+    let (f, ty) = (ctx.p.format, ctx.p.q8);
+    let w = f.width();
+    let enc = ctx.p.unit == Unit::Q8Enc;
+    let (input, output) = if enc { ("x", "code") } else { ("code", "y") };
+    let (a, s, valid, out) = (
+        l.slot(input)?,
+        l.slot("scale")?,
+        l.slot("in_valid")?,
+        l.slot(output)?,
+    );
+    let mut ins = vec![0u64; l.in_slots];
+    let mut want = vec![0u64; l.out_slots];
+    ins[valid] = 1;
+    let golden = |x: u64, scale: u64| -> Result<u64> {
+        let r = if enc {
+            ty.encode_word(f, x, scale).map(u64::from)
+        } else {
+            ty.decode_word(f, x as u8, scale)
+        };
+        r.map_err(|e| VerifError(format!("golden {ty}: {e}")))
+    };
+    let mut op = |chk: &mut crate::Checker, x: u64, scale: u64| -> Result<()> {
+        ins[a] = x;
+        ins[s] = scale;
+        want[out] = golden(x, scale)?;
+        chk.mark_restart();
+        chk.push(&ins, Some(&want));
+        Ok(())
+    };
+    let mut r = Rng(ctx.seed);
+    let scales = scale_words(f, &mut r);
+    let inputs: Vec<u64> = if enc { specials(f) } else { (0..256).collect() };
+    match ctx.mode {
+        Mode::Exhaustive if enc => {
+            for &scale in &scales {
+                for x in 0..1u64 << w {
+                    op(ctx.chk, x, scale)?;
+                }
+            }
+        }
+        Mode::Exhaustive => {
+            let all: Vec<u64> = if w <= MAX_DEC_SCALE_BITS {
+                (0..1u64 << w).collect()
+            } else {
+                scales
+            };
+            for &scale in &all {
+                for code in 0..256 {
+                    op(ctx.chk, code, scale)?;
+                }
+            }
+        }
+        Mode::Vectors(n) => {
+            for &scale in &scales {
+                for &x in &inputs {
+                    op(ctx.chk, x, scale)?;
+                }
+            }
+            for _ in 0..n {
+                let scale = if r.below(4) == 0 {
+                    r.pick(&scales)
+                } else {
+                    random_word(&mut r, f)
+                };
+                let x = if enc {
+                    random_word(&mut r, f)
+                } else {
+                    r.below(256)
+                };
+                op(ctx.chk, x, scale)?;
+            }
+        }
+    }
+    Ok(())
+}

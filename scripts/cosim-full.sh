@@ -3,7 +3,8 @@
 # exhaustive posit <= 8 bits (both standards, several es, :u), all pairs of lns:5:6, lns:4:4
 # and lns:3:5, posit-mac and fix-mac from quire states, random + corner cases for posit 16/32,
 # lns:5:10 and fix, lns-kahan, arrays of every PE kind and several shapes, alu lanes (every
-# opcode on every pair of small formats) and vectors, quant1 columns; every stage
+# opcode on every pair of small formats) and vectors, quant1 columns, the q8 encoder and
+# decoder; every stage
 # count each generator offers. Verilator models are cached (LPGEN_CACHE), so a rerun is fast.
 #   scripts/cosim-full.sh            # everything (about 125 Verilator builds: an hour or more uncached)
 #   SEED=0x1234 scripts/cosim-full.sh  # other random stimuli (default seed below)
@@ -149,6 +150,27 @@ cosim quant1 --format posit:3:0 --rows 3 --stages 1 --exhaustive
 cosim quant1 --format posit:8 --rows 33 --stages 1 --vectors "$VECTORS" --seed "$SEED"
 cosim quant1 --format posit:16:1 --rows 784 --stages 1 --vectors "$VECTORS" --seed "$SEED"
 cosim quant1 --format posit:32:2 --rows 1024 --stages 0 --vectors "$VECTORS" --seed "$SEED"
+
+# The q8 codecs (issue 19), every type: the encoder on every 16-bit word (fix:7:8, posit:16:1,
+# posit:16) with 20-26 scale words at no and all stages, the decoder on every code with every
+# scale word of posit:8:0 and fix:3:4 and with corner + random scales for 16/32-bit words;
+# random for 32-bit encoders.
+for ty in dynamic-tree static-tree linear mantissa; do
+  for f in fix:7:8 posit:16:1; do
+    for s in 0 7; do cosim q8-enc --q8 q8:$ty --format $f --stages $s --exhaustive; done
+  done
+  cosim q8-enc --q8 q8:$ty --format posit:16 --stages 3 --exhaustive
+  for f in posit:8:0 fix:3:4; do
+    cosim q8-enc --q8 q8:$ty --format $f --stages 1 --exhaustive
+    for s in $(stages 2); do cosim q8-dec --q8 q8:$ty --format $f --stages $s --exhaustive; done
+  done
+  for f in fix:7:8 posit:16:1 fix:15:16 posit:32:2; do
+    cosim q8-dec --q8 q8:$ty --format $f --stages 1 --vectors "$VECTORS" --seed "$SEED"
+  done
+  for f in fix:15:16 posit:32:2; do
+    cosim q8-enc --q8 q8:$ty --format $f --stages 4 --vectors "$VECTORS" --seed "$SEED"
+  done
+done
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done

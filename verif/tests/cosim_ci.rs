@@ -1,12 +1,13 @@
-//! The lean co-simulation subset CI runs (eight Verilator builds; scripts/cosim-full.sh runs
+//! The lean co-simulation subset CI runs (ten Verilator builds; scripts/cosim-full.sh runs
 //! the full set): exhaustive lns-add and posit-add, posit-mac from quire states, a 2×3
 //! lns-kahan array with K in chunks and smaller shapes, a 2×2 lns-kahan array interleaving
 //! four accumulations in its pipelined Kahan loop and a 1×1 lns-plain one interleaving three,
 //! a quant1 column unit on every column of up to 3 fix:1:1 words and random posit:5:0 columns,
 //! and mutation tests proving the
 //! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
-//! ALU constant; every ALU opcode on every posit:8:0 operand pair; and a co-simulation shared
-//! among ranks checking each step exactly once, failures included.
+//! ALU constant; every ALU opcode on every posit:8:0 operand pair; a co-simulation shared
+//! among ranks checking each step exactly once, failures included; the q8 encoder on every
+//! fix:7:8 word and the decoder on every code and posit:8:0 scale.
 
 mod common;
 
@@ -273,4 +274,24 @@ fn quant1_fix_1_1_every_column_of_up_to_3_words_posit_5_0_columns_and_two_mutant
     );
     let m = run_design(&tc, &p, &d, RunOptions::new(Mode::Vectors(100_000), 0x9051)).unwrap();
     assert!(m.failed > 100, "{} failed", m.failed);
+}
+
+/// The q8 encoder on every fix:7:8 word with each of 20 scale words (zero, negative and the
+/// most negative among them), the dynamic tree, the search split by three registers.
+#[test]
+fn q8_enc_fix_7_8_dynamic_tree_every_word() {
+    let mut p = params(Unit::Q8Enc, "fix:7:8", 3);
+    p.q8 = lpgen_golden::q8::Q8Type::DynamicTree;
+    let r = check(&toolchain(), &p, Mode::Exhaustive, 0x98);
+    assert_eq!(r.passed, 20 << 16);
+}
+
+/// The q8 decoder on every code with every posit:8:0 scale word (NaR and zero among them),
+/// the mantissa type, fully pipelined.
+#[test]
+fn q8_dec_posit_8_0_mantissa_every_code_and_scale() {
+    let mut p = params(Unit::Q8Dec, "posit:8:0", 2);
+    p.q8 = lpgen_golden::q8::Q8Type::Mantissa;
+    let r = check(&toolchain(), &p, Mode::Exhaustive, 0);
+    assert_eq!(r.passed, 256 << 8);
 }

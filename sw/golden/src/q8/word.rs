@@ -257,6 +257,14 @@ mod tests {
             assert!(t.midpoints.windows(2).all(|w| w[0] < w[1]), "{ty}");
             // The fewest bits: some value needs the last one.
             assert!(t.values.iter().any(|v| v & 1 == 1), "{ty}");
+            // As docs/formats.md states them ("q8 on words").
+            let documented = match ty {
+                Q8Type::DynamicTree => 41,
+                Q8Type::StaticTree => 50,
+                Q8Type::Linear => 28,
+                Q8Type::Mantissa => 50,
+            };
+            assert_eq!(t.frac_bits, documented, "{ty}");
         }
     }
 

@@ -219,7 +219,7 @@ mod tests {
         let t = ty.codebook().fixed();
         // Compare |x − v·s| with common denominator xd·sd·2^F.
         let dist = |m: usize| -> BigUint {
-            let a = &xn * &sd << t.frac_bits;
+            let a = (&xn * &sd) << t.frac_bits;
             let b = BigUint::from(t.values[m]) * &sn * &xd;
             if a > b {
                 a - b

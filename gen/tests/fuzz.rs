@@ -443,7 +443,7 @@ fn golden(r: &mut Rng) -> (Vec<OsString>, Vec<u8>) {
 /// One `lpgen rtl …` argument vector.
 fn rtl(r: &mut Rng) -> Vec<OsString> {
     use Family::*;
-    const UNITS: [(&str, &[Family]); 11] = [
+    const UNITS: [(&str, &[Family]); 13] = [
         ("lns-mul", &[Lns]),
         ("lns-add", &[Lns]),
         ("lns-kahan", &[Lns]),
@@ -455,6 +455,8 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("vector", &[Lns, Posit, Fix]),
         ("array", &[Lns, Posit, Fix]),
         ("quant1", &[Fix, Posit]),
+        ("q8-enc", &[Posit, Fix]),
+        ("q8-dec", &[Posit, Fix]),
     ];
     let (unit, families) = r.pick(&UNITS);
     let family = r.pick(families);
@@ -520,6 +522,18 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         a.push(match r.sane() {
             true => valid_format(r, family, true).into(),
             false => format(r),
+        });
+    }
+    if unit.starts_with("q8-") && r.chance(60) || r.chance(5) {
+        a.push("--q8".into());
+        a.push(match r.sane() {
+            true => r
+                .pick(&["q8:dynamic-tree", "q8:static-tree", "linear", "q8:mantissa"])
+                .into(),
+            false if r.chance(50) => junk(r),
+            false => r
+                .pick(&["q8:", "q8:tree", "Q8:LINEAR", "dynamic_tree"])
+                .into(),
         });
     }
     if r.sane() || r.chance(90) {

@@ -1,5 +1,5 @@
-//! The 8-bit codecs: `q8-enc` (x, scale → code) and `q8-dec` (code, scale → y), against the
-//! golden `Q8Type::encode_word` / `decode_word`.
+//! The 8-bit codecs: `q8-enc` (x, scale → code) and `q8-dec` (code, scale → y and its flag,
+//! `overflow` or `nar`), against the golden `Q8Type::encode_word` / `decode_word_flagged`.
 //!
 //! Scale words: the format's corner cases (zero, negative, NaR, ±min, ±max, one and its
 //! neighbours) and a few random ones. Exhaustive: the encoder takes every x word (up to
@@ -95,21 +95,31 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         l.slot("in_valid")?,
         l.slot(output)?,
     );
+    // The decoder's flag: overflow (fix) or nar (posit).
+    let flag = match (enc, f) {
+        (true, _) => None,
+        (false, Format::Fix(_)) => Some(l.slot("overflow")?),
+        (false, _) => Some(l.slot("nar")?),
+    };
     let mut ins = vec![0u64; l.in_slots];
     let mut want = vec![0u64; l.out_slots];
     ins[valid] = 1;
-    let golden = |x: u64, scale: u64| -> Result<u64> {
+    let golden = |x: u64, scale: u64| -> Result<(u64, bool)> {
         let r = if enc {
-            ty.encode_word(f, x, scale).map(u64::from)
+            ty.encode_word(f, x, scale).map(|c| (u64::from(c), false))
         } else {
-            ty.decode_word(f, x as u8, scale)
+            ty.decode_word_flagged(f, x as u8, scale)
         };
         r.map_err(|e| VerifError(format!("golden {ty}: {e}")))
     };
     let mut op = |chk: &mut crate::Checker, x: u64, scale: u64| -> Result<()> {
         ins[a] = x;
         ins[s] = scale;
-        want[out] = golden(x, scale)?;
+        let (y, flagged) = golden(x, scale)?;
+        want[out] = y;
+        if let Some(slot) = flag {
+            want[slot] = flagged as u64;
+        }
         chk.mark_restart();
         chk.push(&ins, Some(&want));
         Ok(())

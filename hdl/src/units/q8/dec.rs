@@ -8,6 +8,7 @@
 //!   with the scale's significand needs one normalising shift, then the posit encoder rounds.
 //!   A NaR scale gives NaR; a zero value or scale gives 0.
 //!
+//! Flags: `overflow` (fix: y saturated) or `nar` (posit: y is NaR).
 //! Boundaries: after the ROM read and the scale's decode; after the product.
 
 use lpgen_golden::q8::{FixedTables, Q8Type};
@@ -31,16 +32,31 @@ pub(crate) fn dec(p: &Params) -> Result<Built, GenError> {
     let w = p.format.width();
     let code = m.input("code", 8);
     let scale = m.input("scale", w);
-    let y = match p.format {
-        Format::Fix(f) => fix_dec(&mut m, p.q8, &t, f, &code, &scale),
-        Format::Posit(f) => posit_dec(&mut m, p.q8, &t, f, &code, &scale),
+    let (y, flag, flag_name) = match p.format {
+        Format::Fix(f) => {
+            let (y, over) = fix_dec(&mut m, p.q8, &t, f, &code, &scale);
+            (y, over, "overflow")
+        }
+        Format::Posit(f) => {
+            let (y, nar) = posit_dec(&mut m, p.q8, &t, f, &code, &scale);
+            (y, nar, "nar")
+        }
         _ => unreachable!("check_format refused it"),
     };
     m.output("y", &y);
+    m.output(flag_name, &flag);
     finish(m, &valid, vec![("q8 values+midpoints".into(), t.digest())])
 }
 
-fn fix_dec(m: &mut Module, ty: Q8Type, t: &FixedTables, f: FixFormat, code: &E, scale: &E) -> E {
+/// (y, overflow: the rounded product did not fit and y saturated).
+fn fix_dec(
+    m: &mut Module,
+    ty: Q8Type,
+    t: &FixedTables,
+    f: FixFormat,
+    code: &E,
+    scale: &E,
+) -> (E, E) {
     let w = f.width();
     let vw = bits_of(*t.values.iter().max().expect("128 values"));
     let contents = t.values.iter().map(|&v| v as u128).collect();
@@ -67,7 +83,7 @@ fn fix_dec(m: &mut Module, ty: Q8Type, t: &FixedTables, f: FixFormat, code: &E, 
     // rne_shr takes two's complement: one zero bit on top keeps the product nonnegative.
     let r = rne_shr(m, "", &prod.zext(prod.width + 1), t.frac_bits);
     let signed = m.wire("y_signed", &mux(&neg, &konst(r.width, 0).sub(&r), &r));
-    saturate(m, "", &signed, w).0
+    saturate(m, "", &signed, w)
 }
 
 /// The magnitudes as (significand, exponent): value = sig·2^(exp − 23), sig in [2^23, 2^24)
@@ -91,6 +107,7 @@ fn float_entries(t: &FixedTables) -> Vec<(u64, i64)> {
         .collect()
 }
 
+/// (y, nar: y is NaR, because the scale is).
 fn posit_dec(
     m: &mut Module,
     ty: Q8Type,
@@ -98,7 +115,7 @@ fn posit_dec(
     f: PositFormat,
     code: &E,
     scale: &E,
-) -> E {
+) -> (E, E) {
     let entries = float_entries(t);
     let (lo, hi) = entries
         .iter()
@@ -141,5 +158,6 @@ fn posit_dec(
     let sc = m.wire("product_scale", &esum.add(&carry.zext(sw)));
     let word = encode(m, f, "y", &neg, &sc, &sig, &konst(1, 0), false);
     let zero = m.wire("zero", &v_zero.or(&s.zero));
-    mux(&s.nar, &nar_word(f), &mux(&zero, &konst(f.n, 0), &word))
+    let y = mux(&s.nar, &nar_word(f), &mux(&zero, &konst(f.n, 0), &word));
+    (y, s.nar)
 }

@@ -179,10 +179,23 @@ impl Q8Type {
 
     /// The word of `format` nearest to the code's value times the scale word `scale`.
     pub fn decode_word(self, format: Format, code: u8, scale: u64) -> Result<u64, FormatError> {
+        self.decode_word_flagged(format, code, scale)
+            .map(|(y, _)| y)
+    }
+
+    /// [`Q8Type::decode_word`] and its flag, as `q8-dec` outputs it: for fix, `overflow`
+    /// (the rounded product lies outside the word, so the word saturated); for posits, `nar`
+    /// (the result is NaR: the scale was).
+    pub fn decode_word_flagged(
+        self,
+        format: Format,
+        code: u8,
+        scale: u64,
+    ) -> Result<(u64, bool), FormatError> {
         let t = fixed_of(self);
         let Some((s_neg, sn, sd)) = word_value(format, scale)? else {
             return match format {
-                Format::Posit(f) => Ok(f.nar()),
+                Format::Posit(f) => Ok((f.nar(), true)),
                 _ => unreachable!("only posits have NaR"),
             };
         };
@@ -191,8 +204,17 @@ impl Q8Type {
         let den = sd << t.frac_bits;
         let neg = (code & SIGN_BIT != 0) != s_neg;
         Ok(match format {
-            Format::Fix(f) => f.from_ratio(neg, &num, &den),
-            Format::Posit(f) => f.from_ratio(neg, &num, &den),
+            Format::Fix(f) => {
+                // The magnitude in units of the word, rounded to nearest, ties to even.
+                let (q, r) = ((&num << f.frac_bits) / &den, (&num << f.frac_bits) % &den);
+                let twice = r << 1u32;
+                let up = twice > den || (twice == den && q.bit(0));
+                let q = if up { q + 1u32 } else { q };
+                let top = BigUint::from(1u8) << (f.width() - 1);
+                let over = if neg { q > top } else { q >= top };
+                (f.from_ratio(neg, &num, &den), over)
+            }
+            Format::Posit(f) => (f.from_ratio(neg, &num, &den), false),
             _ => unreachable!("word_value refused it"),
         })
     }
@@ -374,6 +396,29 @@ mod tests {
         }
     }
 
+    /// Every code and scale word of fix:3:4 against f64 (exact there: 24 + 8 bits): the word
+    /// is the product rounded to nearest even and clamped, the flag says it was clamped.
+    #[test]
+    fn fix_decode_flags_saturation_exactly() {
+        let f = fix(3, 4);
+        let Format::Fix(ff) = f else { unreachable!() };
+        let mut flagged = 0;
+        for ty in Q8Type::ALL {
+            for s in 0..256u64 {
+                for code in 0..=255u8 {
+                    let exact = ty.value(code) as f64 * ff.to_f64(s) * 16.0;
+                    let q = exact.round_ties_even();
+                    let over = !(-128.0..=127.0).contains(&q);
+                    let want = ff.from_int(q as i128);
+                    let got = ty.decode_word_flagged(f, code, s).unwrap();
+                    assert_eq!(got, (want, over), "{ty} {code:#x} {s:#x}");
+                    flagged += over as u32;
+                }
+            }
+        }
+        assert!(flagged > 100, "{flagged}");
+    }
+
     #[test]
     fn decode_word_rounds_once_and_handles_nar_and_negative_scales() {
         let f = fix(7, 8);
@@ -392,6 +437,21 @@ mod tests {
         assert_eq!(ty.decode_word(p, 5, 0x80).unwrap(), 0x80);
         assert_eq!(ty.decode_word(p, 0, 0x40).unwrap(), 0);
         assert!(ty.decode_word(Format::F32, 0, 0).is_err());
+        // Flags: saturation (not its neighbour), NaR.
+        assert_eq!(
+            ty.decode_word_flagged(f, 0xff, 0x8000).unwrap(),
+            (0x7fff, true)
+        );
+        assert_eq!(
+            ty.decode_word_flagged(f, 0x7f, 0x8000).unwrap(),
+            (0x8000, false)
+        );
+        assert_eq!(
+            ty.decode_word_flagged(f, 0x7f, 0x7fff).unwrap(),
+            (0x7fff, false)
+        );
+        assert_eq!(ty.decode_word_flagged(p, 5, 0x80).unwrap(), (0x80, true));
+        assert_eq!(ty.decode_word_flagged(p, 5, 0x7f).unwrap().1, false);
         assert!(ty.encode_word(f, 1 << 16, 0).is_err());
     }
 }

@@ -451,7 +451,7 @@ mod tests {
             (0x7fff, false)
         );
         assert_eq!(ty.decode_word_flagged(p, 5, 0x80).unwrap(), (0x80, true));
-        assert_eq!(ty.decode_word_flagged(p, 5, 0x7f).unwrap().1, false);
+        assert!(!ty.decode_word_flagged(p, 5, 0x7f).unwrap().1);
         assert!(ty.encode_word(f, 1 << 16, 0).is_err());
     }
 }

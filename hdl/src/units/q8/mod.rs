@@ -6,7 +6,7 @@
 //!
 //! | unit | inputs | outputs | candidate boundaries | latency |
 //! | --- | --- | --- | --- | --- |
-//! | `q8-dec` | `code` (8), `scale` (W) | `y` (W) | 2: table read / scale decode, product | stages |
+//! | `q8-dec` | `code` (8), `scale` (W) | `y` (W), `overflow` (fix) or `nar` (posit) | 2: table read / scale decode, product | stages |
 //! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 7: input decode, then after each of the first six search levels | stages |
 //!
 //! Both accept one operation per cycle. Sub-modules: the decoder's value ROM and the

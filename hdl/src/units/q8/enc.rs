@@ -1,18 +1,22 @@
 //! `q8-enc`: the code of the magnitude nearest to |x| at the scale (golden
 //! `Q8Type::encode_word`): i = the number of midpoints m with m·scale <= |x|, found by a
-//! binary search of seven levels (§3.2's search in hardware: level k compares |x| with the
-//! midpoint its k bits so far select, read from a ROM of 2^k entries, times the scale), then
-//! the field of the i-th magnitude from a ROM, and x's sign.
+//! binary search of seven levels (§3.2's search in hardware: level k compares the midpoint
+//! its k bits so far select, read from a ROM of 2^k entries, with |x|/scale), then the field
+//! of the i-th magnitude from a ROM, and x's sign.
 //!
-//! Each level compares integers: midpoints are M/2^(T+1) (golden `Codebook::fixed`), so
-//! M·scale <= |x| becomes, for fix words (x = X/2^F, scale = S/2^F), M·S <= |X|·2^(T+1); for
-//! posits (|x| = sx·2^(ex − FW), scale = ss·2^(es − FW)), M·ss <= floor(sx·2^(ex − es + T + 1)),
-//! the right side aligned once by a shifter (clamped: beyond the widest product every
-//! comparison holds, below 1 none does). Midpoints past the table's last (fewer than 127 when
-//! magnitudes repeat) are marked absent and compare false.
+//! The comparisons are exact on integers: midpoints are M/2^(T+1) (golden
+//! `Codebook::fixed`), so m·scale <= |x| becomes, for fix words (x = X/2^F, scale = S/2^F),
+//! M·S <= R = |X|·2^(T+1); for posits (|x| = sx·2^(ex − FW), scale = ss·2^(es − FW)),
+//! M·ss <= R = floor(sx·2^(ex − es + T + 1)), R aligned once by a shifter (clamped: beyond the
+//! widest product every comparison holds, below 1 none does). As M is an integer, M·S <= R
+//! exactly when M <= floor(R/S): one divider (a restoring one, as many quotient bits as the
+//! midpoints have, the quotient clamped) replaces a multiplier a level, and the levels
+//! compare ROM constants with the quotient. Midpoints past the table's last (fewer than 127
+//! when magnitudes repeat) are marked absent and compare false.
 //!
 //! A scale that is zero, negative or NaR, and a NaR x, select the smallest magnitude (NaR
-//! without a sign). Boundaries: after the input decode, then after each of levels 0..=5.
+//! without a sign). Boundaries: after the input decode; after a quarter, a half and three
+//! quarters of the divider's steps and after it; after search levels 1 and 4.
 
 use lpgen_golden::q8::FixedTables;
 use lpgen_golden::{FixFormat, Format, PositFormat};
@@ -50,7 +54,8 @@ pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
         _ => unreachable!("check_format refused it"),
     };
     m.stage();
-    let index = search(&mut m, &t, mid_w, &prep.right, &prep.mult);
+    let quotient = divide(&mut m, mid_w, &prep.right, &prep.mult);
+    let index = search(&mut m, &t, mid_w, &quotient);
     let index = m.wire("index", &mux(&prep.ok, &index, &konst(LEVELS, 0)));
     // The field of each magnitude index (indices past the last magnitude are never found).
     let fields: Vec<u128> = (0..1u32 << LEVELS)
@@ -136,9 +141,65 @@ fn posit_prepare(
     }
 }
 
-/// The seven levels: bit 6 − k of the index is whether the midpoint the bits so far select,
-/// times `mult`, is at most `right`. Returns the index (the count of midpoints at most |x|).
-fn search(m: &mut Module, t: &FixedTables, mid_w: u32, right: &E, mult: &E) -> E {
+/// Boundaries inside the divider (three; one more after it, two in the search).
+const DIVIDER_CUTS: u32 = 3;
+
+/// floor(`right` / `mult`) clamped to `mid_w` bits (all ones when it is larger): as every
+/// midpoint M is an integer below 2^mid_w, M·mult <= right exactly when M <= this. A
+/// restoring division, one quotient bit a step from the top, after a single test for a
+/// quotient beyond mid_w bits (right >= mult·2^mid_w). `mult` must be >= 1 where it matters
+/// (the scale is positive; otherwise `ok` discards the result).
+fn divide(m: &mut Module, mid_w: u32, right: &E, mult: &E) -> E {
+    let dw = mult.width + 1; // the partial remainder stays below 2·mult
+    let top = right.width - mid_w.min(right.width);
+    let high = if top == 0 {
+        konst(1, 0)
+    } else {
+        right.bits(right.width - 1, mid_w.min(right.width))
+    };
+    let cw = high.width.max(dw);
+    let beyond = m.wire("quotient_beyond", &high.zext(cw).ge(&mult.zext(cw)));
+    // Not beyond: the partial remainder starts as right >> mid_w (< mult) and takes one more
+    // bit of `right` a step.
+    let d = mult.zext(dw);
+    let mut rem = high.zext(cw).low(dw.min(cw)).zext(dw);
+    let mut bits = vec![];
+    // Candidate boundaries after a quarter, half and three quarters of the steps.
+    assert!(mid_w > DIVIDER_CUTS, "midpoints of {mid_w} bits");
+    let cuts: Vec<u32> = (1..=DIVIDER_CUTS)
+        .map(|c| mid_w * c / (DIVIDER_CUTS + 1))
+        .collect();
+    for i in (0..mid_w).rev() {
+        let next_bit = if i < right.width {
+            right.bit(i)
+        } else {
+            konst(1, 0)
+        };
+        let shifted = cat(&[rem.low(dw - 1), next_bit]);
+        let fits = shifted.ge(&d);
+        let bit = m.wire(&format!("quotient_bit{i}"), &fits);
+        rem = m.wire(
+            &format!("remainder{i}"),
+            &mux(&bit, &shifted.sub(&d), &shifted),
+        );
+        bits.push(bit);
+        if cuts.contains(&(mid_w - i)) {
+            m.stage();
+        }
+    }
+    let q = m.wire("quotient", &cat(&bits));
+    let q = m.wire(
+        "quotient_clamped",
+        &mux(&beyond, &konst(mid_w, 0).not(), &q),
+    );
+    m.stage();
+    q
+}
+
+/// The seven levels: bit 6 − k of the index is whether the midpoint the bits so far select
+/// is at most `quotient` (a ROM of 2^k entries a level). Returns the index (the count of
+/// midpoints at most |x|/scale).
+fn search(m: &mut Module, t: &FixedTables, mid_w: u32, quotient: &E) -> E {
     let present = 1u128 << mid_w;
     let mut bits: Option<E> = None;
     for k in 0..LEVELS {
@@ -152,16 +213,14 @@ fn search(m: &mut Module, t: &FixedTables, mid_w: u32, right: &E, mult: &E) -> E
             None => konst(mid_w + 1, entries[0]),
             Some(b) => m.rom(&format!("level{k}_midpoints"), mid_w + 1, entries, b),
         };
-        let left = entry.low(mid_w).mul_full(mult);
-        let cw = left.width.max(right.width);
-        let at_most = left.zext(cw).le(&right.zext(cw));
+        let at_most = entry.low(mid_w).le(quotient);
         let bit = m.wire(&format!("level{k}_up"), &entry.msb().and(&at_most));
         let so_far = match bits {
             None => bit,
             Some(b) => cat(&[b, bit]),
         };
         bits = Some(m.wire(&format!("level{k}_index"), &so_far));
-        if k + 1 < LEVELS {
+        if k == 1 || k == 4 {
             m.stage();
         }
     }

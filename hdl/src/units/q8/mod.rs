@@ -7,7 +7,7 @@
 //! | unit | inputs | outputs | candidate boundaries | latency |
 //! | --- | --- | --- | --- | --- |
 //! | `q8-dec` | `code` (8), `scale` (W) | `y` (W), `overflow` (fix) or `nar` (posit) | 2: table read / scale decode, product | stages |
-//! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 7: input decode, then after each of the first six search levels | stages |
+//! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 7: input decode, three inside the divider and one after it, two in the search | stages |
 //!
 //! Both accept one operation per cycle. Sub-modules: the decoder's value ROM and the
 //! encoder's field ROM (`lpgen_q8_values_…`, `lpgen_q8_fields_…`), one per type.
@@ -101,8 +101,8 @@ pub(crate) fn grid(unit: Unit, full: bool) -> Vec<Params> {
             }
         }
     } else {
-        // Two designs a unit (Yosys takes a while over the encoder's seven multipliers); the
-        // four types between the two units, fix and posit words, no and all stages.
+        // Two designs a unit: the four types between the two units, fix and posit words, no
+        // and all stages.
         let lean = match unit {
             Unit::Q8Dec => [
                 ("posit:16:1", Q8Type::StaticTree, max),

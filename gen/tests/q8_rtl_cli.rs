@@ -9,17 +9,17 @@ fn the_type_names_the_design_and_is_in_the_manifest() {
     let dir = std::env::temp_dir().join(format!("lpgen-q8-rtl-{}", std::process::id()));
     let out = dir.to_str().unwrap();
     let run = lpgen(&[
-        "rtl", "q8-enc", "--format", "fix:7:8", "--q8", "linear", "--stages", "7", "--out", out,
+        "rtl", "q8-enc", "--format", "fix:7:8", "--q8", "linear", "--stages", "12", "--out", out,
     ]);
     assert!(
         run.status.success(),
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let top = "lpgen_q8_enc_fix_7_8_linear_s7";
+    let top = "lpgen_q8_enc_fix_7_8_linear_s12";
     let manifest = std::fs::read_to_string(dir.join(format!("{top}.json"))).unwrap();
     assert!(manifest.contains("\"q8\": \"q8:linear\""), "{manifest}");
-    assert!(manifest.contains("\"latency\": 7"), "{manifest}");
+    assert!(manifest.contains("\"latency\": 12"), "{manifest}");
     assert!(dir.join("lpgen_q8_linear_fields.v").exists());
     // Other units do not list the option.
     let run = lpgen(&["rtl", "fix-mac", "--format", "fix:7:8", "--out", out]);
@@ -44,8 +44,8 @@ fn bad_q8_requests_are_refused_in_one_line() {
     a.extend(["--out", o]);
     refused(&a, "q8-enc needs a fix or posit format");
     let mut a = base("q8-enc", "posit:16:1");
-    a.extend(["--stages", "8", "--out", o]);
-    refused(&a, "use --stages 0..=7");
+    a.extend(["--stages", "13", "--out", o]);
+    refused(&a, "use --stages 0..=12");
     let mut a = base("q8-dec", "posit:16:1");
     a.extend(["--stages", "3", "--out", o]);
     refused(&a, "use --stages 0..=2");

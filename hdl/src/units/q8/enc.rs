@@ -15,8 +15,8 @@
 //! when magnitudes repeat) are marked absent and compare false.
 //!
 //! A scale that is zero, negative or NaR, and a NaR x, select the smallest magnitude (NaR
-//! without a sign). Boundaries: after the input decode; after a quarter, a half and three
-//! quarters of the divider's steps and after it; after search levels 1 and 4.
+//! without a sign). Boundaries (12): after the input decode; after each fifth of the
+//! divider's steps and after it; after each of search levels 0..=5.
 
 use lpgen_golden::q8::FixedTables;
 use lpgen_golden::{FixFormat, Format, PositFormat};
@@ -141,8 +141,8 @@ fn posit_prepare(
     }
 }
 
-/// Boundaries inside the divider (three; one more after it, two in the search).
-const DIVIDER_CUTS: u32 = 3;
+/// Boundaries inside the divider (four; one more after it, six in the search).
+const DIVIDER_CUTS: u32 = 4;
 
 /// floor(`right` / `mult`) clamped to `mid_w` bits (all ones when it is larger): as every
 /// midpoint M is an integer below 2^mid_w, M·mult <= right exactly when M <= this. A
@@ -164,7 +164,7 @@ fn divide(m: &mut Module, mid_w: u32, right: &E, mult: &E) -> E {
     let d = mult.zext(dw);
     let mut rem = high.zext(cw).low(dw.min(cw)).zext(dw);
     let mut bits = vec![];
-    // Candidate boundaries after a quarter, half and three quarters of the steps.
+    // Candidate boundaries after each fifth of the steps.
     assert!(mid_w > DIVIDER_CUTS, "midpoints of {mid_w} bits");
     let cuts: Vec<u32> = (1..=DIVIDER_CUTS)
         .map(|c| mid_w * c / (DIVIDER_CUTS + 1))
@@ -220,7 +220,7 @@ fn search(m: &mut Module, t: &FixedTables, mid_w: u32, quotient: &E) -> E {
             Some(b) => cat(&[b, bit]),
         };
         bits = Some(m.wire(&format!("level{k}_index"), &so_far));
-        if k == 1 || k == 4 {
+        if k + 1 < LEVELS {
             m.stage();
         }
     }

@@ -7,7 +7,7 @@
 //! | unit | inputs | outputs | candidate boundaries | latency |
 //! | --- | --- | --- | --- | --- |
 //! | `q8-dec` | `code` (8), `scale` (W) | `y` (W), `overflow` (fix) or `nar` (posit) | 2: table read / scale decode, product | stages |
-//! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 7: input decode, three inside the divider and one after it, two in the search | stages |
+//! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 12: input decode, four inside the divider and one after it, six in the search | stages |
 //!
 //! Both accept one operation per cycle. Sub-modules: the decoder's value ROM and the
 //! encoder's field ROM (`lpgen_q8_values_…`, `lpgen_q8_fields_…`), one per type.
@@ -28,7 +28,7 @@ use crate::ir::{Module, StagePlan, SubModule, E};
 
 /// Candidate stage boundaries (the most `--stages` accepts).
 pub(crate) const DEC_STAGES: u32 = 2;
-pub(crate) const ENC_STAGES: u32 = 7;
+pub(crate) const ENC_STAGES: u32 = 12;
 
 /// Refuses a format the codecs do not take (f32 and LNS words: use the golden f32 path).
 fn check_format(p: &Params) -> Result<(), GenError> {

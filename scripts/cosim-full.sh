@@ -157,7 +157,7 @@ cosim quant1 --format posit:32:2 --rows 1024 --stages 0 --vectors "$VECTORS" --s
 # random for 32-bit encoders.
 for ty in dynamic-tree static-tree linear mantissa; do
   for f in fix:7:8 posit:16:1; do
-    for s in 0 5 12; do cosim q8-enc --q8 q8:$ty --format $f --stages $s --exhaustive; done
+    for s in 0 5 15; do cosim q8-enc --q8 q8:$ty --format $f --stages $s --exhaustive; done
   done
   cosim q8-enc --q8 q8:$ty --format posit:16 --stages 3 --exhaustive
   for f in posit:8:0 fix:3:4; do

@@ -44,8 +44,8 @@ fn bad_q8_requests_are_refused_in_one_line() {
     a.extend(["--out", o]);
     refused(&a, "q8-enc needs a fix or posit format");
     let mut a = base("q8-enc", "posit:16:1");
-    a.extend(["--stages", "13", "--out", o]);
-    refused(&a, "use --stages 0..=12");
+    a.extend(["--stages", "19", "--out", o]);
+    refused(&a, "use --stages 0..=18");
     let mut a = base("q8-dec", "posit:16:1");
     a.extend(["--stages", "3", "--out", o]);
     refused(&a, "use --stages 0..=2");

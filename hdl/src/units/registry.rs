@@ -173,7 +173,7 @@ pub static UNITS: [UnitEntry; 13] = [
         help:
             "8-bit codec encoder (--q8 TYPE): comparator tree over the sorted table, runtime scale",
         options: &[Opt::Q8],
-        max_stages: |_| q8::ENC_STAGES,
+        max_stages: q8::enc_stages,
         build: q8::enc,
         grid: |full| q8::grid(Unit::Q8Enc, full),
     },

@@ -15,13 +15,13 @@
 //! when magnitudes repeat) are marked absent and compare false.
 //!
 //! A scale that is zero, negative or NaR, and a NaR x, select the smallest magnitude (NaR
-//! without a sign). Boundaries (12): after the input decode; after each fifth of the
-//! divider's steps and after it; after each of search levels 0..=5.
+//! without a sign). Boundaries ([`enc_stages`]: 15 to 20 by type): after the input decode;
+//! every four divider steps and after the divider; after each of search levels 0..=5.
 
 use lpgen_golden::q8::FixedTables;
 use lpgen_golden::{FixFormat, Format, PositFormat};
 
-use super::{bits_of, check_format, read, rom_module, type_tag, ENC_STAGES};
+use super::{bits_of, check_format, read, rom_module, type_tag};
 use crate::ir::{cat, konst, mux, Module, E};
 use crate::units::posit::decode::{decode, max_scale, sbits, sconst};
 use crate::units::{finish, start, Built, GenError, Params};
@@ -43,11 +43,11 @@ pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
     check_format(p)?;
     let book = p.q8.codebook();
     let t = book.fixed();
-    let (mut m, valid) = start(p, ENC_STAGES)?;
+    let (mut m, valid) = start(p, enc_stages(p))?;
     let w = p.format.width();
     let x = m.input("x", w);
     let scale = m.input("scale", w);
-    let mid_w = bits_of(*t.midpoints.iter().max().expect("two magnitudes at least"));
+    let mid_w = midpoint_bits(p);
     let prep = match p.format {
         Format::Fix(f) => fix_prepare(&mut m, &t, f, mid_w, &x, &scale),
         Format::Posit(f) => posit_prepare(&mut m, &t, f, mid_w, &x, &scale),
@@ -141,8 +141,22 @@ fn posit_prepare(
     }
 }
 
-/// Boundaries inside the divider (four; one more after it, six in the search).
-const DIVIDER_CUTS: u32 = 4;
+/// Divider steps between two candidate boundaries: a step is a compare-and-subtract whose
+/// carry chain feeds the next, about 18 ns on an iCE40, so four make a stage of ~70 ns.
+const STEPS_PER_CUT: u32 = 4;
+
+/// Bits of the type's largest midpoint (the quotient's width).
+fn midpoint_bits(p: &Params) -> u32 {
+    let t = p.q8.codebook().fixed();
+    bits_of(*t.midpoints.iter().max().expect("two magnitudes at least"))
+}
+
+/// Candidate boundaries of `q8-enc` (by type: the divider has one step a midpoint bit):
+/// after the input decode, every [`STEPS_PER_CUT`] divider steps, after the divider, and
+/// after each of search levels 0..=5.
+pub(crate) fn enc_stages(p: &Params) -> u32 {
+    1 + (midpoint_bits(p) - 1) / STEPS_PER_CUT + 1 + (LEVELS - 1)
+}
 
 /// floor(`right` / `mult`) clamped to `mid_w` bits (all ones when it is larger): as every
 /// midpoint M is an integer below 2^mid_w, M·mult <= right exactly when M <= this. A
@@ -164,11 +178,6 @@ fn divide(m: &mut Module, mid_w: u32, right: &E, mult: &E) -> E {
     let d = mult.zext(dw);
     let mut rem = high.zext(cw).low(dw.min(cw)).zext(dw);
     let mut bits = vec![];
-    // Candidate boundaries after each fifth of the steps.
-    assert!(mid_w > DIVIDER_CUTS, "midpoints of {mid_w} bits");
-    let cuts: Vec<u32> = (1..=DIVIDER_CUTS)
-        .map(|c| mid_w * c / (DIVIDER_CUTS + 1))
-        .collect();
     for i in (0..mid_w).rev() {
         let next_bit = if i < right.width {
             right.bit(i)
@@ -183,7 +192,7 @@ fn divide(m: &mut Module, mid_w: u32, right: &E, mult: &E) -> E {
             &mux(&bit, &shifted.sub(&d), &shifted),
         );
         bits.push(bit);
-        if cuts.contains(&(mid_w - i)) {
+        if i > 0 && (mid_w - i) % STEPS_PER_CUT == 0 {
             m.stage();
         }
     }

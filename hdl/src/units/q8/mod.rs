@@ -7,7 +7,7 @@
 //! | unit | inputs | outputs | candidate boundaries | latency |
 //! | --- | --- | --- | --- | --- |
 //! | `q8-dec` | `code` (8), `scale` (W) | `y` (W), `overflow` (fix) or `nar` (posit) | 2: table read / scale decode, product | stages |
-//! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 12: input decode, four inside the divider and one after it, six in the search | stages |
+//! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 15 to 20 by type: input decode, every four divider steps and after it, six in the search | stages |
 //!
 //! Both accept one operation per cycle. Sub-modules: the decoder's value ROM and the
 //! encoder's field ROM (`lpgen_q8_values_…`, `lpgen_q8_fields_…`), one per type.
@@ -16,7 +16,7 @@ mod dec;
 mod enc;
 
 pub(crate) use dec::dec;
-pub(crate) use enc::enc;
+pub(crate) use enc::{enc, enc_stages};
 
 use std::rc::Rc;
 
@@ -26,9 +26,9 @@ use lpgen_golden::Format;
 use super::{GenError, Params, Unit};
 use crate::ir::{Module, StagePlan, SubModule, E};
 
-/// Candidate stage boundaries (the most `--stages` accepts).
+/// Candidate stage boundaries of `q8-dec` (the most `--stages` accepts; `q8-enc`'s depend on
+/// the type: [`enc_stages`]).
 pub(crate) const DEC_STAGES: u32 = 2;
-pub(crate) const ENC_STAGES: u32 = 12;
 
 /// Refuses a format the codecs do not take (f32 and LNS words: use the golden f32 path).
 fn check_format(p: &Params) -> Result<(), GenError> {
@@ -81,9 +81,9 @@ fn type_tag(ty: Q8Type) -> String {
 
 /// The q8 designs of the lint grid: each type, fix and posit words, stages 0, 1 and all.
 pub(crate) fn grid(unit: Unit, full: bool) -> Vec<Params> {
-    let max = match unit {
+    let max = |p: &Params| match unit {
         Unit::Q8Dec => DEC_STAGES,
-        _ => ENC_STAGES,
+        _ => enc_stages(p),
     };
     let mut g = vec![];
     if full {
@@ -95,8 +95,9 @@ pub(crate) fn grid(unit: Unit, full: bool) -> Vec<Params> {
                 "posit:16:1",
                 "posit:32:2",
             ] {
-                for s in [0, 1, max] {
-                    g.push(params(unit, f, ty, s));
+                let p = params(unit, f, ty, 0);
+                for s in [0, 1, max(&p)] {
+                    g.push(p.clone().stages(s));
                 }
             }
         }
@@ -105,16 +106,18 @@ pub(crate) fn grid(unit: Unit, full: bool) -> Vec<Params> {
         // and all stages.
         let lean = match unit {
             Unit::Q8Dec => [
-                ("posit:16:1", Q8Type::StaticTree, max),
-                ("fix:15:16", Q8Type::Linear, 0),
+                ("posit:16:1", Q8Type::StaticTree, true),
+                ("fix:15:16", Q8Type::Linear, false),
             ],
             _ => [
-                ("fix:7:8", Q8Type::DynamicTree, max),
-                ("posit:8:0", Q8Type::Mantissa, 0),
+                ("fix:7:8", Q8Type::DynamicTree, true),
+                ("posit:8:0", Q8Type::Mantissa, false),
             ],
         };
-        for (f, ty, s) in lean {
-            g.push(params(unit, f, ty, s));
+        for (f, ty, deepest) in lean {
+            let p = params(unit, f, ty, 0);
+            let s = if deepest { max(&p) } else { 0 };
+            g.push(p.stages(s));
         }
     }
     g

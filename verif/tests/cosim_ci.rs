@@ -1,4 +1,4 @@
-//! The lean co-simulation subset CI runs (ten Verilator builds; scripts/cosim-full.sh runs
+//! The lean co-simulation subset CI runs (about 17 small Verilator builds; cosim-full.sh runs
 //! the full set): exhaustive lns-add and posit-add, posit-mac from quire states, a 2×3
 //! lns-kahan array with K in chunks and smaller shapes, a 2×2 lns-kahan array interleaving
 //! four accumulations in its pipelined Kahan loop and a 1×1 lns-plain one interleaving three,

@@ -16,7 +16,7 @@
 
 use lpgen_comm::exchange;
 use lpgen_comm::{partition, Transport};
-use lpgen_golden::onebit::Quantizer;
+use lpgen_golden::onebit::{self, Quantizer};
 use lpgen_golden::q8::Q8Type;
 
 use crate::config::{AdaGradAt, Config, Optimizer};
@@ -97,6 +97,9 @@ pub struct Worker<'t> {
     pub transport: &'t mut dyn Transport,
     pub sharing: Sharing,
     slots: Vec<Slot>,
+    /// Bytes this worker's exchanges would have sent as plain words (the compression ratio's
+    /// numerator; the transport counts what was sent).
+    pub word_bytes: u64,
 }
 
 /// A worker's state for one exchanged matrix (a weight matrix, or a bias as one column).
@@ -116,6 +119,7 @@ impl<'t> Worker<'t> {
             transport,
             sharing: sharing.into(),
             slots: vec![],
+            word_bytes: 0,
         }
     }
 
@@ -226,6 +230,11 @@ impl<'t> Worker<'t> {
                         "the worker state of exchanged matrix {slot} does not fit a {rows} x {cols} gradient"
                     )));
                 }
+                // As words: to each peer its stripe, then this worker's stripe to each peer.
+                let value_bytes = onebit::value_bytes(g) as u64;
+                self.word_bytes += value_bytes
+                    * rows as u64
+                    * ((cols - stripe_cols) + stripe_cols * (workers - 1)) as u64;
                 let mut bits: Vec<u64> = words.iter().map(|w| w.to_bits()).collect();
                 if at == Some(AdaGradAt::Local) {
                     // The mean of the K normalized sub-gradients reaches the update.

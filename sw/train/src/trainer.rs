@@ -57,6 +57,10 @@ pub struct EpochMetrics {
     /// Data-parallel runs: gradient bytes each worker sent per step (mean over workers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_sent_per_step: Option<f64>,
+    /// Data-parallel runs of more than one worker: the bytes the words would have taken over
+    /// the bytes sent (1 for `--compress none`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression_ratio: Option<f64>,
 }
 
 /// serde_json writes a non-finite f64 as `null`; read it back as NaN.
@@ -267,6 +271,7 @@ pub fn run_worker<M: Machine>(
             cfg,
         };
         let sent_before = worker.as_ref().map(|w| w.transport.counters().sent);
+        let words_before = worker.as_ref().map(|w| w.word_bytes);
         let double_buffer = worker.as_ref().is_some_and(|w| w.sharing.double_buffer);
         // Whether the exchange delivers gradients AdaGrad already normalized.
         let normalized = worker.is_some() && Worker::normalizes(cfg);
@@ -332,13 +337,15 @@ pub fn run_worker<M: Machine>(
         if show {
             eprintln!();
         }
-        let mut bytes_sent_per_step = None;
+        let (mut bytes_sent_per_step, mut compression_ratio) = (None, None);
         if let Some(w) = worker.as_deref_mut() {
             let sent = (w.transport.counters().sent - sent_before.unwrap_or(0)) as f64;
-            let totals = w.totals(&[loss, correct as f64, seen as f64, sent])?;
+            let as_words = (w.word_bytes - words_before.unwrap_or(0)) as f64;
+            let totals = w.totals(&[loss, correct as f64, seen as f64, sent, as_words])?;
             (loss, correct, seen) = (totals[0], totals[1] as usize, totals[2] as usize);
             // Mean over the workers of the bytes each sent per step.
             bytes_sent_per_step = Some(totals[3] / (w.transport.size() * steps.max(1)) as f64);
+            compression_ratio = (totals[3] > 0.0).then(|| totals[4] / totals[3]);
         }
         // Every worker holds the same model, so every worker's test pass gives the same figures.
         let (test_loss, test_acc) = evaluate(&mut net, &state.model, test, (&mean, &sd))?;
@@ -354,6 +361,7 @@ pub fn run_worker<M: Machine>(
             seconds: start.elapsed().as_secs_f64(),
             samples_per_s: seen as f64 / train_secs,
             bytes_sent_per_step,
+            compression_ratio,
         };
         let line = m.json();
         // Schedule for the next epoch.
@@ -450,6 +458,7 @@ mod tests {
             seconds: f64::INFINITY,
             samples_per_s: 3.0,
             bytes_sent_per_step: None,
+            compression_ratio: None,
         };
         let line = m.json();
         assert!(

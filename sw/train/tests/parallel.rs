@@ -158,6 +158,27 @@ fn data_parallel_training_is_deterministic_and_exchanges_the_analytic_bytes() {
         }
         let measured = history[0].bytes_sent_per_step.unwrap();
         assert_eq!(measured, sent as f64 / 2.0, "{f}");
+        // The compression ratio: what the words would have taken over what was sent; the
+        // words themselves are 1 (so the ratio's numerator is the words' measured traffic).
+        // As words, each of the two workers sends the whole matrix once (the peer's stripe,
+        // then its own).
+        let vb = lpgen_golden::onebit::value_bytes(format);
+        let words: usize = [(8, 16), (8, 1), (10, 8), (10, 1)]
+            .iter()
+            .map(|&(rows, cols)| 2 * vb * rows * cols)
+            .sum();
+        let ratio = history[0].compression_ratio.unwrap();
+        assert!(
+            (ratio - words as f64 / sent as f64).abs() < 1e-12,
+            "{f}: {ratio}"
+        );
+        let (_, words_history) = train_k(&cfg, data, 2, Exchange::Words, &out);
+        assert_eq!(words_history[0].compression_ratio, Some(1.0), "{f}");
+        assert_eq!(
+            words_history[0].bytes_sent_per_step,
+            Some(words as f64 / 2.0),
+            "{f}"
+        );
         // The 8-bit exchange: deterministic, not the words' result, and a scale (4 bytes)
         // and one byte per word in each message.
         let q8 = Exchange::Q8("q8:dynamic-tree".parse().unwrap());

@@ -20,6 +20,8 @@ use crate::exact::Ratio;
 use crate::fixed::rne_shift;
 use crate::format::{err, FormatError};
 
+pub mod group;
+
 /// Widths 2..=32: a product of two words fits an i64, and a dot product of up to 2^32 terms
 /// an i128, exactly.
 pub const MAX_WIDTH: u32 = 32;
@@ -147,7 +149,10 @@ impl DfixFormat {
         self.saturate(q)
     }
 
-    /// The f64 `x` at scale e (NaN converts to 0 with an overflow; ±inf saturates).
+    /// The f64 `x` at scale e (NaN converts to 0 with an overflow; ±inf saturates): the same
+    /// as [`DfixFormat::from_ratio`] of x's exact value, in f64 arithmetic. x·2^−e is exact
+    /// (2^−e is a normal f64 for |e| ≤ 1000) unless it overflows, which saturates either way,
+    /// or underflows, which only happens below 2^−1022, where both round to zero.
     pub fn from_f64(&self, x: f64, e: i32) -> Converted {
         if x.is_nan() {
             return Converted {
@@ -155,9 +160,16 @@ impl DfixFormat {
                 overflow: true,
             };
         }
-        if x.is_infinite() {
-            return self.saturate(if x > 0.0 { i128::MAX } else { i128::MIN });
+        let y = (x * (-e as f64).exp2()).round_ties_even();
+        if y >= 2f64.powi(100) || y <= -(2f64.powi(100)) {
+            return self.saturate(if y > 0.0 { i128::MAX } else { i128::MIN });
         }
+        self.saturate(y as i128)
+    }
+
+    /// [`DfixFormat::from_f64`] through exact rationals: the reference of the tests.
+    #[cfg(test)]
+    fn from_f64_exact(&self, x: f64, e: i32) -> Converted {
         let (num, den) = crate::exact::f64_ratio(x);
         self.from_ratio(
             &Ratio {
@@ -274,6 +286,57 @@ mod tests {
     fn conv(f: DfixFormat, s: &str, e: i32) -> (i64, bool) {
         let c = f.from_ratio(&parse_decimal(s).unwrap(), e);
         (f.to_int(c.word), c.overflow)
+    }
+
+    #[test]
+    fn f64_conversion_is_the_exact_one() {
+        let mut next = crate::test_words(0x00df_1c5e);
+        for w in [2, 6, 10, 12, 16, 20, 32] {
+            let f = DfixFormat::new(w).unwrap();
+            let max = f.max_int() as f64;
+            for e in [-1000, -60, -20, -8, -1, 0, 1, 5, 40, 1000] {
+                let unit = (e as f64).exp2();
+                let mut xs = vec![0.0, -0.0, f64::INFINITY, -f64::INFINITY, 5e-324, -1e-310];
+                // Ties, the largest integer and just past it, both signs.
+                for k in [
+                    0.5,
+                    1.5,
+                    2.5,
+                    max - 0.5,
+                    max,
+                    max + 0.5,
+                    max + 1.0,
+                    3.0 * max,
+                ] {
+                    xs.extend([k * unit, -k * unit]);
+                }
+                for _ in 0..300 {
+                    let bits = next();
+                    // Mostly values near the word range, some anywhere.
+                    let x = if bits % 4 == 0 {
+                        f64::from_bits(bits)
+                    } else {
+                        (bits >> 11) as f64 / (1u64 << 53) as f64
+                            * 2.0
+                            * max
+                            * unit
+                            * if bits & 1 == 1 { -1.0 } else { 1.0 }
+                    };
+                    if !x.is_nan() {
+                        xs.push(x);
+                    }
+                }
+                for x in xs {
+                    let want = if x.is_infinite() {
+                        f.saturate(if x > 0.0 { i128::MAX } else { i128::MIN })
+                    } else {
+                        f.from_f64_exact(x, e)
+                    };
+                    assert_eq!(f.from_f64(x, e), want, "dfix:{w} {x:e} at scale {e}");
+                }
+            }
+            assert!(f.from_f64(f64::NAN, 0).overflow);
+        }
     }
 
     #[test]

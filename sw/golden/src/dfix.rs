@@ -169,7 +169,7 @@ impl DfixFormat {
 
     /// [`DfixFormat::from_f64`] through exact rationals: the reference of the tests.
     #[cfg(test)]
-    fn from_f64_exact(&self, x: f64, e: i32) -> Converted {
+    fn convert_exactly(&self, x: f64, e: i32) -> Converted {
         let (num, den) = crate::exact::f64_ratio(x);
         self.from_ratio(
             &Ratio {
@@ -330,7 +330,7 @@ mod tests {
                     let want = if x.is_infinite() {
                         f.saturate(if x > 0.0 { i128::MAX } else { i128::MIN })
                     } else {
-                        f.from_f64_exact(x, e)
+                        f.convert_exactly(x, e)
                     };
                     assert_eq!(f.from_f64(x, e), want, "dfix:{w} {x:e} at scale {e}");
                 }

@@ -171,6 +171,12 @@ const MAX_WEIGHTS: usize = 1 << 26;
 /// The run's configuration from the arguments, for images of `input` (channels, rows,
 /// columns) in `classes` classes.
 fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResult<Config> {
+    if a.format.as_deref().is_some_and(|f| f.starts_with("dfix:")) {
+        return Err(bad(
+            "training in dynamic fixed point (--format dfix:P:U, seed 002) is not built yet; `lpgen golden dfix:W OP --scale E` computes with the format"
+                .into(),
+        ));
+    }
     let (stages, quire) = match (&a.format, &a.precision, a.backend.as_str()) {
         (Some(_), Some(_), _) => {
             return Err(bad("give --format or --precision, not both".into()));

@@ -106,6 +106,10 @@ fn bad_input_is_refused_in_one_line() {
     );
     fails_with(&["train", "--dataset", d], "give --format");
     fails_with(
+        &["train", "--format", "dfix:10:12", "--dataset", d],
+        "is not built yet",
+    );
+    fails_with(
         &[
             "train",
             "--format",

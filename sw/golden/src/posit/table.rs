@@ -4,9 +4,9 @@
 //! golden operations themselves (so they cannot disagree with them: one source of truth), once
 //! per format, and shared; the tests compare the fast paths with the operations word for word.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use super::quire::{product, Quire};
 use super::PositFormat;
@@ -34,30 +34,34 @@ pub(crate) struct Term {
     pub e: i32,
 }
 
-/// The tables of `f`, or `None` when it is wider than [`MAX_TABLE_BITS`].
-pub(crate) fn tables(f: PositFormat) -> Option<Arc<Tables>> {
+/// The tables of `f`, or `None` when it is wider than [`MAX_TABLE_BITS`]. Built once per
+/// format and kept for the process (a few formats of at most 2^MAX_TABLE_BITS words each), so
+/// that a reference costs no reference count: a dot product per output element, on several
+/// threads, would otherwise contend on one shared counter.
+pub(crate) fn tables(f: PositFormat) -> Option<&'static Tables> {
     if f.n > MAX_TABLE_BITS {
         return None;
     }
     // Each thread remembers the last format it asked for (a dot product per output element
     // would otherwise take the shared lock every time).
     thread_local! {
-        static LAST: RefCell<Option<(PositFormat, Arc<Tables>)>> = const { RefCell::new(None) };
+        static LAST: Cell<Option<(PositFormat, &'static Tables)>> = const { Cell::new(None) };
     }
-    static CACHE: OnceLock<Mutex<HashMap<PositFormat, Arc<Tables>>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<PositFormat, &'static Tables>>> = OnceLock::new();
     LAST.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some((g, t)) = last.as_ref() {
-            if *g == f {
-                return Some(t.clone());
+        if let Some((g, t)) = last.get() {
+            if g == f {
+                return Some(t);
             }
         }
         let mut cache = CACHE
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let t = cache.entry(f).or_insert_with(|| Arc::new(build(f))).clone();
-        *last = Some((f, t.clone()));
+        let t: &'static Tables = cache
+            .entry(f)
+            .or_insert_with(|| Box::leak(Box::new(build(f))));
+        last.set(Some((f, t)));
         Some(t)
     })
 }

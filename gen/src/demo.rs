@@ -193,6 +193,7 @@ fn train(out: &mut dyn Write) -> CliResult {
         ),
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
+        storage: None,
         batch: 20,
         lr: 0.1,
         momentum: 0.5,

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::Format;
 use lpgen_train::arch::{Arch, ArchOptions, ModelKind};
 use lpgen_train::compress::Compression;
@@ -17,15 +18,28 @@ use lpgen_train::float::Float;
 use lpgen_train::machine::{all_cores, Checked, Golden, Machine};
 use lpgen_train::parallel::{Exchange, Sharing, Worker};
 use lpgen_train::rtl::Rtl;
+use lpgen_train::storage::StorageConfig;
 use lpgen_train::trainer::{self, Plan};
 
 use crate::{emit, CliError, CliResult};
 
 #[derive(Args)]
 pub struct TrainArgs {
-    /// Number format of every stage, e.g. lns:5:6, posit:8:2, fix:7:8 (f32 with --backend f32)
+    /// Number format of every stage, e.g. lns:5:6, posit:8:2, fix:7:8 (f32 with --backend f32);
+    /// or dfix:P:U, seed 002's low-precision storage: f32 arithmetic, values stored in dynamic
+    /// fixed point of P bits (propagations) and U bits (parameter updates), signs included
     #[arg(long)]
     format: Option<String>,
+    /// dfix: training examples between scale updates [default: 10000]
+    #[arg(long)]
+    scale_every: Option<u64>,
+    /// dfix: the overflow rate the scale updates keep under [default: 0.0001]
+    #[arg(long)]
+    max_overflow: Option<f64>,
+    /// dfix: seed 002's fixed point instead: every group with this many integer bits (sign
+    /// excluded; the paper's best is 5), never rescaled
+    #[arg(long)]
+    radix_point: Option<u32>,
     /// Mixed precision per stage (seed 004): e.g. O16-L12-FBG8q (posit widths, q = quires)
     #[arg(long)]
     precision: Option<String>,
@@ -171,13 +185,9 @@ const MAX_WEIGHTS: usize = 1 << 26;
 /// The run's configuration from the arguments, for images of `input` (channels, rows,
 /// columns) in `classes` classes.
 fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResult<Config> {
-    if a.format.as_deref().is_some_and(|f| f.starts_with("dfix:")) {
-        return Err(bad(
-            "training in dynamic fixed point (--format dfix:P:U, seed 002) is not built yet; `lpgen golden dfix:W OP --scale E` computes with the format"
-                .into(),
-        ));
-    }
+    let storage = storage(a)?;
     let (stages, quire) = match (&a.format, &a.precision, a.backend.as_str()) {
+        (Some(_), None, _) if storage.is_some() => (Stages::all(Format::F32), a.quire),
         (Some(_), Some(_), _) => {
             return Err(bad("give --format or --precision, not both".into()));
         }
@@ -209,6 +219,12 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
     if quire && !stages.list().iter().any(|f| matches!(f, Format::Posit(_))) {
         return Err(bad(
             "--quire needs posit stages (fix always accumulates exactly)".into(),
+        ));
+    }
+    if storage.is_some() && a.kahan.is_some() {
+        return Err(bad(
+            "--kahan applies to arithmetic formats; dfix storage computes in f32 and rounds as it stores"
+                .into(),
         ));
     }
     let lns = matches!(stages.f, Format::Lns(_));
@@ -285,6 +301,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         arch,
         optimizer,
         compression,
+        storage,
         batch: a.batch,
         lr: a.lr,
         momentum,
@@ -293,6 +310,78 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         normalize,
         seed: a.seed,
     })
+}
+
+/// Seed 002's storage of `--format dfix:P:U` (or dfix:W for P = U = W) with its options.
+fn storage(a: &TrainArgs) -> CliResult<Option<StorageConfig>> {
+    let Some(spec) = a.format.as_deref().and_then(|f| f.trim().strip_prefix("dfix:")) else {
+        if a.scale_every.is_some() || a.max_overflow.is_some() || a.radix_point.is_some() {
+            return Err(bad(
+                "--scale-every, --max-overflow and --radix-point apply to --format dfix:P:U".into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let widths: Vec<Option<u32>> = spec.split(':').map(|w| w.parse().ok()).collect();
+    let (p, u) = match widths[..] {
+        [Some(w)] => (w, w),
+        [Some(p), Some(u)] => (p, u),
+        _ => {
+            return Err(bad(format!(
+                "format 'dfix:{spec}' is not dfix:P:U with whole widths (e.g. dfix:10:12: 10-bit propagations, 12-bit updates)"
+            )))
+        }
+    };
+    let width = |w: u32| -> CliResult<DfixFormat> {
+        DfixFormat::new(w).map_err(|_| {
+            bad(format!(
+                "format 'dfix:{spec}': each width (sign included) must be 2..={} (e.g. dfix:10:12)",
+                lpgen_golden::dfix::MAX_WIDTH
+            ))
+        })
+    };
+    let (propagation, update) = (width(p)?, width(u)?);
+    let scale_every = a.scale_every.unwrap_or(10_000);
+    if scale_every == 0 {
+        return Err(bad(
+            "--scale-every 0: give the training examples between scale updates (seed 002: 10000)"
+                .into(),
+        ));
+    }
+    let max_overflow = a.max_overflow.unwrap_or(1e-4);
+    if !(max_overflow > 0.0 && max_overflow < 1.0) {
+        return Err(bad(format!(
+            "--max-overflow {max_overflow} is not a rate in (0, 1) (seed 002: 0.0001)"
+        )));
+    }
+    if let Some(r) = a.radix_point {
+        if r >= p.min(u) {
+            return Err(bad(format!(
+                "--radix-point {r}: a {}-bit word has {} bits besides its sign; give fewer integer bits",
+                p.min(u),
+                p.min(u) - 1
+            )));
+        }
+        if a.scale_every.is_some() || a.max_overflow.is_some() {
+            return Err(bad(
+                "--radix-point fixes every scale: --scale-every and --max-overflow do not apply"
+                    .into(),
+            ));
+        }
+    }
+    if a.backend == "rtl" {
+        return Err(bad(
+            "dfix storage trains on --backend f32 or golden (f32 arithmetic); the dfix array PE is not in the training loop yet"
+                .into(),
+        ));
+    }
+    Ok(Some(StorageConfig {
+        propagation,
+        update,
+        scale_every,
+        max_overflow,
+        radix_point: a.radix_point,
+    }))
 }
 
 /// How this run's workers cooperate (`--compress`, `--no-error-feedback`, `--double-buffer`).
@@ -443,6 +532,14 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     if a.compress_grad.is_some() && (mpi || a.workers > 1 || a.compress != "none") {
         return Err(bad(
             "--compress-grad simulates the exchange on one worker: with workers give --compress q8:TYPE"
+                .into(),
+        ));
+    }
+    if a.format.as_deref().is_some_and(|f| f.trim().starts_with("dfix:"))
+        && (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer)
+    {
+        return Err(bad(
+            "dfix storage trains one worker: each worker's overflow counts would move its scales apart"
                 .into(),
         ));
     }

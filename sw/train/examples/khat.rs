@@ -47,6 +47,7 @@ fn config(batch: usize) -> Config {
         arch: Arch::mlp((1, 28, 28), &[512], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
+        storage: None,
         batch,
         lr: 0.1,
         momentum: 0.5,
@@ -174,6 +175,7 @@ fn main() {
     let mut net = Net {
         m: &mut machine,
         cfg: &cfg,
+        storage: None,
     };
     let mut noise = cfg.stream(&[0]);
     let t_frm = best(5, || {

@@ -33,6 +33,7 @@ fn config(f: &str, quire: bool) -> Config {
         arch: Arch::mlp((1, 28, 28), &[100], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
+        storage: None,
         batch: 20,
         lr: 0.1,
         momentum: 0.5,

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use crate::machine::{Mat, Word};
 use crate::model::{Model, Params};
+use crate::storage::Storage;
 use crate::trainer::EpochMetrics;
 use crate::TrainError;
 
@@ -25,6 +26,8 @@ pub struct State<W = u64> {
     /// The metrics of every finished epoch.
     pub history: Vec<EpochMetrics>,
     pub model: Model<W>,
+    /// `--format dfix:P:U`: the groups' scales and overflow counts.
+    pub storage: Option<Storage>,
 }
 
 const MAGIC: &str = "lpgen-checkpoint 2";
@@ -76,6 +79,9 @@ pub fn save<W: Word>(path: &Path, fingerprint: &str, s: &State<W>) -> Result<(),
         ] {
             words(&mut out, name, w);
         }
+    }
+    if let Some(storage) = &s.storage {
+        out.push_str(&format!("storage {}\n", storage.save()));
     }
     let digest = fnv1a64(out.bytes());
     out.push_str(&format!("end {digest:016x}\n"));
@@ -191,11 +197,13 @@ pub fn load_worker(
 }
 
 /// Reads a checkpoint made with `fingerprint`, whose model must have the layer shapes of
-/// `template` (checked before any array is allocated).
+/// `template` (checked before any array is allocated); a run with `storage` restores its
+/// scales into it.
 pub fn load<W: Word>(
     path: &Path,
     fingerprint: &str,
     template: &Model<W>,
+    mut storage: Option<Storage>,
 ) -> Result<State<W>, TrainError> {
     let text = verified(path)?;
     let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
@@ -310,6 +318,13 @@ pub fn load<W: Word>(
             cb: take(),
         });
     }
+    if let Some(storage) = &mut storage {
+        let line = next()?;
+        storage.restore(
+            line.strip_prefix("storage ")
+                .ok_or_else(|| bad("expected 'storage'"))?,
+        )?;
+    }
     Ok(State {
         epochs_done,
         lr,
@@ -317,6 +332,7 @@ pub fn load<W: Word>(
         prev_ce,
         history,
         model: Model { layers },
+        storage,
     })
 }
 
@@ -354,14 +370,15 @@ mod tests {
             model: Model {
                 layers: vec![layer.clone(), layer],
             },
+            storage: None,
         };
         let dir = std::env::temp_dir().join(format!("lpgen-ck-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("run.lpck");
         save(&p, "cfg A", &s).unwrap();
         let template = &s.model;
-        assert_eq!(load(&p, "cfg A", template).unwrap(), s);
-        let e = load(&p, "cfg B", template).unwrap_err().0;
+        assert_eq!(load(&p, "cfg A", template, None).unwrap(), s);
+        let e = load(&p, "cfg B", template, None).unwrap_err().0;
         assert!(e.contains("another configuration"), "{e}");
         let text = std::fs::read_to_string(&p).unwrap();
         // Damage behind a digest recomputed to match: caught by the shape checks.
@@ -384,7 +401,7 @@ mod tests {
             ),
         ] {
             std::fs::write(&p, redigest(&text.replacen(from, to, 1))).unwrap();
-            let e = load(&p, "cfg A", template).unwrap_err().0;
+            let e = load(&p, "cfg A", template, None).unwrap_err().0;
             assert!(e.contains(why), "{from:?}: {e}");
         }
         let nan_lr = text.replacen(
@@ -393,10 +410,10 @@ mod tests {
             1,
         );
         std::fs::write(&p, redigest(&nan_lr)).unwrap();
-        let e = load(&p, "cfg A", template).unwrap_err().0;
+        let e = load(&p, "cfg A", template, None).unwrap_err().0;
         assert!(e.contains("learning rate NaN"), "{e}");
         std::fs::write(&p, &text[..text.len() / 2]).unwrap();
-        assert!(load(&p, "cfg A", template)
+        assert!(load(&p, "cfg A", template, None)
             .unwrap_err()
             .0
             .contains("unusable"));
@@ -405,7 +422,7 @@ mod tests {
             text.replacen("\n5 ", "\n6 ", 1).replacen(" 5 ", " 6 ", 1),
         )
         .unwrap();
-        assert!(load(&p, "cfg A", template)
+        assert!(load(&p, "cfg A", template, None)
             .unwrap_err()
             .0
             .contains("digest"));

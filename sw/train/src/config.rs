@@ -7,6 +7,7 @@ use rand_pcg::Pcg64;
 
 use crate::arch::Arch;
 use crate::compress::Compression;
+use crate::storage::StorageConfig;
 use crate::TrainError;
 
 /// The formats of the five stages of seed 004 ch. 4: optimizer (master weights, momentum,
@@ -267,6 +268,9 @@ pub struct Config {
     pub optimizer: Optimizer,
     /// Seed 003's 8-bit approximations of gradients and activations.
     pub compression: Compression,
+    /// Seed 002's low-precision storage (`--format dfix:P:U`): f32 arithmetic, every value
+    /// rounded onto its group's (dynamic) fixed-point grid as it is stored.
+    pub storage: Option<StorageConfig>,
     pub batch: usize,
     pub lr: f64,
     pub momentum: f64,
@@ -286,7 +290,9 @@ impl Config {
             s.o, s.l, s.f, s.b, s.g, self.quire, self.kahan.describe(), self.keep_bits,
             self.arch.describe(), self.optimizer, self.compression, self.batch, self.lr, self.momentum,
             self.momentum_from, self.schedule, self.normalize, self.seed
-        )
+        ) + &self
+            .storage
+            .map_or(String::new(), |s| format!(" storage=[{}]", s.describe()))
     }
 
     /// The run's random stream for `parts` (e.g. an epoch, or an epoch and a step): each

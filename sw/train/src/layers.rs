@@ -11,6 +11,7 @@ use crate::arch::Layer;
 use crate::config::Activation;
 use crate::machine::{Machine, Mat, Word};
 use crate::model::Params;
+use crate::storage::Role;
 use crate::net::{accumulation, Cache, Delta, Net};
 use crate::TrainError;
 
@@ -128,20 +129,26 @@ impl<M: Machine> Net<'_, M> {
     pub(crate) fn layer_forward(
         &mut self,
         layer: &Layer,
-        params: Option<&Params<M::Word>>,
-        a: Mat<M::Word>,
+        params: Option<(usize, &Params<M::Word>)>,
+        mut a: Mat<M::Word>,
         noise: Option<&mut Pcg64>,
     ) -> Result<Output<M::Word>, TrainError> {
         let st = self.cfg.stages;
         let f = st.f;
         let acc = accumulation(f, self.cfg.quire, self.cfg.kahan.matmul);
+        let training = noise.is_some();
         Ok(match *layer {
             Layer::Dense { .. } => {
-                let p = params.expect("a dense layer has parameters");
+                let (at, p) = params.expect("a dense layer has parameters");
+                self.store(at, Role::Input, &mut a.data, training);
                 let w = self.convert(st.o, f, &p.w)?;
+                let w = self.read_weights(at, w);
                 let b = self.convert_words(st.o, f, &p.b)?;
+                let b = self.read_biases(at, b);
                 let z = self.m.matmul(f, acc, a.view(), w.t())?;
-                (self.add_bias(f, &z, &b)?, Cache::Dense { input: a })
+                let mut z = self.add_bias(f, &z, &b)?;
+                self.store(at, Role::WeightedSum, &mut z.data, training);
+                (z, Cache::Dense { input: a })
             }
             Layer::Conv {
                 channels,
@@ -151,13 +158,17 @@ impl<M: Machine> Net<'_, M> {
                 pad,
                 ..
             } => {
-                let p = params.expect("a convolution has parameters");
+                let (at, p) = params.expect("a convolution has parameters");
+                self.store(at, Role::Input, &mut a.data, training);
                 let w = self.convert(st.o, f, &p.w)?;
+                let w = self.read_weights(at, w);
                 let b = self.convert_words(st.o, f, &p.b)?;
+                let b = self.read_biases(at, b);
                 let zero = M::Word::constant(f, 0.0);
                 let cols = im2col(&a, (channels, height, width), kernel, pad, zero);
                 let y = self.m.matmul(f, acc, cols.view(), w.t())?;
-                let y = self.add_bias(f, &y, &b)?;
+                let mut y = self.add_bias(f, &y, &b)?;
+                self.store(at, Role::WeightedSum, &mut y.data, training);
                 (to_channel_major(&y, a.rows), Cache::Conv { cols })
             }
             Layer::MaxPool {
@@ -259,15 +270,26 @@ impl<M: Machine> Net<'_, M> {
         ))
     }
 
+    /// Stores the error arriving at a layer's weighted sums (seed 002's storage); the copy in
+    /// G, present at the last layer, becomes the stored one (storage runs in one format).
+    fn store_sum_error(&mut self, at: usize, delta: &mut Delta<M::Word>) {
+        if self.storage.is_some() {
+            self.store(at, Role::SumError, &mut delta.b.data, true);
+            if delta.g.is_some() {
+                delta.g = Some(delta.b.clone());
+            }
+        }
+    }
+
     /// The backward pass of one layer: the error at its input (when `propagate`) and, for a
     /// layer with weights, the gradients of its weights and biases in G.
     #[allow(clippy::type_complexity)]
     pub(crate) fn layer_backward(
         &mut self,
         layer: &Layer,
-        params: Option<&Params<M::Word>>,
+        params: Option<(usize, &Params<M::Word>)>,
         cache: &Cache<M::Word>,
-        delta: Delta<M::Word>,
+        mut delta: Delta<M::Word>,
         propagate: bool,
     ) -> Result<(Option<Delta<M::Word>>, Option<Grads<M::Word>>), TrainError> {
         let st = self.cfg.stages;
@@ -283,24 +305,29 @@ impl<M: Machine> Net<'_, M> {
         };
         Ok(match (layer, cache) {
             (Layer::Dense { .. }, Cache::Dense { input }) => {
-                let p = params.expect("a dense layer has parameters");
+                let (at, p) = params.expect("a dense layer has parameters");
+                self.store_sum_error(at, &mut delta);
                 let dg = match delta.g {
                     Some(dg) => dg,
                     None => self.convert(b, g, &delta.b)?.into_owned(),
                 };
                 let a_g = self.convert(st.f, g, input)?;
-                let gw = self
+                let mut gw = self
                     .m
                     .matmul(g, accumulation(g, q, k.matmul), dg.t(), a_g.view())?;
-                let gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+                let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+                self.store(at, Role::WeightGradient, &mut gw.data, true);
+                self.store(at, Role::BiasGradient, &mut gb, true);
                 let next = if propagate {
                     let w_b = self.convert(st.o, b, &p.w)?;
-                    let e = self.m.matmul(
+                    let w_b = self.read_weights(at, w_b);
+                    let mut e = self.m.matmul(
                         b,
                         accumulation(b, q, k.matmul),
                         delta.b.view(),
                         w_b.view(),
                     )?;
+                    self.store(at, Role::InputError, &mut e.data, true);
                     Some(Delta { b: e, g: None })
                 } else {
                     None
@@ -318,7 +345,8 @@ impl<M: Machine> Net<'_, M> {
                 },
                 Cache::Conv { cols },
             ) => {
-                let p = params.expect("a convolution has parameters");
+                let (at, p) = params.expect("a convolution has parameters");
+                self.store_sum_error(at, &mut delta);
                 let samples = delta.b.rows;
                 // Rows of (sample, position), one column per filter.
                 let dg = match &delta.g {
@@ -328,10 +356,12 @@ impl<M: Machine> Net<'_, M> {
                         .into_owned(),
                 };
                 let cols_g = self.convert(st.f, g, cols)?;
-                let gw = self
+                let mut gw = self
                     .m
                     .matmul(g, accumulation(g, q, k.matmul), dg.t(), cols_g.view())?;
-                let gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+                let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+                self.store(at, Role::WeightGradient, &mut gw.data, true);
+                self.store(at, Role::BiasGradient, &mut gb, true);
                 let next = if propagate {
                     let out = (
                         *filters,
@@ -341,10 +371,12 @@ impl<M: Machine> Net<'_, M> {
                     let zero = M::Word::constant(b, 0.0);
                     let rows = im2col(&delta.b, out, *kernel, kernel - 1 - pad, zero);
                     let w_b = self.convert(st.o, b, &p.w)?;
+                    let w_b = self.read_weights(at, w_b);
                     let flipped = flipped_kernels(&w_b, *channels, *kernel);
-                    let e =
+                    let mut e =
                         self.m
                             .matmul(b, accumulation(b, q, k.matmul), rows.view(), flipped.t())?;
+                    self.store(at, Role::InputError, &mut e.data, true);
                     Some(Delta {
                         b: to_channel_major(&e, samples),
                         g: None,

@@ -17,6 +17,7 @@ pub mod optim;
 pub mod parallel;
 pub mod plot;
 pub mod rtl;
+pub mod storage;
 pub mod trainer;
 
 use std::fmt;

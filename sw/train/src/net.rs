@@ -18,6 +18,7 @@ use crate::config::{Activation, Config};
 use crate::layers::Grads;
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
 use crate::model::Model;
+use crate::storage::{Role, Storage};
 use crate::TrainError;
 
 /// The accumulation of a product or sum in format `f`: exact with quires (posit) or always
@@ -60,6 +61,8 @@ fn pow2_reach(f: Format) -> i32 {
 pub struct Net<'a, M: Machine> {
     pub m: &'a mut M,
     pub cfg: &'a Config,
+    /// Seed 002's storage groups (`--format dfix:P:U`); `None` otherwise.
+    pub storage: Option<&'a mut Storage>,
 }
 
 /// What a layer's forward pass keeps for its backward pass.
@@ -128,6 +131,43 @@ impl<M: Machine> Net<'_, M> {
 
     pub(crate) fn splat(&self, f: Format, x: f64, n: usize) -> Vec<M::Word> {
         vec![M::Word::constant(f, x); n]
+    }
+
+    /// Stores `words` in group `role` of weighted layer `layer` (seed 002's storage; nothing
+    /// without it). `training`: overflows count towards the scale updates.
+    pub(crate) fn store(&mut self, layer: usize, role: Role, words: &mut [M::Word], training: bool) {
+        let f = self.cfg.stages.f;
+        if let Some(s) = self.storage.as_deref_mut() {
+            s.store(f, layer, role, words, training);
+        }
+    }
+
+    /// A layer's weights as propagations read them (seed 002 §6: at the propagation width).
+    pub(crate) fn read_weights<'m>(
+        &self,
+        layer: usize,
+        w: Cow<'m, Mat<M::Word>>,
+    ) -> Cow<'m, Mat<M::Word>> {
+        match self.storage.as_deref() {
+            Some(s) => Cow::Owned(Mat {
+                rows: w.rows,
+                cols: w.cols,
+                data: s.read(self.cfg.stages.f, layer, Role::Weights, &w.data),
+            }),
+            None => w,
+        }
+    }
+
+    /// A layer's biases as propagations read them.
+    pub(crate) fn read_biases<'m>(
+        &self,
+        layer: usize,
+        b: Cow<'m, [M::Word]>,
+    ) -> Cow<'m, [M::Word]> {
+        match self.storage.as_deref() {
+            Some(s) => Cow::Owned(s.read(self.cfg.stages.f, layer, Role::Biases, &b)),
+            None => b,
+        }
     }
 
     /// e^x elementwise. f32: libm. Other formats: seed 000 eq. 2.6 as lane operations (the
@@ -298,7 +338,7 @@ impl<M: Machine> Net<'_, M> {
         let cfg = self.cfg;
         for layer in &cfg.arch.layers {
             let p = if layer.weights().is_some() {
-                params.next()
+                params.next().map(|p| (model.layers.len() - params.len() - 1, p))
             } else {
                 None
             };
@@ -381,7 +421,7 @@ impl<M: Machine> Net<'_, M> {
             let layer: &Layer = &layers[i];
             let params = if layer.weights().is_some() {
                 p -= 1;
-                Some(&model.layers[p])
+                Some((p, &model.layers[p]))
             } else {
                 None
             };
@@ -411,7 +451,7 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<(), TrainError> {
         let cfg = self.cfg;
         let st = cfg.stages;
-        for (params, (mut gw, mut gb)) in model.layers.iter_mut().zip(grads) {
+        for (at, (params, (mut gw, mut gb))) in model.layers.iter_mut().zip(grads).enumerate() {
             // Data parallelism (seed 003): the gradients as a peer would receive them.
             if let Some(codec) = cfg.compression.grad {
                 gw.data = through_codec(codec, st.g, &gw.data, batch as f64)?;
@@ -419,7 +459,7 @@ impl<M: Machine> Net<'_, M> {
             }
             let gw = self.convert_words(st.g, st.o, &gw.data)?;
             let gb = self.convert_words(st.g, st.o, &gb)?;
-            self.update(params, &gw, &gb, lr, batch, momentum, normalized)?;
+            self.update(at, params, &gw, &gb, lr, batch, momentum, normalized)?;
         }
         Ok(())
     }
@@ -449,6 +489,7 @@ pub(crate) mod tests {
             arch: Arch::build(&options, (1, 2, 2), 2).unwrap(),
             optimizer: Optimizer::Sgd,
             compression: Default::default(),
+            storage: None,
             batch: 2,
             lr: 0.1,
             momentum: 0.5,
@@ -464,7 +505,7 @@ pub(crate) mod tests {
     fn exp_by_lanes_is_the_golden_taylor_series() {
         let c = cfg("lns:5:6");
         let mut g = Golden::default();
-        let mut net = Net { m: &mut g, cfg: &c };
+        let mut net = Net { m: &mut g, cfg: &c, storage: None };
         let f: Format = "lns:5:6".parse().unwrap();
         let words: Vec<u64> = (0..1u64 << f.width()).collect();
         let got = net.exp(f, &words).unwrap();
@@ -485,7 +526,7 @@ pub(crate) mod tests {
             let fmt = c.stages.f;
             let mut model = Model::init(&c);
             let mut g = Golden::default();
-            let mut net = Net { m: &mut g, cfg: &c };
+            let mut net = Net { m: &mut g, cfg: &c, storage: None };
             let calc = fmt.calc();
             let x = Mat {
                 rows: 2,

@@ -10,6 +10,7 @@ use crate::config::{AdaGradAt, Optimizer};
 use crate::machine::{Machine, Word};
 use crate::model::Params;
 use crate::net::Net;
+use crate::storage::Role;
 use crate::TrainError;
 
 /// Newton steps of the reciprocal square root: from a start within a factor √2 the relative
@@ -23,6 +24,7 @@ impl<M: Machine> Net<'_, M> {
     #[allow(clippy::too_many_arguments)] // the parameters, their gradients and the step's figures
     pub(crate) fn update(
         &mut self,
+        at: usize,
         p: &mut Params<M::Word>,
         gw: &[M::Word],
         gb: &[M::Word],
@@ -32,10 +34,16 @@ impl<M: Machine> Net<'_, M> {
         normalized: bool,
     ) -> Result<(), TrainError> {
         let o = self.cfg.stages.o;
-        for (w, v, r, c, g) in [
+        // Seed 002's storage: each change, and each parameter after it, is stored at U.
+        for ((w, v, r, c, g), (params, changes)) in [
             (&mut p.w.data, &mut p.vw, &mut p.rw, &mut p.cw, gw),
             (&mut p.b, &mut p.vb, &mut p.rb, &mut p.cb, gb),
-        ] {
+        ]
+        .into_iter()
+        .zip([
+            (Role::Weights, Role::WeightChange),
+            (Role::Biases, Role::BiasChange),
+        ]) {
             let n = w.len();
             let change = match self.cfg.optimizer {
                 Optimizer::Sgd => {
@@ -74,7 +82,27 @@ impl<M: Machine> Net<'_, M> {
                     self.scaled_step(&ratio, lr, v, momentum)?
                 }
             };
+            let change = if self.storage.is_some() {
+                let mut stored = change;
+                self.store(at, changes, &mut stored, true);
+                // Where the change is the velocity, the stored velocity is what momentum keeps.
+                let velocity = match self.cfg.optimizer {
+                    Optimizer::Sgd => true,
+                    Optimizer::AdaGrad {
+                        at: AdaGradAt::Momentum,
+                        ..
+                    } => false,
+                    _ => momentum > 0.0,
+                };
+                if velocity {
+                    v.clone_from(&stored);
+                }
+                stored
+            } else {
+                change
+            };
             self.add_change(w, c, &change)?;
+            self.store(at, params, w, true);
         }
         Ok(())
     }
@@ -221,7 +249,7 @@ mod tests {
             let c = cfg(f);
             let fmt = c.stages.o;
             let mut g = Golden::default();
-            let mut net = Net { m: &mut g, cfg: &c };
+            let mut net = Net { m: &mut g, cfg: &c, storage: None };
             let xs = [0.03, 0.25, 0.3, 1.0, 2.0, 3.0, 7.5, 50.0];
             let words: Vec<u64> = xs.iter().map(|&x| u64::constant(fmt, x)).collect();
             let got = net.rsqrt(fmt, &words).unwrap();

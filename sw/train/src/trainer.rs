@@ -2,6 +2,7 @@
 //! JSON lines, a plot, and a checkpoint after every epoch from which `--resume` continues
 //! bit-identically.
 
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -18,6 +19,7 @@ use crate::machine::{Machine, Mat, Word};
 use crate::model::Model;
 use crate::net::{Forward, Net};
 use crate::parallel::Worker;
+use crate::storage::{EpochCounts, Storage};
 use crate::plot;
 use crate::TrainError;
 
@@ -61,6 +63,13 @@ pub struct EpochMetrics {
     /// the bytes sent (1 for `--compress none`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compression_ratio: Option<f64>,
+    /// `--format dfix:P:U`: of the values stored in training this epoch, the fraction that
+    /// saturated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_rate: Option<f64>,
+    /// `--format dfix:P:U`: every group's scale exponent at the epoch's end (`L1.weights`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scales: Option<BTreeMap<String, i32>>,
 }
 
 /// serde_json writes a non-finite f64 as `null`; read it back as NaN.
@@ -213,7 +222,8 @@ pub fn run_worker<M: Machine>(
         |rank: usize, epoch: u32| plan.out.join(format!("worker-{rank}-e{epoch}.lpck"));
     let mut state = if plan.resume {
         let template = Model::init(cfg);
-        let state = checkpoint::load(&ck, &fp, &template)?;
+        let storage = cfg.storage.map(|c| Storage::new(c, template.layers.len()));
+        let state = checkpoint::load(&ck, &fp, &template, storage)?;
         if let Some(w) = worker.as_deref_mut() {
             let largest = template
                 .layers
@@ -232,13 +242,15 @@ pub fn run_worker<M: Machine>(
         }
         state
     } else {
+        let model = Model::init(cfg);
         State {
             epochs_done: 0,
             lr: cfg.lr,
             halving: false,
             prev_ce: None,
             history: vec![],
-            model: Model::init(cfg),
+            storage: cfg.storage.map(|c| Storage::new(c, model.layers.len())),
+            model,
         }
     };
     let (mean, sd) = match cfg.normalize {
@@ -246,6 +258,9 @@ pub fn run_worker<M: Machine>(
         Normalize::Global => data::global_moments(train),
     };
     let fcalc = cfg.stages.f.calc();
+    if state.epochs_done == 0 && state.storage.as_ref().is_some_and(Storage::needs_fit) {
+        fit_scales(machine, cfg, train, &mut state, (&mean, &sd))?;
+    }
 
     let backend = machine.name();
     let show = plan.progress && std::io::stderr().is_terminal();
@@ -266,9 +281,13 @@ pub fn run_worker<M: Machine>(
             0.0
         };
         let (mut loss, mut correct, mut seen) = (0.0, 0usize, 0usize);
+        if let Some(s) = &mut state.storage {
+            s.epoch = EpochCounts::default();
+        }
         let mut net = Net {
             m: &mut *machine,
             cfg,
+            storage: state.storage.as_mut(),
         };
         let sent_before = worker.as_ref().map(|w| w.transport.counters().sent);
         let words_before = worker.as_ref().map(|w| w.word_bytes);
@@ -314,6 +333,9 @@ pub fn run_worker<M: Machine>(
                 if let Some((grads, n)) = ready {
                     net.apply(&mut state.model, grads, state.lr, n, momentum, normalized)?;
                 }
+                if let Some(s) = net.storage.as_deref_mut() {
+                    s.examples(mine.len() as u64);
+                }
                 let (l, c) = score(&fw, &labels, cfg.stages.l);
                 loss += l;
                 correct += c;
@@ -349,6 +371,12 @@ pub fn run_worker<M: Machine>(
         }
         // Every worker holds the same model, so every worker's test pass gives the same figures.
         let (test_loss, test_acc) = evaluate(&mut net, &state.model, test, (&mean, &sd))?;
+        // The scales as the epoch leaves them, and the rate of stored values that saturated.
+        let scales = net.storage.as_deref().map(Storage::scales);
+        let overflow_rate = net
+            .storage
+            .as_deref()
+            .map(|s| s.epoch.overflows as f64 / s.epoch.stored.max(1) as f64);
         let m = EpochMetrics {
             epoch,
             backend: backend.clone(),
@@ -362,6 +390,8 @@ pub fn run_worker<M: Machine>(
             samples_per_s: seen as f64 / train_secs,
             bytes_sent_per_step,
             compression_ratio,
+            overflow_rate,
+            scales,
         };
         let line = m.json();
         // Schedule for the next epoch.
@@ -406,6 +436,51 @@ pub fn run_worker<M: Machine>(
     Ok(state)
 }
 
+/// Seed 002 §9.3: the initial scales from a higher-precision run. `scale_every` examples
+/// (at least one batch) of f32 training on a copy of the model, every value counted where it
+/// would be stored; then each group's scale is set where the update rule would settle for
+/// those values, and training starts from the initial parameters ("we reinitialize the
+/// model parameters"). The batches come from stream 0, which no epoch uses.
+fn fit_scales<M: Machine>(
+    machine: &mut M,
+    cfg: &Config,
+    train: &Dataset,
+    state: &mut State<M::Word>,
+    (mean, sd): (&[f64], &[f64]),
+) -> Result<(), TrainError> {
+    let Some(storage) = state.storage.as_mut() else {
+        return Ok(());
+    };
+    storage.begin_fit();
+    let examples = storage.config.scale_every.max(1) as usize;
+    let mut model = state.model.clone();
+    let mut net = Net {
+        m: machine,
+        cfg,
+        storage: Some(storage),
+    };
+    let fcalc = cfg.stages.f.calc();
+    let mut order: Vec<usize> = (0..train.len()).collect();
+    order.shuffle(&mut cfg.stream(&[0]));
+    let momentum = if cfg.momentum_from <= 1 { cfg.momentum } else { 0.0 };
+    let mut seen = 0;
+    for (s, chunk) in order.chunks(cfg.batch).enumerate() {
+        if seen >= examples {
+            break;
+        }
+        let x = batch_input(train, chunk, mean, sd, &fcalc);
+        let labels: Vec<u8> = chunk.iter().map(|&i| train.labels[i]).collect();
+        let mut noise = cfg.stream(&[0, s as u64]);
+        let (_, grads) = net.gradients(&model, x, &labels, &mut noise)?;
+        net.apply(&mut model, grads, cfg.lr, chunk.len(), momentum, false)?;
+        seen += chunk.len();
+    }
+    if let Some(s) = net.storage {
+        s.end_fit();
+    }
+    Ok(())
+}
+
 /// The plot's title: format (or per-stage precision), backend, network and optimizer.
 fn plot_title(cfg: &Config, backend: &str) -> String {
     let quire = if cfg.quire { " with quires" } else { "" };
@@ -414,9 +489,12 @@ fn plot_title(cfg: &Config, backend: &str) -> String {
         Optimizer::AdaGrad { .. } => ", AdaGrad",
         Optimizer::RmsProp { .. } => ", RMSProp",
     };
+    let format = match cfg.storage {
+        Some(s) => s.describe(),
+        None => cfg.stages.describe(),
+    };
     format!(
-        "{}{quire}, {backend} backend, {}{optimizer}",
-        cfg.stages.describe(),
+        "{format}{quire}, {backend} backend, {}{optimizer}",
         cfg.arch.name
     )
 }
@@ -459,6 +537,8 @@ mod tests {
             samples_per_s: 3.0,
             bytes_sent_per_step: None,
             compression_ratio: None,
+            overflow_rate: None,
+            scales: None,
         };
         let line = m.json();
         assert!(

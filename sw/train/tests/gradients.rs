@@ -62,6 +62,7 @@ fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
         arch,
         optimizer,
         compression: Default::default(),
+        storage: None,
         batch: 3,
         lr: 0.05,
         momentum: 0.0,
@@ -111,6 +112,7 @@ fn backward_passes_match_the_derivative_of_the_loss() {
     let mut net = Net {
         m: &mut g,
         cfg: &cfg,
+        storage: None,
     };
     // One SGD step without momentum: w' = w − (lr / batch)·∂L/∂w, so the gradient is read
     // back from the change.
@@ -170,6 +172,7 @@ fn every_optimizer_reduces_the_loss_in_every_family() {
             let mut net = Net {
                 m: &mut g,
                 cfg: &cfg,
+                storage: None,
             };
             let before = loss(&mut net, &model, &x, &labels);
             let mut noise = cfg.stream(&[0]);
@@ -198,11 +201,13 @@ fn dropout_is_seeded_and_off_at_test_time() {
     let mut net = Net {
         m: &mut g,
         cfg: &plain,
+        storage: None,
     };
     let want = net.forward(&model, x.clone()).unwrap().probs;
     let mut net = Net {
         m: &mut g,
         cfg: &dropped,
+        storage: None,
     };
     assert_eq!(net.forward(&model, x.clone()).unwrap().probs, want);
     let run = |net: &mut Net<'_, Golden>, seed: u64| {
@@ -224,6 +229,7 @@ fn dropout_is_seeded_and_off_at_test_time() {
     let mut net = Net {
         m: &mut g,
         cfg: &plain,
+        storage: None,
     };
     assert_ne!(a, run(&mut net, 1), "dropout changed nothing");
 }
@@ -237,7 +243,7 @@ fn compressed_gradients_and_activations_change_the_step_and_still_train() {
     let start: Model = Model::init(&plain);
     let train = |cfg: &Config| {
         let mut g = Golden::default();
-        let mut net = Net { m: &mut g, cfg };
+        let mut net = Net { m: &mut g, cfg, storage: None };
         let mut m = start.clone();
         let before = loss(&mut net, &m, &x, &labels);
         for step in 0..40 {

@@ -31,6 +31,7 @@ fn config(f: &str) -> Config {
         arch: Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
+        storage: None,
         batch: 10,
         lr: 0.5,
         momentum: 0.5,

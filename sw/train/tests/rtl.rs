@@ -31,6 +31,7 @@ fn rtl_training_ends_with_the_golden_weights() {
         arch: Arch::mlp((1, 28, 28), &[12], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
+        storage: None,
         batch: 10,
         lr: 0.1,
         momentum: 0.5,

@@ -35,13 +35,9 @@ impl Group {
     /// Rounds every value onto the group's grid (to nearest, ties to even, saturating),
     /// counting the overflows at the scale and at its half.
     pub fn store(&mut self, xs: &mut [f64]) {
-        let (f, e) = (self.format, self.scale);
-        for x in xs.iter_mut() {
-            let here = f.from_f64(*x, e);
-            self.overflows += here.overflow as u64;
-            self.overflows_at_half += (here.overflow || f.from_f64(*x, e - 1).overflow) as u64;
-            *x = f.to_f64(here.word, e);
-        }
+        let (overflows, at_half) = round_onto_grid(self.format, self.scale, xs);
+        self.overflows += overflows;
+        self.overflows_at_half += at_half;
         self.seen += xs.len() as u64;
     }
 
@@ -69,17 +65,73 @@ impl Group {
     /// The smallest scale at which none of `xs` overflows (an initial scale from values of a
     /// higher-precision run, seed 002 §9.3); the lowest scale if all are zero.
     pub fn fit(format: DfixFormat, xs: &[f64]) -> i32 {
-        let mut e = -MAX_SCALE + 1;
-        for &x in xs.iter().filter(|x| x.is_finite() && **x != 0.0) {
-            // |x| < 2^(W−1)·2^e, so e > log2|x| − (W − 1); then step up past rounding.
-            let mut guess = (x.abs().log2().floor() as i32 - (format.width as i32 - 1)).max(e);
-            while guess < MAX_SCALE && format.from_f64(x, guess).overflow {
-                guess += 1;
-            }
-            e = e.max(guess);
-        }
-        e
+        xs.iter()
+            .filter_map(|&x| Group::needed_scale(format, x))
+            .fold(-MAX_SCALE + 1, i32::max)
     }
+
+    /// The smallest scale at which `x` does not overflow; `None` for zero and non-finite x
+    /// (zero fits every scale; a non-finite value overflows every scale).
+    pub fn needed_scale(format: DfixFormat, x: f64) -> Option<i32> {
+        if !x.is_finite() || x == 0.0 {
+            return None;
+        }
+        // |x| < 2^(W−1)·2^e, so e > log2|x| − (W − 1); then step up past rounding.
+        let mut e = (x.abs().log2().floor() as i32 - (format.width as i32 - 1)).max(-MAX_SCALE + 1);
+        while e < MAX_SCALE && format.from_f64(x, e).overflow {
+            e += 1;
+        }
+        Some(e)
+    }
+
+    /// The scale the update rule settles at for values whose needed scales
+    /// ([`Group::needed_scale`]) are counted in `needed` out of `total` values: the smallest
+    /// e at which at most `max_overflow` of them overflow (then more than `max_overflow`
+    /// overflow at e − 1, so [`Group::update`] keeps e). The lowest scale if none is needed.
+    pub fn settled_scale(
+        needed: &std::collections::BTreeMap<i32, u64>,
+        total: u64,
+        max_overflow: f64,
+    ) -> i32 {
+        // Walk down from the largest needed scale while the values above e stay rare enough.
+        let mut above = 0u64;
+        let mut scale = -MAX_SCALE + 1;
+        for (&e, &n) in needed.iter().rev() {
+            // At scale e − 1 every value needing e or more overflows.
+            if (above + n) as f64 > max_overflow * total as f64 {
+                scale = e;
+                break;
+            }
+            above += n;
+        }
+        scale
+    }
+}
+
+/// Rounds every value of `xs` onto the grid of `format` at scale `e`, as
+/// [`DfixFormat::from_f64`] then [`DfixFormat::to_f64`] would, and counts the values that
+/// overflow at e and at e − 1. The same arithmetic with the powers of two computed once: x·2^−e
+/// and x·2^(1−e) are exact for the scales allowed (or saturate either way), and the rounded
+/// integer times 2^e is exact (it has at most 32 bits).
+pub fn round_onto_grid(format: DfixFormat, e: i32, xs: &mut [f64]) -> (u64, u64) {
+    let (lo, hi) = (format.min_int() as f64, format.max_int() as f64);
+    let (down, down_half, up) = ((-e as f64).exp2(), ((1 - e) as f64).exp2(), (e as f64).exp2());
+    let (mut overflows, mut at_half) = (0, 0);
+    for x in xs.iter_mut() {
+        if x.is_nan() {
+            // from_f64: NaN converts to 0 and overflows (at every scale).
+            (*x, overflows, at_half) = (0.0, overflows + 1, at_half + 1);
+            continue;
+        }
+        let y = (*x * down).round_ties_even();
+        let over = y > hi || y < lo;
+        let half = (*x * down_half).round_ties_even();
+        overflows += over as u64;
+        at_half += (over || half > hi || half < lo) as u64;
+        // + 0.0: a value that rounds to zero is +0, as the integer 0 is.
+        *x = y.clamp(lo, hi) * up + 0.0;
+    }
+    (overflows, at_half)
 }
 
 #[cfg(test)]
@@ -137,5 +189,72 @@ mod tests {
             assert!(xs.iter().any(|&x| f.from_f64(x, e - 1).overflow));
         }
         assert_eq!(Group::fit(f, &[0.0]), -MAX_SCALE + 1);
+    }
+
+    #[test]
+    fn settled_scale_is_where_the_update_rule_stays() {
+        use std::collections::BTreeMap;
+        let f = DfixFormat::new(8).unwrap();
+        // 1000 values: 990 need scale 0, 8 need 3, 2 need 5.
+        let xs: Vec<f64> = (0..1000)
+            .map(|i| match i {
+                0..=1 => 3000.0,
+                2..=9 => 900.0,
+                _ => 100.0,
+            })
+            .collect();
+        let mut needed = BTreeMap::new();
+        for &x in &xs {
+            *needed.entry(Group::needed_scale(f, x).unwrap()).or_insert(0u64) += 1;
+        }
+        assert_eq!(needed, BTreeMap::from([(0, 990), (3, 8), (5, 2)]));
+        for (rate, want) in [(0.0, 5), (0.001, 5), (0.002, 3), (0.009, 3), (0.01, 0), (0.5, 0)] {
+            let e = Group::settled_scale(&needed, 1000, rate);
+            assert_eq!(e, want, "rate {rate}");
+            // The update rule keeps it: storing the same values again changes nothing.
+            let mut g = Group::new(f, e);
+            g.store(&mut xs.clone());
+            assert_eq!(g.update(rate), 0, "rate {rate}");
+        }
+        assert_eq!(Group::settled_scale(&BTreeMap::new(), 0, 0.01), -MAX_SCALE + 1);
+    }
+
+    #[test]
+    fn rounding_onto_the_grid_is_from_f64_then_to_f64() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        for width in [2, 4, 10, 12, 20, 32] {
+            let f = DfixFormat::new(width).unwrap();
+            for e in [-40, -12, -3, 0, 2, 9] {
+                let mut xs: Vec<f64> = (0..2000)
+                    .map(|i| match i {
+                        0 => f64::NAN,
+                        1 => f64::INFINITY,
+                        2 => f64::NEG_INFINITY,
+                        3 => 0.0,
+                        _ => {
+                            let m: f64 = rng.gen_range(-1.0..1.0);
+                            m * (rng.gen_range(-50..20) as f64 + e as f64 + width as f64).exp2()
+                        }
+                    })
+                    .collect();
+                // Exact ties too: odd multiples of half a step.
+                xs.extend((-9..9).map(|k| (k as f64 + 0.5) * (e as f64).exp2()));
+                let want: Vec<(f64, bool, bool)> = xs
+                    .iter()
+                    .map(|&x| {
+                        let c = f.from_f64(x, e);
+                        (f.to_f64(c.word, e), c.overflow, c.overflow || f.from_f64(x, e - 1).overflow)
+                    })
+                    .collect();
+                let mut got = xs.clone();
+                let (overflows, at_half) = round_onto_grid(f, e, &mut got);
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(g.to_bits(), w.0.to_bits(), "dfix:{width} e {e} x {}", xs[i]);
+                }
+                assert_eq!(overflows, want.iter().filter(|w| w.1).count() as u64);
+                assert_eq!(at_half, want.iter().filter(|w| w.2).count() as u64);
+            }
+        }
     }
 }

@@ -194,6 +194,7 @@ fn train(out: &mut dyn Write) -> CliResult {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        max_norm: None,
         batch: 20,
         lr: 0.1,
         momentum: 0.5,

@@ -89,6 +89,10 @@ pub struct TrainArgs {
     batch: usize,
     #[arg(long, default_value_t = 0.1)]
     lr: f64,
+    /// Seed 002 §8: after each update, scale every weight vector (a row of W) longer than
+    /// this back to this length (Goodfellow et al.'s maxout MNIST: 1.9365)
+    #[arg(long)]
+    max_norm: Option<f64>,
     /// Momentum (default: 0.5 for sgd, 0 for adagrad and rmsprop)
     #[arg(long)]
     momentum: Option<f64>,
@@ -289,6 +293,12 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
     if !(a.lr.is_finite() && a.lr > 0.0 && (0.0..1.0).contains(&momentum)) {
         return Err(bad("--lr must be positive and --momentum in [0, 1)".into()));
     }
+    if a.max_norm.is_some_and(|c| !(c.is_finite() && c > 0.0)) {
+        return Err(bad(format!(
+            "--max-norm {}: give a positive length (e.g. 1.9365)",
+            a.max_norm.unwrap_or_default()
+        )));
+    }
     let compression = Compression {
         grad: a.compress_grad.as_deref().map(str::parse).transpose()?,
         act: a.compress_act.as_deref().map(str::parse).transpose()?,
@@ -302,6 +312,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         optimizer,
         compression,
         storage,
+        max_norm: a.max_norm,
         batch: a.batch,
         lr: a.lr,
         momentum,

@@ -48,6 +48,7 @@ fn config(batch: usize) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        max_norm: None,
         batch,
         lr: 0.1,
         momentum: 0.5,
@@ -176,6 +177,7 @@ fn main() {
         m: &mut machine,
         cfg: &cfg,
         storage: None,
+        max_norm: None,
     };
     let mut noise = cfg.stream(&[0]);
     let t_frm = best(5, || {

@@ -34,6 +34,7 @@ fn config(f: &str, quire: bool) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        max_norm: None,
         batch: 20,
         lr: 0.1,
         momentum: 0.5,

@@ -271,6 +271,9 @@ pub struct Config {
     /// Seed 002's low-precision storage (`--format dfix:P:U`): f32 arithmetic, every value
     /// rounded onto its group's (dynamic) fixed-point grid as it is stored.
     pub storage: Option<StorageConfig>,
+    /// Seed 002 §8: after each update, every weight vector (a row of W) longer than this is
+    /// scaled back to this length.
+    pub max_norm: Option<f64>,
     pub batch: usize,
     pub lr: f64,
     pub momentum: f64,
@@ -293,6 +296,9 @@ impl Config {
         ) + &self
             .storage
             .map_or(String::new(), |s| format!(" storage=[{}]", s.describe()))
+            + &self
+                .max_norm
+                .map_or(String::new(), |c| format!(" max_norm={c}"))
     }
 
     /// The run's random stream for `parts` (e.g. an epoch, or an epoch and a step): each

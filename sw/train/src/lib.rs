@@ -4,6 +4,7 @@
 //! mixed-precision stage formats.
 
 pub mod arch;
+pub mod chart;
 pub mod checkpoint;
 pub mod compress;
 pub mod config;

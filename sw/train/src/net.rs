@@ -490,6 +490,7 @@ pub(crate) mod tests {
             optimizer: Optimizer::Sgd,
             compression: Default::default(),
             storage: None,
+            max_norm: None,
             batch: 2,
             lr: 0.1,
             momentum: 0.5,

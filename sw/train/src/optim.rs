@@ -7,9 +7,9 @@
 use lpgen_golden::{AluOp, Format};
 
 use crate::config::{AdaGradAt, Optimizer};
-use crate::machine::{Machine, Word};
+use crate::machine::{Machine, Mat, Word};
 use crate::model::Params;
-use crate::net::Net;
+use crate::net::{accumulation, Net};
 use crate::storage::Role;
 use crate::TrainError;
 
@@ -34,6 +34,7 @@ impl<M: Machine> Net<'_, M> {
         normalized: bool,
     ) -> Result<(), TrainError> {
         let o = self.cfg.stages.o;
+        let rows = p.w.rows;
         // Seed 002's storage: each change, and each parameter after it, is stored at U.
         for ((w, v, r, c, g), (params, changes)) in [
             (&mut p.w.data, &mut p.vw, &mut p.rw, &mut p.cw, gw),
@@ -102,8 +103,43 @@ impl<M: Machine> Net<'_, M> {
                 change
             };
             self.add_change(w, c, &change)?;
+            if let (Role::Weights, Some(limit)) = (params, self.cfg.max_norm) {
+                self.max_norm(w, rows, limit)?;
+            }
             self.store(at, params, w, true);
         }
+        Ok(())
+    }
+
+    /// Seed 002 §8's constraint (Srebro and Shraibman): each of the `rows` rows of `w` (a
+    /// unit's, a maxout piece's or a filter's weight vector) longer than `limit` is scaled
+    /// back to length `limit`, in O: the squared lengths by a product with ones (accumulated
+    /// as the format's sums are), 1/length by [`Net::rsqrt`], the factor min(1, limit/length).
+    /// A row whose squared length is not positive keeps its weights.
+    fn max_norm(&mut self, w: &mut Vec<M::Word>, rows: usize, limit: f64) -> Result<(), TrainError> {
+        let o = self.cfg.stages.o;
+        let squares = Mat {
+            rows,
+            cols: w.len() / rows.max(1),
+            data: self.m.lanes(o, AluOp::Mul, w, w)?,
+        };
+        let acc = accumulation(o, self.cfg.quire, self.cfg.kahan.sums);
+        let lengths2 = self.row_sums(o, acc, squares.view())?;
+        let inv = self.rsqrt(o, &lengths2)?;
+        let factor = self
+            .m
+            .lanes(o, AluOp::Mul, &inv, &self.splat(o, limit, rows))?;
+        let one = M::Word::constant(o, 1.0);
+        let factor = self.m.lanes(o, AluOp::Min, &factor, &vec![one; rows])?;
+        let per_weight: Vec<M::Word> = factor
+            .iter()
+            .zip(&lengths2)
+            .flat_map(|(&f, &l2)| {
+                let f = if l2.value(o) > 0.0 { f } else { one };
+                std::iter::repeat_n(f, squares.cols)
+            })
+            .collect();
+        *w = self.m.lanes(o, AluOp::Mul, w, &per_weight)?;
         Ok(())
     }
 

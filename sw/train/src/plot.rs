@@ -16,8 +16,8 @@ use plotters::prelude::*;
 
 use crate::TrainError;
 
-const W: u32 = 1200;
-const H: u32 = 520;
+pub(crate) const W: u32 = 1200;
+pub(crate) const H: u32 = 520;
 const TRAIN: RGBColor = RGBColor(31, 119, 180);
 const TEST: RGBColor = RGBColor(255, 127, 14);
 
@@ -54,7 +54,7 @@ pub fn write(path: &Path, s: &Series) -> Result<(), TrainError> {
 }
 
 /// An 8-bit RGB PNG of W × H pixels.
-fn encode(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+pub(crate) fn encode(rgb: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
     let mut out = vec![];
     let mut enc = png::Encoder::new(&mut out, W, H);
     enc.set_color(png::ColorType::Rgb);

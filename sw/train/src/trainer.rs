@@ -4,13 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use lpgen_golden::{Calc, Format};
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
+use crate::chart::{self, Line, Panel};
 use crate::checkpoint::{self, State};
 use crate::config::{Config, Normalize, Optimizer, Schedule};
 use crate::data::{self, Dataset};
@@ -515,7 +516,41 @@ fn write_results(plan: &Plan, title: &str, history: &[EpochMetrics]) -> Result<(
             train_acc: col(|m| m.train_acc),
             test_acc: col(|m| m.test_acc),
         },
-    )
+    )?;
+    if history.iter().any(|m| m.scales.is_some()) {
+        write_scales(&plan.out.join("scales.png"), title, history)?;
+    }
+    Ok(())
+}
+
+/// scales.png: every group's scale exponent at each epoch's end, one panel per layer.
+fn write_scales(path: &Path, title: &str, history: &[EpochMetrics]) -> Result<(), TrainError> {
+    let mut layers: BTreeMap<String, Vec<Line>> = BTreeMap::new();
+    for m in history {
+        for (name, &scale) in m.scales.iter().flatten() {
+            let (layer, role) = name.split_once('.').unwrap_or((name, ""));
+            let lines = layers.entry(layer.to_string()).or_default();
+            let point = (m.epoch as f64, scale as f64);
+            match lines.iter_mut().find(|l| l.name == role) {
+                Some(l) => l.points.push(point),
+                None => lines.push(Line {
+                    name: role.to_string(),
+                    points: vec![point],
+                }),
+            }
+        }
+    }
+    let panels: Vec<Panel> = layers
+        .into_iter()
+        .map(|(layer, lines)| Panel {
+            caption: format!("layer {}", layer.trim_start_matches('L')),
+            x_label: "epoch".into(),
+            y_label: "scale exponent e (a word is int·2^e)".into(),
+            log_x: false,
+            lines,
+        })
+        .collect();
+    chart::write(path, &format!("scales: {title}"), &panels)
 }
 
 #[cfg(test)]

@@ -63,6 +63,7 @@ fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
         optimizer,
         compression: Default::default(),
         storage: None,
+        max_norm: None,
         batch: 3,
         lr: 0.05,
         momentum: 0.0,
@@ -113,6 +114,7 @@ fn backward_passes_match_the_derivative_of_the_loss() {
         m: &mut g,
         cfg: &cfg,
         storage: None,
+        max_norm: None,
     };
     // One SGD step without momentum: w' = w − (lr / batch)·∂L/∂w, so the gradient is read
     // back from the change.
@@ -173,6 +175,7 @@ fn every_optimizer_reduces_the_loss_in_every_family() {
                 m: &mut g,
                 cfg: &cfg,
                 storage: None,
+                max_norm: None,
             };
             let before = loss(&mut net, &model, &x, &labels);
             let mut noise = cfg.stream(&[0]);
@@ -202,12 +205,14 @@ fn dropout_is_seeded_and_off_at_test_time() {
         m: &mut g,
         cfg: &plain,
         storage: None,
+        max_norm: None,
     };
     let want = net.forward(&model, x.clone()).unwrap().probs;
     let mut net = Net {
         m: &mut g,
         cfg: &dropped,
         storage: None,
+        max_norm: None,
     };
     assert_eq!(net.forward(&model, x.clone()).unwrap().probs, want);
     let run = |net: &mut Net<'_, Golden>, seed: u64| {
@@ -230,6 +235,7 @@ fn dropout_is_seeded_and_off_at_test_time() {
         m: &mut g,
         cfg: &plain,
         storage: None,
+        max_norm: None,
     };
     assert_ne!(a, run(&mut net, 1), "dropout changed nothing");
 }

@@ -32,6 +32,7 @@ fn config(f: &str) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        max_norm: None,
         batch: 10,
         lr: 0.5,
         momentum: 0.5,

@@ -24,6 +24,7 @@ fn config(f: &str) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        max_norm: None,
         batch: 5,
         lr: 0.5,
         momentum: 0.5,

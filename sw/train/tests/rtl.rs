@@ -32,6 +32,7 @@ fn rtl_training_ends_with_the_golden_weights() {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        max_norm: None,
         batch: 10,
         lr: 0.1,
         momentum: 0.5,

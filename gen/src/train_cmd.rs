@@ -325,7 +325,11 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
 
 /// Seed 002's storage of `--format dfix:P:U` (or dfix:W for P = U = W) with its options.
 fn storage(a: &TrainArgs) -> CliResult<Option<StorageConfig>> {
-    let Some(spec) = a.format.as_deref().and_then(|f| f.trim().strip_prefix("dfix:")) else {
+    let Some(spec) = a
+        .format
+        .as_deref()
+        .and_then(|f| f.trim().strip_prefix("dfix:"))
+    else {
         if a.scale_every.is_some() || a.max_overflow.is_some() || a.radix_point.is_some() {
             return Err(bad(
                 "--scale-every, --max-overflow and --radix-point apply to --format dfix:P:U".into(),
@@ -546,7 +550,9 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
                 .into(),
         ));
     }
-    if a.format.as_deref().is_some_and(|f| f.trim().starts_with("dfix:"))
+    if a.format
+        .as_deref()
+        .is_some_and(|f| f.trim().starts_with("dfix:"))
         && (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer)
     {
         return Err(bad(

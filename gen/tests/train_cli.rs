@@ -92,6 +92,43 @@ fn a_short_run_writes_results_and_resumes() {
 }
 
 #[test]
+fn a_dfix_run_reports_scales_and_plots_them() {
+    let ds = tmp("ds-dfix");
+    dataset(&ds);
+    let out = tmp("out-dfix");
+    let o = lpgen(&[
+        "train",
+        "--format",
+        "dfix:10:12",
+        "--scale-every",
+        "10",
+        "--max-norm",
+        "2",
+        "--dataset",
+        ds.to_str().unwrap(),
+        "--model",
+        "maxout",
+        "--hidden",
+        "4",
+        "--maxout-k",
+        "2",
+        "--batch",
+        "5",
+        "--epochs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(m["scales"].as_object().map(|s| s.len()), Some(20), "{m}");
+    assert!(m["overflow_rate"].is_number(), "{m}");
+    assert!(out.join("scales.png").is_file());
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&ds);
+}
+
+#[test]
 fn bad_input_is_refused_in_one_line() {
     let ds = tmp("bad");
     dataset(&ds);
@@ -105,9 +142,63 @@ fn bad_input_is_refused_in_one_line() {
         "unknown stage",
     );
     fails_with(&["train", "--dataset", d], "give --format");
+    // Seed 002's storage: widths, rates and combinations it does not take.
+    let dfix = |extra: &[&str], needle: &str| {
+        let mut args = vec!["train", "--backend", "f32", "--dataset", d];
+        args.extend_from_slice(extra);
+        fails_with(&args, needle);
+    };
+    dfix(&["--format", "dfix:0"], "must be 2..=32");
+    dfix(&["--format", "dfix:10:65"], "must be 2..=32");
+    dfix(&["--format", "dfix:ten"], "is not dfix:P:U");
+    dfix(&["--format", "dfix:10:12:3"], "is not dfix:P:U");
+    dfix(
+        &["--format", "dfix:10:12", "--max-overflow", "2"],
+        "not a rate in (0, 1)",
+    );
+    dfix(
+        &["--format", "dfix:10:12", "--scale-every", "0"],
+        "--scale-every 0",
+    );
+    dfix(
+        &["--format", "dfix:10:12", "--radix-point", "10"],
+        "fewer integer bits",
+    );
+    dfix(
+        &[
+            "--format",
+            "dfix:10:12",
+            "--radix-point",
+            "5",
+            "--max-overflow",
+            "0.01",
+        ],
+        "do not apply",
+    );
+    dfix(
+        &["--format", "dfix:10:12", "--kahan", "all"],
+        "--kahan applies",
+    );
+    dfix(&["--format", "dfix:10:12", "--workers", "2"], "one worker");
+    dfix(
+        &["--format", "lns:5:6", "--scale-every", "5"],
+        "apply to --format dfix",
+    );
+    dfix(
+        &["--format", "dfix:10:12", "--max-norm=-1"],
+        "--max-norm -1",
+    );
     fails_with(
-        &["train", "--format", "dfix:10:12", "--dataset", d],
-        "is not built yet",
+        &[
+            "train",
+            "--backend",
+            "rtl",
+            "--format",
+            "dfix:10:12",
+            "--dataset",
+            d,
+        ],
+        "--backend f32 or golden",
     );
     fails_with(
         &[

@@ -177,7 +177,6 @@ fn main() {
         m: &mut machine,
         cfg: &cfg,
         storage: None,
-        max_norm: None,
     };
     let mut noise = cfg.stream(&[0]);
     let t_frm = best(5, || {

@@ -24,7 +24,10 @@ fn main() -> ExitCode {
 fn run() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [tsv, figure, out, rest @ ..] = &args[..] else {
-        return Err("usage: lines TSV FIGURE OUT.png [--title T] [--x-label X] [--y-label Y] [--log-x]".into());
+        return Err(
+            "usage: lines TSV FIGURE OUT.png [--title T] [--x-label X] [--y-label Y] [--log-x]"
+                .into(),
+        );
     };
     let (mut title, mut x_label, mut y_label, mut log_x) =
         (figure.clone(), "x".to_string(), "y".to_string(), false);
@@ -48,7 +51,12 @@ fn run() -> Result<(), String> {
             .position(|h| *h == name)
             .ok_or(format!("{tsv} has no column {name:?}"))
     };
-    let (cf, cs, cx, cy) = (col("figure")?, col("series")?, col("x")?, col("normalized")?);
+    let (cf, cs, cx, cy) = (
+        col("figure")?,
+        col("series")?,
+        col("x")?,
+        col("normalized")?,
+    );
     let mut lines: Vec<Line> = vec![];
     for row in rows {
         let cells: Vec<&str> = row.split('\t').collect();

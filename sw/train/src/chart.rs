@@ -51,7 +51,9 @@ pub fn write(path: &Path, title: &str, panels: &[Panel]) -> Result<(), TrainErro
 fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
         .filter(|v| v.is_finite())
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(v), h.max(v))
+        });
     if lo > hi {
         return (0.0, 1.0);
     }
@@ -133,7 +135,9 @@ fn draw_panel(
             .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
             .map_err(e)?
             .label(line.name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
         chart
             .draw_series(pts.iter().map(|&q| Circle::new(q, 3, color.filled())))
             .map_err(e)?;

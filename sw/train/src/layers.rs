@@ -11,8 +11,8 @@ use crate::arch::Layer;
 use crate::config::Activation;
 use crate::machine::{Machine, Mat, Word};
 use crate::model::Params;
-use crate::storage::Role;
 use crate::net::{accumulation, Cache, Delta, Net};
+use crate::storage::Role;
 use crate::TrainError;
 
 /// A layer's weight and bias gradients, in G.
@@ -356,9 +356,9 @@ impl<M: Machine> Net<'_, M> {
                         .into_owned(),
                 };
                 let cols_g = self.convert(st.f, g, cols)?;
-                let mut gw = self
-                    .m
-                    .matmul(g, accumulation(g, q, k.matmul), dg.t(), cols_g.view())?;
+                let mut gw =
+                    self.m
+                        .matmul(g, accumulation(g, q, k.matmul), dg.t(), cols_g.view())?;
                 let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
                 self.store(at, Role::WeightGradient, &mut gw.data, true);
                 self.store(at, Role::BiasGradient, &mut gb, true);

@@ -135,7 +135,13 @@ impl<M: Machine> Net<'_, M> {
 
     /// Stores `words` in group `role` of weighted layer `layer` (seed 002's storage; nothing
     /// without it). `training`: overflows count towards the scale updates.
-    pub(crate) fn store(&mut self, layer: usize, role: Role, words: &mut [M::Word], training: bool) {
+    pub(crate) fn store(
+        &mut self,
+        layer: usize,
+        role: Role,
+        words: &mut [M::Word],
+        training: bool,
+    ) {
         let f = self.cfg.stages.f;
         if let Some(s) = self.storage.as_deref_mut() {
             s.store(f, layer, role, words, training);
@@ -338,7 +344,9 @@ impl<M: Machine> Net<'_, M> {
         let cfg = self.cfg;
         for layer in &cfg.arch.layers {
             let p = if layer.weights().is_some() {
-                params.next().map(|p| (model.layers.len() - params.len() - 1, p))
+                params
+                    .next()
+                    .map(|p| (model.layers.len() - params.len() - 1, p))
             } else {
                 None
             };
@@ -506,7 +514,11 @@ pub(crate) mod tests {
     fn exp_by_lanes_is_the_golden_taylor_series() {
         let c = cfg("lns:5:6");
         let mut g = Golden::default();
-        let mut net = Net { m: &mut g, cfg: &c, storage: None };
+        let mut net = Net {
+            m: &mut g,
+            cfg: &c,
+            storage: None,
+        };
         let f: Format = "lns:5:6".parse().unwrap();
         let words: Vec<u64> = (0..1u64 << f.width()).collect();
         let got = net.exp(f, &words).unwrap();
@@ -527,7 +539,11 @@ pub(crate) mod tests {
             let fmt = c.stages.f;
             let mut model = Model::init(&c);
             let mut g = Golden::default();
-            let mut net = Net { m: &mut g, cfg: &c, storage: None };
+            let mut net = Net {
+                m: &mut g,
+                cfg: &c,
+                storage: None,
+            };
             let calc = fmt.calc();
             let x = Mat {
                 rows: 2,

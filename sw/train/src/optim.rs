@@ -116,7 +116,12 @@ impl<M: Machine> Net<'_, M> {
     /// back to length `limit`, in O: the squared lengths by a product with ones (accumulated
     /// as the format's sums are), 1/length by [`Net::rsqrt`], the factor min(1, limit/length).
     /// A row whose squared length is not positive keeps its weights.
-    fn max_norm(&mut self, w: &mut Vec<M::Word>, rows: usize, limit: f64) -> Result<(), TrainError> {
+    fn max_norm(
+        &mut self,
+        w: &mut Vec<M::Word>,
+        rows: usize,
+        limit: f64,
+    ) -> Result<(), TrainError> {
         let o = self.cfg.stages.o;
         let squares = Mat {
             rows,
@@ -285,7 +290,11 @@ mod tests {
             let c = cfg(f);
             let fmt = c.stages.o;
             let mut g = Golden::default();
-            let mut net = Net { m: &mut g, cfg: &c, storage: None };
+            let mut net = Net {
+                m: &mut g,
+                cfg: &c,
+                storage: None,
+            };
             let xs = [0.03, 0.25, 0.3, 1.0, 2.0, 3.0, 7.5, 50.0];
             let words: Vec<u64> = xs.iter().map(|&x| u64::constant(fmt, x)).collect();
             let got = net.rsqrt(fmt, &words).unwrap();

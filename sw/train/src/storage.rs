@@ -311,7 +311,8 @@ impl Storage {
 
     /// Restores what [`Storage::save`] wrote into groups of the same shape.
     pub fn restore(&mut self, line: &str) -> Result<(), TrainError> {
-        let bad = |why: String| TrainError(format!("checkpoint storage scales are unusable: {why}"));
+        let bad =
+            |why: String| TrainError(format!("checkpoint storage scales are unusable: {why}"));
         let saved: Saved = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
         if saved.groups.len() != self.groups.len() {
             return Err(bad(format!(
@@ -362,7 +363,13 @@ mod tests {
         let mut words = [40.0f32, 0.03, -1.0];
         s.store(Format::F32, 0, Role::Input, &mut words, true);
         assert_eq!(words, [31.9375, 0.0, -1.0]); // 511/16 saturated; 0.03 < 1/32 rounds to 0
-        assert_eq!(s.epoch, EpochCounts { stored: 3, overflows: 1 });
+        assert_eq!(
+            s.epoch,
+            EpochCounts {
+                stored: 3,
+                overflows: 1
+            }
+        );
         s.examples(1000);
         assert_eq!(s.scales()["L1.input"], -4, "fixed point never moves");
     }
@@ -383,7 +390,9 @@ mod tests {
     fn fitting_counts_and_then_settles_scales_and_updates_move_them() {
         let mut s = Storage::new(config(8, 8, None), 1);
         s.begin_fit();
-        let mut xs: Vec<f32> = (0..1000).map(|i| if i < 5 { 1000.0 } else { 1.0 }).collect();
+        let mut xs: Vec<f32> = (0..1000)
+            .map(|i| if i < 5 { 1000.0 } else { 1.0 })
+            .collect();
         let copy = xs.clone();
         s.store(Format::F32, 0, Role::WeightedSum, &mut xs, true);
         assert_eq!(xs, copy, "the fit keeps f32 values");

@@ -20,8 +20,8 @@ use crate::machine::{Machine, Mat, Word};
 use crate::model::Model;
 use crate::net::{Forward, Net};
 use crate::parallel::Worker;
-use crate::storage::{EpochCounts, Storage};
 use crate::plot;
+use crate::storage::{EpochCounts, Storage};
 use crate::TrainError;
 
 /// How long to train and where to put the results.
@@ -463,7 +463,11 @@ fn fit_scales<M: Machine>(
     let fcalc = cfg.stages.f.calc();
     let mut order: Vec<usize> = (0..train.len()).collect();
     order.shuffle(&mut cfg.stream(&[0]));
-    let momentum = if cfg.momentum_from <= 1 { cfg.momentum } else { 0.0 };
+    let momentum = if cfg.momentum_from <= 1 {
+        cfg.momentum
+    } else {
+        0.0
+    };
     let mut seen = 0;
     for (s, chunk) in order.chunks(cfg.batch).enumerate() {
         if seen >= examples {

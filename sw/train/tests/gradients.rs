@@ -114,7 +114,6 @@ fn backward_passes_match_the_derivative_of_the_loss() {
         m: &mut g,
         cfg: &cfg,
         storage: None,
-        max_norm: None,
     };
     // One SGD step without momentum: w' = w − (lr / batch)·∂L/∂w, so the gradient is read
     // back from the change.
@@ -175,7 +174,6 @@ fn every_optimizer_reduces_the_loss_in_every_family() {
                 m: &mut g,
                 cfg: &cfg,
                 storage: None,
-                max_norm: None,
             };
             let before = loss(&mut net, &model, &x, &labels);
             let mut noise = cfg.stream(&[0]);
@@ -205,14 +203,12 @@ fn dropout_is_seeded_and_off_at_test_time() {
         m: &mut g,
         cfg: &plain,
         storage: None,
-        max_norm: None,
     };
     let want = net.forward(&model, x.clone()).unwrap().probs;
     let mut net = Net {
         m: &mut g,
         cfg: &dropped,
         storage: None,
-        max_norm: None,
     };
     assert_eq!(net.forward(&model, x.clone()).unwrap().probs, want);
     let run = |net: &mut Net<'_, Golden>, seed: u64| {
@@ -235,7 +231,6 @@ fn dropout_is_seeded_and_off_at_test_time() {
         m: &mut g,
         cfg: &plain,
         storage: None,
-        max_norm: None,
     };
     assert_ne!(a, run(&mut net, 1), "dropout changed nothing");
 }
@@ -249,7 +244,11 @@ fn compressed_gradients_and_activations_change_the_step_and_still_train() {
     let start: Model = Model::init(&plain);
     let train = |cfg: &Config| {
         let mut g = Golden::default();
-        let mut net = Net { m: &mut g, cfg, storage: None };
+        let mut net = Net {
+            m: &mut g,
+            cfg,
+            storage: None,
+        };
         let mut m = start.clone();
         let before = loss(&mut net, &m, &x, &labels);
         for step in 0..40 {

@@ -115,7 +115,11 @@ impl Group {
 /// integer times 2^e is exact (it has at most 32 bits).
 pub fn round_onto_grid(format: DfixFormat, e: i32, xs: &mut [f64]) -> (u64, u64) {
     let (lo, hi) = (format.min_int() as f64, format.max_int() as f64);
-    let (down, down_half, up) = ((-e as f64).exp2(), ((1 - e) as f64).exp2(), (e as f64).exp2());
+    let (down, down_half, up) = (
+        (-e as f64).exp2(),
+        ((1 - e) as f64).exp2(),
+        (e as f64).exp2(),
+    );
     let (mut overflows, mut at_half) = (0, 0);
     for x in xs.iter_mut() {
         if x.is_nan() {
@@ -205,10 +209,19 @@ mod tests {
             .collect();
         let mut needed = BTreeMap::new();
         for &x in &xs {
-            *needed.entry(Group::needed_scale(f, x).unwrap()).or_insert(0u64) += 1;
+            *needed
+                .entry(Group::needed_scale(f, x).unwrap())
+                .or_insert(0u64) += 1;
         }
         assert_eq!(needed, BTreeMap::from([(0, 990), (3, 8), (5, 2)]));
-        for (rate, want) in [(0.0, 5), (0.001, 5), (0.002, 3), (0.009, 3), (0.01, 0), (0.5, 0)] {
+        for (rate, want) in [
+            (0.0, 5),
+            (0.001, 5),
+            (0.002, 3),
+            (0.009, 3),
+            (0.01, 0),
+            (0.5, 0),
+        ] {
             let e = Group::settled_scale(&needed, 1000, rate);
             assert_eq!(e, want, "rate {rate}");
             // The update rule keeps it: storing the same values again changes nothing.
@@ -216,7 +229,10 @@ mod tests {
             g.store(&mut xs.clone());
             assert_eq!(g.update(rate), 0, "rate {rate}");
         }
-        assert_eq!(Group::settled_scale(&BTreeMap::new(), 0, 0.01), -MAX_SCALE + 1);
+        assert_eq!(
+            Group::settled_scale(&BTreeMap::new(), 0, 0.01),
+            -MAX_SCALE + 1
+        );
     }
 
     #[test]
@@ -244,7 +260,11 @@ mod tests {
                     .iter()
                     .map(|&x| {
                         let c = f.from_f64(x, e);
-                        (f.to_f64(c.word, e), c.overflow, c.overflow || f.from_f64(x, e - 1).overflow)
+                        (
+                            f.to_f64(c.word, e),
+                            c.overflow,
+                            c.overflow || f.from_f64(x, e - 1).overflow,
+                        )
                     })
                     .collect();
                 let mut got = xs.clone();

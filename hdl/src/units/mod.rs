@@ -3,6 +3,7 @@
 
 mod alu;
 mod array;
+mod divide;
 pub use array::{array_accumulations, array_max_stages};
 mod registry;
 pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};

@@ -23,6 +23,7 @@ use lpgen_golden::{FixFormat, Format, PositFormat};
 
 use super::{bits_of, check_format, read, rom_module, type_tag};
 use crate::ir::{cat, konst, mux, Module, E};
+use crate::units::divide::restoring_step;
 use crate::units::posit::decode::{decode, max_scale, sbits, sconst};
 use crate::units::{finish, start, Built, GenError, Params};
 
@@ -185,12 +186,8 @@ fn divide(m: &mut Module, mid_w: u32, right: &E, mult: &E) -> E {
             konst(1, 0)
         };
         let shifted = cat(&[rem.low(dw - 1), next_bit]);
-        let fits = shifted.ge(&d);
-        let bit = m.wire(&format!("quotient_bit{i}"), &fits);
-        rem = m.wire(
-            &format!("remainder{i}"),
-            &mux(&bit, &shifted.sub(&d), &shifted),
-        );
+        let (bit, reduced) = restoring_step(m, &format!("quotient_bit{i}"), &shifted, &d);
+        rem = m.wire(&format!("remainder{i}"), &reduced);
         bits.push(bit);
         if i > 0 && (mid_w - i) % STEPS_PER_CUT == 0 {
             m.stage();

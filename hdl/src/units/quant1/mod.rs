@@ -28,6 +28,7 @@ use lpgen_golden::{FixFormat, Format, PositFormat};
 
 mod posit_mean;
 
+use super::divide::SequentialDivider;
 use super::fix::saturate;
 use super::{finish, posit, start_with, Built, GenError, Params, PeIo, Unit};
 use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule};
@@ -226,43 +227,14 @@ fn mean_divider(m: &Module, f: FixFormat, rows: u32) -> Result<Rc<SubModule>, Ge
             &mux(&word.msb(), &konst(w, 0).sub(&word), &word),
         );
         // Steps W + 1 .. 2 divide, step 1 loads the mean register.
-        let steps_w = bits_for(w + 1);
-        let quotient = d.state("quotient", w, Some(0));
-        let remainder = d.state("remainder", count_w, Some(0));
-        let divisor = d.state("divisor", count_w, Some(0));
+        let div = SequentialDivider::registers(d, w, count_w);
         let negative = d.state("negative", 1, Some(0));
-        let steps = d.state("steps", steps_w, Some(0));
-        let mean = d.state("mean_q", w, Some(0));
-        let running = d.wire("running", &steps.any());
-        let busy = d.wire("busy_now", &start.or(&running));
-        let dividing = d.wire("dividing", &running.and(&steps.eq_k(1).not()));
-        let load = d.wire("load", &start.or(&dividing));
-        // One restoring step: the dividend's next bit (the quotient register's top, as it
-        // shifts) joins the remainder; the divisor is subtracted where it fits.
-        let shifted = d.wire("shifted", &cat(&[remainder.clone(), quotient.msb()]));
-        let divisor_wide = divisor.zext(count_w + 1);
-        let fits = d.wire("fits", &shifted.ge(&divisor_wide));
-        let reduced = mux(&fits, &shifted.sub(&divisor_wide), &shifted);
-        let remainder_next = reduced.low(count_w);
-        let quotient_next = cat(&[quotient.low(w - 1), fits.clone()]);
-        d.drive(
-            &quotient,
-            &mux(&start, &magnitude, &quotient_next),
-            Some(&load),
-        );
-        d.drive(
-            &remainder,
-            &mux(&start, &konst(count_w, 0), &remainder_next),
-            Some(&load),
-        );
-        d.drive(&divisor, &count, Some(&start));
+        let control = div.control(d, &start, w, w);
+        div.step(d, &control, &start, &magnitude, &count);
         d.drive(&negative, &word.msb(), Some(&start));
-        let steps_next = mux(
-            &start,
-            &konst(steps_w, u128::from(w + 1)),
-            &steps.sub(&konst(steps_w, 1)),
-        );
-        d.drive(&steps, &steps_next, Some(&busy));
+        SequentialDivider::count_steps(d, &control, &start, w);
+        let (quotient, remainder, divisor) = (&div.quotient, &div.remainder, &div.divisor);
+        let divisor_wide = divisor.zext(count_w + 1);
         // Round to nearest, ties to even: twice the remainder against the divisor. The mean
         // is registered, so that pass 2's subtraction does not start behind this logic.
         let twice = cat(&[remainder.clone(), konst(1, 0)]);
@@ -278,10 +250,11 @@ fn mean_divider(m: &Module, f: FixFormat, rows: u32) -> Result<Rc<SubModule>, Ge
             &quotient.xor(&flip).add(&up.xor(&negative).zext(w)),
         );
         let empty = divisor.any().not();
-        let finished = d.wire("finished", &steps.eq_k(1));
-        d.drive(&mean, &mux(&empty, &konst(w, 0), &signed), Some(&finished));
-        d.output("mean", &mean);
-        d.output("busy", &busy);
+        let finished = d.wire("finished", &control.steps.eq_k(1));
+        let mean = &control.result;
+        d.drive(mean, &mux(&empty, &konst(w, 0), &signed), Some(&finished));
+        d.output("mean", mean);
+        d.output("busy", &control.busy);
         Ok(())
     })
 }

@@ -13,6 +13,7 @@ use std::rc::Rc;
 
 use lpgen_golden::{Format, PositFormat};
 
+use super::super::divide::SequentialDivider;
 use super::super::posit::decode::{decode, frac_width, lzc, sbits};
 use super::super::posit::encode::encode;
 use super::bits_for;
@@ -37,7 +38,6 @@ pub(crate) fn divider(m: &Module, f: PositFormat, rows: u32) -> Rc<SubModule> {
     let n = f.n;
     let count_w = bits_for(rows);
     let d_steps = steps(f, rows);
-    let steps_w = bits_for(d_steps + 1);
     let name = format!(
         "lpgen_quant1_mean_{}_r{rows}",
         Format::Posit(f).to_string().replace(':', "_")
@@ -56,49 +56,23 @@ pub(crate) fn divider(m: &Module, f: PositFormat, rows: u32) -> Rc<SubModule> {
         let scale_w = dec.scale.width;
         let dividend = cat(&[dec.sig.clone(), konst(extension(rows), 0)]);
         assert_eq!(dividend.width, d_steps, "one quotient bit per dividend bit");
-        let quotient = d.state("quotient", d_steps, Some(0));
-        let remainder = d.state("remainder", count_w, Some(0));
-        let divisor = d.state("divisor", count_w, Some(0));
+        let div = SequentialDivider::registers(d, d_steps, count_w);
         let negative = d.state("negative", 1, Some(0));
         let scale = d.state("scale", scale_w, Some(0));
         let nar = d.state("nar", 1, Some(0));
         let zero = d.state("zero", 1, Some(0));
-        let steps = d.state("steps", steps_w, Some(0));
-        let mean = d.state("mean_q", n, Some(0));
-        let running = d.wire("running", &steps.any());
-        let busy = d.wire("busy_now", &start.or(&running));
-        let dividing = d.wire("dividing", &running.and(&steps.eq_k(1).not()));
-        let load = d.wire("load", &start.or(&dividing));
-        // One restoring step, as in the fix divider.
-        let shifted = d.wire("shifted", &cat(&[remainder.clone(), quotient.msb()]));
-        let divisor_wide = divisor.zext(count_w + 1);
-        let fits = d.wire("fits", &shifted.ge(&divisor_wide));
-        let reduced = mux(&fits, &shifted.sub(&divisor_wide), &shifted);
-        let quotient_next = cat(&[quotient.low(d_steps - 1), fits.clone()]);
-        d.drive(
-            &quotient,
-            &mux(&start, &dividend, &quotient_next),
-            Some(&load),
-        );
-        d.drive(
-            &remainder,
-            &mux(&start, &konst(count_w, 0), &reduced.low(count_w)),
-            Some(&load),
-        );
-        d.drive(&divisor, &count, Some(&start));
+        let control = div.control(d, &start, d_steps, n);
+        // One restoring step a cycle, as in the fix divider.
+        div.step(d, &control, &start, &dividend, &count);
         d.drive(&negative, &dec.sign, Some(&start));
         d.drive(&scale, &dec.scale, Some(&start));
         d.drive(&nar, &dec.nar, Some(&start));
         d.drive(&zero, &dec.zero.or(&count.any().not()), Some(&start));
-        let steps_next = mux(
-            &start,
-            &konst(steps_w, u128::from(d_steps + 1)),
-            &steps.sub(&konst(steps_w, 1)),
-        );
-        d.drive(&steps, &steps_next, Some(&busy));
+        SequentialDivider::count_steps(d, &control, &start, d_steps);
+        let (quotient, remainder) = (&div.quotient, &div.remainder);
         // Normalise: the quotient's leading one becomes the hidden bit; the value is
         // quotient · 2^(scale − FW − E), so the mean's scale is scale − (leading zeros).
-        let (lz, _) = lzc(d, "quotient", &quotient);
+        let (lz, _) = lzc(d, "quotient", quotient);
         let lz = d.wire("leading_zeros", &lz);
         let sig = d.wire("mean_sig", &quotient.shl(&lz));
         let max = f.max_scale() as i64;
@@ -111,10 +85,10 @@ pub(crate) fn divider(m: &Module, f: PositFormat, rows: u32) -> Rc<SubModule> {
         let word = encode(d, f, "mean", &negative, &mean_scale, &sig, &sticky, false);
         let nar_word = konst(n, u128::from(f.nar()));
         let value = mux(&nar, &nar_word, &mux(&zero, &konst(n, 0), &word));
-        let finished = d.wire("finished", &steps.eq_k(1));
-        d.drive(&mean, &value, Some(&finished));
-        d.output("mean", &mean);
-        d.output("busy", &busy);
+        let finished = d.wire("finished", &control.steps.eq_k(1));
+        d.drive(&control.result, &value, Some(&finished));
+        d.output("mean", &control.result);
+        d.output("busy", &control.busy);
         Ok(())
     });
     built.expect("the posit divider cannot fail")

@@ -32,7 +32,8 @@ cases() {
   for r in 1 2 3 4 5 6 7 8 9; do echo "fig1-r$r|fig1|fixed point|$r|--format dfix:32:32 --radix-point $r"; done
   for p in 3 4 5 6 7 8 9 10 11 12 14 16 18 20 22 24; do
     echo "fig2-dyn-p$p|fig2|dynamic fixed point|$p|--format dfix:$p:32 $DYN"
-    echo "fig2-fix-p$p|fig2|fixed point|$p|--format dfix:$p:32 --radix-point 5"
+    # Fixed point with 5 integer bits needs 6 bits at least.
+    if ((p > 5)); then echo "fig2-fix-p$p|fig2|fixed point|$p|--format dfix:$p:32 --radix-point 5"; fi
   done
   for u in 6 8 10 11 12 13 14 16 18 20 22 24; do
     echo "fig3-dyn-u$u|fig3|dynamic fixed point|$u|--format dfix:32:$u $DYN"

@@ -24,6 +24,7 @@ use std::sync::OnceLock;
 use crate::arith::{Bits, Calc};
 use crate::format::{err, FormatError};
 
+mod tensor;
 mod word;
 pub use word::FixedTables;
 

@@ -100,7 +100,7 @@ impl FixedTables {
 }
 
 /// [`Codebook::fixed`] of each type, built on first use.
-fn fixed_of(ty: Q8Type) -> &'static FixedTables {
+pub(super) fn fixed_of(ty: Q8Type) -> &'static FixedTables {
     static TABLES: [OnceLock<FixedTables>; 4] = [
         OnceLock::new(),
         OnceLock::new(),
@@ -111,9 +111,9 @@ fn fixed_of(ty: Q8Type) -> &'static FixedTables {
 }
 
 /// The exact value of a word: None for NaR, else (negative, num, den).
-type WordValue = Option<(bool, BigUint, BigUint)>;
+pub(super) type WordValue = Option<(bool, BigUint, BigUint)>;
 
-fn word_value(format: Format, word: u64) -> Result<WordValue, FormatError> {
+pub(super) fn word_value(format: Format, word: u64) -> Result<WordValue, FormatError> {
     match format {
         Format::Fix(f) => {
             if !f.is_word(word) {

@@ -19,25 +19,26 @@ pub struct Compression {
     pub act: Option<Q8Type>,
 }
 
-/// Words of `f` sent through `codec` and back ([`Q8Type::encode_words`] and
-/// [`Q8Type::decode_words`]): each word's value divided by `unit` (the batch size for
-/// gradients summed over a batch, so that the codec sees mean gradients as the paper's did),
-/// rounded to f32, compressed with the type's scaling (absmax, or its exponent offset), decoded,
-/// multiplied by `unit` and rounded back into `f`; NaN or NaR words come back as the codec's
-/// encoding of NaN.
+/// Words of `f` sent through `codec` and back, the golden rule ([`Q8Type::through_words`],
+/// docs/formats.md "q8 in training"): `unit` is the number of samples a gradient is summed
+/// over (the batch size; 1 for activations), so that the codec sees mean gradients as the
+/// paper's did.
+/// - fix and posit words: the word rule (`encode_word`/`decode_word`, what the RTL units
+///   compute) against one scale word per tensor, the absmax word for the normalised types,
+///   10^o × `unit` rounded into `f` for the exponent-offset types;
+/// - f32 and LNS words: each value divided by `unit`, rounded to f32, compressed with the
+///   type's scaling, decoded, multiplied by `unit` and rounded back into `f`; NaN words come
+///   back as the codec's encoding of NaN.
 pub fn through_codec<W: Word>(
     codec: Q8Type,
     f: Format,
     words: &[W],
     unit: f64,
 ) -> Result<Vec<W>, TrainError> {
-    let calc = f.calc();
     let bits: Vec<u64> = words.iter().map(|w| w.to_bits()).collect();
-    let (scale, codes) = codec
-        .encode_words(&calc, &bits, unit)
-        .map_err(|e| TrainError(e.to_string()))?;
     Ok(codec
-        .decode_words(&calc, &codes, scale, unit)
+        .through_words(f, &bits, unit)
+        .map_err(|e| TrainError(e.to_string()))?
         .into_iter()
         .map(W::from_bits)
         .collect())
@@ -47,22 +48,38 @@ pub fn through_codec<W: Word>(
 mod tests {
     use super::*;
 
-    /// A tensor of words through each codec comes back as the codec's own encode and decode
-    /// of its values (mean gradients: divided by the unit first), near the input, and changed.
+    /// A tensor of words through each codec comes back as the golden rule of its format gives
+    /// it (f32 and LNS: the f32 codec on the mean values; fix and posit: the word rule at the
+    /// tensor's scale word, element by element), near the input, and changed.
     #[test]
     fn words_come_back_as_the_codec_gives_them() {
         for codec in Q8Type::ALL {
-            for f in ["f32", "posit:16:1"] {
+            for f in ["f32", "lns:5:6", "posit:16:1", "fix:7:8"] {
                 let f: Format = f.parse().unwrap();
                 let words: Vec<u64> = (0..200)
                     .map(|i| u64::constant(f, ((i * 37 % 101) as f64 - 50.0) / 20.0))
                     .collect();
                 let back = through_codec(codec, f, &words, 20.0).unwrap();
-                let values: Vec<f32> = words.iter().map(|w| (w.value(f) / 20.0) as f32).collect();
-                let (scale, codes) = codec.compress(&values, codec.default_scaling()).unwrap();
-                for ((&w, &b), &c) in words.iter().zip(&back).zip(&codes) {
-                    let want = u64::constant(f, codec.decode(c, scale) as f64 * 20.0);
-                    assert_eq!(b, want, "{codec} in {f}");
+                let want: Vec<u64> = if matches!(f, Format::Fix(_) | Format::Posit(_)) {
+                    let s = codec.scale_word(f, &words, 20.0).unwrap();
+                    words
+                        .iter()
+                        .map(|&w| {
+                            let code = codec.encode_word(f, w, s).unwrap();
+                            codec.decode_word(f, code, s).unwrap()
+                        })
+                        .collect()
+                } else {
+                    let values: Vec<f32> =
+                        words.iter().map(|w| (w.value(f) / 20.0) as f32).collect();
+                    let (scale, codes) = codec.compress(&values, codec.default_scaling()).unwrap();
+                    codes
+                        .iter()
+                        .map(|&c| u64::constant(f, codec.decode(c, scale) as f64 * 20.0))
+                        .collect()
+                };
+                assert_eq!(back, want, "{codec} in {f}");
+                for (&w, &b) in words.iter().zip(&back) {
                     // Every type is within 0.02 of inputs of at most 0.125 (the static tree's
                     // 16 values per decade are its coarsest).
                     assert!(

@@ -7,8 +7,10 @@
 //! machine runs the same operations on the simulated RTL, so the two agree bit for bit.
 
 use lpgen_golden::onebit::{Quantized, Quantizer};
+use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{alu, AluOp, Calc, Format, Lns, SumMode};
 
+use crate::compress::through_codec;
 use crate::TrainError;
 
 /// How a matrix product accumulates (the array's PE kind).
@@ -240,6 +242,18 @@ pub trait Machine {
         let q = Quantizer::new(f, mode).map_err(|e| TrainError(e.to_string()))?;
         Ok(q.matrix(g, rows, cols, residual))
     }
+    /// Seed 003's 8-bit codec: every word of `words` (one tensor, of format `f`) encoded with
+    /// `codec` and decoded back, gradients summed over `unit` samples (1 for activations).
+    /// The golden rule ([`through_codec`]), unless a machine has hardware for it.
+    fn through_q8(
+        &mut self,
+        codec: Q8Type,
+        f: Format,
+        words: &[Self::Word],
+        unit: f64,
+    ) -> Result<Vec<Self::Word>, TrainError> {
+        through_codec(codec, f, words, unit)
+    }
     /// A name for reports.
     fn name(&self) -> String;
 }
@@ -286,6 +300,16 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
         residual: Option<&mut [u64]>,
     ) -> Result<Quantized, TrainError> {
         (**self).quantize_1bit(f, mode, g, shape, residual)
+    }
+
+    fn through_q8(
+        &mut self,
+        codec: Q8Type,
+        f: Format,
+        words: &[M::Word],
+        unit: f64,
+    ) -> Result<Vec<M::Word>, TrainError> {
+        (**self).through_q8(codec, f, words, unit)
     }
 
     fn name(&self) -> String {
@@ -591,6 +615,23 @@ impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
             ),
             &flat(&got, got_residual.as_deref()),
             &flat(&want, want_residual.as_deref()),
+        )?;
+        Ok(got)
+    }
+
+    fn through_q8(
+        &mut self,
+        codec: Q8Type,
+        f: Format,
+        words: &[u64],
+        unit: f64,
+    ) -> Result<Vec<u64>, TrainError> {
+        let got = self.dut.through_q8(codec, f, words, unit)?;
+        let want = self.reference.through_q8(codec, f, words, unit)?;
+        self.compare(
+            format!("{codec} encode and decode of {} words of {f}", words.len()),
+            &got,
+            &want,
         )?;
         Ok(got)
     }

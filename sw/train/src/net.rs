@@ -13,7 +13,6 @@ use lpgen_golden::{AluOp, Format};
 use rand_pcg::Pcg64;
 
 use crate::arch::Layer;
-use crate::compress::through_codec;
 use crate::config::{Activation, Config};
 use crate::layers::Grads;
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
@@ -354,7 +353,7 @@ impl<M: Machine> Net<'_, M> {
             // weights through the 8-bit codec.
             let hidden = p.is_some() && params.len() + 1 < model.layers.len();
             if let (Some(codec), true) = (cfg.compression.act, hidden) {
-                a.data = through_codec(codec, cfg.stages.f, &a.data, 1.0)?;
+                a.data = self.m.through_q8(codec, cfg.stages.f, &a.data, 1.0)?;
             }
             let (out, cache) = self.layer_forward(layer, p, a, noise.as_deref_mut())?;
             a = out;
@@ -462,8 +461,8 @@ impl<M: Machine> Net<'_, M> {
         for (at, (params, (mut gw, mut gb))) in model.layers.iter_mut().zip(grads).enumerate() {
             // Data parallelism (seed 003): the gradients as a peer would receive them.
             if let Some(codec) = cfg.compression.grad {
-                gw.data = through_codec(codec, st.g, &gw.data, batch as f64)?;
-                gb = through_codec(codec, st.g, &gb, batch as f64)?;
+                gw.data = self.m.through_q8(codec, st.g, &gw.data, batch as f64)?;
+                gb = self.m.through_q8(codec, st.g, &gb, batch as f64)?;
             }
             let gw = self.convert_words(st.g, st.o, &gw.data)?;
             let gb = self.convert_words(st.g, st.o, &gb)?;

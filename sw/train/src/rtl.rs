@@ -1,16 +1,21 @@
 //! The RTL machine: matrix products on a generated systolic `array` and lane operations on a
 //! generated `vector` unit, both compiled with Verilator and driven through `lpgen-verif`'s
 //! runtime, a whole stream of cycles per FFI call. The host only cuts matrices into tiles,
-//! pads them with the format's zero, and moves words.
+//! pads them with the format's zero, and moves words. Seed 003's codecs run on the `q8-enc`
+//! and `q8-dec` units (`rtl/q8.rs`).
+
+mod q8;
 
 use std::collections::HashMap;
 
 use lpgen_golden::onebit::{self, Quantized, Quantizer};
+use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{AluOp, Format, SumMode, ALU_OP_BITS};
 use lpgen_hdl::{generate, Params, PeKind, Unit};
 use lpgen_verif::layout::{get_bits, put_bits, Layout};
 use lpgen_verif::{Model, Toolchain};
 
+use crate::compress::through_codec;
 use crate::machine::{check_shapes, Accumulate, Machine, Mat, View};
 use crate::TrainError;
 
@@ -74,6 +79,8 @@ pub struct Rtl {
     vectors: HashMap<(Format, Format), Device>,
     /// `quant1` units by (format, longest column).
     quantizers: HashMap<(Format, u32), Device>,
+    /// `q8-enc` and `q8-dec` units by (format, type, unit name).
+    codecs: HashMap<(Format, Q8Type, &'static str), Device>,
 }
 
 impl Rtl {
@@ -90,6 +97,7 @@ impl Rtl {
             arrays: HashMap::new(),
             vectors: HashMap::new(),
             quantizers: HashMap::new(),
+            codecs: HashMap::new(),
         })
     }
 
@@ -296,6 +304,21 @@ impl Machine for Rtl {
             return Ok(q.matrix(g, shape.0, shape.1, residual));
         }
         self.quant1_run(f, g, shape, residual)
+    }
+
+    /// On the `q8-enc` and `q8-dec` units for fix and posit words (the word rule); LNS words
+    /// follow the f32 rule, on the host.
+    fn through_q8(
+        &mut self,
+        codec: Q8Type,
+        f: Format,
+        words: &[u64],
+        unit: f64,
+    ) -> Result<Vec<u64>, TrainError> {
+        match f {
+            Format::Fix(_) | Format::Posit(_) => self.q8_run(codec, f, words, unit),
+            _ => through_codec(codec, f, words, unit),
+        }
     }
 
     /// Tiles of R rows of A × C columns of B stream back to back: step k of a tile puts

@@ -126,3 +126,104 @@ fn the_quant1_unit_quantizes_as_the_golden_model() {
     );
     assert_eq!(rtl.quant1_designs(), 2);
 }
+
+/// Seed 003's codecs on the generated `q8-enc` and `q8-dec` units inside training: a fix:7:8
+/// run with 8-bit gradients and activations under `--check` (every codec operation compared
+/// with the golden word rule, bit for bit) ends with the golden run's weights, and the codecs
+/// ran on their units (one encoder and one decoder built).
+#[test]
+fn compressed_rtl_training_checks_the_q8_units() {
+    use lpgen_golden::q8::Q8Type;
+    use lpgen_train::compress::Compression;
+    let ds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist-300");
+    let mut train = data::load(&ds, Split::Train).unwrap();
+    let mut test = data::load(&ds, Split::Test).unwrap();
+    train.truncate(40);
+    test.truncate(10);
+    let cfg = Config {
+        stages: Stages::all("fix:7:8".parse().unwrap()),
+        quire: false,
+        kahan: KahanPlaces::default(),
+        keep_bits: None,
+        arch: Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
+        optimizer: Optimizer::Sgd,
+        compression: Compression {
+            grad: Some(Q8Type::DynamicTree),
+            act: Some(Q8Type::DynamicTree),
+        },
+        storage: None,
+        max_norm: None,
+        batch: 10,
+        lr: 0.1,
+        momentum: 0.5,
+        momentum_from: 1,
+        schedule: Schedule::Fixed,
+        normalize: Normalize::PerPixel,
+        seed: 5,
+    };
+    let plan = |name: &str| Plan {
+        epochs: 1,
+        max_steps: None,
+        out: tmp(name),
+        resume: false,
+        progress: false,
+    };
+    let mut sink = |_: &str| Ok(());
+    let golden = trainer::run(
+        &mut Golden::default(),
+        &cfg,
+        &train,
+        &test,
+        &plan("q8g"),
+        &mut sink,
+    )
+    .unwrap();
+    let mut checked = Checked {
+        dut: Rtl::new(3, 2, 4).unwrap(),
+        reference: Golden::default(),
+        ops: 0,
+    };
+    let rtl = trainer::run(&mut checked, &cfg, &train, &test, &plan("q8r"), &mut sink).unwrap();
+    assert_eq!(rtl.model, golden.model, "weights after 1 epoch");
+    assert_eq!(checked.dut.q8_designs(), 2, "q8-enc and q8-dec built");
+    assert!(checked.ops > 50, "{} operations compared", checked.ops);
+    for d in ["q8g", "q8r"] {
+        let _ = std::fs::remove_dir_all(tmp(d));
+    }
+}
+
+/// The rtl machine's codec on posit words (an exponent-offset type, whose scale word is
+/// 10 × the unit) gives the golden rule's words, NaR, zero and the extremes included; LNS
+/// words take the f32 rule on the host, and empty tensors build nothing.
+#[test]
+fn the_q8_units_give_the_golden_words_on_posits() {
+    use lpgen_golden::q8::Q8Type;
+    use lpgen_golden::{Format, PositFormat};
+    use lpgen_train::compress::through_codec;
+    use lpgen_train::machine::Machine;
+    let mut rtl = Rtl::new(2, 2, 4).unwrap();
+    let codec = Q8Type::Mantissa;
+    let lns: Format = "lns:5:6".parse().unwrap();
+    let g: Vec<u64> = (0..20)
+        .map(|i| lns.calc().from_f64(i as f64 - 9.5))
+        .collect();
+    assert_eq!(
+        rtl.through_q8(codec, lns, &g, 4.0).unwrap(),
+        through_codec(codec, lns, &g, 4.0).unwrap()
+    );
+    let p = PositFormat::draft(8, 2);
+    let f = Format::Posit(p);
+    assert!(rtl.through_q8(codec, f, &[], 4.0).unwrap().is_empty());
+    assert_eq!(rtl.q8_designs(), 0);
+    let mut words: Vec<u64> = (0..256).filter(|&w| w != p.nar()).collect();
+    words.push(p.nar());
+    for unit in [1.0, 20.0] {
+        let got = rtl.through_q8(codec, f, &words, unit).unwrap();
+        assert_eq!(
+            got,
+            through_codec(codec, f, &words, unit).unwrap(),
+            "unit {unit}"
+        );
+    }
+    assert_eq!(rtl.q8_designs(), 2);
+}

@@ -192,11 +192,13 @@ fn compressed_rtl_training_checks_the_q8_units() {
     }
 }
 
-/// The rtl machine's codec on posit words (an exponent-offset type, whose scale word is
-/// 10 × the unit) gives the golden rule's words, NaR, zero and the extremes included; LNS
-/// words take the f32 rule on the host, and empty tensors build nothing.
+/// The rtl machine's codec gives the golden rule's words: every posit:8:2 word (NaR, zero
+/// and the extremes included) with an exponent-offset type, whose scale word is 10 × the
+/// unit, and fix:7:8 tensors with the dynamic tree, whose absmax word the vector unit finds
+/// (the most negative word included, whose magnitude saturates); LNS words take the f32 rule
+/// on the host, and empty tensors build nothing.
 #[test]
-fn the_q8_units_give_the_golden_words_on_posits() {
+fn the_q8_units_give_the_golden_words() {
     use lpgen_golden::q8::Q8Type;
     use lpgen_golden::{Format, PositFormat};
     use lpgen_train::compress::through_codec;
@@ -226,4 +228,15 @@ fn the_q8_units_give_the_golden_words_on_posits() {
         );
     }
     assert_eq!(rtl.q8_designs(), 2);
+    let fix: Format = "fix:7:8".parse().unwrap();
+    let spread: Vec<u64> = (0..37u64).map(|i| (i * 0x2b1d) & 0xffff).collect();
+    let small: Vec<u64> = (0..9u64).map(|i| i * 3).collect();
+    for words in [spread, small, vec![0x8000, 0x0100, 0x7f00], vec![0]] {
+        let got = rtl
+            .through_q8(Q8Type::DynamicTree, fix, &words, 10.0)
+            .unwrap();
+        let want = through_codec(Q8Type::DynamicTree, fix, &words, 10.0).unwrap();
+        assert_eq!(got, want, "{words:x?}");
+    }
+    assert_eq!(rtl.q8_designs(), 4);
 }

@@ -1,11 +1,13 @@
 //! Seed 003's 8-bit codecs on the generated `q8-enc` and `q8-dec` units (docs/formats.md,
 //! "q8 in training"): one encoder and one decoder per (format, type), built on first use;
 //! every word of a tensor streams through the encoder, one per cycle, then every code through
-//! the decoder, with the tensor's scale word (golden [`Q8Type::scale_word`]: the absmax word,
-//! or 10^o × unit rounded into the format) on the `scale` input.
+//! the decoder, with the tensor's scale word (golden [`Q8Type::scale_word`]) on the `scale`
+//! input. The absmax word of the normalised types comes from the vector unit (lane `abs` of
+//! every word but NaR, then `max` folding halves); 10^o × unit of the exponent-offset types is
+//! a constant of the host, rounded into the format as every constant is.
 
 use lpgen_golden::q8::Q8Type;
-use lpgen_golden::Format;
+use lpgen_golden::{AluOp, Format};
 use lpgen_hdl::{Params, Unit};
 use lpgen_verif::layout::{get_bits, put_bits};
 
@@ -45,9 +47,13 @@ impl Rtl {
         words: &[u64],
         unit: f64,
     ) -> Result<Vec<u64>, TrainError> {
-        let scale = codec
-            .scale_word(f, words, unit)
-            .map_err(|e| TrainError(e.to_string()))?;
+        let scale = if codec.is_normalised() {
+            self.absmax_word(f, words)?
+        } else {
+            codec
+                .scale_word(f, words, unit)
+                .map_err(|e| TrainError(e.to_string()))?
+        };
         if words.is_empty() {
             return Ok(vec![]);
         }
@@ -56,6 +62,28 @@ impl Rtl {
         let codes = one_per_cycle(enc, [("x", w, words), ("scale", w, &[scale])], ("code", 8))?;
         let dec = self.codec_unit(Unit::Q8Dec, codec, f)?;
         one_per_cycle(dec, [("code", 8, &codes), ("scale", w, &[scale])], ("y", w))
+    }
+}
+
+impl Rtl {
+    /// The largest |x| of `words` (fix or posit) as a word, NaR words left out, 0 if none is
+    /// left: [`Q8Type::scale_word`] of the normalised types, on the vector unit. Halves are
+    /// folded with `max`, the shorter padded with the zero word (|x| >= 0 everywhere).
+    fn absmax_word(&mut self, f: Format, words: &[u64]) -> Result<u64, TrainError> {
+        let nar = match f {
+            Format::Posit(p) => Some(p.nar()),
+            _ => None,
+        };
+        let mut v: Vec<u64> = words.iter().copied().filter(|&w| Some(w) != nar).collect();
+        if v.is_empty() {
+            return Ok(f.calc().zero());
+        }
+        v = self.vector_run((f, f), AluOp::Abs, &v, &[], "y")?;
+        while v.len() > 1 {
+            let (a, b) = v.split_at(v.len().div_ceil(2));
+            v = self.vector_run((f, f), AluOp::Max, a, b, "y")?;
+        }
+        Ok(v[0])
     }
 }
 

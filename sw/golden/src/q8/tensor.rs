@@ -293,7 +293,7 @@ mod tests {
         for ty in Q8Type::ALL {
             for s in [0x0100u64, 0x0003, 0x7fff, 0x1234] {
                 let codes = ty.encode_tensor(f, &words, s).unwrap();
-                for (&w, &code) in words.iter().zip(&codes).step_by(7) {
+                for (&w, &code) in words.iter().zip(&codes) {
                     assert_eq!(code, ty.encode_word(f, w, s).unwrap(), "{ty} {w:#x} {s:#x}");
                 }
             }

@@ -21,7 +21,7 @@
 use std::ops::Range;
 
 use lpgen_golden::onebit::{self, Quantized, Quantizer};
-use lpgen_golden::q8::Q8Type;
+use lpgen_golden::q8::{Q8Type, TensorScale};
 use lpgen_golden::{Bits, Format, SumMode};
 
 use crate::{partition, CommError, Transport};
@@ -194,8 +194,9 @@ pub fn all_gather_words(
 }
 
 /// Step 1 with an 8-bit codec: every rank compresses its whole gradient with one scale
-/// ([`Q8Type::encode_words`], values divided by `unit`), sends the codes of stripe j to rank j,
-/// and the owner sums the K decoded stripes in `mode`, source-rank order.
+/// ([`Q8Type::compress_tensor`], the rule of `--compress-grad`), sends the scale and the codes
+/// of stripe j to rank j, and the owner sums the K expanded stripes in `mode`, source-rank
+/// order.
 #[allow(clippy::too_many_arguments)] // the matrix, its shape, the codec and the sum's order
 pub fn reduce_scatter_q8(
     t: &mut (impl Transport + ?Sized),
@@ -208,22 +209,21 @@ pub fn reduce_scatter_q8(
     unit: f64,
 ) -> Result<(Range<usize>, Vec<Bits>), CommError> {
     assert_eq!(g.len(), rows * cols, "matrix of {rows} x {cols}");
-    let calc = format.calc();
     let (scale, codes) = codec
-        .encode_words(&calc, g, unit)
+        .compress_tensor(format, g, unit)
         .map_err(|e| CommError(e.0))?;
     let (mine, parts) = scatter(
         t,
         cols,
-        |range| q8_message(scale, rows, cols, &codes, range),
-        |from, n, bytes| q8_words(codec, &calc, rows * n, bytes, unit, from),
+        |range| q8_message(format, scale, rows, cols, &codes, range),
+        |from, n, bytes| q8_words(codec, format, rows * n, bytes, unit, from),
     )?;
     Ok((mine, sum_in_rank_order(format, mode, &parts)?))
 }
 
 /// Step 3 with an 8-bit codec: the owner compresses its stripe with one scale, and every rank
-/// assembles the whole matrix from the K decoded stripes (the owner, too, uses its own
-/// decoded words, so every rank holds the same words).
+/// assembles the whole matrix from the K expanded stripes (the owner, too, uses its own
+/// expanded words, so every rank holds the same words).
 pub fn all_gather_q8(
     t: &mut (impl Transport + ?Sized),
     codec: Q8Type,
@@ -233,21 +233,27 @@ pub fn all_gather_q8(
     cols: usize,
     unit: f64,
 ) -> Result<Vec<Bits>, CommError> {
-    let calc = format.calc();
     let mine = my_columns(t, cols);
     let (scale, codes) = codec
-        .encode_words(&calc, stripe, unit)
+        .compress_tensor(format, stripe, unit)
         .map_err(|e| CommError(e.0))?;
-    let bytes = q8_message(scale, rows, mine.len(), &codes, 0..mine.len());
+    let bytes = q8_message(format, scale, rows, mine.len(), &codes, 0..mine.len());
     gather(t, bytes, rows, cols, |from, n, bytes| {
-        q8_words(codec, &calc, rows * n, bytes, unit, from)
+        q8_words(codec, format, rows * n, bytes, unit, from)
     })
 }
 
 /// The scale, then the codes of the columns `range` of a row-major rows × cols matrix of codes.
-fn q8_message(scale: f32, rows: usize, cols: usize, codes: &[u8], range: Range<usize>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 + rows * range.len());
-    out.extend_from_slice(&scale.to_le_bytes());
+fn q8_message(
+    format: Format,
+    scale: TensorScale,
+    rows: usize,
+    cols: usize,
+    codes: &[u8],
+    range: Range<usize>,
+) -> Vec<u8> {
+    let mut out = scale.to_bytes(format);
+    out.reserve(rows * range.len());
     for row in 0..rows {
         out.extend_from_slice(&codes[row * cols + range.start..row * cols + range.end]);
     }
@@ -257,21 +263,25 @@ fn q8_message(scale: f32, rows: usize, cols: usize, codes: &[u8], range: Range<u
 /// The `n` words of a [`q8_message`] from rank `from`.
 fn q8_words(
     codec: Q8Type,
-    calc: &lpgen_golden::Calc,
+    format: Format,
     n: usize,
     bytes: &[u8],
     unit: f64,
     from: usize,
 ) -> Result<Vec<Bits>, CommError> {
-    if bytes.len() != 4 + n {
+    let head = TensorScale::byte_len(format);
+    if bytes.len() != head + n {
         return Err(CommError(format!(
             "from rank {from}: {} bytes where a scale and {n} codes take {}",
             bytes.len(),
-            4 + n
+            head + n
         )));
     }
-    let scale = f32::from_le_bytes(bytes[..4].try_into().expect("4 bytes"));
-    Ok(codec.decode_words(calc, &bytes[4..], scale, unit))
+    let bad = |e: lpgen_golden::FormatError| CommError(format!("from rank {from}: {}", e.0));
+    let scale = TensorScale::from_bytes(format, &bytes[..head]).map_err(bad)?;
+    codec
+        .expand_tensor(format, &bytes[head..], scale, unit)
+        .map_err(bad)
 }
 
 fn decode(

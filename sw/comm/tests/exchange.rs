@@ -10,7 +10,7 @@ use lpgen_comm::exchange::{
 };
 use lpgen_comm::{local, partition, LocalTransport, Transport};
 use lpgen_golden::onebit::{self, Quantizer};
-use lpgen_golden::q8::Q8Type;
+use lpgen_golden::q8::{Q8Type, TensorScale};
 use lpgen_golden::{Bits, Calc, Format, SumMode};
 
 fn run<T: Send>(k: usize, f: impl Fn(&mut LocalTransport) -> T + Sync) -> Vec<T> {
@@ -154,16 +154,23 @@ fn plain_words_are_summed_in_rank_order() {
 #[test]
 fn q8_steps_match_the_codec_applied_in_one_process() {
     let (rows, cols, unit) = (6, 9, 4.0);
-    let format: Format = "posit:16:1".parse().unwrap();
-    let c = format.calc();
-    for codec in Q8Type::ALL {
+    // Words of fix and posit formats travel with a scale word, f32 and LNS with an f32 scale.
+    for (format, mode, codec) in [
+        ("posit:16:1", SumMode::Quire),
+        ("fix:7:8", SumMode::Quire),
+        ("f32", SumMode::Kahan),
+        ("lns:5:6", SumMode::Naive),
+    ]
+    .iter()
+    .flat_map(|&(f, m)| Q8Type::ALL.map(|c| (f.parse::<Format>().unwrap(), m, c)))
+    {
+        let c = format.calc();
         for k in 1..=4 {
             let results = run(k, |t| {
                 let g = gradient(&c, t.rank(), rows, cols);
                 let before = t.counters().sent;
                 let (mine, sum) =
-                    reduce_scatter_q8(t, codec, format, SumMode::Quire, &g, rows, cols, unit)
-                        .unwrap();
+                    reduce_scatter_q8(t, codec, format, mode, &g, rows, cols, unit).unwrap();
                 let whole = all_gather_q8(t, codec, format, &sum, rows, cols, unit).unwrap();
                 (mine, whole, t.counters().sent - before)
             });
@@ -172,8 +179,7 @@ fn q8_steps_match_the_codec_applied_in_one_process() {
             let decoded: Vec<Vec<Bits>> = (0..k)
                 .map(|r| {
                     let g = gradient(&c, r, rows, cols);
-                    let (scale, codes) = codec.encode_words(&c, &g, unit).unwrap();
-                    codec.decode_words(&c, &codes, scale, unit)
+                    codec.through_words(format, &g, unit).unwrap()
                 })
                 .collect();
             let mut expect = vec![0; rows * cols];
@@ -183,11 +189,10 @@ fn q8_steps_match_the_codec_applied_in_one_process() {
                     .flat_map(|row| range.clone().map(move |col| row * cols + col))
                     .map(|e| {
                         let terms: Vec<Bits> = decoded.iter().map(|d| d[e]).collect();
-                        c.sum(SumMode::Quire, &terms).unwrap()
+                        c.sum(mode, &terms).unwrap()
                     })
                     .collect();
-                let (scale, codes) = codec.encode_words(&c, &stripe, unit).unwrap();
-                let back = codec.decode_words(&c, &codes, scale, unit);
+                let back = codec.through_words(format, &stripe, unit).unwrap();
                 for (i, col) in range.clone().enumerate() {
                     for row in 0..rows {
                         expect[row * cols + col] = back[row * range.len() + i];
@@ -199,7 +204,9 @@ fn q8_steps_match_the_codec_applied_in_one_process() {
                 assert_eq!(*whole, expect, "{codec} K={k} rank {r}");
                 // Peers' slices of the reduce-scatter, then the stripe to each peer.
                 let peers_cols = cols - mine.len();
-                let want = (k - 1) * 4 + rows * peers_cols + (k - 1) * (4 + rows * mine.len());
+                let head = TensorScale::byte_len(format);
+                let want =
+                    (k - 1) * head + rows * peers_cols + (k - 1) * (head + rows * mine.len());
                 assert_eq!(*sent as usize, want, "{codec} K={k} rank {r} bytes");
             }
             assert_ne!(

@@ -26,6 +26,7 @@ use crate::format::{err, FormatError};
 
 mod tensor;
 mod word;
+pub use tensor::TensorScale;
 pub use word::FixedTables;
 
 /// Bit 7 of a code: the sign.

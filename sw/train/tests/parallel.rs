@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use lpgen_comm::partition;
 use lpgen_golden::onebit::message_bytes;
+use lpgen_golden::q8::TensorScale;
 use lpgen_train::arch::Arch;
 use lpgen_train::checkpoint::State;
 use lpgen_train::config::{
@@ -181,8 +182,8 @@ fn data_parallel_training_is_deterministic_and_exchanges_the_analytic_bytes() {
             Some(words as f64 / 2.0),
             "{f}"
         );
-        // The 8-bit exchange: deterministic, not the words' result, and a scale (4 bytes)
-        // and one byte per word in each message.
+        // The 8-bit exchange: deterministic, not the words' result, and a scale (a word of
+        // fix and posit formats, an f32 otherwise) and one byte per word in each message.
         let q8 = Exchange::Q8("q8:dynamic-tree".parse().unwrap());
         let (q, q_history) = train_k(&cfg, data, 2, q8, &out);
         assert_eq!(
@@ -200,7 +201,8 @@ fn data_parallel_training_is_deterministic_and_exchanges_the_analytic_bytes() {
             for (rows, cols) in [(8, 16), (8, 1), (10, 8), (10, 1)] {
                 let peer = partition(cols, 2, 1 - rank).len();
                 let own = partition(cols, 2, rank).len();
-                sent += (4 + rows * peer) + (4 + rows * own);
+                let head = TensorScale::byte_len(cfg.stages.g);
+                sent += (head + rows * peer) + (head + rows * own);
             }
         }
         assert_eq!(

@@ -21,6 +21,57 @@ use super::{Q8Type, Scaling, SIGN_BIT};
 use crate::exact::f64_ratio;
 use crate::format::{err, Format, FormatError};
 
+/// The scale that travels with a tensor's codes: a word of the format (fix, posit) or an f32
+/// (the f32 rule of f32 and LNS words).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TensorScale {
+    Word(u64),
+    F32(f32),
+}
+
+impl TensorScale {
+    /// Bytes of the scale of a tensor of `format` on the wire: ⌈width/8⌉ for a word, 4 for
+    /// an f32.
+    pub fn byte_len(format: Format) -> usize {
+        match format {
+            Format::Fix(_) | Format::Posit(_) => format.width().div_ceil(8) as usize,
+            _ => 4,
+        }
+    }
+
+    /// The scale's [`TensorScale::byte_len`] little-endian bytes.
+    pub fn to_bytes(self, format: Format) -> Vec<u8> {
+        match self {
+            TensorScale::Word(w) => w.to_le_bytes()[..Self::byte_len(format)].to_vec(),
+            TensorScale::F32(s) => s.to_le_bytes().to_vec(),
+        }
+    }
+
+    /// The scale of a tensor of `format` from its bytes ([`TensorScale::byte_len`] of them),
+    /// checked to be a word of the format.
+    pub fn from_bytes(format: Format, bytes: &[u8]) -> Result<TensorScale, FormatError> {
+        if bytes.len() != Self::byte_len(format) {
+            return err(format!(
+                "a {format} scale takes {} bytes, not {}",
+                Self::byte_len(format),
+                bytes.len()
+            ));
+        }
+        match format {
+            Format::Fix(_) | Format::Posit(_) => {
+                let mut b = [0u8; 8];
+                b[..bytes.len()].copy_from_slice(bytes);
+                let w = u64::from_le_bytes(b);
+                key(format, w)?;
+                Ok(TensorScale::Word(w))
+            }
+            _ => Ok(TensorScale::F32(f32::from_le_bytes(
+                bytes.try_into().expect("4 bytes"),
+            ))),
+        }
+    }
+}
+
 impl Q8Type {
     /// The scale word of a tensor of fix or posit `words`, gradients summed over `unit`
     /// samples (1 for activations):
@@ -116,25 +167,52 @@ impl Q8Type {
     }
 
     /// `words` of `format` through the codec and back, gradients summed over `unit` samples:
-    /// the word rule at [`Q8Type::scale_word`] for fix and posit, the f32 rule
-    /// ([`Q8Type::encode_words`], [`Q8Type::decode_words`]) otherwise.
+    /// [`Q8Type::compress_tensor`] then [`Q8Type::expand_tensor`].
     pub fn through_words(
         self,
         format: Format,
         words: &[u64],
         unit: f64,
     ) -> Result<Vec<u64>, FormatError> {
+        let (scale, codes) = self.compress_tensor(format, words, unit)?;
+        self.expand_tensor(format, &codes, scale, unit)
+    }
+
+    /// A tensor's scale and codes, as a sender holds them: the word rule at
+    /// [`Q8Type::scale_word`] for fix and posit, the f32 rule ([`Q8Type::encode_words`])
+    /// otherwise.
+    pub fn compress_tensor(
+        self,
+        format: Format,
+        words: &[u64],
+        unit: f64,
+    ) -> Result<(TensorScale, Vec<u8>), FormatError> {
         match format {
             Format::Fix(_) | Format::Posit(_) => {
                 let scale = self.scale_word(format, words, unit)?;
-                let codes = self.encode_tensor(format, words, scale)?;
-                self.decode_tensor(format, &codes, scale)
+                Ok((
+                    TensorScale::Word(scale),
+                    self.encode_tensor(format, words, scale)?,
+                ))
             }
             _ => {
-                let calc = format.calc();
-                let (scale, codes) = self.encode_words(&calc, words, unit)?;
-                Ok(self.decode_words(&calc, &codes, scale, unit))
+                let (scale, codes) = self.encode_words(&format.calc(), words, unit)?;
+                Ok((TensorScale::F32(scale), codes))
             }
+        }
+    }
+
+    /// The words a receiver of [`Q8Type::compress_tensor`]'s scale and codes holds.
+    pub fn expand_tensor(
+        self,
+        format: Format,
+        codes: &[u8],
+        scale: TensorScale,
+        unit: f64,
+    ) -> Result<Vec<u64>, FormatError> {
+        match scale {
+            TensorScale::Word(w) => self.decode_tensor(format, codes, w),
+            TensorScale::F32(s) => Ok(self.decode_words(&format.calc(), codes, s, unit)),
         }
     }
 

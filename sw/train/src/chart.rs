@@ -107,7 +107,12 @@ fn draw_panel(
         .y_desc(p.y_label.as_str())
         .x_label_formatter(&|v| {
             if log_x {
-                format!("1e{}", v.round())
+                // Decades only: a tick between two is left blank.
+                if (v - v.round()).abs() < 1e-9 {
+                    format!("1e{}", v.round())
+                } else {
+                    String::new()
+                }
             } else {
                 let s = format!("{v:.2}");
                 s.trim_end_matches('0').trim_end_matches('.').to_string()

@@ -155,7 +155,7 @@ impl Job<'_> {
             t.agree(&format!(
                 "unit={} format={} stages={} rows={} cols={} lanes={} pe={} mode={:?} seed={:?}",
                 p.unit.name(),
-                p.format,
+                p.format_name(),
                 p.stages,
                 p.rows,
                 p.cols,
@@ -190,7 +190,7 @@ impl Job<'_> {
                     "cosim {}: {} on {}, {what}{ranks}",
                     self.design.top,
                     p.unit.name(),
-                    p.format
+                    p.format_name()
                 ),
             )?;
             out.flush()?;

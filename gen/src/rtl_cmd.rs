@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use lpgen_golden::Format;
 use lpgen_hdl::{generate, Design, Params, Unit};
 
 use crate::{emit, CliError, CliResult};
@@ -15,7 +14,7 @@ pub struct DesignArgs {
     /// The unit (one line each from the registry, `lpgen_hdl::units::UNITS`)
     #[arg(help = lpgen_hdl::units::units_help())]
     unit: String,
-    /// Number format, e.g. lns:5:6 or posit:16:1
+    /// Number format, e.g. lns:5:6, posit:16:1 or dfix:10 (array --pe dfix, dfix-monitor)
     #[arg(long)]
     format: String,
     /// Pipeline registers (0 = combinational)
@@ -30,7 +29,7 @@ pub struct DesignArgs {
     /// Vector lanes
     #[arg(long, default_value_t = 1)]
     lanes: u32,
-    /// Array PE kind: lns-kahan, lns-plain, posit-quire or fix (default: by format)
+    /// Array PE kind: lns-kahan, lns-plain, posit-quire, fix or dfix (default: by format)
     #[arg(long)]
     pe: Option<String>,
     /// Conversion format of an alu/vector lane (same family; default: --format)
@@ -39,14 +38,16 @@ pub struct DesignArgs {
     /// 8-bit type of q8-enc/q8-dec: q8:dynamic-tree, q8:static-tree, q8:linear, q8:mantissa
     #[arg(long, default_value = "q8:dynamic-tree")]
     q8: String,
+    /// Bits of each saturating counter of dfix-monitor
+    #[arg(long, default_value_t = lpgen_hdl::units::DFIX_COUNTER_BITS)]
+    counter_bits: u32,
 }
 
 impl DesignArgs {
     /// The generator's parameters (formats and names checked; the generator checks the rest).
     pub fn params(&self) -> CliResult<Params> {
         let unit: Unit = self.unit.parse()?;
-        let format: Format = self.format.parse()?;
-        let mut p = Params::new(unit, format).stages(self.stages);
+        let mut p = Params::parse(unit, &self.format)?.stages(self.stages);
         (p.rows, p.cols, p.lanes) = (self.rows, self.cols, self.lanes);
         lpgen_hdl::limits::check_params(&p)?;
         if let Some(pe) = &self.pe {
@@ -56,6 +57,7 @@ impl DesignArgs {
             p.to = Some(to.parse()?);
         }
         p.q8 = self.q8.parse()?;
+        p.counter_bits = self.counter_bits;
         Ok(p)
     }
 }

@@ -156,7 +156,7 @@ impl SynthReport {
             fmax_mhz: r.fmax_mhz.map(|f| format!("{f:.2}").parse().unwrap_or(f)),
             target: r.target.name().to_string(),
             unit: p.unit.name().to_string(),
-            format: p.format.to_string(),
+            format: p.format_name(),
             stages: p.stages,
             rows: p.rows,
             cols: p.cols,
@@ -194,7 +194,7 @@ fn table(r: &Report, p: &Params, design: &str, board: Option<String>) -> String 
     };
     let mut rows = vec![
         ("design", design.to_string()),
-        ("unit", format!("{} {}", p.unit.name(), p.format)),
+        ("unit", format!("{} {}", p.unit.name(), p.format_name())),
         (
             "target",
             format!("{} ({}), seed {}", r.target, r.target.device(), r.seed),

@@ -77,3 +77,93 @@ fn bad_input_is_refused_in_one_line() {
         "not a pair",
     );
 }
+
+/// `lpgen rtl array --pe dfix` and `dfix-monitor`: the files, the manifest's ports and
+/// format, and one-line refusals of formats and PE kinds that do not go together.
+#[test]
+fn rtl_dfix_array_and_monitor() {
+    let dir = std::env::temp_dir().join(format!("lpgen-dfix-rtl-{}", std::process::id()));
+    let out = dir.to_str().unwrap();
+    let ok = |args: &[&str]| {
+        let o = lpgen(args);
+        assert_eq!(o.status.code(), Some(0), "lpgen {args:?}: {o:?}");
+    };
+    ok(&[
+        "rtl", "array", "--pe", "dfix", "--format", "dfix:10", "--rows", "2", "--cols", "3",
+        "--stages", "2", "--out", out,
+    ]);
+    let top = "lpgen_array_dfix_10_2x3_dfix_s2";
+    let m = std::fs::read_to_string(dir.join(format!("{top}.json"))).unwrap();
+    for needle in [
+        "\"format\": \"dfix:10\"",
+        "\"pe\": \"dfix\"",
+        "\"name\": \"shift\"",
+        "\"name\": \"overflow_half\"",
+        "lpgen_pe_dfix_dfix_10_s1.v",
+    ] {
+        assert!(m.contains(needle), "{needle} not in {m}");
+    }
+    ok(&[
+        "rtl",
+        "dfix-monitor",
+        "--format",
+        "dfix:10",
+        "--rows",
+        "2",
+        "--cols",
+        "3",
+        "--counter-bits",
+        "16",
+        "--out",
+        out,
+    ]);
+    let m =
+        std::fs::read_to_string(dir.join("lpgen_dfix_monitor_dfix_10_2x3_c16_s0.json")).unwrap();
+    assert!(m.contains("\"counter_bits\": 16"), "{m}");
+    let rtl = |more: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec!["rtl".into()];
+        v.extend(more.iter().map(|s| s.to_string()));
+        v.extend(["--out".to_string(), out.to_string()]);
+        v
+    };
+    for (args, needle) in [
+        (
+            rtl(&["array", "--pe", "dfix", "--format", "fix:7:8"]),
+            "needs a dfix:W format",
+        ),
+        (
+            rtl(&["array", "--pe", "fix", "--format", "dfix:10"]),
+            "use --pe dfix",
+        ),
+        (
+            rtl(&["array", "--pe", "dfix", "--format", "dfix:1"]),
+            "2..=32",
+        ),
+        (
+            rtl(&["array", "--pe", "dfix", "--format", "dfix:40"]),
+            "2..=32",
+        ),
+        (
+            rtl(&["lns-mul", "--format", "dfix:10"]),
+            "does not work on dfix:10",
+        ),
+        (
+            rtl(&["dfix-monitor", "--format", "fix:7:8"]),
+            "give --format dfix:W",
+        ),
+        (
+            rtl(&["dfix-monitor", "--format", "dfix:10", "--counter-bits", "0"]),
+            "--counter-bits 0",
+        ),
+        (
+            rtl(&[
+                "array", "--pe", "dfix", "--format", "dfix:10", "--stages", "3",
+            ]),
+            "at most 2 pipeline stages",
+        ),
+    ] {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&a, needle);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -57,6 +57,9 @@ pub struct Parameters {
     /// The 8-bit type of a q8 codec (`q8:dynamic-tree`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub q8: Option<String>,
+    /// Bits of each saturating counter (`dfix-monitor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_bits: Option<u32>,
 }
 
 /// One port of the top module.

@@ -7,7 +7,10 @@
 //! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
 //! ALU constant; every ALU opcode on every posit:8:0 operand pair; a co-simulation shared
 //! among ranks checking each step exactly once, failures included; the q8 encoder on every
-//! fix:7:8 word and the decoder on every code and posit:8:0 scale.
+//! fix:7:8 word and the decoder on every code and posit:8:0 scale; the dfix array PE on
+//! every dfix:6 operand pair at every read-out shift that matters, a 2×3 dfix:10 array on
+//! random tiles and shifts (and a mutant rounding ties up, which it catches), and the dfix
+//! overflow monitor with counters small enough to saturate.
 
 mod common;
 
@@ -294,4 +297,44 @@ fn q8_dec_posit_8_0_mantissa_every_code_and_scale() {
     p.q8 = lpgen_golden::q8::Q8Type::Mantissa;
     let r = check(&toolchain(), &p, Mode::Exhaustive, 0);
     assert_eq!(r.passed, 256 << 8);
+}
+
+/// A dfix design of `unit` on `fmt` (`array --pe dfix` or `dfix-monitor`).
+fn dfix(unit: Unit, fmt: &str, rows: u32, cols: u32, stages: u32) -> lpgen_hdl::Params {
+    let mut p = lpgen_hdl::Params::parse(unit, fmt).unwrap().stages(stages);
+    (p.rows, p.cols) = (rows, cols);
+    p
+}
+
+#[test]
+fn dfix_array_1x1_dfix_6_all_pairs_at_every_shift() {
+    let p = dfix(Unit::Array, "dfix:6", 1, 1, 2);
+    let r = check(&toolchain(), &p, Mode::Exhaustive, 0);
+    // 4096 pairs at 33 shifts.
+    assert_eq!(r.passed, 4096 * 33);
+}
+
+#[test]
+fn dfix_array_2x3_random_tiles_and_shifts_and_a_ties_up_mutant() {
+    let tc = toolchain();
+    let p = dfix(Unit::Array, "dfix:10", 2, 3, 1);
+    let r = check(&tc, &p, Mode::Vectors(60_000), 0xdf1c);
+    assert!(r.passed > 4000, "{}", r.passed);
+    // Ties at the output scale rounded up instead of to even: caught.
+    let mut d = generate(&p).unwrap();
+    mutate(
+        &mut d.verilog,
+        "| readout_sticky) | readout_floor_half[1])",
+        "| readout_sticky) | 1'b1)",
+    );
+    let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Vectors(60_000), 0xdf1c)).unwrap();
+    assert!(r.failed > 10, "{} failed", r.failed);
+}
+
+#[test]
+fn dfix_monitor_2x3_counts_and_saturates() {
+    let mut p = dfix(Unit::DfixMonitor, "dfix:10", 2, 3, 1);
+    p.counter_bits = 6;
+    let r = check(&toolchain(), &p, Mode::Vectors(30_000), 0x3011);
+    assert!(r.passed > 15_000, "{}", r.passed);
 }

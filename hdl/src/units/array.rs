@@ -23,14 +23,16 @@ use lpgen_golden::Format;
 
 use std::rc::Rc;
 
-use super::{fix, lns, posit, start, top_name, Built, GenError, Params, PeBuilder, PeIo, PeKind};
+use super::{
+    dfix, fix, lns, posit, start, top_name, Built, GenError, Params, PeBuilder, PeIo, PeKind,
+};
 use crate::ir::{cat, Module, StagePlan, SubModule, E};
 
 /// The PE builder for `p.pe`, if it suits the format family.
 fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
     let ok = matches!(
         (p.pe, p.format),
-        (PeKind::Fix, Format::Fix(_))
+        (PeKind::Fix | PeKind::Dfix, Format::Fix(_))
             | (PeKind::LnsKahan | PeKind::LnsPlain, Format::Lns(_))
             | (PeKind::PositQuire, Format::Posit(_))
     );
@@ -48,7 +50,8 @@ fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
         )));
     }
     Ok(match p.pe {
-        PeKind::Fix => fix::fix_pe,
+        // The dfix PE has a builder of its own (it takes the read-out shift): `pe_module`.
+        PeKind::Fix | PeKind::Dfix => fix::fix_pe,
         PeKind::LnsKahan => lns::kahan_pe,
         PeKind::LnsPlain => lns::plain_pe,
         PeKind::PositQuire => posit::quire_pe,
@@ -73,9 +76,12 @@ fn pe_module(
     let name = format!(
         "lpgen_pe_{}_{}_s{pe_stages}",
         p.pe.name().replace('-', "_"),
-        p.format.to_string().replace(':', "_"),
+        p.format_name().replace(':', "_"),
     );
     let w = p.format.width();
+    // The dfix PE's result register also holds its two overflow flags.
+    let dfix_pe = p.pe == PeKind::Dfix;
+    let result_width = w + if dfix_pe { 2 } else { 0 };
     // The product boundary, then the loop's: with loop registers every one is cut.
     let boundaries = 1 + loop_registers;
     let plan = StagePlan::spread(pe_stages, boundaries);
@@ -83,7 +89,7 @@ fn pe_module(
         pe.header.push(format!(
             "One {} PE of the array for {}; ports and timing: docs/rtl.md, array.",
             p.pe.name(),
-            p.format
+            p.format_name()
         ));
         // Large PEs stay one C++ class in Verilator, compiled once: the 8×8 posit-quire
         // model builds in 83 s instead of more than 13 minutes, and the lns-kahan one runs
@@ -96,6 +102,7 @@ fn pe_module(
         let valid = pe.input("valid", 1);
         let clear = pe.input("clear", 1);
         let last = pe.input("last", 1);
+        let shift = dfix_pe.then(|| pe.input("shift", dfix::dfix_shift_bits(w)));
         for (port, d, reset) in [
             ("a_out", &a, false),
             ("b_out", &b, false),
@@ -105,6 +112,10 @@ fn pe_module(
         ] {
             let q = reg(pe, &format!("{port}_q"), d, reset);
             pe.output(port, &q);
+        }
+        if let Some(s) = &shift {
+            let q = reg(pe, "shift_out_q", s, false);
+            pe.output("shift_out", &q);
         }
         for control in [&valid, &clear, &last] {
             pe.reset_on_delay(control);
@@ -118,16 +129,17 @@ fn pe_module(
         // The accumulator register holds the step `last` marks one cycle after the step
         // leaves the loop (with loop registers, the register holds each accumulation in
         // turn as it comes round).
-        let word = match (loop_registers, p.pe) {
-            (0, _) => build(pe, p.format, "", &io)?,
-            (n, PeKind::LnsPlain) => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
+        let word = match (loop_registers, &shift) {
+            (0, Some(s)) => dfix::dfix_pe(pe, p, &io, s)?,
+            (0, None) => build(pe, p.format, "", &io)?,
+            (n, _) if p.pe == PeKind::LnsPlain => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
             (n, _) => lns::kahan_pe_interleaved(pe, p.format, &io, n)?,
         };
         let last_now = pe.now(&last);
         let capture = reg(pe, "capture", &last_now, true);
-        if word.width != w {
+        if word.width != result_width {
             return Err(GenError(format!(
-                "the {} PE reads out {} bits, not the {w} of {} (generator bug)",
+                "the {} PE reads out {} bits, not the {result_width} of {} (generator bug)",
                 p.pe.name(),
                 word.width,
                 p.format
@@ -138,7 +150,7 @@ fn pe_module(
             boundaries as usize,
             "a PE marks the product boundary and its loop's"
         );
-        let res = pe.state("res", w, Some(0));
+        let res = pe.state("res", result_width, Some(0));
         pe.drive(&res, &word, Some(&capture));
         pe.output("result", &res);
         Ok(())
@@ -169,6 +181,8 @@ struct FromLeft {
     valid: E,
     clear: E,
     last: E,
+    /// The dfix read-out shift (biased), which travels with `last`.
+    shift: Option<E>,
 }
 
 /// The most stages an array of `pe` takes: the input register, the product register, and
@@ -210,6 +224,11 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let last = m.input("last", 1);
     m.reset_on_delay(&clear);
     m.reset_on_delay(&last);
+    // dfix: the read-out shift e − (ea + eb), clamped and biased once here.
+    let shift = (p.pe == PeKind::Dfix).then(|| {
+        let s = m.input("shift", dfix::DFIX_SHIFT_BITS);
+        dfix::biased_shift(&mut m, &s, w)
+    });
     // Optional input register (the array's one candidate stage boundary).
     m.stage();
     let step = m.wire("step", &valid);
@@ -221,6 +240,10 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let valid_skew = chain(&mut m, "step", &step, rows - 1, true);
     let clear_skew = chain(&mut m, "step_clear", &step_clear, rows - 1, true);
     let last_skew = chain(&mut m, "step_last", &step_last, rows - 1, true);
+    let shift_skew = shift.as_ref().map(|s| {
+        let s = m.now(s);
+        chain(&mut m, "step_shift", &s, rows - 1, false)
+    });
     let mut left: Vec<FromLeft> = vec![];
     for r in 0..rows {
         let ri = r as usize;
@@ -231,6 +254,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
             valid: valid_skew[ri].clone(),
             clear: clear_skew[ri].clone(),
             last: last_skew[ri].clone(),
+            shift: shift_skew.as_ref().map(|s| s[ri].clone()),
         });
     }
     let mut above: Vec<E> = vec![];
@@ -248,22 +272,23 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         for c in 0..cols {
             let (ri, ci) = (r as usize, c as usize);
             let from_left = left[ri].clone();
-            let outs = m.instance(
-                &pe,
-                &format!("pe{r}_{c}"),
-                &[
-                    ("a", &from_left.a),
-                    ("b", &above[ci]),
-                    ("valid", &from_left.valid),
-                    ("clear", &from_left.clear),
-                    ("last", &from_left.last),
-                ],
-            );
+            let mut ins = vec![
+                ("a", &from_left.a),
+                ("b", &above[ci]),
+                ("valid", &from_left.valid),
+                ("clear", &from_left.clear),
+                ("last", &from_left.last),
+            ];
+            if let Some(s) = &from_left.shift {
+                ins.push(("shift", s));
+            }
+            let outs = m.instance(&pe, &format!("pe{r}_{c}"), &ins);
             left[ri] = FromLeft {
                 a: outs.port("a_out"),
                 valid: outs.port("valid_out"),
                 clear: outs.port("clear_out"),
                 last: outs.port("last_out"),
+                shift: from_left.shift.as_ref().map(|_| outs.port("shift_out")),
             };
             above[ci] = outs.port("b_out");
             if r + 1 == rows && c + 1 == cols {
@@ -287,7 +312,17 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         "the PE's registers are the plan's"
     );
     results.reverse();
-    m.output("c_out", &cat(&results));
+    if shift.is_some() {
+        // {overflow_half, overflow, word} of each PE, row-major: three buses.
+        let part = |i: u32, width: u32| -> Vec<E> {
+            results.iter().map(|x| x.bits(i + width - 1, i)).collect()
+        };
+        m.output("c_out", &cat(&part(0, w)));
+        m.output("overflow", &cat(&part(w, 1)));
+        m.output("overflow_half", &cat(&part(w + 1, 1)));
+    } else {
+        m.output("c_out", &cat(&results));
+    }
     let depth = rows + cols;
     let latency = m.cycle() + depth;
     m.output("out_valid", &done[(1 + lag + loop_registers) as usize]);
@@ -319,7 +354,7 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         (PeKind::LnsPlain, "lns:5:6"),
         (PeKind::PositQuire, "posit:16"),
     ];
-    let mut g = vec![];
+    let mut g = super::dfix::array_grid(full);
     for (pe, fmt) in kinds {
         for &(r, c) in shapes {
             if !full && pe != PeKind::Fix && r * c > 1 {

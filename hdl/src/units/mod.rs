@@ -3,8 +3,10 @@
 
 mod alu;
 mod array;
+mod dfix;
 mod divide;
 pub use array::{array_accumulations, array_max_stages};
+pub use dfix::{dfix_shift_bits, DFIX_COUNTER_BITS, DFIX_SHIFT_BITS};
 mod registry;
 pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
@@ -16,6 +18,7 @@ mod q8;
 
 use std::fmt;
 
+use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::q8::Q8Type;
 use lpgen_golden::Format;
 
@@ -43,10 +46,11 @@ pub enum Unit {
     Quant1,
     Q8Enc,
     Q8Dec,
+    DfixMonitor,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 13] = [
+    pub const ALL: [Unit; 14] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -60,6 +64,7 @@ impl Unit {
         Unit::Quant1,
         Unit::Q8Enc,
         Unit::Q8Dec,
+        Unit::DfixMonitor,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).
@@ -108,14 +113,18 @@ pub enum PeKind {
     PositQuire,
     /// Fixed-point MAC with a wide accumulator.
     Fix,
+    /// Dynamic fixed point (`dfix:W`): the integer MAC of `Fix`, read out through a runtime
+    /// shift into the output group's scale, with the two overflow flags.
+    Dfix,
 }
 
 impl PeKind {
-    pub const ALL: [PeKind; 4] = [
+    pub const ALL: [PeKind; 5] = [
         PeKind::LnsKahan,
         PeKind::LnsPlain,
         PeKind::PositQuire,
         PeKind::Fix,
+        PeKind::Dfix,
     ];
 
     pub fn name(self) -> &'static str {
@@ -124,6 +133,7 @@ impl PeKind {
             PeKind::LnsPlain => "lns-plain",
             PeKind::PositQuire => "posit-quire",
             PeKind::Fix => "fix",
+            PeKind::Dfix => "dfix",
         }
     }
 }
@@ -136,7 +146,7 @@ impl std::str::FromStr for PeKind {
             .find(|k| k.name() == s)
             .ok_or_else(|| {
                 GenError(format!(
-                    "unknown PE kind {s:?}: expected lns-kahan, lns-plain, posit-quire or fix"
+                    "unknown PE kind {s:?}: expected lns-kahan, lns-plain, posit-quire, fix or dfix"
                 ))
             })
     }
@@ -160,6 +170,13 @@ pub struct Params {
     pub to: Option<Format>,
     /// The 8-bit type of a q8 codec (q8-enc, q8-dec).
     pub q8: Q8Type,
+    /// `Some` for designs on dynamic fixed point words (`array --pe dfix`, `dfix-monitor`):
+    /// the words are `dfix:W`, and `format` holds `fix:(W−1):0`, the same W-bit two's-
+    /// complement integer at scale 0, which the shared fix sub-operators work on. Set only
+    /// by [`Params::dfix`] (or [`Params::parse`]); [`Params::format_name`] names it.
+    pub dfix: Option<DfixFormat>,
+    /// Bits of each saturating counter (dfix-monitor only).
+    pub counter_bits: u32,
 }
 
 impl Params {
@@ -180,6 +197,38 @@ impl Params {
             pe,
             to: None,
             q8: Q8Type::DynamicTree,
+            dfix: None,
+            counter_bits: DFIX_COUNTER_BITS,
+        }
+    }
+
+    /// A unit on `dfix:W` words (`array` with the `dfix` PE, `dfix-monitor`).
+    pub fn dfix(unit: Unit, f: DfixFormat) -> Params {
+        let mut p = Params::new(unit, dfix::carrier(f));
+        p.pe = PeKind::Dfix;
+        p.dfix = Some(f);
+        p
+    }
+
+    /// A unit on the format named `format`: any golden `Format`, or `dfix:W`.
+    pub fn parse(unit: Unit, format: &str) -> Result<Params, GenError> {
+        if format.trim().starts_with("dfix:") {
+            let f: DfixFormat = format
+                .parse()
+                .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
+            return Ok(Params::dfix(unit, f));
+        }
+        let f: Format = format
+            .parse()
+            .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
+        Ok(Params::new(unit, f))
+    }
+
+    /// The format as names, manifests and reports spell it (`dfix:10`, `fix:7:8`).
+    pub fn format_name(&self) -> String {
+        match self.dfix {
+            Some(d) => d.to_string(),
+            None => self.format.to_string(),
         }
     }
 
@@ -229,11 +278,14 @@ pub(crate) struct Built {
 
 /// The top-level module name for a unit and format: `lpgen_lns_mul_lns_5_6_s1`.
 pub fn top_name(p: &Params) -> String {
-    let f = p.format.to_string().replace(':', "_");
+    let f = p.format_name().replace(':', "_");
     let e = entry(p.unit);
     let mut extra = String::new();
     if e.takes(Opt::Array) {
         extra = format!("_{}x{}_{}", p.rows, p.cols, p.pe.name().replace('-', "_"));
+    }
+    if e.takes(Opt::Monitor) {
+        extra = format!("_{}x{}_c{}", p.rows, p.cols, p.counter_bits);
     }
     if e.takes(Opt::Lanes) {
         extra = format!("_l{}", p.lanes);
@@ -307,10 +359,11 @@ pub(crate) fn finish(
 fn parameters(p: &Params) -> Parameters {
     let e = entry(p.unit);
     let array = e.takes(Opt::Array);
+    let shape = array || e.takes(Opt::Monitor);
     Parameters {
         stages: p.stages,
-        rows: (array || e.takes(Opt::Rows)).then_some(p.rows),
-        cols: array.then_some(p.cols),
+        rows: (shape || e.takes(Opt::Rows)).then_some(p.rows),
+        cols: shape.then_some(p.cols),
         pe: array.then(|| p.pe.name().to_string()),
         accumulations: array.then(|| array::array_accumulations(p)),
         lanes: e.takes(Opt::Lanes).then_some(p.lanes),
@@ -318,6 +371,7 @@ fn parameters(p: &Params) -> Parameters {
             .takes(Opt::To)
             .then(|| p.to.unwrap_or(p.format).to_string()),
         q8: e.takes(Opt::Q8).then(|| p.q8.to_string()),
+        counter_bits: e.takes(Opt::Monitor).then_some(p.counter_bits),
     }
 }
 
@@ -339,7 +393,7 @@ fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
     Manifest {
         top: top.to_string(),
         unit: p.unit.name().to_string(),
-        format: p.format.to_string(),
+        format: p.format_name(),
         parameters: parameters(p),
         latency: b.latency,
         generator: format!("lpgen {GENERATOR_VERSION}"),
@@ -354,6 +408,7 @@ fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
 /// Generates the design `p` selects.
 pub fn generate(p: &Params) -> Result<Design, GenError> {
     crate::limits::check_params(p)?;
+    dfix::check(p)?;
     let e = entry(p.unit);
     let max = (e.max_stages)(p);
     if p.stages > max {
@@ -379,7 +434,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
         format!(
             "{top}: {} for {}, generated by lpgen {GENERATOR_VERSION}; do not edit.",
             p.unit.name(),
-            p.format
+            p.format_name()
         ),
         format!(
             "Parameters: stages = {}; latency = {} cycles.",
@@ -391,6 +446,11 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
                             `latency` cycles after the step marked last (docs/rtl.md)."
                     .into()
             }
+            Unit::DfixMonitor => format!(
+                "Ports: clk, synchronous active-high rst; counts include a read-out presented with \
+                 in_valid {} cycles later (docs/rtl.md).",
+                p.stages + 1
+            ),
             Unit::Quant1 => format!(
                 "Ports: clk, synchronous active-high rst; a column streams in twice (replay = 0, \
                  then 1), the second pass {} cycles after the last word (docs/rtl.md).",

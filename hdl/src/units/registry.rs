@@ -8,7 +8,7 @@
 //! Verilator runtime: `verif`'s `drivers::plan` matches on [`Unit`] without a catch-all, so a
 //! unit without a driver does not compile.
 
-use super::{alu, array, fix, lns, posit, q8, quant1, Built, GenError, Params, Unit};
+use super::{alu, array, dfix, fix, lns, posit, q8, quant1, Built, GenError, Params, Unit};
 
 /// A design option of `lpgen rtl` besides `--format` and `--stages` (which every unit takes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,9 @@ pub enum Opt {
     Rows,
     /// `--q8 TYPE`: the 8-bit type of a q8 codec.
     Q8,
+    /// `--rows`, `--cols` (the shape of the dfix array whose flags it counts) and
+    /// `--counter-bits`: the overflow monitor.
+    Monitor,
 }
 
 /// One unit's entry.
@@ -65,7 +68,7 @@ fn lane_stages(p: &Params) -> u32 {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 13] = [
+pub static UNITS: [UnitEntry; 14] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -151,7 +154,7 @@ pub static UNITS: [UnitEntry; 13] = [
         unit: Unit::Array,
         name: "array",
         help:
-            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix)",
+            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix, dfix)",
         options: &[Opt::Array],
         max_stages: |p| array::array_max_stages(p.pe),
         build: array::array,
@@ -185,6 +188,16 @@ pub static UNITS: [UnitEntry; 13] = [
         max_stages: |_| q8::DEC_STAGES,
         build: q8::dec,
         grid: |full| q8::grid(Unit::Q8Dec, full),
+    },
+    UnitEntry {
+        unit: Unit::DfixMonitor,
+        name: "dfix-monitor",
+        help: "overflow monitor of a dfix array (--rows, --cols): saturating counts of the \
+               read-outs seen, overflowed at the scale and at its half",
+        options: &[Opt::Monitor],
+        max_stages: |_| dfix::MONITOR_STAGES,
+        build: dfix::monitor,
+        grid: dfix::monitor_grid,
     },
 ];
 
@@ -245,16 +258,18 @@ mod tests {
             (Unit::Q8Enc, "posit:8:0"),
             (Unit::Q8Dec, "fix:7:8"),
             (Unit::Q8Dec, "posit:8:0"),
+            (Unit::DfixMonitor, "dfix:10"),
         ] {
-            cases.push(Params::new(u, f.parse().unwrap()));
+            cases.push(Params::parse(u, f).unwrap());
         }
         for (pe, f) in [
             (PeKind::LnsKahan, "lns:3:2"),
             (PeKind::LnsPlain, "lns:3:2"),
             (PeKind::PositQuire, "posit:8:0"),
             (PeKind::Fix, "fix:3:4"),
+            (PeKind::Dfix, "dfix:6"),
         ] {
-            let mut p = Params::new(Unit::Array, f.parse().unwrap());
+            let mut p = Params::parse(Unit::Array, f).unwrap();
             p.pe = pe;
             cases.push(p);
         }

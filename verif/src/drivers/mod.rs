@@ -13,6 +13,7 @@
 mod alu;
 mod array;
 mod binary;
+mod dfix;
 mod kahan;
 mod mac;
 mod q8;
@@ -24,7 +25,7 @@ pub use array::Pes;
 use std::path::{Path, PathBuf};
 
 use lpgen_golden::{Calc, Format};
-use lpgen_hdl::{generate, Design, Params, Unit};
+use lpgen_hdl::{generate, Design, Params, PeKind, Unit};
 
 use crate::engine::{replay_vcd, Checker, Mismatch, Replay};
 use crate::layout::{get_bits, Layout};
@@ -202,10 +203,12 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::LnsMul | Unit::LnsAdd | Unit::PositAdd | Unit::PositMul => binary::plan(p, mode),
         Unit::LnsKahan => kahan::plan(p, mode),
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
+        Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),
         Unit::Array => array::plan(p, mode),
         Unit::Alu | Unit::Vector => alu::plan(p, mode),
         Unit::Quant1 => quant1::plan(p, mode),
         Unit::Q8Enc | Unit::Q8Dec => q8::plan(p, mode),
+        Unit::DfixMonitor => dfix::plan_monitor(p, mode),
     }
 }
 

@@ -119,6 +119,15 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
 /// Marks one candidate boundary, after the product.
 pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = fix_format(f, "the fix PE")?;
+    let acc = pe_accumulator(m, f, prefix, io);
+    let (word, _) = round_sat(m, f, prefix, &acc);
+    Ok(word)
+}
+
+/// The fix PE's multiply-accumulate (the `dfix` PE's too): when `enable`, acc = (clear ? 0 :
+/// acc) + a·b, exact and wrapping in `acc_bits()` bits; returns the accumulator register.
+/// Marks one candidate boundary, after the product.
+pub(crate) fn pe_accumulator(m: &mut Module, f: FixFormat, prefix: &str, io: &PeIo) -> E {
     let n = f.acc_bits();
     let prod = product(m, f, prefix, &io.a, &io.b);
     m.stage();
@@ -126,8 +135,7 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
     let base = acc.and(&io.clear.not().sext(n));
     let acc_next = m.wire(&format!("{prefix}acc_next"), &base.add(&prod));
     m.drive(&acc, &acc_next, Some(&io.enable));
-    let (word, _) = round_sat(m, f, prefix, &acc);
-    Ok(word)
+    acc
 }
 
 /// The fix designs of the lint grid.

@@ -1,0 +1,202 @@
+//! Dynamic fixed point (`dfix:W`, seed 002) in hardware: the array PE's read-out into the
+//! output group's scale (`array --pe dfix`) and the overflow monitor (`dfix-monitor`).
+//! Rules: docs/formats.md, "`dfix:W`"; the golden model is `lpgen_golden::dfix`
+//! (`DfixFormat::dot` gives the word and both flags of a read-out).
+//!
+//! The PE multiplies and accumulates exactly as the `fix` PE of `fix:(W−1):0` does (the same
+//! sub-operators: W-bit integers, a wide accumulator of 2W + 16 bits). Only its read-out
+//! differs: the host gives the tile's **read-out shift** s = e − (ea + eb) (output scale minus
+//! the operands' scales) as a signed port with the step marked `last`; the accumulator's
+//! exact integer is scaled by 2^−s, rounded once to nearest even, saturated to W bits, and
+//! tested for overflow at e and at e − 1.
+//!
+//! How: at the array's edge s is clamped once into the biased shift u = s + W ∈ [0, N + W + 1]
+//! (N the accumulator's bits; shifts beyond give the same results as the ends), which travels
+//! with the step's controls from PE to PE. In the PE one arithmetic right shift of
+//! acc·2^(W+2) by u gives floor(2y), y = acc·2^(1−s) the exact value at scale e − 1 (the
+//! half), and one masked OR its sticky bit; from those both read-outs round to nearest even
+//! (at e − 1 from floor(y), its half bit and the sticky; at e from floor(y/2), its half bit
+//! floor(y) mod 2 and the rest), so a single shifter serves both flags.
+
+mod monitor;
+
+pub(crate) use monitor::{grid as monitor_grid, monitor, MONITOR_STAGES};
+
+use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::{FixFormat, Format};
+
+use super::{fix, GenError, Params, PeIo, PeKind, Unit};
+use crate::ir::{cat, konst, mux, Module, E};
+
+/// Bits of the array's signed `shift` port: every shift e − (ea + eb) of the golden model's
+/// scales (|e| ≤ 1000, so |s| ≤ 3000) fits, with room.
+pub const DFIX_SHIFT_BITS: u32 = 16;
+
+/// Bits of each `dfix-monitor` counter unless `--counter-bits` says otherwise.
+pub const DFIX_COUNTER_BITS: u32 = 32;
+
+/// The most counter bits `dfix-monitor` takes (a host reads them as one u64).
+const MAX_COUNTER_BITS: u32 = 64;
+
+/// `fix:(W−1):0`: the same W-bit two's-complement integer at scale 0, whose sub-operators
+/// (product, accumulator, saturation) the dfix PE shares.
+pub(crate) fn carrier(f: DfixFormat) -> Format {
+    Format::Fix(FixFormat::new(f.width - 1, 0).expect("dfix widths are 2..=32"))
+}
+
+/// The accumulator bits of a dfix:W PE (the fix carrier's: 2W + 16).
+fn acc_bits(w: u32) -> u32 {
+    2 * w + 16
+}
+
+/// The largest biased shift u = s + W: N + W + 1 (right shifts beyond read out 0).
+fn max_biased(w: u32) -> u32 {
+    acc_bits(w) + w + 1
+}
+
+/// Bits of the biased shift that travels through the array of dfix:`w` PEs.
+pub fn dfix_shift_bits(w: u32) -> u32 {
+    32 - max_biased(w).leading_zeros()
+}
+
+/// Refuses dfix words where they do not belong, and other formats where dfix words must be.
+pub(crate) fn check(p: &Params) -> Result<(), GenError> {
+    let fmt = p.format_name();
+    match (p.dfix, p.unit) {
+        (Some(_), Unit::Array) if p.pe == PeKind::Dfix => Ok(()),
+        (Some(d), Unit::Array) => Err(GenError(format!(
+            "array PE '{}' does not work on {d} (use --pe dfix)",
+            p.pe.name()
+        ))),
+        (None, Unit::Array) if p.pe == PeKind::Dfix => Err(GenError(format!(
+            "array PE 'dfix' needs a dfix:W format (e.g. --format dfix:10), not {fmt}"
+        ))),
+        (Some(_), Unit::DfixMonitor) => {
+            if !(1..=MAX_COUNTER_BITS).contains(&p.counter_bits) {
+                return Err(GenError(format!(
+                    "--counter-bits {}: give 1..={MAX_COUNTER_BITS}",
+                    p.counter_bits
+                )));
+            }
+            Ok(())
+        }
+        (None, Unit::DfixMonitor) => Err(GenError(format!(
+            "dfix-monitor counts the flags of a dfix array: give --format dfix:W (e.g. dfix:10), not {fmt}"
+        ))),
+        (Some(d), u) => Err(GenError(format!(
+            "unit '{}' does not work on {d}: dfix:W words go to 'array --pe dfix' and 'dfix-monitor'",
+            u.name()
+        ))),
+        (None, _) => Ok(()),
+    }
+}
+
+/// The signed `shift` port (DFIX_SHIFT_BITS) clamped into the biased shift u = s + W ∈
+/// [0, N + W + 1] of [`dfix_shift_bits`] bits, once at the array's edge.
+pub(crate) fn biased_shift(m: &mut Module, shift: &E, w: u32) -> E {
+    let vw = DFIX_SHIFT_BITS + 2;
+    let (umax, ub) = (max_biased(w), dfix_shift_bits(w));
+    let v = m.wire(
+        "shift_plus_w",
+        &shift.sext(vw).add(&konst(vw, u128::from(w))),
+    );
+    let above = v.sgt(&konst(vw, u128::from(umax)));
+    let clamped = mux(
+        &v.msb(),
+        &konst(ub, 0),
+        &mux(&above, &konst(ub, u128::from(umax)), &v.low(ub)),
+    );
+    m.wire("shift_biased", &clamped)
+}
+
+/// All ones in `width` bits.
+fn ones(width: u32) -> E {
+    if width >= 128 {
+        konst(width, u128::MAX)
+    } else {
+        konst(width, (1u128 << width) - 1)
+    }
+}
+
+/// The read-out of the exact accumulator `acc` (an integer at scale ea + eb) into scale e,
+/// given the biased shift u = e − (ea + eb) + W (clamped): (word, overflow at e, overflow at
+/// e − 1), as `DfixFormat::dot`'s `ReadOut`.
+pub(crate) fn read_out(m: &mut Module, acc: &E, u: &E, w: u32) -> (E, E, E) {
+    let n = acc.width;
+    // acc·2^(W+1) (the largest left shift that can matter) and one more bit below, so the
+    // shift by u leaves floor(2y) with y the value at scale e − 1.
+    let zw = n + w + 2;
+    let z = cat(&[acc.clone(), konst(w + 2, 0)]);
+    let shifted = m.wire("readout_shifted", &z.sar(u));
+    let dropped = ones(zw).shl(u).not();
+    let sticky = m.wire("readout_sticky", &z.and(&dropped).any());
+    // At e − 1: floor(y), its half bit, the sticky.
+    let floor_half = m.wire("readout_floor_half", &shifted.bits(zw - 1, 1));
+    let half_bit = shifted.bit(0);
+    let qw = zw - 1;
+    let up_half = half_bit.and(&sticky.or(&floor_half.bit(0)));
+    let at_half = m.wire(
+        "readout_at_half",
+        &floor_half.sext(qw + 1).add(&up_half.zext(qw + 1)),
+    );
+    let (_, over_half) = fix::saturate(m, "readout_half_", &at_half, w);
+    // At e: floor(y/2), its half bit floor(y) mod 2, the rest below it.
+    let floor_e = m.wire("readout_floor", &floor_half.bits(qw - 1, 1));
+    let up = floor_half
+        .bit(0)
+        .and(&half_bit.or(&sticky).or(&floor_half.bit(1)));
+    let at_e = m.wire("readout_at_e", &floor_e.sext(qw).add(&up.zext(qw)));
+    let (word, over) = fix::saturate(m, "readout_", &at_e, w);
+    (word, over, over_half)
+}
+
+/// PE builder of the `dfix` array PE: the fix PE's accumulator, read out through
+/// [`read_out`] with the biased shift `shift` (which arrives with `last`, in the PE's input
+/// cycle). Returns {overflow_half, overflow, word} (W + 2 bits). Marks one candidate
+/// boundary, after the product, as every PE builder.
+pub(crate) fn dfix_pe(m: &mut Module, p: &Params, io: &PeIo, shift: &E) -> Result<E, GenError> {
+    let Format::Fix(f) = p.format else {
+        return Err(GenError(format!(
+            "the dfix PE works on its fix carrier, not {} (generator bug)",
+            p.format
+        )));
+    };
+    let acc = fix::pe_accumulator(m, f, "", io);
+    // The result register loads the read-out one cycle after the `last` step reached the
+    // accumulator: hold the shift for that cycle as `capture` holds `last`.
+    let now = m.now(shift);
+    let held = m.state("shift_held", shift.width, None);
+    m.drive(&held, &now, None);
+    let (word, over, over_half) = read_out(m, &acc, &held, f.width());
+    Ok(cat(&[over_half, over, word]))
+}
+
+/// The dfix arrays of the lint grid. Lean: dfix:6 1×1 and dfix:10 2×3 at stages 0..=2,
+/// the extreme widths dfix:2 and dfix:32 1×1 at 2 (and 0 for 32). Full: dfix:2, 6, 10, 16
+/// and 32 at 1×1, 2×3 (stages 0..=2), 4×4 and 8×8 (stages 0 and 2).
+pub(crate) fn array_grid(full: bool) -> Vec<Params> {
+    let mut cases: Vec<(u32, u32, u32, &[u32])> = vec![];
+    if full {
+        for w in [2, 6, 10, 16, 32] {
+            for (r, c) in [(1, 1), (2, 3), (4, 4), (8, 8)] {
+                cases.push((w, r, c, if r * c > 6 { &[0, 2] } else { &[0, 1, 2] }));
+            }
+        }
+    } else {
+        cases = vec![
+            (6, 1, 1, &[0, 1, 2]),
+            (10, 2, 3, &[0, 1, 2]),
+            (2, 1, 1, &[2]),
+            (32, 1, 1, &[0, 2]),
+        ];
+    }
+    let mut g = vec![];
+    for (w, r, c, stages) in cases {
+        for &s in stages {
+            let mut p = Params::dfix(Unit::Array, DfixFormat::new(w).expect("valid"));
+            (p.rows, p.cols, p.stages) = (r, c, s);
+            g.push(p);
+        }
+    }
+    g
+}

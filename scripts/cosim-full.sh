@@ -172,6 +172,26 @@ for ty in dynamic-tree static-tree linear mantissa; do
   done
 done
 
+# Dynamic fixed point (issue 18): the dfix PE on every operand pair of dfix:6 and dfix:8 (1x1)
+# at every read-out shift that matters, every stage count; random tiles and shifts on 2x3
+# arrays of dfix:10 and dfix:16 (every stage count), 8x8 dfix:10, the extreme widths; the
+# overflow monitor with counters that saturate and with 32-bit ones.
+for s in $(stages 2); do cosim array --pe dfix --format dfix:6 --stages $s --exhaustive; done
+cosim array --pe dfix --format dfix:8 --stages 2 --exhaustive
+for f in dfix:10 dfix:16; do
+  for s in $(stages 2); do
+    cosim array --pe dfix --format $f --rows 2 --cols 3 --stages $s --vectors "$VECTORS" --seed "$SEED"
+  done
+done
+cosim array --pe dfix --format dfix:10 --rows 8 --cols 8 --stages 2 --vectors "$VECTORS" --seed "$SEED"
+cosim array --pe dfix --format dfix:2 --rows 2 --cols 2 --stages 1 --vectors "$VECTORS" --seed "$SEED"
+cosim array --pe dfix --format dfix:32 --rows 3 --cols 2 --stages 2 --vectors "$VECTORS" --seed "$SEED"
+for s in $(stages 1); do
+  cosim dfix-monitor --format dfix:10 --rows 2 --cols 3 --counter-bits 6 --stages $s --vectors "$VECTORS" --seed "$SEED"
+  cosim dfix-monitor --format dfix:10 --rows 8 --cols 8 --stages $s --vectors "$VECTORS" --seed "$SEED"
+done
+cosim dfix-monitor --format dfix:10 --rows 1 --cols 1 --counter-bits 1 --stages 0 --vectors "$VECTORS" --seed "$SEED"
+
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done
 [ ${#failed_runs[@]} -eq 0 ]

@@ -480,3 +480,39 @@ fn drive_monitor(ctx: &mut Ctx) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The random read-outs cover all three outcomes: overflow at e, only at e − 1, neither.
+    #[test]
+    fn random_read_outs_overflow_at_the_scale_at_its_half_and_not() {
+        for w in [2, 6, 10, 16, 32] {
+            let f = DfixFormat::new(w).unwrap();
+            let mut r = Rng(w as u64);
+            let mut classes = [0u32; 3];
+            for t in 0..2000 {
+                for e in tile(f, &mut r, 2, 3, t % 2 == 0) {
+                    let Event::Step { a, b, .. } = e else {
+                        continue;
+                    };
+                    let largest = a
+                        .iter()
+                        .flat_map(|&x| b.iter().map(move |&y| (x, y)))
+                        .map(|(x, y)| (i128::from(f.to_int(x)) * i128::from(f.to_int(y))))
+                        .map(i128::unsigned_abs)
+                        .max()
+                        .unwrap_or(0);
+                    let s = shift_for(f, &mut r, largest);
+                    let o = golden(f, &mut r, &a[..1], &b[..1], s);
+                    assert!(!o.overflow || o.overflow_at_half);
+                    classes[o.overflow as usize + o.overflow_at_half as usize] += 1;
+                }
+            }
+            let total: u32 = classes.iter().sum();
+            eprintln!("dfix:{w}: none {}, half only {}, both {}", classes[0], classes[1], classes[2]);
+            assert!(classes.iter().all(|&c| c * 20 > total), "dfix:{w}: {classes:?}");
+        }
+    }
+}

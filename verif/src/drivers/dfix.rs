@@ -511,8 +511,14 @@ mod tests {
                 }
             }
             let total: u32 = classes.iter().sum();
-            eprintln!("dfix:{w}: none {}, half only {}, both {}", classes[0], classes[1], classes[2]);
-            assert!(classes.iter().all(|&c| c * 20 > total), "dfix:{w}: {classes:?}");
+            eprintln!(
+                "dfix:{w}: none {}, half only {}, both {}",
+                classes[0], classes[1], classes[2]
+            );
+            assert!(
+                classes.iter().all(|&c| c * 20 > total),
+                "dfix:{w}: {classes:?}"
+            );
         }
     }
 }

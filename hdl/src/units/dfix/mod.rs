@@ -133,21 +133,35 @@ pub(crate) fn read_out(m: &mut Module, acc: &E, u: &E, w: u32) -> (E, E, E) {
     // At e − 1: floor(y), its half bit, the sticky.
     let floor_half = m.wire("readout_floor_half", &shifted.bits(zw - 1, 1));
     let half_bit = shifted.bit(0);
-    let qw = zw - 1;
     let up_half = half_bit.and(&sticky.or(&floor_half.bit(0)));
-    let at_half = m.wire(
-        "readout_at_half",
-        &floor_half.sext(qw + 1).add(&up_half.zext(qw + 1)),
-    );
-    let (_, over_half) = fix::saturate(m, "readout_half_", &at_half, w);
+    let (_, over_half) = round_saturate(m, "readout_half_", &floor_half, &up_half, w);
     // At e: floor(y/2), its half bit floor(y) mod 2, the rest below it.
-    let floor_e = m.wire("readout_floor", &floor_half.bits(qw - 1, 1));
+    let floor_e = m.wire("readout_floor", &floor_half.bits(floor_half.width - 1, 1));
     let up = floor_half
         .bit(0)
         .and(&half_bit.or(&sticky).or(&floor_half.bit(1)));
-    let at_e = m.wire("readout_at_e", &floor_e.sext(qw).add(&up.zext(qw)));
-    let (word, over) = fix::saturate(m, "readout_", &at_e, w);
+    let (word, over) = round_saturate(m, "readout_", &floor_e, &up, w);
     (word, over, over_half)
+}
+
+/// `q + up` (q a wide two's-complement integer, `up` one bit) saturated to `w` bits:
+/// (word, overflow). The adder is short: when q lies outside [−2^w, 2^w − 1], q + up cannot
+/// fit a w-bit word either, and the word saturates by q's sign.
+fn round_saturate(m: &mut Module, prefix: &str, q: &E, up: &E, w: u32) -> (E, E) {
+    let above = q.bits(q.width - 1, w);
+    let near = m.wire(
+        &format!("{prefix}near"),
+        &above.all().or(&above.any().not()),
+    );
+    let r = m.wire(
+        &format!("{prefix}rounded"),
+        &q.low(w + 1).sext(w + 2).add(&up.zext(w + 2)),
+    );
+    let (word, saturated) = fix::saturate(m, prefix, &r, w);
+    let max = konst(w, (1u128 << (w - 1)) - 1);
+    let min = konst(w, 1u128 << (w - 1));
+    let far = mux(&q.msb(), &min, &max);
+    (mux(&near, &word, &far), near.not().or(&saturated))
 }
 
 /// PE builder of the `dfix` array PE: the fix PE's accumulator, read out through

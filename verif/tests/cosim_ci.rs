@@ -10,7 +10,8 @@
 //! fix:7:8 word and the decoder on every code and posit:8:0 scale; the dfix array PE on
 //! every dfix:6 operand pair at every read-out shift that matters, a 2×3 dfix:10 array on
 //! random tiles and shifts (and a mutant rounding ties up, which it catches), and the dfix
-//! overflow monitor with counters small enough to saturate.
+//! overflow monitor with counters small enough to saturate, and the dfix lane's every opcode
+//! on every dfix:5 operand pair at every shift that matters.
 
 mod common;
 
@@ -337,4 +338,12 @@ fn dfix_monitor_2x3_counts_and_saturates() {
     p.counter_bits = 6;
     let r = check(&toolchain(), &p, Mode::Vectors(30_000), 0x3011);
     assert!(r.passed > 15_000, "{}", r.passed);
+}
+
+#[test]
+fn dfix_lane_dfix_5_every_opcode_pair_and_shift() {
+    let p = dfix(Unit::Alu, "dfix:5", 1, 1, 1);
+    let r = check(&toolchain(), &p, Mode::Exhaustive, 0);
+    // 8 opcodes (3 unassigned) × 1024 pairs × 21 shifts (−8..=8, ±12, ±1000).
+    assert_eq!(r.passed, 8 * 1024 * 21);
 }

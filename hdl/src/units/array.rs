@@ -227,7 +227,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     // dfix: the read-out shift e − (ea + eb), clamped and biased once here.
     let shift = (p.pe == PeKind::Dfix).then(|| {
         let s = m.input("shift", dfix::DFIX_SHIFT_BITS);
-        dfix::biased_shift(&mut m, &s, w)
+        dfix::biased_shift(&mut m, &s, w, dfix::acc_bits(w))
     });
     // Optional input register (the array's one candidate stage boundary).
     m.stage();

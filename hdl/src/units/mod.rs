@@ -6,7 +6,9 @@ mod array;
 mod dfix;
 mod divide;
 pub use array::{array_accumulations, array_max_stages};
-pub use dfix::{dfix_shift_bits, DFIX_COUNTER_BITS, DFIX_SHIFT_BITS};
+pub use dfix::{
+    dfix_shift_bits, DfixLaneOp, DFIX_COUNTER_BITS, DFIX_LANE_OP_BITS, DFIX_SHIFT_BITS,
+};
 mod registry;
 pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
@@ -369,7 +371,7 @@ fn parameters(p: &Params) -> Parameters {
         lanes: e.takes(Opt::Lanes).then_some(p.lanes),
         to: e
             .takes(Opt::To)
-            .then(|| p.to.unwrap_or(p.format).to_string()),
+            .then(|| p.to.map_or_else(|| p.format_name(), |t| t.to_string())),
         q8: e.takes(Opt::Q8).then(|| p.q8.to_string()),
         counter_bits: e.takes(Opt::Monitor).then_some(p.counter_bits),
     }

@@ -64,7 +64,19 @@ fn only(unit: Unit, family_grid: Vec<Params>) -> Vec<Params> {
 
 /// The stages of an ALU lane (and a vector of them): its format family's datapath.
 fn lane_stages(p: &Params) -> u32 {
-    alu::candidates(p.format)
+    match p.dfix {
+        Some(_) => dfix::LANE_STAGES,
+        None => alu::candidates(p.format),
+    }
+}
+
+/// `alu` and `vector`: the dfix lane for dfix words, the golden ALU's lane otherwise.
+fn lane_unit(p: &Params) -> Result<Built, GenError> {
+    match (p.dfix, p.unit) {
+        (Some(_), _) => dfix::lane(p),
+        (None, Unit::Alu) => alu::alu(p),
+        (None, _) => alu::vector(p),
+    }
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
@@ -138,8 +150,12 @@ pub static UNITS: [UnitEntry; 14] = [
         help: "one vector lane of a format: add sub mul div max min lt neg abs select convert",
         options: &[Opt::To],
         max_stages: lane_stages,
-        build: alu::alu,
-        grid: |full| only(Unit::Alu, alu::grid(full)),
+        build: lane_unit,
+        grid: |full| {
+            let mut g = only(Unit::Alu, alu::grid(full));
+            g.extend(dfix::lane_grid(Unit::Alu, full));
+            g
+        },
     },
     UnitEntry {
         unit: Unit::Vector,
@@ -147,8 +163,12 @@ pub static UNITS: [UnitEntry; 14] = [
         help: "--lanes L lanes of alu sharing one opcode",
         options: &[Opt::Lanes, Opt::To],
         max_stages: lane_stages,
-        build: alu::vector,
-        grid: |full| only(Unit::Vector, alu::grid(full)),
+        build: lane_unit,
+        grid: |full| {
+            let mut g = only(Unit::Vector, alu::grid(full));
+            g.extend(dfix::lane_grid(Unit::Vector, full));
+            g
+        },
     },
     UnitEntry {
         unit: Unit::Array,
@@ -259,6 +279,8 @@ mod tests {
             (Unit::Q8Dec, "fix:7:8"),
             (Unit::Q8Dec, "posit:8:0"),
             (Unit::DfixMonitor, "dfix:10"),
+            (Unit::Alu, "dfix:10"),
+            (Unit::Vector, "dfix:6"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
         }

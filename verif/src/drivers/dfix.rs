@@ -500,7 +500,7 @@ mod tests {
                     let largest = a
                         .iter()
                         .flat_map(|&x| b.iter().map(move |&y| (x, y)))
-                        .map(|(x, y)| (i128::from(f.to_int(x)) * i128::from(f.to_int(y))))
+                        .map(|(x, y)| i128::from(f.to_int(x)) * i128::from(f.to_int(y)))
                         .map(i128::unsigned_abs)
                         .max()
                         .unwrap_or(0);

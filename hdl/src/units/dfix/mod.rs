@@ -18,8 +18,11 @@
 //! (at e − 1 from floor(y), its half bit and the sticky; at e from floor(y/2), its half bit
 //! floor(y) mod 2 and the rest), so a single shifter serves both flags.
 
+mod lane;
 mod monitor;
 
+pub(crate) use lane::{lane, lane_grid, LANE_STAGES};
+pub use lane::{DfixLaneOp, DFIX_LANE_OP_BITS};
 pub(crate) use monitor::{grid as monitor_grid, monitor, MONITOR_STAGES};
 
 use lpgen_golden::dfix::DfixFormat;
@@ -45,18 +48,24 @@ pub(crate) fn carrier(f: DfixFormat) -> Format {
 }
 
 /// The accumulator bits of a dfix:W PE (the fix carrier's: 2W + 16).
-fn acc_bits(w: u32) -> u32 {
+pub(crate) fn acc_bits(w: u32) -> u32 {
     2 * w + 16
 }
 
-/// The largest biased shift u = s + W: N + W + 1 (right shifts beyond read out 0).
-fn max_biased(w: u32) -> u32 {
-    acc_bits(w) + w + 1
+/// The largest biased shift u = s + W for an exact integer of `n` bits: n + W + 1 (right
+/// shifts beyond read out 0).
+fn max_biased(w: u32, n: u32) -> u32 {
+    n + w + 1
+}
+
+/// Bits of the biased shift for an exact integer of `n` bits.
+fn biased_bits(w: u32, n: u32) -> u32 {
+    32 - max_biased(w, n).leading_zeros()
 }
 
 /// Bits of the biased shift that travels through the array of dfix:`w` PEs.
 pub fn dfix_shift_bits(w: u32) -> u32 {
-    32 - max_biased(w).leading_zeros()
+    biased_bits(w, acc_bits(w))
 }
 
 /// Refuses dfix words where they do not belong, and other formats where dfix words must be.
@@ -71,6 +80,11 @@ pub(crate) fn check(p: &Params) -> Result<(), GenError> {
         (None, Unit::Array) if p.pe == PeKind::Dfix => Err(GenError(format!(
             "array PE 'dfix' needs a dfix:W format (e.g. --format dfix:10), not {fmt}"
         ))),
+        (Some(_), Unit::Alu | Unit::Vector) if p.to.is_some() => Err(GenError(
+            "--to does not apply to dfix lanes: the rescale opcode moves words between scales"
+                .into(),
+        )),
+        (Some(_), Unit::Alu | Unit::Vector) => Ok(()),
         (Some(_), Unit::DfixMonitor) => {
             if !(1..=MAX_COUNTER_BITS).contains(&p.counter_bits) {
                 return Err(GenError(format!(
@@ -84,7 +98,7 @@ pub(crate) fn check(p: &Params) -> Result<(), GenError> {
             "dfix-monitor counts the flags of a dfix array: give --format dfix:W (e.g. dfix:10), not {fmt}"
         ))),
         (Some(d), u) => Err(GenError(format!(
-            "unit '{}' does not work on {d}: dfix:W words go to 'array --pe dfix' and 'dfix-monitor'",
+            "unit '{}' does not work on {d}: dfix:W words go to 'array --pe dfix', 'vector', 'alu' and 'dfix-monitor'",
             u.name()
         ))),
         (None, _) => Ok(()),
@@ -92,10 +106,11 @@ pub(crate) fn check(p: &Params) -> Result<(), GenError> {
 }
 
 /// The signed `shift` port (DFIX_SHIFT_BITS) clamped into the biased shift u = s + W ∈
-/// [0, N + W + 1] of [`dfix_shift_bits`] bits, once at the array's edge.
-pub(crate) fn biased_shift(m: &mut Module, shift: &E, w: u32) -> E {
+/// [0, n + W + 1] for exact integers of `n` bits (the array: its accumulator's, once at its
+/// edge).
+pub(crate) fn biased_shift(m: &mut Module, shift: &E, w: u32, n: u32) -> E {
     let vw = DFIX_SHIFT_BITS + 2;
-    let (umax, ub) = (max_biased(w), dfix_shift_bits(w));
+    let (umax, ub) = (max_biased(w, n), biased_bits(w, n));
     let v = m.wire(
         "shift_plus_w",
         &shift.sext(vw).add(&konst(vw, u128::from(w))),
@@ -121,26 +136,38 @@ fn ones(width: u32) -> E {
 /// The read-out of the exact accumulator `acc` (an integer at scale ea + eb) into scale e,
 /// given the biased shift u = e − (ea + eb) + W (clamped): (word, overflow at e, overflow at
 /// e − 1), as `DfixFormat::dot`'s `ReadOut`.
-pub(crate) fn read_out(m: &mut Module, acc: &E, u: &E, w: u32) -> (E, E, E) {
+pub(crate) fn read_out(m: &mut Module, prefix: &str, acc: &E, u: &E, w: u32) -> (E, E, E) {
     let n = acc.width;
     // acc·2^(W+1) (the largest left shift that can matter) and one more bit below, so the
     // shift by u leaves floor(2y) with y the value at scale e − 1.
     let zw = n + w + 2;
     let z = cat(&[acc.clone(), konst(w + 2, 0)]);
-    let shifted = m.wire("readout_shifted", &z.sar(u));
+    let shifted = m.wire(&format!("{prefix}readout_shifted"), &z.sar(u));
     let dropped = ones(zw).shl(u).not();
-    let sticky = m.wire("readout_sticky", &z.and(&dropped).any());
+    let sticky = m.wire(&format!("{prefix}readout_sticky"), &z.and(&dropped).any());
     // At e − 1: floor(y), its half bit, the sticky.
-    let floor_half = m.wire("readout_floor_half", &shifted.bits(zw - 1, 1));
+    let floor_half = m.wire(
+        &format!("{prefix}readout_floor_half"),
+        &shifted.bits(zw - 1, 1),
+    );
     let half_bit = shifted.bit(0);
     let up_half = half_bit.and(&sticky.or(&floor_half.bit(0)));
-    let (_, over_half) = round_saturate(m, "readout_half_", &floor_half, &up_half, w);
+    let (_, over_half) = round_saturate(
+        m,
+        &format!("{prefix}readout_half_"),
+        &floor_half,
+        &up_half,
+        w,
+    );
     // At e: floor(y/2), its half bit floor(y) mod 2, the rest below it.
-    let floor_e = m.wire("readout_floor", &floor_half.bits(floor_half.width - 1, 1));
+    let floor_e = m.wire(
+        &format!("{prefix}readout_floor"),
+        &floor_half.bits(floor_half.width - 1, 1),
+    );
     let up = floor_half
         .bit(0)
         .and(&half_bit.or(&sticky).or(&floor_half.bit(1)));
-    let (word, over) = round_saturate(m, "readout_", &floor_e, &up, w);
+    let (word, over) = round_saturate(m, &format!("{prefix}readout_"), &floor_e, &up, w);
     (word, over, over_half)
 }
 
@@ -181,7 +208,7 @@ pub(crate) fn dfix_pe(m: &mut Module, p: &Params, io: &PeIo, shift: &E) -> Resul
     let now = m.now(shift);
     let held = m.state("shift_held", shift.width, None);
     m.drive(&held, &now, None);
-    let (word, over, over_half) = read_out(m, &acc, &held, f.width());
+    let (word, over, over_half) = read_out(m, "", &acc, &held, f.width());
     Ok(cat(&[over_half, over, word]))
 }
 

@@ -9,7 +9,8 @@
 //! *step* per cycle, unskewed.
 //!
 //! Ports, the host protocol and its cycle diagram: docs/rtl.md, section `array` (written
-//! there once). In short: latency L = R + C + stages; PE (r, c) accumulates step t in
+//! there once). In short: latency L = R + C + stages (+1 for the dfix PE at stages 2, whose
+//! read-out has a register); PE (r, c) accumulates step t in
 //! cycle t + r + c + stages and loads its result register at the end of the next cycle, so
 //! the whole of `c_out` is the snapshot in cycle t_last + L, when `out_valid` (the corner
 //! PE's `last` passed on) is high. Two `last` steps must be at least R + C − 1 cycles apart.
@@ -130,13 +131,17 @@ fn pe_module(
         // leaves the loop (with loop registers, the register holds each accumulation in
         // turn as it comes round).
         let word = match (loop_registers, &shift) {
-            (0, Some(s)) => dfix::dfix_pe(pe, p, &io, s)?,
+            (0, Some(s)) => dfix::dfix_pe(pe, p, &io, s, readout_registers(p) == 1)?,
             (0, None) => build(pe, p.format, "", &io)?,
             (n, _) if p.pe == PeKind::LnsPlain => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
             (n, _) => lns::kahan_pe_interleaved(pe, p.format, &io, n)?,
         };
         let last_now = pe.now(&last);
-        let capture = reg(pe, "capture", &last_now, true);
+        let mut capture = reg(pe, "capture", &last_now, true);
+        if readout_registers(p) == 1 {
+            // The dfix read-out's register: the result loads one cycle later.
+            capture = reg(pe, "capture_readout", &capture, true);
+        }
         if word.width != result_width {
             return Err(GenError(format!(
                 "the {} PE reads out {} bits, not the {result_width} of {} (generator bug)",
@@ -155,6 +160,12 @@ fn pe_module(
         pe.output("result", &res);
         Ok(())
     })
+}
+
+/// Registers inside the PE's read-out: 1 for the dfix PE at stages 2 (after its shifter),
+/// else 0. They add to the array's latency.
+pub fn readout_registers(p: &Params) -> u32 {
+    (p.pe == PeKind::Dfix && p.stages >= 2) as u32
 }
 
 /// A register loading `d` every cycle (free-running data) or resetting to 0 (control).
@@ -296,7 +307,8 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
                 // its result register 1 + lag cycles after receiving it: `out_valid`
                 // follows the same way (registers of this cycle, before the PE's lag).
                 let corner = outs.port("last_out");
-                done = chain(&mut m, "done", &corner, 1 + lag + loop_registers, true);
+                let n = 1 + lag + loop_registers + readout_registers(p);
+                done = chain(&mut m, "done", &corner, n, true);
             }
             let word = outs.port("result");
             m.wait_for(&word);
@@ -324,8 +336,11 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         m.output("c_out", &cat(&results));
     }
     let depth = rows + cols;
-    let latency = m.cycle() + depth;
-    m.output("out_valid", &done[(1 + lag + loop_registers) as usize]);
+    let latency = m.cycle() + depth + readout_registers(p);
+    m.output(
+        "out_valid",
+        &done[(1 + lag + loop_registers + readout_registers(p)) as usize],
+    );
     // Every LNS PE holds the format's G tables: report their digests like lns-add does.
     let tables = match p.format {
         Format::Lns(f) => super::lns::table_digests(f),

@@ -107,7 +107,7 @@ pub(crate) fn lane(p: &Params) -> Result<Built, GenError> {
     let u = m.now(&u);
     let (mut ys, mut overs, mut halves) = (vec![], vec![], vec![]);
     for (i, x) in exact.iter().enumerate() {
-        let (y, over, half) = read_out(&mut m, &format!("lane{i}_"), x, &u, w);
+        let (y, over, half) = read_out(&mut m, &format!("lane{i}_"), x, &u, w, false);
         ys.push(y);
         overs.push(over);
         halves.push(half);

@@ -136,7 +136,16 @@ fn ones(width: u32) -> E {
 /// The read-out of the exact accumulator `acc` (an integer at scale ea + eb) into scale e,
 /// given the biased shift u = e − (ea + eb) + W (clamped): (word, overflow at e, overflow at
 /// e − 1), as `DfixFormat::dot`'s `ReadOut`.
-pub(crate) fn read_out(m: &mut Module, prefix: &str, acc: &E, u: &E, w: u32) -> (E, E, E) {
+/// With `register`, the shifted bits and the sticky bit go through a register (one more
+/// cycle) before the rounding.
+pub(crate) fn read_out(
+    m: &mut Module,
+    prefix: &str,
+    acc: &E,
+    u: &E,
+    w: u32,
+    register: bool,
+) -> (E, E, E) {
     let n = acc.width;
     // acc·2^(W+1) (the largest left shift that can matter) and one more bit below, so the
     // shift by u leaves floor(2y) with y the value at scale e − 1.
@@ -145,6 +154,19 @@ pub(crate) fn read_out(m: &mut Module, prefix: &str, acc: &E, u: &E, w: u32) -> 
     let shifted = m.wire(&format!("{prefix}readout_shifted"), &z.sar(u));
     let dropped = ones(zw).shl(u).not();
     let sticky = m.wire(&format!("{prefix}readout_sticky"), &z.and(&dropped).any());
+    let (shifted, sticky) = if register {
+        let held = |m: &mut Module, name: &str, e: &E| {
+            let q = m.state(&format!("{prefix}{name}"), e.width, None);
+            m.drive(&q, e, None);
+            q
+        };
+        (
+            held(m, "readout_shifted_q", &shifted),
+            held(m, "readout_sticky_q", &sticky),
+        )
+    } else {
+        (shifted, sticky)
+    };
     // At e − 1: floor(y), its half bit, the sticky.
     let floor_half = m.wire(
         &format!("{prefix}readout_floor_half"),
@@ -193,9 +215,16 @@ fn round_saturate(m: &mut Module, prefix: &str, q: &E, up: &E, w: u32) -> (E, E)
 
 /// PE builder of the `dfix` array PE: the fix PE's accumulator, read out through
 /// [`read_out`] with the biased shift `shift` (which arrives with `last`, in the PE's input
-/// cycle). Returns {overflow_half, overflow, word} (W + 2 bits). Marks one candidate
+/// cycle; with `readout_register`, one more register inside the read-out, after the shifter).
+/// Returns {overflow_half, overflow, word} (W + 2 bits). Marks one candidate
 /// boundary, after the product, as every PE builder.
-pub(crate) fn dfix_pe(m: &mut Module, p: &Params, io: &PeIo, shift: &E) -> Result<E, GenError> {
+pub(crate) fn dfix_pe(
+    m: &mut Module,
+    p: &Params,
+    io: &PeIo,
+    shift: &E,
+    readout_register: bool,
+) -> Result<E, GenError> {
     let Format::Fix(f) = p.format else {
         return Err(GenError(format!(
             "the dfix PE works on its fix carrier, not {} (generator bug)",
@@ -208,7 +237,7 @@ pub(crate) fn dfix_pe(m: &mut Module, p: &Params, io: &PeIo, shift: &E) -> Resul
     let now = m.now(shift);
     let held = m.state("shift_held", shift.width, None);
     m.drive(&held, &now, None);
-    let (word, over, over_half) = read_out(m, "", &acc, &held, f.width());
+    let (word, over, over_half) = read_out(m, "", &acc, &held, f.width(), readout_register);
     Ok(cat(&[over_half, over, word]))
 }
 

@@ -55,7 +55,7 @@ pub(crate) fn monitor(p: &Params) -> Result<Built, GenError> {
     let counting = m.now(&valid);
     let restart = m.now(&clear);
     let sw = cb.max(iw) + 1;
-    let max = konst(sw, (1u128 << cb) - 1);
+    let max = konst(cb, (1u128 << cb) - 1);
     for (name, inc) in [
         ("seen", &seen_now),
         ("overflows", &over_now),
@@ -65,8 +65,10 @@ pub(crate) fn monitor(p: &Params) -> Result<Built, GenError> {
         let base = count.and(&restart.not().sext(cb));
         let added = base.zext(sw).add(&m.now(inc).zext(sw));
         let sum = m.wire(&format!("{name}_sum"), &added);
-        let saturated = mux(&sum.gt(&max), &max, &sum);
-        let next = mux(&counting, &saturated.low(cb), &base);
+        // Past the counter's range exactly when a bit above it is set.
+        let beyond = sum.bits(sw - 1, cb).any();
+        let saturated = mux(&beyond, &max, &sum.low(cb));
+        let next = mux(&counting, &saturated, &base);
         m.drive(&count, &next, None);
         m.output(name, &count);
     }

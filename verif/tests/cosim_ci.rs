@@ -10,7 +10,8 @@
 //! fix:7:8 word and the decoder on every code and posit:8:0 scale; the dfix array PE on
 //! every dfix:6 operand pair at every read-out shift that matters, a 2×3 dfix:10 array on
 //! random tiles and shifts (and a mutant rounding ties up, which it catches), and the dfix
-//! overflow monitor with counters small enough to saturate, and the dfix lane's every opcode
+//! overflow monitor with counters small enough to saturate (and a mutant whose counter
+//! wraps, which it catches), and the dfix lane's every opcode
 //! on every dfix:5 operand pair at every shift that matters.
 
 mod common;
@@ -333,11 +334,21 @@ fn dfix_array_2x3_random_tiles_and_shifts_and_a_ties_up_mutant() {
 }
 
 #[test]
-fn dfix_monitor_2x3_counts_and_saturates() {
+fn dfix_monitor_2x3_counts_and_saturates_and_a_wrapping_mutant() {
     let mut p = dfix(Unit::DfixMonitor, "dfix:10", 2, 3, 1);
     p.counter_bits = 6;
-    let r = check(&toolchain(), &p, Mode::Vectors(30_000), 0x3011);
+    let tc = toolchain();
+    let r = check(&tc, &p, Mode::Vectors(30_000), 0x3011);
     assert!(r.passed > 15_000, "{}", r.passed);
+    // A `seen` counter that wraps instead of saturating: caught.
+    let mut d = generate(&p).unwrap();
+    mutate(
+        &mut d.verilog,
+        "((|seen_sum[6]) ? 6'd63 : seen_sum[5:0])",
+        "seen_sum[5:0]",
+    );
+    let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Vectors(30_000), 0x3011)).unwrap();
+    assert!(r.failed > 10, "{} failed", r.failed);
 }
 
 #[test]

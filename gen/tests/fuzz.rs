@@ -195,6 +195,8 @@ enum Family {
     Posit,
     Fix,
     F32,
+    /// dfix:W words: `lpgen rtl` only (array --pe dfix, vector, alu, dfix-monitor).
+    Dfix,
 }
 
 /// A valid format of `family`; `small` keeps it cheap to generate as an array.
@@ -215,6 +217,7 @@ fn valid_format(r: &mut Rng, family: Family, small: bool) -> String {
             format!("fix:{i}:{}", n(r, usize::from(i == 0), 15, 8))
         }
         Family::F32 => "f32".into(),
+        Family::Dfix => format!("dfix:{}", n(r, 2, 32, 12)),
     }
 }
 
@@ -443,7 +446,7 @@ fn golden(r: &mut Rng) -> (Vec<OsString>, Vec<u8>) {
 /// One `lpgen rtl …` argument vector.
 fn rtl(r: &mut Rng) -> Vec<OsString> {
     use Family::*;
-    const UNITS: [(&str, &[Family]); 13] = [
+    const UNITS: [(&str, &[Family]); 14] = [
         ("lns-mul", &[Lns]),
         ("lns-add", &[Lns]),
         ("lns-kahan", &[Lns]),
@@ -451,12 +454,13 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("posit-mul", &[Posit]),
         ("posit-mac", &[Posit]),
         ("fix-mac", &[Fix]),
-        ("alu", &[Lns, Posit, Fix]),
-        ("vector", &[Lns, Posit, Fix]),
-        ("array", &[Lns, Posit, Fix]),
+        ("alu", &[Lns, Posit, Fix, Dfix]),
+        ("vector", &[Lns, Posit, Fix, Dfix]),
+        ("array", &[Lns, Posit, Fix, Dfix]),
         ("quant1", &[Fix, Posit]),
         ("q8-enc", &[Posit, Fix]),
         ("q8-dec", &[Posit, Fix]),
+        ("dfix-monitor", &[Dfix]),
     ];
     let (unit, families) = r.pick(&UNITS);
     let family = r.pick(families);
@@ -507,14 +511,29 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         let pe = match family {
             Lns => r.pick(&["lns-kahan", "lns-plain"]),
             Posit => "posit-quire",
+            Dfix => "dfix",
             _ => "fix",
         };
         a.push(match r.sane() {
             true => pe.into(),
             false if r.chance(50) => junk(r),
             false => r
-                .pick(&["lns-kahan", "lns-plain", "posit-quire", "fix", "posit"])
+                .pick(&[
+                    "lns-kahan",
+                    "lns-plain",
+                    "posit-quire",
+                    "fix",
+                    "posit",
+                    "dfix",
+                ])
                 .into(),
+        });
+    }
+    if unit == "dfix-monitor" && r.chance(40) || r.chance(3) {
+        a.push("--counter-bits".into());
+        a.push(match r.sane() {
+            true => size(r, 64),
+            false => junk(r),
         });
     }
     if matches!(unit, "alu" | "vector") && r.chance(40) || r.chance(5) {

@@ -450,7 +450,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
             }
             Unit::DfixMonitor => format!(
                 "Ports: clk, synchronous active-high rst; counts include a read-out presented with \
-                 in_valid {} cycles later (docs/rtl.md).",
+                 in_valid {} cycles later (docs/rtl-dfix.md).",
                 p.stages + 1
             ),
             Unit::Quant1 => format!(

@@ -2,7 +2,7 @@
 //! elementwise work of seed 002's training in dynamic fixed point. Every arithmetic opcode
 //! forms an exact integer x from the lane's words and reads it out through the array PE's
 //! read-out ([`super::read_out`]): y = x·2^−s rounded once to nearest even and saturated,
-//! with the overflow tests at the output scale and at its half (docs/rtl.md, "dfix lanes").
+//! with the overflow tests at the output scale and at its half (docs/rtl-dfix.md, "dfix lanes").
 //!
 //! Ports: `op` (3 bits, [`DfixLaneOp`]), `shift` (16 bits, signed, shared by the lanes),
 //! `a`, `b` (L·W); `y` (L·W), `overflow`, `overflow_half` (L), `cmp` (2L: a vs b, 0 equal,

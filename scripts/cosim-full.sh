@@ -192,10 +192,10 @@ for s in $(stages 1); do
 done
 cosim dfix-monitor --format dfix:10 --rows 1 --cols 1 --counter-bits 1 --stages 0 --vectors "$VECTORS" --seed "$SEED"
 # dfix lanes: every opcode on every pair at the shifts that matter; random wider lanes.
-for s in $(stages 1); do cosim alu --format dfix:6 --stages $s --exhaustive; done
-cosim vector --format dfix:4 --lanes 3 --stages 1 --exhaustive
+for s in $(stages 2); do cosim alu --format dfix:6 --stages $s --exhaustive; done
+cosim vector --format dfix:4 --lanes 3 --stages 2 --exhaustive
 for f in dfix:2 dfix:10 dfix:16 dfix:32; do
-  cosim vector --format $f --lanes 4 --stages 1 --vectors "$VECTORS" --seed "$SEED"
+  for s in 1 2; do cosim vector --format $f --lanes 4 --stages $s --vectors "$VECTORS" --seed "$SEED"; done
 done
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"

@@ -6,17 +6,18 @@
 //!
 //! Ports: `op` (3 bits, [`DfixLaneOp`]), `shift` (16 bits, signed, shared by the lanes),
 //! `a`, `b` (L·W); `y` (L·W), `overflow`, `overflow_half` (L), `cmp` (2L: a vs b, 0 equal,
-//! 1 less, 2 greater, on every opcode). One candidate boundary, after x and the comparison;
-//! latency = stages.
+//! 1 less, 2 greater, on every opcode). Two candidate boundaries, after x and the
+//! comparison and after the read-out's shifter; latency = stages.
 
 use lpgen_golden::dfix::DfixFormat;
 
-use super::{biased_shift, read_out, DFIX_SHIFT_BITS};
+use super::{biased_shift, read_out_round, read_out_shift, DFIX_SHIFT_BITS};
 use crate::ir::{cat, konst, mux};
 use crate::units::{finish, start, Built, GenError, Params, Unit};
 
-/// Candidate stage boundaries of a dfix lane (after the exact integer).
-pub(crate) const LANE_STAGES: u32 = 1;
+/// Candidate stage boundaries of a dfix lane: after the exact integer, after the read-out's
+/// shifter.
+pub(crate) const LANE_STAGES: u32 = 2;
 
 /// The opcodes of a dfix lane. The exact integer x, with s = the `shift` port:
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,9 +106,15 @@ pub(crate) fn lane(p: &Params) -> Result<Built, GenError> {
     }
     m.stage();
     let u = m.now(&u);
+    let shifted: Vec<_> = exact
+        .iter()
+        .enumerate()
+        .map(|(i, x)| read_out_shift(&mut m, &format!("lane{i}_"), x, &u, w))
+        .collect();
+    m.stage();
     let (mut ys, mut overs, mut halves) = (vec![], vec![], vec![]);
-    for (i, x) in exact.iter().enumerate() {
-        let (y, over, half) = read_out(&mut m, &format!("lane{i}_"), x, &u, w, false);
+    for (i, s) in shifted.iter().enumerate() {
+        let (y, over, half) = read_out_round(&mut m, &format!("lane{i}_"), s, w);
         ys.push(y);
         overs.push(over);
         halves.push(half);
@@ -124,8 +131,8 @@ pub(crate) fn lane(p: &Params) -> Result<Built, GenError> {
 }
 
 /// The dfix lanes of the lint grid. Lean: `alu` on dfix:6 and `vector` of 4 dfix:10 lanes at
-/// stages 0 and 1. Full: alu on dfix:2, 6, 10, 16, 32 and vectors of 1, 4 and 16 dfix:10
-/// lanes, stages 0 and 1.
+/// stages 0..=2. Full: alu on dfix:2, 6, 10, 16, 32 and vectors of 1, 4 and 16 dfix:10
+/// lanes, stages 0..=2.
 pub(crate) fn lane_grid(unit: Unit, full: bool) -> Vec<Params> {
     let cases: Vec<(u32, u32)> = match (unit, full) {
         (Unit::Alu, false) => vec![(6, 1)],

@@ -22,6 +22,7 @@ mod lane;
 mod monitor;
 
 pub(crate) use lane::{lane, lane_grid, LANE_STAGES};
+
 pub use lane::{DfixLaneOp, DFIX_LANE_OP_BITS};
 pub(crate) use monitor::{grid as monitor_grid, monitor, MONITOR_STAGES};
 
@@ -133,40 +134,34 @@ fn ones(width: u32) -> E {
     }
 }
 
-/// The read-out of the exact accumulator `acc` (an integer at scale ea + eb) into scale e,
-/// given the biased shift u = e − (ea + eb) + W (clamped): (word, overflow at e, overflow at
-/// e − 1), as `DfixFormat::dot`'s `ReadOut`.
-/// With `register`, the shifted bits and the sticky bit go through a register (one more
-/// cycle) before the rounding.
-pub(crate) fn read_out(
-    m: &mut Module,
-    prefix: &str,
-    acc: &E,
-    u: &E,
-    w: u32,
-    register: bool,
-) -> (E, E, E) {
-    let n = acc.width;
+/// The first half of a read-out: the exact integer `acc` (at scale ea + eb) shifted by the
+/// biased shift u = e − (ea + eb) + W (clamped), as ⌊2y⌋ with y the value at scale e − 1,
+/// and the sticky bit of what the shift dropped.
+pub(crate) struct Shifted {
+    pub floor_twice: E,
+    pub sticky: E,
+}
+
+/// [`Shifted`] of `acc` by `u`.
+pub(crate) fn read_out_shift(m: &mut Module, prefix: &str, acc: &E, u: &E, w: u32) -> Shifted {
     // acc·2^(W+1) (the largest left shift that can matter) and one more bit below, so the
     // shift by u leaves floor(2y) with y the value at scale e − 1.
-    let zw = n + w + 2;
+    let zw = acc.width + w + 2;
     let z = cat(&[acc.clone(), konst(w + 2, 0)]);
-    let shifted = m.wire(&format!("{prefix}readout_shifted"), &z.sar(u));
+    let floor_twice = m.wire(&format!("{prefix}readout_shifted"), &z.sar(u));
     let dropped = ones(zw).shl(u).not();
     let sticky = m.wire(&format!("{prefix}readout_sticky"), &z.and(&dropped).any());
-    let (shifted, sticky) = if register {
-        let held = |m: &mut Module, name: &str, e: &E| {
-            let q = m.state(&format!("{prefix}{name}"), e.width, None);
-            m.drive(&q, e, None);
-            q
-        };
-        (
-            held(m, "readout_shifted_q", &shifted),
-            held(m, "readout_sticky_q", &sticky),
-        )
-    } else {
-        (shifted, sticky)
-    };
+    Shifted {
+        floor_twice,
+        sticky,
+    }
+}
+
+/// The second half: both roundings and saturations, (word, overflow at e, overflow at
+/// e − 1), as `DfixFormat::dot`'s `ReadOut`.
+pub(crate) fn read_out_round(m: &mut Module, prefix: &str, s: &Shifted, w: u32) -> (E, E, E) {
+    let (shifted, sticky) = (&s.floor_twice, &s.sticky);
+    let zw = shifted.width;
     // At e − 1: floor(y), its half bit, the sticky.
     let floor_half = m.wire(
         &format!("{prefix}readout_floor_half"),
@@ -188,9 +183,34 @@ pub(crate) fn read_out(
     );
     let up = floor_half
         .bit(0)
-        .and(&half_bit.or(&sticky).or(&floor_half.bit(1)));
+        .and(&half_bit.or(sticky).or(&floor_half.bit(1)));
     let (word, over) = round_saturate(m, &format!("{prefix}readout_"), &floor_e, &up, w);
     (word, over, over_half)
+}
+
+/// The whole read-out of `acc` into scale e; with `register`, the shifted bits and the
+/// sticky bit go through a register (one more cycle) before the rounding.
+pub(crate) fn read_out(
+    m: &mut Module,
+    prefix: &str,
+    acc: &E,
+    u: &E,
+    w: u32,
+    register: bool,
+) -> (E, E, E) {
+    let mut s = read_out_shift(m, prefix, acc, u, w);
+    if register {
+        let held = |m: &mut Module, name: &str, e: &E| {
+            let q = m.state(&format!("{prefix}{name}"), e.width, None);
+            m.drive(&q, e, None);
+            q
+        };
+        s = Shifted {
+            floor_twice: held(m, "readout_shifted_q", &s.floor_twice),
+            sticky: held(m, "readout_sticky_q", &s.sticky),
+        };
+    }
+    read_out_round(m, prefix, &s, w)
 }
 
 /// `q + up` (q a wide two's-complement integer, `up` one bit) saturated to `w` bits:

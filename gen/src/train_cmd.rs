@@ -40,6 +40,11 @@ pub struct TrainArgs {
     /// excluded; the paper's best is 5), never rescaled
     #[arg(long)]
     radix_point: Option<u32>,
+    /// dfix: f32 (the paper's: f32 products, rounded as stored) or exact (the dense layers'
+    /// products on the stored words, read out once into the result's group: the dfix array
+    /// PE's arithmetic; required on --backend rtl) [default: f32]
+    #[arg(long)]
+    dfix_products: Option<String>,
     /// Mixed precision per stage (seed 004): e.g. O16-L12-FBG8q (posit widths, q = quires)
     #[arg(long)]
     precision: Option<String>,
@@ -330,9 +335,13 @@ fn storage(a: &TrainArgs) -> CliResult<Option<StorageConfig>> {
         .as_deref()
         .and_then(|f| f.trim().strip_prefix("dfix:"))
     else {
-        if a.scale_every.is_some() || a.max_overflow.is_some() || a.radix_point.is_some() {
+        if a.scale_every.is_some()
+            || a.max_overflow.is_some()
+            || a.radix_point.is_some()
+            || a.dfix_products.is_some()
+        {
             return Err(bad(
-                "--scale-every, --max-overflow and --radix-point apply to --format dfix:P:U".into(),
+                "--scale-every, --max-overflow, --radix-point and --dfix-products apply to --format dfix:P:U".into(),
             ));
         }
         return Ok(None);
@@ -384,9 +393,29 @@ fn storage(a: &TrainArgs) -> CliResult<Option<StorageConfig>> {
             ));
         }
     }
-    if a.backend == "rtl" {
+    let exact_products = match a.dfix_products.as_deref() {
+        None | Some("f32") => false,
+        Some("exact") => true,
+        Some(other) => {
+            return Err(bad(format!(
+                "--dfix-products {other:?}: expected f32 or exact"
+            )))
+        }
+    };
+    if a.backend == "rtl" && !exact_products {
         return Err(bad(
-            "dfix storage trains on --backend f32 or golden (f32 arithmetic); the dfix array PE is not in the training loop yet"
+            "on --backend rtl the products run on the dfix array: add --dfix-products exact (f32 products train on --backend f32 or golden)"
+                .into(),
+        ));
+    }
+    if exact_products && p > u {
+        return Err(bad(format!(
+            "--dfix-products exact multiplies P-bit words: the propagation width {p} must not exceed the update width {u}"
+        )));
+    }
+    if exact_products && a.model == "lenet5" {
+        return Err(bad(
+            "--dfix-products exact applies to dense layers (--model mlp or maxout); LeNet-5's convolutions would stay f32"
                 .into(),
         ));
     }
@@ -396,6 +425,7 @@ fn storage(a: &TrainArgs) -> CliResult<Option<StorageConfig>> {
         scale_every,
         max_overflow,
         radix_point: a.radix_point,
+        exact_products,
     }))
 }
 

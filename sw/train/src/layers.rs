@@ -145,9 +145,22 @@ impl<M: Machine> Net<'_, M> {
                 let w = self.read_weights(at, w);
                 let b = self.convert_words(st.o, f, &p.b)?;
                 let b = self.read_biases(at, b);
-                let z = self.m.matmul(f, acc, a.view(), w.t())?;
+                let product = (a.view(), Role::Input);
+                let z = match self.dfix_product(
+                    at,
+                    product,
+                    (w.t(), Role::Weights),
+                    Role::WeightedSum,
+                    training,
+                )? {
+                    Some(z) => z,
+                    None => self.m.matmul(f, acc, a.view(), w.t())?,
+                };
                 let mut z = self.add_bias(f, &z, &b)?;
-                self.store(at, Role::WeightedSum, &mut z.data, training);
+                // An exact product's read-out counted the sums' overflows: the bias's addition
+                // is rounded onto the grid uncounted.
+                let counted = training && !self.exact_products();
+                self.store(at, Role::WeightedSum, &mut z.data, counted);
                 (z, Cache::Dense { input: a })
             }
             Layer::Conv {
@@ -312,22 +325,48 @@ impl<M: Machine> Net<'_, M> {
                     None => self.convert(b, g, &delta.b)?.into_owned(),
                 };
                 let a_g = self.convert(st.f, g, input)?;
-                let mut gw = self
-                    .m
-                    .matmul(g, accumulation(g, q, k.matmul), dg.t(), a_g.view())?;
+                // Exact products read out onto their groups' grids, counted there.
+                let exact = self.exact_products();
+                let errors = (dg.t(), Role::SumError);
+                let mut gw = match self.dfix_product(
+                    at,
+                    errors,
+                    (a_g.view(), Role::Input),
+                    Role::WeightGradient,
+                    true,
+                )? {
+                    Some(gw) => gw,
+                    None => self
+                        .m
+                        .matmul(g, accumulation(g, q, k.matmul), dg.t(), a_g.view())?,
+                };
                 let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
-                self.store(at, Role::WeightGradient, &mut gw.data, true);
+                if !exact {
+                    self.store(at, Role::WeightGradient, &mut gw.data, true);
+                }
                 self.store(at, Role::BiasGradient, &mut gb, true);
                 let next = if propagate {
                     let w_b = self.convert(st.o, b, &p.w)?;
                     let w_b = self.read_weights(at, w_b);
-                    let mut e = self.m.matmul(
-                        b,
-                        accumulation(b, q, k.matmul),
-                        delta.b.view(),
-                        w_b.view(),
-                    )?;
-                    self.store(at, Role::InputError, &mut e.data, true);
+                    let errors = (delta.b.view(), Role::SumError);
+                    let mut e = match self.dfix_product(
+                        at,
+                        errors,
+                        (w_b.view(), Role::Weights),
+                        Role::InputError,
+                        true,
+                    )? {
+                        Some(e) => e,
+                        None => self.m.matmul(
+                            b,
+                            accumulation(b, q, k.matmul),
+                            delta.b.view(),
+                            w_b.view(),
+                        )?,
+                    };
+                    if !exact {
+                        self.store(at, Role::InputError, &mut e.data, true);
+                    }
                     Some(Delta { b: e, g: None })
                 } else {
                     None

@@ -6,6 +6,7 @@
 //! formats of one family). The golden machine computes them with the golden library; the RTL
 //! machine runs the same operations on the simulated RTL, so the two agree bit for bit.
 
+use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::onebit::{Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{alu, AluOp, Calc, Format, Lns, SumMode};
@@ -257,8 +258,55 @@ pub trait Machine {
     ) -> Result<Vec<Self::Word>, TrainError> {
         through_codec(codec, f, words, unit)
     }
+    /// Seed 002's dynamic fixed-point product (`--dfix-products exact`): C = A·B of `dfix:W`
+    /// words, A at scale `ea` and B at `eb`, each dot product accumulated exactly (k = 0..K−1)
+    /// and read out once into scale `e`, with the read-outs' overflow counts at e and e − 1.
+    /// The golden rule ([`dfix_product`]), unless a machine has hardware for it.
+    fn dfix_matmul(
+        &mut self,
+        f: DfixFormat,
+        (a, ea): (&Mat<u64>, i32),
+        (b, eb): (&Mat<u64>, i32),
+        e: i32,
+    ) -> Result<DfixProduct, TrainError> {
+        check_shapes(a.view(), b.view())?;
+        Ok(dfix_product(f, (a, ea), (b, eb), e))
+    }
     /// A name for reports.
     fn name(&self) -> String;
+}
+
+/// A dynamic fixed-point product: the words at the output scale, and how many read-outs
+/// saturated at that scale and would have at its half (golden `ReadOut`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DfixProduct {
+    pub c: Mat<u64>,
+    pub overflows: u64,
+    pub overflows_at_half: u64,
+}
+
+/// The golden dynamic fixed-point product: every element one `DfixFormat::dot`.
+pub fn dfix_product(
+    f: DfixFormat,
+    (a, ea): (&Mat<u64>, i32),
+    (b, eb): (&Mat<u64>, i32),
+    e: i32,
+) -> DfixProduct {
+    let bt = b.transpose();
+    let mut p = DfixProduct {
+        c: Mat::filled(a.rows, b.cols, 0),
+        overflows: 0,
+        overflows_at_half: 0,
+    };
+    for i in 0..a.rows {
+        for j in 0..b.cols {
+            let r = f.dot(a.row(i), ea, bt.row(j), eb, e);
+            p.c.data[i * b.cols + j] = r.word;
+            p.overflows += r.overflow as u64;
+            p.overflows_at_half += r.overflow_at_half as u64;
+        }
+    }
+    p
 }
 
 /// A boxed machine (for choosing one at run time).
@@ -313,6 +361,16 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
         unit: f64,
     ) -> Result<Vec<M::Word>, TrainError> {
         (**self).through_q8(codec, f, words, unit)
+    }
+
+    fn dfix_matmul(
+        &mut self,
+        f: DfixFormat,
+        a: (&Mat<u64>, i32),
+        b: (&Mat<u64>, i32),
+        e: i32,
+    ) -> Result<DfixProduct, TrainError> {
+        (**self).dfix_matmul(f, a, b, e)
     }
 
     fn name(&self) -> String {

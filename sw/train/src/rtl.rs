@@ -8,6 +8,7 @@ mod q8;
 
 use std::collections::HashMap;
 
+use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::onebit::{self, Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{AluOp, Format, SumMode, ALU_OP_BITS};
@@ -16,7 +17,7 @@ use lpgen_verif::layout::{get_bits, put_bits, Layout};
 use lpgen_verif::{Model, Toolchain};
 
 use crate::compress::through_codec;
-use crate::machine::{check_shapes, Accumulate, Machine, Mat, View};
+use crate::machine::{check_shapes, Accumulate, DfixProduct, Golden, Machine, Mat, View};
 use crate::TrainError;
 
 /// A loaded design and its port positions (bit offsets into the packed buffers).
@@ -81,6 +82,11 @@ pub struct Rtl {
     quantizers: HashMap<(Format, u32), Device>,
     /// `q8-enc` and `q8-dec` units by (format, type, unit name).
     codecs: HashMap<(Format, Q8Type, &'static str), Device>,
+    /// `array --pe dfix` units by word width.
+    dfix_arrays: HashMap<u32, Device>,
+    /// The host's golden f32 operations, for dfix storage runs (f32 arithmetic, products on
+    /// the dfix array).
+    host: Golden,
 }
 
 impl Rtl {
@@ -98,6 +104,11 @@ impl Rtl {
             vectors: HashMap::new(),
             quantizers: HashMap::new(),
             codecs: HashMap::new(),
+            dfix_arrays: HashMap::new(),
+            host: Golden {
+                threads: 1,
+                ..Golden::new("host", None)
+            },
         })
     }
 
@@ -138,6 +149,11 @@ impl Rtl {
             self.vectors.insert(key, d);
         }
         Ok(self.vectors.get_mut(&key).expect("inserted"))
+    }
+
+    /// How many `array --pe dfix` designs this machine has built.
+    pub fn dfix_designs(&self) -> usize {
+        self.dfix_arrays.len()
     }
 
     /// How many `quant1` designs this machine has built (one per format and column bound).
@@ -333,82 +349,18 @@ impl Machine for Rtl {
         b: View<'_, u64>,
     ) -> Result<Mat, TrainError> {
         check_shapes(a, b)?;
+        if f == Format::F32 {
+            // Only dfix storage runs ask for f32 on this machine: its f32 arithmetic is the
+            // host's (the golden f32 operations); its products run on the dfix array.
+            return self.host.matmul(f, acc, a, b);
+        }
         let (a, b) = (a.to_mat(), b.to_mat());
         let pe = Rtl::pe(f, acc)?;
-        let (rows, cols) = (self.rows as usize, self.cols as usize);
-        let w = f.width();
+        let shape = (self.rows as usize, self.cols as usize);
         let zero = f.calc().zero();
-        let k_len = a.cols;
         let dev = self.array(f, pe)?;
-        let is = dev.layout.in_slots;
-        let (pa, pb, pv, pc, pl) = (
-            dev.pos("a_in"),
-            dev.pos("b_in"),
-            dev.pos("in_valid"),
-            dev.pos("clear"),
-            dev.pos("last"),
-        );
-        let tile_cycles = k_len.max(rows + cols - 1);
-        let tiles: Vec<(usize, usize)> = (0..a.rows.div_ceil(rows))
-            .flat_map(|ti| (0..b.cols.div_ceil(cols)).map(move |tj| (ti * rows, tj * cols)))
-            .collect();
-        let cycles = tiles.len() * tile_cycles;
-        let mut ins = vec![0u64; cycles * is];
-        for (t, &(i0, j0)) in tiles.iter().enumerate() {
-            for k in 0..k_len {
-                let slot = &mut ins[(t * tile_cycles + k) * is..][..is];
-                put_bits(slot, pv, 1, 1);
-                put_bits(slot, pc, 1, (k == 0) as u64);
-                put_bits(slot, pl, 1, (k + 1 == k_len) as u64);
-                for r in 0..rows {
-                    let v = if i0 + r < a.rows {
-                        a.at(i0 + r, k)
-                    } else {
-                        zero
-                    };
-                    put_bits(slot, pa + r * w as usize, w, v);
-                }
-                for c in 0..cols {
-                    let v = if j0 + c < b.cols {
-                        b.at(k, j0 + c)
-                    } else {
-                        zero
-                    };
-                    put_bits(slot, pb + c * w as usize, w, v);
-                }
-            }
-        }
-        let outs = dev.stream(ins, cycles);
-        let os = dev.layout.out_slots;
-        let (po, pov) = (dev.pos("c_out"), dev.pos("out_valid"));
-        let mut data = vec![zero; a.rows * b.cols];
-        let mut done = 0;
-        for cyc in outs.chunks(os) {
-            if get_bits(cyc, pov, 1) == 0 {
-                continue;
-            }
-            let (i0, j0) = *tiles.get(done).ok_or_else(|| {
-                TrainError("the array gave more results than tiles (a generator bug)".into())
-            })?;
-            for r in 0..rows.min(a.rows - i0) {
-                for c in 0..cols.min(b.cols - j0) {
-                    data[(i0 + r) * b.cols + j0 + c] =
-                        get_bits(cyc, po + (r * cols + c) * w as usize, w);
-                }
-            }
-            done += 1;
-        }
-        if done != tiles.len() {
-            return Err(TrainError(format!(
-                "the array gave {done} results for {} tiles (a generator bug)",
-                tiles.len()
-            )));
-        }
-        Ok(Mat {
-            rows: a.rows,
-            cols: b.cols,
-            data,
-        })
+        let (c, _) = stream_tiles(dev, shape, f.width(), zero, &a, &b, None)?;
+        Ok(c)
     }
 
     fn lanes(
@@ -419,9 +371,8 @@ impl Machine for Rtl {
         b: &[u64],
     ) -> Result<Vec<u64>, TrainError> {
         if f == Format::F32 {
-            return Err(TrainError(
-                "f32 has no vector unit: use --backend f32".into(),
-            ));
+            // dfix storage runs: f32 arithmetic on the host (no f32 vector unit).
+            return self.host.lanes(f, op, a, b);
         }
         self.vector_run((f, f), op, a, b, "y")
     }
@@ -434,7 +385,132 @@ impl Machine for Rtl {
         self.vector_run((from, to), AluOp::Add, a, &[], "t_out")
     }
 
+    /// On the `array --pe dfix` unit of the format's width: the read-out shift e − (ea + eb)
+    /// given with each tile's last step, the overflow flags of every output counted.
+    fn dfix_matmul(
+        &mut self,
+        f: DfixFormat,
+        (a, ea): (&Mat, i32),
+        (b, eb): (&Mat, i32),
+        e: i32,
+    ) -> Result<DfixProduct, TrainError> {
+        check_shapes(a.view(), b.view())?;
+        let shape = (self.rows as usize, self.cols as usize);
+        if !self.dfix_arrays.contains_key(&f.width) {
+            let mut p = Params::dfix(Unit::Array, f);
+            p.rows = self.rows;
+            p.cols = self.cols;
+            let d = Device::build(&self.tc, &p)?;
+            self.dfix_arrays.insert(f.width, d);
+        }
+        let dev = self.dfix_arrays.get_mut(&f.width).expect("inserted");
+        let shift = e as i64 - (ea as i64 + eb as i64);
+        let (c, (overflows, overflows_at_half)) =
+            stream_tiles(dev, shape, f.width, 0, a, b, Some(shift))?;
+        Ok(DfixProduct {
+            c,
+            overflows,
+            overflows_at_half,
+        })
+    }
+
     fn name(&self) -> String {
         "rtl".into()
     }
+}
+
+/// Streams the tiles of A·B through an array `dev` of `rows` × `cols` PEs, `w`-bit words, the
+/// edges padded with `zero`. With `shift` (a dfix array: the read-out shift, given with each
+/// tile's last step) it also counts the set `overflow` and `overflow_half` flags of the
+/// outputs that are not padding.
+fn stream_tiles(
+    dev: &mut Device,
+    (rows, cols): (usize, usize),
+    w: u32,
+    zero: u64,
+    a: &Mat,
+    b: &Mat,
+    shift: Option<i64>,
+) -> Result<(Mat, (u64, u64)), TrainError> {
+    let k_len = a.cols;
+    let is = dev.layout.in_slots;
+    let (pa, pb, pv, pc, pl) = (
+        dev.pos("a_in"),
+        dev.pos("b_in"),
+        dev.pos("in_valid"),
+        dev.pos("clear"),
+        dev.pos("last"),
+    );
+    let ps = shift.map(|_| dev.pos("shift"));
+    let tile_cycles = k_len.max(rows + cols - 1);
+    let tiles: Vec<(usize, usize)> = (0..a.rows.div_ceil(rows))
+        .flat_map(|ti| (0..b.cols.div_ceil(cols)).map(move |tj| (ti * rows, tj * cols)))
+        .collect();
+    let cycles = tiles.len() * tile_cycles;
+    let mut ins = vec![0u64; cycles * is];
+    for (t, &(i0, j0)) in tiles.iter().enumerate() {
+        for k in 0..k_len {
+            let slot = &mut ins[(t * tile_cycles + k) * is..][..is];
+            put_bits(slot, pv, 1, 1);
+            put_bits(slot, pc, 1, (k == 0) as u64);
+            put_bits(slot, pl, 1, (k + 1 == k_len) as u64);
+            if let (Some(ps), Some(s), true) = (ps, shift, k + 1 == k_len) {
+                put_bits(slot, ps, lpgen_hdl::units::DFIX_SHIFT_BITS, s as u64);
+            }
+            for r in 0..rows {
+                let v = if i0 + r < a.rows {
+                    a.at(i0 + r, k)
+                } else {
+                    zero
+                };
+                put_bits(slot, pa + r * w as usize, w, v);
+            }
+            for c in 0..cols {
+                let v = if j0 + c < b.cols {
+                    b.at(k, j0 + c)
+                } else {
+                    zero
+                };
+                put_bits(slot, pb + c * w as usize, w, v);
+            }
+        }
+    }
+    let outs = dev.stream(ins, cycles);
+    let os = dev.layout.out_slots;
+    let (po, pov) = (dev.pos("c_out"), dev.pos("out_valid"));
+    let flags = shift.map(|_| (dev.pos("overflow"), dev.pos("overflow_half")));
+    let mut data = vec![zero; a.rows * b.cols];
+    let mut counts = (0, 0);
+    let mut done = 0;
+    for cyc in outs.chunks(os) {
+        if get_bits(cyc, pov, 1) == 0 {
+            continue;
+        }
+        let (i0, j0) = *tiles.get(done).ok_or_else(|| {
+            TrainError("the array gave more results than tiles (a generator bug)".into())
+        })?;
+        for r in 0..rows.min(a.rows - i0) {
+            for c in 0..cols.min(b.cols - j0) {
+                data[(i0 + r) * b.cols + j0 + c] =
+                    get_bits(cyc, po + (r * cols + c) * w as usize, w);
+                if let Some((pf, ph)) = flags {
+                    counts.0 += get_bits(cyc, pf + r * cols + c, 1);
+                    counts.1 += get_bits(cyc, ph + r * cols + c, 1);
+                }
+            }
+        }
+        done += 1;
+    }
+    if done != tiles.len() {
+        return Err(TrainError(format!(
+            "the array gave {done} results for {} tiles (a generator bug)",
+            tiles.len()
+        )));
+    }
+    let c = Mat {
+        rows: a.rows,
+        cols: b.cols,
+        data,
+    };
+    Ok((c, counts))
 }

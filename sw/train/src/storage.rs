@@ -34,6 +34,10 @@ pub struct StorageConfig {
     /// Seed 002's fixed point: every group holds this many integer bits (sign excluded; §9.2's
     /// "radix point after the fifth bit" is 5) and its scale never moves.
     pub radix_point: Option<u32>,
+    /// `--dfix-products exact`: the dense layers' products on the stored words, accumulated
+    /// exactly and read out once into the result's group (the dfix array PE's arithmetic),
+    /// instead of f32 products rounded as they are stored.
+    pub exact_products: bool,
 }
 
 impl StorageConfig {
@@ -49,10 +53,15 @@ impl StorageConfig {
     /// The one-line description of titles and fingerprints.
     pub fn describe(&self) -> String {
         let (p, u) = (self.propagation.width, self.update.width);
+        let products = if self.exact_products {
+            ", exact products"
+        } else {
+            ""
+        };
         match self.radix_point {
-            Some(r) => format!("fixed point {p}/{u} bits, radix point after bit {r}"),
+            Some(r) => format!("fixed point {p}/{u} bits, radix point after bit {r}{products}"),
             None => format!(
-                "dynamic fixed point {p}/{u} bits, scales every {} examples at {:e} overflow",
+                "dynamic fixed point {p}/{u} bits, scales every {} examples at {:e} overflow{products}",
                 self.scale_every, self.max_overflow
             ),
         }
@@ -259,6 +268,46 @@ impl Storage {
         xs.into_iter().map(|x| W::constant(f, x)).collect()
     }
 
+    /// Whether products run on the stored words now (`exact_products`, and not while the
+    /// initial scales are fitted in f32).
+    pub fn exact_products(&self) -> bool {
+        self.config.exact_products && self.fitting.is_none()
+    }
+
+    /// The format and scale of group `role`'s words as a product reads them: parameters at
+    /// the propagation width over their range (scale + U − P), everything else as stored.
+    pub fn operand(&self, layer: usize, role: Role) -> (DfixFormat, i32) {
+        let g = &self.groups[layer][role.index()];
+        let (p, u) = (self.config.propagation, self.config.update);
+        if role.is_update() && p.width < u.width {
+            (p, g.scale + (u.width - p.width) as i32)
+        } else {
+            (g.format, g.scale)
+        }
+    }
+
+    /// Counts `seen` values read out into group `role` by a product, of which `overflows`
+    /// saturated and `overflows_at_half` would have at half the scale (`training` only).
+    pub fn count(
+        &mut self,
+        layer: usize,
+        role: Role,
+        seen: u64,
+        overflows: u64,
+        overflows_at_half: u64,
+        training: bool,
+    ) {
+        if !training || self.fitting.is_some() {
+            return;
+        }
+        let g = &mut self.groups[layer][role.index()];
+        g.seen += seen;
+        g.overflows += overflows;
+        g.overflows_at_half += overflows_at_half;
+        self.epoch.stored += seen;
+        self.epoch.overflows += overflows;
+    }
+
     /// Counts `examples` more training examples; every `scale_every` of them each group's
     /// scale moves by its overflow rates (dynamic fixed point only).
     pub fn examples(&mut self, examples: u64) {
@@ -348,6 +397,7 @@ mod tests {
             scale_every: 100,
             max_overflow: 0.01,
             radix_point,
+            exact_products: false,
         }
     }
 

@@ -240,3 +240,93 @@ fn the_q8_units_give_the_golden_words() {
     }
     assert_eq!(rtl.q8_designs(), 4);
 }
+
+/// Seed 002 with exact products on the rtl backend: every dense product of a dfix storage run
+/// runs on the generated `array --pe dfix` (read-out shift from the groups' scales, overflow
+/// flags counted into them), checked word for word and count for count against the golden
+/// `DfixFormat::dot`, and the run ends with the golden machine's weights and scales.
+#[test]
+fn dfix_products_run_on_the_dfix_array() {
+    use lpgen_golden::dfix::DfixFormat;
+    use lpgen_golden::Format;
+    use lpgen_train::storage::StorageConfig;
+    let ds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist-300");
+    let mut train = data::load(&ds, Split::Train).unwrap();
+    let mut test = data::load(&ds, Split::Test).unwrap();
+    train.truncate(40);
+    test.truncate(20);
+    let storage = StorageConfig {
+        propagation: DfixFormat::new(8).unwrap(),
+        update: DfixFormat::new(12).unwrap(),
+        scale_every: 20,
+        max_overflow: 0.01,
+        radix_point: None,
+        exact_products: true,
+    };
+    let cfg = Config {
+        stages: Stages::all(Format::F32),
+        quire: false,
+        kahan: KahanPlaces::default(),
+        keep_bits: None,
+        arch: Arch::mlp((1, 28, 28), &[6], Activation::Relu, 10),
+        optimizer: Optimizer::Sgd,
+        compression: Default::default(),
+        storage: Some(storage),
+        max_norm: None,
+        batch: 10,
+        lr: 0.1,
+        momentum: 0.5,
+        momentum_from: 1,
+        schedule: Schedule::Fixed,
+        normalize: Normalize::Global,
+        seed: 5,
+    };
+    let plan = |name: &str| Plan {
+        epochs: 2,
+        max_steps: None,
+        out: tmp(name),
+        resume: false,
+        progress: false,
+    };
+    let mut sink = |_: &str| Ok(());
+    let golden = trainer::run(
+        &mut Golden::default(),
+        &cfg,
+        &train,
+        &test,
+        &plan("dg"),
+        &mut sink,
+    )
+    .unwrap();
+    let mut checked = Checked {
+        dut: Rtl::new(3, 2, 4).unwrap(),
+        reference: Golden::default(),
+        ops: 0,
+    };
+    let rtl = trainer::run(&mut checked, &cfg, &train, &test, &plan("dr"), &mut sink).unwrap();
+    assert_eq!(
+        checked.dut.dfix_designs(),
+        1,
+        "the dfix array was built and used"
+    );
+    assert_eq!(rtl.model, golden.model);
+    assert_eq!(rtl.storage, golden.storage);
+    // Exact products differ from f32 products rounded as stored.
+    let mut f32_products = cfg.clone();
+    if let Some(s) = &mut f32_products.storage {
+        s.exact_products = false;
+    }
+    let other = trainer::run(
+        &mut Golden::default(),
+        &f32_products,
+        &train,
+        &test,
+        &plan("df"),
+        &mut sink,
+    )
+    .unwrap();
+    assert_ne!(other.model, golden.model);
+    for d in ["dg", "dr", "df"] {
+        let _ = std::fs::remove_dir_all(tmp(d));
+    }
+}

@@ -49,6 +49,7 @@ fn dfix(p: u32, u: u32, radix_point: Option<u32>) -> StorageConfig {
         scale_every: 20,
         max_overflow: 0.01,
         radix_point,
+        exact_products: false,
     }
 }
 

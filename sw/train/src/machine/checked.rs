@@ -5,7 +5,9 @@ use lpgen_golden::onebit::Quantized;
 use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{AluOp, Format, SumMode};
 
-use super::{Accumulate, Machine, Mat, View};
+use lpgen_golden::dfix::DfixFormat;
+
+use super::{Accumulate, DfixProduct, Machine, Mat, View};
 use crate::TrainError;
 
 /// `--check`: every operation runs on `dut` and on `reference`; the first word that differs
@@ -130,6 +132,28 @@ impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
             format!("{codec} encode and decode of {} words of {f}", words.len()),
             &got,
             &want,
+        )?;
+        Ok(got)
+    }
+
+    fn dfix_matmul(
+        &mut self,
+        f: DfixFormat,
+        a: (&Mat<u64>, i32),
+        b: (&Mat<u64>, i32),
+        e: i32,
+    ) -> Result<DfixProduct, TrainError> {
+        let got = self.dut.dfix_matmul(f, a, b, e)?;
+        let want = self.reference.dfix_matmul(f, a, b, e)?;
+        let what = format!(
+            "{f} product, {}x{} at 2^{} by {}x{} at 2^{}, read out at 2^{e}, row-major",
+            a.0.rows, a.0.cols, a.1, b.0.rows, b.0.cols, b.1
+        );
+        self.compare(what.clone(), &got.c.data, &want.c.data)?;
+        self.compare(
+            format!("{what}: overflow counts at the scale and its half"),
+            &[got.overflows, got.overflows_at_half],
+            &[want.overflows, want.overflows_at_half],
         )?;
         Ok(got)
     }

@@ -179,6 +179,25 @@ fn bad_input_is_refused_in_one_line() {
         &["--format", "dfix:10:12", "--kahan", "all"],
         "--kahan applies",
     );
+    dfix(
+        &["--format", "dfix:10:12", "--dfix-products", "fast"],
+        "expected f32 or exact",
+    );
+    dfix(
+        &["--format", "dfix:12:10", "--dfix-products", "exact"],
+        "must not exceed the update width",
+    );
+    dfix(
+        &[
+            "--format",
+            "dfix:10:12",
+            "--dfix-products",
+            "exact",
+            "--model",
+            "lenet5",
+        ],
+        "applies to dense layers",
+    );
     dfix(&["--format", "dfix:10:12", "--workers", "2"], "one worker");
     dfix(
         &["--format", "lns:5:6", "--scale-every", "5"],

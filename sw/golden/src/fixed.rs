@@ -183,8 +183,16 @@ impl FixFormat {
         if x.is_infinite() {
             return self.from_int(if x > 0.0 { i128::MAX } else { i128::MIN });
         }
-        let (num, den) = crate::exact::f64_ratio(x.abs());
-        self.from_ratio(x < 0.0, &num, &den)
+        // |x|·2^F is exact in f64 (a power-of-two scaling that cannot underflow), and beyond
+        // 2^40 everything saturates alike: from_ratio's rounding without big integers (the
+        // host converted every input pixel through them, serially).
+        let scaled = (x.abs() * (self.frac_bits as f64).exp2()).round_ties_even();
+        let q = if scaled >= (1u64 << 40) as f64 {
+            1i128 << 40
+        } else {
+            scaled as i128
+        };
+        self.from_int(if x < 0.0 { -q } else { q })
     }
 
     /// Bits of the MAC accumulator: a full product plus guard bits.
@@ -320,6 +328,28 @@ mod tests {
                     acc.add_product(x, y);
                 }
                 assert_eq!(f.dot_acc(&a, &b), acc.to_word(), "{f} over {len} terms");
+            }
+        }
+    }
+    #[test]
+    fn from_f64_is_from_ratio_of_the_exact_value() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(17);
+        for (i, f) in [(7, 8), (1, 1), (3, 12), (15, 16), (0, 30), (30, 1), (5, 0)] {
+            let fmt = FixFormat::new(i, f).unwrap();
+            let mut xs: Vec<f64> = (0..20_000)
+                .map(|_| rng.gen_range(-1.0..1.0) * (rng.gen_range(-40..45) as f64).exp2())
+                .collect();
+            // Ties of the grid, zeros, the extremes.
+            xs.extend((-40..40).map(|k| (k as f64 + 0.5) * (-(f as f64)).exp2()));
+            xs.extend([0.0, -0.0, 1e300, -1e300, 5e-324, f64::MAX, f64::MIN]);
+            for x in xs {
+                let (num, den) = crate::exact::f64_ratio(x.abs());
+                assert_eq!(
+                    fmt.from_f64(x),
+                    fmt.from_ratio(x < 0.0, &num, &den),
+                    "fix:{i}:{f} {x}"
+                );
             }
         }
     }

@@ -434,7 +434,7 @@ impl Default for Golden {
 
 /// Below this many multiply-adds (or lane operations) a job runs on one thread: starting
 /// threads costs more than it saves.
-const PARALLEL_FROM: usize = 1 << 14;
+const PARALLEL_FROM: usize = 1 << 11;
 
 impl Golden {
     /// A golden machine on every core.

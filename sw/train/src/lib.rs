@@ -19,6 +19,7 @@ pub mod parallel;
 pub mod plot;
 pub mod rtl;
 pub mod storage;
+mod stored;
 pub mod trainer;
 
 use std::fmt;

@@ -102,6 +102,10 @@ for s in 3 4 5; do
 done
 arr lns:5:6 lns-kahan 8 8 5
 arr lns:5:6 lns-plain 8 8 5
+# The posit-quire PE with registers before and after its quire (stages 3..=8).
+for s in 3 4 5 6 7 8; do arr posit:16 posit-quire 2 3 $s; done
+arr posit:8:0 posit-quire 1 1 8
+arr posit:16:1 posit-quire 8 8 8
 arr lns:3:2 lns-kahan 1 1 0
 arr lns:5:6 lns-plain 3 2 1
 arr posit:8:0 posit-quire 3 2 1

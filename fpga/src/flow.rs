@@ -129,11 +129,7 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
     }
 
     // Yosys.
-    let script = format!(
-        "read_verilog {}\n{}\n",
-        sources.join(" "),
-        t.synth_command(&top, "netlist.json", opts.dsp)
-    );
+    let script = synth_script(&sources, &top, t, opts);
     write(&work.join("synth.ys"), &script)?;
     let ok = exec(
         &yosys,
@@ -241,6 +237,7 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         target: t,
         top,
         wrapped: opts.wrap,
+        keep_hierarchy: !opts.keep_hierarchy.is_empty(),
         lc: parsed.used(lc).ok_or_else(|| missing(lc))?,
         lc_available: parsed.available(lc).unwrap_or(0),
         ff,
@@ -255,6 +252,19 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         work: work.clone(),
         bitstream,
     })
+}
+
+/// The Yosys script: read the sources, mark the modules to keep (`keep_hierarchy`, which
+/// `synth_*`'s flatten pass leaves alone), synthesize.
+fn synth_script(sources: &[String], top: &str, t: Target, opts: &FlowOptions) -> String {
+    let mut script = format!("read_verilog {}\n", sources.join(" "));
+    if !opts.keep_hierarchy.is_empty() {
+        script += &format!(
+            "hierarchy -top {top}\nsetattr -mod -set keep_hierarchy 1 {}\n",
+            opts.keep_hierarchy.join(" ")
+        );
+    }
+    script + &t.synth_command(top, "netlist.json", opts.dsp) + "\n"
 }
 
 /// A "does not fit" error when the log shows a resource over its count or a placement that
@@ -304,6 +314,26 @@ mod tests {
         let e = does_not_fit(&parse_nextpnr(log), Target::Ice40Up5k, "t");
         assert!(matches!(e, Some(FpgaError::DoesNotFit(_))));
         assert!(does_not_fit(&parse_nextpnr("ERROR: other\n"), Target::Ice40Up5k, "t").is_none());
+    }
+
+    #[test]
+    fn kept_modules_are_marked_before_synthesis() {
+        let mut opts = FlowOptions::new(Target::Ecp5_85k, "w".into());
+        let sources = ["rom.v".to_string(), "pe.v".into(), "top.v".into()];
+        let flat = synth_script(&sources, "top", Target::Ecp5_85k, &opts);
+        assert_eq!(
+            flat,
+            "read_verilog rom.v pe.v top.v\nsynth_ecp5 -top top -json netlist.json\n"
+        );
+        opts.keep_hierarchy = vec!["pe".into()];
+        opts.dsp = false;
+        let kept = synth_script(&sources, "top", Target::Ecp5_85k, &opts);
+        assert_eq!(
+            kept,
+            "read_verilog rom.v pe.v top.v\nhierarchy -top top\n\
+             setattr -mod -set keep_hierarchy 1 pe\n\
+             synth_ecp5 -nodsp -top top -json netlist.json\n"
+        );
     }
 
     #[test]

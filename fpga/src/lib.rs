@@ -163,6 +163,11 @@ pub struct FlowOptions {
     pub bitstream: bool,
     /// Map multipliers to DSP blocks where the device has them.
     pub dsp: bool,
+    /// Modules synthesized once each instead of being flattened into their parents (Yosys
+    /// `keep_hierarchy`), e.g. an array's PE module: R×C instances then cost Yosys one
+    /// synthesis, and nextpnr flattens the netlist when it reads it. Their own sub-modules
+    /// (ROMs) are still flattened into them, so that logic is optimised across the boundary.
+    pub keep_hierarchy: Vec<String>,
     /// Extra Verilog files read before the design (e.g. a board top that instantiates it).
     pub extra_sources: Vec<(String, String)>,
     /// Top module when it is not the design (or its wrapper): a board top.
@@ -181,6 +186,7 @@ impl FlowOptions {
             freq_mhz: None,
             bitstream: false,
             dsp: true,
+            keep_hierarchy: Vec::new(),
             extra_sources: Vec::new(),
             top_override: None,
             constraints: None,
@@ -195,6 +201,8 @@ pub struct Report {
     /// The module that was placed (the wrapper when wrapped).
     pub top: String,
     pub wrapped: bool,
+    /// Synthesized module by module (`FlowOptions::keep_hierarchy`).
+    pub keep_hierarchy: bool,
     /// iCE40 logic cells (LUT4 + FF + carry) or ECP5 LUT4s (TRELLIS_COMB, carry halves
     /// included).
     pub lc: u64,

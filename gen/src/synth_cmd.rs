@@ -36,6 +36,10 @@ pub struct SynthArgs {
     /// than the device has DSPs)
     #[arg(long)]
     no_dsp: bool,
+    /// Synthesize an array's PE module once (Yosys keep_hierarchy) instead of flattening
+    /// it into R×C copies first
+    #[arg(long)]
+    keep_hierarchy: bool,
     /// Also pack a bitstream (icepack / ecppack) into the work directory
     #[arg(long)]
     bitstream: bool,
@@ -92,6 +96,15 @@ pub fn run(args: &SynthArgs, out: &mut dyn Write) -> CliResult {
     opts.freq_mhz = args.freq;
     opts.bitstream = args.bitstream;
     opts.dsp = !args.no_dsp;
+    if args.keep_hierarchy {
+        opts.keep_hierarchy = pe_modules(&design);
+        if opts.keep_hierarchy.is_empty() {
+            return Err(CliError(format!(
+                "--keep-hierarchy keeps an array's PE module, and {} has none: drop it",
+                design.top
+            )));
+        }
+    }
     let report = match board {
         Some(b) => lpgen_fpga::board::run_board(&design, b, args.clock_div, opts)?,
         None => lpgen_fpga::run(&design, &opts)?,
@@ -104,6 +117,18 @@ pub fn run(args: &SynthArgs, out: &mut dyn Write) -> CliResult {
         table(&report, &params, &design.top, place)
     };
     emit(out, &text)
+}
+
+/// The design's array PE modules (`lpgen_pe_…`, docs/rtl.md).
+fn pe_modules(design: &lpgen_hdl::Design) -> Vec<String> {
+    design
+        .verilog
+        .names()
+        .iter()
+        .filter_map(|file| file.strip_suffix(".v"))
+        .filter(|module| module.starts_with(lpgen_hdl::units::PE_MODULE_PREFIX))
+        .map(String::from)
+        .collect()
 }
 
 fn fmax_text(r: &Report) -> String {
@@ -136,6 +161,9 @@ pub struct SynthReport {
     pub design: String,
     pub wrapped: bool,
     pub dsp_inference: bool,
+    /// Synthesized with `--keep-hierarchy` (absent in records of before it: false).
+    #[serde(default)]
+    pub keep_hierarchy: bool,
     pub seed: u64,
     pub lc_available: u64,
     pub dsp_available: u64,
@@ -165,6 +193,7 @@ impl SynthReport {
             design: design.to_string(),
             wrapped: r.wrapped,
             dsp_inference: !no_dsp,
+            keep_hierarchy: r.keep_hierarchy,
             seed: r.seed,
             lc_available: r.lc_available,
             dsp_available: r.dsp_available,
@@ -209,6 +238,14 @@ fn table(r: &Report, p: &Params, design: &str, board: Option<String>) -> String 
                 format!("none ({} I/O)", r.io)
             },
         ),
+        (
+            "synthesis",
+            if r.keep_hierarchy {
+                "PE module kept (keep_hierarchy)".into()
+            } else {
+                "flattened".to_string()
+            },
+        ),
         ("lc", format!("{} / {} {lc_name}", r.lc, r.lc_available)),
         ("ff", r.ff.to_string()),
         ("dsp", format!("{} / {}", r.dsp, r.dsp_available)),
@@ -235,6 +272,7 @@ mod tests {
             target: Target::Ice40Up5k,
             top: "lpgen_lns_mul_lns_5_6_s1_wrap".into(),
             wrapped: true,
+            keep_hierarchy: false,
             lc: 364,
             lc_available: 5280,
             ff: 28,
@@ -262,7 +300,7 @@ mod tests {
             "target": "ice40-up5k", "unit": "lns-mul", "format": "lns:5:6",
             "stages": 1, "rows": 1, "cols": 1, "lanes": 1, "pe": "lns-kahan",
             "design": "lpgen_lns_mul_lns_5_6_s1", "wrapped": true,
-            "dsp_inference": true, "seed": 1, "lc_available": 5280,
+            "dsp_inference": true, "keep_hierarchy": false, "seed": 1, "lc_available": 5280,
             "dsp_available": 8, "bram_available": 30, "io": 4,
             "work": "synth/a \"b\"",
         });

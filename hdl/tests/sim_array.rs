@@ -438,7 +438,12 @@ fn lns_and_posit_pes_in_multi_pe_arrays_match_golden_dot_products() {
         ("posit:16", PeKind::PositQuire, SumMode::Quire),
         ("posit:8:0", PeKind::PositQuire, SumMode::Quire),
     ] {
-        for (rows, cols, stages) in [(2, 3, 0), (3, 2, 1), (2, 2, 2)] {
+        // The posit-quire PE also takes stages 3..=8 (registers before and after its quire).
+        let deep: &[(u32, u32, u32)] = match pe {
+            PeKind::PositQuire => &[(1, 2, 3), (2, 2, 8)],
+            _ => &[],
+        };
+        for &(rows, cols, stages) in [(2, 3, 0), (3, 2, 1), (2, 2, 2)].iter().chain(deep) {
             let mut p = array_params(fmt, rows, cols, stages);
             p.pe = pe;
             check_array(&mut rng, &p, mode);

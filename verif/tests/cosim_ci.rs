@@ -2,6 +2,7 @@
 //! the full set): exhaustive lns-add and posit-add, posit-mac from quire states, a 2×3
 //! lns-kahan array with K in chunks and smaller shapes, a 2×2 lns-kahan array interleaving
 //! four accumulations in its pipelined Kahan loop and a 1×1 lns-plain one interleaving three,
+//! a 2×2 posit:8:0 quire array with every register of its pipelined front and read-out,
 //! a quant1 column unit on every column of up to 3 fix:1:1 words and random posit:5:0 columns,
 //! and mutation tests proving the
 //! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
@@ -44,6 +45,15 @@ fn lns_plain_array_1x1_three_interleaved_accumulations() {
     let p = array("lns:5:6", PeKind::LnsPlain, 1, 1, 4);
     assert_eq!(lpgen_hdl::units::array_accumulations(&p), 3);
     let r = check(&toolchain(), &p, Mode::Vectors(60_000), 0x91a1);
+    assert!(r.passed > 1000, "{}", r.passed);
+}
+
+#[test]
+fn posit_quire_array_2x2_pipelined_front_and_read_out() {
+    // Stages 8: every register the posit-quire PE has, before and after its quire.
+    let p = array("posit:8:0", PeKind::PositQuire, 2, 2, 8);
+    assert_eq!(lpgen_hdl::units::array_accumulations(&p), 1);
+    let r = check(&toolchain(), &p, Mode::Vectors(20_000), 0x9e7);
     assert!(r.passed > 1000, "{}", r.passed);
 }
 

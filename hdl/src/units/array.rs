@@ -18,7 +18,10 @@
 //! Every PE does one MAC per cycle at every stage count. `--stages 1` registers the inputs at
 //! the array's boundary, so no path runs from a port into a PE's arithmetic; `--stages 2`
 //! also registers each PE's product, so the cycle holds only the accumulation loop (the
-//! Kahan step's four LNS additions, the quire's carry-propagate adder, the fix adder).
+//! Kahan step's four LNS additions, the quire's carry-propagate adder, the fix adder) and,
+//! with results, the read-out. Beyond 2, the LNS PEs put registers inside their loop and
+//! interleave accumulations; the posit-quire PE puts them before and after its quire
+//! (docs/rtl.md).
 
 use lpgen_golden::Format;
 
@@ -28,6 +31,9 @@ use super::{
     dfix, fix, lns, posit, start, top_name, Built, GenError, Params, PeBuilder, PeIo, PeKind,
 };
 use crate::ir::{cat, Module, StagePlan, SubModule, E};
+
+/// How the name of every array PE module begins (the FPGA flow keeps these modules whole).
+pub const PE_MODULE_PREFIX: &str = "lpgen_pe_";
 
 /// The PE builder for `p.pe`, if it suits the format family.
 fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
@@ -66,16 +72,12 @@ fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
 /// neighbour, `b_out` to the one below), so no signal reaches more than one PE. `result`
 /// is the PE's result register: loaded with the accumulator's read-out word (rounded once
 /// for wide accumulators) S + 1 cycles after a step with `last`, held until the next.
-fn pe_module(
-    m: &Module,
-    p: &Params,
-    build: PeBuilder,
-    lag: u32,
-    loop_registers: u32,
-) -> Result<Rc<SubModule>, GenError> {
-    let pe_stages = lag + loop_registers;
+fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, GenError> {
+    let pe_stages = pe_latency(p);
+    let loop_registers = pe_loop_registers(p);
+    let pipelined_quire = p.pe == PeKind::PositQuire && p.stages > 2;
     let name = format!(
-        "lpgen_pe_{}_{}_s{pe_stages}",
+        "{PE_MODULE_PREFIX}{}_{}_s{pe_stages}",
         p.pe.name().replace('-', "_"),
         p.format_name().replace(':', "_"),
     );
@@ -83,9 +85,15 @@ fn pe_module(
     // The dfix PE's result register also holds its two overflow flags.
     let dfix_pe = p.pe == PeKind::Dfix;
     let result_width = w + if dfix_pe { 2 } else { 0 };
-    // The product boundary, then the loop's: with loop registers every one is cut.
-    let boundaries = 1 + loop_registers;
-    let plan = StagePlan::spread(pe_stages, boundaries);
+    // The product boundary, then the loop's: with loop registers every one is cut. The
+    // pipelined posit-quire PE has boundaries of its own before and after its quire.
+    let (boundaries, plan) = if pipelined_quire {
+        let cuts = posit::pe_cuts(p.stages - 2);
+        (posit::PE_CANDIDATES, StagePlan::at(&cuts))
+    } else {
+        let boundaries = 1 + loop_registers;
+        (boundaries, StagePlan::spread(pe_stages, boundaries))
+    };
     m.define(&name, plan, |pe| {
         pe.header.push(format!(
             "One {} PE of the array for {}; ports and timing: docs/rtl.md, array.",
@@ -131,6 +139,7 @@ fn pe_module(
         // leaves the loop (with loop registers, the register holds each accumulation in
         // turn as it comes round).
         let word = match (loop_registers, &shift) {
+            _ if pipelined_quire => posit::quire_pe_pipelined(pe, p.format, &io)?,
             (0, Some(s)) => dfix::dfix_pe(pe, p, &io, s, readout_registers(p) == 1)?,
             (0, None) => build(pe, p.format, "", &io)?,
             (n, _) if p.pe == PeKind::LnsPlain => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
@@ -155,6 +164,7 @@ fn pe_module(
             boundaries as usize,
             "a PE marks the product boundary and its loop's"
         );
+        assert_eq!(pe.cycle(), pe_stages, "the PE's latency is its plan's");
         let res = pe.state("res", result_width, Some(0));
         pe.drive(&res, &word, Some(&capture));
         pe.output("result", &res);
@@ -198,19 +208,36 @@ struct FromLeft {
 
 /// The most stages an array of `pe` takes: the input register, the product register, and
 /// for the LNS PEs up to three registers inside the accumulation loop (lns-kahan: between
-/// and after the Kahan additions; lns-plain: inside its one addition).
+/// and after the Kahan additions; lns-plain: inside its one addition), for the posit-quire
+/// PE up to six around its quire (`posit::pe_cuts`).
 pub fn array_max_stages(pe: PeKind) -> u32 {
     match pe {
         PeKind::LnsKahan | PeKind::LnsPlain => 2 + lns::PE_MAX_LOOP_REGISTERS,
+        PeKind::PositQuire => 1 + posit::PE_CANDIDATES,
         _ => 2,
     }
+}
+
+/// Registers inside each PE's accumulation loop: stages − 2 for the LNS PEs, else 0.
+fn pe_loop_registers(p: &Params) -> u32 {
+    match p.pe {
+        PeKind::LnsKahan | PeKind::LnsPlain => p.stages.saturating_sub(2),
+        _ => 0,
+    }
+}
+
+/// Registers of the PE module on the way from its inputs to its result register (the
+/// array's stage 1 is the top's input register, every later one lies inside the PE):
+/// stages − 1, or 0. The dfix PE's read-out register comes on top ([`readout_registers`]).
+fn pe_latency(p: &Params) -> u32 {
+    p.stages.saturating_sub(1)
 }
 
 /// How many independent accumulations each PE of the array `p` interleaves: 1, or for the
 /// LNS PEs at stages 3..=5, 1 + the registers inside the accumulation loop (2, 3, 4). Step t
 /// of the host's stream belongs to accumulation t mod P (docs/rtl.md).
 pub fn array_accumulations(p: &Params) -> u32 {
-    1 + p.stages.saturating_sub(2)
+    1 + pe_loop_registers(p)
 }
 
 pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
@@ -223,10 +250,6 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     outer.stages = p.stages.min(2);
     let (mut m, valid) = start(&outer, 2)?;
     m.name = top_name(p);
-    // With the product register the accumulators work one cycle later ("lag"), and each
-    // loop register one more.
-    let lag = (p.stages >= 2) as u32;
-    let loop_registers = p.stages.saturating_sub(2);
     let (rows, cols) = (p.rows, p.cols);
     let w = p.format.width();
     let a_in = m.input("a_in", rows * w);
@@ -274,7 +297,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         let skew = chain(&mut m, &format!("b_col{c}"), &word, c, false);
         above.push(skew[c as usize].clone());
     }
-    let pe = pe_module(&m, p, build, lag, loop_registers)?;
+    let pe = pe_module(&m, p, build)?;
     let mut results = vec![];
     let mut done = vec![];
     // Every PE starts in this cycle (what it receives comes from registers).
@@ -304,10 +327,10 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
             above[ci] = outs.port("b_out");
             if r + 1 == rows && c + 1 == cols {
                 // The corner PE passes `last` on R + C − 1 cycles after the step and loads
-                // its result register 1 + lag cycles after receiving it: `out_valid`
-                // follows the same way (registers of this cycle, before the PE's lag).
+                // its result register 1 + its latency cycles after receiving it:
+                // `out_valid` follows the same way (registers of this cycle).
                 let corner = outs.port("last_out");
-                let n = 1 + lag + loop_registers + readout_registers(p);
+                let n = 1 + pe_latency(p) + readout_registers(p);
                 done = chain(&mut m, "done", &corner, n, true);
             }
             let word = outs.port("result");
@@ -320,7 +343,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     m.join(fork);
     assert_eq!(
         m.cycle(),
-        before + lag + loop_registers,
+        before + pe_latency(p),
         "the PE's registers are the plan's"
     );
     results.reverse();
@@ -339,7 +362,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let latency = m.cycle() + depth + readout_registers(p);
     m.output(
         "out_valid",
-        &done[(1 + lag + loop_registers + readout_registers(p)) as usize],
+        &done[(1 + pe_latency(p) + readout_registers(p)) as usize],
     );
     // Every LNS PE holds the format's G tables: report their digests like lns-add does.
     let tables = match p.format {
@@ -354,9 +377,10 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
 }
 
 /// The array designs of the lint grid. Full: 1×1, 2×3, 4×4, 8×8 and 16×16 of every PE kind
-/// (stages 0..=2 up to 2×3, the LNS PEs 0..=5 there; 0 and 2 at 4×4, 2 from 8×8; Yosys
-/// `synth` keeps the hierarchy, so it maps the PE module once whatever the size). Lean: the
-/// fix PE at 1×1 and 2×3, the others 1×1, at stages 0..=2, and the LNS PEs 1×1 at 5.
+/// (stages 0..=2 up to 2×3, the LNS PEs 0..=5 there and the posit-quire PE 0..=8; 0 and 2
+/// at 4×4, 2 from 8×8; Yosys `synth` keeps the hierarchy, so it maps the PE module once
+/// whatever the size). Lean: the fix PE at 1×1 and 2×3, the others 1×1, at stages 0..=2,
+/// the LNS PEs 1×1 at 5 and the posit-quire PE 1×1 at 8.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
         &[(1, 1), (2, 3), (4, 4), (8, 8), (16, 16)]
@@ -379,6 +403,9 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
                 // Interleaved Kahan loops (stages 3..=5): the lean grid checks the deepest.
                 (0..=6, PeKind::LnsKahan | PeKind::LnsPlain) if full => &[0, 1, 2, 3, 4, 5],
                 (1, PeKind::LnsKahan | PeKind::LnsPlain) => &[0, 1, 2, 5],
+                // Registers around the quire (stages 3..=8): the lean grid checks the deepest.
+                (0..=6, PeKind::PositQuire) if full => &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+                (1, PeKind::PositQuire) => &[0, 1, 2, 8],
                 (0..=6, _) => &[0, 1, 2],
                 (7..=16, _) => &[0, 2],
                 _ => &[2],

@@ -5,7 +5,7 @@ mod alu;
 mod array;
 mod dfix;
 mod divide;
-pub use array::{array_accumulations, array_max_stages};
+pub use array::{array_accumulations, array_max_stages, PE_MODULE_PREFIX};
 pub use dfix::{
     dfix_shift_bits, DfixLaneOp, DFIX_COUNTER_BITS, DFIX_LANE_OP_BITS, DFIX_SHIFT_BITS,
 };
@@ -416,8 +416,10 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
     if p.stages > max {
         let hint = match p.unit {
             Unit::Array if array::array_max_stages(p.pe) == 2 => format!(
-                "; lns-kahan and lns-plain PEs take up to {}, interleaving accumulations",
-                array::array_max_stages(PeKind::LnsKahan)
+                "; lns-kahan and lns-plain PEs take up to {}, interleaving accumulations, \
+                 posit-quire PEs up to {}",
+                array::array_max_stages(PeKind::LnsKahan),
+                array::array_max_stages(PeKind::PositQuire)
             ),
             _ => String::new(),
         };

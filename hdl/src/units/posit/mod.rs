@@ -27,7 +27,7 @@ use encode::encode;
 
 pub(crate) use lane::{lane_ops, LANE_STAGES};
 #[allow(unused_imports)] // quire_pe: used by the array generator
-pub(crate) use quire::{mac, quire_pe};
+pub(crate) use quire::{mac, pe_cuts, quire_pe, quire_pe_pipelined, PE_CANDIDATES};
 
 /// Candidate stage boundaries of each unit (the most `--stages` accepts).
 pub(crate) const ADD_STAGES: u32 = 4;

@@ -25,8 +25,10 @@
 //! t + stages (latency = stages, as for `fix-mac`). Ops issue back to back, one per cycle:
 //! the only loop-carried path is the single-cycle quire add (q → adder → q), which no stage
 //! setting pipelines. With stages = 0 the whole MAC and read-out is one combinational step
-//! and `y` is the rounded next quire value. Future work: a carry-save quire (or a segmented
-//! adder with carry lookahead per segment) would shorten that loop for wide quires.
+//! and `y` is the rounded next quire value. The array PE at stages >= 3
+//! ([`quire_pe_pipelined`]) cuts the same boundaries around its quire. Not built: a
+//! carry-save quire (or a segmented adder, carries resolved at read-out) would shorten the
+//! loop itself for wide quires.
 
 use lpgen_golden::{Format, PositFormat};
 
@@ -58,15 +60,40 @@ struct Ctl {
 enum Marks {
     /// All eight (`posit-mac`).
     Unit,
-    /// One, between the product in quire position and the quire adder (the array PE); the
-    /// read-out works on the quire register.
+    /// One, between the product in quire position and the quire adder (the array PE at
+    /// stages <= 2); the read-out works on the quire register.
     Product,
+    /// All but the one after the quire (the array PE at stages >= 3: [`PE_CANDIDATES`]);
+    /// the read-out works on the quire register.
+    Pe,
+}
+
+/// Candidate boundaries of the pipelined array PE ([`quire_pe_pipelined`]), in the order
+/// they are marked: after decode, after the multiply, after the shift into quire position
+/// (the product register), after the negation to a magnitude, after the leading-zero
+/// count, after the normalising shift, inside the encoder.
+pub(crate) const PE_CANDIDATES: u32 = 7;
+
+/// Which of [`PE_CANDIDATES`] the array PE cuts at array stages 2 + `extra`: the product
+/// register always, then the first `extra` of: after the negation, after the multiply,
+/// after the leading-zero count, after decode, after the normalising shift, inside the
+/// encoder. The read-out (quire register to result register, one cycle before) was the
+/// critical path of the stages-2 array (ECP5, docs/fpga.md), the front next.
+pub(crate) fn pe_cuts(extra: u32) -> Vec<usize> {
+    const PRODUCT: usize = 2;
+    const ORDER: [usize; 6] = [3, 1, 4, 0, 5, 6];
+    assert!(extra as usize <= ORDER.len(), "{extra} extra PE registers");
+    let mut cuts = vec![PRODUCT];
+    cuts.extend(&ORDER[..extra as usize]);
+    cuts.sort_unstable();
+    cuts
 }
 
 /// Builds the MAC into `m` with names prefixed by `px`; returns (read-out word, NaR).
 fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> (E, E) {
     let nm = |s: &str| format!("{px}{s}");
-    let pipelined = marks == Marks::Unit;
+    // Every candidate boundary but the quire's (which only the unit marks) is marked.
+    let pipelined = marks != Marks::Product;
     let stage = |m: &mut Module| {
         if pipelined {
             m.stage();
@@ -118,8 +145,10 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     m.drive(&q, &q_next, Some(&c.enable));
     m.drive(&qn, &qn_next, Some(&c.enable));
     let before = m.cycle();
-    stage(m);
-    let (src, src_nar) = if !pipelined || m.cycle() > before {
+    if marks == Marks::Unit {
+        m.stage();
+    }
+    let (src, src_nar) = if marks != Marks::Unit || m.cycle() > before {
         (q, qn)
     } else {
         (q_next, qn_next)
@@ -195,6 +224,25 @@ pub(crate) fn quire_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Re
         kill: konst(1, 0),
     };
     let (y, _) = mac_core(m, f, prefix, &ctl, Marks::Product);
+    Ok(y)
+}
+
+/// The `posit-quire` array PE at stages >= 3: [`quire_pe`] with all [`PE_CANDIDATES`]
+/// boundaries marked (the PE's plan cuts [`pe_cuts`]). Registers before the quire delay the
+/// step on its way to the quire; registers after it delay the read-out of the quire
+/// register. Neither is inside the accumulation loop, which stays the one-cycle quire add:
+/// one accumulation per PE, as at stages <= 2.
+pub(crate) fn quire_pe_pipelined(m: &mut Module, f: Format, io: &PeIo) -> Result<E, GenError> {
+    let f = posit_format(f, "the posit-quire PE")?;
+    let ctl = Ctl {
+        a: io.a.clone(),
+        b: io.b.clone(),
+        enable: io.enable.clone(),
+        clear: io.clear.clone(),
+        sub: konst(1, 0),
+        kill: konst(1, 0),
+    };
+    let (y, _) = mac_core(m, f, "", &ctl, Marks::Pe);
     Ok(y)
 }
 

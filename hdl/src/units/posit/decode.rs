@@ -6,9 +6,12 @@
 //! bits below it (the golden keeps the same fields with the hidden bit at bit 62). Missing
 //! exponent and fraction bits read as zero.
 
+use std::convert::Infallible;
+use std::rc::Rc;
+
 use lpgen_golden::PositFormat;
 
-use crate::ir::{cat, konst, mux, Module, E};
+use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule, E};
 
 /// Smallest two's-complement width that holds every value in `lo..=hi`.
 pub(crate) fn sbits(lo: i64, hi: i64) -> u32 {
@@ -45,10 +48,8 @@ pub(crate) fn max_scale(f: PositFormat) -> i64 {
 
 /// Leading zeros of `x`: (count, all_zero). `x` is padded with zeros on the right to a power
 /// of two P ≥ 2; the count has log2(P) bits and is only meaningful when `all_zero` is 0.
-///
-/// The tree works on groups: a level holds, per group of 2^j bits, a zero flag and a j-bit
-/// count; two neighbours combine as `z = zh & zl`, `c = {zh, zh ? cl : ch}`. Each level is
-/// one pair of wires (`NAME_lzc_zJ`, `NAME_lzc_cJ`), so the Verilog stays linear in size.
+/// The counter is the module `lpgen_lzc_P` (one definition per width, [`lzc_module`]),
+/// instantiated as `NAME_lzc` (outputs `NAME_lzc_count`, `NAME_lzc_zero`).
 pub(crate) fn lzc(m: &mut Module, name: &str, x: &E) -> (E, E) {
     let p = x.width.next_power_of_two().max(2);
     let x = if p > x.width {
@@ -56,7 +57,33 @@ pub(crate) fn lzc(m: &mut Module, name: &str, x: &E) -> (E, E) {
     } else {
         x.clone()
     };
-    let x = m.wire(&format!("{name}_lzc_in"), &x);
+    let def = lzc_module(m, p);
+    let outs = m.instance(&def, &format!("{name}_lzc"), &[("x", &x)]);
+    (outs.port("count"), outs.port("zero"))
+}
+
+/// The leading-zero counter of `p` bits (a power of two ≥ 2), defined once per design: a
+/// log-depth tree over groups. A level holds, per group of 2^j bits, a zero flag and a j-bit
+/// count; two neighbours combine as `z = zh & zl`, `c = {zh, zh ? cl : ch}`. Each level is
+/// one pair of wires (`zJ`, `cJ`), so the Verilog stays linear in size.
+fn lzc_module(m: &Module, p: u32) -> Rc<SubModule> {
+    let built = m.define::<Infallible>(&format!("lpgen_lzc_{p}"), StagePlan::none(), |r| {
+        r.header.push(format!(
+            "Leading zeros of x ({p} bits): count, and zero when x is all zeros."
+        ));
+        let x = r.input("x", p);
+        let (count, zero) = lzc_tree(r, p, &x);
+        r.output("count", &count);
+        r.output("zero", &zero);
+        Ok(())
+    });
+    match built {
+        Ok(def) => def,
+        Err(never) => match never {},
+    }
+}
+
+fn lzc_tree(m: &mut Module, p: u32, x: &E) -> (E, E) {
     // Level 1: pairs of bits.
     let groups = p / 2;
     let mut zs = vec![];
@@ -66,8 +93,8 @@ pub(crate) fn lzc(m: &mut Module, name: &str, x: &E) -> (E, E) {
         zs.push(hi.or(&lo).not());
         cs.push(hi.not());
     }
-    let mut z = m.wire(&format!("{name}_lzc_z1"), &cat(&zs));
-    let mut c = m.wire(&format!("{name}_lzc_c1"), &cat(&cs));
+    let mut z = m.wire("z1", &cat(&zs));
+    let mut c = m.wire("c1", &cat(&cs));
     let mut j = 1;
     let mut groups = groups;
     while groups > 1 {
@@ -82,8 +109,8 @@ pub(crate) fn lzc(m: &mut Module, name: &str, x: &E) -> (E, E) {
             cs.push(cat(&[zh.clone(), mux(&zh, &cl, &ch)]));
         }
         j += 1;
-        z = m.wire(&format!("{name}_lzc_z{j}"), &cat(&zs));
-        c = m.wire(&format!("{name}_lzc_c{j}"), &cat(&cs));
+        z = m.wire(&format!("z{j}"), &cat(&zs));
+        c = m.wire(&format!("c{j}"), &cat(&cs));
     }
     (c, z)
 }
@@ -109,10 +136,49 @@ pub(crate) struct Magnitude {
     pub nar: E,
 }
 
-/// Decodes the N-bit word `p` (wires named `NAME_…`): [`magnitude`], then [`fields`].
+/// Decodes the N-bit word `p` through an instance `NAME_decode` of the format's decoder
+/// module `lpgen_posit_decode_<format>` ([`magnitude`], then [`fields`]; defined once per
+/// design); its outputs are the wires `NAME_decode_sign`, `NAME_decode_mag`, ….
 pub(crate) fn decode(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Decoded {
-    let mg = magnitude(m, f, name, p);
-    fields(m, f, name, &mg)
+    let def = decode_module(m, f);
+    let outs = m.instance(&def, &format!("{name}_decode"), &[("word", p)]);
+    let port = |port: &str| outs.port(port);
+    Decoded {
+        sign: port("sign"),
+        mag: port("mag"),
+        zero: port("zero"),
+        nar: port("nar"),
+        scale: port("scale"),
+        sig: port("sig"),
+    }
+}
+
+fn decode_module(m: &Module, f: PositFormat) -> Rc<SubModule> {
+    let name = format!("lpgen_posit_decode_{}", f.to_string().replace(':', "_"));
+    let built = m.define::<Infallible>(&name, StagePlan::none(), |r| {
+        r.header.push(format!(
+            "Decodes a {f} word: sign, |word|, zero, NaR, scale and significand 1.f \
+             (hidden bit at the MSB); golden PositFormat::unpack."
+        ));
+        let word = r.input("word", f.n);
+        let mg = magnitude(r, f, "word", &word);
+        let d = fields(r, f, "word", &mg);
+        for (port, e) in [
+            ("sign", &d.sign),
+            ("mag", &d.mag),
+            ("zero", &d.zero),
+            ("nar", &d.nar),
+            ("scale", &d.scale),
+            ("sig", &d.sig),
+        ] {
+            r.output(port, e);
+        }
+        Ok(())
+    });
+    match built {
+        Ok(def) => def,
+        Err(never) => match never {},
+    }
 }
 
 /// Sign, two's-complement magnitude and the zero / NaR tests of the word `p`.

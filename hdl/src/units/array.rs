@@ -76,6 +76,7 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
     let pe_stages = pe_latency(p);
     let loop_registers = pe_loop_registers(p);
     let pipelined_quire = p.pe == PeKind::PositQuire && p.stages > 2;
+    let operand_registers = p.pe == PeKind::Fix && p.stages > 2;
     let name = format!(
         "{PE_MODULE_PREFIX}{}_{}_s{pe_stages}",
         p.pe.name().replace('-', "_"),
@@ -90,6 +91,8 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
     let (boundaries, plan) = if pipelined_quire {
         let cuts = posit::pe_cuts(p.stages - 2);
         (posit::PE_CANDIDATES, StagePlan::at(&cuts))
+    } else if operand_registers {
+        (2, StagePlan::at(&[0, 1]))
     } else {
         let boundaries = 1 + loop_registers;
         (boundaries, StagePlan::spread(pe_stages, boundaries))
@@ -140,6 +143,7 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
         // turn as it comes round).
         let word = match (loop_registers, &shift) {
             _ if pipelined_quire => posit::quire_pe_pipelined(pe, p.format, &io)?,
+            _ if operand_registers => fix::fix_pe_operand_registers(pe, p.format, &io)?,
             (0, Some(s)) => dfix::dfix_pe(pe, p, &io, s, readout_registers(p) == 1)?,
             (0, None) => build(pe, p.format, "", &io)?,
             (n, _) if p.pe == PeKind::LnsPlain => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
@@ -209,12 +213,14 @@ struct FromLeft {
 /// The most stages an array of `pe` takes: the input register, the product register, and
 /// for the LNS PEs up to three registers inside the accumulation loop (lns-kahan: between
 /// and after the Kahan additions; lns-plain: inside its one addition), for the posit-quire
-/// PE up to six around its quire (`posit::pe_cuts`).
+/// PE up to six around its quire (`posit::pe_cuts`), for the fix PE a register on each
+/// operand beside its multiplier.
 pub fn array_max_stages(pe: PeKind) -> u32 {
     match pe {
         PeKind::LnsKahan | PeKind::LnsPlain => 2 + lns::PE_MAX_LOOP_REGISTERS,
         PeKind::PositQuire => 1 + posit::PE_CANDIDATES,
-        _ => 2,
+        PeKind::Fix => 3,
+        PeKind::Dfix => 2,
     }
 }
 
@@ -379,7 +385,8 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
 /// The array designs of the lint grid. Full: 1×1, 2×3, 4×4, 8×8 and 16×16 of every PE kind
 /// (stages 0..=2 up to 2×3, the LNS PEs 0..=5 there and the posit-quire PE 0..=8; 0 and 2
 /// at 4×4, 2 from 8×8; Yosys `synth` keeps the hierarchy, so it maps the PE module once
-/// whatever the size). Lean: the fix PE at 1×1 and 2×3, the others 1×1, at stages 0..=2,
+/// whatever the size; the fix PE also at 3). Lean: the fix PE at 1×1 and 2×3 at stages
+/// 0..=3, the others 1×1 at stages 0..=2,
 /// the LNS PEs 1×1 at 5 and the posit-quire PE 1×1 at 8.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
@@ -406,7 +413,9 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
                 // Registers around the quire (stages 3..=8): the lean grid checks the deepest.
                 (0..=6, PeKind::PositQuire) if full => &[0, 1, 2, 3, 4, 5, 6, 7, 8],
                 (1, PeKind::PositQuire) => &[0, 1, 2, 8],
+                (0..=6, PeKind::Fix) => &[0, 1, 2, 3],
                 (0..=6, _) => &[0, 1, 2],
+                (7..=16, PeKind::Fix) => &[0, 2, 3],
                 (7..=16, _) => &[0, 2],
                 _ => &[2],
             };

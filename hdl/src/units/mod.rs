@@ -415,11 +415,12 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
     let max = (e.max_stages)(p);
     if p.stages > max {
         let hint = match p.unit {
-            Unit::Array if array::array_max_stages(p.pe) == 2 => format!(
+            Unit::Array if p.pe == PeKind::Dfix => format!(
                 "; lns-kahan and lns-plain PEs take up to {}, interleaving accumulations, \
-                 posit-quire PEs up to {}",
+                 posit-quire PEs up to {}, fix PEs {}",
                 array::array_max_stages(PeKind::LnsKahan),
-                array::array_max_stages(PeKind::PositQuire)
+                array::array_max_stages(PeKind::PositQuire),
+                array::array_max_stages(PeKind::Fix)
             ),
             _ => String::new(),
         };

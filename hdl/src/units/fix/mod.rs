@@ -124,6 +124,18 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
     Ok(word)
 }
 
+/// The `fix` array PE at stages 3: [`fix_pe`] behind a register of its own on each operand,
+/// so that the path into the multiplier starts beside it instead of at the neighbouring
+/// PE's register. Marks two candidate boundaries: the operands', the product's.
+pub(crate) fn fix_pe_operand_registers(
+    m: &mut Module,
+    f: Format,
+    io: &PeIo,
+) -> Result<E, GenError> {
+    m.stage();
+    fix_pe(m, f, "", io)
+}
+
 /// The fix PE's multiply-accumulate (the `dfix` PE's too): when `enable`, acc = (clear ? 0 :
 /// acc) + a·b, exact and wrapping in `acc_bits()` bits; returns the accumulator register.
 /// Marks one candidate boundary, after the product.

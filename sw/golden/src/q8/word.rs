@@ -1,5 +1,5 @@
-//! The codecs on words of a fix or posit format, with a runtime scale word: the exact rule the
-//! RTL units `q8-enc` and `q8-dec` implement (docs/formats.md, "q8 on words").
+//! The codecs on words of a fix, posit or f32 format, with a runtime scale word: the exact rule
+//! the RTL units `q8-enc` and `q8-dec` implement (docs/formats.md, "q8 on words").
 //!
 //! The f32 path ([`Codebook::encode`], [`Codebook::decode`]) divides nothing and rounds once,
 //! but its operands are f32 values; a 32-bit fix word or the product of a table value and a
@@ -15,6 +15,12 @@
 //! Where both apply (every value of the words exact in f32 and scale > 0), encoding agrees
 //! with [`Codebook::encode`]; the tests check that, and check both rules against an exact
 //! nearest-value search over all 128 magnitudes.
+//!
+//! f32 words (the u64 holds the IEEE pattern) follow the same rule with IEEE's specials:
+//! encoding keeps −0's sign, a NaN x gives +(smallest magnitude), ±∞ gives ±(largest), and a
+//! scale that is not finite and > 0 acts as 0; decoding is exactly [`Codebook::decode`] (the
+//! exact product rounded once to f32: nearest even, subnormals, overflow to ±∞), a NaN
+//! result (NaN scale, or 0·∞) the canonical quiet NaN [`F32_NAN`], flagged `nan`.
 
 use std::sync::OnceLock;
 
@@ -110,11 +116,44 @@ pub(super) fn fixed_of(ty: Q8Type) -> &'static FixedTables {
     TABLES[ty as usize].get_or_init(|| ty.codebook().fixed())
 }
 
-/// The exact value of a word: None for NaR, else (negative, num, den).
+/// The NaN `q8-dec` gives on f32 words: the canonical quiet NaN.
+pub const F32_NAN: u64 = 0x7fc0_0000;
+
+/// The exact value of a word: None for NaR (and for f32 NaN and ±∞, which the codecs handle
+/// first), else (negative, num, den).
 pub(super) type WordValue = Option<(bool, BigUint, BigUint)>;
+
+/// The f32 of a word, refusing words of more than 32 bits.
+fn f32_of(word: u64) -> Result<f32, FormatError> {
+    match u32::try_from(word) {
+        Ok(b) => Ok(f32::from_bits(b)),
+        Err(_) => err(format!("{word:#x} is not a word of f32")),
+    }
+}
 
 pub(super) fn word_value(format: Format, word: u64) -> Result<WordValue, FormatError> {
     match format {
+        Format::F32 => {
+            let v = f32_of(word)?;
+            if !v.is_finite() {
+                return Ok(None);
+            }
+            // Every finite f32 is sig·2^e with |e| small enough for exact rationals.
+            let b = word as u32;
+            let (exp, frac) = ((b >> 23) & 0xff, b & 0x7f_ffff);
+            let (sig, e) = if exp == 0 {
+                (frac, -149i32)
+            } else {
+                (frac | 0x80_0000, exp as i32 - 150)
+            };
+            let one = BigUint::from(1u8);
+            let (num, den) = if e >= 0 {
+                (BigUint::from(sig) << e as u32, one)
+            } else {
+                (BigUint::from(sig), one << (-e) as u32)
+            };
+            Ok(Some((b >> 31 == 1, num, den)))
+        }
         Format::Fix(f) => {
             if !f.is_word(word) {
                 return err(format!("{word:#x} is not a word of {format}"));
@@ -147,25 +186,33 @@ pub(super) fn word_value(format: Format, word: u64) -> Result<WordValue, FormatE
             })
         }
         other => err(format!(
-            "q8 words need a fix or posit format (e.g. fix:7:8, posit:16:1), not {other}"
+            "q8 words need a fix, posit or f32 format (e.g. fix:7:8, posit:16:1, f32), not {other}"
         )),
     }
 }
 
 impl Q8Type {
     /// The code of the word `x` (see the module comment), scale word `scale`, both of
-    /// `format` (fix or posit).
+    /// `format` (fix, posit or f32).
     pub fn encode_word(self, format: Format, x: u64, scale: u64) -> Result<u8, FormatError> {
         let book = self.codebook();
+        let x_word = x;
         let x = word_value(format, x)?;
         let s = word_value(format, scale)?;
-        let Some((neg, xn, xd)) = x else {
-            return Ok(book.magnitude_fields[0]);
+        // f32: ±∞ x (x's value is None, as NaN's) is ±(largest magnitude) at a valid scale.
+        let infinite = format == Format::F32 && f32_of(x_word)?.is_infinite();
+        let neg = match &x {
+            Some((neg, _, _)) => *neg,
+            None if infinite => x_word >> 31 == 1,
+            None => return Ok(book.magnitude_fields[0]),
         };
         let sign = if neg { SIGN_BIT } else { 0 };
         let (sn, sd) = match s {
             Some((false, n, d)) if !n.is_zero() => (n, d),
             _ => return Ok(book.magnitude_fields[0] | sign),
+        };
+        let Some((_, xn, xd)) = x else {
+            return Ok(book.magnitude_fields[book.magnitude_fields.len() - 1] | sign);
         };
         let t = fixed_of(self);
         // m/2^(F+1) · sn/sd <= xn/xd  <=>  m·sn·xd <= xn·sd·2^(F+1)
@@ -185,13 +232,22 @@ impl Q8Type {
 
     /// [`Q8Type::decode_word`] and its flag, as `q8-dec` outputs it: for fix, `overflow`
     /// (the rounded product lies outside the word, so the word saturated); for posits, `nar`
-    /// (the result is NaR: the scale was).
+    /// (the result is NaR: the scale was); for f32, `nan` (the result is NaN, [`F32_NAN`]).
     pub fn decode_word_flagged(
         self,
         format: Format,
         code: u8,
         scale: u64,
     ) -> Result<(u64, bool), FormatError> {
+        if format == Format::F32 {
+            // The f64 product of two f32 values is exact; the cast rounds it once.
+            let y = self.decode(code, f32_of(scale)?);
+            return Ok(if y.is_nan() {
+                (F32_NAN, true)
+            } else {
+                (y.to_bits() as u64, false)
+            });
+        }
         let t = fixed_of(self);
         let Some((s_neg, sn, sd)) = word_value(format, scale)? else {
             return match format {
@@ -221,6 +277,9 @@ impl Q8Type {
 }
 
 #[cfg(test)]
+mod f32_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::{FixFormat, PositFormat};
@@ -232,7 +291,7 @@ mod tests {
 
     /// The nearest field by exhaustive search: |x| against v·s for all 128 fields, exact
     /// rationals; ties to the larger magnitude, equal magnitudes to the lowest field.
-    fn nearest(ty: Q8Type, format: Format, x: u64, scale: u64) -> u8 {
+    pub(super) fn nearest(ty: Q8Type, format: Format, x: u64, scale: u64) -> u8 {
         let (neg, xn, xd) = word_value(format, x).unwrap().unwrap();
         let (sn, sd) = match word_value(format, scale).unwrap() {
             Some((false, n, d)) if !n.is_zero() => (n, d),
@@ -436,7 +495,10 @@ mod tests {
         let p = Format::Posit(PositFormat::draft(8, 0));
         assert_eq!(ty.decode_word(p, 5, 0x80).unwrap(), 0x80);
         assert_eq!(ty.decode_word(p, 0, 0x40).unwrap(), 0);
-        assert!(ty.decode_word(Format::F32, 0, 0).is_err());
+        assert!(ty.decode_word(Format::F32, 0, 1 << 32).is_err());
+        assert!(ty
+            .decode_word(Format::Lns(crate::LnsFormat::new(3, 2).unwrap()), 0, 0)
+            .is_err());
         // Flags: saturation (not its neighbour), NaR.
         assert_eq!(
             ty.decode_word_flagged(f, 0xff, 0x8000).unwrap(),

@@ -36,6 +36,11 @@ cosim() {
 }
 
 stages() { seq 0 "$1"; }
+# The most stages of q8-enc for type $1 (as the generator's refusal states it).
+q8_enc_stages() {
+  "$LPGEN" rtl q8-enc --format f32 --q8 "q8:$1" --stages 999 --out /tmp/cosim-full-probe 2>&1 |
+    sed -n 's/.*at most \([0-9]*\) pipeline.*/\1/p'
+}
 
 # LNS: all pairs of lns:5:6 (2^27 operations per run), lns:4:4 and lns:3:5 (every stage count).
 cosim lns-mul --format lns:5:6 --stages 1 --exhaustive
@@ -177,6 +182,15 @@ for ty in dynamic-tree static-tree linear mantissa; do
   done
   for f in fix:15:16 posit:32:2; do
     cosim q8-enc --q8 q8:$ty --format $f --stages 4 --vectors "$VECTORS" --seed "$SEED"
+  done
+  # f32 words: the decoder on every code with corner + random scales (±0, subnormals, ±max,
+  # ±∞, NaN) then random pairs; the encoder on corner cases, random x and x at midpoint ties
+  # and one ulp either side; no and all stages.
+  for s in 0 $(q8_enc_stages $ty); do
+    cosim q8-enc --q8 q8:$ty --format f32 --stages $s --vectors "$VECTORS" --seed "$SEED"
+  done
+  for s in 0 2; do
+    cosim q8-dec --q8 q8:$ty --format f32 --stages $s --vectors "$VECTORS" --seed "$SEED"
   done
 done
 

@@ -27,7 +27,7 @@ use crate::format::{err, FormatError};
 mod tensor;
 mod word;
 pub use tensor::TensorScale;
-pub use word::FixedTables;
+pub use word::{FixedTables, F32_NAN};
 
 /// Bit 7 of a code: the sign.
 pub const SIGN_BIT: u8 = 0x80;

@@ -5,6 +5,11 @@
 //! neighbours) and a few random ones. Exhaustive: the encoder takes every x word (up to
 //! 16-bit formats) with each of them; the decoder every code with every scale word up to
 //! 12-bit formats, else with them. Vectors: every corner pair, then random pairs.
+//!
+//! f32 words (32 bits: vectors only for the encoder): corner scales are ±0, subnormals, the
+//! normal extremes, ±∞, NaN, negative and ordinary values; random words are any pattern half
+//! the time, else values of moderate exponent; a quarter of the encoder's random x lie
+//! exactly at a midpoint times the scale (where that is an f32) or one ulp either side.
 
 use lpgen_golden::Format;
 use lpgen_hdl::{Params, Unit};
@@ -23,10 +28,10 @@ const RANDOM_SCALES: usize = 8;
 
 pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     let w = match p.format {
-        Format::Fix(_) | Format::Posit(_) => p.format.width(),
+        Format::Fix(_) | Format::Posit(_) | Format::F32 => p.format.width(),
         other => {
             return Err(VerifError(format!(
-                "{} needs a fix or posit format (e.g. fix:7:8, posit:16:1), not {other}",
+                "{} needs a fix, posit or f32 format (e.g. fix:7:8, posit:16:1, f32), not {other}",
                 p.unit.name()
             )))
         }
@@ -59,8 +64,52 @@ fn specials(f: Format) -> Vec<u64> {
             v
         }
         Format::Posit(x) => posit_specials(x),
+        Format::F32 => [
+            0.0f32,
+            -0.0,
+            f32::from_bits(1),
+            f32::from_bits(0x0040_0001),
+            f32::from_bits(0x807f_ffff),
+            f32::MIN_POSITIVE,
+            1.0,
+            -1.0,
+            0.75,
+            3.0,
+            f32::MAX,
+            -f32::MAX,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+        ]
+        .iter()
+        .map(|x| x.to_bits() as u64)
+        .chain([0x7fc0_0000, 0xffc0_0001, 0x7f80_0001])
+        .collect(),
         _ => unreachable!("checked by plan"),
     }
+}
+
+/// A random f32 word: any pattern, or a value 2^(−40..40) of either sign.
+fn f32_word(r: &mut Rng) -> u64 {
+    let bits = r.next_u64() as u32;
+    if r.coin() {
+        return bits as u64;
+    }
+    let exp = 127 - 40 + r.below(81) as u32;
+    ((bits & 0x807f_ffff) | exp << 23) as u64
+}
+
+/// An f32 x at a midpoint times `scale` (when that product is an f32 and the scale a
+/// positive finite f32), or one ulp either side, of either sign; else a random word.
+fn f32_tie(r: &mut Rng, ty: lpgen_golden::q8::Q8Type, scale: u64) -> u64 {
+    let s = f32::from_bits(scale as u32);
+    let mids = &ty.codebook().midpoints;
+    let exact = mids[r.below(mids.len() as u64) as usize] * s as f64;
+    let x = exact as f32;
+    if !(s > 0.0 && s.is_finite() && x as f64 == exact && x != 0.0) {
+        return f32_word(r);
+    }
+    let w = x.to_bits() as u64 + r.below(3) - 1;
+    w | if r.coin() { 0x8000_0000 } else { 0 }
 }
 
 fn random_word(r: &mut Rng, f: Format) -> u64 {
@@ -70,6 +119,7 @@ fn random_word(r: &mut Rng, f: Format) -> u64 {
             fix_word(r, x, small)
         }
         Format::Posit(x) => posit_word(r, x),
+        Format::F32 => f32_word(r),
         _ => unreachable!("checked by plan"),
     }
 }
@@ -95,10 +145,11 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         l.slot("in_valid")?,
         l.slot(output)?,
     );
-    // The decoder's flag: overflow (fix) or nar (posit).
+    // The decoder's flag: overflow (fix), nar (posit) or nan (f32).
     let flag = match (enc, f) {
         (true, _) => None,
         (false, Format::Fix(_)) => Some(l.slot("overflow")?),
+        (false, Format::F32) => Some(l.slot("nan")?),
         (false, _) => Some(l.slot("nar")?),
     };
     let mut ins = vec![0u64; l.in_slots];
@@ -159,7 +210,9 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 } else {
                     random_word(&mut r, f)
                 };
-                let x = if enc {
+                let x = if enc && f == Format::F32 && r.below(4) == 0 {
+                    f32_tie(&mut r, ty, scale)
+                } else if enc {
                     random_word(&mut r, f)
                 } else {
                     r.below(256)

@@ -14,6 +14,7 @@
 use lpgen_golden::q8::{FixedTables, Q8Type};
 use lpgen_golden::{FixFormat, Format, PositFormat};
 
+use super::f32::f32_dec;
 use super::{bits_of, check_format, read, rom_module, type_tag, DEC_STAGES};
 use crate::ir::{cat, konst, mux, Module, E};
 use crate::units::fix::{rne_shr, saturate};
@@ -40,6 +41,10 @@ pub(crate) fn dec(p: &Params) -> Result<Built, GenError> {
         Format::Posit(f) => {
             let (y, nar) = posit_dec(&mut m, p.q8, &t, f, &code, &scale);
             (y, nar, "nar")
+        }
+        Format::F32 => {
+            let (y, nan) = f32_dec(&mut m, p.q8, &t, &code, &scale);
+            (y, nan, "nan")
         }
         _ => unreachable!("check_format refused it"),
     };
@@ -107,15 +112,18 @@ fn float_entries(t: &FixedTables) -> Vec<(u64, i64)> {
         .collect()
 }
 
-/// (y, nar: y is NaR, because the scale is).
-fn posit_dec(
-    m: &mut Module,
-    ty: Q8Type,
-    t: &FixedTables,
-    f: PositFormat,
-    code: &E,
-    scale: &E,
-) -> (E, E) {
+/// A magnitude read from the float ROM: value = sig·2^(exp − 23), `zero` when it is 0;
+/// `lo..=hi` the exponents of the table.
+pub(super) struct FloatValue {
+    pub sig: E,
+    pub exp: E,
+    pub zero: E,
+    pub lo: i64,
+    pub hi: i64,
+}
+
+/// The type's magnitudes as a ROM of {significand (24 bits), exponent}, read at `code`'s field.
+pub(super) fn float_value(m: &mut Module, ty: Q8Type, t: &FixedTables, code: &E) -> FloatValue {
     let entries = float_entries(t);
     let (lo, hi) = entries
         .iter()
@@ -138,9 +146,35 @@ fn posit_dec(
         contents,
     );
     let entry = read(m, &rom, "value", &code.low(7));
-    let sig_v = m.wire("value_sig", &entry.bits(ew + SIG_BITS - 1, ew));
-    let exp_v = m.wire("value_exp", &entry.low(ew));
-    let v_zero = m.wire("value_zero", &sig_v.msb().not());
+    let sig = m.wire("value_sig", &entry.bits(ew + SIG_BITS - 1, ew));
+    let exp = m.wire("value_exp", &entry.low(ew));
+    let zero = m.wire("value_zero", &sig.msb().not());
+    FloatValue {
+        sig,
+        exp,
+        zero,
+        lo,
+        hi,
+    }
+}
+
+/// (y, nar: y is NaR, because the scale is).
+fn posit_dec(
+    m: &mut Module,
+    ty: Q8Type,
+    t: &FixedTables,
+    f: PositFormat,
+    code: &E,
+    scale: &E,
+) -> (E, E) {
+    let FloatValue {
+        sig: sig_v,
+        exp: exp_v,
+        zero: v_zero,
+        lo,
+        hi,
+    } = float_value(m, ty, t, code);
+    let ew = exp_v.width;
     let s = decode(m, f, "scale", scale);
     let neg = m.wire("neg", &code.bit(7).xor(&s.sign));
     m.stage();

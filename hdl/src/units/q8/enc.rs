@@ -21,6 +21,7 @@
 use lpgen_golden::q8::FixedTables;
 use lpgen_golden::{FixFormat, Format, PositFormat};
 
+use super::f32::f32_prepare;
 use super::{bits_of, check_format, read, rom_module, type_tag};
 use crate::ir::{cat, konst, mux, Module, E};
 use crate::units::divide::restoring_step;
@@ -31,13 +32,13 @@ use crate::units::{finish, start, Built, GenError, Params};
 const LEVELS: u32 = 7;
 
 /// What the search compares: `mult`·M <= `right` for each level's midpoint M.
-struct Prepared {
+pub(super) struct Prepared {
     /// The code's sign bit.
-    sign: E,
+    pub sign: E,
     /// 0 selects the smallest magnitude whatever the search finds.
-    ok: E,
-    right: E,
-    mult: E,
+    pub ok: E,
+    pub right: E,
+    pub mult: E,
 }
 
 pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
@@ -52,6 +53,7 @@ pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
     let prep = match p.format {
         Format::Fix(f) => fix_prepare(&mut m, &t, f, mid_w, &x, &scale),
         Format::Posit(f) => posit_prepare(&mut m, &t, f, mid_w, &x, &scale),
+        Format::F32 => f32_prepare(&mut m, &t, mid_w, &x, &scale),
         _ => unreachable!("check_format refused it"),
     };
     m.stage();
@@ -119,27 +121,42 @@ fn posit_prepare(
     let sign = m.wire("x_neg", &dx.sign.and(&dx.nar.not()));
     let bad = ds.sign.or(&ds.zero).or(&ds.nar).or(&dx.nar).or(&dx.zero);
     let ok = m.wire("scale_ok", &bad.not());
-    // d = ex − es + T + 1: M·ss <= sx·2^d.
-    let ms = max_scale(f);
-    let one = t.frac_bits as i64 + 1;
-    let dw = sbits(-2 * ms + one, 2 * ms + one).max(dx.scale.width + 2);
-    let d = dx.scale.sext(dw).sub(&ds.scale.sext(dw));
-    let d = m.wire("align", &d.add(&sconst(dw, one)));
-    // The widest product M·ss has mid_w + FW + 1 bits; sx·2^d for d <= mid_w fits it.
-    let sx = &dx.sig;
-    let rw = mid_w + sx.width;
-    let a = sx.zext(rw);
-    let left_amount = d.low(bits_of(mid_w as u64).min(dw));
-    let beyond = m.wire("align_beyond", &d.sgt(&sconst(dw, mid_w as i64)));
-    let up = mux(&beyond, &konst(rw, 0).not(), &a.shl(&left_amount));
-    let down = a.shr(&konst(dw, 0).sub(&d));
-    let right = m.wire("right", &mux(&d.msb(), &down, &up));
+    let right = aligned(m, t, mid_w, 2 * max_scale(f), &dx.scale, &dx.sig, &ds.scale);
     Prepared {
         sign,
         ok,
         right,
         mult: ds.sig.clone(),
     }
+}
+
+/// `right` = floor(sx·2^d), d = ex − es + T + 1, for |x| = sx·2^(ex − FW) and scale =
+/// ss·2^(es − FW) (FW: the significands' fraction bits, the same for both), so that
+/// M·ss <= right exactly when M·scale <= |x|·2^(T+1). `span` bounds |ex − es|. Clamped: for
+/// d > mid_w, all ones (beyond the widest product M·ss, as sx >= ss there or sx is normal).
+pub(super) fn aligned(
+    m: &mut Module,
+    t: &FixedTables,
+    mid_w: u32,
+    span: i64,
+    x_scale: &E,
+    x_sig: &E,
+    s_scale: &E,
+) -> E {
+    // d = ex − es + T + 1: M·ss <= sx·2^d.
+    let one = t.frac_bits as i64 + 1;
+    let dw = sbits(-span + one, span + one).max(x_scale.width + 2);
+    let d = x_scale.sext(dw).sub(&s_scale.sext(dw));
+    let d = m.wire("align", &d.add(&sconst(dw, one)));
+    // The widest product M·ss has mid_w + FW + 1 bits; sx·2^d for d <= mid_w fits it.
+    let sx = x_sig;
+    let rw = mid_w + sx.width;
+    let a = sx.zext(rw);
+    let left_amount = d.low(bits_of(mid_w as u64).min(dw));
+    let beyond = m.wire("align_beyond", &d.sgt(&sconst(dw, mid_w as i64)));
+    let up = mux(&beyond, &konst(rw, 0).not(), &a.shl(&left_amount));
+    let down = a.shr(&konst(dw, 0).sub(&d));
+    m.wire("right", &mux(&d.msb(), &down, &up))
 }
 
 /// Divider steps between two candidate boundaries: a step is a compare-and-subtract whose

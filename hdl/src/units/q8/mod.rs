@@ -1,19 +1,22 @@
 //! The 8-bit approximation codecs of seed 003 in hardware: `q8-enc` (word → code) and `q8-dec`
-//! (code → word) for one type (`--q8 TYPE`) on words of a fix or posit format, with the scale
+//! (code → word) for one type (`--q8 TYPE`) on words of a fix, posit or f32 format, with the scale
 //! (the tensor's absolute maximum, or 10^o) a runtime word of the same format. The rule is the
 //! golden `Q8Type::encode_word` / `decode_word` (docs/formats.md, "q8 on words"); every
 //! table comes from the golden `Codebook::fixed`.
 //!
 //! | unit | inputs | outputs | candidate boundaries | latency |
 //! | --- | --- | --- | --- | --- |
-//! | `q8-dec` | `code` (8), `scale` (W) | `y` (W), `overflow` (fix) or `nar` (posit) | 2: table read / scale decode, product | stages |
+//! | `q8-dec` | `code` (8), `scale` (W) | `y` (W), `overflow` (fix), `nar` (posit) or `nan` (f32) | 2: table read / scale decode, product | stages |
 //! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 15 to 20 by type: input decode, every four divider steps and after it, six in the search | stages |
+//!
+//! f32 words: [`f32`] (the IEEE input decode and the decoder's rounding to f32).
 //!
 //! Both accept one operation per cycle. Sub-modules: the decoder's value ROM and the
 //! encoder's field ROM (`lpgen_q8_values_…`, `lpgen_q8_fields_…`), one per type.
 
 mod dec;
 mod enc;
+mod f32;
 
 pub(crate) use dec::dec;
 pub(crate) use enc::{enc, enc_stages};
@@ -30,12 +33,12 @@ use crate::ir::{Module, StagePlan, SubModule, E};
 /// the type: [`enc_stages`]).
 pub(crate) const DEC_STAGES: u32 = 2;
 
-/// Refuses a format the codecs do not take (f32 and LNS words: use the golden f32 path).
+/// Refuses a format the codecs do not take (LNS and dfix words).
 fn check_format(p: &Params) -> Result<(), GenError> {
     match p.format {
-        Format::Fix(_) | Format::Posit(_) => Ok(()),
+        Format::Fix(_) | Format::Posit(_) | Format::F32 => Ok(()),
         other => Err(GenError(format!(
-            "{} needs a fix or posit format (e.g. fix:7:8, posit:16:1), not {other}",
+            "{} needs a fix, posit or f32 format (e.g. fix:7:8, posit:16:1, f32), not {other}",
             p.unit.name()
         ))),
     }

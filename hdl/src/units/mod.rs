@@ -3,6 +3,7 @@
 
 mod alu;
 mod array;
+mod convert;
 mod dfix;
 mod divide;
 pub use array::{array_accumulations, array_max_stages, PE_MODULE_PREFIX};
@@ -48,11 +49,12 @@ pub enum Unit {
     Quant1,
     Q8Enc,
     Q8Dec,
+    Convert,
     DfixMonitor,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 14] = [
+    pub const ALL: [Unit; 15] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -66,6 +68,7 @@ impl Unit {
         Unit::Quant1,
         Unit::Q8Enc,
         Unit::Q8Dec,
+        Unit::Convert,
         Unit::DfixMonitor,
     ];
 
@@ -168,7 +171,8 @@ pub struct Params {
     pub lanes: u32,
     /// PE kind (array only).
     pub pe: PeKind,
-    /// The conversion format of an ALU lane (alu, vector; same family; `None`: the format).
+    /// The conversion format of an ALU lane (alu, vector; same family; `None`: the format)
+    /// and of `convert` (required there).
     pub to: Option<Format>,
     /// The 8-bit type of a q8 codec (q8-enc, q8-dec).
     pub q8: Q8Type,

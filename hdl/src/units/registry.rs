@@ -8,7 +8,9 @@
 //! Verilator runtime: `verif`'s `drivers::plan` matches on [`Unit`] without a catch-all, so a
 //! unit without a driver does not compile.
 
-use super::{alu, array, dfix, fix, lns, posit, q8, quant1, Built, GenError, Params, Unit};
+use super::{
+    alu, array, convert, dfix, fix, lns, posit, q8, quant1, Built, GenError, Params, Unit,
+};
 
 /// A design option of `lpgen rtl` besides `--format` and `--stages` (which every unit takes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,7 +19,7 @@ pub enum Opt {
     Array,
     /// `--lanes`: the vector's lanes.
     Lanes,
-    /// `--to`: the conversion format of an ALU lane.
+    /// `--to`: the conversion format of an ALU lane and of `convert`.
     To,
     /// `--rows`: the longest column of a column unit (quant1).
     Rows,
@@ -80,7 +82,7 @@ fn lane_unit(p: &Params) -> Result<Built, GenError> {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 14] = [
+pub static UNITS: [UnitEntry; 15] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -210,6 +212,16 @@ pub static UNITS: [UnitEntry; 14] = [
         grid: |full| q8::grid(Unit::Q8Dec, full),
     },
     UnitEntry {
+        unit: Unit::Convert,
+        name: "convert",
+        help: "one word of --format converted to --to (same family: posit, lns or fix), the \
+               ALU lane's conversion alone",
+        options: &[Opt::To],
+        max_stages: convert::max_stages,
+        build: convert::convert,
+        grid: convert::grid,
+    },
+    UnitEntry {
         unit: Unit::DfixMonitor,
         name: "dfix-monitor",
         help: "overflow monitor of a dfix array (--rows, --cols): saturating counts of the \
@@ -293,6 +305,16 @@ mod tests {
         ] {
             let mut p = Params::parse(Unit::Array, f).unwrap();
             p.pe = pe;
+            cases.push(p);
+        }
+        for (f, t) in [
+            ("posit:16:1", "posit:8:2"),
+            ("posit:8:0", "posit:8:0"),
+            ("lns:5:6", "lns:4:3"),
+            ("fix:7:8", "fix:3:4"),
+        ] {
+            let mut p = Params::parse(Unit::Convert, f).unwrap();
+            p.to = Some(t.parse().unwrap());
             cases.push(p);
         }
         for p in cases {

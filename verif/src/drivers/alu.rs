@@ -54,7 +54,7 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
 }
 
 /// Corner-case words of a format: zero, NaN/NaR, ±1, the extremes and their neighbours.
-fn specials(f: Format) -> Vec<u64> {
+pub(super) fn specials(f: Format) -> Vec<u64> {
     match f {
         Format::Lns(l) => LnsRef::new(l).specials(),
         Format::Posit(p) => posit_specials(p),

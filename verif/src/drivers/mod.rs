@@ -13,6 +13,7 @@
 mod alu;
 mod array;
 mod binary;
+mod convert;
 mod dfix;
 mod dfix_lane;
 mod kahan;
@@ -210,6 +211,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::Alu | Unit::Vector => alu::plan(p, mode),
         Unit::Quant1 => quant1::plan(p, mode),
         Unit::Q8Enc | Unit::Q8Dec => q8::plan(p, mode),
+        Unit::Convert => convert::plan(p, mode),
         Unit::DfixMonitor => dfix::plan_monitor(p, mode),
     }
 }

@@ -8,8 +8,8 @@
 //!
 //! f32 words (32 bits: vectors only for the encoder): corner scales are ±0, subnormals, the
 //! normal extremes, ±∞, NaN, negative and ordinary values; random words are any pattern half
-//! the time, else values of moderate exponent; a quarter of the encoder's random x lie
-//! exactly at a midpoint times the scale (where that is an f32) or one ulp either side.
+//! the time, else values of moderate exponent; a quarter of the encoder's random pairs are a
+//! scale of few significant bits with x exactly at a midpoint times it or one ulp either side.
 
 use lpgen_golden::Format;
 use lpgen_hdl::{Params, Unit};
@@ -98,18 +98,22 @@ fn f32_word(r: &mut Rng) -> u64 {
     ((bits & 0x807f_ffff) | exp << 23) as u64
 }
 
-/// An f32 x at a midpoint times `scale` (when that product is an f32 and the scale a
-/// positive finite f32), or one ulp either side, of either sign; else a random word.
-fn f32_tie(r: &mut Rng, ty: lpgen_golden::q8::Q8Type, scale: u64) -> u64 {
-    let s = f32::from_bits(scale as u32);
+/// A scale of few significant bits (odd·2^e, odd < 16) and an f32 x exactly at a midpoint
+/// times it, or one ulp either side, of either sign: None when the midpoints tried do not
+/// give an f32 product.
+fn f32_tie(r: &mut Rng, ty: lpgen_golden::q8::Q8Type) -> Option<(u64, u64)> {
+    let s = (2 * r.below(8) + 1) as f32 * 2f32.powi(r.below(61) as i32 - 30);
     let mids = &ty.codebook().midpoints;
-    let exact = mids[r.below(mids.len() as u64) as usize] * s as f64;
-    let x = exact as f32;
-    if !(s > 0.0 && s.is_finite() && x as f64 == exact && x != 0.0) {
-        return f32_word(r);
+    for _ in 0..16 {
+        let exact = mids[r.below(mids.len() as u64) as usize] * s as f64;
+        let x = exact as f32;
+        if x as f64 == exact && x != 0.0 {
+            let w = x.to_bits() as u64 + r.below(3) - 1;
+            let sign = if r.coin() { 0x8000_0000 } else { 0 };
+            return Some((w | sign, s.to_bits() as u64));
+        }
     }
-    let w = x.to_bits() as u64 + r.below(3) - 1;
-    w | if r.coin() { 0x8000_0000 } else { 0 }
+    None
 }
 
 fn random_word(r: &mut Rng, f: Format) -> u64 {
@@ -210,16 +214,46 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 } else {
                     random_word(&mut r, f)
                 };
-                let x = if enc && f == Format::F32 && r.below(4) == 0 {
-                    f32_tie(&mut r, ty, scale)
-                } else if enc {
-                    random_word(&mut r, f)
-                } else {
-                    r.below(256)
+                let tie = (enc && f == Format::F32 && r.below(4) == 0)
+                    .then(|| f32_tie(&mut r, ty))
+                    .flatten();
+                let (x, scale) = match tie {
+                    Some(pair) => pair,
+                    None if enc => (random_word(&mut r, f), scale),
+                    None => (r.below(256), scale),
                 };
                 op(ctx.chk, x, scale)?;
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lpgen_golden::q8::Q8Type;
+
+    /// Most tie attempts give one, and a third of them exact ties (not a neighbour).
+    #[test]
+    fn f32_ties_are_found() {
+        let mut r = Rng(7);
+        for ty in Q8Type::ALL {
+            let mut exact = 0;
+            let mut found = 0;
+            for _ in 0..3000 {
+                let Some((x, s)) = f32_tie(&mut r, ty) else {
+                    continue;
+                };
+                found += 1;
+                let (x, s) = (
+                    f32::from_bits(x as u32).abs() as f64,
+                    f32::from_bits(s as u32),
+                );
+                exact += ty.codebook().midpoints.iter().any(|&m| m * s as f64 == x) as u32;
+            }
+            assert!(found > 2000, "{ty}: {found}");
+            assert!(exact > 500, "{ty}: {exact}");
+        }
+    }
 }

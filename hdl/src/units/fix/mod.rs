@@ -14,7 +14,7 @@
 
 mod lane;
 
-pub(crate) use lane::{lane_ops, LANE_STAGES};
+pub(crate) use lane::{convert, lane_ops, LANE_STAGES};
 
 use lpgen_golden::{FixFormat, Format};
 

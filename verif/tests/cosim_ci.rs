@@ -8,7 +8,9 @@
 //! harness catches a flipped G-table entry, a dropped quire bit, a wrong latency and a wrong
 //! ALU constant; every ALU opcode on every posit:8:0 operand pair; a co-simulation shared
 //! among ranks checking each step exactly once, failures included; the q8 encoder on every
-//! fix:7:8 word and the decoder on every code and posit:8:0 scale; the dfix array PE on
+//! fix:7:8 word and the decoder on every code and posit:8:0 scale, the decoder on f32 words
+//! (and a mutant that never rounds up, which it catches), the conversion unit on every
+//! lns:5:6 word; the dfix array PE on
 //! every dfix:6 operand pair at every read-out shift that matters, a 2×3 dfix:10 array on
 //! random tiles and shifts (and a mutant rounding ties up, which it catches), and the dfix
 //! overflow monitor with counters small enough to saturate (and a mutant whose counter
@@ -309,6 +311,35 @@ fn q8_dec_posit_8_0_mantissa_every_code_and_scale() {
     p.q8 = lpgen_golden::q8::Q8Type::Mantissa;
     let r = check(&toolchain(), &p, Mode::Exhaustive, 0);
     assert_eq!(r.passed, 256 << 8);
+}
+
+/// The q8 decoder on f32 words: every code with the corner scales (±0, subnormals, ±max, ±∞,
+/// NaN) and random pairs, the linear type, fully pipelined; a decoder that never rounds up is
+/// caught.
+#[test]
+fn q8_dec_f32_linear_codes_and_corner_scales_and_a_truncating_mutant() {
+    let tc = toolchain();
+    let mut p = params(Unit::Q8Dec, "f32", 2);
+    p.q8 = lpgen_golden::q8::Q8Type::Linear;
+    let r = check(&tc, &p, Mode::Vectors(20_000), 0xf32);
+    assert!(r.passed > 20_000, "{}", r.passed);
+    let mut d = generate(&p).unwrap();
+    mutate(
+        &mut d.verilog,
+        "assign round_up = (",
+        "assign round_up = 1'b0 & (",
+    );
+    let m = run_design(&tc, &p, &d, RunOptions::new(Mode::Vectors(20_000), 0xf32)).unwrap();
+    assert!(m.failed > 100, "{} failed", m.failed);
+}
+
+/// The conversion unit on every lns:5:6 word to lns:4:3, input registered.
+#[test]
+fn convert_lns_5_6_to_lns_4_3_every_word() {
+    let mut p = params(Unit::Convert, "lns:5:6", 1);
+    p.to = Some("lns:4:3".parse().unwrap());
+    let r = check(&toolchain(), &p, Mode::Exhaustive, 0);
+    assert_eq!(r.passed, 1 << 13);
 }
 
 /// A dfix design of `unit` on `fmt` (`array --pe dfix` or `dfix-monitor`).

@@ -82,7 +82,7 @@ fn type_tag(ty: Q8Type) -> String {
     format!("q8_{}", ty.name().replace('-', "_"))
 }
 
-/// The q8 designs of the lint grid: each type, fix and posit words, stages 0, 1 and all.
+/// The q8 designs of the lint grid: each type, fix, posit and f32 words, stages 0, 1 and all.
 pub(crate) fn grid(unit: Unit, full: bool) -> Vec<Params> {
     let max = |p: &Params| match unit {
         Unit::Q8Dec => DEC_STAGES,
@@ -97,6 +97,7 @@ pub(crate) fn grid(unit: Unit, full: bool) -> Vec<Params> {
                 "posit:8:0",
                 "posit:16:1",
                 "posit:32:2",
+                "f32",
             ] {
                 let p = params(unit, f, ty, 0);
                 for s in [0, 1, max(&p)] {
@@ -105,16 +106,18 @@ pub(crate) fn grid(unit: Unit, full: bool) -> Vec<Params> {
             }
         }
     } else {
-        // Two designs a unit: the four types between the two units, fix and posit words, no
-        // and all stages.
+        // Three designs a unit: the four types between the two units, fix, posit and f32
+        // words, no and all stages.
         let lean = match unit {
             Unit::Q8Dec => [
                 ("posit:16:1", Q8Type::StaticTree, true),
                 ("fix:15:16", Q8Type::Linear, false),
+                ("f32", Q8Type::DynamicTree, true),
             ],
             _ => [
                 ("fix:7:8", Q8Type::DynamicTree, true),
                 ("posit:8:0", Q8Type::Mantissa, false),
+                ("f32", Q8Type::Linear, false),
             ],
         };
         for (f, ty, deepest) in lean {

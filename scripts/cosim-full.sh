@@ -4,7 +4,7 @@
 # and lns:3:5, posit-mac and fix-mac from quire states, random + corner cases for posit 16/32,
 # lns:5:10 and fix, lns-kahan, arrays of every PE kind and several shapes, alu lanes (every
 # opcode on every pair of small formats) and vectors, quant1 columns, the q8 encoder and
-# decoder; every stage
+# decoder (fix, posit and f32 words), the conversion unit; every stage
 # count each generator offers. Verilator models are cached (LPGEN_CACHE), so a rerun is fast.
 #   scripts/cosim-full.sh            # everything (about 125 Verilator builds: an hour or more uncached)
 #   SEED=0x1234 scripts/cosim-full.sh  # other random stimuli (default seed below)
@@ -36,6 +36,11 @@ cosim() {
 }
 
 stages() { seq 0 "$1"; }
+# The most stages of convert from $1 to $2.
+max_convert_stages() {
+  "$LPGEN" rtl convert --format "$1" --to "$2" --stages 999 --out /tmp/cosim-full-probe 2>&1 |
+    sed -n 's/.*at most \([0-9]*\) pipeline.*/\1/p'
+}
 # The most stages of q8-enc for type $1 (as the generator's refusal states it).
 q8_enc_stages() {
   "$LPGEN" rtl q8-enc --format f32 --q8 "q8:$1" --stages 999 --out /tmp/cosim-full-probe 2>&1 |
@@ -192,6 +197,19 @@ for ty in dynamic-tree static-tree linear mantissa; do
   for s in 0 2; do
     cosim q8-dec --q8 q8:$ty --format f32 --stages $s --vectors "$VECTORS" --seed "$SEED"
   done
+done
+
+# The conversion unit (issue 19): every input word of the 8- to 16-bit pairs (narrowing and
+# widening, each family), every stage count; random words of the 32-bit ones.
+for pair in posit:16:1,posit:8:2 posit:8:0,posit:16:1 posit:16,posit:16:1 lns:5:6,lns:4:3 \
+  lns:4:3,lns:5:10 fix:7:8,fix:3:4 fix:3:4,fix:15:16; do
+  from=${pair%,*} to=${pair#*,}
+  for s in $(stages "$(max_convert_stages "$from" "$to")"); do
+    cosim convert --format "$from" --to "$to" --stages "$s" --exhaustive
+  done
+done
+for pair in posit:32:2,posit:16:1 fix:15:16,fix:7:8 lns:9:10,lns:5:6; do
+  cosim convert --format "${pair%,*}" --to "${pair#*,}" --stages 1 --vectors "$VECTORS" --seed "$SEED"
 done
 
 # Dynamic fixed point (issue 18): the dfix PE on every operand pair of dfix:6 and dfix:8 (1x1)

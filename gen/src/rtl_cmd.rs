@@ -32,7 +32,7 @@ pub struct DesignArgs {
     /// Array PE kind: lns-kahan, lns-plain, posit-quire, fix or dfix (default: by format)
     #[arg(long)]
     pe: Option<String>,
-    /// Conversion format of an alu/vector lane (same family; default: --format)
+    /// Conversion format of an alu/vector lane (same family; default: --format) and of convert (required)
     #[arg(long)]
     to: Option<String>,
     /// 8-bit type of q8-enc/q8-dec: q8:dynamic-tree, q8:static-tree, q8:linear, q8:mantissa

@@ -446,7 +446,7 @@ fn golden(r: &mut Rng) -> (Vec<OsString>, Vec<u8>) {
 /// One `lpgen rtl …` argument vector.
 fn rtl(r: &mut Rng) -> Vec<OsString> {
     use Family::*;
-    const UNITS: [(&str, &[Family]); 14] = [
+    const UNITS: [(&str, &[Family]); 15] = [
         ("lns-mul", &[Lns]),
         ("lns-add", &[Lns]),
         ("lns-kahan", &[Lns]),
@@ -458,8 +458,9 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("vector", &[Lns, Posit, Fix, Dfix]),
         ("array", &[Lns, Posit, Fix, Dfix]),
         ("quant1", &[Fix, Posit]),
-        ("q8-enc", &[Posit, Fix]),
-        ("q8-dec", &[Posit, Fix]),
+        ("q8-enc", &[Posit, Fix, F32]),
+        ("q8-dec", &[Posit, Fix, F32]),
+        ("convert", &[Lns, Posit, Fix]),
         ("dfix-monitor", &[Dfix]),
     ];
     let (unit, families) = r.pick(&UNITS);
@@ -536,7 +537,10 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
             false => junk(r),
         });
     }
-    if matches!(unit, "alu" | "vector") && r.chance(40) || r.chance(5) {
+    if matches!(unit, "alu" | "vector") && r.chance(40)
+        || unit == "convert" && r.chance(90)
+        || r.chance(5)
+    {
         a.push("--to".into());
         a.push(match r.sane() {
             true => valid_format(r, family, true).into(),

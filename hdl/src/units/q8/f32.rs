@@ -10,8 +10,9 @@
 //!   aligned dividend to all ones (the largest magnitude); a NaN x, and a scale that is NaN,
 //!   ±∞, zero or negative, select the smallest magnitude (NaN without a sign, −0 with its
 //!   sign).
-//! - Decoder: the float ROM's 24-bit significand times the scale's, a leading-zero count
-//!   (the scale may be subnormal), the exponent E of the product's leading one; below 2^−126
+//! - Decoder: the float ROM's 24-bit significand times the scale's, normalised beside the ROM
+//!   read (a leading-zero count: the scale may be subnormal), so that the product needs one
+//!   normalising shift at most; E the exponent of its leading one; below 2^−126
 //!   the significand shifts right into the subnormal range (at most 26 places, the rest
 //!   sticky), then nearest even on the 31-bit magnitude {exponent field, fraction}, whose
 //!   carry moves into the exponent (and up to ∞). A NaN scale, or ∞ times a zero value, gives
@@ -92,18 +93,24 @@ pub(super) fn f32_dec(m: &mut Module, ty: Q8Type, t: &FixedTables, code: &E, sca
     let v = float_value(m, ty, t, code);
     let s = fields(m, "scale", scale);
     let neg = m.wire("neg", &code.bit(7).xor(&s.sign));
-    m.stage();
-    // E (below) lies in lo − 126 − 62 ..= hi + 129; −126 − E must fit too.
+    // A subnormal scale's significand normalised beside the ROM read: the product then needs
+    // one normalising shift at most, as the posit path's.
+    let (lz, _) = lzc(m, "scale_sig", &s.sig);
+    let sig_s = m.wire("scale_sig_norm", &s.sig.shl(&lz));
+    // E (below) lies in lo − 126 − 31 ..= hi + 129; −126 − E must fit too.
     let sw = sbits(v.lo - 200, v.hi + 200 - v.lo).max(v.exp.width + 1);
-    let esum = m.wire("scale_sum", &v.exp.sext(sw).add(&s.exp.sext(sw)));
-    let prod = m.wire("product", &v.sig.mul_full(&s.sig));
+    let exp_s = m.wire("scale_exp_norm", &s.exp.sext(sw).sub(&lz.zext(sw)));
     m.stage();
-    // value = prod·2^(esum − 46) = norm·2^(E − 47), norm = prod << lz in [2^47, 2^48).
-    let (lz, _) = lzc(m, "product", &prod);
+    let esum = m.wire("scale_sum", &v.exp.sext(sw).add(&exp_s));
+    let prod = m.wire("product", &v.sig.mul_full(&sig_s));
+    m.stage();
+    // prod = sig_v·sig_s lies in [2^46, 2^48): value = prod·2^(esum − 46) = norm·2^(E − 47)
+    // with norm = prod or prod << 1 in [2^47, 2^48).
     let pw = prod.width;
-    let norm = m.wire("product_norm", &prod.shl(&lz));
-    let e = esum.add(&sconst(sw, 1)).sub(&lz.zext(sw));
-    let e = m.wire("product_exp", &e);
+    let carry = prod.msb();
+    let norm = mux(&carry, &prod, &cat(&[prod.low(pw - 1), konst(1, 0)]));
+    let norm = m.wire("product_norm", &norm);
+    let e = m.wire("product_exp", &esum.add(&carry.zext(sw)));
     // Subnormal: shift right by −126 − E (clamped to 26: beyond 25 only sticky bits remain).
     let subnormal = m.wire("subnormal", &e.slt(&sconst(sw, MIN_EXP)));
     let sh = sconst(sw, MIN_EXP).sub(&e);

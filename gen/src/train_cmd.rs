@@ -148,6 +148,11 @@ pub struct TrainArgs {
     /// rtl backend: lanes of the vector unit
     #[arg(long, default_value_t = 16)]
     lanes: u32,
+    /// rtl backend: pipeline stages of the arrays (fix PEs up to 3, LNS PEs up to 5, where
+    /// beyond 2 they interleave accumulations and the run streams that many tiles at once,
+    /// posit-quire PEs up to 8, dfix PEs up to 2)
+    #[arg(long, default_value_t = 0)]
+    array_stages: u32,
     /// Threads of the f32 and golden machines (default: every core); results do not depend
     /// on it
     #[arg(long)]
@@ -499,6 +504,22 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
         // Before the dataset is read and any design is built.
         lpgen_hdl::limits::check_array(a.rows, a.cols)?;
         lpgen_hdl::limits::check_lanes(a.lanes)?;
+        let most = lpgen_hdl::PeKind::ALL
+            .into_iter()
+            .map(lpgen_hdl::units::array_max_stages)
+            .max()
+            .unwrap_or(0);
+        if a.array_stages > most {
+            return Err(bad(format!(
+                "--array-stages {} is more than any array PE takes (at most {most})",
+                a.array_stages
+            )));
+        }
+    } else if a.array_stages != 0 {
+        return Err(bad(format!(
+            "--array-stages is for --backend rtl, not {}",
+            a.backend
+        )));
     }
     for (option, limit) in [
         ("--train-limit", a.train_limit),
@@ -557,7 +578,7 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
             let machines = run.train(
                 || {
                     Ok(Checked {
-                        dut: Rtl::new(a.rows, a.cols, a.lanes)?,
+                        dut: Rtl::new(a.rows, a.cols, a.lanes)?.with_array_stages(a.array_stages),
                         reference: golden("golden", None),
                         ops: 0,
                     })
@@ -568,7 +589,10 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
             eprintln!("--check: {ops} operations, 0 differing bits");
         }
         ("rtl", false) => {
-            run.train(|| Rtl::new(a.rows, a.cols, a.lanes), &mut report)?;
+            run.train(
+                || Ok(Rtl::new(a.rows, a.cols, a.lanes)?.with_array_stages(a.array_stages)),
+                &mut report,
+            )?;
         }
         ("f32", _) => {
             run.train(|| Ok(Float { threads }), &mut report)?;

@@ -448,3 +448,19 @@ fn finding_8_leftovers_of_killed_runs_and_bad_bytes() {
         "stdin line 2: not UTF-8 text",
     );
 }
+
+#[test]
+fn array_stages_beyond_every_pe_or_off_the_rtl_backend_are_refused() {
+    let ds = dataset("stages", [40, 4, 4], [20, 4, 4]);
+    let out = tmp("out-stages");
+    let (d, o) = (ds.to_str().unwrap(), out.to_str().unwrap());
+    refused(
+        &train_args(d, o, &["--array-stages", "2"]),
+        b"",
+        "--array-stages is for --backend rtl, not f32",
+    );
+    let rtl = ["train", "--backend", "rtl", "--dataset", d, "--out", o];
+    let args: Vec<&str> = rtl.iter().copied().chain(["--array-stages", "9"]).collect();
+    refused(&args, b"", "more than any array PE takes (at most 8)");
+    assert!(!out.join("metrics.jsonl").exists());
+}

@@ -6,7 +6,7 @@
 
 mod q8;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::onebit::{self, Quantized, Quantizer};
@@ -25,6 +25,8 @@ struct Device {
     model: Model,
     layout: Layout,
     latency: usize,
+    /// Accumulations an array's PEs interleave (`array_accumulations`); 1 for other units.
+    accumulations: usize,
 }
 
 impl Device {
@@ -35,10 +37,15 @@ impl Device {
             .model(&d.verilog, &layout, false)
             .map_err(|e| TrainError(e.0))?;
         let latency = layout.latency as usize;
+        let accumulations = match p.unit {
+            Unit::Array => lpgen_hdl::units::array_accumulations(p) as usize,
+            _ => 1,
+        };
         Ok(Device {
             model,
             layout,
             latency,
+            accumulations,
         })
     }
 
@@ -75,6 +82,8 @@ pub struct Rtl {
     rows: u32,
     cols: u32,
     lanes: u32,
+    /// `--stages` of the arrays.
+    array_stages: u32,
     arrays: HashMap<(Format, &'static str), Device>,
     /// Vector units by (lane format, conversion format).
     vectors: HashMap<(Format, Format), Device>,
@@ -100,6 +109,7 @@ impl Rtl {
             rows,
             cols,
             lanes,
+            array_stages: 0,
             arrays: HashMap::new(),
             vectors: HashMap::new(),
             quantizers: HashMap::new(),
@@ -110,6 +120,14 @@ impl Rtl {
                 ..Golden::new("host", None)
             },
         })
+    }
+
+    /// The arrays' pipeline stages (default 0); a PE kind that does not take them is
+    /// refused in one line when its array is built. Where the PEs interleave accumulations
+    /// (LNS PEs beyond 2 stages), every matrix product streams that many output tiles at once.
+    pub fn with_array_stages(mut self, stages: u32) -> Rtl {
+        self.array_stages = stages;
+        self
     }
 
     fn pe(f: Format, acc: Accumulate) -> Result<PeKind, TrainError> {
@@ -129,7 +147,7 @@ impl Rtl {
     fn array(&mut self, f: Format, pe: PeKind) -> Result<&mut Device, TrainError> {
         let key = (f, pe.name());
         if !self.arrays.contains_key(&key) {
-            let mut p = Params::new(Unit::Array, f);
+            let mut p = Params::new(Unit::Array, f).stages(self.array_stages);
             p.rows = self.rows;
             p.cols = self.cols;
             p.pe = pe;
@@ -397,7 +415,7 @@ impl Machine for Rtl {
         check_shapes(a.view(), b.view())?;
         let shape = (self.rows as usize, self.cols as usize);
         if !self.dfix_arrays.contains_key(&f.width) {
-            let mut p = Params::dfix(Unit::Array, f);
+            let mut p = Params::dfix(Unit::Array, f).stages(self.array_stages);
             p.rows = self.rows;
             p.cols = self.cols;
             let d = Device::build(&self.tc, &p)?;
@@ -423,6 +441,12 @@ impl Machine for Rtl {
 /// edges padded with `zero`. With `shift` (a dfix array: the read-out shift, given with each
 /// tile's last step) it also counts the set `overflow` and `overflow_half` flags of the
 /// outputs that are not padding.
+///
+/// The host protocol of docs/rtl.md, `array`: cycle t belongs to accumulation t mod P (P = 1
+/// unless the PEs interleave); tile i goes to accumulation i mod P, each accumulation takes
+/// its tiles in order, one step k = 0..K−1 in each of its cycles, and a `last` step comes at
+/// least R + C − 1 cycles after the one before it, of any accumulation (else that cycle is a
+/// bubble). Results come out in the order of the `last` steps.
 fn stream_tiles(
     dev: &mut Device,
     (rows, cols): (usize, usize),
@@ -433,6 +457,11 @@ fn stream_tiles(
     shift: Option<i64>,
 ) -> Result<(Mat, (u64, u64)), TrainError> {
     let k_len = a.cols;
+    if k_len == 0 {
+        return Err(TrainError(
+            "a matrix product with K = 0 has no steps to stream".into(),
+        ));
+    }
     let is = dev.layout.in_slots;
     let (pa, pb, pv, pc, pl) = (
         dev.pos("a_in"),
@@ -442,39 +471,65 @@ fn stream_tiles(
         dev.pos("last"),
     );
     let ps = shift.map(|_| dev.pos("shift"));
-    let tile_cycles = k_len.max(rows + cols - 1);
     let tiles: Vec<(usize, usize)> = (0..a.rows.div_ceil(rows))
         .flat_map(|ti| (0..b.cols.div_ceil(cols)).map(move |tj| (ti * rows, tj * cols)))
         .collect();
-    let cycles = tiles.len() * tile_cycles;
-    let mut ins = vec![0u64; cycles * is];
-    for (t, &(i0, j0)) in tiles.iter().enumerate() {
-        for k in 0..k_len {
-            let slot = &mut ins[(t * tile_cycles + k) * is..][..is];
-            put_bits(slot, pv, 1, 1);
-            put_bits(slot, pc, 1, (k == 0) as u64);
-            put_bits(slot, pl, 1, (k + 1 == k_len) as u64);
-            if let (Some(ps), Some(s), true) = (ps, shift, k + 1 == k_len) {
-                put_bits(slot, ps, lpgen_hdl::units::DFIX_SHIFT_BITS, s as u64);
-            }
-            for r in 0..rows {
-                let v = if i0 + r < a.rows {
-                    a.at(i0 + r, k)
+    let slots = dev.accumulations;
+    let spacing = rows + cols - 1;
+    // Per accumulation: the tiles still to do, in order, and the next step of the first.
+    let mut queues: Vec<VecDeque<usize>> = (0..slots)
+        .map(|s| (s..tiles.len()).step_by(slots).collect())
+        .collect();
+    let mut next_k = vec![0usize; slots];
+    let mut order = vec![];
+    let mut last_at: Option<usize> = None;
+    let mut ins = vec![];
+    let mut t = 0;
+    while order.len() < tiles.len() {
+        let slot = t % slots;
+        let mut words = vec![0u64; is];
+        if let Some(&tile) = queues[slot].front() {
+            let k = next_k[slot];
+            let last = k + 1 == k_len;
+            let too_early = last && last_at.is_some_and(|l| t - l < spacing);
+            if !too_early {
+                let (i0, j0) = tiles[tile];
+                put_bits(&mut words, pv, 1, 1);
+                put_bits(&mut words, pc, 1, (k == 0) as u64);
+                put_bits(&mut words, pl, 1, last as u64);
+                if let (Some(ps), Some(s), true) = (ps, shift, last) {
+                    put_bits(&mut words, ps, lpgen_hdl::units::DFIX_SHIFT_BITS, s as u64);
+                }
+                for r in 0..rows {
+                    let v = if i0 + r < a.rows {
+                        a.at(i0 + r, k)
+                    } else {
+                        zero
+                    };
+                    put_bits(&mut words, pa + r * w as usize, w, v);
+                }
+                for c in 0..cols {
+                    let v = if j0 + c < b.cols {
+                        b.at(k, j0 + c)
+                    } else {
+                        zero
+                    };
+                    put_bits(&mut words, pb + c * w as usize, w, v);
+                }
+                if last {
+                    order.push(tile);
+                    last_at = Some(t);
+                    queues[slot].pop_front();
+                    next_k[slot] = 0;
                 } else {
-                    zero
-                };
-                put_bits(slot, pa + r * w as usize, w, v);
-            }
-            for c in 0..cols {
-                let v = if j0 + c < b.cols {
-                    b.at(k, j0 + c)
-                } else {
-                    zero
-                };
-                put_bits(slot, pb + c * w as usize, w, v);
+                    next_k[slot] = k + 1;
+                }
             }
         }
+        ins.extend_from_slice(&words);
+        t += 1;
     }
+    let cycles = t;
     let outs = dev.stream(ins, cycles);
     let os = dev.layout.out_slots;
     let (po, pov) = (dev.pos("c_out"), dev.pos("out_valid"));
@@ -486,7 +541,7 @@ fn stream_tiles(
         if get_bits(cyc, pov, 1) == 0 {
             continue;
         }
-        let (i0, j0) = *tiles.get(done).ok_or_else(|| {
+        let (i0, j0) = *order.get(done).map(|&tile| &tiles[tile]).ok_or_else(|| {
             TrainError("the array gave more results than tiles (a generator bug)".into())
         })?;
         for r in 0..rows.min(a.rows - i0) {

@@ -342,6 +342,25 @@ fn convert_lns_5_6_to_lns_4_3_every_word() {
     assert_eq!(r.passed, 1 << 13);
 }
 
+/// A convert mutant whose NaR gives 0 is caught, and its failure shows `y` as a word of
+/// `--to` (6 bits: NaR is 0x20), not of the input format.
+#[test]
+fn mutation_convert_nar_to_zero_is_caught_and_y_shown_in_the_output_format() {
+    let tc = toolchain();
+    let mut p = params(Unit::Convert, "posit:8:0", 0);
+    p.to = Some("posit:6:1".parse().unwrap());
+    let mut d = generate(&p).unwrap();
+    mutate(
+        &mut d.verilog,
+        "(in_decode_nar ? 6'd32",
+        "(in_decode_nar ? 6'd0",
+    );
+    let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
+    assert_eq!(r.failed, 1, "only NaR converts wrongly");
+    let detail = &r.details[0];
+    assert!(detail.contains("y: expected 0x20 (NaR)"), "{detail}");
+}
+
 /// A dfix design of `unit` on `fmt` (`array --pe dfix` or `dfix-monitor`).
 fn dfix(unit: Unit, fmt: &str, rows: u32, cols: u32, stages: u32) -> lpgen_hdl::Params {
     let mut p = lpgen_hdl::Params::parse(unit, fmt).unwrap().stages(stages);

@@ -26,7 +26,7 @@ pub use array::Pes;
 
 use std::path::{Path, PathBuf};
 
-use lpgen_golden::{Calc, Format};
+use lpgen_golden::Calc;
 use lpgen_hdl::{generate, Design, Params, PeKind, Unit};
 
 use crate::engine::{replay_vcd, Checker, Mismatch, Replay};
@@ -125,7 +125,7 @@ pub fn run_design(tc: &Toolchain, p: &Params, d: &Design, mut opts: RunOptions) 
     };
     (plan.drive)(&mut ctx)?;
     chk.finish();
-    let describe = Describer::new(p.format, &layout);
+    let describe = Describer::new(p, &layout);
     let details = chk
         .mismatches
         .iter()
@@ -228,6 +228,8 @@ pub(crate) fn no_exhaustive(p: &Params, why: &str) -> VerifError {
 struct Describer {
     calc: Calc,
     w: u32,
+    /// `convert`'s output `y` holds words of `--to`, not of the format.
+    y_to: Option<(Calc, u32)>,
     layout: Layout,
 }
 
@@ -237,20 +239,34 @@ const WORD_PORTS: [&str; 14] = [
 ];
 
 impl Describer {
-    fn new(f: Format, layout: &Layout) -> Describer {
+    fn new(p: &Params, layout: &Layout) -> Describer {
+        let y_to = match (p.unit, p.to) {
+            (Unit::Convert, Some(t)) => Some((t.calc(), t.width())),
+            _ => None,
+        };
         Describer {
-            calc: f.calc(),
-            w: f.width(),
+            calc: p.format.calc(),
+            w: p.format.width(),
+            y_to,
             layout: layout.clone(),
         }
     }
 
-    fn word(&self, bits: u64) -> String {
+    /// The calculator and word width of a port's words.
+    fn format_of(&self, name: &str) -> (&Calc, u32) {
+        match &self.y_to {
+            Some((calc, w)) if name == "y" => (calc, *w),
+            _ => (&self.calc, self.w),
+        }
+    }
+
+    fn word(&self, name: &str, bits: u64) -> String {
+        let (calc, w) = self.format_of(name);
         format!(
             "{:#0w$x} ({})",
             bits,
-            self.calc.value_string(bits),
-            w = self.w.div_ceil(4) as usize + 2
+            calc.value_string(bits),
+            w = w.div_ceil(4) as usize + 2
         )
     }
 
@@ -258,8 +274,9 @@ impl Describer {
     fn words(&self, slots: &[u64], port: &crate::layout::Port) -> Vec<u64> {
         let s = &slots[port.slot..port.slot + port.slots()];
         if WORD_PORTS.contains(&port.name.as_str()) {
-            (0..(port.width / self.w) as usize)
-                .map(|i| get_bits(s, i * self.w as usize, self.w))
+            let (_, w) = self.format_of(&port.name);
+            (0..(port.width / w) as usize)
+                .map(|i| get_bits(s, i * w as usize, w))
                 .collect()
         } else {
             vec![get_bits(s, 0, port.width.min(64))]
@@ -268,7 +285,7 @@ impl Describer {
 
     fn value(&self, name: &str, bits: u64) -> String {
         if WORD_PORTS.contains(&name) {
-            self.word(bits)
+            self.word(name, bits)
         } else {
             format!("{bits}")
         }

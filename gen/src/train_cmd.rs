@@ -21,6 +21,7 @@ use lpgen_train::trainer::{self, Plan};
 
 use crate::{emit, CliError, CliResult};
 
+mod checks;
 mod dfix;
 
 #[derive(Args)]
@@ -457,80 +458,12 @@ fn arch(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResul
 }
 
 pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
-    if !matches!(a.backend.as_str(), "f32" | "golden" | "rtl") {
-        return Err(bad(format!(
-            "unknown backend {:?}: expected f32, golden or rtl",
-            a.backend
-        )));
-    }
-    if a.check && a.backend != "rtl" {
-        return Err(bad(
-            "--check compares the rtl backend with the golden model; add --backend rtl".into(),
-        ));
-    }
-    if let Some(t) = a.threads {
-        if !(1..=MAX_THREADS).contains(&t) {
-            return Err(bad(format!(
-                "--threads {t} is out of range: give 1..={MAX_THREADS} (default: every core)"
-            )));
-        }
-    }
-    // Data parallelism: checked before the dataset is read.
-    Exchange::parse(&a.compress, !a.no_error_feedback)?;
-    let mpi = crate::dist::is_mpi(&a.dist, a.workers)?;
-    if a.compress_grad.is_some() && (mpi || a.workers > 1 || a.compress != "none") {
-        return Err(bad(
-            "--compress-grad simulates the exchange on one worker: with workers give --compress q8:TYPE"
-                .into(),
-        ));
-    }
-    if a.format
-        .as_deref()
-        .is_some_and(|f| f.trim().starts_with("dfix:"))
-        && (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer)
-    {
-        return Err(bad(
-            "dfix storage trains one worker: each worker's overflow counts would move its scales apart"
-                .into(),
-        ));
-    }
+    let mpi = checks::before_data(a)?;
     let transport = if mpi {
         Some(crate::dist::mpi_transport()?)
     } else {
         None
     };
-    crate::dist::check_workers(a.workers)?;
-    if a.backend == "rtl" {
-        // Before the dataset is read and any design is built.
-        lpgen_hdl::limits::check_array(a.rows, a.cols)?;
-        lpgen_hdl::limits::check_lanes(a.lanes)?;
-        let most = lpgen_hdl::PeKind::ALL
-            .into_iter()
-            .map(lpgen_hdl::units::array_max_stages)
-            .max()
-            .unwrap_or(0);
-        if a.array_stages > most {
-            return Err(bad(format!(
-                "--array-stages {} is more than any array PE takes (at most {most})",
-                a.array_stages
-            )));
-        }
-    } else if a.array_stages != 0 {
-        return Err(bad(format!(
-            "--array-stages is for --backend rtl, not {}",
-            a.backend
-        )));
-    }
-    for (option, limit) in [
-        ("--train-limit", a.train_limit),
-        ("--test-limit", a.test_limit),
-    ] {
-        if limit == Some(0) {
-            return Err(bad(format!(
-                "{option} 0 leaves no samples; give at least 1 or drop the option"
-            )));
-        }
-    }
     // Every option is checked before the dataset is read (with a stand-in input width; the
     // weight limit is checked again with the real one).
     config(a, (1, 28, 28), 10)?;

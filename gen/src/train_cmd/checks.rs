@@ -1,0 +1,81 @@
+//! `lpgen train`'s checks of options that need no dataset: run first, so that bad input is
+//! refused in one line before anything is read, started or built.
+
+use super::{bad, TrainArgs, MAX_THREADS};
+use crate::CliResult;
+use lpgen_train::parallel::Exchange;
+
+/// Checks the options that need no dataset; returns whether this process is a rank of an
+/// `mpirun` job.
+pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
+    if !matches!(a.backend.as_str(), "f32" | "golden" | "rtl") {
+        return Err(bad(format!(
+            "unknown backend {:?}: expected f32, golden or rtl",
+            a.backend
+        )));
+    }
+    if a.check && a.backend != "rtl" {
+        return Err(bad(
+            "--check compares the rtl backend with the golden model; add --backend rtl".into(),
+        ));
+    }
+    if let Some(t) = a.threads {
+        if !(1..=MAX_THREADS).contains(&t) {
+            return Err(bad(format!(
+                "--threads {t} is out of range: give 1..={MAX_THREADS} (default: every core)"
+            )));
+        }
+    }
+    // Data parallelism: checked before the dataset is read.
+    Exchange::parse(&a.compress, !a.no_error_feedback)?;
+    let mpi = crate::dist::is_mpi(&a.dist, a.workers)?;
+    if a.compress_grad.is_some() && (mpi || a.workers > 1 || a.compress != "none") {
+        return Err(bad(
+            "--compress-grad simulates the exchange on one worker: with workers give --compress q8:TYPE"
+                .into(),
+        ));
+    }
+    if a.format
+        .as_deref()
+        .is_some_and(|f| f.trim().starts_with("dfix:"))
+        && (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer)
+    {
+        return Err(bad(
+            "dfix storage trains one worker: each worker's overflow counts would move its scales apart"
+                .into(),
+        ));
+    }
+    crate::dist::check_workers(a.workers)?;
+    if a.backend == "rtl" {
+        // Before the dataset is read and any design is built.
+        lpgen_hdl::limits::check_array(a.rows, a.cols)?;
+        lpgen_hdl::limits::check_lanes(a.lanes)?;
+        let most = lpgen_hdl::PeKind::ALL
+            .into_iter()
+            .map(lpgen_hdl::units::array_max_stages)
+            .max()
+            .unwrap_or(0);
+        if a.array_stages > most {
+            return Err(bad(format!(
+                "--array-stages {} is more than any array PE takes (at most {most})",
+                a.array_stages
+            )));
+        }
+    } else if a.array_stages != 0 {
+        return Err(bad(format!(
+            "--array-stages is for --backend rtl, not {}",
+            a.backend
+        )));
+    }
+    for (option, limit) in [
+        ("--train-limit", a.train_limit),
+        ("--test-limit", a.test_limit),
+    ] {
+        if limit == Some(0) {
+            return Err(bad(format!(
+                "{option} 0 leaves no samples; give at least 1 or drop the option"
+            )));
+        }
+    }
+    Ok(mpi)
+}

@@ -386,8 +386,8 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
 /// (stages 0..=2 up to 2×3, the LNS PEs 0..=5 there and the posit-quire PE 0..=8; 0 and 2
 /// at 4×4, 2 from 8×8; Yosys `synth` keeps the hierarchy, so it maps the PE module once
 /// whatever the size; the fix PE also at 3). Lean: the fix PE at 1×1 and 2×3 at stages
-/// 0..=3, the others 1×1 at stages 0..=2,
-/// the LNS PEs 1×1 at 5 and the posit-quire PE 1×1 at 8.
+/// 0..=3, the others 1×1 at stages 0..=2, the LNS PEs 1×1 at 5 and the posit-quire PE 1×1
+/// at 8.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
         &[(1, 1), (2, 3), (4, 4), (8, 8), (16, 16)]

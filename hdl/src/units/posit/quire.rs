@@ -215,16 +215,21 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
 #[allow(dead_code)] // used by the array generator
 pub(crate) fn quire_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = posit_format(f, "the posit-quire PE")?;
-    let ctl = Ctl {
+    let ctl = pe_ctl(io);
+    let (y, _) = mac_core(m, f, prefix, &ctl, Marks::Product);
+    Ok(y)
+}
+
+/// An array PE's step: a += a·b when `enable`, from zero on `clear`.
+fn pe_ctl(io: &PeIo) -> Ctl {
+    Ctl {
         a: io.a.clone(),
         b: io.b.clone(),
         enable: io.enable.clone(),
         clear: io.clear.clone(),
         sub: konst(1, 0),
         kill: konst(1, 0),
-    };
-    let (y, _) = mac_core(m, f, prefix, &ctl, Marks::Product);
-    Ok(y)
+    }
 }
 
 /// The `posit-quire` array PE at stages >= 3: [`quire_pe`] with all [`PE_CANDIDATES`]
@@ -234,14 +239,7 @@ pub(crate) fn quire_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Re
 /// one accumulation per PE, as at stages <= 2.
 pub(crate) fn quire_pe_pipelined(m: &mut Module, f: Format, io: &PeIo) -> Result<E, GenError> {
     let f = posit_format(f, "the posit-quire PE")?;
-    let ctl = Ctl {
-        a: io.a.clone(),
-        b: io.b.clone(),
-        enable: io.enable.clone(),
-        clear: io.clear.clone(),
-        sub: konst(1, 0),
-        kill: konst(1, 0),
-    };
+    let ctl = pe_ctl(io);
     let (y, _) = mac_core(m, f, "", &ctl, Marks::Pe);
     Ok(y)
 }

@@ -144,9 +144,23 @@ impl Rtl {
         })
     }
 
+    /// Refuses `--array-stages` beyond what the PE kind `pe` takes, naming the option.
+    fn check_array_stages(&self, pe: PeKind) -> Result<(), TrainError> {
+        let most = lpgen_hdl::units::array_max_stages(pe);
+        if self.array_stages > most {
+            return Err(TrainError(format!(
+                "--array-stages {}: this run's {} PEs take at most {most}",
+                self.array_stages,
+                pe.name()
+            )));
+        }
+        Ok(())
+    }
+
     fn array(&mut self, f: Format, pe: PeKind) -> Result<&mut Device, TrainError> {
         let key = (f, pe.name());
         if !self.arrays.contains_key(&key) {
+            self.check_array_stages(pe)?;
             let mut p = Params::new(Unit::Array, f).stages(self.array_stages);
             p.rows = self.rows;
             p.cols = self.cols;
@@ -415,6 +429,7 @@ impl Machine for Rtl {
         check_shapes(a.view(), b.view())?;
         let shape = (self.rows as usize, self.cols as usize);
         if !self.dfix_arrays.contains_key(&f.width) {
+            self.check_array_stages(PeKind::Dfix)?;
             let mut p = Params::dfix(Unit::Array, f).stages(self.array_stages);
             p.rows = self.rows;
             p.cols = self.cols;

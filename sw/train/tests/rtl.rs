@@ -366,4 +366,12 @@ fn deeper_arrays_give_the_golden_products() {
             assert_eq!(got, want, "{f} stages {stages} K {k}");
         }
     }
+    // A PE kind that does not take the stages is refused in one line naming the option.
+    let f: Format = "fix:7:8".parse().unwrap();
+    let mut rtl = Rtl::new(2, 3, 4).unwrap().with_array_stages(5);
+    let a = Mat::filled(2, 2, 0);
+    let e = rtl
+        .matmul(f, Accumulate::Exact, a.view(), a.view())
+        .unwrap_err();
+    assert_eq!(e.0, "--array-stages 5: this run's fix PEs take at most 3");
 }

@@ -6,6 +6,8 @@
 #   scripts/train-results.sh ROW...     only these rows (names below)
 #   scripts/train-results.sh --table    print the results table from results/*/metrics.jsonl
 #   scripts/train-results.sh --same-weights ROW1 ROW2   digests of the two rows' model words
+# LPGEN_TRAIN_EXTRA adds options to every run, e.g. "--threads 1" for a run in the background
+# (results do not depend on the thread count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
@@ -91,5 +93,5 @@ for r in "${rows[@]}"; do
   [ -s "$out/checkpoint.lpck" ] && resume="--resume"
   echo "$r: lpgen train $args --out $out $resume"
   # shellcheck disable=SC2086
-  /usr/bin/time -f "$r: %e s wall, %M KiB" "$LPGEN" train $args --out "$out" $resume
+  /usr/bin/time -f "$r: %e s wall, %M KiB" "$LPGEN" train $args ${LPGEN_TRAIN_EXTRA:-} --out "$out" $resume
 done

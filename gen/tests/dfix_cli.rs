@@ -99,7 +99,7 @@ fn rtl_dfix_array_and_monitor() {
         "\"pe\": \"dfix\"",
         "\"name\": \"shift\"",
         "\"name\": \"overflow_half\"",
-        "lpgen_pe_dfix_dfix_10_s1.v",
+        "lpgen_pe_dfix_dfix_10_s2.v",
     ] {
         assert!(m.contains(needle), "{needle} not in {m}");
     }

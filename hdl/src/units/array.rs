@@ -77,10 +77,12 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
     let loop_registers = pe_loop_registers(p);
     let pipelined_quire = p.pe == PeKind::PositQuire && p.stages > 2;
     let operand_registers = p.pe == PeKind::Fix && p.stages > 2;
+    // S: the PE's registers on the way to its result register, read-out register included.
     let name = format!(
-        "{PE_MODULE_PREFIX}{}_{}_s{pe_stages}",
+        "{PE_MODULE_PREFIX}{}_{}_s{}",
         p.pe.name().replace('-', "_"),
         p.format_name().replace(':', "_"),
+        pe_stages + readout_registers(p)
     );
     let w = p.format.width();
     // The dfix PE's result register also holds its two overflow flags.
@@ -143,7 +145,9 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
         // turn as it comes round).
         let word = match (loop_registers, &shift) {
             _ if pipelined_quire => posit::quire_pe_pipelined(pe, p.format, &io)?,
-            _ if operand_registers => fix::fix_pe_operand_registers(pe, p.format, &io)?,
+            _ if operand_registers => {
+                fix::fix_pe_registered(pe, p.format, &io, readout_registers(p) == 1)?
+            }
             (0, Some(s)) => dfix::dfix_pe(pe, p, &io, s, readout_registers(p) == 1)?,
             (0, None) => build(pe, p.format, "", &io)?,
             (n, _) if p.pe == PeKind::LnsPlain => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
@@ -176,10 +180,14 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
     })
 }
 
-/// Registers inside the PE's read-out: 1 for the dfix PE at stages 2 (after its shifter),
-/// else 0. They add to the array's latency.
+/// Registers inside the PE's read-out: 1 for the dfix PE at stages 2 (after its shifter) and
+/// for the fix PE at stages 4 (after its rounding), else 0. They add to the array's latency.
 pub fn readout_registers(p: &Params) -> u32 {
-    (p.pe == PeKind::Dfix && p.stages >= 2) as u32
+    match p.pe {
+        PeKind::Dfix => (p.stages >= 2) as u32,
+        PeKind::Fix => (p.stages >= 4) as u32,
+        _ => 0,
+    }
 }
 
 /// A register loading `d` every cycle (free-running data) or resetting to 0 (control).
@@ -214,12 +222,12 @@ struct FromLeft {
 /// for the LNS PEs up to three registers inside the accumulation loop (lns-kahan: between
 /// and after the Kahan additions; lns-plain: inside its one addition), for the posit-quire
 /// PE up to six around its quire (`posit::pe_cuts`), for the fix PE a register on each
-/// operand beside its multiplier.
+/// operand beside its multiplier and one inside its read-out.
 pub fn array_max_stages(pe: PeKind) -> u32 {
     match pe {
         PeKind::LnsKahan | PeKind::LnsPlain => 2 + lns::PE_MAX_LOOP_REGISTERS,
         PeKind::PositQuire => 1 + posit::PE_CANDIDATES,
-        PeKind::Fix => 3,
+        PeKind::Fix => 4,
         PeKind::Dfix => 2,
     }
 }
@@ -234,9 +242,15 @@ fn pe_loop_registers(p: &Params) -> u32 {
 
 /// Registers of the PE module on the way from its inputs to its result register (the
 /// array's stage 1 is the top's input register, every later one lies inside the PE):
-/// stages − 1, or 0. The dfix PE's read-out register comes on top ([`readout_registers`]).
+/// stages − 1, or 0; the fix PE's fourth stage is its read-out register. The read-out
+/// registers come on top ([`readout_registers`]; the dfix PE's is beyond its stages).
 fn pe_latency(p: &Params) -> u32 {
-    p.stages.saturating_sub(1)
+    let inside = p.stages.saturating_sub(1);
+    if p.pe == PeKind::Fix {
+        inside - readout_registers(p)
+    } else {
+        inside
+    }
 }
 
 /// How many independent accumulations each PE of the array `p` interleaves: 1, or for the
@@ -413,9 +427,9 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
                 // Registers around the quire (stages 3..=8): the lean grid checks the deepest.
                 (0..=6, PeKind::PositQuire) if full => &[0, 1, 2, 3, 4, 5, 6, 7, 8],
                 (1, PeKind::PositQuire) => &[0, 1, 2, 8],
-                (0..=6, PeKind::Fix) => &[0, 1, 2, 3],
+                (0..=6, PeKind::Fix) => &[0, 1, 2, 3, 4],
                 (0..=6, _) => &[0, 1, 2],
-                (7..=16, PeKind::Fix) => &[0, 2, 3],
+                (7..=16, PeKind::Fix) => &[0, 2, 3, 4],
                 (7..=16, _) => &[0, 2],
                 _ => &[2],
             };

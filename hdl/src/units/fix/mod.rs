@@ -124,16 +124,32 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
     Ok(word)
 }
 
-/// The `fix` array PE at stages 3: [`fix_pe`] behind a register of its own on each operand,
-/// so that the path into the multiplier starts beside it instead of at the neighbouring
-/// PE's register. Marks two candidate boundaries: the operands', the product's.
-pub(crate) fn fix_pe_operand_registers(
+/// The `fix` array PE at stages 3 and 4: [`fix_pe`] behind a register of its own on each
+/// operand, so that the path into the multiplier starts beside it instead of at the
+/// neighbouring PE's register; with `readout_register` (stages 4) also a register between the
+/// read-out's rounding and its saturation, which on large arrays is the critical path (the
+/// accumulator's carry chain, then the rounding adder's, then the saturation, across a PE
+/// spread out around its DSP). Marks two candidate boundaries: the operands', the
+/// product's; the read-out register is the caller's to account for (`readout_registers`).
+pub(crate) fn fix_pe_registered(
     m: &mut Module,
     f: Format,
     io: &PeIo,
+    readout_register: bool,
 ) -> Result<E, GenError> {
+    let f = fix_format(f, "the fix PE")?;
     m.stage();
-    fix_pe(m, f, "", io)
+    let acc = pe_accumulator(m, f, "", io);
+    let mut rounded = rne_shr(m, "", &acc, f.frac_bits);
+    if readout_register {
+        // Free-running: it holds the accumulator's rounding the cycle after `last`, when
+        // the result register (captured a cycle later) reads it.
+        let q = m.state("readout_rounded_q", rounded.width, None);
+        m.drive(&q, &rounded, None);
+        rounded = q;
+    }
+    let (word, _) = saturate(m, "", &rounded, f.width());
+    Ok(word)
 }
 
 /// The fix PE's multiply-accumulate (the `dfix` PE's too): when `enable`, acc = (clear ? 0 :

@@ -3,6 +3,12 @@
 //! XOR-reduced to one pin. Four pins whatever the unit's width, and no logic is removable:
 //! each input bit is driven by a flip-flop the tools cannot see through and each output bit
 //! reaches a pin. The reference points of issue 6 were measured with the same scheme.
+//!
+//! The reduction takes at most [`XOR_PER_LEVEL`] bits per cycle: wider outputs go through a
+//! tree with a register after each level, so the wrapper is not what limits a large design's
+//! Fmax (a 12×12 array has 2,304 output bits, which one cycle of XOR across the die would
+//! make the critical path). Designs with at most 16 output bits get the same text as
+//! before the tree, so their figures are unchanged.
 
 use lpgen_hdl::{Direction, Manifest};
 
@@ -52,6 +58,9 @@ pub fn wrapper_name(top: &str) -> String {
     format!("{top}_wrap")
 }
 
+/// Bits that one level of the wrapper's XOR tree reduces to one in a cycle (two LUT4 levels).
+pub const XOR_PER_LEVEL: u32 = 16;
+
 /// Widths that the wrapper adds: (shift-register bits, output-register bits).
 pub fn wrapper_bits(ports: &[Port]) -> (u32, u32) {
     let sin = ports
@@ -98,7 +107,10 @@ pub fn serial_wrapper(top: &str, ports: &[Port]) -> Result<String, FpgaError> {
     }
     v.push_str(&format!("  wire [{}:0] res;\n", sout - 1));
     v.push_str(&format!("  reg [{}:0] q;\n", sout - 1));
-    v.push_str("  always @(posedge clk) begin\n    q <= res;\n    dout <= ^q;\n  end\n");
+    let last = xor_tree(&mut v, sout);
+    v.push_str(&format!(
+        "  always @(posedge clk) begin\n    q <= res;\n    dout <= ^{last};\n  end\n"
+    ));
     let mut conns = Vec::new();
     let (mut at_in, mut at_out) = (0u32, 0u32);
     for p in ports {
@@ -128,6 +140,37 @@ pub fn serial_wrapper(top: &str, ports: &[Port]) -> Result<String, FpgaError> {
     v.push_str(&format!("  {top} u (\n{}\n  );\n", conns.join(",\n")));
     v.push_str("endmodule\n");
     Ok(v)
+}
+
+/// Levels of registers that reduce `q` (`width` bits) to at most [`XOR_PER_LEVEL`] bits,
+/// [`XOR_PER_LEVEL`] bits into each register bit; returns the name of the last level (`q`
+/// when there is none).
+fn xor_tree(v: &mut String, width: u32) -> String {
+    let mut name = "q".to_string();
+    let mut w = width;
+    let mut level = 0;
+    while w > XOR_PER_LEVEL {
+        level += 1;
+        let next = w.div_ceil(XOR_PER_LEVEL);
+        let padded = next * XOR_PER_LEVEL;
+        let input = format!("x{level}_in");
+        let pad = if padded > w {
+            format!("{{{}'b0, {name}}}", padded - w)
+        } else {
+            name.clone()
+        };
+        v.push_str(&format!(
+            "  wire [{}:0] {input} = {pad};\n  reg [{}:0] x{level};\n  integer i{level};\n",
+            padded - 1,
+            next - 1
+        ));
+        v.push_str(&format!(
+            "  always @(posedge clk)\n    for (i{level} = 0; i{level} < {next}; i{level} = i{level} + 1)\n      x{level}[i{level}] <= ^{input}[{XOR_PER_LEVEL} * i{level} +: {XOR_PER_LEVEL}];\n"
+        ));
+        name = format!("x{level}");
+        w = next;
+    }
+    name
 }
 
 #[cfg(test)]

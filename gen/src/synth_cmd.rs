@@ -164,6 +164,11 @@ pub struct SynthReport {
     /// Synthesized with `--keep-hierarchy` (absent in records of before it: false).
     #[serde(default)]
     pub keep_hierarchy: bool,
+    /// The serial wrapper reduced the outputs through a pipelined XOR tree
+    /// (`lpgen_fpga::wrap::XOR_PER_LEVEL` bits per level). Records of before it (false) were
+    /// measured with one cycle of XOR over every output bit, which limited large designs.
+    #[serde(default)]
+    pub wrapper_xor_tree: bool,
     pub seed: u64,
     pub lc_available: u64,
     pub dsp_available: u64,
@@ -194,6 +199,7 @@ impl SynthReport {
             wrapped: r.wrapped,
             dsp_inference: !no_dsp,
             keep_hierarchy: r.keep_hierarchy,
+            wrapper_xor_tree: r.wrapped,
             seed: r.seed,
             lc_available: r.lc_available,
             dsp_available: r.dsp_available,
@@ -233,7 +239,10 @@ fn table(r: &Report, p: &Params, design: &str, board: Option<String>) -> String 
             if let Some(b) = board {
                 b
             } else if r.wrapped {
-                "serial (4 pins)".into()
+                format!(
+                    "serial (4 pins; outputs XOR-reduced {} bits per register level)",
+                    lpgen_fpga::wrap::XOR_PER_LEVEL
+                )
             } else {
                 format!("none ({} I/O)", r.io)
             },
@@ -300,7 +309,8 @@ mod tests {
             "target": "ice40-up5k", "unit": "lns-mul", "format": "lns:5:6",
             "stages": 1, "rows": 1, "cols": 1, "lanes": 1, "pe": "lns-kahan",
             "design": "lpgen_lns_mul_lns_5_6_s1", "wrapped": true,
-            "dsp_inference": true, "keep_hierarchy": false, "seed": 1, "lc_available": 5280,
+            "dsp_inference": true, "keep_hierarchy": false, "wrapper_xor_tree": true,
+            "seed": 1, "lc_available": 5280,
             "dsp_available": 8, "bram_available": 30, "io": 4,
             "work": "synth/a \"b\"",
         });

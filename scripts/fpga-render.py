@@ -208,33 +208,49 @@ def dsp_text(r):
     return str(r["dsp"]) if r.get("dsp_inference", True) else f"{r['dsp']} (--no-dsp)"
 
 
+def array_error_groups(err):
+    """Failed or skipped array runs by (target, PE, format key, stages): [(size, reason)]."""
+    groups = {}
+    for k, e in err.items():
+        m = re.match(r"^(ice40-up5k|ice40-hx8k|ecp5-85k)_array_([a-z-]+)_(.+)_(\d+x\d+)(?:_s(\d+))?(_nodsp)?$", k)
+        if m:
+            t, pe, fkey, size, stages, nodsp = m.groups()
+            groups.setdefault((t, pe, fkey, int(stages or 0)), []).append(
+                (size + (nodsp or ""), e["error"]))
+    return groups
+
+
 def arrays_table(ok, err):
     rows = {}
     for key, r in ok.items():
         if r["unit"] == "array":
-            rows.setdefault((r["target"], r["pe"], r["format"]), []).append(r)
-    out = ["### Largest arrays (serial wrapper, stages 0, seed 1)", "",
+            rows.setdefault((r["target"], r["pe"], r["format"], r["stages"]), []).append(r)
+    errors = array_error_groups(err)
+    out = ["### Largest arrays (serial wrapper, seed 1)", "",
            "MAC/s = rows × cols × Fmax (one MAC per PE per cycle). LC/PE is the largest run's LCs "
            "(wrapper included) per PE; the estimate is the largest square whose LCs fit 92 % of the "
-           "device at that rate, ignoring DSPs, routing and Fmax: a prediction, not a measurement.", "",
-           "| target | PE | format | largest R×C run | LC | FF | DSP | BRAM | Fmax (MHz) | GMAC/s | LC/PE | est. largest n×n (LC only) | other sizes that failed or were not run |",
-           "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
-    for (t, pe, f), rs in sorted(rows.items()):
+           "device at that rate, ignoring DSPs, routing and Fmax: a prediction, not a measurement. "
+           "Stages 0 are the flat searches of issue 6 (`scripts/fpga-sweep.sh arrays`); deeper rows are "
+           "`scripts/fpga-sweep.sh arrays-deep`, each PE kind at its deepest stages with its PE module "
+           "kept (`--keep-hierarchy`) behind the pipelined XOR tree of the wrapper.", "",
+           "| target | PE | format | stages | largest R×C run | LC | FF | DSP | BRAM | Fmax (MHz) | GMAC/s | LC/PE | est. largest n×n (LC only) | other sizes that failed or were not run |",
+           "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for (t, pe, f, st), rs in sorted(rows.items()):
         big = max(rs, key=lambda r: (r["rows"] * r["cols"], r["rows"]))
         macs = big["rows"] * big["cols"] * big["fmax_mhz"] / 1000 if big["fmax_mhz"] else None
-        nxt = [k for k in err if k.startswith(f"{t}_array_{pe}_{f.replace(':', '_')}_")]
-        nxt_s = "; ".join(f"{k[len(t) + 7 + len(pe) + len(f) + 2:]}: {err[k]['error'][:110]}" for k in sorted(nxt))
+        nxt = errors.get((t, pe, f.replace(":", "_"), st), [])
+        nxt_s = "; ".join(f"{size}: {why[:110]}" for size, why in sorted(nxt))
         per_pe = big["lc"] / (big["rows"] * big["cols"])
         est = int(math.sqrt(0.92 * big["lc_available"] / per_pe))
-        out.append(f"| {t} | {pe} | {f} | {big['rows']}×{big['cols']} | {big['lc']} / {big['lc_available']} | "
+        out.append(f"| {t} | {pe} | {f} | {st} | {big['rows']}×{big['cols']} | {big['lc']} / {big['lc_available']} | "
                    f"{big.get('ff', '–')} | {dsp_text(big)} | {big['bram']} | {fmt(big['fmax_mhz'])} | {fmt(macs, 3)} | "
                    f"{per_pe:.0f} | {est}×{est} | {nxt_s or '–'} |")
     out += ["", "Every array run:", "",
-            "| target | PE | format | R×C | LC | DSP | BRAM | Fmax (MHz) |",
-            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |"]
-    for (t, pe, f), rs in sorted(rows.items()):
+            "| target | PE | format | stages | R×C | LC | DSP | BRAM | Fmax (MHz) |",
+            "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
+    for (t, pe, f, st), rs in sorted(rows.items()):
         for r in sorted(rs, key=lambda r: (r["rows"] * r["cols"], r["rows"])):
-            out.append(f"| {t} | {pe} | {f} | {r['rows']}×{r['cols']} | {r['lc']} | {dsp_text(r)} | {r['bram']} | {fmt(r['fmax_mhz'])} |")
+            out.append(f"| {t} | {pe} | {f} | {st} | {r['rows']}×{r['cols']} | {r['lc']} | {dsp_text(r)} | {r['bram']} | {fmt(r['fmax_mhz'])} |")
     return out
 
 

@@ -4,7 +4,10 @@
 #
 #   scripts/fpga-sweep.sh units [TARGET...]   # units at every --stages (default: ice40-up5k)
 #   scripts/fpga-sweep.sh arrays [TARGET...]  # largest square array per PE kind (default: all)
-#   scripts/fpga-sweep.sh array T PE F R C     # one array run
+#   scripts/fpga-sweep.sh arrays-deep [TARGET...]  # the same at each PE kind's deepest
+#                                             # --stages, the PE module kept (--keep-hierarchy)
+#   scripts/fpga-sweep.sh array T PE F R C     # one array run (ARRAY_STAGES=S: at S stages,
+#                                             # PE kept)
 #   scripts/fpga-sweep.sh render              # merge the runs into docs/fpga-runs.jsonl and
 #                                             # rewrite the tables of docs/fpga.md and the
 #                                             # figure docs/fpga-units.png from it
@@ -93,11 +96,25 @@ jnum() {
 if isinstance(v, (int, float)) and not isinstance(v, bool): print(v)' "$1" "$2"
 }
 
+# The deepest --stages of each array PE kind (docs/rtl.md, `array`).
+array_max_stages() {
+  case $1 in
+    fix) echo 4 ;; lns-plain | lns-kahan) echo 5 ;; posit-quire) echo 8 ;; *) echo 0 ;;
+  esac
+}
+
 # array_run T PE F R C: one array run; with DSP inference unless the device ran out of DSPs
 # at a smaller size (then multipliers go to logic: --no-dsp). Sets KEY to the result's key.
+# With ARRAY_STAGES=S (not 0) the array has S stages and its PE module is kept
+# (--keep-hierarchy), and the key ends in _sS.
 array_run() {
   local t=$1 pe=$2 f=$3 r=$4 c=$5
+  local deep=()
   KEY="${t}_array_${pe}_${f//:/_}_${r}x${c}"
+  if [ "${ARRAY_STAGES:-0}" != 0 ]; then
+    deep=(--stages "$ARRAY_STAGES" --keep-hierarchy)
+    KEY="${KEY}_s$ARRAY_STAGES"
+  fi
   # Skip a size whose estimate from the last fitting run (LC per PE) is over the device by
   # more than 8 %: a failing run of a large array costs minutes.
   if [ -n "${PER_PE:-}" ] && [ -n "${AVAIL:-}" ]; then
@@ -123,12 +140,12 @@ array_run() {
     fi
   fi
   if [ -z "${NODSP:-}" ]; then
-    synth "$KEY" array --pe "$pe" --format "$f" --rows "$r" --cols "$c" --target "$t"
+    synth "$KEY" array --pe "$pe" --format "$f" --rows "$r" --cols "$c" --target "$t" "${deep[@]}"
     if grep -qs "does not fit.*\(ICESTORM_DSP\|MULT18X18D\)" "$OUT/res/$KEY.err"; then NODSP=1; fi
   fi
   if [ -n "${NODSP:-}" ]; then
     KEY="${KEY}_nodsp"
-    synth "$KEY" array --pe "$pe" --format "$f" --rows "$r" --cols "$c" --target "$t" --no-dsp
+    synth "$KEY" array --pe "$pe" --format "$f" --rows "$r" --cols "$c" --target "$t" --no-dsp "${deep[@]}"
   fi
 }
 
@@ -143,6 +160,8 @@ arrays() {
       set -- $pf
       local pe=$1 f=$2 best=0 n=2 tried=" "
       NODSP= PER_PE= AVAIL= DSP_PER_PE= DSP_AVAIL=
+      ARRAY_STAGES=0
+      [ "${DEEP:-}" = 1 ] && ARRAY_STAGES=$(array_max_stages "$pe")
       while [ "$n" -ge 1 ] && [ "$n" -le "${FPGA_MAX_N:-12}" ] && [[ $tried != *" $n "* ]]; do
         tried="$tried$n "
         array_run "$t" "$pe" "$f" "$n" "$n"
@@ -178,6 +197,7 @@ main() {
 case "${1:-}" in
   units) shift; units "$@" ;;
   arrays) shift; arrays "$@" ;;
+  arrays-deep) shift; DEEP=1 arrays "$@" ;;
   array) shift; array_run "$@" ;;
   render)
     python3 scripts/fpga-render.py docs/fpga-runs.jsonl docs/fpga.md "$OUT/res"

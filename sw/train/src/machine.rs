@@ -391,19 +391,20 @@ pub fn in_parallel<T: Send>(
         return (0..parts).map(work).collect();
     }
     let per = parts.div_ceil(threads);
+    let share = |t: usize| t * per..((t + 1) * per).min(parts);
     std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
+        // The calling thread computes the first share itself: one thread fewer to start.
+        let handles: Vec<_> = (1..threads)
             .map(|t| {
                 let work = &work;
-                s.spawn(move || (t * per..((t + 1) * per).min(parts)).map(work).collect())
+                s.spawn(move || share(t).map(work).collect::<Vec<T>>())
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h: std::thread::ScopedJoinHandle<'_, Vec<T>>| {
-                h.join().expect("a machine worker panicked")
-            })
-            .collect()
+        let mut out: Vec<T> = share(0).map(&work).collect();
+        for h in handles {
+            out.extend(h.join().expect("a machine worker panicked"));
+        }
+        out
     })
 }
 

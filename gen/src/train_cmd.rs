@@ -149,7 +149,7 @@ pub struct TrainArgs {
     /// rtl backend: lanes of the vector unit
     #[arg(long, default_value_t = 16)]
     lanes: u32,
-    /// rtl backend: pipeline stages of the arrays (fix PEs up to 4, LNS PEs up to 5, where
+    /// rtl backend: pipeline stages of the arrays (fix PEs up to 6, LNS PEs up to 5, where
     /// beyond 2 they interleave accumulations and the run streams that many tiles at once,
     /// posit-quire PEs up to 8, dfix PEs up to 2)
     #[arg(long, default_value_t = 0)]

@@ -94,7 +94,8 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
         let cuts = posit::pe_cuts(p.stages - 2);
         (posit::PE_CANDIDATES, StagePlan::at(&cuts))
     } else if operand_registers {
-        (2, StagePlan::at(&[0, 1]))
+        let n = fix::fix_pe_boundaries(p.stages);
+        (n as u32, StagePlan::at(&(0..n).collect::<Vec<_>>()))
     } else {
         let boundaries = 1 + loop_registers;
         (boundaries, StagePlan::spread(pe_stages, boundaries))
@@ -145,9 +146,7 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
         // turn as it comes round).
         let word = match (loop_registers, &shift) {
             _ if pipelined_quire => posit::quire_pe_pipelined(pe, p.format, &io)?,
-            _ if operand_registers => {
-                fix::fix_pe_registered(pe, p.format, &io, readout_registers(p) == 1)?
-            }
+            _ if operand_registers => fix::fix_pe_registered(pe, p.format, &io, p.stages)?,
             (0, Some(s)) => dfix::dfix_pe(pe, p, &io, s, readout_registers(p) == 1)?,
             (0, None) => build(pe, p.format, "", &io)?,
             (n, _) if p.pe == PeKind::LnsPlain => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
@@ -222,12 +221,13 @@ struct FromLeft {
 /// for the LNS PEs up to three registers inside the accumulation loop (lns-kahan: between
 /// and after the Kahan additions; lns-plain: inside its one addition), for the posit-quire
 /// PE up to six around its quire (`posit::pe_cuts`), for the fix PE a register on each
-/// operand beside its multiplier and one inside its read-out.
+/// operand, one inside its read-out, a second on each operand and a second after its
+/// product (`fix::fix_pe_registered`).
 pub fn array_max_stages(pe: PeKind) -> u32 {
     match pe {
         PeKind::LnsKahan | PeKind::LnsPlain => 2 + lns::PE_MAX_LOOP_REGISTERS,
         PeKind::PositQuire => 1 + posit::PE_CANDIDATES,
-        PeKind::Fix => 4,
+        PeKind::Fix => 6,
         PeKind::Dfix => 2,
     }
 }
@@ -242,7 +242,7 @@ fn pe_loop_registers(p: &Params) -> u32 {
 
 /// Registers of the PE module on the way from its inputs to its result register (the
 /// array's stage 1 is the top's input register, every later one lies inside the PE):
-/// stages − 1, or 0; the fix PE's fourth stage is its read-out register. The read-out
+/// stages − 1, or 0; from the fix PE's fourth stage on, one is its read-out register. The read-out
 /// registers come on top ([`readout_registers`]; the dfix PE's is beyond its stages).
 fn pe_latency(p: &Params) -> u32 {
     let inside = p.stages.saturating_sub(1);
@@ -427,9 +427,9 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
                 // Registers around the quire (stages 3..=8): the lean grid checks the deepest.
                 (0..=6, PeKind::PositQuire) if full => &[0, 1, 2, 3, 4, 5, 6, 7, 8],
                 (1, PeKind::PositQuire) => &[0, 1, 2, 8],
-                (0..=6, PeKind::Fix) => &[0, 1, 2, 3, 4],
+                (0..=6, PeKind::Fix) => &[0, 1, 2, 3, 4, 5, 6],
                 (0..=6, _) => &[0, 1, 2],
-                (7..=16, PeKind::Fix) => &[0, 2, 3, 4],
+                (7..=16, PeKind::Fix) => &[0, 2, 4, 6],
                 (7..=16, _) => &[0, 2],
                 _ => &[2],
             };

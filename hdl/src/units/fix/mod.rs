@@ -124,24 +124,36 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
     Ok(word)
 }
 
-/// The `fix` array PE at stages 3 and 4: [`fix_pe`] behind a register of its own on each
-/// operand, so that the path into the multiplier starts beside it instead of at the
-/// neighbouring PE's register; with `readout_register` (stages 4) also a register between the
-/// read-out's rounding and its saturation, which on large arrays is the critical path (the
-/// accumulator's carry chain, then the rounding adder's, then the saturation, across a PE
-/// spread out around its DSP). Marks two candidate boundaries: the operands', the
-/// product's; the read-out register is the caller's to account for (`readout_registers`).
+/// The `fix` array PE at stages 3..=6: [`fix_pe`] with registers on the PE's long wires, so
+/// that no path carries both a long wire and logic. On an FPGA the multiplier is a DSP site
+/// the PE's logic cannot always sit beside (the fix array's critical path at 8×8 ran from an
+/// operand register 31 columns to its DSP and back, docs/fpga.md). Stage 3 + k adds, in
+/// order: a register on each operand (which the tools merge with the pass-on registers
+/// `a_out`/`b_out`); a register between the read-out's rounding and its saturation
+/// (`readout_register`, the caller's to account for: `readout_registers`); a second operand
+/// register, fed by the first, which can sit by the DSP; a second product register, between
+/// the DSP and the accumulator. Marks a candidate boundary for each operand and product
+/// register: [`fix_pe_boundaries`].
 pub(crate) fn fix_pe_registered(
     m: &mut Module,
     f: Format,
     io: &PeIo,
-    readout_register: bool,
+    stages: u32,
 ) -> Result<E, GenError> {
     let f = fix_format(f, "the fix PE")?;
+    let (second_operand, second_product) = (stages >= 5, stages >= 6);
     m.stage();
-    let acc = pe_accumulator(m, f, "", io);
+    if second_operand {
+        m.stage();
+    }
+    let prod = product(m, f, "", &io.a, &io.b);
+    m.stage();
+    if second_product {
+        m.stage();
+    }
+    let acc = accumulate(m, f, "", &prod, io);
     let mut rounded = rne_shr(m, "", &acc, f.frac_bits);
-    if readout_register {
+    if stages >= 4 {
         // Free-running: it holds the accumulator's rounding the cycle after `last`, when
         // the result register (captured a cycle later) reads it.
         let q = m.state("readout_rounded_q", rounded.width, None);
@@ -152,16 +164,26 @@ pub(crate) fn fix_pe_registered(
     Ok(word)
 }
 
+/// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=6), all cut.
+pub(crate) fn fix_pe_boundaries(stages: u32) -> usize {
+    2 + (stages >= 5) as usize + (stages >= 6) as usize
+}
+
 /// The fix PE's multiply-accumulate (the `dfix` PE's too): when `enable`, acc = (clear ? 0 :
 /// acc) + a·b, exact and wrapping in `acc_bits()` bits; returns the accumulator register.
 /// Marks one candidate boundary, after the product.
 pub(crate) fn pe_accumulator(m: &mut Module, f: FixFormat, prefix: &str, io: &PeIo) -> E {
-    let n = f.acc_bits();
     let prod = product(m, f, prefix, &io.a, &io.b);
     m.stage();
+    accumulate(m, f, prefix, &prod, io)
+}
+
+/// The accumulator register: when `enable`, acc = (clear ? 0 : acc) + `prod`.
+fn accumulate(m: &mut Module, f: FixFormat, prefix: &str, prod: &E, io: &PeIo) -> E {
+    let n = f.acc_bits();
     let acc = m.state(&format!("{prefix}acc"), n, Some(0));
     let base = acc.and(&io.clear.not().sext(n));
-    let acc_next = m.wire(&format!("{prefix}acc_next"), &base.add(&prod));
+    let acc_next = m.wire(&format!("{prefix}acc_next"), &base.add(prod));
     m.drive(&acc, &acc_next, Some(&io.enable));
     acc
 }

@@ -199,6 +199,12 @@ impl Module {
         self.boundary += 1;
     }
 
+    /// Whether the next candidate boundary ([`Module::stage`]) becomes a register: for a
+    /// sub-module whose definition holds that boundary.
+    pub fn next_stage_is_cut(&self) -> bool {
+        self.plan.is_cut(self.boundary)
+    }
+
     /// How many candidate boundaries the generator has marked so far.
     pub fn boundaries(&self) -> usize {
         self.boundary

@@ -2,10 +2,13 @@
 //! even on the bit string, saturation at maxpos and minpos, and the `:u` variant's rounding
 //! to zero at or below the bit-string midpoint minpos / 2^(2^es).
 
+use std::convert::Infallible;
+use std::rc::Rc;
+
 use lpgen_golden::PositFormat;
 
 use super::decode::{frac_width, sbits, sconst, ubits};
-use crate::ir::{cat, konst, mux, Module, Node, E};
+use crate::ir::{cat, konst, mux, Module, Node, StagePlan, SubModule, E};
 
 /// Rounds ±(sig + sticky)·2^(scale − (sig.width − 1)) to an N-bit posit word.
 ///
@@ -23,8 +26,89 @@ use crate::ir::{cat, konst, mux, Module, Node, E};
 /// 4. Round to nearest even and negate for a negative sign, in one addition.
 ///
 /// With `stage`, a candidate stage boundary sits between the shift (3) and the rounding (4).
+///
+/// The encoder is an instance `NAME_encode` of a module `lpgen_posit_encode_<format>_…`
+/// defined once per design for each distinct set of input widths, with the register of
+/// that boundary inside it when the caller's plan cuts it ([`encode_module`]).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn encode(
+    m: &mut Module,
+    f: PositFormat,
+    name: &str,
+    neg: &E,
+    scale: &E,
+    sig: &E,
+    sticky: &E,
+    stage: bool,
+) -> E {
+    assert_eq!(neg.width, 1, "the encoder's sign is one bit");
+    let has_sticky = !matches!(*sticky.node, Node::Const(0));
+    let registered = stage && m.next_stage_is_cut();
+    let def = encode_module(m, f, scale.width, sig.width, has_sticky, registered);
+    let mut inputs = vec![("neg", neg), ("scale", scale), ("sig", sig)];
+    if has_sticky {
+        inputs.push(("sticky", sticky));
+    }
+    let outs = m.instance(&def, &format!("{name}_encode"), &inputs);
+    if stage {
+        // The caller's boundary: its cycle moves on with the instance's register.
+        m.stage();
+    }
+    outs.port("word")
+}
+
+/// The encoder module for `f` and these input widths: `lpgen_posit_encode_<format>_e<scale
+/// width>_s<sig width>`, `_sticky` with a sticky input (else it is 0), `_r` with the register
+/// between the shift and the rounding (then it has `clk`, and its word comes a cycle later).
+fn encode_module(
+    m: &Module,
+    f: PositFormat,
+    scale_width: u32,
+    sig_width: u32,
+    has_sticky: bool,
+    registered: bool,
+) -> Rc<SubModule> {
+    let name = format!(
+        "lpgen_posit_encode_{}_e{scale_width}_s{sig_width}{}{}",
+        f.to_string().replace(':', "_"),
+        if has_sticky { "_sticky" } else { "" },
+        if registered { "_r" } else { "" }
+    );
+    let plan = if registered {
+        StagePlan::at(&[0])
+    } else {
+        StagePlan::none()
+    };
+    let built = m.define::<Infallible>(&name, plan, |r| {
+        r.header.push(format!(
+            "Rounds ±(sig + sticky)·2^(scale − {}) to a {f} word (nonzero values; the \
+             caller muxes in zero and NaR); golden PositFormat::encode.",
+            sig_width - 1
+        ));
+        if registered {
+            r.input("clk", 1);
+        }
+        let neg = r.input("neg", 1);
+        let scale = r.input("scale", scale_width);
+        let sig = r.input("sig", sig_width);
+        let sticky = if has_sticky {
+            r.input("sticky", 1)
+        } else {
+            konst(1, 0)
+        };
+        let word = encode_body(r, f, "word", &neg, &scale, &sig, &sticky, registered);
+        r.output("word", &word);
+        Ok(())
+    });
+    match built {
+        Ok(def) => def,
+        Err(never) => match never {},
+    }
+}
+
+/// The encoder's logic ([`encode`]'s steps 1–4), in module `m`.
+#[allow(clippy::too_many_arguments)]
+fn encode_body(
     m: &mut Module,
     f: PositFormat,
     name: &str,

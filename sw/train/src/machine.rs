@@ -6,6 +6,8 @@
 //! formats of one family). The golden machine computes them with the golden library; the RTL
 //! machine runs the same operations on the simulated RTL, so the two agree bit for bit.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::onebit::{Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
@@ -380,7 +382,9 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
 
 /// Runs `work(part)` for `parts` parts of a job on up to `threads` threads and returns the
 /// results in part order: the partition decides only who computes what, never how, so the
-/// result is the same for every thread count.
+/// result is the same for every thread count. Parts are handed out one at a time, so a
+/// thread that falls behind (its core shared with another job) takes fewer; the calling
+/// thread works too, so one thread fewer is started.
 pub fn in_parallel<T: Send>(
     threads: usize,
     parts: usize,
@@ -390,23 +394,32 @@ pub fn in_parallel<T: Send>(
     if threads == 1 {
         return (0..parts).map(work).collect();
     }
-    let per = parts.div_ceil(threads);
-    let share = |t: usize| t * per..((t + 1) * per).min(parts);
-    std::thread::scope(|s| {
-        // The calling thread computes the first share itself: one thread fewer to start.
-        let handles: Vec<_> = (1..threads)
-            .map(|t| {
-                let work = &work;
-                s.spawn(move || share(t).map(work).collect::<Vec<T>>())
-            })
-            .collect();
-        let mut out: Vec<T> = share(0).map(&work).collect();
-        for h in handles {
-            out.extend(h.join().expect("a machine worker panicked"));
+    let next = AtomicUsize::new(0);
+    let run = || {
+        let mut done = Vec::new();
+        loop {
+            let part = next.fetch_add(1, Ordering::Relaxed);
+            if part >= parts {
+                return done;
+            }
+            done.push((part, work(part)));
         }
-        out
-    })
+    };
+    let mut all: Vec<(usize, T)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..threads).map(|_| s.spawn(&run)).collect();
+        let mut all = run();
+        for h in handles {
+            all.extend(h.join().expect("a machine worker panicked"));
+        }
+        all
+    });
+    all.sort_unstable_by_key(|&(part, _)| part);
+    all.into_iter().map(|(_, t)| t).collect()
 }
+
+/// Parts per thread that the golden machine cuts a job into, so that [`in_parallel`] can
+/// balance them.
+const PARTS_PER_THREAD: usize = 4;
 
 /// The number of threads to use when none is given: every core.
 pub fn all_cores() -> usize {
@@ -504,7 +517,7 @@ impl Machine for Golden {
             }
         };
         let threads = self.threads_for(m * n * k);
-        let chunk = (m * n).div_ceil(threads).max(1);
+        let chunk = (m * n).div_ceil(threads * PARTS_PER_THREAD).max(1);
         let parts = in_parallel(threads, (m * n).div_ceil(chunk), |p| {
             (p * chunk..((p + 1) * chunk).min(m * n))
                 .map(element)
@@ -562,7 +575,7 @@ impl Golden {
     /// `lane(i)` for i in 0..n, shared among the threads in contiguous blocks.
     fn map_lanes(&self, n: usize, lane: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {
         let threads = self.threads_for(n);
-        let chunk = n.div_ceil(threads).max(1);
+        let chunk = n.div_ceil(threads * PARTS_PER_THREAD).max(1);
         in_parallel(threads, n.div_ceil(chunk), |p| {
             (p * chunk..((p + 1) * chunk).min(n))
                 .map(&lane)
@@ -578,6 +591,26 @@ mod tests {
 
     /// Products and lanes big enough to be split among threads give the same words on 1, 2
     /// and 3 threads (each output element is computed whole, in order, by one thread).
+    #[test]
+    fn in_parallel_returns_parts_in_order_whichever_thread_computed_them() {
+        // Parts slow enough that every thread takes some, in an order the threads decide.
+        let run = |threads: usize| {
+            in_parallel(threads, 64, |part| {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                (part, std::thread::current().id())
+            })
+        };
+        for threads in [1, 2, 3] {
+            let got = run(threads);
+            let parts: Vec<usize> = got.iter().map(|r| r.0).collect();
+            assert_eq!(parts, (0..64).collect::<Vec<_>>(), "{threads} threads");
+            let mut ids: Vec<_> = got.iter().map(|r| r.1).collect();
+            ids.sort_by_key(|id| format!("{id:?}"));
+            ids.dedup();
+            assert_eq!(ids.len(), threads, "every thread computed parts");
+        }
+    }
+
     #[test]
     fn golden_results_do_not_depend_on_threads() {
         let (m, k, n) = (24, 300, 40);

@@ -406,7 +406,7 @@ pub fn in_parallel<T: Send>(
         }
     };
     let mut all: Vec<(usize, T)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (1..threads).map(|_| s.spawn(&run)).collect();
+        let handles: Vec<_> = (1..threads).map(|_| s.spawn(run)).collect();
         let mut all = run();
         for h in handles {
             all.extend(h.join().expect("a machine worker panicked"));

@@ -6,8 +6,6 @@
 //! formats of one family). The golden machine computes them with the golden library; the RTL
 //! machine runs the same operations on the simulated RTL, so the two agree bit for bit.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::onebit::{Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
@@ -382,9 +380,7 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
 
 /// Runs `work(part)` for `parts` parts of a job on up to `threads` threads and returns the
 /// results in part order: the partition decides only who computes what, never how, so the
-/// result is the same for every thread count. Parts are handed out one at a time, so a
-/// thread that falls behind (its core shared with another job) takes fewer; the calling
-/// thread works too, so one thread fewer is started.
+/// result is the same for every thread count.
 pub fn in_parallel<T: Send>(
     threads: usize,
     parts: usize,
@@ -394,32 +390,22 @@ pub fn in_parallel<T: Send>(
     if threads == 1 {
         return (0..parts).map(work).collect();
     }
-    let next = AtomicUsize::new(0);
-    let run = || {
-        let mut done = Vec::new();
-        loop {
-            let part = next.fetch_add(1, Ordering::Relaxed);
-            if part >= parts {
-                return done;
-            }
-            done.push((part, work(part)));
-        }
-    };
-    let mut all: Vec<(usize, T)> = std::thread::scope(|s| {
-        let handles: Vec<_> = (1..threads).map(|_| s.spawn(run)).collect();
-        let mut all = run();
-        for h in handles {
-            all.extend(h.join().expect("a machine worker panicked"));
-        }
-        all
-    });
-    all.sort_unstable_by_key(|&(part, _)| part);
-    all.into_iter().map(|(_, t)| t).collect()
+    let per = parts.div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let work = &work;
+                s.spawn(move || (t * per..((t + 1) * per).min(parts)).map(work).collect())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h: std::thread::ScopedJoinHandle<'_, Vec<T>>| {
+                h.join().expect("a machine worker panicked")
+            })
+            .collect()
+    })
 }
-
-/// Parts per thread that the golden machine cuts a job into, so that [`in_parallel`] can
-/// balance them.
-const PARTS_PER_THREAD: usize = 4;
 
 /// The number of threads to use when none is given: every core.
 pub fn all_cores() -> usize {
@@ -517,7 +503,7 @@ impl Machine for Golden {
             }
         };
         let threads = self.threads_for(m * n * k);
-        let chunk = (m * n).div_ceil(threads * PARTS_PER_THREAD).max(1);
+        let chunk = (m * n).div_ceil(threads).max(1);
         let parts = in_parallel(threads, (m * n).div_ceil(chunk), |p| {
             (p * chunk..((p + 1) * chunk).min(m * n))
                 .map(element)
@@ -575,7 +561,7 @@ impl Golden {
     /// `lane(i)` for i in 0..n, shared among the threads in contiguous blocks.
     fn map_lanes(&self, n: usize, lane: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {
         let threads = self.threads_for(n);
-        let chunk = n.div_ceil(threads * PARTS_PER_THREAD).max(1);
+        let chunk = n.div_ceil(threads).max(1);
         in_parallel(threads, n.div_ceil(chunk), |p| {
             (p * chunk..((p + 1) * chunk).min(n))
                 .map(&lane)
@@ -589,11 +575,9 @@ impl Golden {
 mod tests {
     use super::*;
 
-    /// Products and lanes big enough to be split among threads give the same words on 1, 2
-    /// and 3 threads (each output element is computed whole, in order, by one thread).
     #[test]
     fn in_parallel_returns_parts_in_order_whichever_thread_computed_them() {
-        // Parts slow enough that every thread takes some, in an order the threads decide.
+        // Parts slow enough that the threads overlap: the results still come in part order.
         let run = |threads: usize| {
             in_parallel(threads, 64, |part| {
                 std::thread::sleep(std::time::Duration::from_millis(1));
@@ -611,6 +595,8 @@ mod tests {
         }
     }
 
+    /// Products and lanes big enough to be split among threads give the same words on 1, 2
+    /// and 3 threads (each output element is computed whole, in order, by one thread).
     #[test]
     fn golden_results_do_not_depend_on_threads() {
         let (m, k, n) = (24, 300, 40);

@@ -76,7 +76,8 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
     let pe_stages = pe_latency(p);
     let loop_registers = pe_loop_registers(p);
     let pipelined_quire = p.pe == PeKind::PositQuire && p.stages > 2;
-    let operand_registers = p.pe == PeKind::Fix && p.stages > 2;
+    // The fix PE beyond stages 2: registers on its long wires (`fix::fix_pe_registered`).
+    let registered_fix = p.pe == PeKind::Fix && p.stages > 2;
     // S: the PE's registers on the way to its result register, read-out register included.
     let name = format!(
         "{PE_MODULE_PREFIX}{}_{}_s{}",
@@ -93,7 +94,7 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
     let (boundaries, plan) = if pipelined_quire {
         let cuts = posit::pe_cuts(p.stages - 2);
         (posit::PE_CANDIDATES, StagePlan::at(&cuts))
-    } else if operand_registers {
+    } else if registered_fix {
         let n = fix::fix_pe_boundaries(p.stages);
         (n as u32, StagePlan::at(&(0..n).collect::<Vec<_>>()))
     } else {
@@ -146,7 +147,7 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
         // turn as it comes round).
         let word = match (loop_registers, &shift) {
             _ if pipelined_quire => posit::quire_pe_pipelined(pe, p.format, &io)?,
-            _ if operand_registers => fix::fix_pe_registered(pe, p.format, &io, p.stages)?,
+            _ if registered_fix => fix::fix_pe_registered(pe, p.format, &io, p.stages)?,
             (0, Some(s)) => dfix::dfix_pe(pe, p, &io, s, readout_registers(p) == 1)?,
             (0, None) => build(pe, p.format, "", &io)?,
             (n, _) if p.pe == PeKind::LnsPlain => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
@@ -184,7 +185,7 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
 pub fn readout_registers(p: &Params) -> u32 {
     match p.pe {
         PeKind::Dfix => (p.stages >= 2) as u32,
-        PeKind::Fix => (p.stages >= 4) as u32,
+        PeKind::Fix => fix::fix_pe_readout_register(p.stages) as u32,
         _ => 0,
     }
 }

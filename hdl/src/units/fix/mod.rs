@@ -153,7 +153,7 @@ pub(crate) fn fix_pe_registered(
     }
     let acc = accumulate(m, f, "", &prod, io);
     let mut rounded = rne_shr(m, "", &acc, f.frac_bits);
-    if stages >= 4 {
+    if fix_pe_readout_register(stages) {
         // Free-running: it holds the accumulator's rounding the cycle after `last`, when
         // the result register (captured a cycle later) reads it.
         let q = m.state("readout_rounded_q", rounded.width, None);
@@ -162,6 +162,12 @@ pub(crate) fn fix_pe_registered(
     }
     let (word, _) = saturate(m, "", &rounded, f.width());
     Ok(word)
+}
+
+/// Whether the fix PE at `stages` has the read-out register of [`fix_pe_registered`] (the
+/// array's latency counts it: `readout_registers`).
+pub(crate) fn fix_pe_readout_register(stages: u32) -> bool {
+    stages >= 4
 }
 
 /// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=6), all cut.

@@ -15,7 +15,9 @@ use crate::compress::through_codec;
 use crate::TrainError;
 
 mod checked;
+mod pool;
 pub use checked::Checked;
+pub use pool::{fill_in_parallel, in_parallel};
 
 /// How a matrix product accumulates (the array's PE kind).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -176,6 +178,15 @@ impl<W: Word> View<'_, W> {
             self.mat.transpose()
         } else {
             self.mat.clone()
+        }
+    }
+
+    /// The operand as a row-major matrix, borrowed unless the view is a transpose.
+    pub fn row_major(&self) -> std::borrow::Cow<'_, Mat<W>> {
+        if self.transposed {
+            std::borrow::Cow::Owned(self.mat.transpose())
+        } else {
+            std::borrow::Cow::Borrowed(self.mat)
         }
     }
 
@@ -378,35 +389,6 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
     }
 }
 
-/// Runs `work(part)` for `parts` parts of a job on up to `threads` threads and returns the
-/// results in part order: the partition decides only who computes what, never how, so the
-/// result is the same for every thread count.
-pub fn in_parallel<T: Send>(
-    threads: usize,
-    parts: usize,
-    work: impl Fn(usize) -> T + Sync,
-) -> Vec<T> {
-    let threads = threads.clamp(1, parts.max(1));
-    if threads == 1 {
-        return (0..parts).map(work).collect();
-    }
-    let per = parts.div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let work = &work;
-                s.spawn(move || (t * per..((t + 1) * per).min(parts)).map(work).collect())
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h: std::thread::ScopedJoinHandle<'_, Vec<T>>| {
-                h.join().expect("a machine worker panicked")
-            })
-            .collect()
-    })
-}
-
 /// The number of threads to use when none is given: every core.
 pub fn all_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -486,7 +468,7 @@ impl Machine for Golden {
     ) -> Result<Mat, TrainError> {
         check_shapes(a, b)?;
         let c = f.calc();
-        let a_rows = a.to_mat();
+        let a_rows = a.row_major();
         let b_cols = b.columns();
         let (m, n, k) = (a.rows(), b.cols(), a.cols());
         let keep = self.keep_bits;
@@ -502,17 +484,14 @@ impl Machine for Golden {
                     .map_err(|e| TrainError(e.to_string())),
             }
         };
-        let threads = self.threads_for(m * n * k);
-        let chunk = (m * n).div_ceil(threads).max(1);
-        let parts = in_parallel(threads, (m * n).div_ceil(chunk), |p| {
-            (p * chunk..((p + 1) * chunk).min(m * n))
-                .map(element)
-                .collect::<Result<Vec<u64>, TrainError>>()
+        let mut data = vec![0u64; m * n];
+        let blocks = fill_in_parallel(self.threads_for(m * n * k), &mut data, |start, block| {
+            for (i, out) in (start..).zip(block.iter_mut()) {
+                *out = element(i)?;
+            }
+            Ok::<(), TrainError>(())
         });
-        let mut data = Vec::with_capacity(m * n);
-        for p in parts {
-            data.extend(p?);
-        }
+        blocks.into_iter().collect::<Result<(), TrainError>>()?;
         Ok(Mat {
             rows: m,
             cols: n,
@@ -560,40 +539,19 @@ impl Machine for Golden {
 impl Golden {
     /// `lane(i)` for i in 0..n, shared among the threads in contiguous blocks.
     fn map_lanes(&self, n: usize, lane: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {
-        let threads = self.threads_for(n);
-        let chunk = n.div_ceil(threads).max(1);
-        in_parallel(threads, n.div_ceil(chunk), |p| {
-            (p * chunk..((p + 1) * chunk).min(n))
-                .map(&lane)
-                .collect::<Vec<u64>>()
-        })
-        .concat()
+        let mut out = vec![0u64; n];
+        fill_in_parallel(self.threads_for(n), &mut out, |start, block| {
+            for (i, w) in (start..).zip(block.iter_mut()) {
+                *w = lane(i);
+            }
+        });
+        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn in_parallel_returns_parts_in_order_whichever_thread_computed_them() {
-        // Parts slow enough that the threads overlap: the results still come in part order.
-        let run = |threads: usize| {
-            in_parallel(threads, 64, |part| {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-                (part, std::thread::current().id())
-            })
-        };
-        for threads in [1, 2, 3] {
-            let got = run(threads);
-            let parts: Vec<usize> = got.iter().map(|r| r.0).collect();
-            assert_eq!(parts, (0..64).collect::<Vec<_>>(), "{threads} threads");
-            let mut ids: Vec<_> = got.iter().map(|r| r.1).collect();
-            ids.sort_by_key(|id| format!("{id:?}"));
-            ids.dedup();
-            assert_eq!(ids.len(), threads, "every thread computed parts");
-        }
-    }
 
     /// Products and lanes big enough to be split among threads give the same words on 1, 2
     /// and 3 threads (each output element is computed whole, in order, by one thread).

@@ -112,6 +112,16 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
     // One file per module and the file list `<top>.f`; Yosys reads them in the list's order.
     design.verilog.write_to(work, &design.top, write)?;
     let mut sources = design.verilog.names();
+    // Modules the target implements with a primitive of its own (`tech`): same name, ports
+    // and timing, written over the generated text.
+    let mut replaced = vec![];
+    for file in &sources {
+        let module = file.strip_suffix(".v").unwrap_or(file);
+        if let Some(text) = crate::tech::replacement(t, module, opts.dsp) {
+            write(&work.join(file), &text)?;
+            replaced.push(module.to_string());
+        }
+    }
     write(&work.join(format!("{}.json", design.top)), &design.manifest)?;
     let mut top = design.top.clone();
     if opts.wrap {
@@ -129,7 +139,7 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
     }
 
     // Yosys.
-    let script = synth_script(&sources, &top, t, opts);
+    let script = synth_script(&sources, &top, t, opts, !replaced.is_empty());
     write(&work.join("synth.ys"), &script)?;
     let ok = exec(
         &yosys,
@@ -238,6 +248,7 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         top,
         wrapped: opts.wrap,
         keep_hierarchy: !opts.keep_hierarchy.is_empty(),
+        replaced_modules: replaced,
         lc: parsed.used(lc).ok_or_else(|| missing(lc))?,
         lc_available: parsed.available(lc).unwrap_or(0),
         ff,
@@ -256,8 +267,18 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
 
 /// The Yosys script: read the sources, mark the modules to keep (`keep_hierarchy`, which
 /// `synth_*`'s flatten pass leaves alone), synthesize.
-fn synth_script(sources: &[String], top: &str, t: Target, opts: &FlowOptions) -> String {
-    let mut script = format!("read_verilog {}\n", sources.join(" "));
+fn synth_script(
+    sources: &[String],
+    top: &str,
+    t: Target,
+    opts: &FlowOptions,
+    primitives: bool,
+) -> String {
+    let mut script = String::new();
+    if primitives {
+        script = crate::tech::primitives(t).to_string() + "\n";
+    }
+    script += &format!("read_verilog {}\n", sources.join(" "));
     if !opts.keep_hierarchy.is_empty() {
         script += &format!(
             "hierarchy -top {top}\nsetattr -mod -set keep_hierarchy 1 {}\n",
@@ -320,14 +341,14 @@ mod tests {
     fn kept_modules_are_marked_before_synthesis() {
         let mut opts = FlowOptions::new(Target::Ecp5_85k, "w".into());
         let sources = ["rom.v".to_string(), "pe.v".into(), "top.v".into()];
-        let flat = synth_script(&sources, "top", Target::Ecp5_85k, &opts);
+        let flat = synth_script(&sources, "top", Target::Ecp5_85k, &opts, false);
         assert_eq!(
             flat,
             "read_verilog rom.v pe.v top.v\nsynth_ecp5 -top top -json netlist.json\n"
         );
         opts.keep_hierarchy = vec!["pe".into()];
         opts.dsp = false;
-        let kept = synth_script(&sources, "top", Target::Ecp5_85k, &opts);
+        let kept = synth_script(&sources, "top", Target::Ecp5_85k, &opts, false);
         assert_eq!(
             kept,
             "read_verilog rom.v pe.v top.v\nhierarchy -top top\n\

@@ -9,6 +9,7 @@
 pub mod board;
 mod flow;
 pub mod report;
+pub mod tech;
 pub mod wrap;
 
 use std::fmt;
@@ -203,6 +204,8 @@ pub struct Report {
     pub wrapped: bool,
     /// Synthesized module by module (`FlowOptions::keep_hierarchy`).
     pub keep_hierarchy: bool,
+    /// Generated modules the flow replaced by the target's primitive (`tech`).
+    pub replaced_modules: Vec<String>,
     /// iCE40 logic cells (LUT4 + FF + carry) or ECP5 LUT4s (TRELLIS_COMB, carry halves
     /// included).
     pub lc: u64,

@@ -169,6 +169,10 @@ pub struct SynthReport {
     /// measured with one cycle of XOR over every output bit, which limited large designs.
     #[serde(default)]
     pub wrapper_xor_tree: bool,
+    /// Generated modules the flow replaced by the target's own primitive
+    /// (`lpgen_fpga::tech`: the ECP5's registered multiplier). Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replaced_modules: Vec<String>,
     pub seed: u64,
     pub lc_available: u64,
     pub dsp_available: u64,
@@ -200,6 +204,7 @@ impl SynthReport {
             dsp_inference: !no_dsp,
             keep_hierarchy: r.keep_hierarchy,
             wrapper_xor_tree: r.wrapped,
+            replaced_modules: r.replaced_modules.clone(),
             seed: r.seed,
             lc_available: r.lc_available,
             dsp_available: r.dsp_available,
@@ -282,6 +287,7 @@ mod tests {
             top: "lpgen_lns_mul_lns_5_6_s1_wrap".into(),
             wrapped: true,
             keep_hierarchy: false,
+            replaced_modules: vec![],
             lc: 364,
             lc_available: 5280,
             ff: 28,

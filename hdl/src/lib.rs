@@ -10,4 +10,4 @@ pub mod sources;
 pub mod units;
 pub use manifest::{Direction, Manifest};
 pub use sources::{Verilog, VerilogFile};
-pub use units::{generate, Design, GenError, Params, PeKind, Unit};
+pub use units::{generate, Design, GenError, Params, PeKind, Unit, REGISTERED_MULTIPLIER_PREFIX};

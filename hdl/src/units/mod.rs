@@ -13,6 +13,7 @@ pub use dfix::{
 mod registry;
 pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
+pub use fix::REGISTERED_MULTIPLIER_PREFIX;
 mod lns;
 mod posit;
 mod quant1;

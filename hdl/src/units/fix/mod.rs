@@ -19,7 +19,9 @@ pub(crate) use lane::{convert, lane_ops, LANE_STAGES};
 use lpgen_golden::{FixFormat, Format};
 
 use super::{finish, start, Built, GenError, Params, PeIo};
-use crate::ir::{konst, mux, Module, E};
+use std::rc::Rc;
+
+use crate::ir::{konst, mux, Module, StagePlan, SubModule, E};
 
 fn fix_format(f: Format, what: &str) -> Result<FixFormat, GenError> {
     match f {
@@ -141,16 +143,26 @@ pub(crate) fn fix_pe_registered(
     stages: u32,
 ) -> Result<E, GenError> {
     let f = fix_format(f, "the fix PE")?;
-    let (second_operand, second_product) = (stages >= 5, stages >= 6);
     m.stage();
-    if second_operand {
+    let prod = if stages >= 6 {
+        // The second operand registers, the multiply and the first product register as one
+        // module, which a synthesis flow can replace by a DSP block holding these registers.
+        let mul = registered_multiplier(m, f.width())?;
+        let p = m
+            .instance(&mul, "mul", &[("a", &io.a), ("b", &io.b)])
+            .port("p");
+        m.wait_for(&p);
+        let p = p.sext(f.acc_bits());
         m.stage();
-    }
-    let prod = product(m, f, "", &io.a, &io.b);
-    m.stage();
-    if second_product {
+        p
+    } else {
+        if stages >= 5 {
+            m.stage();
+        }
+        let prod = product(m, f, "", &io.a, &io.b);
         m.stage();
-    }
+        prod
+    };
     let acc = accumulate(m, f, "", &prod, io);
     let mut rounded = rne_shr(m, "", &acc, f.frac_bits);
     if fix_pe_readout_register(stages) {
@@ -170,9 +182,37 @@ pub(crate) fn fix_pe_readout_register(stages: u32) -> bool {
     stages >= 4
 }
 
-/// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=6), all cut.
+/// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=6), all cut: at
+/// stages 6 two of its four registers are inside [`registered_multiplier`].
 pub(crate) fn fix_pe_boundaries(stages: u32) -> usize {
-    2 + (stages >= 5) as usize + (stages >= 6) as usize
+    match stages {
+        5 => 3,
+        _ => 2,
+    }
+}
+
+/// The name prefix of [`registered_multiplier`]'s modules: `lpgen_mul_signed_<W>x<W>_s2`.
+pub const REGISTERED_MULTIPLIER_PREFIX: &str = "lpgen_mul_signed_";
+
+/// A signed `width`×`width` multiplier with a register on each operand and one on the exact
+/// 2·`width`-bit product (latency 2; ports `clk`, `a`, `b`, `p`), the shape of an FPGA's
+/// multiplier block with its input and output registers (`lpgen_fpga` maps it to one).
+fn registered_multiplier(m: &Module, width: u32) -> Result<Rc<SubModule>, GenError> {
+    let name = format!("{REGISTERED_MULTIPLIER_PREFIX}{width}x{width}_s2");
+    m.define(&name, StagePlan::at(&[0, 1]), |mul| {
+        mul.header.push(
+            "p = a·b (signed, exact), a and b registered, then p: latency 2 (docs/rtl.md, array)."
+                .into(),
+        );
+        mul.input("clk", 1);
+        let a = mul.input("a", width);
+        let b = mul.input("b", width);
+        mul.stage();
+        let p = mul.wire("product", &a.smul_full(&b));
+        mul.stage();
+        mul.output("p", &p);
+        Ok(())
+    })
 }
 
 /// The fix PE's multiply-accumulate (the `dfix` PE's too): when `enable`, acc = (clear ? 0 :

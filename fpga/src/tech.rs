@@ -1,0 +1,146 @@
+//! Generated modules a target implements with its own primitive, written by the flow in place
+//! of the generated text (same name and ports, same cycle-for-cycle behaviour).
+//!
+//! Yosys maps a multiply to the ECP5's `MULT18X18D` but leaves its input and output registers
+//! unused, so every operand and product of an array PE crossed between fabric and DSP: on the
+//! fix 12×12 array that crossing was the critical path (docs/fpga.md, "DSP registers"). The
+//! generator gives the multiply with those registers a module of its own
+//! (`lpgen_hdl::REGISTERED_MULTIPLIER_PREFIX`), and here it becomes one DSP block.
+
+use lpgen_hdl::REGISTERED_MULTIPLIER_PREFIX;
+
+use crate::Target;
+
+/// The widest operand one ECP5 multiplier block takes (signed).
+const ECP5_MUL_WIDTH: u32 = 18;
+
+/// The operand width of a registered multiplier module `name`
+/// (`lpgen_mul_signed_<W>x<W>_s2`), if it is one.
+fn registered_multiplier_width(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(REGISTERED_MULTIPLIER_PREFIX)?;
+    let (a, rest) = rest.split_once('x')?;
+    let b = rest.strip_suffix("_s2")?;
+    let w: u32 = a.parse().ok()?;
+    (b.parse::<u32>().ok()? == w && w >= 1).then_some(w)
+}
+
+/// The target's text of module `name`, when the target has a primitive for it (and DSPs are
+/// in use).
+pub fn replacement(t: Target, name: &str, dsp: bool) -> Option<String> {
+    let w = registered_multiplier_width(name)?;
+    (t == Target::Ecp5_85k && dsp && w <= ECP5_MUL_WIDTH)
+        .then(|| ecp5_registered_multiplier(name, w))
+}
+
+/// The Yosys command that declares the primitives [`replacement`]'s texts instantiate, read
+/// before the sources so that `hierarchy` knows them.
+pub fn primitives(t: Target) -> &'static str {
+    match t {
+        Target::Ecp5_85k => "read_verilog -lib +/lattice/cells_bb_ecp5.v",
+        _ => "",
+    }
+}
+
+/// `lpgen_mul_signed_<W>x<W>_s2` as one `MULT18X18D`: operands sign-extended to 18 bits into
+/// the block's input registers, the product from its output register (pipeline register
+/// bypassed), so the latency stays 2.
+fn ecp5_registered_multiplier(name: &str, w: u32) -> String {
+    let extend = |x: &str| {
+        if w == ECP5_MUL_WIDTH {
+            x.to_string()
+        } else {
+            format!("{{{{{}{{{x}[{}]}}}}, {x}}}", ECP5_MUL_WIDTH - w, w - 1)
+        }
+    };
+    let pins = |pin: &str, wire: &str, n: u32| {
+        (0..n)
+            .map(|i| format!(".{pin}{i}({wire}[{i}])"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let zeros = (0..ECP5_MUL_WIDTH)
+        .map(|i| format!(".C{i}(1'b0)"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "// {name}: lpgen's ECP5 version, read by the synthesis flow instead of the generated
+// module: one MULT18X18D holding the operand registers and the product register.
+`default_nettype none
+
+module {name} (
+    input  wire clk,
+    input  wire [{wa}:0] a,
+    input  wire [{wa}:0] b,
+    output wire [{wp}:0] p
+);
+
+    wire [17:0] a18 = {a18};
+    wire [17:0] b18 = {b18};
+    wire [35:0] p36;
+
+    MULT18X18D #(
+        .REG_INPUTA_CLK(\"CLK0\"),
+        .REG_INPUTB_CLK(\"CLK0\"),
+        .REG_OUTPUT_CLK(\"CLK0\"),
+        .GSR(\"DISABLED\")
+    ) dsp (
+        {pa},
+        {pb},
+        {zeros},
+        .SIGNEDA(1'b1), .SIGNEDB(1'b1), .SOURCEA(1'b0), .SOURCEB(1'b0),
+        .CLK0(clk), .CLK1(1'b0), .CLK2(1'b0), .CLK3(1'b0),
+        .CE0(1'b1), .CE1(1'b0), .CE2(1'b0), .CE3(1'b0),
+        .RST0(1'b0), .RST1(1'b0), .RST2(1'b0), .RST3(1'b0),
+        {pp}
+    );
+
+    assign p = p36[{wp}:0];
+endmodule
+
+`default_nettype wire
+",
+        wa = w - 1,
+        wp = 2 * w - 1,
+        a18 = extend("a"),
+        b18 = extend("b"),
+        pa = pins("A", "a18", ECP5_MUL_WIDTH),
+        pb = pins("B", "b18", ECP5_MUL_WIDTH),
+        pp = pins("P", "p36", 2 * ECP5_MUL_WIDTH),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_registered_multipliers_that_fit_a_block_are_replaced_and_only_on_the_ecp5() {
+        assert_eq!(
+            registered_multiplier_width("lpgen_mul_signed_16x16_s2"),
+            Some(16)
+        );
+        assert_eq!(
+            registered_multiplier_width("lpgen_mul_signed_16x8_s2"),
+            None
+        );
+        assert_eq!(
+            registered_multiplier_width("lpgen_mul_signed_16x16_s1"),
+            None
+        );
+        assert_eq!(registered_multiplier_width("lpgen_pe_fix_fix_7_8_s5"), None);
+        let e = Target::Ecp5_85k;
+        assert!(replacement(e, "lpgen_mul_signed_18x18_s2", true).is_some());
+        assert!(replacement(e, "lpgen_mul_signed_19x19_s2", true).is_none());
+        assert!(replacement(e, "lpgen_mul_signed_16x16_s2", false).is_none());
+        assert!(replacement(Target::Ice40Up5k, "lpgen_mul_signed_16x16_s2", true).is_none());
+        let text = replacement(e, "lpgen_mul_signed_16x16_s2", true).unwrap();
+        assert!(
+            text.contains("module lpgen_mul_signed_16x16_s2 ("),
+            "{text}"
+        );
+        assert!(text.contains("{{2{a[15]}}, a}"), "{text}");
+        assert!(text.contains(".P35(p36[35])"), "{text}");
+        let full = replacement(e, "lpgen_mul_signed_18x18_s2", true).unwrap();
+        assert!(full.contains("wire [17:0] a18 = a;"), "{full}");
+    }
+}

@@ -1,0 +1,129 @@
+//! The target's versions of generated modules (`lpgen_fpga::tech`) simulated with Icarus
+//! against the generated text, cycle for cycle: the ECP5 registered multiplier, through a
+//! behavioural model of the MULT18X18D (`fixtures/mult18x18d_model.v`), at every operand
+//! width the fix formats give it, extreme operands included.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use lpgen_fpga::tech::replacement;
+use lpgen_fpga::Target;
+use lpgen_hdl::{generate, Params, PeKind, Unit, REGISTERED_MULTIPLIER_PREFIX};
+
+/// The generated registered multiplier of the fix array PE for `format` at stages 6.
+fn generated(format: &str) -> (String, String) {
+    let mut p = Params::new(Unit::Array, format.parse().unwrap()).stages(6);
+    p.pe = PeKind::Fix;
+    let d = generate(&p).unwrap();
+    let f = d
+        .verilog
+        .files
+        .iter()
+        .find(|f| f.name.starts_with(REGISTERED_MULTIPLIER_PREFIX))
+        .expect("the fix PE at stages 6 has a registered multiplier");
+    (f.name.trim_end_matches(".v").to_string(), f.text.clone())
+}
+
+/// Simulates the generated and the ECP5 module side by side; returns the number of cycles
+/// whose products differ (after the two cycles of latency) and the cycles compared.
+fn mismatches(format: &str, edit: impl Fn(String) -> String) -> (u32, u32) {
+    let (name, ours) = generated(format);
+    let w: u32 = name
+        .trim_start_matches(REGISTERED_MULTIPLIER_PREFIX)
+        .split('x')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let ecp5 = edit(replacement(Target::Ecp5_85k, &name, true).unwrap())
+        .replace(&format!("module {name} ("), "module ecp5_version (");
+    // Operands: random, and every pairing of the extremes (most negative, −1, 0, 1, largest).
+    let tb = format!(
+        "module tb;
+  reg clk = 0;
+  reg [{m}:0] a = 0, b = 0;
+  wire [{pm}:0] p_ours, p_ecp5;
+  {name} ours (.clk(clk), .a(a), .b(b), .p(p_ours));
+  ecp5_version ecp5 (.clk(clk), .a(a), .b(b), .p(p_ecp5));
+  reg [{m}:0] extremes [0:4];
+  integer c, bad = 0, seen = 0;
+  initial begin
+    extremes[0] = {{1'b1, {{{m}{{1'b0}}}}}}; extremes[1] = {{{w}{{1'b1}}}}; extremes[2] = 0;
+    extremes[3] = 1; extremes[4] = {{1'b0, {{{m}{{1'b1}}}}}};
+    for (c = 0; c < 4000; c = c + 1) begin
+      if (c < 25) begin a = extremes[c % 5]; b = extremes[c / 5]; end
+      else begin a = $random; b = $random; end
+      #1 clk = 1; #1 clk = 0;
+      if (c >= 2) begin seen = seen + 1; if (p_ours !== p_ecp5) bad = bad + 1; end
+    end
+    $display(\"%0d %0d\", bad, seen);
+    $finish;
+  end
+endmodule
+",
+        m = w - 1,
+        pm = 2 * w - 1,
+    );
+    // Tests run in parallel threads of one process: a directory per simulation.
+    static RUN: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "lpgen-tech-{}-{}-{}",
+        std::process::id(),
+        RUN.fetch_add(1, Ordering::Relaxed),
+        format.replace(':', "_")
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = include_str!("fixtures/mult18x18d_model.v");
+    for (file, text) in [
+        ("tb.v", tb.as_str()),
+        ("ours.v", ours.as_str()),
+        ("ecp5.v", ecp5.as_str()),
+        ("model.v", model),
+    ] {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let o = Command::new("iverilog")
+        .args(["-g2005", "-o"])
+        .arg(dir.join("sim"))
+        .args(["tb.v", "ours.v", "ecp5.v", "model.v"].map(|f| dir.join(f)))
+        .output()
+        .expect("iverilog runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("vvp")
+        .arg("-n")
+        .arg(dir.join("sim"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    if std::env::var_os("KEEP_SIM").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let mut it = out
+        .lines()
+        .find(|l| l.split(' ').count() == 2)
+        .expect("the testbench prints its counts")
+        .split(' ')
+        .map(|x| x.parse::<u32>().unwrap());
+    (it.next().unwrap(), it.next().unwrap())
+}
+
+#[test]
+fn the_ecp5_multiplier_equals_the_generated_one_at_every_width() {
+    // Operand widths 16, 8, 5, 18 (the widest one block takes) and 2.
+    for format in ["fix:7:8", "fix:3:4", "fix:2:2", "fix:9:8", "fix:0:1"] {
+        let (bad, seen) = mismatches(format, |t| t);
+        assert_eq!(seen, 3998, "{format}");
+        assert_eq!(bad, 0, "{format}: {bad} of {seen} products differ");
+    }
+}
+
+#[test]
+fn a_wrong_latency_or_an_unsigned_operand_is_caught() {
+    let no_output_register =
+        |t: String| t.replace(".REG_OUTPUT_CLK(\"CLK0\")", ".REG_OUTPUT_CLK(\"NONE\")");
+    let unsigned_a = |t: String| t.replace(".SIGNEDA(1'b1)", ".SIGNEDA(1'b0)");
+    for edit in [no_output_register, unsigned_a] {
+        let (bad, _) = mismatches("fix:7:8", edit);
+        assert!(bad > 100, "only {bad} mismatches");
+    }
+}

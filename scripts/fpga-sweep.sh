@@ -99,7 +99,7 @@ if isinstance(v, (int, float)) and not isinstance(v, bool): print(v)' "$1" "$2"
 # The deepest --stages of each array PE kind (docs/rtl.md, `array`).
 array_max_stages() {
   case $1 in
-    fix) echo 6 ;; lns-plain | lns-kahan) echo 5 ;; posit-quire) echo 8 ;; *) echo 0 ;;
+    fix) echo 7 ;; lns-plain | lns-kahan) echo 5 ;; posit-quire) echo 8 ;; *) echo 0 ;;
   esac
 }
 

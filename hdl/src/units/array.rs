@@ -155,9 +155,14 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
         };
         let last_now = pe.now(&last);
         let mut capture = reg(pe, "capture", &last_now, true);
-        if readout_registers(p) == 1 {
-            // The dfix read-out's register: the result loads one cycle later.
-            capture = reg(pe, "capture_readout", &capture, true);
+        for k in 0..readout_registers(p) {
+            // The read-out's registers: the result loads a cycle later for each.
+            let name = if k == 0 {
+                "capture_readout".into()
+            } else {
+                format!("capture_readout{k}")
+            };
+            capture = reg(pe, &name, &capture, true);
         }
         if word.width != result_width {
             return Err(GenError(format!(
@@ -180,12 +185,13 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
     })
 }
 
-/// Registers inside the PE's read-out: 1 for the dfix PE at stages 2 (after its shifter) and
-/// for the fix PE at stages 4 (after its rounding), else 0. They add to the array's latency.
+/// Registers inside the PE's read-out: 1 for the dfix PE at stages 2 (after its shifter), for
+/// the fix PE 1 from stages 4 (after its rounding) and 2 at stages 7 (and after its
+/// saturation test), else 0. They add to the array's latency.
 pub fn readout_registers(p: &Params) -> u32 {
     match p.pe {
         PeKind::Dfix => (p.stages >= 2) as u32,
-        PeKind::Fix => fix::fix_pe_readout_register(p.stages) as u32,
+        PeKind::Fix => fix::fix_pe_readout_registers(p.stages),
         _ => 0,
     }
 }
@@ -222,13 +228,13 @@ struct FromLeft {
 /// for the LNS PEs up to three registers inside the accumulation loop (lns-kahan: between
 /// and after the Kahan additions; lns-plain: inside its one addition), for the posit-quire
 /// PE up to six around its quire (`posit::pe_cuts`), for the fix PE a register on each
-/// operand, one inside its read-out, a second on each operand and a second after its
-/// product (`fix::fix_pe_registered`).
+/// operand, one inside its read-out, a second on each operand, a second after its product
+/// and a second inside its read-out (`fix::fix_pe_registered`).
 pub fn array_max_stages(pe: PeKind) -> u32 {
     match pe {
         PeKind::LnsKahan | PeKind::LnsPlain => 2 + lns::PE_MAX_LOOP_REGISTERS,
         PeKind::PositQuire => 1 + posit::PE_CANDIDATES,
-        PeKind::Fix => 6,
+        PeKind::Fix => 7,
         PeKind::Dfix => 2,
     }
 }
@@ -429,9 +435,9 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
                 // Registers around the quire (stages 3..=8): the lean grid checks the deepest.
                 (0..=6, PeKind::PositQuire) if full => &[0, 1, 2, 3, 4, 5, 6, 7, 8],
                 (1, PeKind::PositQuire) => &[0, 1, 2, 8],
-                (0..=6, PeKind::Fix) => &[0, 1, 2, 3, 4, 5, 6],
+                (0..=6, PeKind::Fix) => &[0, 1, 2, 3, 4, 5, 6, 7],
                 (0..=6, _) => &[0, 1, 2],
-                (7..=16, PeKind::Fix) => &[0, 2, 4, 6],
+                (7..=16, PeKind::Fix) => &[0, 2, 4, 7],
                 (7..=16, _) => &[0, 2],
                 _ => &[2],
             };

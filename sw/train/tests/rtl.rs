@@ -345,6 +345,7 @@ fn deeper_arrays_give_the_golden_products() {
         ("fix:7:8", Accumulate::Exact, 3),
         ("fix:7:8", Accumulate::Exact, 4),
         ("fix:7:8", Accumulate::Exact, 6),
+        ("fix:7:8", Accumulate::Exact, 7),
     ] {
         let f: Format = f.parse().unwrap();
         let c = f.calc();
@@ -370,10 +371,10 @@ fn deeper_arrays_give_the_golden_products() {
     }
     // A PE kind that does not take the stages is refused in one line naming the option.
     let f: Format = "fix:7:8".parse().unwrap();
-    let mut rtl = Rtl::new(2, 3, 4).unwrap().with_array_stages(7);
+    let mut rtl = Rtl::new(2, 3, 4).unwrap().with_array_stages(8);
     let a = Mat::filled(2, 2, 0);
     let e = rtl
         .matmul(f, Accumulate::Exact, a.view(), a.view())
         .unwrap_err();
-    assert_eq!(e.0, "--array-stages 7: this run's fix PEs take at most 6");
+    assert_eq!(e.0, "--array-stages 8: this run's fix PEs take at most 7");
 }

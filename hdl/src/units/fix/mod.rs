@@ -70,15 +70,21 @@ pub(crate) fn rne_shr(m: &mut Module, prefix: &str, x: &E, sh: u32) -> E {
 
 /// Two's-complement `r` (wider than `w`) saturated to `w` bits: (word, saturated).
 pub(crate) fn saturate(m: &mut Module, prefix: &str, r: &E, w: u32) -> (E, E) {
-    let qw = r.width;
-    // It fits a word when the bits above the word's sign bit repeat it.
-    let top = r.bits(qw - 1, w - 1);
-    let fits = m.wire(&format!("{prefix}fits"), &top.all().or(&top.any().not()));
+    let fits = fits_word(m, prefix, r, w);
+    (saturated(&fits, &r.low(w), &r.msb(), w), fits.not())
+}
+
+/// Whether two's-complement `r` fits `w` bits: the bits above the word's sign bit repeat it.
+fn fits_word(m: &mut Module, prefix: &str, r: &E, w: u32) -> E {
+    let top = r.bits(r.width - 1, w - 1);
+    m.wire(&format!("{prefix}fits"), &top.all().or(&top.any().not()))
+}
+
+/// The word `low` when it `fits`, else the most negative or most positive word by `negative`.
+fn saturated(fits: &E, low: &E, negative: &E, w: u32) -> E {
     let max = konst(w, (1u128 << (w - 1)) - 1);
     let min = konst(w, 1u128 << (w - 1));
-    let sat = mux(&r.msb(), &min, &max);
-    let word = mux(&fits, &r.low(w), &sat);
-    (word, fits.not())
+    mux(fits, low, &mux(negative, &min, &max))
 }
 
 /// Candidate stage boundaries of `fix-mac` (after the multiply, after the accumulator).
@@ -126,7 +132,7 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
     Ok(word)
 }
 
-/// The `fix` array PE at stages 3..=6: [`fix_pe`] with registers on the PE's long wires, so
+/// The `fix` array PE at stages 3..=7: [`fix_pe`] with registers on the PE's long wires, so
 /// that no path carries both a long wire and logic. On an FPGA the multiplier is a DSP site
 /// the PE's logic cannot always sit beside (the fix array's critical path at 8×8 ran from an
 /// operand register 31 columns to its DSP and back, docs/fpga.md). Stage 3 + k adds, in
@@ -134,7 +140,9 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
 /// `a_out`/`b_out`); a register between the read-out's rounding and its saturation
 /// (`readout_register`, the caller's to account for: `readout_registers`); a second operand
 /// register, fed by the first, which can sit by the DSP; a second product register, between
-/// the DSP and the accumulator. Marks a candidate boundary for each operand and product
+/// the DSP and the accumulator (with the first, in [`registered_multiplier`]); a register
+/// after the read-out's saturation test (the next critical path once the DSP holds its
+/// registers, docs/fpga.md). Marks a candidate boundary for each operand and product
 /// register: [`fix_pe_boundaries`].
 pub(crate) fn fix_pe_registered(
     m: &mut Module,
@@ -165,24 +173,39 @@ pub(crate) fn fix_pe_registered(
     };
     let acc = accumulate(m, f, "", &prod, io);
     let mut rounded = rne_shr(m, "", &acc, f.frac_bits);
-    if fix_pe_readout_register(stages) {
-        // Free-running: it holds the accumulator's rounding the cycle after `last`, when
-        // the result register (captured a cycle later) reads it.
-        let q = m.state("readout_rounded_q", rounded.width, None);
-        m.drive(&q, &rounded, None);
-        rounded = q;
+    // The read-out registers are free-running: each holds the value before it one cycle
+    // later, and the result register is captured as many cycles later (the caller's).
+    if fix_pe_readout_registers(stages) >= 1 {
+        rounded = free_running(m, "readout_rounded_q", &rounded);
     }
-    let (word, _) = saturate(m, "", &rounded, f.width());
-    Ok(word)
+    let w = f.width();
+    if fix_pe_readout_registers(stages) < 2 {
+        return Ok(saturate(m, "", &rounded, w).0);
+    }
+    // Stages 7: the saturation test in a register of its own, beside the word's bits and
+    // sign, so the result register is fed by one multiplexer.
+    let fits = fits_word(m, "", &rounded, w);
+    let fits = free_running(m, "readout_fits_q", &fits);
+    let low = free_running(m, "readout_word_q", &rounded.low(w));
+    let negative = free_running(m, "readout_negative_q", &rounded.msb());
+    Ok(saturated(&fits, &low, &negative, w))
 }
 
-/// Whether the fix PE at `stages` has the read-out register of [`fix_pe_registered`] (the
-/// array's latency counts it: `readout_registers`).
-pub(crate) fn fix_pe_readout_register(stages: u32) -> bool {
-    stages >= 4
+/// A register loading `d` every cycle.
+fn free_running(m: &mut Module, name: &str, d: &E) -> E {
+    let q = m.state(name, d.width, None);
+    m.drive(&q, d, None);
+    q
 }
 
-/// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=6), all cut: at
+/// The read-out registers of [`fix_pe_registered`] at `stages` (the array's latency counts
+/// them: `readout_registers`): one after the rounding from stages 4, one after the
+/// saturation test from stages 7.
+pub(crate) fn fix_pe_readout_registers(stages: u32) -> u32 {
+    (stages >= 4) as u32 + (stages >= 7) as u32
+}
+
+/// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=7), all cut: from
 /// stages 6 two of its four registers are inside [`registered_multiplier`].
 pub(crate) fn fix_pe_boundaries(stages: u32) -> usize {
     match stages {

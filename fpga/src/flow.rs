@@ -275,8 +275,9 @@ fn synth_script(
     primitives: bool,
 ) -> String {
     let mut script = String::new();
-    if primitives {
-        script = crate::tech::primitives(t).to_string() + "\n";
+    let declare = crate::tech::primitives(t);
+    if primitives && !declare.is_empty() {
+        script = declare.to_string() + "\n";
     }
     script += &format!("read_verilog {}\n", sources.join(" "));
     if !opts.keep_hierarchy.is_empty() {

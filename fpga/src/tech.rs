@@ -5,7 +5,8 @@
 //! unused, so every operand and product of an array PE crossed between fabric and DSP: on the
 //! fix 12×12 array that crossing was the critical path (docs/fpga.md, "DSP registers"). The
 //! generator gives the multiply with those registers a module of its own
-//! (`lpgen_hdl::REGISTERED_MULTIPLIER_PREFIX`), and here it becomes one DSP block.
+//! (`lpgen_hdl::REGISTERED_MULTIPLIER_PREFIX`), and here it becomes one DSP block. On the
+//! iCE40 UP5K the same module needs a different text for Yosys 0.23 to map it correctly.
 
 use lpgen_hdl::REGISTERED_MULTIPLIER_PREFIX;
 
@@ -24,12 +25,53 @@ fn registered_multiplier_width(name: &str) -> Option<u32> {
     (b.parse::<u32>().ok()? == w && w >= 1).then_some(w)
 }
 
-/// The target's text of module `name`, when the target has a primitive for it (and DSPs are
-/// in use).
+/// The target's text of module `name`, when the target needs its own (and DSPs are in use).
 pub fn replacement(t: Target, name: &str, dsp: bool) -> Option<String> {
     let w = registered_multiplier_width(name)?;
-    (t == Target::Ecp5_85k && dsp && w <= ECP5_MUL_WIDTH)
-        .then(|| ecp5_registered_multiplier(name, w))
+    match t {
+        Target::Ecp5_85k if dsp && w <= ECP5_MUL_WIDTH => Some(ecp5_registered_multiplier(name, w)),
+        Target::Ice40Up5k if dsp => Some(ice40_registered_multiplier(name, w)),
+        _ => None,
+    }
+}
+
+/// `lpgen_mul_signed_<W>x<W>_s2` for Yosys 0.23's iCE40 DSP packing: the generated behaviour
+/// with the product register marked `keep`. Without it `ice40_dsp` packed this register and
+/// the PE's next one into the SB_MAC16, drove the PE's product from the block and from a
+/// constant x ("Driver-driver conflict ... Resolved using constant") and the multiplier
+/// vanished from the netlist (0 DSPs, a wrong array). Kept, the block takes the operand
+/// registers and the product register stays in logic cells.
+fn ice40_registered_multiplier(name: &str, w: u32) -> String {
+    format!(
+        "// {name}: lpgen's iCE40 version, read by the synthesis flow instead of the generated
+// module: the same registers and product, the product register kept out of the DSP block.
+`default_nettype none
+
+module {name} (
+    input  wire clk,
+    input  wire [{wa}:0] a,
+    input  wire [{wa}:0] b,
+    output wire [{wp}:0] p
+);
+
+    reg  [{wa}:0] a_q;
+    reg  [{wa}:0] b_q;
+    (* keep *) reg  [{wp}:0] p_q;
+
+    always @(posedge clk) begin
+        a_q <= a;
+        b_q <= b;
+        p_q <= $signed(a_q) * $signed(b_q);
+    end
+
+    assign p = p_q;
+endmodule
+
+`default_nettype wire
+",
+        wa = w - 1,
+        wp = 2 * w - 1,
+    )
 }
 
 /// The Yosys command that declares the primitives [`replacement`]'s texts instantiate, read
@@ -132,7 +174,10 @@ mod tests {
         assert!(replacement(e, "lpgen_mul_signed_18x18_s2", true).is_some());
         assert!(replacement(e, "lpgen_mul_signed_19x19_s2", true).is_none());
         assert!(replacement(e, "lpgen_mul_signed_16x16_s2", false).is_none());
-        assert!(replacement(Target::Ice40Up5k, "lpgen_mul_signed_16x16_s2", true).is_none());
+        assert!(replacement(Target::Ice40Hx8k, "lpgen_mul_signed_16x16_s2", true).is_none());
+        assert!(replacement(Target::Ice40Up5k, "lpgen_mul_signed_16x16_s2", false).is_none());
+        let ice = replacement(Target::Ice40Up5k, "lpgen_mul_signed_16x16_s2", true).unwrap();
+        assert!(ice.contains("(* keep *) reg  [31:0] p_q;"), "{ice}");
         let text = replacement(e, "lpgen_mul_signed_16x16_s2", true).unwrap();
         assert!(
             text.contains("module lpgen_mul_signed_16x16_s2 ("),

@@ -127,3 +127,127 @@ fn a_wrong_latency_or_an_unsigned_operand_is_caught() {
         assert!(bad > 100, "only {bad} mismatches");
     }
 }
+
+/// Yosys's own simulation models of the iCE40 cells (next to the `yosys` on PATH).
+fn ice40_cells_sim() -> std::path::PathBuf {
+    let yosys = lpgen_fpga::find_tool("yosys").expect("yosys on PATH");
+    let share = yosys
+        .parent()
+        .unwrap()
+        .join("../share/yosys/ice40/cells_sim.v");
+    assert!(share.exists(), "no {}", share.display());
+    share
+}
+
+#[test]
+fn the_up5k_netlist_of_a_stages_7_fix_pe_equals_its_rtl() {
+    // The PE as the UP5K flow gives it to Yosys (the registered multiplier replaced),
+    // synthesized with DSPs, against the generated RTL: random dot products, bubbles and
+    // saturating results, cycle for cycle, through Yosys's models of the iCE40 cells.
+    let mut p = Params::new(Unit::Array, "fix:7:8".parse().unwrap()).stages(7);
+    p.pe = PeKind::Fix;
+    let d = generate(&p).unwrap();
+    let file = |prefix: &str| {
+        d.verilog
+            .files
+            .iter()
+            .find(|f| f.name.starts_with(prefix))
+            .unwrap()
+    };
+    let (pe, mul) = (file("lpgen_pe_fix_"), file(REGISTERED_MULTIPLIER_PREFIX));
+    let pe_name = pe.name.trim_end_matches(".v");
+    let mul_name = mul.name.trim_end_matches(".v");
+    let ice40_mul = replacement(Target::Ice40Up5k, mul_name, true).unwrap();
+    static RUN: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "lpgen-tech-up5k-{}-{}",
+        std::process::id(),
+        RUN.fetch_add(1, Ordering::Relaxed)
+    ));
+    let rtl = dir.join("rtl");
+    std::fs::create_dir_all(&rtl).unwrap();
+    std::fs::write(rtl.join("pe.v"), &pe.text).unwrap();
+    std::fs::write(rtl.join("mul.v"), &mul.text).unwrap();
+    std::fs::write(dir.join("mul_ice40.v"), &ice40_mul).unwrap();
+    std::fs::write(dir.join("pe.v"), &pe.text).unwrap();
+    let script = format!(
+        "read_verilog mul_ice40.v pe.v; synth_ice40 -dsp -top {pe_name}; rename {pe_name} pe_netlist; write_verilog -noattr netlist.v"
+    );
+    let o = Command::new("yosys")
+        .args(["-q", "-l", "yosys.log", "-p", &script])
+        .current_dir(&dir)
+        .output()
+        .expect("yosys runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = std::fs::read_to_string(dir.join("yosys.log")).unwrap();
+    assert!(!log.contains("Driver-driver conflict"), "{log}");
+    let netlist = std::fs::read_to_string(dir.join("netlist.v")).unwrap();
+    assert!(
+        netlist.contains("SB_MAC16"),
+        "the multiply is in a DSP block"
+    );
+    let tb = format!(
+        "`timescale 1ns/1ps
+module tb;
+  reg clk = 0, rst = 1, valid = 0, clear = 0, last = 0;
+  reg [15:0] a = 0, b = 0;
+  wire [15:0] r0, r1, ao0, ao1, bo0, bo1;
+  wire v0, v1, c0, c1, l0, l1;
+  {pe_name} rtl (.clk(clk), .rst(rst), .a(a), .b(b), .valid(valid), .clear(clear), .last(last),
+    .a_out(ao0), .b_out(bo0), .valid_out(v0), .clear_out(c0), .last_out(l0), .result(r0));
+  pe_netlist syn (.clk(clk), .rst(rst), .a(a), .b(b), .valid(valid), .clear(clear), .last(last),
+    .a_out(ao1), .b_out(bo1), .valid_out(v1), .clear_out(c1), .last_out(l1), .result(r1));
+  integer i, bad = 0, changes = 0, k = 0;
+  reg [15:0] prev = 0;
+  initial begin
+    for (i = 0; i < 8000; i = i + 1) begin
+      if (i == 3) rst = 0;
+      a = (i % 7 == 0) ? 16'h7fff : $random;
+      b = (i % 11 == 0) ? 16'h8000 : $random;
+      valid = ($random % 5) != 0;
+      clear = (k == 0);
+      k = (k + 1) % (1 + (i / 997) % 12);
+      last = (k == 0);
+      #1 clk = 1; #1 clk = 0;
+      if (i > 3 && (r0 !== r1 || {{ao0, bo0, v0, c0, l0}} !== {{ao1, bo1, v1, c1, l1}})) bad = bad + 1;
+      if (r0 !== prev) begin changes = changes + 1; prev = r0; end
+    end
+    $display(\"%0d %0d\", bad, changes);
+    $finish;
+  end
+endmodule
+"
+    );
+    std::fs::write(dir.join("tb.v"), tb).unwrap();
+    let o = Command::new("iverilog")
+        .args(["-g2012", "-DNO_ICE40_DEFAULT_ASSIGNMENTS", "-o"])
+        .arg(dir.join("sim"))
+        .args([
+            dir.join("tb.v"),
+            rtl.join("pe.v"),
+            rtl.join("mul.v"),
+            dir.join("netlist.v"),
+            ice40_cells_sim(),
+        ])
+        .output()
+        .expect("iverilog runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("vvp")
+        .arg("-n")
+        .arg(dir.join("sim"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    if std::env::var_os("KEEP_SIM").is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let counts: Vec<u32> = out
+        .lines()
+        .find(|l| l.split(' ').count() == 2)
+        .unwrap_or_else(|| panic!("no counts in {out}"))
+        .split(' ')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(counts[1] > 1000, "only {} results", counts[1]);
+    assert_eq!(counts[0], 0, "{} of the cycles differ", counts[0]);
+}

@@ -370,6 +370,14 @@ impl Module {
         self.sig(id)
     }
 
+    /// A register loading `d` every cycle (and `reset` under `rst`, when given): a
+    /// [`Module::state`] driven by `d`.
+    pub fn register(&mut self, name: &str, d: &E, reset: Option<u128>) -> E {
+        let q = self.state(name, d.width, reset);
+        self.drive(&q, d, None);
+        q
+    }
+
     /// Sets the next value (and optional enable) of a state register; both are taken in the
     /// current cycle.
     pub fn drive(&mut self, reg: &E, next: &E, enable: Option<&E>) {

@@ -126,11 +126,11 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
             ("clear_out", &clear, true),
             ("last_out", &last, true),
         ] {
-            let q = reg(pe, &format!("{port}_q"), d, reset);
+            let q = pe.register(&format!("{port}_q"), d, reset.then_some(0));
             pe.output(port, &q);
         }
         if let Some(s) = &shift {
-            let q = reg(pe, "shift_out_q", s, false);
+            let q = pe.register("shift_out_q", s, None);
             pe.output("shift_out", &q);
         }
         for control in [&valid, &clear, &last] {
@@ -154,7 +154,7 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
             (n, _) => lns::kahan_pe_interleaved(pe, p.format, &io, n)?,
         };
         let last_now = pe.now(&last);
-        let mut capture = reg(pe, "capture", &last_now, true);
+        let mut capture = pe.register("capture", &last_now, Some(0));
         for k in 0..readout_registers(p) {
             // The read-out's registers: the result loads a cycle later for each.
             let name = if k == 0 {
@@ -162,7 +162,7 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
             } else {
                 format!("capture_readout{k}")
             };
-            capture = reg(pe, &name, &capture, true);
+            capture = pe.register(&name, &capture, Some(0));
         }
         if word.width != result_width {
             return Err(GenError(format!(
@@ -196,19 +196,12 @@ pub fn readout_registers(p: &Params) -> u32 {
     }
 }
 
-/// A register loading `d` every cycle (free-running data) or resetting to 0 (control).
-fn reg(m: &mut Module, name: &str, d: &E, reset: bool) -> E {
-    let q = m.state(name, d.width, reset.then_some(0));
-    m.drive(&q, d, None);
-    q
-}
-
 /// `d` delayed by 0..=n cycles: taps[j] is `d` delayed j cycles.
 fn chain(m: &mut Module, name: &str, d: &E, n: u32, reset: bool) -> Vec<E> {
     let mut taps = vec![d.clone()];
     for j in 1..=n {
         let prev = taps[j as usize - 1].clone();
-        taps.push(reg(m, &format!("{name}_d{j}"), &prev, reset));
+        taps.push(m.register(&format!("{name}_d{j}"), &prev, reset.then_some(0)));
     }
     taps
 }

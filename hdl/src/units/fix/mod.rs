@@ -176,7 +176,7 @@ pub(crate) fn fix_pe_registered(
     // The read-out registers are free-running: each holds the value before it one cycle
     // later, and the result register is captured as many cycles later (the caller's).
     if fix_pe_readout_registers(stages) >= 1 {
-        rounded = free_running(m, "readout_rounded_q", &rounded);
+        rounded = m.register("readout_rounded_q", &rounded, None);
     }
     let w = f.width();
     if fix_pe_readout_registers(stages) < 2 {
@@ -185,17 +185,10 @@ pub(crate) fn fix_pe_registered(
     // Stages 7: the saturation test in a register of its own, beside the word's bits and
     // sign, so the result register is fed by one multiplexer.
     let fits = fits_word(m, "", &rounded, w);
-    let fits = free_running(m, "readout_fits_q", &fits);
-    let low = free_running(m, "readout_word_q", &rounded.low(w));
-    let negative = free_running(m, "readout_negative_q", &rounded.msb());
+    let fits = m.register("readout_fits_q", &fits, None);
+    let low = m.register("readout_word_q", &rounded.low(w), None);
+    let negative = m.register("readout_negative_q", &rounded.msb(), None);
     Ok(saturated(&fits, &low, &negative, w))
-}
-
-/// A register loading `d` every cycle.
-fn free_running(m: &mut Module, name: &str, d: &E) -> E {
-    let q = m.state(name, d.width, None);
-    m.drive(&q, d, None);
-    q
 }
 
 /// The read-out registers of [`fix_pe_registered`] at `stages` (the array's latency counts

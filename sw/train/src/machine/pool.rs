@@ -50,18 +50,30 @@ thread_local! {
     static WORKERS: RefCell<Workers> = RefCell::new(Workers::default());
 }
 
-/// Spins on `done` for [`SPIN`], then sleeps until woken (every waker sets `done` first).
+/// Spins on `done` for [`SPIN`] (yielding the core after the first tenth, in case a thread
+/// that would make `done` true waits for it), then sleeps until woken (every waker sets
+/// `done` first).
 fn wait_for(done: impl Fn() -> bool) {
     let start = Instant::now();
     while !done() {
-        if start.elapsed() < SPIN {
+        let waited = start.elapsed();
+        if waited < SPIN / 10 {
             for _ in 0..64 {
                 std::hint::spin_loop();
             }
+        } else if waited < SPIN {
+            thread::yield_now();
         } else {
             thread::park();
         }
     }
+}
+
+/// The cores of this machine: more threads than these would only wait for each other's
+/// spinning, so blocks never outnumber them.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -153,15 +165,16 @@ fn work(slot: &Slot, mut seen: u64) {
     }
 }
 
-/// Splits `out` into up to `threads` contiguous blocks and runs `fill(start, block)` for
-/// each, the calling thread taking the first; returns the blocks' results in order. Each
-/// block is written in place, so no thread copies another's results afterwards.
+/// Splits `out` into up to `threads` contiguous blocks (no more than the machine's cores)
+/// and runs `fill(start, block)` for each, the calling thread taking the first; returns the
+/// blocks' results in order. Each block is written in place, so no thread copies another's
+/// results afterwards.
 pub fn fill_in_parallel<T: Send, R: Send>(
     threads: usize,
     out: &mut [T],
     fill: impl Fn(usize, &mut [T]) -> R + Sync,
 ) -> Vec<R> {
-    let threads = threads.clamp(1, out.len().max(1));
+    let threads = threads.min(cores()).clamp(1, out.len().max(1));
     if threads == 1 {
         return vec![fill(0, out)];
     }
@@ -232,12 +245,17 @@ mod tests {
             let mut ids: Vec<_> = got.iter().map(|r| r.1).collect();
             ids.sort_by_key(|id| format!("{id:?}"));
             ids.dedup();
-            assert_eq!(ids.len(), threads, "every thread computed parts");
+            assert_eq!(
+                ids.len(),
+                threads.min(cores()),
+                "every thread computed parts"
+            );
         }
     }
 
     #[test]
     fn blocks_are_written_in_place_and_workers_are_kept() {
+        let threads = cores().min(3);
         let mut out = vec![0usize; 1000];
         let mut workers_seen = Vec::new();
         for round in 0..50 {
@@ -247,7 +265,7 @@ mod tests {
                 }
                 thread::current().id()
             });
-            assert_eq!(ids.len(), 3);
+            assert_eq!(ids.len(), threads, "never more blocks than cores");
             assert_eq!(
                 ids[0],
                 thread::current().id(),
@@ -260,18 +278,20 @@ mod tests {
         workers_seen.dedup();
         assert_eq!(
             workers_seen.len(),
-            2,
-            "the same two workers served every round"
+            threads - 1,
+            "the same workers served every round"
         );
     }
 
     #[test]
     fn a_panic_in_any_block_reaches_the_caller_after_every_block_finished() {
-        for bad in [0, 1, 2] {
+        let threads = cores().min(3);
+        let per = 30usize.div_ceil(threads);
+        for bad in 0..threads {
             let mut out = vec![0u32; 30];
             let got = catch_unwind(AssertUnwindSafe(|| {
                 fill_in_parallel(3, &mut out, |start, block| {
-                    if start / 10 == bad {
+                    if start / per == bad {
                         panic!("block {bad}");
                     }
                     std::thread::sleep(Duration::from_millis(5));
@@ -280,7 +300,7 @@ mod tests {
             }));
             assert!(got.is_err(), "block {bad}'s panic was not reported");
             // The other blocks ran to the end before the panic was passed on.
-            for (b, chunk) in out.chunks(10).enumerate() {
+            for (b, chunk) in out.chunks(per).enumerate() {
                 let want = if b == bad { 0 } else { 7 };
                 assert!(chunk.iter().all(|&w| w == want), "block {b} after {bad}");
             }

@@ -356,6 +356,12 @@ mod tests {
              setattr -mod -set keep_hierarchy 1 pe\n\
              synth_ecp5 -nodsp -top top -json netlist.json\n"
         );
+        // A design with a module replaced by the ECP5's primitive reads its black box first.
+        let with_dsp = synth_script(&sources, "top", Target::Ecp5_85k, &opts, true);
+        assert!(
+            with_dsp.starts_with("read_verilog -lib +/lattice/cells_bb_ecp5.v\nread_verilog rom.v"),
+            "{with_dsp}"
+        );
     }
 
     #[test]

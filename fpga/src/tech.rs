@@ -35,16 +35,12 @@ pub fn replacement(t: Target, name: &str, dsp: bool) -> Option<String> {
     }
 }
 
-/// `lpgen_mul_signed_<W>x<W>_s2` for Yosys 0.23's iCE40 DSP packing: the generated behaviour
-/// with the product register marked `keep`. Without it `ice40_dsp` packed this register and
-/// the PE's next one into the SB_MAC16, drove the PE's product from the block and from a
-/// constant x ("Driver-driver conflict ... Resolved using constant") and the multiplier
-/// vanished from the netlist (0 DSPs, a wrong array). Kept, the block takes the operand
-/// registers and the product register stays in logic cells.
-fn ice40_registered_multiplier(name: &str, w: u32) -> String {
+/// The comment, port list and opening of a replacement of `lpgen_mul_signed_<W>x<W>_s2`
+/// (the generated module's ports), saying `what` it is.
+fn header(name: &str, w: u32, what: &str) -> String {
     format!(
-        "// {name}: lpgen's iCE40 version, read by the synthesis flow instead of the generated
-// module: the same registers and product, the product register kept out of the DSP block.
+        "// {name}: lpgen's version for this target, read by the synthesis flow instead of the
+// generated module: {what}.
 `default_nettype none
 
 module {name} (
@@ -53,7 +49,26 @@ module {name} (
     input  wire [{wa}:0] b,
     output wire [{wp}:0] p
 );
+",
+        wa = w - 1,
+        wp = 2 * w - 1,
+    )
+}
 
+/// `lpgen_mul_signed_<W>x<W>_s2` for Yosys 0.23's iCE40 DSP packing: the generated behaviour
+/// with the product register marked `keep`. Without it `ice40_dsp` packed this register and
+/// the PE's next one into the SB_MAC16, drove the PE's product from the block and from a
+/// constant x ("Driver-driver conflict ... Resolved using constant") and the multiplier
+/// vanished from the netlist (0 DSPs, a wrong array). Kept, the block takes the operand
+/// registers and the product register stays in logic cells.
+fn ice40_registered_multiplier(name: &str, w: u32) -> String {
+    let head = header(
+        name,
+        w,
+        "the same registers and product, the product register kept out of the DSP block",
+    );
+    format!(
+        "{head}
     reg  [{wa}:0] a_q;
     reg  [{wa}:0] b_q;
     (* keep *) reg  [{wp}:0] p_q;
@@ -100,22 +115,17 @@ fn ecp5_registered_multiplier(name: &str, w: u32) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let head = header(
+        name,
+        w,
+        "one MULT18X18D holding the operand registers and the product register",
+    );
     let zeros = (0..ECP5_MUL_WIDTH)
         .map(|i| format!(".C{i}(1'b0)"))
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        "// {name}: lpgen's ECP5 version, read by the synthesis flow instead of the generated
-// module: one MULT18X18D holding the operand registers and the product register.
-`default_nettype none
-
-module {name} (
-    input  wire clk,
-    input  wire [{wa}:0] a,
-    input  wire [{wa}:0] b,
-    output wire [{wp}:0] p
-);
-
+        "{head}
     wire [17:0] a18 = {a18};
     wire [17:0] b18 = {b18};
     wire [35:0] p36;
@@ -141,7 +151,6 @@ endmodule
 
 `default_nettype wire
 ",
-        wa = w - 1,
         wp = 2 * w - 1,
         a18 = extend("a"),
         b18 = extend("b"),

@@ -24,6 +24,28 @@ fn generated(format: &str) -> (String, String) {
     (f.name.trim_end_matches(".v").to_string(), f.text.clone())
 }
 
+/// Compiles `sources` with Icarus (`flags`) in `dir`, runs the simulation and returns what
+/// it printed; removes `dir` unless KEEP_SIM is set.
+fn simulate(dir: &std::path::Path, flags: &[&str], sources: &[std::path::PathBuf]) -> String {
+    let o = Command::new("iverilog")
+        .args(flags)
+        .arg("-o")
+        .arg(dir.join("sim"))
+        .args(sources)
+        .output()
+        .expect("iverilog runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("vvp")
+        .arg("-n")
+        .arg(dir.join("sim"))
+        .output()
+        .unwrap();
+    if std::env::var_os("KEEP_SIM").is_none() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// Simulates the generated and the ECP5 module side by side; returns the number of cycles
 /// whose products differ (after the two cycles of latency) and the cycles compared.
 fn mismatches(format: &str, edit: impl Fn(String) -> String) -> (u32, u32) {
@@ -82,22 +104,11 @@ endmodule
     ] {
         std::fs::write(dir.join(file), text).unwrap();
     }
-    let o = Command::new("iverilog")
-        .args(["-g2005", "-o"])
-        .arg(dir.join("sim"))
-        .args(["tb.v", "ours.v", "ecp5.v", "model.v"].map(|f| dir.join(f)))
-        .output()
-        .expect("iverilog runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new("vvp")
-        .arg("-n")
-        .arg(dir.join("sim"))
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout);
-    if std::env::var_os("KEEP_SIM").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    let out = simulate(
+        &dir,
+        &["-g2005"],
+        &["tb.v", "ours.v", "ecp5.v", "model.v"].map(|f| dir.join(f)),
+    );
     let mut it = out
         .lines()
         .find(|l| l.split(' ').count() == 2)
@@ -219,28 +230,17 @@ endmodule
 "
     );
     std::fs::write(dir.join("tb.v"), tb).unwrap();
-    let o = Command::new("iverilog")
-        .args(["-g2012", "-DNO_ICE40_DEFAULT_ASSIGNMENTS", "-o"])
-        .arg(dir.join("sim"))
-        .args([
+    let out = simulate(
+        &dir,
+        &["-g2012", "-DNO_ICE40_DEFAULT_ASSIGNMENTS"],
+        &[
             dir.join("tb.v"),
             rtl.join("pe.v"),
             rtl.join("mul.v"),
             dir.join("netlist.v"),
             ice40_cells_sim(),
-        ])
-        .output()
-        .expect("iverilog runs");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Command::new("vvp")
-        .arg("-n")
-        .arg(dir.join("sim"))
-        .output()
-        .unwrap();
-    let out = String::from_utf8_lossy(&o.stdout).to_string();
-    if std::env::var_os("KEEP_SIM").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+        ],
+    );
     let counts: Vec<u32> = out
         .lines()
         .find(|l| l.split(' ').count() == 2)

@@ -242,8 +242,8 @@ fn pe_loop_registers(p: &Params) -> u32 {
 
 /// Registers of the PE module on the way from its inputs to its result register (the
 /// array's stage 1 is the top's input register, every later one lies inside the PE):
-/// stages − 1, or 0; from the fix PE's fourth stage on, one of them is its read-out
-/// register. The read-out registers come on top ([`readout_registers`]; the dfix PE's is
+/// stages − 1, or 0, less the fix PE's read-out registers (one from its fourth stage, two at
+/// its seventh), which come after the accumulator ([`readout_registers`]; the dfix PE's is
 /// beyond its stages).
 fn pe_latency(p: &Params) -> u32 {
     let inside = p.stages.saturating_sub(1);

@@ -6,6 +6,7 @@
 #   scripts/fpga-sweep.sh arrays [TARGET...]  # largest square array per PE kind (default: all)
 #   scripts/fpga-sweep.sh arrays-deep [TARGET...]  # the same at each PE kind's deepest
 #                                             # --stages, the PE module kept (--keep-hierarchy)
+#                                             # (ARRAY_PE=KIND: that PE kind only)
 #   scripts/fpga-sweep.sh array T PE F R C     # one array run (ARRAY_STAGES=S: at S stages,
 #                                             # PE kept)
 #   scripts/fpga-sweep.sh render              # merge the runs into docs/fpga-runs.jsonl and
@@ -99,7 +100,7 @@ if isinstance(v, (int, float)) and not isinstance(v, bool): print(v)' "$1" "$2"
 # The deepest --stages of each array PE kind (docs/rtl.md, `array`).
 array_max_stages() {
   case $1 in
-    fix) echo 7 ;; lns-plain | lns-kahan) echo 5 ;; posit-quire) echo 8 ;; *) echo 0 ;;
+    fix) echo 9 ;; lns-plain | lns-kahan) echo 5 ;; posit-quire) echo 8 ;; *) echo 0 ;;
   esac
 }
 
@@ -159,6 +160,7 @@ arrays() {
     for pf in "${PES[@]}"; do
       set -- $pf
       local pe=$1 f=$2 best=0 n=2 tried=" "
+      [ -z "${ARRAY_PE:-}" ] || [ "$pe" = "$ARRAY_PE" ] || continue
       NODSP= PER_PE= AVAIL= DSP_PER_PE= DSP_AVAIL=
       ARRAY_STAGES=0
       [ "${DEEP:-}" = 1 ] && ARRAY_STAGES=$(array_max_stages "$pe")
@@ -202,7 +204,7 @@ case "${1:-}" in
   render)
     python3 scripts/fpga-render.py docs/fpga-runs.jsonl docs/fpga.md "$OUT/res"
     cargo run --release -q -p lpgen-fpga --example fpga-plot -- docs/fpga-runs.jsonl docs/fpga-units.png ;;
-  *) sed -n '2,18p' "$0"; exit 2 ;;
+  *) sed -n '2,19p' "$0"; exit 2 ;;
 esac
 }
 main "$@"; exit

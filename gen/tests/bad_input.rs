@@ -460,7 +460,11 @@ fn array_stages_beyond_every_pe_or_off_the_rtl_backend_are_refused() {
         "--array-stages is for --backend rtl, not f32",
     );
     let rtl = ["train", "--backend", "rtl", "--dataset", d, "--out", o];
-    let args: Vec<&str> = rtl.iter().copied().chain(["--array-stages", "9"]).collect();
-    refused(&args, b"", "more than any array PE takes (at most 8)");
+    let args: Vec<&str> = rtl
+        .iter()
+        .copied()
+        .chain(["--array-stages", "10"])
+        .collect();
+    refused(&args, b"", "more than any array PE takes (at most 9)");
     assert!(!out.join("metrics.jsonl").exists());
 }

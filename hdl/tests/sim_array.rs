@@ -418,8 +418,11 @@ fn fix_arrays_match_golden_dot_products() {
         ("fix:7:8", 2, 3),
         ("fix:3:4", 2, 3),
         ("fix:7:8", 4, 4),
+        // No fraction bits (no rounding) and one.
+        ("fix:4:0", 2, 2),
+        ("fix:0:1", 1, 2),
     ] {
-        for stages in [0, 1, 2, 3, 4, 5, 6, 7] {
+        for stages in 0..=9 {
             check_array(
                 &mut rng,
                 &array_params(fmt, rows, cols, stages),
@@ -461,8 +464,8 @@ fn array_refuses_mismatched_pe_kinds_and_too_many_stages_in_one_line() {
     );
     p.format = "f32".parse().unwrap();
     assert!(generate(&p).is_err());
-    let e = generate(&array_params("fix:7:8", 2, 2, 8)).unwrap_err();
-    assert!(e.0.contains("at most 7 pipeline stages"), "{e}");
+    let e = generate(&array_params("fix:7:8", 2, 2, 10)).unwrap_err();
+    assert!(e.0.contains("at most 9 pipeline stages"), "{e}");
     let mut dfix = Params::parse(Unit::Array, "dfix:10").unwrap().stages(3);
     dfix.pe = PeKind::Dfix;
     let e = generate(&dfix).unwrap_err();

@@ -339,6 +339,19 @@ impl Module {
         self.reset_delays.push(e.sig().expect("a signal"));
     }
 
+    /// The pipelined signal `early` of an earlier cycle, read in the current one without a
+    /// delay: a look at the step that reaches this cycle next (the fix PE resets its
+    /// accumulator a cycle before a step with `clear` arrives). The caller answers for
+    /// what that means; everything else is scheduled by [`Module::now`].
+    pub fn ahead(&mut self, name: &str, early: &E) -> E {
+        let s = early.sig().expect("a signal");
+        let c = self.signals[s].cycle.expect("a pipelined signal");
+        assert!(c < self.cycle, "`ahead` reads a signal of an earlier cycle");
+        let id = self.add_signal(name, early.width, SigKind::Wire, Some(self.cycle));
+        self.assigns.push((id, early.clone()));
+        self.sig(id)
+    }
+
     /// A named wire holding `e`, computed in the current cycle.
     pub fn wire(&mut self, name: &str, e: &E) -> E {
         let e = self.now(e);

@@ -222,12 +222,13 @@ struct FromLeft {
 /// and after the Kahan additions; lns-plain: inside its one addition), for the posit-quire
 /// PE up to six around its quire (`posit::pe_cuts`), for the fix PE a register on each
 /// operand, one inside its read-out, a second on each operand, a second after its product
-/// and a second inside its read-out (`fix::fix_pe_registered`).
+/// and a second inside its read-out, a third after its product and a third on each operand
+/// (`fix::fix_pe_registered`).
 pub fn array_max_stages(pe: PeKind) -> u32 {
     match pe {
         PeKind::LnsKahan | PeKind::LnsPlain => 2 + lns::PE_MAX_LOOP_REGISTERS,
         PeKind::PositQuire => 1 + posit::PE_CANDIDATES,
-        PeKind::Fix => 7,
+        PeKind::Fix => 9,
         PeKind::Dfix => 2,
     }
 }
@@ -428,9 +429,9 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
                 // Registers around the quire (stages 3..=8): the lean grid checks the deepest.
                 (0..=6, PeKind::PositQuire) if full => &[0, 1, 2, 3, 4, 5, 6, 7, 8],
                 (1, PeKind::PositQuire) => &[0, 1, 2, 8],
-                (0..=6, PeKind::Fix) => &[0, 1, 2, 3, 4, 5, 6, 7],
+                (0..=6, PeKind::Fix) => &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
                 (0..=6, _) => &[0, 1, 2],
-                (7..=16, PeKind::Fix) => &[0, 2, 4, 7],
+                (7..=16, PeKind::Fix) => &[0, 2, 4, 7, 9],
                 (7..=16, _) => &[0, 2],
                 _ => &[2],
             };

@@ -346,6 +346,7 @@ fn deeper_arrays_give_the_golden_products() {
         ("fix:7:8", Accumulate::Exact, 4),
         ("fix:7:8", Accumulate::Exact, 6),
         ("fix:7:8", Accumulate::Exact, 7),
+        ("fix:7:8", Accumulate::Exact, 9),
     ] {
         let f: Format = f.parse().unwrap();
         let c = f.calc();
@@ -371,10 +372,10 @@ fn deeper_arrays_give_the_golden_products() {
     }
     // A PE kind that does not take the stages is refused in one line naming the option.
     let f: Format = "fix:7:8".parse().unwrap();
-    let mut rtl = Rtl::new(2, 3, 4).unwrap().with_array_stages(8);
+    let mut rtl = Rtl::new(2, 3, 4).unwrap().with_array_stages(10);
     let a = Mat::filled(2, 2, 0);
     let e = rtl
         .matmul(f, Accumulate::Exact, a.view(), a.view())
         .unwrap_err();
-    assert_eq!(e.0, "--array-stages 8: this run's fix PEs take at most 7");
+    assert_eq!(e.0, "--array-stages 10: this run's fix PEs take at most 9");
 }

@@ -48,22 +48,28 @@ fn round_sat(m: &mut Module, f: FixFormat, prefix: &str, acc: &E) -> (E, E) {
 /// Two's-complement `x` / 2^sh rounded to nearest, ties to even, in x.width − sh + 1 bits
 /// (one more, so rounding up cannot wrap). Wires `PREFIXround_up`, `PREFIXrounded`.
 pub(crate) fn rne_shr(m: &mut Module, prefix: &str, x: &E, sh: u32) -> E {
+    let up = (sh > 0).then(|| m.wire(&format!("{prefix}round_up"), &round_up(x, sh)));
+    rne_shr_by(m, prefix, x, sh, up.as_ref())
+}
+
+/// Whether `x` / 2^sh rounds up (nearest, ties to even); `sh` > 0.
+fn round_up(x: &E, sh: u32) -> E {
+    let half = x.bit(sh - 1);
+    let sticky = if sh >= 2 {
+        x.bits(sh - 2, 0).any()
+    } else {
+        konst(1, 0)
+    };
+    half.and(&sticky.or(&x.bit(sh)))
+}
+
+/// [`rne_shr`] with its round-up bit `up` given ([`round_up`] of `x`; None when `sh` = 0).
+fn rne_shr_by(m: &mut Module, prefix: &str, x: &E, sh: u32, up: Option<&E>) -> E {
     let n = x.width;
     let q = x.bits(n - 1, sh).sext(n - sh + 1);
-    let rounded = if sh == 0 {
-        q
-    } else {
-        let half = x.bit(sh - 1);
-        let sticky = if sh >= 2 {
-            x.bits(sh - 2, 0).any()
-        } else {
-            konst(1, 0)
-        };
-        let up = m.wire(
-            &format!("{prefix}round_up"),
-            &half.and(&sticky.or(&x.bit(sh))),
-        );
-        q.add(&up.zext(n - sh + 1))
+    let rounded = match up {
+        Some(up) => q.add(&up.zext(n - sh + 1)),
+        None => q,
     };
     m.wire(&format!("{prefix}rounded"), &rounded)
 }
@@ -132,7 +138,7 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
     Ok(word)
 }
 
-/// The `fix` array PE at stages 3..=7: [`fix_pe`] with registers on the PE's long wires, so
+/// The `fix` array PE at stages 3..=9: [`fix_pe`] with registers on the PE's long wires, so
 /// that no path carries both a long wire and logic. On an FPGA the multiplier is a DSP site
 /// the PE's logic cannot always sit beside (the fix array's critical path at 8×8 ran from an
 /// operand register 31 columns to its DSP and back, docs/fpga.md). Stage 3 + k adds, in
@@ -142,8 +148,10 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
 /// register, fed by the first, which can sit by the DSP; a second product register, between
 /// the DSP and the accumulator (with the first, in [`registered_multiplier`]); a register
 /// after the read-out's saturation test (the next critical path once the DSP holds its
-/// registers, docs/fpga.md). Marks a candidate boundary for each operand and product
-/// register: [`fix_pe_boundaries`].
+/// registers, docs/fpga.md); a third product register and a third operand register (stages
+/// 8 and 9: on a large array the DSP sites are far from the logic they serve, so each wire
+/// between them gets a register that can sit halfway). Marks a candidate boundary for each
+/// operand and product register: [`fix_pe_boundaries`].
 pub(crate) fn fix_pe_registered(
     m: &mut Module,
     f: Format,
@@ -151,17 +159,38 @@ pub(crate) fn fix_pe_registered(
     stages: u32,
 ) -> Result<E, GenError> {
     let f = fix_format(f, "the fix PE")?;
+    // From stages 8 a bubble multiplies 0, so the accumulator needs no enable (at 12×12 the
+    // enable's register, 42 columns from the accumulator, was the critical path).
+    let a = if stages >= 8 {
+        m.wire("a_or_zero", &io.a.and(&io.enable.sext(f.width())))
+    } else {
+        io.a.clone()
+    };
     m.stage();
     let prod = if stages >= 6 {
+        if stages >= 9 {
+            // A third operand register, between the pass-on register and the DSP's own.
+            m.stage();
+        }
         // The second operand registers, the multiply and the first product register as one
         // module, which a synthesis flow can replace by a DSP block holding these registers.
         let mul = registered_multiplier(m, f.width())?;
         let p = m
-            .instance(&mul, "mul", &[("a", &io.a), ("b", &io.b)])
+            .instance(&mul, "mul", &[("a", &a), ("b", &io.b)])
             .port("p");
         m.wait_for(&p);
         let p = p.sext(f.acc_bits());
         m.stage();
+        if stages >= 8 {
+            // A third product register, between the DSP's output register and the second.
+            // The step in this cycle is the accumulator's next: its `clear` resets the loop
+            // register a cycle ahead (`accumulate_clear_ahead`).
+            let clear_early = m.wire("clear_early", &io.clear);
+            m.stage();
+            let clear_next = m.ahead("clear_next", &clear_early);
+            let (acc, up) = accumulate_clear_ahead(m, f, &p, &clear_next);
+            return Ok(readout(m, f, &acc, up.as_ref(), stages));
+        }
         p
     } else {
         if stages >= 5 {
@@ -172,7 +201,16 @@ pub(crate) fn fix_pe_registered(
         prod
     };
     let acc = accumulate(m, f, "", &prod, io);
-    let mut rounded = rne_shr(m, "", &acc, f.frac_bits);
+    Ok(readout(m, f, &acc, None, stages))
+}
+
+/// The read-out of [`fix_pe_registered`]: the accumulator rounded (by `up` when its
+/// round-up bit is given) and saturated, with [`fix_pe_readout_registers`] registers inside.
+fn readout(m: &mut Module, f: FixFormat, acc: &E, up: Option<&E>, stages: u32) -> E {
+    let mut rounded = match up {
+        Some(up) => rne_shr_by(m, "", acc, f.frac_bits, Some(up)),
+        None => rne_shr(m, "", acc, f.frac_bits),
+    };
     // The read-out registers are free-running: each holds the value before it one cycle
     // later, and the result register is captured as many cycles later (the caller's).
     if fix_pe_readout_registers(stages) >= 1 {
@@ -180,7 +218,7 @@ pub(crate) fn fix_pe_registered(
     }
     let w = f.width();
     if fix_pe_readout_registers(stages) < 2 {
-        return Ok(saturate(m, "", &rounded, w).0);
+        return saturate(m, "", &rounded, w).0;
     }
     // Stages 7: the saturation test in a register of its own, beside the word's bits and
     // sign, so the result register is fed by one multiplexer.
@@ -188,7 +226,7 @@ pub(crate) fn fix_pe_registered(
     let fits = m.register("readout_fits_q", &fits, None);
     let low = m.register("readout_word_q", &rounded.low(w), None);
     let negative = m.register("readout_negative_q", &rounded.msb(), None);
-    Ok(saturated(&fits, &low, &negative, w))
+    saturated(&fits, &low, &negative, w)
 }
 
 /// The read-out registers of [`fix_pe_registered`] at `stages` (the array's latency counts
@@ -198,11 +236,12 @@ pub(crate) fn fix_pe_readout_registers(stages: u32) -> u32 {
     (stages >= 4) as u32 + (stages >= 7) as u32
 }
 
-/// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=7), all cut: from
-/// stages 6 two of its four registers are inside [`registered_multiplier`].
+/// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=9), all cut: from
+/// stages 6 two of its registers are inside [`registered_multiplier`].
 pub(crate) fn fix_pe_boundaries(stages: u32) -> usize {
     match stages {
-        5 => 3,
+        5 | 8 => 3,
+        9 => 4,
         _ => 2,
     }
 }
@@ -248,6 +287,30 @@ fn accumulate(m: &mut Module, f: FixFormat, prefix: &str, prod: &E, io: &PeIo) -
     let acc_next = m.wire(&format!("{prefix}acc_next"), &base.add(prod));
     m.drive(&acc, &acc_next, Some(&io.enable));
     acc
+}
+
+/// [`accumulate`] with `clear` and the enable out of the loop (stages 8 and 9), for a `prod`
+/// that is 0 in bubbles: the loop register `acc_base` is reset to 0 a cycle before a step
+/// with `clear` reaches it (`clear_next`, that step's `clear` a cycle ahead), so a
+/// synchronous reset does what the gate in front of the adder did (at 12×12 and stages 9
+/// that gate's `clear` register, 10 columns away, was the critical path, docs/fpga.md). The
+/// read-out's register `acc` loads the same sum, without the reset, and a register beside it
+/// the read-out's round-up bit, from the sum's low bits, which the adder has early (at
+/// 12×12 the read-out's round-up logic before its adder was the next critical path):
+/// (`acc`, the round-up bit, None for F = 0).
+fn accumulate_clear_ahead(
+    m: &mut Module,
+    f: FixFormat,
+    prod: &E,
+    clear_next: &E,
+) -> (E, Option<E>) {
+    let n = f.acc_bits();
+    let base = m.state("acc_base", n, Some(0));
+    let sum = m.wire("acc_next", &base.add(prod));
+    m.drive(&base, &mux(clear_next, &konst(n, 0), &sum), None);
+    let up = (f.frac_bits > 0)
+        .then(|| m.register("acc_round_up", &round_up(&sum, f.frac_bits), Some(0)));
+    (m.register("acc", &sum, Some(0)), up)
 }
 
 /// The fix designs of the lint grid.

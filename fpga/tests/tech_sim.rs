@@ -151,11 +151,18 @@ fn ice40_cells_sim() -> std::path::PathBuf {
 }
 
 #[test]
-fn the_up5k_netlist_of_a_stages_7_fix_pe_equals_its_rtl() {
-    // The PE as the UP5K flow gives it to Yosys (the registered multiplier replaced),
-    // synthesized with DSPs, against the generated RTL: random dot products, bubbles and
-    // saturating results, cycle for cycle, through Yosys's models of the iCE40 cells.
-    let mut p = Params::new(Unit::Array, "fix:7:8".parse().unwrap()).stages(7);
+fn the_up5k_netlists_of_stages_7_and_9_fix_pes_equal_their_rtl() {
+    // Stages 9 has three product registers in a row, two of them outside the multiplier.
+    for stages in [7, 9] {
+        up5k_netlist_equals_rtl(stages);
+    }
+}
+
+/// The PE as the UP5K flow gives it to Yosys (the registered multiplier replaced),
+/// synthesized with DSPs, against the generated RTL: random dot products, bubbles and
+/// saturating results, cycle for cycle, through Yosys's models of the iCE40 cells.
+fn up5k_netlist_equals_rtl(stages: u32) {
+    let mut p = Params::new(Unit::Array, "fix:7:8".parse().unwrap()).stages(stages);
     p.pe = PeKind::Fix;
     let d = generate(&p).unwrap();
     let file = |prefix: &str| {
@@ -248,6 +255,14 @@ endmodule
         .split(' ')
         .map(|x| x.parse().unwrap())
         .collect();
-    assert!(counts[1] > 1000, "only {} results", counts[1]);
-    assert_eq!(counts[0], 0, "{} of the cycles differ", counts[0]);
+    assert!(
+        counts[1] > 1000,
+        "stages {stages}: only {} results",
+        counts[1]
+    );
+    assert_eq!(
+        counts[0], 0,
+        "stages {stages}: {} of the cycles differ",
+        counts[0]
+    );
 }

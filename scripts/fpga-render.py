@@ -208,14 +208,19 @@ def dsp_text(r):
     return str(r["dsp"]) if r.get("dsp_inference", True) else f"{r['dsp']} (--no-dsp)"
 
 
+def stages_text(stages, floorplan):
+    """An array run's stages column: the count, and whether its DSPs were floorplanned."""
+    return f"{stages}, floorplan" if floorplan else str(stages)
+
+
 def array_error_groups(err):
     """Failed or skipped array runs by (target, PE, format key, stages): [(size, reason)]."""
     groups = {}
     for k, e in err.items():
-        m = re.match(r"^(ice40-up5k|ice40-hx8k|ecp5-85k)_array_([a-z-]+)_(.+)_(\d+x\d+)(?:_s(\d+))?(_nodsp)?$", k)
+        m = re.match(r"^(ice40-up5k|ice40-hx8k|ecp5-85k)_array_([a-z-]+)_(.+)_(\d+x\d+)(?:_s(\d+))?(_fp)?(_nodsp)?$", k)
         if m:
-            t, pe, fkey, size, stages, nodsp = m.groups()
-            groups.setdefault((t, pe, fkey, int(stages or 0)), []).append(
+            t, pe, fkey, size, stages, fp, nodsp = m.groups()
+            groups.setdefault((t, pe, fkey, stages_text(int(stages or 0), bool(fp))), []).append(
                 (size + (nodsp or ""), e["error"]))
     return groups
 
@@ -224,7 +229,8 @@ def arrays_table(ok, err):
     rows = {}
     for key, r in ok.items():
         if r["unit"] == "array":
-            rows.setdefault((r["target"], r["pe"], r["format"], r["stages"]), []).append(r)
+            key = (r["target"], r["pe"], r["format"], stages_text(r["stages"], r.get("floorplan", False)))
+            rows.setdefault(key, []).append(r)
     errors = array_error_groups(err)
     out = ["### Largest arrays (serial wrapper, seed 1)", "",
            "MAC/s = rows × cols × Fmax (one MAC per PE per cycle). LC/PE is the largest run's LCs "

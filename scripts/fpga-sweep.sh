@@ -8,7 +8,7 @@
 #                                             # --stages, the PE module kept (--keep-hierarchy)
 #                                             # (ARRAY_PE=KIND: that PE kind only)
 #   scripts/fpga-sweep.sh array T PE F R C     # one array run (ARRAY_STAGES=S: at S stages,
-#                                             # PE kept)
+#                                             # PE kept; ARRAY_FLOORPLAN=1: --floorplan)
 #   scripts/fpga-sweep.sh render              # merge the runs into docs/fpga-runs.jsonl and
 #                                             # rewrite the tables of docs/fpga.md and the
 #                                             # figure docs/fpga-units.png from it
@@ -107,7 +107,8 @@ array_max_stages() {
 # array_run T PE F R C: one array run; with DSP inference unless the device ran out of DSPs
 # at a smaller size (then multipliers go to logic: --no-dsp). Sets KEY to the result's key.
 # With ARRAY_STAGES=S (not 0) the array has S stages and its PE module is kept
-# (--keep-hierarchy), and the key ends in _sS.
+# (--keep-hierarchy), and the key ends in _sS. With ARRAY_FLOORPLAN=1 the multipliers are
+# locked to DSP sites in the array's order (--floorplan), and the key ends in _fp.
 array_run() {
   local t=$1 pe=$2 f=$3 r=$4 c=$5
   local deep=()
@@ -115,6 +116,10 @@ array_run() {
   if [ "${ARRAY_STAGES:-0}" != 0 ]; then
     deep=(--stages "$ARRAY_STAGES" --keep-hierarchy)
     KEY="${KEY}_s$ARRAY_STAGES"
+  fi
+  if [ "${ARRAY_FLOORPLAN:-0}" = 1 ]; then
+    deep+=(--floorplan)
+    KEY="${KEY}_fp"
   fi
   # Skip a size whose estimate from the last fitting run (LC per PE) is over the device by
   # more than 8 %: a failing run of a large array costs minutes.

@@ -94,6 +94,20 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
             )));
         }
     }
+    if let Some((rows, cols)) = opts.floorplan {
+        if !crate::floorplan::supported(t) {
+            return Err(FpgaError::Usage(format!(
+                "--floorplan places ECP5 DSP blocks, not {t}'s: drop --floorplan"
+            )));
+        }
+        if !opts.dsp {
+            return Err(FpgaError::Usage(
+                "--floorplan places multipliers on DSP blocks and --no-dsp keeps them in logic: drop one of them".into(),
+            ));
+        }
+        // A shape with no room even at one multiplier per PE fails before synthesis.
+        crate::floorplan::array_sites(rows, cols, 1)?;
+    }
     let yosys = tool(t.yosys(), t)?;
     let nextpnr = tool(t.nextpnr(), t)?;
     let packer = if opts.bitstream {
@@ -161,6 +175,11 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
             work.join("yosys.log").display()
         )));
     }
+
+    let floorplanned_dsps = match opts.floorplan {
+        Some((rows, cols)) => floorplan_netlist(&work.join("netlist.json"), rows, cols, &top)?,
+        None => 0,
+    };
 
     // nextpnr. --timing-allow-fail: a design slower than the target is a figure, not an
     // error (nextpnr-ice40 0.4 exits 1 otherwise).
@@ -249,6 +268,7 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         wrapped: opts.wrap,
         keep_hierarchy: !opts.keep_hierarchy.is_empty(),
         replaced_modules: replaced,
+        floorplanned_dsps,
         lc: parsed.used(lc).ok_or_else(|| missing(lc))?,
         lc_available: parsed.available(lc).unwrap_or(0),
         ff,
@@ -286,7 +306,36 @@ fn synth_script(
             opts.keep_hierarchy.join(" ")
         );
     }
-    script + &t.synth_command(top, "netlist.json", opts.dsp) + "\n"
+    if opts.floorplan.is_none() {
+        return script + &t.synth_command(top, Some("netlist.json"), opts.dsp) + "\n";
+    }
+    // The floorplan names cells by their PE instance: one flat netlist.
+    script += &(t.synth_command(top, None, opts.dsp) + "\n");
+    if !opts.keep_hierarchy.is_empty() {
+        script += &format!(
+            "setattr -mod -unset keep_hierarchy {}\n",
+            opts.keep_hierarchy.join(" ")
+        );
+    }
+    script + "flatten\nwrite_json netlist.json\n"
+}
+
+/// Locks the array's multipliers in the netlist to their DSP sites (`floorplan`); the file is
+/// replaced whole.
+fn floorplan_netlist(path: &Path, rows: u32, cols: u32, top: &str) -> Result<u64, FpgaError> {
+    let io = |e: &dyn std::fmt::Display| FpgaError::Io(format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| io(&e))?;
+    let mut netlist: serde_json::Value = serde_json::from_str(&text).map_err(|e| io(&e))?;
+    let locked = crate::floorplan::constrain_netlist(&mut netlist, rows, cols)?;
+    if locked == 0 {
+        return Err(FpgaError::Usage(format!(
+            "--floorplan places an array's multipliers, and {top} has none on DSP blocks: drop --floorplan"
+        )));
+    }
+    let tmp = path.with_extension("json.tmp");
+    write(&tmp, &netlist.to_string())?;
+    std::fs::rename(&tmp, path).map_err(|e| io(&e))?;
+    Ok(locked as u64)
 }
 
 /// A "does not fit" error when the log shows a resource over its count or a placement that
@@ -362,6 +411,42 @@ mod tests {
             with_dsp.starts_with("read_verilog -lib +/lattice/cells_bb_ecp5.v\nread_verilog rom.v"),
             "{with_dsp}"
         );
+    }
+
+    #[test]
+    fn a_floorplan_flattens_the_kept_modules_before_the_netlist_is_written() {
+        let mut opts = FlowOptions::new(Target::Ecp5_85k, "w".into());
+        opts.keep_hierarchy = vec!["pe".into()];
+        opts.floorplan = Some((2, 2));
+        let sources = ["pe.v".to_string(), "top.v".into()];
+        assert_eq!(
+            synth_script(&sources, "top", Target::Ecp5_85k, &opts, false),
+            "read_verilog pe.v top.v\nhierarchy -top top\n\
+             setattr -mod -set keep_hierarchy 1 pe\n\
+             synth_ecp5 -top top\n\
+             setattr -mod -unset keep_hierarchy pe\nflatten\nwrite_json netlist.json\n"
+        );
+    }
+
+    #[test]
+    fn a_floorplan_is_refused_before_any_tool_runs() {
+        let mut params = lpgen_hdl::Params::new(lpgen_hdl::Unit::Array, "fix:7:8".parse().unwrap());
+        (params.rows, params.cols) = (2, 2);
+        let design = lpgen_hdl::generate(&params).unwrap();
+        let dir = std::env::temp_dir().join("lpgen-floorplan-refused");
+        let mut opts = FlowOptions::new(Target::Ice40Up5k, dir.clone());
+        opts.floorplan = Some((2, 2));
+        let e = run(&design, &opts).unwrap_err().to_string();
+        assert!(e.contains("not ice40-up5k's: drop --floorplan"), "{e}");
+        opts.target = Target::Ecp5_85k;
+        opts.dsp = false;
+        let e = run(&design, &opts).unwrap_err().to_string();
+        assert!(e.contains("--no-dsp"), "{e}");
+        opts.dsp = true;
+        opts.floorplan = Some((13, 12));
+        let e = run(&design, &opts).unwrap_err().to_string();
+        assert!(e.contains("drop --floorplan"), "{e}");
+        assert!(!dir.exists(), "nothing was written");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! Stand-alone units are wrapped ([`wrap`]) so pin count does not limit them.
 
 pub mod board;
+pub mod floorplan;
 mod flow;
 pub mod report;
 pub mod tech;
@@ -96,14 +97,17 @@ impl Target {
     /// SB_MAC16 needs `-dsp`; synth_ecp5 maps to MULT18X18D by default; the HX8K has none).
     /// `dsp = false` keeps multipliers in logic (for designs with more multipliers than DSPs:
     /// Yosys does not fall back by itself, nextpnr then fails).
-    pub(crate) fn synth_command(self, top: &str, netlist: &str, dsp: bool) -> String {
-        match (self, dsp) {
-            (Target::Ice40Up5k, true) => format!("synth_ice40 -dsp -top {top} -json {netlist}"),
-            (Target::Ice40Up5k | Target::Ice40Hx8k, _) => {
-                format!("synth_ice40 -top {top} -json {netlist}")
-            }
-            (Target::Ecp5_85k, true) => format!("synth_ecp5 -top {top} -json {netlist}"),
-            (Target::Ecp5_85k, false) => format!("synth_ecp5 -nodsp -top {top} -json {netlist}"),
+    /// The synthesis command; with `netlist` it also writes the JSON netlist.
+    pub(crate) fn synth_command(self, top: &str, netlist: Option<&str>, dsp: bool) -> String {
+        let command = match (self, dsp) {
+            (Target::Ice40Up5k, true) => format!("synth_ice40 -dsp -top {top}"),
+            (Target::Ice40Up5k | Target::Ice40Hx8k, _) => format!("synth_ice40 -top {top}"),
+            (Target::Ecp5_85k, true) => format!("synth_ecp5 -top {top}"),
+            (Target::Ecp5_85k, false) => format!("synth_ecp5 -nodsp -top {top}"),
+        };
+        match netlist {
+            Some(json) => format!("{command} -json {json}"),
+            None => command,
         }
     }
 
@@ -175,6 +179,9 @@ pub struct FlowOptions {
     pub top_override: Option<String>,
     /// Constraint file contents for nextpnr (`.pcf` for iCE40, `.lpf` for ECP5).
     pub constraints: Option<String>,
+    /// Lock the multipliers of an array of (rows, cols) PEs to DSP sites in the array's order
+    /// ([`floorplan`]); the netlist is flattened for it.
+    pub floorplan: Option<(u32, u32)>,
 }
 
 impl FlowOptions {
@@ -191,6 +198,7 @@ impl FlowOptions {
             extra_sources: Vec::new(),
             top_override: None,
             constraints: None,
+            floorplan: None,
         }
     }
 }
@@ -206,6 +214,8 @@ pub struct Report {
     pub keep_hierarchy: bool,
     /// Generated modules the flow replaced by the target's primitive (`tech`).
     pub replaced_modules: Vec<String>,
+    /// How many multipliers the floorplan locked to DSP sites (`FlowOptions::floorplan`).
+    pub floorplanned_dsps: u64,
     /// iCE40 logic cells (LUT4 + FF + carry) or ECP5 LUT4s (TRELLIS_COMB, carry halves
     /// included).
     pub lc: u64,

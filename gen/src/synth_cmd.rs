@@ -40,6 +40,10 @@ pub struct SynthArgs {
     /// it into R×C copies first
     #[arg(long)]
     keep_hierarchy: bool,
+    /// Lock each array PE's multipliers to DSP sites in the array's own order, so that its
+    /// logic is placed beside its DSP and its neighbours' (ecp5-85k; docs/fpga.md)
+    #[arg(long)]
+    floorplan: bool,
     /// Also pack a bitstream (icepack / ecppack) into the work directory
     #[arg(long)]
     bitstream: bool,
@@ -105,6 +109,15 @@ pub fn run(args: &SynthArgs, out: &mut dyn Write) -> CliResult {
             )));
         }
     }
+    if args.floorplan {
+        if params.unit != lpgen_hdl::Unit::Array {
+            return Err(CliError(format!(
+                "--floorplan places an array's PEs, and {} is not an array: drop --floorplan",
+                params.unit.name()
+            )));
+        }
+        opts.floorplan = Some((params.rows, params.cols));
+    }
     let report = match board {
         Some(b) => lpgen_fpga::board::run_board(&design, b, args.clock_div, opts)?,
         None => lpgen_fpga::run(&design, &opts)?,
@@ -169,6 +182,10 @@ pub struct SynthReport {
     /// measured with one cycle of XOR over every output bit, which limited large designs.
     #[serde(default)]
     pub wrapper_xor_tree: bool,
+    /// The array's multipliers were locked to DSP sites in the array's order (`--floorplan`;
+    /// absent in records of before it: false).
+    #[serde(default)]
+    pub floorplan: bool,
     /// Generated modules the flow replaced by the target's own primitive
     /// (`lpgen_fpga::tech`: the ECP5's registered multiplier). Absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -204,6 +221,7 @@ impl SynthReport {
             dsp_inference: !no_dsp,
             keep_hierarchy: r.keep_hierarchy,
             wrapper_xor_tree: r.wrapped,
+            floorplan: r.floorplanned_dsps > 0,
             replaced_modules: r.replaced_modules.clone(),
             seed: r.seed,
             lc_available: r.lc_available,
@@ -260,6 +278,14 @@ fn table(r: &Report, p: &Params, design: &str, board: Option<String>) -> String 
                 "flattened".to_string()
             },
         ),
+        (
+            "floorplan",
+            if r.floorplanned_dsps > 0 {
+                format!("{} multipliers locked to DSP sites", r.floorplanned_dsps)
+            } else {
+                "none (nextpnr places every cell)".into()
+            },
+        ),
         ("lc", format!("{} / {} {lc_name}", r.lc, r.lc_available)),
         ("ff", r.ff.to_string()),
         ("dsp", format!("{} / {}", r.dsp, r.dsp_available)),
@@ -288,6 +314,7 @@ mod tests {
             wrapped: true,
             keep_hierarchy: false,
             replaced_modules: vec![],
+            floorplanned_dsps: 0,
             lc: 364,
             lc_available: 5280,
             ff: 28,
@@ -316,6 +343,7 @@ mod tests {
             "stages": 1, "rows": 1, "cols": 1, "lanes": 1, "pe": "lns-kahan",
             "design": "lpgen_lns_mul_lns_5_6_s1", "wrapped": true,
             "dsp_inference": true, "keep_hierarchy": false, "wrapper_xor_tree": true,
+            "floorplan": false,
             "seed": 1, "lc_available": 5280,
             "dsp_available": 8, "bram_available": 30, "io": 4,
             "work": "synth/a \"b\"",

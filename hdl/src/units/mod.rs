@@ -6,7 +6,7 @@ mod array;
 mod convert;
 mod dfix;
 mod divide;
-pub use array::{array_accumulations, array_max_stages, PE_MODULE_PREFIX};
+pub use array::{array_accumulations, array_max_stages, pe_instance_name, PE_MODULE_PREFIX};
 pub use dfix::{
     dfix_shift_bits, DfixLaneOp, DFIX_COUNTER_BITS, DFIX_LANE_OP_BITS, DFIX_SHIFT_BITS,
 };

@@ -238,7 +238,8 @@ def arrays_table(ok, err):
            "device at that rate, ignoring DSPs, routing and Fmax: a prediction, not a measurement. "
            "Stages 0 are the flat searches of issue 6 (`scripts/fpga-sweep.sh arrays`); deeper rows are "
            "`scripts/fpga-sweep.sh arrays-deep`, each PE kind at its deepest stages with its PE module "
-           "kept (`--keep-hierarchy`) behind the pipelined XOR tree of the wrapper.", "",
+           "kept (`--keep-hierarchy`) behind the pipelined XOR tree of the wrapper. Rows whose stages say "
+           "\"floorplan\" had their multipliers locked to DSP sites (`--floorplan`).", "",
            "| target | PE | format | stages | largest R×C run | LC | FF | DSP | BRAM | Fmax (MHz) | GMAC/s | LC/PE | est. largest n×n (LC only) | other sizes that failed or were not run |",
            "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for (t, pe, f, st), rs in sorted(rows.items()):

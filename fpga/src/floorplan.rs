@@ -101,13 +101,13 @@ pub fn constrain_netlist(netlist: &mut Value, rows: u32, cols: u32) -> Result<us
         .get_mut("modules")
         .and_then(Value::as_object_mut)
         .ok_or_else(|| bad("no modules"))?;
-    // (PE, cell name) of each multiplier, per module; sorted so that a PE's k-th multiplier
-    // is the same cell in every run.
     let mut total = 0;
     for module in modules.values_mut() {
         let Some(cells) = module.get_mut("cells").and_then(Value::as_object_mut) else {
             continue;
         };
+        // (PE, cell name) of each multiplier; sorted so that a PE's k-th multiplier is the
+        // same cell in every run.
         let mut found: Vec<((u32, u32), String)> = cells
             .iter()
             .filter(|(_, cell)| cell.get("type").and_then(Value::as_str) == Some(MULTIPLIER_CELL))

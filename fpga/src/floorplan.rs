@@ -28,7 +28,7 @@ struct DspRow {
 /// The LFE5U-85F's 156 multiplier sites. They lie in three rows (y = 10, 34, 58) of 13 DSP
 /// blocks each. A block has MULT18_0, _1, _4 and _5 at x, x+1, x+4 and x+5 from its first
 /// column. The sites were read from nextpnr 0.11's placement of 156 multipliers
-/// (docs/fpga.md, "Floorplanned DSPs").
+/// (`scripts/ecp5-dsp-sites.sh` prints them again).
 fn ecp5_85k_rows() -> Vec<DspRow> {
     const BLOCK_X: [u32; 13] = [4, 13, 22, 31, 40, 49, 58, 69, 78, 87, 96, 105, 114];
     const IN_BLOCK: [(u32, &str); 4] = [

@@ -320,8 +320,7 @@ fn synth_script(
     script + "flatten\nwrite_json netlist.json\n"
 }
 
-/// Locks the array's multipliers in the netlist to their DSP sites (`floorplan`); the file is
-/// replaced whole.
+/// Locks the array's multipliers in the netlist to their DSP sites (`floorplan`).
 fn floorplan_netlist(path: &Path, rows: u32, cols: u32, top: &str) -> Result<u64, FpgaError> {
     let io = |e: &dyn std::fmt::Display| FpgaError::Io(format!("{}: {e}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| io(&e))?;
@@ -332,9 +331,9 @@ fn floorplan_netlist(path: &Path, rows: u32, cols: u32, top: &str) -> Result<u64
             "--floorplan places an array's multipliers, and {top} has none on DSP blocks: drop --floorplan"
         )));
     }
-    let tmp = path.with_extension("json.tmp");
-    write(&tmp, &netlist.to_string())?;
-    std::fs::rename(&tmp, path).map_err(|e| io(&e))?;
+    // Build output in the work directory, written like the flow's other files: a run that
+    // dies here is run again.
+    write(path, &netlist.to_string())?;
     Ok(locked as u64)
 }
 

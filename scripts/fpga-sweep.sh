@@ -50,13 +50,11 @@ synth() {
 
 fits() { [ -s "$OUT/res/$1.json" ]; }
 
-# Maximum --stages of each unit (docs/rtl.md).
+# max_stages ARGS...: the most --stages of the design `lpgen rtl ARGS` (asked of lpgen, whose
+# registry holds it: an out-of-range --stages names the range).
 max_stages() {
-  case $1 in
-    posit-add) echo 4 ;; posit-mul) echo 4 ;; posit-mac) echo 8 ;;
-    lns-add) echo 3 ;; lns-mul) echo 1 ;; lns-kahan) echo 5 ;; fix-mac) echo 2 ;;
-    *) echo 0 ;;
-  esac
+  { "$LPGEN" rtl "$@" --stages 999 --out "$OUT/stages-probe" 2>&1 || true; } |
+    sed -n 's/.*at most \([0-9]*\) pipeline.*/\1/p'
 }
 
 UNITS=(
@@ -77,7 +75,7 @@ units() {
     for uf in "${UNITS[@]}"; do
       set -- $uf
       local u=$1 f=$2 s
-      for s in $(seq 0 "$(max_stages "$u")"); do
+      for s in $(seq 0 "$(max_stages "$u" --format "$f")"); do
         local key="${t}_${u}_${f//:/_}_s$s"
         synth "$key" "$u" --format "$f" --stages "$s" --target "$t"
         # A unit that does not fit at one depth does not fit deeper (registers only add).
@@ -95,13 +93,6 @@ PES=("fix fix:7:8" "lns-plain lns:5:6" "lns-kahan lns:5:6" "posit-quire posit:16
 jnum() {
   python3 -c 'import json, sys; v = json.load(open(sys.argv[1])).get(sys.argv[2])
 if isinstance(v, (int, float)) and not isinstance(v, bool): print(v)' "$1" "$2"
-}
-
-# The deepest --stages of each array PE kind (docs/rtl.md, `array`).
-array_max_stages() {
-  case $1 in
-    fix) echo 9 ;; lns-plain | lns-kahan) echo 5 ;; posit-quire) echo 8 ;; *) echo 0 ;;
-  esac
 }
 
 # array_run T PE F R C: one array run; with DSP inference unless the device ran out of DSPs
@@ -168,7 +159,7 @@ arrays() {
       [ -z "${ARRAY_PE:-}" ] || [ "$pe" = "$ARRAY_PE" ] || continue
       NODSP= PER_PE= AVAIL= DSP_PER_PE= DSP_AVAIL=
       ARRAY_STAGES=0
-      [ "${DEEP:-}" = 1 ] && ARRAY_STAGES=$(array_max_stages "$pe")
+      [ "${DEEP:-}" = 1 ] && ARRAY_STAGES=$(max_stages array --pe "$pe" --format "$f")
       while [ "$n" -ge 1 ] && [ "$n" -le "${FPGA_MAX_N:-12}" ] && [[ $tried != *" $n "* ]]; do
         tried="$tried$n "
         array_run "$t" "$pe" "$f" "$n" "$n"

@@ -116,13 +116,13 @@ arr lns:5:6 lns-plain 8 8 5
 for s in 3 4 5 6 7 8; do arr posit:16 posit-quire 2 3 $s; done
 arr posit:8:0 posit-quire 1 1 8
 arr posit:16:1 posit-quire 8 8 8
-# The fix PE with registers on its long wires and in its read-out (stages 3..=10).
-for s in 3 4 5 6 7 8 9 10; do arr fix:7:8 fix 2 3 $s; done
+# The fix PE with registers on its long wires and in its read-out (stages 3..=9).
+for s in 3 4 5 6 7 8 9; do arr fix:7:8 fix 2 3 $s; done
 arr fix:7:8 fix 4 4 3
 arr fix:3:4 fix 1 1 3
-arr fix:7:8 fix 4 4 10
-arr fix:3:4 fix 1 1 10
-arr fix:4:0 fix 2 2 10
+arr fix:7:8 fix 4 4 9
+arr fix:3:4 fix 1 1 9
+arr fix:4:0 fix 2 2 9
 arr lns:3:2 lns-kahan 1 1 0
 arr lns:5:6 lns-plain 3 2 1
 arr posit:8:0 posit-quire 3 2 1

@@ -192,8 +192,8 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
 }
 
 /// Registers inside the PE's read-out: 1 for the dfix PE at stages 2 (after its shifter), for
-/// the fix PE 1 from stages 4 (after its rounding), 2 from stages 7 (and after its
-/// saturation test) and 3 at stages 10 (and before its rounding), else 0. They add to the array's latency.
+/// the fix PE 1 from stages 4 (after its rounding) and 2 at stages 7 (and after its
+/// saturation test), else 0. They add to the array's latency.
 pub fn readout_registers(p: &Params) -> u32 {
     match p.pe {
         PeKind::Dfix => (p.stages >= 2) as u32,
@@ -229,12 +229,12 @@ struct FromLeft {
 /// PE up to six around its quire (`posit::pe_cuts`), for the fix PE a register on each
 /// operand, one inside its read-out, a second on each operand, a second after its product
 /// and a second inside its read-out, a third after its product and a third on each operand
-/// (`fix::fix_pe_registered`) and a third inside its read-out.
+/// (`fix::fix_pe_registered`).
 pub fn array_max_stages(pe: PeKind) -> u32 {
     match pe {
         PeKind::LnsKahan | PeKind::LnsPlain => 2 + lns::PE_MAX_LOOP_REGISTERS,
         PeKind::PositQuire => 1 + posit::PE_CANDIDATES,
-        PeKind::Fix => 10,
+        PeKind::Fix => 9,
         PeKind::Dfix => 2,
     }
 }
@@ -249,8 +249,8 @@ fn pe_loop_registers(p: &Params) -> u32 {
 
 /// Registers of the PE module on the way from its inputs to its result register (the
 /// array's stage 1 is the top's input register, every later one lies inside the PE):
-/// stages − 1, or 0, less the fix PE's read-out registers (one from its fourth stage, two
-/// from its seventh, three at its tenth), which come after the accumulator ([`readout_registers`]; the dfix PE's is
+/// stages − 1, or 0, less the fix PE's read-out registers (one from its fourth stage, two at
+/// its seventh), which come after the accumulator ([`readout_registers`]; the dfix PE's is
 /// beyond its stages).
 fn pe_latency(p: &Params) -> u32 {
     let inside = p.stages.saturating_sub(1);
@@ -407,9 +407,9 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
 /// The array designs of the lint grid. Full: 1×1, 2×3, 4×4, 8×8 and 16×16 of every PE kind
 /// (stages 0..=2 up to 2×3, the LNS PEs 0..=5 there and the posit-quire PE 0..=8; 0 and 2
 /// at 4×4, 2 from 8×8; Yosys `synth` keeps the hierarchy, so it maps the PE module once
-/// whatever the size; the fix PE 0..=10 up to 2×3, and 0, 2, 4, 7, 9, 10 at 4×4). Lean:
-/// the fix PE at 1×1 and 2×3 at stages 0..=10, the others 1×1 at stages 0..=2, the LNS PEs
-/// 1×1 at 5 and the posit-quire PE 1×1 at 8.
+/// whatever the size; the fix PE 0..=9 up to 2×3, and 0, 2, 4, 7, 9 at 4×4). Lean: the
+/// fix PE at 1×1 and 2×3 at stages 0..=9, the others 1×1 at stages 0..=2, the LNS PEs 1×1
+/// at 5 and the posit-quire PE 1×1 at 8.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
         &[(1, 1), (2, 3), (4, 4), (8, 8), (16, 16)]
@@ -435,9 +435,9 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
                 // Registers around the quire (stages 3..=8): the lean grid checks the deepest.
                 (0..=6, PeKind::PositQuire) if full => &[0, 1, 2, 3, 4, 5, 6, 7, 8],
                 (1, PeKind::PositQuire) => &[0, 1, 2, 8],
-                (0..=6, PeKind::Fix) => &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+                (0..=6, PeKind::Fix) => &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
                 (0..=6, _) => &[0, 1, 2],
-                (7..=16, PeKind::Fix) => &[0, 2, 4, 7, 9, 10],
+                (7..=16, PeKind::Fix) => &[0, 2, 4, 7, 9],
                 (7..=16, _) => &[0, 2],
                 _ => &[2],
             };

@@ -138,7 +138,7 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
     Ok(word)
 }
 
-/// The `fix` array PE at stages 3..=10: [`fix_pe`] with registers on the PE's long wires, so
+/// The `fix` array PE at stages 3..=9: [`fix_pe`] with registers on the PE's long wires, so
 /// that no path carries both a long wire and logic. On an FPGA the multiplier is a DSP site
 /// the PE's logic cannot always sit beside (the fix array's critical path at 8×8 ran from an
 /// operand register 31 columns to its DSP and back, docs/fpga.md). Stage 3 + k adds, in
@@ -150,10 +150,8 @@ pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Resu
 /// after the read-out's saturation test (the next critical path once the DSP holds its
 /// registers, docs/fpga.md); a third product register and a third operand register (stages
 /// 8 and 9: on a large array the DSP sites are far from the logic they serve, so each wire
-/// between them gets a register that can sit halfway); a register in the read-out before
-/// its rounding (stages 10: the loop's sum then feeds the loop register only, and the
-/// read-out subtracts the accumulation's start, [`accumulate_from_start`]). Marks a
-/// candidate boundary for each operand and product register: [`fix_pe_boundaries`].
+/// between them gets a register that can sit halfway). Marks a candidate boundary for each
+/// operand and product register: [`fix_pe_boundaries`].
 pub(crate) fn fix_pe_registered(
     m: &mut Module,
     f: Format,
@@ -186,16 +184,11 @@ pub(crate) fn fix_pe_registered(
         if stages >= 8 {
             // A third product register, between the DSP's output register and the second.
             // The step in this cycle is the accumulator's next: its `clear` resets the loop
-            // register a cycle ahead (`accumulate_clear_ahead`, `accumulate_from_start`).
+            // register a cycle ahead (`accumulate_clear_ahead`).
             let clear_early = m.wire("clear_early", &io.clear);
             m.stage();
             let clear_next = m.ahead("clear_next", &clear_early);
-            let (acc, up) = if stages >= 10 {
-                let clear = m.now(&io.clear);
-                accumulate_from_start(m, f, &p, &clear_next, &clear)
-            } else {
-                accumulate_clear_ahead(m, f, &p, &clear_next)
-            };
+            let (acc, up) = accumulate_clear_ahead(m, f, &p, &clear_next);
             return Ok(readout(m, f, &acc, up.as_ref(), stages));
         }
         p
@@ -238,18 +231,17 @@ fn readout(m: &mut Module, f: FixFormat, acc: &E, up: Option<&E>, stages: u32) -
 
 /// The read-out registers of [`fix_pe_registered`] at `stages` (the array's latency counts
 /// them: `readout_registers`): one after the rounding from stages 4, one after the
-/// saturation test from stages 7, one before the rounding (the difference of
-/// [`accumulate_from_start`]) at stages 10.
+/// saturation test from stages 7.
 pub(crate) fn fix_pe_readout_registers(stages: u32) -> u32 {
-    (stages >= 4) as u32 + (stages >= 7) as u32 + (stages >= 10) as u32
+    (stages >= 4) as u32 + (stages >= 7) as u32
 }
 
-/// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=10), all cut: from
+/// The candidate boundaries [`fix_pe_registered`] marks at `stages` (3..=9), all cut: from
 /// stages 6 two of its registers are inside [`registered_multiplier`].
 pub(crate) fn fix_pe_boundaries(stages: u32) -> usize {
     match stages {
         5 | 8 => 3,
-        9 | 10 => 4,
+        9 => 4,
         _ => 2,
     }
 }
@@ -319,42 +311,6 @@ fn accumulate_clear_ahead(
     let up = (f.frac_bits > 0)
         .then(|| m.register("acc_round_up", &round_up(&sum, f.frac_bits), Some(0)));
     (m.register("acc", &sum, Some(0)), up)
-}
-
-/// [`accumulate`] at stages 10, for a `prod` that is 0 in bubbles: the loop register
-/// `acc_total` adds every product and a step with `clear` does not reset it, so its adder's
-/// sum feeds that one register, which the tools can then pack beside the adder (at 12×12 and
-/// stages 8 the loop register was up to 6 rows of slices from its adder: the sum also fed
-/// the read-out's copy). A step with `clear` (`clear`, in the adder's cycle) loads the total
-/// before it into `acc_start`; the read-out's register `acc` holds the total less the start
-/// a cycle later, exact because both wrap alike (mod 2^`acc_bits()`), and a register beside
-/// it the read-out's round-up bit, from the difference's low bits. The first `clear` after
-/// reset resets the total a cycle ahead (`clear_next`), as at stages 8: the product
-/// registers are not reset, and what they held before that step is discarded rather than
-/// cancelled (unknown in a 4-state simulation). Returns (`acc`, the round-up bit, None for
-/// F = 0).
-fn accumulate_from_start(
-    m: &mut Module,
-    f: FixFormat,
-    prod: &E,
-    clear_next: &E,
-    clear: &E,
-) -> (E, Option<E>) {
-    let n = f.acc_bits();
-    let started = m.state("acc_started", 1, Some(0));
-    m.drive(&started, &konst(1, 1), Some(clear_next));
-    let first_clear_next = m.wire("acc_first_clear_next", &clear_next.and(&started.not()));
-    let total = m.state("acc_total", n, Some(0));
-    let sum = m.wire("acc_next", &total.add(prod));
-    m.drive(&total, &mux(&first_clear_next, &konst(n, 0), &sum), None);
-    let start = m.state("acc_start", n, Some(0));
-    m.drive(&start, &total, Some(clear));
-    let difference = m.wire("acc_difference", &total.sub(&start));
-    let up = (f.frac_bits > 0).then(|| {
-        let up = round_up(&difference, f.frac_bits);
-        m.register("acc_round_up", &up, Some(0))
-    });
-    (m.register("acc", &difference, Some(0)), up)
 }
 
 /// The fix designs of the lint grid.

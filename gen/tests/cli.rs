@@ -313,7 +313,7 @@ fn rtl_bad_input_gets_one_line_and_status_2() {
             &[
                 "rtl", "lns-mul", "--format", "lns:5:6", "--stages", "7", "--out", "/tmp/x",
             ],
-            "pipeline stages",
+            "at most 1 pipeline stage,",
         ),
         (
             &[

@@ -190,7 +190,7 @@ fn same_parameters_give_byte_identical_files() {
 fn impossible_parameters_are_refused_in_one_line() {
     let bad = [
         (Unit::LnsMul, "posit:16:1", 0, "needs an LNS format"),
-        (Unit::LnsMul, "lns:5:6", 9, "at most 1 pipeline stages"),
+        (Unit::LnsMul, "lns:5:6", 9, "at most 1 pipeline stage,"),
     ];
     for (u, f, s, needle) in bad {
         let e = generate(&Params::new(u, f.parse().unwrap()).stages(s)).unwrap_err();

@@ -326,11 +326,7 @@ pub fn lint_grid(full: bool) -> Vec<Params> {
 /// registers over `candidates` boundaries.
 pub(crate) fn start(p: &Params, candidates: u32) -> Result<(Module, E), GenError> {
     if p.stages > candidates {
-        return Err(GenError(format!(
-            "{} has at most {candidates} pipeline stages, not {} (use --stages 0..={candidates})",
-            p.unit.name(),
-            p.stages
-        )));
+        return Err(too_many_stages(p.unit.name(), candidates, p.stages, ""));
     }
     Ok(start_with(p, StagePlan::spread(p.stages, candidates)))
 }
@@ -412,6 +408,15 @@ fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
     .to_json()
 }
 
+/// The error for `--stages` beyond a design's `max` (`hint`: more to say, after "; ").
+/// Scripts read the maximum from it (`scripts/fpga-sweep.sh`, `max_stages`).
+pub(crate) fn too_many_stages(what: &str, max: u32, stages: u32, hint: &str) -> GenError {
+    let noun = if max == 1 { "stage" } else { "stages" };
+    GenError(format!(
+        "{what} has at most {max} pipeline {noun}, not {stages} (use --stages 0..={max}{hint})"
+    ))
+}
+
 /// Generates the design `p` selects.
 pub fn generate(p: &Params) -> Result<Design, GenError> {
     crate::limits::check_params(p)?;
@@ -433,10 +438,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
             Unit::Array => format!("an array of {} PEs", p.pe.name()),
             _ => e.name.to_string(),
         };
-        return Err(GenError(format!(
-            "{what} has at most {max} pipeline stages, not {} (use --stages 0..={max}{hint})",
-            p.stages
-        )));
+        return Err(too_many_stages(&what, max, p.stages, &hint));
     }
     let mut built = (e.build)(p)?;
     let top = built.module.name.clone();

@@ -47,7 +47,7 @@ use lpgen_golden::{Format, LnsFormat};
 
 use super::{add_core, lns_format, mul_core, table_digests, AddStages, Negate};
 use crate::ir::{konst, mux, Module, E};
-use crate::units::{finish, start, Built, GenError, Params, PeIo};
+use crate::units::{finish, start, too_many_stages, Built, GenError, Params, PeIo};
 
 /// How the product is accumulated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,12 +285,12 @@ pub(crate) fn build(
 pub(crate) fn kahan(p: &Params) -> Result<Built, GenError> {
     let f = lns_format(p)?;
     if p.stages > KAHAN_MAX_STAGES {
-        let max = KAHAN_MAX_STAGES;
-        return Err(GenError(format!(
-            "{} has at most {max} pipeline stages, not {} (use --stages 0..={max})",
+        return Err(too_many_stages(
             p.unit.name(),
-            p.stages
-        )));
+            KAHAN_MAX_STAGES,
+            p.stages,
+            "",
+        ));
     }
     // The stage plan cuts every boundary: `build` marks exactly the `stages` it uses.
     let (mut m, valid) = start(p, p.stages)?;

@@ -53,8 +53,11 @@ fits() { [ -s "$OUT/res/$1.json" ]; }
 # max_stages ARGS...: the most --stages of the design `lpgen rtl ARGS` (asked of lpgen, whose
 # registry holds it: an out-of-range --stages names the range).
 max_stages() {
-  { "$LPGEN" rtl "$@" --stages 999 --out "$OUT/stages-probe" 2>&1 || true; } |
-    sed -n 's/.*at most \([0-9]*\) pipeline.*/\1/p'
+  local most
+  most=$({ "$LPGEN" rtl "$@" --stages 999 --out "$OUT/stages-probe" 2>&1 || true; } |
+    sed -n 's/.*at most \([0-9]*\) pipeline.*/\1/p')
+  [ -n "$most" ] || { echo "fpga-sweep: lpgen rtl $* did not name its most stages" >&2; return 2; }
+  echo "$most"
 }
 
 UNITS=(

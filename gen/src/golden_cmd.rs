@@ -152,7 +152,9 @@ impl Job {
 }
 
 pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
-    if args.format.trim().starts_with("dfix:") {
+    let format: Format = args.format.parse()?;
+    if let Format::Dfix(f) = format {
+        // The dfix family's calculator: operands and results at the group's scale.
         if args.stdin || args.taylor || args.mode != "naive" {
             return Err(CliError(
                 "dfix formats take operands on the command line, without --stdin, --taylor or --mode"
@@ -161,7 +163,7 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
         }
         return emit(
             out,
-            &crate::golden_dfix::eval(&args.format, &args.op, args.scale, &args.args)?,
+            &crate::golden_dfix::eval(f, &args.op, args.scale, &args.args)?,
         );
     }
     if args.scale.is_some() {
@@ -170,7 +172,6 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
             args.format
         )));
     }
-    let format: Format = args.format.parse()?;
     let job = Job {
         calc: format.calc(),
         op: parse_op(&args.op)?,

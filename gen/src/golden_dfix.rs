@@ -34,9 +34,9 @@ fn show(f: DfixFormat, e: i32, c: Converted, half: Option<bool>) -> String {
     line
 }
 
-/// One operation of `format` (a `dfix:W` string) at `scale`, as the line to print.
-pub fn eval(format: &str, op: &str, scale: Option<i64>, args: &[String]) -> CliResult<String> {
-    let f: DfixFormat = format.parse()?;
+/// One operation of `f` at `scale`, as the line to print.
+pub fn eval(f: DfixFormat, op: &str, scale: Option<i64>, args: &[String]) -> CliResult<String> {
+    let format = f.to_string();
     let e = check_scale(scale.ok_or_else(|| {
         CliError(format!(
             "{format} needs --scale E: its words mean integer·2^E (e.g. --scale -4)"

@@ -14,8 +14,8 @@ pub struct DesignArgs {
     /// The unit (one line each from the registry, `lpgen_hdl::units::UNITS`)
     #[arg(help = lpgen_hdl::units::units_help())]
     unit: String,
-    /// Number format, e.g. lns:5:6, posit:16:1 or dfix:10 (array --pe dfix, dfix-monitor)
-    #[arg(long)]
+    /// Number format (from the family registry, `lpgen_golden::FAMILIES`)
+    #[arg(long, help = format_help())]
     format: String,
     /// Pipeline registers (0 = combinational)
     #[arg(long, default_value_t = 0)]
@@ -29,8 +29,8 @@ pub struct DesignArgs {
     /// Vector lanes
     #[arg(long, default_value_t = 1)]
     lanes: u32,
-    /// Array PE kind: lns-kahan, lns-plain, posit-quire, fix or dfix (default: by format)
-    #[arg(long)]
+    /// Array PE kind (from the family registry)
+    #[arg(long, help = pe_help())]
     pe: Option<String>,
     /// Conversion format of an alu/vector lane (same family; default: --format) and of convert (required)
     #[arg(long)]
@@ -41,6 +41,25 @@ pub struct DesignArgs {
     /// Bits of each saturating counter of dfix-monitor
     #[arg(long, default_value_t = lpgen_hdl::units::DFIX_COUNTER_BITS)]
     counter_bits: u32,
+}
+
+/// `--format`'s help: every family's format strings.
+fn format_help() -> String {
+    format!(
+        "Number format: {} (dfix:W: array --pe dfix, alu, vector, dfix-monitor)",
+        lpgen_golden::family::syntaxes()
+    )
+}
+
+/// `--pe`'s help: every PE kind of the registry with its family and accumulation.
+fn pe_help() -> String {
+    let kinds: Vec<String> = lpgen_golden::family::pe_kinds()
+        .map(|(f, pe)| format!("{} ({} words, {})", pe.name, f.name, pe.mode.name()))
+        .collect();
+    format!(
+        "Array PE kind: {} (default: the format family's first)",
+        kinds.join(", ")
+    )
 }
 
 impl DesignArgs {

@@ -1,6 +1,7 @@
 //! `lpgen train` (SPEC.md §6): training of an MLP, LeNet-5 or maxout network by SGD, AdaGrad
 //! or RMSProp through the f32, golden or RTL backend.
 
+use lpgen_golden::F32;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -202,7 +203,7 @@ const MAX_WEIGHTS: usize = 1 << 26;
 fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResult<Config> {
     let storage = dfix::storage(a)?;
     let (stages, quire) = match (&a.format, &a.precision, a.backend.as_str()) {
-        (Some(_), None, _) if storage.is_some() => (Stages::all(Format::F32), a.quire),
+        (Some(_), None, _) if storage.is_some() => (Stages::all(Format::F32(F32)), a.quire),
         (Some(_), Some(_), _) => {
             return Err(bad("give --format or --precision, not both".into()));
         }
@@ -216,11 +217,11 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
                     "--backend f32 trains in f32; drop --format or use --backend golden".into(),
                 ));
             }
-            (Stages::all(Format::F32), false)
+            (Stages::all(Format::F32(F32)), false)
         }
         (Some(f), None, _) => {
             let f: Format = f.parse()?;
-            if f == Format::F32 {
+            if f == Format::F32(F32) {
                 return Err(bad("format f32 runs on --backend f32".into()));
             }
             (Stages::all(f), a.quire)

@@ -35,9 +35,7 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
                 .into(),
         ));
     }
-    if a.format
-        .as_deref()
-        .is_some_and(|f| f.trim().starts_with("dfix:"))
+    if super::dfix::storage(a)?.is_some()
         && (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer)
     {
         return Err(bad(

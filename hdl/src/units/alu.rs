@@ -16,7 +16,8 @@
 
 use lpgen_golden::{AluOp, Calc, Format, ALU_OP_BITS};
 
-use super::{finish, fix, lns, posit, start, Built, GenError, Params, Unit};
+use super::family::hw;
+use super::{finish, start, Built, GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, Module, E};
 
 /// One lane's inputs (already in the lane's cycle).
@@ -51,10 +52,14 @@ pub(crate) struct OpResults {
 
 /// Candidate stage boundaries of a lane of `f`.
 pub(crate) fn candidates(f: Format) -> u32 {
-    match f {
-        Format::Lns(_) => lns::LANE_STAGES,
-        Format::Posit(_) => posit::LANE_STAGES,
-        _ => fix::LANE_STAGES,
+    hw(&f).lane_stages()
+}
+
+/// `alu` or `vector` by the unit: the golden ALU's lane (for the families whose lane it is).
+pub(crate) fn lane_unit(p: &Params) -> Result<Built, GenError> {
+    match p.unit {
+        Unit::Alu => alu(p),
+        _ => vector(p),
     }
 }
 
@@ -68,12 +73,7 @@ fn formats(p: &Params) -> Result<(Format, Format), GenError> {
 /// Builds one lane (wires named `PX…`).
 pub(crate) fn lane(m: &mut Module, f: Format, to: Format, px: &str, io: &LaneIn) -> LaneOut {
     let is = |op: AluOp| io.op.eq_k(op.code() as u128);
-    let r = match (f, to) {
-        (Format::Lns(f), Format::Lns(t)) => lns::lane_ops(m, f, t, px, io, &is),
-        (Format::Posit(f), Format::Posit(t)) => posit::lane_ops(m, f, t, px, io, &is),
-        (Format::Fix(f), Format::Fix(t)) => fix::lane_ops(m, f, t, px, io, &is),
-        _ => unreachable!("checked by formats()"),
-    };
+    let r = hw(&f).lane_ops(m, to, px, io, &is);
     let calc: Calc = f.calc();
     let w = f.width();
     let word = |v: u64| konst(w, v as u128);
@@ -97,23 +97,15 @@ pub(crate) fn lane(m: &mut Module, f: Format, to: Format, px: &str, io: &LaneIn)
         &konst(2, 3),
         &cat(&[r.greater.clone(), r.less.clone()]),
     );
-    let nan = match f {
-        Format::Fix(_) => konst(1, 0),
-        _ => y.eq_k(calc_nan(&calc) as u128),
+    let nan = match calc.nan() {
+        Some(nan) => y.eq_k(nan as u128),
+        None => konst(1, 0),
     };
     LaneOut {
         y,
         t_out: r.to_t,
         cmp,
         nan,
-    }
-}
-
-fn calc_nan(c: &Calc) -> u64 {
-    match c {
-        Calc::Lns(l) => l.fmt.nan(),
-        Calc::Posit(p) => p.nar(),
-        _ => 0,
     }
 }
 
@@ -153,10 +145,7 @@ fn build(p: &Params, lanes: u32) -> Result<Built, GenError> {
     m.output("t_out", &bus(&|o| o.t_out.clone()));
     m.output("cmp", &bus(&|o| o.cmp.clone()));
     m.output("nan", &bus(&|o| o.nan.clone()));
-    let tables = match (f, to) {
-        (Format::Lns(lf), _) => lns::table_digests(lf),
-        _ => vec![],
-    };
+    let tables = hw(&f).tables();
     finish(m, &valid, tables)
 }
 

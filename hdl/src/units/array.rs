@@ -23,10 +23,9 @@
 //! interleave accumulations; the posit-quire PE puts them before and after its quire
 //! (docs/rtl.md).
 
-use lpgen_golden::Format;
-
 use std::rc::Rc;
 
+use super::family::hw;
 use super::{
     dfix, fix, lns, posit, start, top_name, Built, GenError, Params, PeBuilder, PeIo, PeKind,
 };
@@ -41,20 +40,20 @@ pub fn pe_instance_name(row: u32, col: u32) -> String {
     format!("pe{row}_{col}")
 }
 
-/// The PE builder for `p.pe`, if it suits the format family.
+/// The PE builder for `p.pe`, if the registry gives that PE to the format's family.
 fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
-    let ok = matches!(
-        (p.pe, p.format),
-        (PeKind::Fix | PeKind::Dfix, Format::Fix(_))
-            | (PeKind::LnsKahan | PeKind::LnsPlain, Format::Lns(_))
-            | (PeKind::PositQuire, Format::Posit(_))
-    );
-    if !ok {
-        let want = match p.format {
-            Format::Fix(_) => "--pe fix",
-            Format::Lns(_) => "--pe lns-kahan or lns-plain",
-            Format::Posit(_) => "--pe posit-quire",
-            Format::F32 => "an lns, posit or fix format",
+    let entry = p.format.entry();
+    if entry.pe(p.pe.name()).is_none() {
+        let want = match entry.pes.len() {
+            0 => {
+                let with: Vec<&str> = lpgen_golden::FAMILIES
+                    .iter()
+                    .filter(|f| !f.pes.is_empty())
+                    .map(|f| f.name)
+                    .collect();
+                format!("an {} format", with.join(", "))
+            }
+            _ => format!("--pe {}", super::pe_list(entry).replace(", ", " or ")),
         };
         return Err(GenError(format!(
             "array PE '{}' does not work on {} (use {want})",
@@ -393,10 +392,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         &done[(1 + pe_latency(p) + readout_registers(p)) as usize],
     );
     // Every LNS PE holds the format's G tables: report their digests like lns-add does.
-    let tables = match p.format {
-        Format::Lns(f) => super::lns::table_digests(f),
-        _ => vec![],
-    };
+    let tables = hw(&p.format).tables();
     Ok(Built {
         module: m,
         latency,

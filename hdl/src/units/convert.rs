@@ -11,7 +11,8 @@
 
 use lpgen_golden::Format;
 
-use super::{finish, fix, lns, posit, start, Built, GenError, Params, Unit};
+use super::family::hw;
+use super::{finish, start, Built, GenError, Params, Unit};
 
 /// The pair (F, T): `--to` given, same family, not f32 or dfix.
 fn formats(p: &Params) -> Result<(Format, Format), GenError> {
@@ -21,16 +22,15 @@ fn formats(p: &Params) -> Result<(Format, Format), GenError> {
             p.format_name()
         )));
     };
-    let same = p.dfix.is_none()
-        && matches!(
-            (p.format, to),
-            (Format::Lns(_), Format::Lns(_))
-                | (Format::Posit(_), Format::Posit(_))
-                | (Format::Fix(_), Format::Fix(_))
-        );
-    if !same {
+    if !p.format.entry().lanes || !p.format.same_family(&to) {
+        let families: Vec<&str> = lpgen_golden::FAMILIES
+            .iter()
+            .filter(|e| e.lanes)
+            .map(|e| e.name)
+            .collect();
         return Err(GenError(format!(
-            "convert converts within one family of lns, posit or fix formats, not {} to {to}",
+            "convert converts within one family of {} formats, not {} to {to}",
+            families.join(", "),
             p.format_name()
         )));
     }
@@ -39,10 +39,7 @@ fn formats(p: &Params) -> Result<(Format, Format), GenError> {
 
 /// Candidate boundaries (1 until the pair is known to be a posit conversion).
 pub(crate) fn max_stages(p: &Params) -> u32 {
-    match formats(p) {
-        Ok((Format::Posit(_), to)) if to != p.format => 2,
-        _ => 1,
-    }
+    formats(p).map_or(1, |(f, to)| hw(&f).convert_stages(to))
 }
 
 pub(crate) fn convert(p: &Params) -> Result<Built, GenError> {
@@ -50,12 +47,7 @@ pub(crate) fn convert(p: &Params) -> Result<Built, GenError> {
     let (mut m, valid) = start(p, max_stages(p))?;
     let x = m.input("x", f.width());
     m.stage();
-    let y = match (f, to) {
-        (Format::Posit(s), Format::Posit(d)) => posit::convert(&mut m, s, d, "", &x),
-        (Format::Lns(s), Format::Lns(d)) => lns::convert(&mut m, s, d, "", &x),
-        (Format::Fix(s), Format::Fix(d)) => fix::convert(&mut m, s, d, "", &x),
-        _ => unreachable!("checked by formats()"),
-    };
+    let y = hw(&f).convert(&mut m, to, "", &x);
     m.output("y", &y);
     finish(m, &valid, vec![])
 }

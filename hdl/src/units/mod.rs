@@ -6,6 +6,7 @@ mod array;
 mod convert;
 mod dfix;
 mod divide;
+pub(crate) mod family;
 pub use array::{array_accumulations, array_max_stages, pe_instance_name, PE_MODULE_PREFIX};
 pub use dfix::{
     dfix_shift_bits, DfixLaneOp, DFIX_COUNTER_BITS, DFIX_LANE_OP_BITS, DFIX_SHIFT_BITS,
@@ -23,8 +24,9 @@ mod q8;
 use std::fmt;
 
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::family::{pe_kind, pe_kinds, FamilyEntry, PeInfo};
 use lpgen_golden::q8::Q8Type;
-use lpgen_golden::Format;
+use lpgen_golden::{Format, SumMode};
 
 use crate::emit;
 use crate::ir::{Module, StagePlan, E};
@@ -108,7 +110,9 @@ impl fmt::Display for GenError {
 
 impl std::error::Error for GenError {}
 
-/// The processing-element kinds of the systolic array.
+/// The processing-element generators of the systolic array, one per PE kind of the golden
+/// family registry (`lpgen_golden::family::pe_kinds`, which says which format family and
+/// accumulation each is; `pe_kinds_are_the_registrys` checks the two lists agree).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PeKind {
     /// LNS multiply + Kahan-compensated accumulate (seed 000).
@@ -142,19 +146,58 @@ impl PeKind {
             PeKind::Dfix => "dfix",
         }
     }
+
+    /// The registry's word on this PE: its family and the accumulation it performs.
+    pub fn info(self) -> (&'static FamilyEntry, &'static PeInfo) {
+        pe_kind(self.name()).expect("every PE generator is in the registry")
+    }
+
+    /// The registry's default PE of `format`'s family (the first it lists); formats without
+    /// PEs (f32) get the registry's first, which the array refuses for them.
+    pub fn default_for(format: Format) -> PeKind {
+        let name = format
+            .entry()
+            .pes
+            .first()
+            .map_or_else(|| pe_kinds().next().expect("PEs").1.name, |p| p.name);
+        name.parse().expect("every registry PE has a generator")
+    }
+
+    /// The PE of `format`'s family that accumulates in `mode`, as the registry pairs them.
+    pub fn for_mode(format: Format, mode: SumMode) -> Result<PeKind, GenError> {
+        let entry = format.entry();
+        match entry.pes.iter().find(|p| p.mode == mode) {
+            Some(pe) => pe.name.parse(),
+            None => Err(GenError(format!(
+                "no array PE accumulates {format} in mode '{}' (PEs: {})",
+                mode.name(),
+                pe_list(entry)
+            ))),
+        }
+    }
+}
+
+/// A family's PE names, for messages (`none` where it has none).
+pub(crate) fn pe_list(entry: &FamilyEntry) -> String {
+    if entry.pes.is_empty() {
+        return "none".into();
+    }
+    entry
+        .pes
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl std::str::FromStr for PeKind {
     type Err = GenError;
     fn from_str(s: &str) -> Result<PeKind, GenError> {
-        PeKind::ALL
+        let (_, info) = pe_kind(s).map_err(|e| GenError(e.0))?;
+        Ok(PeKind::ALL
             .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                GenError(format!(
-                    "unknown PE kind {s:?}: expected lns-kahan, lns-plain, posit-quire, fix or dfix"
-                ))
-            })
+            .find(|k| k.name() == info.name)
+            .expect("every registry PE has a generator"))
     }
 }
 
@@ -177,23 +220,15 @@ pub struct Params {
     pub to: Option<Format>,
     /// The 8-bit type of a q8 codec (q8-enc, q8-dec).
     pub q8: Q8Type,
-    /// `Some` for designs on dynamic fixed point words (`array --pe dfix`, `dfix-monitor`):
-    /// the words are `dfix:W`, and `format` holds `fix:(W−1):0`, the same W-bit two's-
-    /// complement integer at scale 0, which the shared fix sub-operators work on. Set only
-    /// by [`Params::dfix`] (or [`Params::parse`]); [`Params::format_name`] names it.
-    pub dfix: Option<DfixFormat>,
     /// Bits of each saturating counter (dfix-monitor only).
     pub counter_bits: u32,
 }
 
 impl Params {
-    /// A unit in a format with the defaults: combinational, 1×1, 1 lane, PE by format.
+    /// A unit in a format with the defaults: combinational, 1×1, 1 lane, the family's
+    /// default PE.
     pub fn new(unit: Unit, format: Format) -> Params {
-        let pe = match format {
-            Format::Posit(_) => PeKind::PositQuire,
-            Format::Fix(_) => PeKind::Fix,
-            _ => PeKind::LnsKahan,
-        };
+        let pe = PeKind::default_for(format);
         Params {
             unit,
             format,
@@ -204,27 +239,17 @@ impl Params {
             pe,
             to: None,
             q8: Q8Type::DynamicTree,
-            dfix: None,
             counter_bits: DFIX_COUNTER_BITS,
         }
     }
 
     /// A unit on `dfix:W` words (`array` with the `dfix` PE, `dfix-monitor`).
     pub fn dfix(unit: Unit, f: DfixFormat) -> Params {
-        let mut p = Params::new(unit, dfix::carrier(f));
-        p.pe = PeKind::Dfix;
-        p.dfix = Some(f);
-        p
+        Params::new(unit, Format::Dfix(f))
     }
 
-    /// A unit on the format named `format`: any golden `Format`, or `dfix:W`.
+    /// A unit on the format named `format`.
     pub fn parse(unit: Unit, format: &str) -> Result<Params, GenError> {
-        if format.trim().starts_with("dfix:") {
-            let f: DfixFormat = format
-                .parse()
-                .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
-            return Ok(Params::dfix(unit, f));
-        }
         let f: Format = format
             .parse()
             .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
@@ -233,9 +258,14 @@ impl Params {
 
     /// The format as names, manifests and reports spell it (`dfix:10`, `fix:7:8`).
     pub fn format_name(&self) -> String {
-        match self.dfix {
-            Some(d) => d.to_string(),
-            None => self.format.to_string(),
+        self.format.to_string()
+    }
+
+    /// The dfix format of a design on dfix words.
+    pub fn dfix_format(&self) -> Option<DfixFormat> {
+        match self.format {
+            Format::Dfix(d) => Some(d),
+            _ => None,
         }
     }
 
@@ -481,4 +511,47 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
         top,
         manifest,
     })
+}
+
+#[cfg(test)]
+mod family_tests {
+    use super::*;
+
+    /// Every PE generator is a PE kind of the golden registry and every registry PE kind has
+    /// a generator: the PE ↔ format ↔ accumulation rule is written once, there.
+    #[test]
+    fn pe_kinds_are_the_registrys() {
+        let generators: Vec<&str> = PeKind::ALL.iter().map(|k| k.name()).collect();
+        let registry: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();
+        assert_eq!(generators, registry);
+        for k in PeKind::ALL {
+            let (family, info) = k.info();
+            assert_eq!(info.name, k.name());
+            assert!(family.pes.contains(info));
+        }
+    }
+
+    /// Every format of a family with PEs defaults to the family's first, and the PE for a
+    /// mode is the registry's.
+    #[test]
+    fn default_and_mode_pes_come_from_the_registry() {
+        for (s, pe) in [
+            ("lns:5:6", PeKind::LnsKahan),
+            ("posit:8:0", PeKind::PositQuire),
+            ("fix:7:8", PeKind::Fix),
+            ("dfix:10", PeKind::Dfix),
+        ] {
+            let f: Format = s.parse().unwrap();
+            assert_eq!(Params::new(Unit::Array, f).pe, pe, "{s}");
+        }
+        let lns: Format = "lns:5:6".parse().unwrap();
+        assert_eq!(
+            PeKind::for_mode(lns, SumMode::Naive).unwrap(),
+            PeKind::LnsPlain
+        );
+        let e = PeKind::for_mode(lns, SumMode::Quire).unwrap_err().0;
+        assert!(e.contains("lns-kahan, lns-plain"), "{e}");
+        let f32: Format = "f32".parse().unwrap();
+        assert!(PeKind::for_mode(f32, SumMode::Naive).is_err());
+    }
 }

@@ -8,6 +8,7 @@
 //! Verilator runtime: `verif`'s `drivers::plan` matches on [`Unit`] without a catch-all, so a
 //! unit without a driver does not compile.
 
+use super::family::hw;
 use super::{
     alu, array, convert, dfix, fix, lns, posit, q8, quant1, Built, GenError, Params, Unit,
 };
@@ -66,19 +67,13 @@ fn only(unit: Unit, family_grid: Vec<Params>) -> Vec<Params> {
 
 /// The stages of an ALU lane (and a vector of them): its format family's datapath.
 fn lane_stages(p: &Params) -> u32 {
-    match p.dfix {
-        Some(_) => dfix::LANE_STAGES,
-        None => alu::candidates(p.format),
-    }
+    alu::candidates(p.format)
 }
 
-/// `alu` and `vector`: the dfix lane for dfix words, the golden ALU's lane otherwise.
+/// `alu` and `vector`: the family's lane (the dfix lane for dfix words, the golden ALU's
+/// otherwise).
 fn lane_unit(p: &Params) -> Result<Built, GenError> {
-    match (p.dfix, p.unit) {
-        (Some(_), _) => dfix::lane(p),
-        (None, Unit::Alu) => alu::alu(p),
-        (None, _) => alu::vector(p),
-    }
+    hw(&p.format).lane_unit(p)
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.

@@ -5,6 +5,7 @@
 //!
 //!   cargo run --release -p lpgen-comm --example exchange_bench [-- REPS]
 
+use lpgen_golden::F32;
 use std::time::Instant;
 
 use lpgen_golden::onebit::{Quantized, Quantizer};
@@ -30,7 +31,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(10);
-    let f = Format::F32;
+    let f = Format::F32(F32);
     let c = f.calc();
     let g: Vec<u64> = (0..ROWS * COLS)
         .map(|i| c.from_f64(((i * 37 % 101) as f64 - 50.0) / 1e3))

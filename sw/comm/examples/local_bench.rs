@@ -5,6 +5,7 @@
 //! cargo run --release -p lpgen-comm --example local_bench -- 200
 //! ```
 
+use lpgen_golden::F32;
 use std::time::Instant;
 
 use lpgen_comm::{local, partition, Transport};
@@ -23,7 +24,7 @@ fn main() {
         });
     for k in [2, 4] {
         let onebit =
-            |j: usize| onebit::message_bytes(Format::F32, ROWS, partition(COLS, k, j).len());
+            |j: usize| onebit::message_bytes(Format::F32(F32), ROWS, partition(COLS, k, j).len());
         let plain = |j: usize| 4 * ROWS * partition(COLS, k, j).len();
         let sizes: [(&str, &(dyn Fn(usize) -> usize + Sync)); 2] =
             [("1-bit", &onebit), ("f32", &plain)];

@@ -11,6 +11,7 @@
 //!
 //! Exit status 0 when every check passed, 2 with one line on stderr otherwise.
 
+use lpgen_golden::F32;
 use std::time::{Duration, Instant};
 
 use lpgen_comm::{partition, CommError, Transport};
@@ -97,7 +98,8 @@ fn smoke(t: &mut lpgen_comm::mpi::MpiTransport, o: &Options) -> Result<String, C
     }
     // Each rank's whole gradient, stripe j to rank j as in training: quantized to 1 bit, and
     // as plain f32 for comparison.
-    let onebit = |j: usize| onebit::message_bytes(Format::F32, ROWS, partition(COLS, k, j).len());
+    let onebit =
+        |j: usize| onebit::message_bytes(Format::F32(F32), ROWS, partition(COLS, k, j).len());
     let plain = |j: usize| 4 * ROWS * partition(COLS, k, j).len();
     let mut lines = Vec::new();
     let one_byte = |_: usize| 1;
@@ -153,7 +155,7 @@ pub fn aggregation_digest(t: &mut impl Transport) -> Result<u64, CommError> {
     use lpgen_golden::onebit::Quantizer;
     use lpgen_golden::SumMode;
     let (rows, cols) = (37, 10);
-    let q = Quantizer::new(Format::F32, SumMode::Kahan).expect("f32 sums by Kahan");
+    let q = Quantizer::new(Format::F32(F32), SumMode::Kahan).expect("f32 sums by Kahan");
     let c = *q.calc();
     let g: Vec<u64> = (0..rows * cols)
         .map(|e| c.from_f64(((e * 37 + t.rank() * 101) % 199) as f64 / 50.0 - 2.0))

@@ -2,6 +2,7 @@
 //! computed in one process with the golden quantizer, and its traffic against the analytic
 //! byte count.
 
+use lpgen_golden::F32;
 use std::thread;
 
 use lpgen_comm::exchange::{
@@ -120,7 +121,7 @@ fn one_bit_steps_match_the_golden_model_for_one_to_four_ranks() {
 #[test]
 fn plain_words_are_summed_in_rank_order() {
     let (rows, cols) = (5, 7);
-    let format = Format::F32;
+    let format = Format::F32(F32);
     let c = format.calc();
     for k in 1..=4 {
         let results = run(k, |t| {

@@ -117,17 +117,18 @@ pub struct Alu {
 }
 
 impl Alu {
-    /// A lane of `f` with conversion partner `to` (same family; f32 has no lane).
+    /// A lane of `f` with conversion partner `to` (same family, one whose registry entry
+    /// has lanes).
     pub fn new(f: Format, to: Format) -> Result<Alu, FormatError> {
-        let same = matches!(
-            (f, to),
-            (Format::Lns(_), Format::Lns(_))
-                | (Format::Posit(_), Format::Posit(_))
-                | (Format::Fix(_), Format::Fix(_))
-        );
-        if !same {
+        if !f.entry().lanes || !f.same_family(&to) {
+            let families: Vec<&str> = crate::FAMILIES
+                .iter()
+                .filter(|e| e.lanes)
+                .map(|e| e.name)
+                .collect();
             return err(format!(
-                "an ALU lane converts within one family of lns, posit or fix formats, not {f} to {to}"
+                "an ALU lane converts within one family of {} formats, not {f} to {to}",
+                families.join(", ")
             ));
         }
         Ok(Alu {
@@ -197,12 +198,8 @@ pub fn result(
 
 /// `a` of format `from` converted to `to`, both of one family (see [`Alu::new`]).
 pub fn convert(from: &Calc, to: &Calc, a: Bits) -> Bits {
-    match (from, to) {
-        (Calc::Lns(f), Calc::Lns(t)) => lns_convert(f.fmt, t.fmt, a),
-        (Calc::Posit(f), Calc::Posit(t)) => posit_convert(*f, *t, a),
-        (Calc::Fix(f), Calc::Fix(t)) => fix_convert(*f, *t, a),
-        _ => panic!("convert across families: {from:?} to {to:?}"),
-    }
+    from.convert_to(to, a)
+        .unwrap_or_else(|| panic!("convert across families: {from:?} to {to:?}"))
 }
 
 /// LNS to LNS: the log is rounded to T's fraction bits, to nearest with ties to the even code

@@ -1,13 +1,16 @@
 //! One interface over every format: [`Arith`] for the generic algorithms (sums, dot products,
-//! training), and [`Calc`], the runtime-dispatched context a [`Format`] gives.
+//! training), and [`Calc`], the runtime-dispatched context a [`Format`] gives, whose
+//! operations are each family's [`Family`] implementation (`family.rs`).
 
 use std::cmp::Ordering;
 
 use num_bigint::BigInt;
 
 use crate::exact::{self, Ratio};
+pub use crate::family::Calc;
+use crate::family::{with_calc, Family, Format};
 use crate::fixed::FixFormat;
-use crate::format::{err, Format, FormatError};
+use crate::format::{err, FormatError};
 use crate::hiprec;
 use crate::lns::{Lns, Split};
 use crate::posit::PositFormat;
@@ -95,65 +98,6 @@ impl Arith for FixFormat {
     word_arith!(FixFormat, |_: &FixFormat| 0);
 }
 
-/// IEEE binary32, the reference format (round to nearest even, as the hardware FPU does).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct F32;
-
-fn f(b: Bits) -> f32 {
-    f32::from_bits(b as u32)
-}
-
-fn b(x: f32) -> Bits {
-    x.to_bits() as Bits
-}
-
-impl F32 {
-    fn add(&self, x: Bits, y: Bits) -> Bits {
-        b(f(x) + f(y))
-    }
-    fn sub(&self, x: Bits, y: Bits) -> Bits {
-        b(f(x) - f(y))
-    }
-    fn mul(&self, x: Bits, y: Bits) -> Bits {
-        b(f(x) * f(y))
-    }
-}
-
-impl Arith for F32 {
-    word_arith!(F32, |_: &F32| 0);
-}
-
-/// The arithmetic of a format, chosen at run time.
-#[derive(Clone, Copy, Debug)]
-pub enum Calc {
-    Lns(Lns),
-    Posit(PositFormat),
-    Fix(FixFormat),
-    F32,
-}
-
-impl Format {
-    /// The arithmetic context of this format (builds the LNS tables on first use).
-    pub fn calc(&self) -> Calc {
-        match self {
-            Format::Lns(l) => Calc::Lns(l.ctx()),
-            Format::Posit(p) => Calc::Posit(*p),
-            Format::Fix(x) => Calc::Fix(*x),
-            Format::F32 => Calc::F32,
-        }
-    }
-
-    /// Bits of one word.
-    pub fn width(&self) -> u32 {
-        match self {
-            Format::Lns(l) => l.width(),
-            Format::Posit(p) => p.n,
-            Format::Fix(x) => x.width(),
-            Format::F32 => 32,
-        }
-    }
-}
-
 /// Which two-operand operation (for dispatch from the command line and the vector unit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BinOp {
@@ -167,12 +111,7 @@ pub enum BinOp {
 
 impl Calc {
     pub fn format(&self) -> Format {
-        match self {
-            Calc::Lns(l) => Format::Lns(l.fmt),
-            Calc::Posit(p) => Format::Posit(*p),
-            Calc::Fix(x) => Format::Fix(*x),
-            Calc::F32 => Format::F32,
-        }
+        with_calc!(self, c => Family::format(c))
     }
 
     pub fn binop(&self, op: BinOp, a: Bits, b: Bits) -> Bits {
@@ -186,133 +125,89 @@ impl Calc {
         }
     }
 
+    #[inline]
+    pub fn add(&self, a: Bits, b: Bits) -> Bits {
+        with_calc!(self, c => Family::add(c, a, b))
+    }
+
+    #[inline]
+    pub fn sub(&self, a: Bits, b: Bits) -> Bits {
+        with_calc!(self, c => Family::sub(c, a, b))
+    }
+
+    #[inline]
+    pub fn mul(&self, a: Bits, b: Bits) -> Bits {
+        with_calc!(self, c => Family::mul(c, a, b))
+    }
+
     pub fn div(&self, a: Bits, b: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.div(a, b),
-            Calc::Posit(p) => p.div(a, b),
-            Calc::Fix(x) => x.div(a, b),
-            Calc::F32 => self::b(f(a) / f(b)),
-        }
+        with_calc!(self, c => Family::div(c, a, b))
     }
 
     pub fn neg(&self, a: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.neg(a),
-            Calc::Posit(p) => p.neg(a),
-            Calc::Fix(x) => x.neg(a),
-            Calc::F32 => self::b(-f(a)),
-        }
+        with_calc!(self, c => Family::neg(c, a))
     }
 
     pub fn abs(&self, a: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.abs(a),
-            Calc::Posit(p) => p.abs(a),
-            Calc::Fix(x) => x.abs(a),
-            Calc::F32 => self::b(f(a).abs()),
-        }
+        with_calc!(self, c => Family::abs(c, a))
     }
 
     /// Numeric order; `None` when unordered (LNS NaN, f32 NaN). Posits use the standard's
     /// total order, where NaR is below every real.
     pub fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
-        match self {
-            Calc::Lns(l) => l.cmp(a, b),
-            Calc::Posit(p) => Some(p.cmp(a, b)),
-            Calc::Fix(x) => Some(x.cmp(a, b)),
-            Calc::F32 => f(a).partial_cmp(&f(b)),
-        }
+        with_calc!(self, c => Family::cmp(c, a, b))
     }
 
     pub fn max(&self, a: Bits, b: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.max(a, b),
-            Calc::Posit(p) => p.max(a, b),
-            Calc::Fix(x) => {
-                if x.cmp(a, b) == Ordering::Less {
-                    b
-                } else {
-                    a
-                }
-            }
-            Calc::F32 => self::b(if f(a).is_nan() || f(b).is_nan() {
-                f32::NAN
-            } else {
-                f(a).max(f(b))
-            }),
-        }
+        with_calc!(self, c => Family::max(c, a, b))
     }
 
     pub fn min(&self, a: Bits, b: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.min(a, b),
-            Calc::Posit(p) => p.min(a, b),
-            Calc::Fix(x) => {
-                if x.cmp(a, b) == Ordering::Greater {
-                    b
-                } else {
-                    a
-                }
-            }
-            Calc::F32 => self::b(if f(a).is_nan() || f(b).is_nan() {
-                f32::NAN
-            } else {
-                f(a).min(f(b))
-            }),
-        }
+        with_calc!(self, c => Family::min(c, a, b))
     }
 
     /// Is this word NaN / NaR?
     pub fn is_nan(&self, a: Bits) -> bool {
-        match self {
-            Calc::Lns(l) => l.fmt.is_nan(a),
-            Calc::Posit(p) => a == p.nar(),
-            Calc::Fix(_) => false,
-            Calc::F32 => f(a).is_nan(),
-        }
+        with_calc!(self, c => Family::is_nan(c, a))
+    }
+
+    /// The NaN / NaR word, if the format has one.
+    pub fn nan(&self) -> Option<Bits> {
+        with_calc!(self, c => Family::nan(c))
     }
 
     pub fn one(&self) -> Bits {
-        match self {
-            Calc::Lns(l) => l.fmt.one(),
-            Calc::Posit(p) => p.one(),
-            Calc::Fix(x) => x.one(),
-            Calc::F32 => self::b(1.0),
-        }
+        with_calc!(self, c => Family::one(c))
+    }
+
+    /// Zero of the format.
+    pub fn zero(&self) -> Bits {
+        with_calc!(self, c => Family::zero(c))
     }
 
     /// The word nearest to `x` by the format's rounding.
     pub fn from_f64(&self, x: f64) -> Bits {
-        match self {
-            Calc::Lns(l) => l.fmt.from_f64(x),
-            Calc::Posit(p) => p.from_f64(x),
-            Calc::Fix(fx) => fx.from_f64(x),
-            Calc::F32 => self::b(x as f32),
-        }
+        with_calc!(self, c => Family::from_f64(c, x))
     }
 
     /// The value of a word (exact for posit, fix and f32; correctly rounded for LNS).
     pub fn to_f64(&self, a: Bits) -> f64 {
-        match self {
-            Calc::Lns(l) => l.fmt.to_f64_exact(a),
-            Calc::Posit(p) => p.to_f64(a),
-            Calc::Fix(x) => x.to_f64(a),
-            Calc::F32 => f(a) as f64,
-        }
+        with_calc!(self, c => Family::to_f64(c, a))
     }
 
     /// The word nearest to an exact ratio.
     pub fn from_ratio(&self, r: &Ratio) -> Bits {
-        match self {
-            Calc::Lns(l) => l.fmt.from_ratio(r.neg, &r.num, &r.den),
-            Calc::Posit(p) => p.from_ratio(r.neg, &r.num, &r.den),
-            Calc::Fix(x) => x.from_ratio(r.neg, &r.num, &r.den),
-            Calc::F32 => {
-                // Rust's decimal parser rounds correctly; go through the exact decimal string.
-                let v: f64 = ratio_to_f32(r) as f64;
-                self::b(v as f32)
-            }
-        }
+        with_calc!(self, c => Family::from_ratio(c, r))
+    }
+
+    /// e^x, correctly rounded (f32: libm's f64 exp rounded to f32).
+    pub fn exp(&self, a: Bits) -> Bits {
+        with_calc!(self, c => Family::exp(c, a))
+    }
+
+    /// ln x, correctly rounded; NaN/NaR for x <= 0 (fix: saturates to its most negative).
+    pub fn ln(&self, a: Bits) -> Bits {
+        with_calc!(self, c => Family::ln(c, a))
     }
 
     /// Parses an operand: a `0x…` bit pattern of this format or a decimal real.
@@ -335,11 +230,9 @@ impl Calc {
         }
         match t.to_ascii_lowercase().as_str() {
             "nan" | "nar" => {
-                return match self {
-                    Calc::Lns(l) => Ok(l.fmt.nan()),
-                    Calc::Posit(p) => Ok(p.nar()),
-                    Calc::F32 => Ok(self::b(f32::NAN)),
-                    Calc::Fix(_) => err(format!("{fmt} has no NaN")),
+                return match self.nan() {
+                    Some(n) => Ok(n),
+                    None => err(format!("{fmt} has no NaN")),
                 }
             }
             "inf" | "+inf" | "-inf" | "infinity" | "-infinity" => {
@@ -358,96 +251,68 @@ impl Calc {
     /// The printed value: shortest decimal that reads back to the same f64, or NaN / NaR.
     pub fn value_string(&self, a: Bits) -> String {
         if self.is_nan(a) {
-            return match self {
-                Calc::Posit(_) => "NaR".into(),
-                _ => "NaN".into(),
-            };
+            return with_calc!(self, c => Family::nan_name(c)).into();
         }
         shortest(self.to_f64(a))
     }
+}
 
-    /// e^x, correctly rounded (f32: libm's f64 exp rounded to f32).
-    pub fn exp(&self, a: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.exp(a),
-            Calc::F32 => self::b((f(a) as f64).exp() as f32),
-            _ => self.transcendental(a, Transcendental::Exp),
+pub(crate) fn transcendental<F: Family>(c: &F, a: Bits, which: Transcendental, nan: Bits) -> Bits {
+    let x = c.to_f64(a);
+    if c.is_nan(a) {
+        return nan;
+    }
+    match which {
+        Transcendental::Exp => {
+            if x == 0.0 {
+                return c.one();
+            }
+            // |x| > 2000 is beyond every posit and fix range: saturate / go to the bottom.
+            if x > 2000.0 {
+                return c.from_f64(f64::MAX);
+            }
+            if x < -2000.0 {
+                return c.from_f64(f64::MIN_POSITIVE * 1e-300);
+            }
+        }
+        Transcendental::Ln => {
+            if x <= 0.0 {
+                return nan;
+            }
+            if x == 1.0 {
+                return 0;
+            }
         }
     }
-
-    /// ln x, correctly rounded; NaN/NaR for x <= 0 (fix: saturates to its most negative).
-    pub fn ln(&self, a: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.ln(a),
-            Calc::F32 => self::b((f(a) as f64).ln() as f32),
-            _ => self.transcendental(a, Transcendental::Ln),
-        }
-    }
-
-    /// exp/ln of posit and fix words: evaluate with `hiprec` and round the enclosure by the
-    /// format's own rounding, with more bits until both ends agree.
-    fn transcendental(&self, a: Bits, which: Transcendental) -> Bits {
-        let x = self.to_f64(a);
-        let nan = match self {
-            Calc::Posit(p) => p.nar(),
-            Calc::Fix(fx) => fx.from_int(i128::MIN),
-            _ => unreachable!(),
-        };
-        if self.is_nan(a) {
-            return nan;
-        }
+    let (xn, xd) = exact::f64_ratio(x.abs());
+    let approx = |w: u32| -> BigInt {
         match which {
             Transcendental::Exp => {
-                if x == 0.0 {
-                    return self.one();
-                }
-                // |x| > 2000 is beyond every posit and fix range: saturate / go to the bottom.
-                if x > 2000.0 {
-                    return self.from_f64(f64::MAX);
-                }
-                if x < -2000.0 {
-                    return self.from_f64(f64::MIN_POSITIVE * 1e-300);
-                }
+                // e^x = 2^(x / ln 2); t at w + 16 bits, then 2^t.
+                let wt = w + 16 + 16;
+                let xf = (BigInt::from(xn.clone()) << wt) / BigInt::from(xd.clone());
+                let xf = if x < 0.0 { -xf } else { xf };
+                let t = (xf << wt) / hiprec::ln2(wt);
+                hiprec::exp2(&t, wt, w)
             }
-            Transcendental::Ln => {
-                if x <= 0.0 {
-                    return nan;
-                }
-                if x == 1.0 {
-                    return 0;
-                }
-            }
+            Transcendental::Ln => hiprec::ln_ratio(&xn, &xd, w),
         }
-        let (xn, xd) = exact::f64_ratio(x.abs());
-        let approx = |w: u32| -> BigInt {
-            match which {
-                Transcendental::Exp => {
-                    // e^x = 2^(x / ln 2); t at w + 16 bits, then 2^t.
-                    let wt = w + 16 + 16;
-                    let xf = (BigInt::from(xn.clone()) << wt) / BigInt::from(xd.clone());
-                    let xf = if x < 0.0 { -xf } else { xf };
-                    let t = (xf << wt) / hiprec::ln2(wt);
-                    hiprec::exp2(&t, wt, w)
-                }
-                Transcendental::Ln => hiprec::ln_ratio(&xn, &xd, w),
-            }
-        };
-        let mut w = 128;
-        loop {
-            let m = approx(w);
-            let lo = self.from_ratio(&fixed_ratio(&(&m - hiprec::ERR_ULPS), w));
-            let hi = self.from_ratio(&fixed_ratio(&(&m + hiprec::ERR_ULPS), w));
-            if lo == hi {
-                return lo;
-            }
-            assert!(w < 1 << 16, "transcendental rounding did not settle");
-            w *= 2;
+    };
+    let mut w = 128;
+    loop {
+        let m = approx(w);
+        let lo = c.from_ratio(&fixed_ratio(&(&m - hiprec::ERR_ULPS), w));
+        let hi = c.from_ratio(&fixed_ratio(&(&m + hiprec::ERR_ULPS), w));
+        if lo == hi {
+            return lo;
         }
+        assert!(w < 1 << 16, "transcendental rounding did not settle");
+        w *= 2;
     }
 }
 
 #[derive(Clone, Copy)]
-enum Transcendental {
+pub(crate) enum Transcendental {
     Exp,
     Ln,
 }
@@ -463,7 +328,7 @@ fn fixed_ratio(m: &BigInt, w: u32) -> Ratio {
 }
 
 /// num/den rounded to nearest even f32 (24-bit significand, subnormals, overflow to ∞).
-fn ratio_to_f32(r: &Ratio) -> f32 {
+pub(crate) fn ratio_to_f32(r: &Ratio) -> f32 {
     use num_bigint::BigUint;
     use num_integer::Integer;
     if r.num.bits() == 0 {
@@ -511,40 +376,6 @@ pub fn shortest(x: f64) -> String {
         format!("{x}")
     } else {
         format!("{x:e}")
-    }
-}
-
-impl Calc {
-    pub fn add(&self, a: Bits, b: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.add(a, b),
-            Calc::Posit(p) => p.add(a, b),
-            Calc::Fix(x) => x.add(a, b),
-            Calc::F32 => F32.add(a, b),
-        }
-    }
-    pub fn sub(&self, a: Bits, b: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.sub(a, b),
-            Calc::Posit(p) => p.sub(a, b),
-            Calc::Fix(x) => x.sub(a, b),
-            Calc::F32 => F32.sub(a, b),
-        }
-    }
-    pub fn mul(&self, a: Bits, b: Bits) -> Bits {
-        match self {
-            Calc::Lns(l) => l.mul(a, b),
-            Calc::Posit(p) => p.mul(a, b),
-            Calc::Fix(x) => x.mul(a, b),
-            Calc::F32 => F32.mul(a, b),
-        }
-    }
-    /// Zero of the format.
-    pub fn zero(&self) -> Bits {
-        match self {
-            Calc::Lns(l) => l.fmt.zero(),
-            _ => 0,
-        }
     }
 }
 

@@ -20,7 +20,9 @@ use crate::exact::Ratio;
 use crate::fixed::rne_shift;
 use crate::format::{err, FormatError};
 
+mod calc;
 pub mod group;
+pub use calc::{DfixCalc, FAMILY};
 
 /// Widths 2..=32: a product of two words fits an i64, and a dot product of up to 2^32 terms
 /// an i128, exactly.

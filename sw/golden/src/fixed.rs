@@ -13,6 +13,9 @@ use num_integer::Integer;
 
 use crate::format::{err, FormatError};
 
+mod family;
+pub use family::FAMILY;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FixFormat {
     pub int_bits: u32,

@@ -15,8 +15,10 @@
 
 pub mod alu;
 pub mod arith;
+pub mod binary32;
 pub mod dfix;
 pub mod exact;
+pub mod family;
 pub mod fixed;
 pub mod format;
 pub mod hiprec;
@@ -27,7 +29,10 @@ pub mod q8;
 pub mod sum;
 
 pub use alu::{Alu, AluIn, AluOp, AluOut, ALU_OP_BITS};
-pub use arith::{Arith, BinOp, Bits, Calc, F32};
+pub use arith::{Arith, BinOp, Bits};
+pub use binary32::F32;
+pub use dfix::{DfixCalc, DfixFormat};
+pub use family::{Calc, Family, FamilyEntry, FamilyFormat, PeInfo, FAMILIES};
 pub use fixed::{FixAcc, FixFormat};
 pub use format::{Format, FormatError};
 pub use lns::{GTables, Lns, LnsFormat, Split};
@@ -45,78 +50,48 @@ pub enum SumMode {
     Quire,
 }
 
+impl SumMode {
+    pub const ALL: [SumMode; 4] = [
+        SumMode::Naive,
+        SumMode::Kahan,
+        SumMode::Pairwise,
+        SumMode::Quire,
+    ];
+
+    /// As `--mode` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SumMode::Naive => "naive",
+            SumMode::Kahan => "kahan",
+            SumMode::Pairwise => "pairwise",
+            SumMode::Quire => "quire",
+        }
+    }
+}
+
 impl std::str::FromStr for SumMode {
     type Err = FormatError;
     fn from_str(s: &str) -> Result<Self, FormatError> {
-        Ok(match s {
-            "naive" => SumMode::Naive,
-            "kahan" => SumMode::Kahan,
-            "pairwise" => SumMode::Pairwise,
-            "quire" => SumMode::Quire,
-            _ => {
-                return Err(FormatError(format!(
+        SumMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                FormatError(format!(
                     "unknown mode {s:?}: expected naive, kahan, pairwise or quire"
-                )))
-            }
-        })
+                ))
+            })
     }
-}
-
-/// `body` with `$arith` bound to the format's own arithmetic (not the word-level `Calc`), so
-/// that a loop over many operations dispatches once and runs in the format's working form
-/// (LNS: split sign and log, without packing each intermediate into a word).
-macro_rules! on_arith {
-    ($calc:expr, $arith:ident => $body:expr) => {
-        match $calc {
-            Calc::Lns($arith) => $body,
-            Calc::Posit($arith) => $body,
-            Calc::Fix($arith) => $body,
-            Calc::F32 => {
-                let $arith = &F32;
-                $body
-            }
-        }
-    };
 }
 
 impl Calc {
-    /// Σ x_k in the given mode.
+    /// Σ x_k in the given mode (the family's; a mode it does not offer is refused).
     pub fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
-        match mode {
-            SumMode::Naive => Ok(on_arith!(self, a => sum::naive_sum(a, xs))),
-            SumMode::Kahan => Ok(on_arith!(self, a => sum::kahan_sum(a, xs))),
-            SumMode::Pairwise => Ok(on_arith!(self, a => sum::pairwise_sum(a, xs))),
-            SumMode::Quire => match self {
-                Calc::Fix(x) => Ok(x.sum_acc(xs)),
-                _ => self.dot(SumMode::Quire, xs, &vec![self.one(); xs.len()]),
-            },
-        }
+        family::with_calc!(self, c => Family::sum(c, mode, xs))
     }
 
-    /// Σ a_k·b_k in the given mode.
+    /// Σ a_k·b_k in the given mode, k = 0..K−1 in order.
     pub fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
-        assert_eq!(a.len(), b.len());
-        Ok(match mode {
-            SumMode::Naive => match self {
-                Calc::Posit(p) => match posit::table::tables(*p) {
-                    Some(t) => t.naive_dot(p.n, a, b),
-                    None => sum::naive_dot(p, a, b),
-                },
-                _ => on_arith!(self, f => sum::naive_dot(f, a, b)),
-            },
-            SumMode::Kahan => on_arith!(self, f => sum::kahan_dot(f, a, b)),
-            SumMode::Pairwise => on_arith!(self, f => sum::pairwise_dot(f, a, b)),
-            SumMode::Quire => match self {
-                Calc::Posit(p) => p.dot_quire(a, b),
-                Calc::Fix(x) => x.dot_acc(a, b),
-                _ => {
-                    return Err(FormatError(format!(
-                        "mode 'quire' needs a posit or fix format, not {} (use kahan or pairwise)",
-                        self.format()
-                    )))
-                }
-            },
-        })
+        family::with_calc!(self, c => Family::dot(c, mode, a, b))
     }
 }
 

@@ -31,8 +31,8 @@
 //!
 //! ```
 //! use lpgen_golden::onebit::Quantizer;
-//! use lpgen_golden::{Format, SumMode};
-//! let q = Quantizer::new(Format::F32, SumMode::Naive).unwrap();
+//! use lpgen_golden::{Format, SumMode, F32};
+//! let q = Quantizer::new(Format::F32(F32), SumMode::Naive).unwrap();
 //! let c = q.calc();
 //! let g: Vec<u64> = [1.0, 3.0, -2.0, -4.0].iter().map(|&x| c.from_f64(x)).collect();
 //! let mut r = vec![c.zero(); 4];

@@ -6,6 +6,7 @@
 //! with the chosen method; the fused (quire / wide accumulator) forms are on the formats.
 
 use crate::arith::{Arith, Bits};
+use crate::SumMode;
 
 /// A running Kahan sum: the total and its compensation, as words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,28 @@ impl Kahan {
         let (s, c) = kahan_step(a, a.load(self.sum), a.load(self.comp), a.load(x));
         self.sum = a.store(s);
         self.comp = a.store(c);
+    }
+}
+
+/// Σ x_k in one of the rounded modes (naive, Kahan, pairwise); `None` for the exact mode,
+/// which each family provides itself.
+pub fn rounded_sum<A: Arith>(a: &A, mode: SumMode, xs: &[Bits]) -> Option<Bits> {
+    match mode {
+        SumMode::Naive => Some(naive_sum(a, xs)),
+        SumMode::Kahan => Some(kahan_sum(a, xs)),
+        SumMode::Pairwise => Some(pairwise_sum(a, xs)),
+        SumMode::Quire => None,
+    }
+}
+
+/// Σ a_k·b_k in one of the rounded modes; `None` for the exact mode.
+pub fn rounded_dot<A: Arith>(a: &A, mode: SumMode, x: &[Bits], y: &[Bits]) -> Option<Bits> {
+    assert_eq!(x.len(), y.len());
+    match mode {
+        SumMode::Naive => Some(naive_dot(a, x, y)),
+        SumMode::Kahan => Some(kahan_dot(a, x, y)),
+        SumMode::Pairwise => Some(pairwise_dot(a, x, y)),
+        SumMode::Quire => None,
     }
 }
 

@@ -3,6 +3,7 @@
 //! the transfer format, and an independent plain-f32 implementation of the same algorithm.
 
 use lpgen_golden::onebit::{self, Quantized, Quantizer, Recon};
+use lpgen_golden::F32;
 use lpgen_golden::{Bits, Calc, Format, SumMode};
 use num_bigint::BigUint;
 use rand::{Rng, SeedableRng};
@@ -189,7 +190,7 @@ fn packing_is_lsb_first_and_round_trips() {
 
 #[test]
 fn byte_counts_and_transfer_round_trip() {
-    let f32f = Format::F32;
+    let f32f = Format::F32(F32);
     // 784 rows: 25 words of bits + two f32 = 108 bytes against 3136 as f32: 29.0x less.
     assert_eq!(onebit::message_bytes(f32f, 784, 1), 108);
     assert_eq!(onebit::message_bytes(f32f, 1024, 784), 784 * (128 + 8));
@@ -291,7 +292,7 @@ fn f32_against_an_independent_reference() {
     let mut rng = Pcg64::seed_from_u64(5);
     let mut exact_cases = 0;
     for mode in [SumMode::Naive, SumMode::Kahan] {
-        let q = Quantizer::new(Format::F32, mode).unwrap();
+        let q = Quantizer::new(Format::F32(F32), mode).unwrap();
         for _ in 0..40 {
             let rows = rng.gen_range(1..200);
             let feedback = rng.gen_bool(0.7);

@@ -16,6 +16,7 @@
 //!
 //!   cargo run --release -p lpgen-train --example khat [-- STEPS]
 
+use lpgen_golden::F32;
 use std::path::Path;
 use std::time::Instant;
 
@@ -40,7 +41,7 @@ const POST_PASSES: f64 = 3.0;
 
 fn config(batch: usize) -> Config {
     Config {
-        stages: Stages::all(Format::F32),
+        stages: Stages::all(Format::F32(F32)),
         quire: false,
         kahan: KahanPlaces::default(),
         keep_bits: None,
@@ -72,8 +73,8 @@ fn best(reps: usize, mut f: impl FnMut()) -> f64 {
 
 /// Seconds of one exchange of every matrix of `shapes` between two workers.
 fn exchange_seconds(shapes: &[(usize, usize)], one_bit: bool, reps: usize) -> f64 {
-    let quantizer = Quantizer::new(Format::F32, SumMode::Naive).expect("f32");
-    let c = Format::F32.calc();
+    let quantizer = Quantizer::new(Format::F32(F32), SumMode::Naive).expect("f32");
+    let c = Format::F32(F32).calc();
     let times: Vec<f64> = std::thread::scope(|scope| {
         let handles: Vec<_> = local(2)
             .into_iter()
@@ -120,15 +121,21 @@ fn exchange_seconds(shapes: &[(usize, usize)], one_bit: bool, reps: usize) -> f6
                             } else {
                                 let (_, s) = exchange::reduce_scatter_words(
                                     &mut t,
-                                    Format::F32,
+                                    Format::F32(F32),
                                     SumMode::Naive,
                                     &grads[i],
                                     rows,
                                     cols,
                                 )
                                 .expect("exchange");
-                                exchange::all_gather_words(&mut t, Format::F32, &s, rows, cols)
-                                    .expect("exchange");
+                                exchange::all_gather_words(
+                                    &mut t,
+                                    Format::F32(F32),
+                                    &s,
+                                    rows,
+                                    cols,
+                                )
+                                .expect("exchange");
                             }
                         }
                     })
@@ -193,7 +200,7 @@ fn main() {
     let a = vec![0.5f32; m];
     let t_pass = best(20, || {
         Float { threads: 1 }
-            .lanes(Format::F32, AluOp::Add, &a, &a)
+            .lanes(Format::F32(F32), AluOp::Add, &a, &a)
             .expect("lanes");
     });
     let t_words = exchange_seconds(&shapes, false, 20);

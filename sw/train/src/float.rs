@@ -6,6 +6,7 @@
 //! products round differently from the golden machine's in-order f32 dot products (the
 //! kernel accumulates in blocks with fused multiply-adds), within f32 rounding.
 
+use lpgen_golden::F32;
 use lpgen_golden::{AluOp, Format};
 
 use crate::machine::{all_cores, check_shapes, in_parallel, Accumulate, Machine, Mat, View};
@@ -56,7 +57,7 @@ impl Machine for Float {
         a: View<'_, f32>,
         b: View<'_, f32>,
     ) -> Result<Mat<f32>, TrainError> {
-        if f != Format::F32 {
+        if f != Format::F32(F32) {
             return Err(TrainError(format!(
                 "the float machine computes in f32, not {f}"
             )));
@@ -138,7 +139,7 @@ impl Machine for Float {
         a: &[f32],
         b: &[f32],
     ) -> Result<Vec<f32>, TrainError> {
-        if f != Format::F32 {
+        if f != Format::F32(F32) {
             return Err(TrainError(format!(
                 "the float machine computes in f32, not {f}"
             )));
@@ -186,7 +187,7 @@ impl Machine for Float {
     }
 
     fn convert(&mut self, from: Format, to: Format, a: &[f32]) -> Result<Vec<f32>, TrainError> {
-        if from != Format::F32 || to != Format::F32 {
+        if from != Format::F32(F32) || to != Format::F32(F32) {
             return Err(TrainError(format!(
                 "the float machine converts only f32 to f32, not {from} to {to}"
             )));
@@ -244,8 +245,10 @@ mod tests {
             if op == AluOp::Convert {
                 continue;
             }
-            let want = golden.lanes(Format::F32, op, &ua, &ub).unwrap();
-            let got = Float::default().lanes(Format::F32, op, &a, &b).unwrap();
+            let want = golden.lanes(Format::F32(F32), op, &ua, &ub).unwrap();
+            let got = Float::default()
+                .lanes(Format::F32(F32), op, &a, &b)
+                .unwrap();
             for i in 0..a.len() {
                 assert_eq!(
                     Word::to_bits(got[i]),
@@ -278,17 +281,17 @@ mod tests {
             let bt = rand(n, k, &mut rng);
             let b = bt.transpose();
             let one = Float { threads: 1 }
-                .matmul(Format::F32, Accumulate::Naive, a.view(), b.view())
+                .matmul(Format::F32(F32), Accumulate::Naive, a.view(), b.view())
                 .unwrap();
             for threads in [2, 3] {
                 let mut fl = Float { threads };
                 let c = fl
-                    .matmul(Format::F32, Accumulate::Naive, a.view(), bt.t())
+                    .matmul(Format::F32(F32), Accumulate::Naive, a.view(), bt.t())
                     .unwrap();
                 assert_eq!(c, one, "{m}x{k}x{n} on {threads} threads");
                 let at = a.transpose();
                 let c = fl
-                    .matmul(Format::F32, Accumulate::Naive, at.t(), b.view())
+                    .matmul(Format::F32(F32), Accumulate::Naive, at.t(), b.view())
                     .unwrap();
                 assert_eq!(c, one, "{m}x{k}x{n}, A transposed");
             }
@@ -309,7 +312,7 @@ mod tests {
             }
         }
         let bad = Float::default().matmul(
-            Format::F32,
+            Format::F32(F32),
             Accumulate::Naive,
             Mat::filled(2, 3, 0f32).view(),
             Mat::filled(2, 3, 0f32).view(),

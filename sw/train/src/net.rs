@@ -7,6 +7,7 @@
 //! stage boundary by the machine's conversion (the identity when the formats agree). The
 //! layers themselves are in `layers.rs`, the update rules in `optim.rs`.
 
+use lpgen_golden::F32;
 use std::borrow::Cow;
 
 use lpgen_golden::{AluOp, Format};
@@ -21,13 +22,21 @@ use crate::storage::Storage;
 use crate::TrainError;
 
 /// The accumulation of a product or sum in format `f`: exact with quires (posit) or always
-/// (fix: the wide accumulator), Kahan where asked (LNS), otherwise naive.
+/// (fix and dfix: the wide accumulator), Kahan where asked (LNS), otherwise naive. Every
+/// family says its own (a new one does not compile until it does).
 pub(crate) fn accumulation(f: Format, quire: bool, kahan: bool) -> Accumulate {
+    let exact_if = |b: bool| {
+        if b {
+            Accumulate::Exact
+        } else {
+            Accumulate::Naive
+        }
+    };
     match f {
-        Format::Posit(_) if quire => Accumulate::Exact,
-        Format::Fix(_) => Accumulate::Exact,
+        Format::Posit(_) => exact_if(quire),
+        Format::Fix(_) | Format::Dfix(_) => Accumulate::Exact,
         Format::Lns(_) if kahan => Accumulate::Kahan,
-        _ => Accumulate::Naive,
+        Format::Lns(_) | Format::F32(_) => Accumulate::Naive,
     }
 }
 
@@ -52,7 +61,9 @@ fn pow2_reach(f: Format) -> i32 {
         Format::Lns(l) => (1i32 << l.int_bits) - 1,
         Format::Posit(p) => p.max_scale(),
         Format::Fix(x) => x.frac_bits as i32,
-        Format::F32 => 126,
+        Format::F32(_) => 126,
+        // Integers at scale 0.
+        Format::Dfix(_) => 0,
     }
 }
 
@@ -137,7 +148,7 @@ impl<M: Machine> Net<'_, M> {
     /// p = 1 + y + y²/2 + y³/6 + y⁴/24 (t ← t·y / j), then p squared k times (a lane whose k
     /// is used up multiplies by one, which is exact).
     pub fn exp(&mut self, f: Format, x: &[M::Word]) -> Result<Vec<M::Word>, TrainError> {
-        if f == Format::F32 {
+        if f == Format::F32(F32) {
             let c = f.calc();
             return Ok(x
                 .iter()

@@ -278,6 +278,7 @@ mod tests {
     use super::*;
     use crate::machine::Golden;
     use crate::net::tests::cfg;
+    use lpgen_golden::F32;
 
     #[test]
     fn rsqrt_converges_in_every_family() {
@@ -319,6 +320,6 @@ mod tests {
     fn eps_never_rounds_to_zero() {
         let fix: Format = "fix:7:8".parse().unwrap();
         assert_eq!(positive::<u64>(fix, 1e-8).value(fix), 1.0 / 256.0);
-        assert_eq!(positive::<f32>(Format::F32, 1e-8), 1e-8f32);
+        assert_eq!(positive::<f32>(Format::F32(F32), 1e-8), 1e-8f32);
     }
 }

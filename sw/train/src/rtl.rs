@@ -6,6 +6,7 @@
 
 mod q8;
 
+use lpgen_golden::F32;
 use std::collections::{HashMap, VecDeque};
 
 use lpgen_golden::dfix::DfixFormat;
@@ -130,17 +131,12 @@ impl Rtl {
         self
     }
 
+    /// The array PE the registry pairs with `f`'s family and the accumulation.
     fn pe(f: Format, acc: Accumulate) -> Result<PeKind, TrainError> {
-        Ok(match (f, acc) {
-            (Format::Lns(_), Accumulate::Kahan) => PeKind::LnsKahan,
-            (Format::Lns(_), Accumulate::Naive) => PeKind::LnsPlain,
-            (Format::Posit(_), Accumulate::Exact) => PeKind::PositQuire,
-            (Format::Fix(_), Accumulate::Exact) => PeKind::Fix,
-            _ => {
-                return Err(TrainError(format!(
-                    "the rtl backend has no array PE for {acc:?} accumulation in {f} (posits need --quire; f32 runs on --backend f32)"
-                )))
-            }
+        PeKind::for_mode(f, acc.mode()).map_err(|e| {
+            TrainError(format!(
+                "the rtl backend has no array PE for {acc:?} accumulation in {f} (posits need --quire; f32 runs on --backend f32): {e}"
+            ))
         })
     }
 
@@ -381,7 +377,7 @@ impl Machine for Rtl {
         b: View<'_, u64>,
     ) -> Result<Mat, TrainError> {
         check_shapes(a, b)?;
-        if f == Format::F32 {
+        if f == Format::F32(F32) {
             // Only dfix storage runs ask for f32 on this machine: its f32 arithmetic is the
             // host's (the golden f32 operations); its products run on the dfix array.
             return self.host.matmul(f, acc, a, b);
@@ -402,7 +398,7 @@ impl Machine for Rtl {
         a: &[u64],
         b: &[u64],
     ) -> Result<Vec<u64>, TrainError> {
-        if f == Format::F32 {
+        if f == Format::F32(F32) {
             // dfix storage runs: f32 arithmetic on the host (no f32 vector unit).
             return self.host.lanes(f, op, a, b);
         }

@@ -389,6 +389,7 @@ impl Storage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lpgen_golden::F32;
 
     fn config(p: u32, u: u32, radix_point: Option<u32>) -> StorageConfig {
         StorageConfig {
@@ -411,7 +412,7 @@ mod tests {
         assert_eq!(scales.len(), 20);
         let mut s = s;
         let mut words = [40.0f32, 0.03, -1.0];
-        s.store(Format::F32, 0, Role::Input, &mut words, true);
+        s.store(Format::F32(F32), 0, Role::Input, &mut words, true);
         assert_eq!(words, [31.9375, 0.0, -1.0]); // 511/16 saturated; 0.03 < 1/32 rounds to 0
         assert_eq!(
             s.epoch,
@@ -429,10 +430,10 @@ mod tests {
         let mut s = Storage::new(config(4, 8, None), 1);
         s.groups[0][Role::Weights.index()].scale = -7; // 8 bits: steps of 1/128, range ±1
         let mut w = [0.3f32, -0.99, 0.05];
-        s.store(Format::F32, 0, Role::Weights, &mut w, true);
+        s.store(Format::F32(F32), 0, Role::Weights, &mut w, true);
         assert_eq!(w, [38.0 / 128.0, -127.0 / 128.0, 6.0 / 128.0]);
         // 4 bits over ±1: steps of 1/8 (scale −3); −127/128 rounds to −1 (fits: −8/8).
-        let read = s.read(Format::F32, 0, Role::Weights, &w);
+        let read = s.read(Format::F32(F32), 0, Role::Weights, &w);
         assert_eq!(read, [0.25, -1.0, 0.0]);
     }
 
@@ -444,7 +445,7 @@ mod tests {
             .map(|i| if i < 5 { 1000.0 } else { 1.0 })
             .collect();
         let copy = xs.clone();
-        s.store(Format::F32, 0, Role::WeightedSum, &mut xs, true);
+        s.store(Format::F32(F32), 0, Role::WeightedSum, &mut xs, true);
         assert_eq!(xs, copy, "the fit keeps f32 values");
         s.end_fit();
         // 0.5 % need scale 3 (1000 < 128·8), the rest −6 (1 = 64·2^−6): at 1 % the group
@@ -453,7 +454,7 @@ mod tests {
         assert_eq!(s.scales()["L1.weights"], -6);
         // 5 % overflow at −6: after 100 examples the scale doubles.
         let mut xs: Vec<f32> = (0..100).map(|i| if i < 5 { 3.0 } else { 1.0 }).collect();
-        s.store(Format::F32, 0, Role::WeightedSum, &mut xs, true);
+        s.store(Format::F32(F32), 0, Role::WeightedSum, &mut xs, true);
         s.examples(99);
         assert_eq!(s.scales()["L1.sum"], -6);
         s.examples(1);

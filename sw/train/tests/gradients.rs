@@ -4,6 +4,7 @@
 //! in every format family.
 
 use lpgen_golden::Format;
+use lpgen_golden::F32;
 use lpgen_train::arch::{Arch, Layer};
 use lpgen_train::config::{
     Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
@@ -101,7 +102,7 @@ fn loss(net: &mut Net<'_, Golden>, model: &Model, x: &Mat<u64>, labels: &[u8]) -
 #[test]
 fn backward_passes_match_the_derivative_of_the_loss() {
     let cfg = config("f32", small_cnn(), Optimizer::Sgd);
-    let f = Format::F32;
+    let f = Format::F32(F32);
     let mut model: Model = Model::init(&cfg);
     // The last layer starts at zero, which would hide every earlier gradient.
     let last = model.layers.len() - 1;
@@ -196,7 +197,7 @@ fn dropout_is_seeded_and_off_at_test_time() {
     let plain = config("f32", arch.clone(), Optimizer::Sgd);
     arch.layers.insert(2, Layer::Dropout { p: 0.5 });
     let dropped = config("f32", arch, Optimizer::Sgd);
-    let (x, labels) = batch(Format::F32);
+    let (x, labels) = batch(Format::F32(F32));
     let model: Model = Model::init(&plain);
     let mut g = Golden::default();
     let mut net = Net {
@@ -240,7 +241,7 @@ fn compressed_gradients_and_activations_change_the_step_and_still_train() {
     use lpgen_golden::Q8Type;
     let arch = Arch::mlp((1, 6, 6), &[8, 8], Activation::Relu, 3);
     let plain = config("f32", arch, Optimizer::Sgd);
-    let (x, labels) = batch(Format::F32);
+    let (x, labels) = batch(Format::F32(F32));
     let start: Model = Model::init(&plain);
     let train = |cfg: &Config| {
         let mut g = Golden::default();

@@ -1,6 +1,7 @@
 //! Training through the simulated RTL (Verilator) ends with exactly the weights of the
 //! golden model, and `--check` stops at the first differing word.
 
+use lpgen_golden::F32;
 use std::path::PathBuf;
 
 use lpgen_train::arch::Arch;
@@ -264,7 +265,7 @@ fn dfix_products_run_on_the_dfix_array() {
         exact_products: true,
     };
     let cfg = Config {
-        stages: Stages::all(Format::F32),
+        stages: Stages::all(Format::F32(F32)),
         quire: false,
         kahan: KahanPlaces::default(),
         keep_bits: None,

@@ -3,6 +3,7 @@
 //! word for word like an uninterrupted one (the scales are in the checkpoint), and the
 //! max-norm constraint holds.
 
+use lpgen_golden::F32;
 use std::path::{Path, PathBuf};
 
 use lpgen_golden::dfix::DfixFormat;
@@ -23,7 +24,7 @@ fn config(storage: Option<StorageConfig>) -> Config {
     let mut arch = Arch::mlp((1, 4, 4), &[8], Activation::Relu, 10);
     arch.layers.insert(0, Layer::Dropout { p: 0.1 });
     Config {
-        stages: Stages::all(Format::F32),
+        stages: Stages::all(Format::F32(F32)),
         quire: false,
         kahan: KahanPlaces::default(),
         keep_bits: None,

@@ -7,8 +7,8 @@
 //! interleave P accumulations (`lns-kahan` at stages 3..=5) get P such streams interleaved
 //! cycle by cycle.
 
-use lpgen_golden::{FixAcc, FixFormat, Format, Kahan, Lns, PositFormat, Quire};
-use lpgen_hdl::{Params, PeKind};
+use lpgen_golden::{FixAcc, FixFormat, Format, Kahan, Lns, PositFormat, Quire, SumMode};
+use lpgen_hdl::Params;
 
 use super::words::{fix_word, posit_word, LnsRef};
 use super::{no_exhaustive, Ctx, Mode, Plan};
@@ -37,14 +37,18 @@ pub enum Pes {
 impl Pes {
     pub fn new(p: &Params) -> Result<Pes> {
         let n = (p.rows * p.cols) as usize;
-        Ok(match (p.pe, p.format) {
-            (PeKind::LnsKahan, Format::Lns(f)) => {
+        // The registry says which accumulation the PE performs on the format's words.
+        let mode = p.format.entry().pe(p.pe.name()).map(|pe| pe.mode);
+        Ok(match (p.format, mode) {
+            (Format::Lns(f), Some(SumMode::Kahan)) => {
                 let l = f.ctx();
                 Pes::Kahan(l, vec![Kahan::new(&l); n])
             }
-            (PeKind::LnsPlain, Format::Lns(f)) => Pes::Plain(f.ctx(), vec![f.zero(); n]),
-            (PeKind::PositQuire, Format::Posit(f)) => Pes::Quire(vec![Quire::new(f); n]),
-            (PeKind::Fix, Format::Fix(f)) => Pes::Fix(vec![FixAcc::new(f); n]),
+            (Format::Lns(f), Some(SumMode::Naive)) => Pes::Plain(f.ctx(), vec![f.zero(); n]),
+            (Format::Posit(f), Some(SumMode::Quire)) => Pes::Quire(vec![Quire::new(f); n]),
+            (Format::Fix(f), Some(SumMode::Quire)) => Pes::Fix(vec![FixAcc::new(f); n]),
+            // Refused: a PE the registry does not give the family, or one whose golden
+            // accumulators live elsewhere (dfix arrays: `drivers::dfix`).
             _ => {
                 return Err(VerifError(format!(
                     "array PE '{}' does not work on {}",
@@ -116,7 +120,7 @@ impl Words {
             Format::Lns(l) => Words::Lns(LnsRef::new(l)),
             Format::Posit(p) => Words::Posit(p),
             Format::Fix(x) => Words::Fix(x),
-            Format::F32 => unreachable!("refused by Pes::new"),
+            Format::F32(_) | Format::Dfix(_) => unreachable!("refused by Pes::new"),
         }
     }
     fn get(&self, r: &mut Rng, small: bool) -> u64 {
@@ -316,7 +320,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
 mod tests {
     use super::*;
     use lpgen_golden::SumMode;
-    use lpgen_hdl::Unit;
+    use lpgen_hdl::{PeKind, Unit};
 
     /// The incremental PE accumulators are the golden dot products (`Calc::dot`).
     #[test]

@@ -22,7 +22,7 @@ fn formats(p: &Params) -> Result<(Format, Format)> {
                 .into(),
         ));
     };
-    if p.dfix.is_some() {
+    if p.dfix_format().is_some() {
         return Err(VerifError(format!(
             "convert converts within one family of lns, posit or fix formats, not {} to {to}",
             p.format_name()

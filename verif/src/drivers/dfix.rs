@@ -28,7 +28,7 @@ use crate::rng::Rng;
 use crate::{Result, VerifError};
 
 fn dfix_format(p: &Params) -> Result<DfixFormat> {
-    p.dfix.ok_or_else(|| {
+    p.dfix_format().ok_or_else(|| {
         VerifError(format!(
             "{} on dfix needs --format dfix:W (e.g. dfix:10), not {}",
             p.unit.name(),

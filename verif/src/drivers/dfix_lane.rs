@@ -34,7 +34,7 @@ fn shifts(f: DfixFormat) -> Vec<i64> {
 
 pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     let f = p
-        .dfix
+        .dfix_format()
         .ok_or_else(|| VerifError("a dfix lane needs a dfix:W format".into()))?;
     match mode {
         Mode::Exhaustive if f.width > 6 => Err(no_exhaustive(
@@ -142,7 +142,7 @@ fn step(
     (code, shift): (u64, i64),
     pairs: &[(u64, u64)],
 ) -> Result<()> {
-    let f = ctx.p.dfix.expect("checked by plan");
+    let f = ctx.p.dfix_format().expect("checked by plan");
     io.ins.iter_mut().for_each(|x| *x = 0);
     io.want.iter_mut().for_each(|x| *x = 0);
     io.ins[io.valid] = valid as u64;
@@ -177,7 +177,7 @@ fn word(f: DfixFormat, r: &mut Rng) -> u64 {
 }
 
 fn drive(ctx: &mut Ctx) -> Result<()> {
-    let f = ctx.p.dfix.expect("checked by plan");
+    let f = ctx.p.dfix_format().expect("checked by plan");
     let l = ctx.layout;
     let mut io = Io {
         w: f.width,

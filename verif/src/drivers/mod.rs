@@ -207,7 +207,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
         Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),
         Unit::Array => array::plan(p, mode),
-        Unit::Alu | Unit::Vector if p.dfix.is_some() => dfix_lane::plan(p, mode),
+        Unit::Alu | Unit::Vector if p.dfix_format().is_some() => dfix_lane::plan(p, mode),
         Unit::Alu | Unit::Vector => alu::plan(p, mode),
         Unit::Quant1 => quant1::plan(p, mode),
         Unit::Q8Enc | Unit::Q8Dec => q8::plan(p, mode),

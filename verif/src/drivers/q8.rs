@@ -12,6 +12,7 @@
 //! scale of few significant bits with x exactly at a midpoint times it or one ulp either side.
 
 use lpgen_golden::Format;
+use lpgen_golden::F32;
 use lpgen_hdl::{Params, Unit};
 
 use super::words::{fix_specials, fix_word, posit_specials, posit_word};
@@ -28,7 +29,7 @@ const RANDOM_SCALES: usize = 8;
 
 pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     let w = match p.format {
-        Format::Fix(_) | Format::Posit(_) | Format::F32 => p.format.width(),
+        Format::Fix(_) | Format::Posit(_) | Format::F32(F32) => p.format.width(),
         other => {
             return Err(VerifError(format!(
                 "{} needs a fix, posit or f32 format (e.g. fix:7:8, posit:16:1, f32), not {other}",
@@ -64,7 +65,7 @@ fn specials(f: Format) -> Vec<u64> {
             v
         }
         Format::Posit(x) => posit_specials(x),
-        Format::F32 => [
+        Format::F32(F32) => [
             0.0f32,
             -0.0,
             f32::from_bits(1),
@@ -123,7 +124,7 @@ fn random_word(r: &mut Rng, f: Format) -> u64 {
             fix_word(r, x, small)
         }
         Format::Posit(x) => posit_word(r, x),
-        Format::F32 => f32_word(r),
+        Format::F32(F32) => f32_word(r),
         _ => unreachable!("checked by plan"),
     }
 }
@@ -153,7 +154,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     let flag = match (enc, f) {
         (true, _) => None,
         (false, Format::Fix(_)) => Some(l.slot("overflow")?),
-        (false, Format::F32) => Some(l.slot("nan")?),
+        (false, Format::F32(F32)) => Some(l.slot("nan")?),
         (false, _) => Some(l.slot("nar")?),
     };
     let mut ins = vec![0u64; l.in_slots];
@@ -214,7 +215,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 } else {
                     random_word(&mut r, f)
                 };
-                let tie = (enc && f == Format::F32 && r.below(4) == 0)
+                let tie = (enc && f == Format::F32(F32) && r.below(4) == 0)
                     .then(|| f32_tie(&mut r, ty))
                     .flatten();
                 let (x, scale) = match tie {

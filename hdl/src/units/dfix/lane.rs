@@ -10,9 +10,12 @@
 //! comparison and after the read-out's shifter; latency = stages.
 
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::{AluOp, Format};
 
 use super::{biased_shift, read_out_round, read_out_shift, DFIX_SHIFT_BITS};
-use crate::ir::{cat, konst, mux};
+use crate::ir::{cat, konst, mux, Module, E};
+use crate::units::alu::{LaneIn, OpResults};
+use crate::units::family::{no_hardware, HwFamily};
 use crate::units::{finish, start, Built, GenError, Params, Unit};
 
 /// Candidate stage boundaries of a dfix lane: after the exact integer, after the read-out's
@@ -53,7 +56,7 @@ impl DfixLaneOp {
 pub const DFIX_LANE_OP_BITS: u32 = 3;
 
 pub(crate) fn lane(p: &Params) -> Result<Built, GenError> {
-    let f: DfixFormat = p.dfix.ok_or_else(|| {
+    let f: DfixFormat = p.dfix_format().ok_or_else(|| {
         GenError(format!(
             "a dfix lane needs a dfix format, not {} (generator bug)",
             p.format
@@ -149,4 +152,34 @@ pub(crate) fn lane_grid(unit: Unit, full: bool) -> Vec<Params> {
         }
     }
     g
+}
+
+/// dfix words have a lane of their own ([`lane`]: exact integer ops and a rescale by the
+/// `shift` port), not the golden ALU's opcodes, and no `convert`.
+impl HwFamily for DfixFormat {
+    fn lane_stages(&self) -> u32 {
+        LANE_STAGES
+    }
+    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
+        lane(p)
+    }
+    fn lane_ops(
+        &self,
+        _: &mut Module,
+        _: Format,
+        _: &str,
+        _: &LaneIn,
+        _: &dyn Fn(AluOp) -> E,
+    ) -> OpResults {
+        no_hardware(self, "golden-ALU lane")
+    }
+    fn convert_stages(&self, _: Format) -> u32 {
+        1
+    }
+    fn convert(&self, _: &mut Module, _: Format, _: &str, _: &E) -> E {
+        no_hardware(self, "convert")
+    }
+    fn tables(&self) -> Vec<(String, String)> {
+        vec![]
+    }
 }

@@ -21,13 +21,13 @@
 mod lane;
 mod monitor;
 
-pub(crate) use lane::{lane, lane_grid, LANE_STAGES};
+pub(crate) use lane::lane_grid;
 
 pub use lane::{DfixLaneOp, DFIX_LANE_OP_BITS};
 pub(crate) use monitor::{grid as monitor_grid, monitor, MONITOR_STAGES};
 
 use lpgen_golden::dfix::DfixFormat;
-use lpgen_golden::{FixFormat, Format};
+use lpgen_golden::FixFormat;
 
 use super::{fix, GenError, Params, PeIo, PeKind, Unit};
 use crate::ir::{cat, konst, mux, Module, E};
@@ -44,8 +44,8 @@ const MAX_COUNTER_BITS: u32 = 64;
 
 /// `fix:(W−1):0`: the same W-bit two's-complement integer at scale 0, whose sub-operators
 /// (product, accumulator, saturation) the dfix PE shares.
-pub(crate) fn carrier(f: DfixFormat) -> Format {
-    Format::Fix(FixFormat::new(f.width - 1, 0).expect("dfix widths are 2..=32"))
+pub(crate) fn carrier_fix(f: DfixFormat) -> FixFormat {
+    FixFormat::new(f.width - 1, 0).expect("dfix widths are 2..=32")
 }
 
 /// The accumulator bits of a dfix:W PE (the fix carrier's: 2W + 16).
@@ -72,7 +72,7 @@ pub fn dfix_shift_bits(w: u32) -> u32 {
 /// Refuses dfix words where they do not belong, and other formats where dfix words must be.
 pub(crate) fn check(p: &Params) -> Result<(), GenError> {
     let fmt = p.format_name();
-    match (p.dfix, p.unit) {
+    match (p.dfix_format(), p.unit) {
         (Some(_), Unit::Array) if p.pe == PeKind::Dfix => Ok(()),
         (Some(d), Unit::Array) => Err(GenError(format!(
             "array PE '{}' does not work on {d} (use --pe dfix)",
@@ -245,12 +245,13 @@ pub(crate) fn dfix_pe(
     shift: &E,
     readout_register: bool,
 ) -> Result<E, GenError> {
-    let Format::Fix(f) = p.format else {
+    let Some(d) = p.dfix_format() else {
         return Err(GenError(format!(
-            "the dfix PE works on its fix carrier, not {} (generator bug)",
+            "the dfix PE works on dfix words, not {} (generator bug)",
             p.format
         )));
     };
+    let f = carrier_fix(d);
     let acc = fix::pe_accumulator(m, f, "", io);
     // The result register loads the read-out one cycle after the `last` step reached the
     // accumulator: hold the shift for that cycle as `capture` holds `last`.

@@ -3,11 +3,13 @@
 //! divider, compare, sign operations, and conversion between fix formats (golden
 //! `alu::fix_convert`).
 
-use lpgen_golden::{AluOp, FixFormat};
+use lpgen_golden::{AluOp, FixFormat, Format};
 
 use super::{rne_shr, saturate};
 use crate::ir::{cat, konst, mux, Module, E};
-use crate::units::alu::{LaneIn, OpResults};
+use crate::units::alu::{self, LaneIn, OpResults};
+use crate::units::family::{no_hardware, HwFamily};
+use crate::units::{Built, GenError, Params};
 
 /// Candidate stage boundaries of a fix lane: the divider's two (the multiplier uses one).
 pub(crate) const LANE_STAGES: u32 = 2;
@@ -140,4 +142,38 @@ pub(crate) fn convert(m: &mut Module, s: FixFormat, d: FixFormat, px: &str, x: &
     };
     let (word, _) = saturate(m, px, &r, wd);
     m.wire(&format!("{px}word"), &word)
+}
+
+impl HwFamily for FixFormat {
+    fn lane_stages(&self) -> u32 {
+        LANE_STAGES
+    }
+    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
+        alu::lane_unit(p)
+    }
+    fn lane_ops(
+        &self,
+        m: &mut Module,
+        to: Format,
+        px: &str,
+        io: &LaneIn,
+        is: &dyn Fn(AluOp) -> E,
+    ) -> OpResults {
+        let Format::Fix(t) = to else {
+            no_hardware(&to, "lane converting to fix")
+        };
+        lane_ops(m, *self, t, px, io, is)
+    }
+    fn convert_stages(&self, _: Format) -> u32 {
+        1
+    }
+    fn convert(&self, m: &mut Module, to: Format, px: &str, x: &E) -> E {
+        let Format::Fix(t) = to else {
+            no_hardware(&to, "conversion from fix")
+        };
+        convert(m, *self, t, px, x)
+    }
+    fn tables(&self) -> Vec<(String, String)> {
+        vec![]
+    }
 }

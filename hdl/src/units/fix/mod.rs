@@ -14,8 +14,6 @@
 
 mod lane;
 
-pub(crate) use lane::{convert, lane_ops, LANE_STAGES};
-
 use lpgen_golden::{FixFormat, Format};
 
 use super::{finish, start, Built, GenError, Params, PeIo};

@@ -3,13 +3,15 @@
 //! compare/max/min, sign operations, and conversion between LNS formats (golden
 //! `alu::lns_convert`).
 
-use lpgen_golden::{AluOp, LnsFormat};
+use lpgen_golden::{AluOp, Format, LnsFormat};
 
 use super::{
     add_core, fields, mul_core, saturate, signed_konst, AddStages, Negate, ADD_CANDIDATES,
 };
 use crate::ir::{cat, konst, mux, Module, E};
-use crate::units::alu::{LaneIn, OpResults};
+use crate::units::alu::{self, LaneIn, OpResults};
+use crate::units::family::{no_hardware, HwFamily};
+use crate::units::{Built, GenError, Params};
 
 /// Candidate stage boundaries of an LNS lane: those of the adder, its longest datapath.
 pub(crate) const LANE_STAGES: u32 = ADD_CANDIDATES;
@@ -131,4 +133,38 @@ pub(crate) fn convert(m: &mut Module, s: LnsFormat, d: LnsFormat, px: &str, x: &
         &konst(dw, d.nan() as u128),
         &mux(&fl.is_zero, &konst(dw, d.zero() as u128), &word),
     )
+}
+
+impl HwFamily for LnsFormat {
+    fn lane_stages(&self) -> u32 {
+        LANE_STAGES
+    }
+    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
+        alu::lane_unit(p)
+    }
+    fn lane_ops(
+        &self,
+        m: &mut Module,
+        to: Format,
+        px: &str,
+        io: &LaneIn,
+        is: &dyn Fn(AluOp) -> E,
+    ) -> OpResults {
+        let Format::Lns(t) = to else {
+            no_hardware(&to, "lane converting to lns")
+        };
+        lane_ops(m, *self, t, px, io, is)
+    }
+    fn convert_stages(&self, _: Format) -> u32 {
+        1
+    }
+    fn convert(&self, m: &mut Module, to: Format, px: &str, x: &E) -> E {
+        let Format::Lns(t) = to else {
+            no_hardware(&to, "conversion from lns")
+        };
+        convert(m, *self, t, px, x)
+    }
+    fn tables(&self) -> Vec<(String, String)> {
+        super::table_digests(*self)
+    }
 }

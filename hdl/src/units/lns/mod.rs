@@ -9,7 +9,6 @@
 mod lane;
 mod mac;
 
-pub(crate) use lane::{convert, lane_ops, LANE_STAGES};
 pub(crate) use mac::{
     kahan, kahan_pe, kahan_pe_interleaved, plain_pe, plain_pe_interleaved, KAHAN_MAX_STAGES,
     PE_MAX_LOOP_REGISTERS,

@@ -3,13 +3,15 @@
 //! total order for compare/max/min, and conversion between posit formats (golden
 //! `alu::posit_convert`).
 
-use lpgen_golden::{AluOp, PositFormat};
+use lpgen_golden::{AluOp, Format, PositFormat};
 
 use super::decode::{decode, frac_width, max_scale, sbits};
 use super::encode::encode;
 use super::{add_core, mul_core, nar_word, ADD_STAGES};
 use crate::ir::{cat, konst, mux, Module, E};
-use crate::units::alu::{LaneIn, OpResults};
+use crate::units::alu::{self, LaneIn, OpResults};
+use crate::units::family::{no_hardware, HwFamily};
+use crate::units::{Built, GenError, Params};
 
 /// Candidate stage boundaries of a posit lane: the adder's and the divider's 4.
 pub(crate) const LANE_STAGES: u32 = ADD_STAGES;
@@ -143,4 +145,43 @@ pub(crate) fn convert(m: &mut Module, s: PositFormat, d: PositFormat, px: &str, 
         true,
     );
     mux(&dx.nar, &nar_word(d), &mux(&dx.zero, &konst(d.n, 0), &word))
+}
+
+impl HwFamily for PositFormat {
+    fn lane_stages(&self) -> u32 {
+        LANE_STAGES
+    }
+    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
+        alu::lane_unit(p)
+    }
+    fn lane_ops(
+        &self,
+        m: &mut Module,
+        to: Format,
+        px: &str,
+        io: &LaneIn,
+        is: &dyn Fn(AluOp) -> E,
+    ) -> OpResults {
+        let Format::Posit(t) = to else {
+            no_hardware(&to, "lane converting to posit")
+        };
+        lane_ops(m, *self, t, px, io, is)
+    }
+    /// After the input, and inside the encoder between its shift and its rounding.
+    fn convert_stages(&self, to: Format) -> u32 {
+        if to == Format::Posit(*self) {
+            1
+        } else {
+            2
+        }
+    }
+    fn convert(&self, m: &mut Module, to: Format, px: &str, x: &E) -> E {
+        let Format::Posit(t) = to else {
+            no_hardware(&to, "conversion from posit")
+        };
+        convert(m, *self, t, px, x)
+    }
+    fn tables(&self) -> Vec<(String, String)> {
+        vec![]
+    }
 }

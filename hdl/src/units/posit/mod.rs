@@ -25,7 +25,6 @@ use crate::ir::{cat, konst, mux, Module, E};
 use decode::{decode, fields, lzc, magnitude, max_scale, sbits, Decoded};
 use encode::encode;
 
-pub(crate) use lane::{convert, lane_ops, LANE_STAGES};
 #[allow(unused_imports)] // quire_pe: used by the array generator
 pub(crate) use quire::{mac, pe_cuts, quire_pe, quire_pe_pipelined, PE_CANDIDATES};
 

@@ -42,7 +42,7 @@ pub(crate) fn dec(p: &Params) -> Result<Built, GenError> {
             let (y, nar) = posit_dec(&mut m, p.q8, &t, f, &code, &scale);
             (y, nar, "nar")
         }
-        Format::F32 => {
+        Format::F32(_) => {
             let (y, nan) = f32_dec(&mut m, p.q8, &t, &code, &scale);
             (y, nan, "nan")
         }

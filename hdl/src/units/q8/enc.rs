@@ -53,7 +53,7 @@ pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
     let prep = match p.format {
         Format::Fix(f) => fix_prepare(&mut m, &t, f, mid_w, &x, &scale),
         Format::Posit(f) => posit_prepare(&mut m, &t, f, mid_w, &x, &scale),
-        Format::F32 => f32_prepare(&mut m, &t, mid_w, &x, &scale),
+        Format::F32(_) => f32_prepare(&mut m, &t, mid_w, &x, &scale),
         _ => unreachable!("check_format refused it"),
     };
     m.stage();

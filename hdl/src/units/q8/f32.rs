@@ -1,5 +1,5 @@
 //! The codecs on f32 words (golden `Q8Type::encode_word` / `decode_word_flagged` on
-//! `Format::F32`): an IEEE input decode in front of the encoder's alignment, divider and
+//! `Format::F32(_)`): an IEEE input decode in front of the encoder's alignment, divider and
 //! search, and the decoder's product rounded once to f32.
 //!
 //! - Input decode: sign, the 24-bit significand sx (hidden bit 0 for subnormals and zeros),

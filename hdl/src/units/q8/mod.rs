@@ -36,7 +36,7 @@ pub(crate) const DEC_STAGES: u32 = 2;
 /// Refuses a format the codecs do not take (LNS and dfix words).
 fn check_format(p: &Params) -> Result<(), GenError> {
     match p.format {
-        Format::Fix(_) | Format::Posit(_) | Format::F32 => Ok(()),
+        Format::Fix(_) | Format::Posit(_) | Format::F32(_) => Ok(()),
         other => Err(GenError(format!(
             "{} needs a fix, posit or f32 format (e.g. fix:7:8, posit:16:1, f32), not {other}",
             p.unit.name()

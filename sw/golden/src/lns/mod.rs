@@ -7,7 +7,9 @@
 //! log exceeds the largest code saturate to it; results whose rounded log falls below the
 //! smallest valid code flush to zero.
 
+mod family;
 mod gtable;
+pub use family::FAMILY;
 mod transcendental;
 
 use std::cmp::Ordering;

@@ -9,7 +9,9 @@
 //! Inside, a nonzero posit is (sign, scale, sig) with value ±sig·2^(scale-62): `sig` holds
 //! the hidden bit at bit 62 and the fraction below it.
 
+mod family;
 mod ops;
+pub use family::FAMILY;
 mod quire;
 pub(crate) mod table;
 

@@ -35,7 +35,7 @@ impl TensorScale {
     pub fn byte_len(format: Format) -> usize {
         match format {
             Format::Fix(_) | Format::Posit(_) => format.width().div_ceil(8) as usize,
-            _ => 4,
+            Format::Lns(_) | Format::Dfix(_) | Format::F32(_) => 4,
         }
     }
 
@@ -65,9 +65,9 @@ impl TensorScale {
                 key(format, w)?;
                 Ok(TensorScale::Word(w))
             }
-            _ => Ok(TensorScale::F32(f32::from_le_bytes(
-                bytes.try_into().expect("4 bytes"),
-            ))),
+            Format::Lns(_) | Format::Dfix(_) | Format::F32(_) => Ok(TensorScale::F32(
+                f32::from_le_bytes(bytes.try_into().expect("4 bytes")),
+            )),
         }
     }
 }
@@ -195,7 +195,7 @@ impl Q8Type {
                     self.encode_tensor(format, words, scale)?,
                 ))
             }
-            _ => {
+            Format::Lns(_) | Format::Dfix(_) | Format::F32(_) => {
                 let (scale, codes) = self.encode_words(&format.calc(), words, unit)?;
                 Ok((TensorScale::F32(scale), codes))
             }
@@ -294,7 +294,7 @@ fn is_negative(format: Format, w: u64) -> bool {
     match format {
         Format::Fix(f) => f.to_int(w) < 0,
         Format::Posit(f) => w != f.nar() && w >> (f.n - 1) & 1 == 1,
-        _ => false,
+        Format::Lns(_) | Format::Dfix(_) | Format::F32(_) => false,
     }
 }
 

@@ -30,6 +30,7 @@ use num_traits::Zero;
 use super::{Codebook, Q8Type, SIGN_BIT};
 use crate::format::{err, Format, FormatError};
 use crate::posit::Decoded;
+use crate::F32;
 
 /// The tables as integers, what the RTL's ROMs hold: every magnitude value is
 /// `values[field] / 2^frac_bits` and every midpoint `midpoints[j] / 2^(frac_bits + 1)`, exactly.
@@ -133,7 +134,7 @@ fn f32_of(word: u64) -> Result<f32, FormatError> {
 
 pub(super) fn word_value(format: Format, word: u64) -> Result<WordValue, FormatError> {
     match format {
-        Format::F32 => {
+        Format::F32(F32) => {
             let v = f32_of(word)?;
             if !v.is_finite() {
                 return Ok(None);
@@ -200,7 +201,7 @@ impl Q8Type {
         let x = word_value(format, x)?;
         let s = word_value(format, scale)?;
         // f32: ±∞ x (x's value is None, as NaN's) is ±(largest magnitude) at a valid scale.
-        let infinite = format == Format::F32 && f32_of(x_word)?.is_infinite();
+        let infinite = format == Format::F32(F32) && f32_of(x_word)?.is_infinite();
         let neg = match &x {
             Some((neg, _, _)) => *neg,
             None if infinite => x_word >> 31 == 1,
@@ -239,7 +240,7 @@ impl Q8Type {
         code: u8,
         scale: u64,
     ) -> Result<(u64, bool), FormatError> {
-        if format == Format::F32 {
+        if format == Format::F32(F32) {
             // The f64 product of two f32 values is exact; the cast rounds it once.
             let y = self.decode(code, f32_of(scale)?);
             return Ok(if y.is_nan() {
@@ -495,7 +496,7 @@ mod tests {
         let p = Format::Posit(PositFormat::draft(8, 0));
         assert_eq!(ty.decode_word(p, 5, 0x80).unwrap(), 0x80);
         assert_eq!(ty.decode_word(p, 0, 0x40).unwrap(), 0);
-        assert!(ty.decode_word(Format::F32, 0, 1 << 32).is_err());
+        assert!(ty.decode_word(Format::F32(F32), 0, 1 << 32).is_err());
         assert!(ty
             .decode_word(Format::Lns(crate::LnsFormat::new(3, 2).unwrap()), 0, 0)
             .is_err());

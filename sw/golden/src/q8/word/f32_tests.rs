@@ -5,7 +5,7 @@ use super::tests::nearest;
 use super::*;
 use crate::test_words;
 
-const F32: Format = Format::F32;
+const F32: Format = Format::F32(crate::F32);
 
 /// Finite non-negative scales: zeros, subnormals, the normal extremes, ones and a few others.
 fn edge_scales() -> Vec<f32> {

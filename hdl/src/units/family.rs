@@ -1,0 +1,82 @@
+//! What the unit generators need of a number family, one implementation per family module
+//! (`lns/`, `posit/`, `fix/`, `dfix/`, and f32, which has no hardware of its own), and the
+//! one place that maps a golden [`Format`] to it: [`hw`]. Which formats, PE kinds and
+//! accumulations exist and go together is the golden registry's (`lpgen_golden::family`).
+
+use lpgen_golden::{AluOp, Format};
+
+use super::alu::{LaneIn, OpResults};
+use super::{Built, GenError, Params};
+use crate::ir::{Module, E};
+
+/// A family's hardware: its lanes (`alu`, `vector`), conversions (`convert`, the lanes'
+/// `t_in`/`t_out`) and tables. The `to` formats are of the same family (the golden
+/// registry and `lpgen_golden::Alu::new` refuse others before a generator runs).
+pub(crate) trait HwFamily {
+    /// Candidate stage boundaries of the family's lane.
+    fn lane_stages(&self) -> u32;
+    /// The `alu` or `vector` design on this family's words.
+    fn lane_unit(&self, p: &Params) -> Result<Built, GenError>;
+    /// Every opcode's result of one lane converting to and from `to` (wires named `px…`).
+    fn lane_ops(
+        &self,
+        m: &mut Module,
+        to: Format,
+        px: &str,
+        io: &LaneIn,
+        is: &dyn Fn(AluOp) -> E,
+    ) -> OpResults;
+    /// Candidate stage boundaries of `convert` to `to`.
+    fn convert_stages(&self, to: Format) -> u32;
+    /// `x` of this format converted to `to`.
+    fn convert(&self, m: &mut Module, to: Format, px: &str, x: &E) -> E;
+    /// (name, digest) of every table a design on these words holds.
+    fn tables(&self) -> Vec<(String, String)>;
+}
+
+/// The hardware of `f`'s family: the registration of every family in this crate.
+pub(crate) fn hw(f: &Format) -> &dyn HwFamily {
+    match f {
+        Format::Lns(x) => x,
+        Format::Posit(x) => x,
+        Format::Fix(x) => x,
+        Format::Dfix(x) => x,
+        Format::F32(x) => x,
+    }
+}
+
+/// The refusal of a family without hardware of a kind, for the impls of such families
+/// (reached only through a generator bug: the registry refuses first).
+pub(crate) fn no_hardware(f: &dyn std::fmt::Display, what: &str) -> ! {
+    panic!("{f} has no {what} (the family registry refuses it before a generator runs)")
+}
+
+/// f32 has no hardware of its own (the q8 codecs read and write f32 words, `units/q8/f32.rs`):
+/// no lane (the golden `Alu::new` refuses it) and no conversion.
+impl HwFamily for lpgen_golden::F32 {
+    fn lane_stages(&self) -> u32 {
+        0
+    }
+    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
+        super::alu::lane_unit(p)
+    }
+    fn lane_ops(
+        &self,
+        _: &mut Module,
+        _: Format,
+        _: &str,
+        _: &LaneIn,
+        _: &dyn Fn(AluOp) -> E,
+    ) -> OpResults {
+        no_hardware(self, "lane")
+    }
+    fn convert_stages(&self, _: Format) -> u32 {
+        1
+    }
+    fn convert(&self, _: &mut Module, _: Format, _: &str, _: &E) -> E {
+        no_hardware(self, "convert")
+    }
+    fn tables(&self) -> Vec<(String, String)> {
+        vec![]
+    }
+}

@@ -1,0 +1,176 @@
+//! `f32`: IEEE binary32, the reference format (round to nearest even, as the hardware FPU
+//! does). Its arithmetic is the machine's own; exp and ln are libm's f64 results rounded to
+//! f32.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::arith::{ratio_to_f32, Arith, Bits};
+use crate::exact::Ratio;
+use crate::family::{Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::format::FormatError;
+use crate::sum;
+use crate::SumMode;
+
+/// IEEE binary32: the format and its arithmetic (it has no parameters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct F32;
+
+/// The f32 family: no array PE and no lane of its own (the float training machine runs it
+/// natively).
+pub const FAMILY: FamilyEntry = FamilyEntry {
+    name: "f32",
+    syntax: "f32",
+    parse: |fields, underflow, whole| {
+        if underflow {
+            return crate::family::no_underflow(whole);
+        }
+        if !fields.is_empty() {
+            return crate::format::err(format!(
+                "unknown format {whole:?}: f32 takes no fields (formats: {})",
+                crate::family::syntaxes()
+            ));
+        }
+        Ok(Format::F32(F32))
+    },
+    modes: &[SumMode::Naive, SumMode::Kahan, SumMode::Pairwise],
+    pes: &[] as &[PeInfo],
+    lanes: false,
+};
+
+impl fmt::Display for F32 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("f32")
+    }
+}
+
+fn f(b: Bits) -> f32 {
+    f32::from_bits(b as u32)
+}
+
+fn b(x: f32) -> Bits {
+    x.to_bits() as Bits
+}
+
+impl Arith for F32 {
+    type Val = Bits;
+    #[inline(always)]
+    fn load(&self, w: Bits) -> Bits {
+        w
+    }
+    #[inline(always)]
+    fn store(&self, v: Bits) -> Bits {
+        v
+    }
+    #[inline(always)]
+    fn zero(&self) -> Bits {
+        0
+    }
+    #[inline(always)]
+    fn add(&self, x: Bits, y: Bits) -> Bits {
+        b(f(x) + f(y))
+    }
+    #[inline(always)]
+    fn sub(&self, x: Bits, y: Bits) -> Bits {
+        b(f(x) - f(y))
+    }
+    #[inline(always)]
+    fn mul(&self, x: Bits, y: Bits) -> Bits {
+        b(f(x) * f(y))
+    }
+}
+
+impl FamilyFormat for F32 {
+    fn width(&self) -> u32 {
+        32
+    }
+    fn calc(&self) -> Calc {
+        Calc::F32(F32)
+    }
+    fn entry(&self) -> &'static FamilyEntry {
+        &FAMILY
+    }
+}
+
+impl Family for F32 {
+    fn format(&self) -> Format {
+        Format::F32(F32)
+    }
+    fn add(&self, a: Bits, b: Bits) -> Bits {
+        Arith::add(self, a, b)
+    }
+    fn sub(&self, a: Bits, b: Bits) -> Bits {
+        Arith::sub(self, a, b)
+    }
+    fn mul(&self, a: Bits, b: Bits) -> Bits {
+        Arith::mul(self, a, b)
+    }
+    fn div(&self, x: Bits, y: Bits) -> Bits {
+        b(f(x) / f(y))
+    }
+    fn neg(&self, a: Bits) -> Bits {
+        b(-f(a))
+    }
+    fn abs(&self, a: Bits) -> Bits {
+        b(f(a).abs())
+    }
+    fn cmp(&self, x: Bits, y: Bits) -> Option<Ordering> {
+        f(x).partial_cmp(&f(y))
+    }
+    fn max(&self, x: Bits, y: Bits) -> Bits {
+        b(if f(x).is_nan() || f(y).is_nan() {
+            f32::NAN
+        } else {
+            f(x).max(f(y))
+        })
+    }
+    fn min(&self, x: Bits, y: Bits) -> Bits {
+        b(if f(x).is_nan() || f(y).is_nan() {
+            f32::NAN
+        } else {
+            f(x).min(f(y))
+        })
+    }
+    fn is_nan(&self, a: Bits) -> bool {
+        f(a).is_nan()
+    }
+    fn nan(&self) -> Option<Bits> {
+        Some(b(f32::NAN))
+    }
+    fn one(&self) -> Bits {
+        b(1.0)
+    }
+    fn zero(&self) -> Bits {
+        0
+    }
+    fn from_f64(&self, x: f64) -> Bits {
+        b(x as f32)
+    }
+    fn to_f64(&self, a: Bits) -> f64 {
+        f(a) as f64
+    }
+    fn from_ratio(&self, r: &Ratio) -> Bits {
+        b(ratio_to_f32(r))
+    }
+    fn exp(&self, a: Bits) -> Bits {
+        b((f(a) as f64).exp() as f32)
+    }
+    fn ln(&self, a: Bits) -> Bits {
+        b((f(a) as f64).ln() as f32)
+    }
+    fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
+        match sum::rounded_sum(self, mode, xs) {
+            Some(s) => Ok(s),
+            None => FAMILY.refuse_mode(mode, &self.format()),
+        }
+    }
+    fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
+        match sum::rounded_dot(self, mode, a, b) {
+            Some(s) => Ok(s),
+            None => FAMILY.refuse_mode(mode, &self.format()),
+        }
+    }
+    fn convert_to(&self, _: &F32, a: Bits) -> Bits {
+        a
+    }
+}

@@ -1,0 +1,234 @@
+//! The dfix family's registration and its [`Family`] arithmetic: words of one group at the
+//! group's scale e, the family's runtime parameter ([`DfixCalc`]). Every result rounds to
+//! nearest even into scale e and saturates (the overflow flag of [`super::Converted`] is the
+//! scale updates' business, not the arithmetic's).
+
+use std::cmp::Ordering;
+
+use num_bigint::BigUint;
+
+use crate::arith::{transcendental, Arith, Bits, Transcendental};
+use crate::exact::Ratio;
+use crate::family::{no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::format::{err, FormatError};
+use crate::sum;
+use crate::SumMode;
+
+use super::DfixFormat;
+
+/// `dfix:W`: the rounded sums and the exact accumulator (mode `quire`); one PE, the
+/// integer MAC read out into the output group's scale with its two overflow flags.
+pub const FAMILY: FamilyEntry = FamilyEntry {
+    name: "dfix",
+    syntax: "dfix:W",
+    parse: |fields, underflow, whole| {
+        if underflow {
+            return no_underflow(whole);
+        }
+        match fields {
+            [_] => Ok(Format::Dfix(whole.parse()?)),
+            _ => err(format!(
+                "format {whole:?} is not dfix:W with a whole width W (e.g. dfix:10)"
+            )),
+        }
+    },
+    modes: &[
+        SumMode::Naive,
+        SumMode::Kahan,
+        SumMode::Pairwise,
+        SumMode::Quire,
+    ],
+    pes: &[PeInfo {
+        name: "dfix",
+        mode: SumMode::Quire,
+        about: "dynamic fixed point MAC, read out through a runtime shift into the output \
+                group's scale, with overflow flags (seed 002)",
+    }],
+    lanes: false,
+};
+
+/// The arithmetic of `dfix:W` words at scale `scale` (a word means int·2^scale).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DfixCalc {
+    pub fmt: DfixFormat,
+    pub scale: i32,
+}
+
+impl DfixCalc {
+    pub fn new(fmt: DfixFormat, scale: i32) -> DfixCalc {
+        DfixCalc { fmt, scale }
+    }
+}
+
+impl FamilyFormat for DfixFormat {
+    fn width(&self) -> u32 {
+        self.width
+    }
+    /// At scale 0 (integers); [`DfixCalc::new`] gives another.
+    fn calc(&self) -> Calc {
+        Calc::Dfix(DfixCalc::new(*self, 0))
+    }
+    fn entry(&self) -> &'static FamilyEntry {
+        &FAMILY
+    }
+}
+
+impl Arith for DfixCalc {
+    type Val = Bits;
+    fn load(&self, w: Bits) -> Bits {
+        w
+    }
+    fn store(&self, v: Bits) -> Bits {
+        v
+    }
+    fn zero(&self) -> Bits {
+        0
+    }
+    fn add(&self, a: Bits, b: Bits) -> Bits {
+        self.fmt.add(a, b).word
+    }
+    fn sub(&self, a: Bits, b: Bits) -> Bits {
+        self.fmt.sub(a, b).word
+    }
+    fn mul(&self, a: Bits, b: Bits) -> Bits {
+        let e = self.scale;
+        self.fmt.mul(a, e, b, e, e).word
+    }
+}
+
+impl Family for DfixCalc {
+    fn format(&self) -> Format {
+        Format::Dfix(self.fmt)
+    }
+    fn add(&self, a: Bits, b: Bits) -> Bits {
+        Arith::add(self, a, b)
+    }
+    fn sub(&self, a: Bits, b: Bits) -> Bits {
+        Arith::sub(self, a, b)
+    }
+    fn mul(&self, a: Bits, b: Bits) -> Bits {
+        Arith::mul(self, a, b)
+    }
+    /// The exact quotient rounded into the scale; x/0 saturates with x's sign, 0/0 is 0.
+    fn div(&self, a: Bits, b: Bits) -> Bits {
+        let (x, y) = (self.fmt.to_int(a), self.fmt.to_int(b));
+        if y == 0 {
+            return self.fmt.saturate(x.signum() as i128 * i128::MAX).word;
+        }
+        let q = Ratio {
+            neg: (x < 0) != (y < 0),
+            num: BigUint::from(x.unsigned_abs()),
+            den: BigUint::from(y.unsigned_abs()),
+        };
+        // a/b = x/y, at scale e: round(x/y · 2^−e).
+        self.fmt.from_ratio(&q, self.scale).word
+    }
+    fn neg(&self, a: Bits) -> Bits {
+        self.fmt.neg(a).word
+    }
+    fn abs(&self, a: Bits) -> Bits {
+        if self.fmt.to_int(a) < 0 {
+            self.neg(a)
+        } else {
+            a
+        }
+    }
+    fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
+        Some(self.fmt.to_int(a).cmp(&self.fmt.to_int(b)))
+    }
+    fn max(&self, a: Bits, b: Bits) -> Bits {
+        if self.fmt.to_int(a) < self.fmt.to_int(b) {
+            b
+        } else {
+            a
+        }
+    }
+    fn min(&self, a: Bits, b: Bits) -> Bits {
+        if self.fmt.to_int(a) > self.fmt.to_int(b) {
+            b
+        } else {
+            a
+        }
+    }
+    fn is_nan(&self, _: Bits) -> bool {
+        false
+    }
+    fn nan(&self) -> Option<Bits> {
+        None
+    }
+    fn one(&self) -> Bits {
+        self.from_f64(1.0)
+    }
+    fn zero(&self) -> Bits {
+        0
+    }
+    fn from_f64(&self, x: f64) -> Bits {
+        self.fmt.from_f64(x, self.scale).word
+    }
+    fn to_f64(&self, a: Bits) -> f64 {
+        self.fmt.to_f64(a, self.scale)
+    }
+    fn from_ratio(&self, r: &Ratio) -> Bits {
+        self.fmt.from_ratio(r, self.scale).word
+    }
+    fn exp(&self, a: Bits) -> Bits {
+        let most_negative = self.fmt.saturate(i128::MIN).word;
+        transcendental(self, a, Transcendental::Exp, most_negative)
+    }
+    /// ln of x <= 0 saturates to the most negative word.
+    fn ln(&self, a: Bits) -> Bits {
+        let most_negative = self.fmt.saturate(i128::MIN).word;
+        transcendental(self, a, Transcendental::Ln, most_negative)
+    }
+    fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
+        Ok(match mode {
+            SumMode::Quire => {
+                let acc: i128 = xs.iter().map(|&x| self.fmt.to_int(x) as i128).sum();
+                self.fmt.saturate(acc).word
+            }
+            _ => sum::rounded_sum(self, mode, xs).expect("a rounded mode"),
+        })
+    }
+    fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
+        assert_eq!(a.len(), b.len());
+        let e = self.scale;
+        Ok(match mode {
+            SumMode::Quire => self.fmt.dot(a, e, b, e, e).word,
+            _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
+        })
+    }
+    /// The same value in a word of another width (the scale kept), saturated.
+    fn convert_to(&self, to: &DfixCalc, a: Bits) -> Bits {
+        to.fmt
+            .rescale_int(self.fmt.to_int(a) as i128, self.scale, to.scale)
+            .word
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_at_a_scale_compute_as_that_fixed_point() {
+        // dfix:10 at scale −4 holds the values of fix:5:4.
+        let d = DfixCalc::new(DfixFormat::new(10).unwrap(), -4);
+        let x: Format = "fix:5:4".parse().unwrap();
+        let x = x.calc();
+        for (a, b) in [(1.5, 2.25), (-3.0625, 0.5), (31.0, 2.0), (-20.0, -7.5)] {
+            let (da, db) = (d.from_f64(a), d.from_f64(b));
+            let (xa, xb) = (x.from_f64(a), x.from_f64(b));
+            for (dv, xv) in [
+                (Family::add(&d, da, db), x.add(xa, xb)),
+                (Family::mul(&d, da, db), x.mul(xa, xb)),
+                (d.div(da, db), x.div(xa, xb)),
+            ] {
+                assert_eq!(d.to_f64(dv), x.to_f64(xv), "{a} {b}");
+            }
+        }
+        assert_eq!(
+            d.to_f64(d.div(d.from_f64(1.0), 0)),
+            d.to_f64(d.fmt.max_int() as u64)
+        );
+    }
+}

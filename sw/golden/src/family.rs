@@ -1,0 +1,328 @@
+//! Number families: the one place that says which exist and what goes together.
+//!
+//! A family (lns, posit, fix, dfix, f32) is one module of this crate implementing
+//! [`Family`] (its scalar arithmetic, accumulations and conversions) and [`FamilyFormat`]
+//! (width, arithmetic context), with a [`FamilyEntry`] (format strings, accumulation modes,
+//! PE kinds, lanes), plus one line in the [`families!`] list below, which makes the
+//! [`Format`] and [`Calc`] enums and their dispatch. Every other crate asks the registry
+//! ([`FAMILIES`], [`Format::entry`], [`pe_kinds`]) instead of matching on families: a family
+//! that does not implement something fails to compile here, or is refused in one line by
+//! its entry. `docs/adding-a-format.md` is the guide.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::arith::Bits;
+use crate::exact::Ratio;
+use crate::format::{err, FormatError};
+use crate::SumMode;
+
+/// The golden arithmetic of one family, on words in the low bits of a [`Bits`]. Every
+/// operation rounds once, by the family's rule (docs/formats.md). `from_*` take `self`: the
+/// arithmetic context holds the format's parameters (and tables).
+#[allow(clippy::wrong_self_convention)]
+pub trait Family: Copy + fmt::Debug + Send + Sync {
+    /// The format this arithmetic computes in.
+    fn format(&self) -> Format;
+    fn add(&self, a: Bits, b: Bits) -> Bits;
+    fn sub(&self, a: Bits, b: Bits) -> Bits;
+    fn mul(&self, a: Bits, b: Bits) -> Bits;
+    fn div(&self, a: Bits, b: Bits) -> Bits;
+    fn neg(&self, a: Bits) -> Bits;
+    fn abs(&self, a: Bits) -> Bits;
+    /// Numeric order; `None` when unordered (NaN).
+    fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering>;
+    fn max(&self, a: Bits, b: Bits) -> Bits;
+    fn min(&self, a: Bits, b: Bits) -> Bits;
+    fn is_nan(&self, a: Bits) -> bool;
+    /// The NaN word (`nan` on the command line, the lanes' NaN flag), if the family has one.
+    fn nan(&self) -> Option<Bits>;
+    /// How a NaN word prints.
+    fn nan_name(&self) -> &'static str {
+        "NaN"
+    }
+    fn one(&self) -> Bits;
+    fn zero(&self) -> Bits;
+    /// The word nearest to `x` by the family's rounding.
+    fn from_f64(&self, x: f64) -> Bits;
+    /// The value of a word (exact, or correctly rounded where it is not an f64).
+    fn to_f64(&self, a: Bits) -> f64;
+    /// The word nearest to an exact ratio.
+    fn from_ratio(&self, r: &Ratio) -> Bits;
+    /// e^x, correctly rounded.
+    fn exp(&self, a: Bits) -> Bits;
+    /// ln x, correctly rounded.
+    fn ln(&self, a: Bits) -> Bits;
+    /// Σ x_k in `mode` (one of the entry's `modes`; others are refused in one line).
+    fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError>;
+    /// Σ a_k·b_k in `mode`, k = 0..K−1 in order.
+    fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError>;
+    /// `a` converted to `to`, a format of the same family (the lanes' `convert`).
+    fn convert_to(&self, to: &Self, a: Bits) -> Bits;
+}
+
+/// What a family's format value offers before its arithmetic is built.
+pub trait FamilyFormat: Copy + fmt::Display {
+    /// Bits of one word.
+    fn width(&self) -> u32;
+    /// The arithmetic context (LNS builds its tables on first use).
+    fn calc(&self) -> Calc;
+    /// The family's registry entry.
+    fn entry(&self) -> &'static FamilyEntry;
+}
+
+/// A kind of array PE: the accumulation it performs on its family's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeInfo {
+    /// As `--pe` names it.
+    pub name: &'static str,
+    /// The golden accumulation the PE's dot products equal.
+    pub mode: SumMode,
+    /// One line for help texts.
+    pub about: &'static str,
+}
+
+/// A family's registration: its format strings, what it offers, and how to parse it.
+#[derive(Debug)]
+pub struct FamilyEntry {
+    /// The family's name, the first field of its format strings (`posit`).
+    pub name: &'static str,
+    /// Its format strings as help texts show them (`posit:N, posit:N:ES (optionally :u)`).
+    pub syntax: &'static str,
+    /// The fields after the name (the `:u` suffix removed and given as `underflow`), as a
+    /// format; `whole` is the string for messages.
+    pub parse: fn(fields: &[&str], underflow: bool, whole: &str) -> Result<Format, FormatError>,
+    /// The accumulation modes of `sum` and `dot`.
+    pub modes: &'static [SumMode],
+    /// The array PE kinds on this family's words, the default first.
+    pub pes: &'static [PeInfo],
+    /// Whether the family has an ALU lane (`alu`, `vector`, convert within the family).
+    pub lanes: bool,
+}
+
+impl FamilyEntry {
+    /// The PE kind `name` of this family.
+    pub fn pe(&self, name: &str) -> Option<&'static PeInfo> {
+        self.pes.iter().find(|p| p.name == name)
+    }
+
+    /// The refusal of a mode the family does not offer.
+    pub fn refuse_mode<T>(&self, mode: SumMode, f: &Format) -> Result<T, FormatError> {
+        let offered: Vec<&str> = self.modes.iter().map(|m| m.name()).collect();
+        let families: Vec<&str> = FAMILIES
+            .iter()
+            .filter(|e| e.modes.contains(&mode))
+            .map(|e| e.name)
+            .collect();
+        err(format!(
+            "mode '{}' is not offered by {f} (use {}; '{}' is for {} formats)",
+            mode.name(),
+            offered.join(", "),
+            mode.name(),
+            families.join(", ")
+        ))
+    }
+}
+
+/// The refusal of `:u` on a family that has no underflow variant.
+pub(crate) fn no_underflow(whole: &str) -> Result<Format, FormatError> {
+    err(format!(
+        "format {whole:?}: the ':u' underflow suffix applies to posits only"
+    ))
+}
+
+/// A whole number field of a format string.
+pub(crate) fn field(s: &str, what: &str, whole: &str) -> Result<u32, FormatError> {
+    s.parse::<u32>().map_err(|_| {
+        FormatError(format!(
+            "format {whole:?}: {what} {s:?} is not a whole number (formats: {})",
+            syntaxes()
+        ))
+    })
+}
+
+/// Every family's format strings, for messages and help texts.
+pub fn syntaxes() -> String {
+    FAMILIES
+        .iter()
+        .map(|f| f.syntax)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every PE kind of every family, with its family's entry.
+pub fn pe_kinds() -> impl Iterator<Item = (&'static FamilyEntry, &'static PeInfo)> {
+    FAMILIES
+        .iter()
+        .flat_map(|f| f.pes.iter().map(move |p| (*f, p)))
+}
+
+/// The PE kind `name` and its family, or a one-line refusal listing them.
+pub fn pe_kind(name: &str) -> Result<(&'static FamilyEntry, &'static PeInfo), FormatError> {
+    pe_kinds().find(|(_, p)| p.name == name).ok_or_else(|| {
+        let names: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();
+        FormatError(format!(
+            "unknown PE kind {name:?}: expected {}",
+            names.join(", ")
+        ))
+    })
+}
+
+/// Makes the registry from one line per family: `Variant(FormatType, CalcType) = ENTRY`.
+/// Generates [`Format`], [`Calc`], [`FAMILIES`], and the dispatch macros `with_format!` and
+/// `with_calc!` (a body run with the family's own value bound, so that it is monomorphised
+/// per family). `$d` is a literal `$` for the inner macros.
+macro_rules! families {
+    ($d:tt $($v:ident($fmt:ty, $calc:ty) = $entry:path,)*) => {
+        /// A number format chosen at run time: one variant per family.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Format {
+            $($v($fmt),)*
+        }
+
+        /// The arithmetic of a format, chosen at run time: one variant per family.
+        #[derive(Clone, Copy, Debug)]
+        pub enum Calc {
+            $($v($calc),)*
+        }
+
+        /// The registry: every family's entry, in the order help texts list them.
+        pub const FAMILIES: &[&FamilyEntry] = &[$(&$entry,)*];
+
+        /// `body` with `$x` bound to the format's family value.
+        macro_rules! with_format {
+            ($d f:expr, $d x:ident => $d body:expr) => {
+                match $d f {
+                    $(Format::$v($d x) => $d body,)*
+                }
+            };
+        }
+
+        /// `body` with `$x` bound to the arithmetic's family value.
+        macro_rules! with_calc {
+            ($d c:expr, $d x:ident => $d body:expr) => {
+                match $d c {
+                    $(Calc::$v($d x) => $d body,)*
+                }
+            };
+        }
+
+        impl Calc {
+            /// `a` of this format converted to `to`: `None` across families.
+            pub fn convert_to(&self, to: &Calc, a: Bits) -> Option<Bits> {
+                match (self, to) {
+                    $((Calc::$v(f), Calc::$v(t)) => Some(f.convert_to(t, a)),)*
+                    // A pair of two families: no conversion (checked by the callers).
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+        }
+
+        impl Format {
+            /// Whether two formats are of one family.
+            pub fn same_family(&self, other: &Format) -> bool {
+                std::mem::discriminant(self) == std::mem::discriminant(other)
+            }
+        }
+    };
+}
+
+use crate::binary32::F32;
+use crate::dfix::{DfixCalc, DfixFormat};
+use crate::fixed::FixFormat;
+use crate::lns::{Lns, LnsFormat};
+use crate::posit::PositFormat;
+
+families! {$
+    Lns(LnsFormat, Lns) = crate::lns::FAMILY,
+    Posit(PositFormat, PositFormat) = crate::posit::FAMILY,
+    Fix(FixFormat, FixFormat) = crate::fixed::FAMILY,
+    Dfix(DfixFormat, DfixCalc) = crate::dfix::FAMILY,
+    F32(F32, F32) = crate::binary32::FAMILY,
+}
+
+pub(crate) use with_calc;
+
+impl Format {
+    /// Bits of one word.
+    pub fn width(&self) -> u32 {
+        with_format!(self, f => f.width())
+    }
+
+    /// The arithmetic context of this format (builds the LNS tables on first use).
+    pub fn calc(&self) -> Calc {
+        with_format!(self, f => f.calc())
+    }
+
+    /// The family's registry entry.
+    pub fn entry(&self) -> &'static FamilyEntry {
+        with_format!(self, f => f.entry())
+    }
+
+    /// The family's name (`posit`).
+    pub fn family(&self) -> &'static str {
+        self.entry().name
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        with_format!(self, f => fmt::Display::fmt(f, out))
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = FormatError;
+
+    /// A format string of any registered family (SPEC.md §3).
+    fn from_str(s: &str) -> Result<Self, FormatError> {
+        let parts: Vec<&str> = s.trim().split(':').collect();
+        let (fields, underflow) = match parts.split_last() {
+            Some((&"u", rest)) if !rest.is_empty() => (&rest[1..], true),
+            _ => (parts.get(1..).unwrap_or(&[]), false),
+        };
+        match FAMILIES.iter().find(|f| f.name == parts[0]) {
+            Some(f) => (f.parse)(fields, underflow, s),
+            None => err(format!("unknown format {s:?}: expected {}", syntaxes())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_parses_what_it_prints_and_names_its_entry() {
+        for s in [
+            "lns:5:6",
+            "posit:16",
+            "posit:8:0",
+            "posit:16:1:u",
+            "fix:7:8",
+            "dfix:10",
+            "f32",
+        ] {
+            let f: Format = s.parse().unwrap();
+            assert_eq!(f.to_string(), s);
+            assert_eq!(f.entry().name, s.split(':').next().unwrap());
+            assert_eq!(f.calc().format(), f, "{s}");
+        }
+        assert_eq!(FAMILIES.len(), 5);
+    }
+
+    #[test]
+    fn pe_kinds_are_unique_and_offer_their_familys_modes() {
+        let names: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(names.len(), unique.len(), "{names:?}");
+        for (f, p) in pe_kinds() {
+            assert!(f.modes.contains(&p.mode), "{}: {}", f.name, p.name);
+        }
+        assert!(pe_kind("float").is_err());
+        assert_eq!(pe_kind("lns-kahan").unwrap().1.mode, SumMode::Kahan);
+    }
+}

@@ -1,0 +1,146 @@
+//! The fix family's registration and its [`Family`] arithmetic.
+
+use std::cmp::Ordering;
+
+use crate::arith::{transcendental, Bits, Transcendental};
+use crate::exact::Ratio;
+use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::format::{err, FormatError};
+use crate::sum;
+use crate::SumMode;
+
+use super::FixFormat;
+
+/// `fix:I:F`: the rounded sums and the wide accumulator (mode `quire`); one PE, the MAC
+/// with that accumulator.
+pub const FAMILY: FamilyEntry = FamilyEntry {
+    name: "fix",
+    syntax: "fix:I:F",
+    parse: |fields, underflow, whole| {
+        if underflow {
+            return no_underflow(whole);
+        }
+        match fields {
+            [i, f] => Ok(Format::Fix(FixFormat::new(
+                field(i, "integer bits", whole)?,
+                field(f, "fraction bits", whole)?,
+            )?)),
+            _ => err(format!(
+                "unknown format {whole:?}: expected {}",
+                crate::family::syntaxes()
+            )),
+        }
+    },
+    modes: &[
+        SumMode::Naive,
+        SumMode::Kahan,
+        SumMode::Pairwise,
+        SumMode::Quire,
+    ],
+    pes: &[PeInfo {
+        name: "fix",
+        mode: SumMode::Quire,
+        about: "fixed-point MAC with a wide accumulator",
+    }],
+    lanes: true,
+};
+
+impl FamilyFormat for FixFormat {
+    fn width(&self) -> u32 {
+        FixFormat::width(self)
+    }
+    fn calc(&self) -> Calc {
+        Calc::Fix(*self)
+    }
+    fn entry(&self) -> &'static FamilyEntry {
+        &FAMILY
+    }
+}
+
+impl Family for FixFormat {
+    fn format(&self) -> Format {
+        Format::Fix(*self)
+    }
+    #[inline]
+    fn add(&self, a: Bits, b: Bits) -> Bits {
+        FixFormat::add(self, a, b)
+    }
+    #[inline]
+    fn sub(&self, a: Bits, b: Bits) -> Bits {
+        FixFormat::sub(self, a, b)
+    }
+    #[inline]
+    fn mul(&self, a: Bits, b: Bits) -> Bits {
+        FixFormat::mul(self, a, b)
+    }
+    fn div(&self, a: Bits, b: Bits) -> Bits {
+        FixFormat::div(self, a, b)
+    }
+    fn neg(&self, a: Bits) -> Bits {
+        FixFormat::neg(self, a)
+    }
+    fn abs(&self, a: Bits) -> Bits {
+        FixFormat::abs(self, a)
+    }
+    fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
+        Some(FixFormat::cmp(self, a, b))
+    }
+    fn max(&self, a: Bits, b: Bits) -> Bits {
+        if FixFormat::cmp(self, a, b) == Ordering::Less {
+            b
+        } else {
+            a
+        }
+    }
+    fn min(&self, a: Bits, b: Bits) -> Bits {
+        if FixFormat::cmp(self, a, b) == Ordering::Greater {
+            b
+        } else {
+            a
+        }
+    }
+    fn is_nan(&self, _: Bits) -> bool {
+        false
+    }
+    fn nan(&self) -> Option<Bits> {
+        None
+    }
+    fn one(&self) -> Bits {
+        FixFormat::one(self)
+    }
+    fn zero(&self) -> Bits {
+        0
+    }
+    fn from_f64(&self, x: f64) -> Bits {
+        FixFormat::from_f64(self, x)
+    }
+    fn to_f64(&self, a: Bits) -> f64 {
+        FixFormat::to_f64(self, a)
+    }
+    fn from_ratio(&self, r: &Ratio) -> Bits {
+        FixFormat::from_ratio(self, r.neg, &r.num, &r.den)
+    }
+    fn exp(&self, a: Bits) -> Bits {
+        transcendental(self, a, Transcendental::Exp, self.from_int(i128::MIN))
+    }
+    /// ln of x <= 0 saturates to the most negative word.
+    fn ln(&self, a: Bits) -> Bits {
+        transcendental(self, a, Transcendental::Ln, self.from_int(i128::MIN))
+    }
+    fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
+        Ok(match mode {
+            SumMode::Quire => self.sum_acc(xs),
+            _ => sum::rounded_sum(self, mode, xs).expect("a rounded mode"),
+        })
+    }
+    fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
+        assert_eq!(a.len(), b.len());
+        Ok(match mode {
+            SumMode::Quire => self.dot_acc(a, b),
+            _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
+        })
+    }
+    fn convert_to(&self, to: &FixFormat, a: Bits) -> Bits {
+        crate::alu::fix_convert(*self, *to, a)
+    }
+}

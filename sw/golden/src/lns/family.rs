@@ -1,0 +1,138 @@
+//! The LNS family's registration and its [`Family`] arithmetic.
+
+use std::cmp::Ordering;
+
+use crate::arith::Bits;
+use crate::exact::Ratio;
+use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::format::{err, FormatError};
+use crate::sum;
+use crate::SumMode;
+
+use super::{Lns, LnsFormat};
+
+/// `lns:I:F`: naive, Kahan and pairwise sums (no exact accumulator: products of LNS words
+/// are not fixed-point numbers); the seed-000 PE with Kahan compensation and a plain one.
+pub const FAMILY: FamilyEntry = FamilyEntry {
+    name: "lns",
+    syntax: "lns:I:F",
+    parse: |fields, underflow, whole| {
+        if underflow {
+            return no_underflow(whole);
+        }
+        match fields {
+            [i, f] => Ok(Format::Lns(LnsFormat::new(
+                field(i, "integer bits", whole)?,
+                field(f, "fraction bits", whole)?,
+            )?)),
+            _ => err(format!(
+                "unknown format {whole:?}: expected {}",
+                crate::family::syntaxes()
+            )),
+        }
+    },
+    modes: &[SumMode::Naive, SumMode::Kahan, SumMode::Pairwise],
+    pes: &[
+        PeInfo {
+            name: "lns-kahan",
+            mode: SumMode::Kahan,
+            about: "LNS multiply + Kahan-compensated accumulate (seed 000)",
+        },
+        PeInfo {
+            name: "lns-plain",
+            mode: SumMode::Naive,
+            about: "LNS multiply + plain accumulate",
+        },
+    ],
+    lanes: true,
+};
+
+impl FamilyFormat for LnsFormat {
+    fn width(&self) -> u32 {
+        LnsFormat::width(self)
+    }
+    fn calc(&self) -> Calc {
+        Calc::Lns(self.ctx())
+    }
+    fn entry(&self) -> &'static FamilyEntry {
+        &FAMILY
+    }
+}
+
+impl Family for Lns {
+    fn format(&self) -> Format {
+        Format::Lns(self.fmt)
+    }
+    #[inline]
+    fn add(&self, a: Bits, b: Bits) -> Bits {
+        Lns::add(self, a, b)
+    }
+    #[inline]
+    fn sub(&self, a: Bits, b: Bits) -> Bits {
+        Lns::sub(self, a, b)
+    }
+    #[inline]
+    fn mul(&self, a: Bits, b: Bits) -> Bits {
+        Lns::mul(self, a, b)
+    }
+    fn div(&self, a: Bits, b: Bits) -> Bits {
+        Lns::div(self, a, b)
+    }
+    fn neg(&self, a: Bits) -> Bits {
+        Lns::neg(self, a)
+    }
+    fn abs(&self, a: Bits) -> Bits {
+        Lns::abs(self, a)
+    }
+    fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
+        Lns::cmp(self, a, b)
+    }
+    fn max(&self, a: Bits, b: Bits) -> Bits {
+        Lns::max(self, a, b)
+    }
+    fn min(&self, a: Bits, b: Bits) -> Bits {
+        Lns::min(self, a, b)
+    }
+    fn is_nan(&self, a: Bits) -> bool {
+        self.fmt.is_nan(a)
+    }
+    fn nan(&self) -> Option<Bits> {
+        Some(self.fmt.nan())
+    }
+    fn one(&self) -> Bits {
+        self.fmt.one()
+    }
+    fn zero(&self) -> Bits {
+        self.fmt.zero()
+    }
+    fn from_f64(&self, x: f64) -> Bits {
+        self.fmt.from_f64(x)
+    }
+    fn to_f64(&self, a: Bits) -> f64 {
+        self.fmt.to_f64_exact(a)
+    }
+    fn from_ratio(&self, r: &Ratio) -> Bits {
+        self.fmt.from_ratio(r.neg, &r.num, &r.den)
+    }
+    fn exp(&self, a: Bits) -> Bits {
+        Lns::exp(self, a)
+    }
+    fn ln(&self, a: Bits) -> Bits {
+        Lns::ln(self, a)
+    }
+    fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
+        match sum::rounded_sum(self, mode, xs) {
+            Some(s) => Ok(s),
+            None => FAMILY.refuse_mode(mode, &self.format()),
+        }
+    }
+    fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
+        match sum::rounded_dot(self, mode, a, b) {
+            Some(s) => Ok(s),
+            None => FAMILY.refuse_mode(mode, &self.format()),
+        }
+    }
+    fn convert_to(&self, to: &Lns, a: Bits) -> Bits {
+        crate::alu::lns_convert(self.fmt, to.fmt, a)
+    }
+}

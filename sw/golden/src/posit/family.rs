@@ -1,0 +1,147 @@
+//! The posit family's registration and its [`Family`] arithmetic.
+
+use std::cmp::Ordering;
+
+use crate::arith::{transcendental, Bits, Transcendental};
+use crate::exact::Ratio;
+use crate::family::{field, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::format::{err, FormatError};
+use crate::sum;
+use crate::SumMode;
+
+use super::{PositFormat, PositStandard};
+
+/// `posit:N` (Posit Standard 2022, es = 2) and `posit:N:ES` (2017 draft), either with `:u`:
+/// the rounded sums and the quire; one PE, multiplying into a quire.
+pub const FAMILY: FamilyEntry = FamilyEntry {
+    name: "posit",
+    syntax: "posit:N, posit:N:ES (optionally :u)",
+    parse: |fields, underflow, whole| {
+        let (n, es, standard) = match fields {
+            [n] => (field(n, "width", whole)?, 2, PositStandard::Std2022),
+            [n, es] => (
+                field(n, "width", whole)?,
+                field(es, "exponent size", whole)?,
+                PositStandard::Draft2017,
+            ),
+            _ => {
+                return err(format!(
+                    "unknown format {whole:?}: expected {}",
+                    crate::family::syntaxes()
+                ))
+            }
+        };
+        Ok(Format::Posit(PositFormat::new(n, es, standard, underflow)?))
+    },
+    modes: &[
+        SumMode::Naive,
+        SumMode::Kahan,
+        SumMode::Pairwise,
+        SumMode::Quire,
+    ],
+    pes: &[PeInfo {
+        name: "posit-quire",
+        mode: SumMode::Quire,
+        about: "posit multiply into a quire, rounded once at read-out",
+    }],
+    lanes: true,
+};
+
+impl FamilyFormat for PositFormat {
+    fn width(&self) -> u32 {
+        self.n
+    }
+    fn calc(&self) -> Calc {
+        Calc::Posit(*self)
+    }
+    fn entry(&self) -> &'static FamilyEntry {
+        &FAMILY
+    }
+}
+
+impl Family for PositFormat {
+    fn format(&self) -> Format {
+        Format::Posit(*self)
+    }
+    #[inline]
+    fn add(&self, a: Bits, b: Bits) -> Bits {
+        PositFormat::add(self, a, b)
+    }
+    #[inline]
+    fn sub(&self, a: Bits, b: Bits) -> Bits {
+        PositFormat::sub(self, a, b)
+    }
+    #[inline]
+    fn mul(&self, a: Bits, b: Bits) -> Bits {
+        PositFormat::mul(self, a, b)
+    }
+    fn div(&self, a: Bits, b: Bits) -> Bits {
+        PositFormat::div(self, a, b)
+    }
+    fn neg(&self, a: Bits) -> Bits {
+        PositFormat::neg(self, a)
+    }
+    fn abs(&self, a: Bits) -> Bits {
+        PositFormat::abs(self, a)
+    }
+    fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
+        Some(PositFormat::cmp(self, a, b))
+    }
+    fn max(&self, a: Bits, b: Bits) -> Bits {
+        PositFormat::max(self, a, b)
+    }
+    fn min(&self, a: Bits, b: Bits) -> Bits {
+        PositFormat::min(self, a, b)
+    }
+    fn is_nan(&self, a: Bits) -> bool {
+        a == self.nar()
+    }
+    fn nan(&self) -> Option<Bits> {
+        Some(self.nar())
+    }
+    fn nan_name(&self) -> &'static str {
+        "NaR"
+    }
+    fn one(&self) -> Bits {
+        PositFormat::one(self)
+    }
+    fn zero(&self) -> Bits {
+        0
+    }
+    fn from_f64(&self, x: f64) -> Bits {
+        PositFormat::from_f64(self, x)
+    }
+    fn to_f64(&self, a: Bits) -> f64 {
+        PositFormat::to_f64(self, a)
+    }
+    fn from_ratio(&self, r: &Ratio) -> Bits {
+        PositFormat::from_ratio(self, r.neg, &r.num, &r.den)
+    }
+    fn exp(&self, a: Bits) -> Bits {
+        transcendental(self, a, Transcendental::Exp, self.nar())
+    }
+    fn ln(&self, a: Bits) -> Bits {
+        transcendental(self, a, Transcendental::Ln, self.nar())
+    }
+    fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
+        match mode {
+            // The quire sums as a dot product with ones.
+            SumMode::Quire => self.dot(mode, xs, &vec![PositFormat::one(self); xs.len()]),
+            _ => Ok(sum::rounded_sum(self, mode, xs).expect("a rounded mode")),
+        }
+    }
+    fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
+        assert_eq!(a.len(), b.len());
+        Ok(match mode {
+            SumMode::Naive => match super::table::tables(*self) {
+                Some(t) => t.naive_dot(self.n, a, b),
+                None => sum::naive_dot(self, a, b),
+            },
+            SumMode::Quire => self.dot_quire(a, b),
+            _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
+        })
+    }
+    fn convert_to(&self, to: &PositFormat, a: Bits) -> Bits {
+        crate::alu::posit_convert(*self, *to, a)
+    }
+}

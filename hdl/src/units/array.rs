@@ -26,10 +26,9 @@
 use std::rc::Rc;
 
 use super::family::hw;
-use super::{
-    dfix, fix, lns, posit, start, top_name, Built, GenError, Params, PeBuilder, PeIo, PeKind,
-};
-use crate::ir::{cat, Module, StagePlan, SubModule, E};
+use super::pe::ArrayPe;
+use super::{start, top_name, Built, GenError, Params, PeIo, PeKind};
+use crate::ir::{cat, Module, SubModule, E};
 
 /// How the name of every array PE module begins (the FPGA flow keeps these modules whole).
 pub const PE_MODULE_PREFIX: &str = "lpgen_pe_";
@@ -40,8 +39,8 @@ pub fn pe_instance_name(row: u32, col: u32) -> String {
     format!("pe{row}_{col}")
 }
 
-/// The PE builder for `p.pe`, if the registry gives that PE to the format's family.
-fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
+/// The generator of `p.pe`, if the registry gives that PE to the format's family.
+fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
     let entry = p.format.entry();
     if entry.pe(p.pe.name()).is_none() {
         let want = match entry.pes.len() {
@@ -61,13 +60,7 @@ fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
             p.format
         )));
     }
-    Ok(match p.pe {
-        // The dfix PE has a builder of its own (it takes the read-out shift): `pe_module`.
-        PeKind::Fix | PeKind::Dfix => fix::fix_pe,
-        PeKind::LnsKahan => lns::kahan_pe,
-        PeKind::LnsPlain => lns::plain_pe,
-        PeKind::PositQuire => posit::quire_pe,
-    })
+    Ok(p.pe.gen())
 }
 
 /// The PE module `lpgen_pe_<kind>_<format>_s<S>` (S = 1 with the product register), defined
@@ -77,35 +70,21 @@ fn pe_builder(p: &Params) -> Result<PeBuilder, GenError> {
 /// neighbour, `b_out` to the one below), so no signal reaches more than one PE. `result`
 /// is the PE's result register: loaded with the accumulator's read-out word (rounded once
 /// for wide accumulators) S + 1 cycles after a step with `last`, held until the next.
-fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, GenError> {
-    let pe_stages = pe_latency(p);
-    let loop_registers = pe_loop_registers(p);
-    let pipelined_quire = p.pe == PeKind::PositQuire && p.stages > 2;
-    // The fix PE beyond stages 2: registers on its long wires (`fix::fix_pe_registered`).
-    let registered_fix = p.pe == PeKind::Fix && p.stages > 2;
+fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<SubModule>, GenError> {
+    let pe_stages = gen.latency(p.stages);
+    let readout = gen.readout_registers(p.stages);
     // S: the PE's registers on the way to its result register, read-out register included.
     let name = format!(
         "{PE_MODULE_PREFIX}{}_{}_s{}",
         p.pe.name().replace('-', "_"),
         p.format_name().replace(':', "_"),
-        pe_stages + readout_registers(p)
+        pe_stages + readout
     );
     let w = p.format.width();
-    // The dfix PE's result register also holds its two overflow flags.
-    let dfix_pe = p.pe == PeKind::Dfix;
-    let result_width = w + if dfix_pe { 2 } else { 0 };
-    // The product boundary, then the loop's: with loop registers every one is cut. The
-    // pipelined posit-quire PE has boundaries of its own before and after its quire.
-    let (boundaries, plan) = if pipelined_quire {
-        let cuts = posit::pe_cuts(p.stages - 2);
-        (posit::PE_CANDIDATES, StagePlan::at(&cuts))
-    } else if registered_fix {
-        let n = fix::fix_pe_boundaries(p.stages);
-        (n as u32, StagePlan::at(&(0..n).collect::<Vec<_>>()))
-    } else {
-        let boundaries = 1 + loop_registers;
-        (boundaries, StagePlan::spread(pe_stages, boundaries))
-    };
+    // The result register also holds the PE's flags above the word.
+    let result_width = w + gen.flags().len() as u32;
+    let (boundaries, plan) = gen.plan(p.stages);
+    let sideband = gen.sideband();
     m.define(&name, plan, |pe| {
         pe.header.push(format!(
             "One {} PE of the array for {}; ports and timing: docs/rtl.md, array.",
@@ -115,7 +94,7 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
         // Large PEs stay one C++ class in Verilator, compiled once: the 8×8 posit-quire
         // model builds in 83 s instead of more than 13 minutes, and the lns-kahan one runs
         // faster (docs/perf.md). Small PEs (fix, lns-plain) simulate faster inlined.
-        pe.no_inline = matches!(p.pe, PeKind::PositQuire | PeKind::LnsKahan);
+        pe.no_inline = gen.no_inline();
         pe.input("clk", 1);
         pe.input("rst", 1);
         let a = pe.input("a", w);
@@ -123,7 +102,9 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
         let valid = pe.input("valid", 1);
         let clear = pe.input("clear", 1);
         let last = pe.input("last", 1);
-        let shift = dfix_pe.then(|| pe.input("shift", dfix::dfix_shift_bits(w)));
+        let side = sideband
+            .as_ref()
+            .map(|sb| (sb.port, pe.input(sb.port, (sb.pe_bits)(w))));
         for (port, d, reset) in [
             ("a_out", &a, false),
             ("b_out", &b, false),
@@ -134,9 +115,9 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
             let q = pe.register(&format!("{port}_q"), d, reset.then_some(0));
             pe.output(port, &q);
         }
-        if let Some(s) = &shift {
-            let q = pe.register("shift_out_q", s, None);
-            pe.output("shift_out", &q);
+        if let Some((port, s)) = &side {
+            let q = pe.register(&format!("{port}_out_q"), s, None);
+            pe.output(&format!("{port}_out"), &q);
         }
         for control in [&valid, &clear, &last] {
             pe.reset_on_delay(control);
@@ -150,17 +131,10 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
         // The accumulator register holds the step `last` marks one cycle after the step
         // leaves the loop (with loop registers, the register holds each accumulation in
         // turn as it comes round).
-        let word = match (loop_registers, &shift) {
-            _ if pipelined_quire => posit::quire_pe_pipelined(pe, p.format, &io)?,
-            _ if registered_fix => fix::fix_pe_registered(pe, p.format, &io, p.stages)?,
-            (0, Some(s)) => dfix::dfix_pe(pe, p, &io, s, readout_registers(p) == 1)?,
-            (0, None) => build(pe, p.format, "", &io)?,
-            (n, _) if p.pe == PeKind::LnsPlain => lns::plain_pe_interleaved(pe, p.format, &io, n)?,
-            (n, _) => lns::kahan_pe_interleaved(pe, p.format, &io, n)?,
-        };
+        let word = gen.build(pe, p, &io, side.as_ref().map(|(_, s)| s))?;
         let last_now = pe.now(&last);
         let mut capture = pe.register("capture", &last_now, Some(0));
-        for k in 0..readout_registers(p) {
+        for k in 0..readout {
             // The read-out's registers: the result loads a cycle later for each.
             let name = if k == 0 {
                 "capture_readout".into()
@@ -190,15 +164,10 @@ fn pe_module(m: &Module, p: &Params, build: PeBuilder) -> Result<Rc<SubModule>, 
     })
 }
 
-/// Registers inside the PE's read-out: 1 for the dfix PE at stages 2 (after its shifter), for
-/// the fix PE 1 from stages 4 (after its rounding) and 2 at stages 7 (and after its
-/// saturation test), else 0. They add to the array's latency.
+/// Registers inside the PE's read-out (the PE kind's: 1 for the dfix PE at stages 2, for the
+/// fix PE 1 from stages 4 and 2 at stages 7, else 0). They add to the array's latency.
 pub fn readout_registers(p: &Params) -> u32 {
-    match p.pe {
-        PeKind::Dfix => (p.stages >= 2) as u32,
-        PeKind::Fix => fix::fix_pe_readout_registers(p.stages),
-        _ => 0,
-    }
+    p.pe.gen().readout_registers(p.stages)
 }
 
 /// `d` delayed by 0..=n cycles: taps[j] is `d` delayed j cycles.
@@ -218,59 +187,36 @@ struct FromLeft {
     valid: E,
     clear: E,
     last: E,
-    /// The dfix read-out shift (biased), which travels with `last`.
-    shift: Option<E>,
+    /// The PE kind's sideband (the dfix read-out shift), which travels with `last`.
+    side: Option<E>,
 }
 
 /// The most stages an array of `pe` takes: the input register, the product register, and
-/// for the LNS PEs up to three registers inside the accumulation loop (lns-kahan: between
-/// and after the Kahan additions; lns-plain: inside its one addition), for the posit-quire
-/// PE up to six around its quire (`posit::pe_cuts`), for the fix PE a register on each
-/// operand, one inside its read-out, a second on each operand, a second after its product
-/// and a second inside its read-out, a third after its product and a third on each operand
-/// (`fix::fix_pe_registered`).
+/// what the PE kind adds (LNS PEs: up to three registers inside the accumulation loop;
+/// posit-quire: up to six around its quire; fix: registers on its long wires and in its
+/// read-out; `ArrayPe::max_stages` of each).
 pub fn array_max_stages(pe: PeKind) -> u32 {
-    match pe {
-        PeKind::LnsKahan | PeKind::LnsPlain => 2 + lns::PE_MAX_LOOP_REGISTERS,
-        PeKind::PositQuire => 1 + posit::PE_CANDIDATES,
-        PeKind::Fix => 9,
-        PeKind::Dfix => 2,
-    }
-}
-
-/// Registers inside each PE's accumulation loop: stages − 2 for the LNS PEs, else 0.
-fn pe_loop_registers(p: &Params) -> u32 {
-    match p.pe {
-        PeKind::LnsKahan | PeKind::LnsPlain => p.stages.saturating_sub(2),
-        _ => 0,
-    }
+    pe.gen().max_stages()
 }
 
 /// Registers of the PE module on the way from its inputs to its result register (the
-/// array's stage 1 is the top's input register, every later one lies inside the PE):
-/// stages − 1, or 0, less the fix PE's read-out registers (one from its fourth stage, two at
-/// its seventh), which come after the accumulator ([`readout_registers`]; the dfix PE's is
-/// beyond its stages).
+/// array's stage 1 is the top's input register, every later one lies inside the PE), less
+/// the read-out registers that come after the accumulator.
 fn pe_latency(p: &Params) -> u32 {
-    let inside = p.stages.saturating_sub(1);
-    if p.pe == PeKind::Fix {
-        inside - readout_registers(p)
-    } else {
-        inside
-    }
+    p.pe.gen().latency(p.stages)
 }
 
 /// How many independent accumulations each PE of the array `p` interleaves: 1, or for the
 /// LNS PEs at stages 3..=5, 1 + the registers inside the accumulation loop (2, 3, 4). Step t
 /// of the host's stream belongs to accumulation t mod P (docs/rtl.md).
 pub fn array_accumulations(p: &Params) -> u32 {
-    1 + pe_loop_registers(p)
+    1 + p.pe.gen().loop_registers(p.stages)
 }
 
 pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
-    let build = pe_builder(p)?;
+    let gen = pe_gen(p)?;
     // `generate` has checked the stages against `array_max_stages`.
-    assert!(p.stages <= array_max_stages(p.pe));
+    assert!(p.stages <= gen.max_stages());
     // Candidate boundaries of the top: the input register and each PE's product register;
     // the PE's loop registers come after them, inside the PE module.
     let mut outer = p.clone();
@@ -285,10 +231,12 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let last = m.input("last", 1);
     m.reset_on_delay(&clear);
     m.reset_on_delay(&last);
-    // dfix: the read-out shift e − (ea + eb), clamped and biased once here.
-    let shift = (p.pe == PeKind::Dfix).then(|| {
-        let s = m.input("shift", dfix::DFIX_SHIFT_BITS);
-        dfix::biased_shift(&mut m, &s, w, dfix::acc_bits(w))
+    // The PE kind's sideband (dfix: the read-out shift e − (ea + eb), clamped and biased
+    // once here).
+    let sideband = gen.sideband();
+    let side = sideband.as_ref().map(|sb| {
+        let s = m.input(sb.port, sb.bits);
+        (sb.prepare)(&mut m, &s, w)
     });
     // Optional input register (the array's one candidate stage boundary).
     m.stage();
@@ -301,9 +249,10 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let valid_skew = chain(&mut m, "step", &step, rows - 1, true);
     let clear_skew = chain(&mut m, "step_clear", &step_clear, rows - 1, true);
     let last_skew = chain(&mut m, "step_last", &step_last, rows - 1, true);
-    let shift_skew = shift.as_ref().map(|s| {
+    let side_skew = side.as_ref().map(|s| {
         let s = m.now(s);
-        chain(&mut m, "step_shift", &s, rows - 1, false)
+        let port = sideband.as_ref().expect("a sideband").port;
+        chain(&mut m, &format!("step_{port}"), &s, rows - 1, false)
     });
     let mut left: Vec<FromLeft> = vec![];
     for r in 0..rows {
@@ -315,7 +264,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
             valid: valid_skew[ri].clone(),
             clear: clear_skew[ri].clone(),
             last: last_skew[ri].clone(),
-            shift: shift_skew.as_ref().map(|s| s[ri].clone()),
+            side: side_skew.as_ref().map(|s| s[ri].clone()),
         });
     }
     let mut above: Vec<E> = vec![];
@@ -324,7 +273,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         let skew = chain(&mut m, &format!("b_col{c}"), &word, c, false);
         above.push(skew[c as usize].clone());
     }
-    let pe = pe_module(&m, p, build)?;
+    let pe = pe_module(&m, p, gen)?;
     let mut results = vec![];
     let mut done = vec![];
     // Every PE starts in this cycle (what it receives comes from registers).
@@ -340,8 +289,8 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
                 ("clear", &from_left.clear),
                 ("last", &from_left.last),
             ];
-            if let Some(s) = &from_left.shift {
-                ins.push(("shift", s));
+            if let (Some(s), Some(sb)) = (&from_left.side, &sideband) {
+                ins.push((sb.port, s));
             }
             let outs = m.instance(&pe, &pe_instance_name(r, c), &ins);
             left[ri] = FromLeft {
@@ -349,7 +298,10 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
                 valid: outs.port("valid_out"),
                 clear: outs.port("clear_out"),
                 last: outs.port("last_out"),
-                shift: from_left.shift.as_ref().map(|_| outs.port("shift_out")),
+                side: sideband
+                    .as_ref()
+                    .filter(|_| from_left.side.is_some())
+                    .map(|sb| outs.port(&format!("{}_out", sb.port))),
             };
             above[ci] = outs.port("b_out");
             if r + 1 == rows && c + 1 == cols {
@@ -374,16 +326,18 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         "the PE's registers are the plan's"
     );
     results.reverse();
-    if shift.is_some() {
-        // {overflow_half, overflow, word} of each PE, row-major: three buses.
+    let flags = gen.flags();
+    if flags.is_empty() {
+        m.output("c_out", &cat(&results));
+    } else {
+        // {flags, word} of each PE, row-major: a bus for the words and one per flag.
         let part = |i: u32, width: u32| -> Vec<E> {
             results.iter().map(|x| x.bits(i + width - 1, i)).collect()
         };
         m.output("c_out", &cat(&part(0, w)));
-        m.output("overflow", &cat(&part(w, 1)));
-        m.output("overflow_half", &cat(&part(w + 1, 1)));
-    } else {
-        m.output("c_out", &cat(&results));
+        for (i, flag) in flags.iter().enumerate() {
+            m.output(flag, &cat(&part(w + i as u32, 1)));
+        }
     }
     let depth = rows + cols;
     let latency = m.cycle() + depth + readout_registers(p);

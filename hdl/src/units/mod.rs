@@ -7,6 +7,7 @@ mod convert;
 mod dfix;
 mod divide;
 pub(crate) mod family;
+mod pe;
 pub use array::{array_accumulations, array_max_stages, pe_instance_name, PE_MODULE_PREFIX};
 pub use dfix::{
     dfix_shift_bits, DfixLaneOp, DFIX_COUNTER_BITS, DFIX_LANE_OP_BITS, DFIX_SHIFT_BITS,
@@ -286,14 +287,6 @@ pub(crate) struct PeIo {
     pub enable: E,
     pub clear: E,
 }
-
-/// Builds one PE's arithmetic into `m` (names prefixed with `prefix`); returns the word the
-/// accumulator reads out as (rounded once where the format has a wide accumulator). Marks
-/// exactly one candidate stage boundary, between the product and the accumulator: when the
-/// plan cuts it, the accumulator works one cycle later and `enable`/`clear` must be given
-/// one cycle later too.
-#[allow(dead_code)]
-pub(crate) type PeBuilder = fn(&mut Module, Format, &str, &PeIo) -> Result<E, GenError>;
 
 /// A generated design.
 #[derive(Clone, Debug)]

@@ -30,7 +30,8 @@ use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::FixFormat;
 
 use super::{fix, GenError, Params, PeIo, PeKind, Unit};
-use crate::ir::{cat, konst, mux, Module, E};
+use crate::ir::{cat, konst, mux, Module, StagePlan, E};
+use crate::units::pe::{ArrayPe, Sideband};
 
 /// Bits of the array's signed `shift` port: every shift e − (ea + eb) of the golden model's
 /// scales (|e| ≤ 1000, so |s| ≤ 3000) fits, with room.
@@ -123,6 +124,57 @@ pub(crate) fn biased_shift(m: &mut Module, shift: &E, w: u32, n: u32) -> E {
         &mux(&above, &konst(ub, u128::from(umax)), &v.low(ub)),
     );
     m.wire("shift_biased", &clamped)
+}
+
+/// The `dfix` array PE: the fix PE's product and accumulator at stages ≤ 2, read out through
+/// [`dfix_pe`] with the biased shift that travels with `last`; at stages 2 one register
+/// inside the read-out, after the shifter, beyond the stages.
+pub(crate) struct DfixPe;
+
+pub(crate) static DFIX_PE: DfixPe = DfixPe;
+
+impl ArrayPe for DfixPe {
+    fn max_stages(&self) -> u32 {
+        2
+    }
+    fn loop_registers(&self, _: u32) -> u32 {
+        0
+    }
+    fn readout_registers(&self, stages: u32) -> u32 {
+        (stages >= 2) as u32
+    }
+    fn latency(&self, stages: u32) -> u32 {
+        stages.saturating_sub(1)
+    }
+    fn no_inline(&self) -> bool {
+        false
+    }
+    fn plan(&self, stages: u32) -> (u32, StagePlan) {
+        (1, StagePlan::spread(self.latency(stages), 1))
+    }
+    /// {overflow_half, overflow} above the word.
+    fn flags(&self) -> &'static [&'static str] {
+        &["overflow", "overflow_half"]
+    }
+    /// The read-out shift e − (ea + eb), clamped and biased once at the array's edge.
+    fn sideband(&self) -> Option<Sideband> {
+        Some(Sideband {
+            port: "shift",
+            bits: DFIX_SHIFT_BITS,
+            pe_bits: dfix_shift_bits,
+            prepare: |m, s, w| biased_shift(m, s, w, acc_bits(w)),
+        })
+    }
+    fn build(
+        &self,
+        pe: &mut Module,
+        p: &Params,
+        io: &PeIo,
+        side: Option<&E>,
+    ) -> Result<E, GenError> {
+        let shift = side.ok_or_else(|| GenError("the dfix PE needs its shift (generator bug)".into()))?;
+        dfix_pe(pe, p, io, shift, self.readout_registers(p.stages) == 1)
+    }
 }
 
 /// All ones in `width` bits.

@@ -20,6 +20,7 @@ use super::{finish, start, Built, GenError, Params, PeIo};
 use std::rc::Rc;
 
 use crate::ir::{konst, mux, Module, StagePlan, SubModule, E};
+use crate::units::pe::{ArrayPe, Sideband};
 
 fn fix_format(f: Format, what: &str) -> Result<FixFormat, GenError> {
     match f {
@@ -126,7 +127,7 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
     finish(m, &valid, vec![])
 }
 
-/// PE builder (`PeBuilder`) for the `fix` array PE: when `enable`, acc = (clear ? 0 : acc) +
+/// The builder for the `fix` array PE: when `enable`, acc = (clear ? 0 : acc) +
 /// a·b (exact, wrapping); returns the accumulator register rounded once and saturated.
 /// Marks one candidate boundary, after the product.
 pub(crate) fn fix_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
@@ -241,6 +242,53 @@ pub(crate) fn fix_pe_boundaries(stages: u32) -> usize {
         5 | 8 => 3,
         9 => 4,
         _ => 2,
+    }
+}
+
+/// The `fix` array PE: the input register, the product register, then registers on its long
+/// wires and inside its read-out ([`fix_pe_registered`]), up to stages 9.
+pub(crate) struct FixPe;
+
+pub(crate) static FIX_PE: FixPe = FixPe;
+
+impl ArrayPe for FixPe {
+    fn max_stages(&self) -> u32 {
+        9
+    }
+    fn loop_registers(&self, _: u32) -> u32 {
+        0
+    }
+    fn readout_registers(&self, stages: u32) -> u32 {
+        fix_pe_readout_registers(stages)
+    }
+    /// The read-out registers come after the accumulator, within the stages.
+    fn latency(&self, stages: u32) -> u32 {
+        stages.saturating_sub(1) - self.readout_registers(stages)
+    }
+    fn no_inline(&self) -> bool {
+        false
+    }
+    /// Beyond stages 2, every boundary of [`fix_pe_registered`] cut.
+    fn plan(&self, stages: u32) -> (u32, StagePlan) {
+        if stages > 2 {
+            let n = fix_pe_boundaries(stages);
+            (n as u32, StagePlan::at(&(0..n).collect::<Vec<_>>()))
+        } else {
+            (1, StagePlan::spread(self.latency(stages), 1))
+        }
+    }
+    fn flags(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn sideband(&self) -> Option<Sideband> {
+        None
+    }
+    fn build(&self, pe: &mut Module, p: &Params, io: &PeIo, _: Option<&E>) -> Result<E, GenError> {
+        if p.stages > 2 {
+            fix_pe_registered(pe, p.format, io, p.stages)
+        } else {
+            fix_pe(pe, p.format, "", io)
+        }
     }
 }
 

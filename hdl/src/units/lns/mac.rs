@@ -46,7 +46,8 @@
 use lpgen_golden::{Format, LnsFormat};
 
 use super::{add_core, lns_format, mul_core, table_digests, AddStages, Negate};
-use crate::ir::{konst, mux, Module, E};
+use crate::ir::{konst, mux, Module, StagePlan, E};
+use crate::units::pe::{ArrayPe, Sideband};
 use crate::units::{finish, start, too_many_stages, Built, GenError, Params, PeIo};
 
 /// How the product is accumulated.
@@ -363,18 +364,67 @@ fn pe_format(f: Format, pe: &str) -> Result<LnsFormat, GenError> {
     }
 }
 
-/// PE builder (`PeBuilder`) for the `lns-kahan` array PE: when `enable`, (s, c) take the
+/// The builder for the `lns-kahan` array PE: when `enable`, (s, c) take the
 /// Kahan step with x = a·b, from zero when `clear`; returns the s register.
-#[allow(dead_code)] // used by the array generator
 pub(crate) fn kahan_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = pe_format(f, "lns-kahan")?;
     Ok(build(m, f, prefix, io, Acc::Kahan, PE_CUTS).state)
 }
 
-/// PE builder (`PeBuilder`) for the `lns-plain` array PE: when `enable`, s = (clear ? 0 : s)
+/// The builder for the `lns-plain` array PE: when `enable`, s = (clear ? 0 : s)
 /// + a·b; returns the s register.
-#[allow(dead_code)] // used by the array generator
 pub(crate) fn plain_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = pe_format(f, "lns-plain")?;
     Ok(build(m, f, prefix, io, Acc::Naive, PE_CUTS).state)
+}
+
+/// The `lns-kahan` and `lns-plain` array PEs: after the array's input register, the product
+/// register, then up to [`PE_MAX_LOOP_REGISTERS`] registers inside the accumulation loop
+/// (lns-kahan: between and after the Kahan additions; lns-plain: inside its one addition),
+/// each interleaving one more accumulation.
+pub(crate) struct LnsPe {
+    kahan: bool,
+}
+
+pub(crate) static KAHAN_PE: LnsPe = LnsPe { kahan: true };
+pub(crate) static PLAIN_PE: LnsPe = LnsPe { kahan: false };
+
+impl ArrayPe for LnsPe {
+    fn max_stages(&self) -> u32 {
+        2 + PE_MAX_LOOP_REGISTERS
+    }
+    fn loop_registers(&self, stages: u32) -> u32 {
+        stages.saturating_sub(2)
+    }
+    fn readout_registers(&self, _: u32) -> u32 {
+        0
+    }
+    fn latency(&self, stages: u32) -> u32 {
+        stages.saturating_sub(1)
+    }
+    fn no_inline(&self) -> bool {
+        self.kahan
+    }
+    /// The product boundary, then the loop's: with loop registers every one is cut.
+    fn plan(&self, stages: u32) -> (u32, StagePlan) {
+        let boundaries = 1 + self.loop_registers(stages);
+        (
+            boundaries,
+            StagePlan::spread(self.latency(stages), boundaries),
+        )
+    }
+    fn flags(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn sideband(&self) -> Option<Sideband> {
+        None
+    }
+    fn build(&self, pe: &mut Module, p: &Params, io: &PeIo, _: Option<&E>) -> Result<E, GenError> {
+        match (self.loop_registers(p.stages), self.kahan) {
+            (0, true) => kahan_pe(pe, p.format, "", io),
+            (0, false) => plain_pe(pe, p.format, "", io),
+            (n, true) => kahan_pe_interleaved(pe, p.format, io, n),
+            (n, false) => plain_pe_interleaved(pe, p.format, io, n),
+        }
+    }
 }

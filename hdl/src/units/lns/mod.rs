@@ -9,10 +9,7 @@
 mod lane;
 mod mac;
 
-pub(crate) use mac::{
-    kahan, kahan_pe, kahan_pe_interleaved, plain_pe, plain_pe_interleaved, KAHAN_MAX_STAGES,
-    PE_MAX_LOOP_REGISTERS,
-};
+pub(crate) use mac::{kahan, KAHAN_MAX_STAGES, KAHAN_PE, PLAIN_PE};
 
 use lpgen_golden::{Format, GTables, LnsFormat};
 

@@ -26,7 +26,7 @@ use decode::{decode, fields, lzc, magnitude, max_scale, sbits, Decoded};
 use encode::encode;
 
 #[allow(unused_imports)] // quire_pe: used by the array generator
-pub(crate) use quire::{mac, pe_cuts, quire_pe, quire_pe_pipelined, PE_CANDIDATES};
+pub(crate) use quire::{mac, quire_pe, QUIRE_PE};
 
 /// Candidate stage boundaries of each unit (the most `--stages` accepts).
 pub(crate) const ADD_STAGES: u32 = 4;

@@ -36,6 +36,8 @@ use super::decode::{decode, lzc, max_scale, sbits, sconst, ubits};
 use super::encode::encode;
 use super::{finish, nar_word, posit_format, start, Built, GenError, Params};
 use crate::ir::{cat, konst, mux, Module, E};
+use crate::ir::StagePlan;
+use crate::units::pe::{ArrayPe, Sideband};
 use crate::units::PeIo;
 
 /// Candidate stage boundaries of `posit-mac`.
@@ -208,11 +210,10 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
     finish(m, &valid, vec![])
 }
 
-/// PE builder (`PeBuilder`) for the `posit-quire` array PE: when `enable`, q = (clear ? 0 :
+/// The builder for the `posit-quire` array PE: when `enable`, q = (clear ? 0 :
 /// q) + a·b exactly (the NaR flag likewise restarts on clear); returns the quire register
 /// rounded once to a posit (NaR for a flagged quire). Marks one candidate boundary, between
 /// the product (in quire position) and the quire adder.
-#[allow(dead_code)] // used by the array generator
 pub(crate) fn quire_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = posit_format(f, "the posit-quire PE")?;
     let ctl = pe_ctl(io);
@@ -242,6 +243,51 @@ pub(crate) fn quire_pe_pipelined(m: &mut Module, f: Format, io: &PeIo) -> Result
     let ctl = pe_ctl(io);
     let (y, _) = mac_core(m, f, "", &ctl, Marks::Pe);
     Ok(y)
+}
+
+/// The `posit-quire` array PE: the input register, the product register, then up to six
+/// registers before and after its quire ([`pe_cuts`]); one accumulation at every stage count.
+pub(crate) struct QuirePe;
+
+pub(crate) static QUIRE_PE: QuirePe = QuirePe;
+
+impl ArrayPe for QuirePe {
+    fn max_stages(&self) -> u32 {
+        1 + PE_CANDIDATES
+    }
+    fn loop_registers(&self, _: u32) -> u32 {
+        0
+    }
+    fn readout_registers(&self, _: u32) -> u32 {
+        0
+    }
+    fn latency(&self, stages: u32) -> u32 {
+        stages.saturating_sub(1)
+    }
+    fn no_inline(&self) -> bool {
+        true
+    }
+    /// Beyond stages 2, boundaries of its own before and after its quire.
+    fn plan(&self, stages: u32) -> (u32, StagePlan) {
+        if stages > 2 {
+            (PE_CANDIDATES, StagePlan::at(&pe_cuts(stages - 2)))
+        } else {
+            (1, StagePlan::spread(self.latency(stages), 1))
+        }
+    }
+    fn flags(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn sideband(&self) -> Option<Sideband> {
+        None
+    }
+    fn build(&self, pe: &mut Module, p: &Params, io: &PeIo, _: Option<&E>) -> Result<E, GenError> {
+        if p.stages > 2 {
+            quire_pe_pipelined(pe, p.format, io)
+        } else {
+            quire_pe(pe, p.format, "", io)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,67 @@
+//! What the systolic array (`units/array.rs`) needs of a PE kind: [`ArrayPe`], one
+//! implementation per PE kind of the golden registry, each in its family's module
+//! (`lns/mac.rs`, `posit/quire.rs`, `fix/mod.rs`, `dfix/mod.rs`), registered in
+//! [`PeKind::gen`].
+
+use super::{GenError, Params, PeIo, PeKind};
+use crate::ir::{Module, StagePlan, E};
+
+/// A runtime control of the PE that travels with the step marked `last`, from PE to PE like
+/// the other controls (the dfix read-out shift): an input port of the array, prepared once at
+/// its edge, then registered through every PE.
+pub(crate) struct Sideband {
+    /// The port's name (the array's input, the PE's input; `<port>_out` passes it on).
+    pub port: &'static str,
+    /// Bits of the array's input port.
+    pub bits: u32,
+    /// Bits of what the PEs receive, for words of `w` bits.
+    pub pe_bits: fn(w: u32) -> u32,
+    /// The value the PEs receive, made from the port at the array's edge (for words of `w`
+    /// bits).
+    pub prepare: fn(m: &mut Module, port: &E, w: u32) -> E,
+}
+
+/// One PE kind's generator. `stages` is the array's `--stages`: stage 1 is the array's input
+/// register, every later one lies inside the PE module.
+pub(crate) trait ArrayPe: Sync {
+    /// The most `--stages` an array of these PEs takes.
+    fn max_stages(&self) -> u32;
+    /// Registers inside the accumulation loop: each adds an accumulation the PE interleaves.
+    fn loop_registers(&self, stages: u32) -> u32;
+    /// Registers inside the read-out, after the accumulator; they add to the array's latency.
+    fn readout_registers(&self, stages: u32) -> u32;
+    /// Registers of the PE module on the way from its inputs to its accumulator read-out.
+    fn latency(&self, stages: u32) -> u32;
+    /// Keep the PE a class of its own in Verilator (large PEs: compile once, run faster).
+    fn no_inline(&self) -> bool;
+    /// The PE module's candidate boundaries and which of them are cut, at `stages`.
+    fn plan(&self, stages: u32) -> (u32, StagePlan);
+    /// Names of the flag bits the result carries above the word (low first): each becomes an
+    /// output bus of the array beside `c_out`.
+    fn flags(&self) -> &'static [&'static str];
+    /// The control that travels with `last`, if the PE has one.
+    fn sideband(&self) -> Option<Sideband>;
+    /// Builds the PE's arithmetic into `pe`: returns {flags, word}, the accumulator's
+    /// read-out (rounded once where the accumulator is wide). `side` is the sideband, in the
+    /// PE's input cycle.
+    fn build(
+        &self,
+        pe: &mut Module,
+        p: &Params,
+        io: &PeIo,
+        side: Option<&E>,
+    ) -> Result<E, GenError>;
+}
+
+impl PeKind {
+    /// The generator of this PE kind: the registration of every PE in this crate.
+    pub(crate) fn gen(self) -> &'static dyn ArrayPe {
+        match self {
+            PeKind::LnsKahan => &super::lns::KAHAN_PE,
+            PeKind::LnsPlain => &super::lns::PLAIN_PE,
+            PeKind::PositQuire => &super::posit::QUIRE_PE,
+            PeKind::Fix => &super::fix::FIX_PE,
+            PeKind::Dfix => &super::dfix::DFIX_PE,
+        }
+    }
+}

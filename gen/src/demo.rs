@@ -83,11 +83,13 @@ fn golden(out: &mut dyn Write) -> CliResult {
         "\nThe same dot product in other formats (quire where the format has one):",
     )?;
     for fmt in ["posit:16:1", "posit:8", "fix:7:8", "lns:5:6", "f32"] {
-        let mode = match fmt.parse::<Format>()? {
-            Format::Posit(_) | Format::Fix(_) => SumMode::Quire,
-            _ => SumMode::Kahan,
-        };
-        let m = format!("{mode:?}").to_lowercase();
+        // The family's exact accumulator where it has one, else Kahan (the registry's modes).
+        let modes = fmt.parse::<Format>()?.entry().modes;
+        let mode = [SumMode::Quire, SumMode::Kahan]
+            .into_iter()
+            .find(|m| modes.contains(m))
+            .unwrap_or(SumMode::Naive);
+        let m = mode.name();
         let r = line(fmt, "dot", &pairs, &m)?;
         emit(out, &format!("  {fmt:<10} {m:<8} {r}"))?;
     }

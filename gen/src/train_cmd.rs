@@ -1,12 +1,11 @@
 //! `lpgen train` (SPEC.md §6): training of an MLP, LeNet-5 or maxout network by SGD, AdaGrad
 //! or RMSProp through the f32, golden or RTL backend.
 
-use lpgen_golden::F32;
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use lpgen_golden::Format;
+use lpgen_golden::{Format, F32};
 use lpgen_train::arch::{Arch, ArchOptions, ModelKind};
 use lpgen_train::compress::Compression;
 use lpgen_train::config::{
@@ -14,6 +13,7 @@ use lpgen_train::config::{
     Stages,
 };
 use lpgen_train::data;
+use lpgen_train::family::train_family;
 use lpgen_train::float::Float;
 use lpgen_train::machine::{all_cores, Checked, Golden, Machine};
 use lpgen_train::parallel::{Exchange, Sharing, Worker};
@@ -243,10 +243,9 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
                 .into(),
         ));
     }
-    let lns = matches!(stages.f, Format::Lns(_));
     let kahan = match &a.kahan {
         Some(k) => KahanPlaces::parse(k)?,
-        None if lns => KahanPlaces::all(),
+        None if train_family(&stages.f).kahan_by_default() => KahanPlaces::all(),
         None => KahanPlaces::default(),
     };
     if let Some(n) = a.keep_bits {

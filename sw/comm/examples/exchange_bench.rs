@@ -5,11 +5,10 @@
 //!
 //!   cargo run --release -p lpgen-comm --example exchange_bench [-- REPS]
 
-use lpgen_golden::F32;
 use std::time::Instant;
 
 use lpgen_golden::onebit::{Quantized, Quantizer};
-use lpgen_golden::{Format, SumMode};
+use lpgen_golden::{Format, SumMode, F32};
 
 const ROWS: usize = 512;
 const COLS: usize = 784;

@@ -5,11 +5,10 @@
 //! cargo run --release -p lpgen-comm --example local_bench -- 200
 //! ```
 
-use lpgen_golden::F32;
 use std::time::Instant;
 
 use lpgen_comm::{local, partition, Transport};
-use lpgen_golden::{onebit, Format};
+use lpgen_golden::{onebit, Format, F32};
 
 const ROWS: usize = 1024;
 const COLS: usize = 784;

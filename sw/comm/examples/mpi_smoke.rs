@@ -11,11 +11,10 @@
 //!
 //! Exit status 0 when every check passed, 2 with one line on stderr otherwise.
 
-use lpgen_golden::F32;
 use std::time::{Duration, Instant};
 
 use lpgen_comm::{partition, CommError, Transport};
-use lpgen_golden::{onebit, Format};
+use lpgen_golden::{onebit, Format, F32};
 
 /// The first layer of a 784-1024 MLP: W is 1024 × 784, so 784 columns of 1024 rows.
 const ROWS: usize = 1024;

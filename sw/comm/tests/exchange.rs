@@ -2,7 +2,6 @@
 //! computed in one process with the golden quantizer, and its traffic against the analytic
 //! byte count.
 
-use lpgen_golden::F32;
 use std::thread;
 
 use lpgen_comm::exchange::{
@@ -12,7 +11,7 @@ use lpgen_comm::exchange::{
 use lpgen_comm::{local, partition, LocalTransport, Transport};
 use lpgen_golden::onebit::{self, Quantizer};
 use lpgen_golden::q8::{Q8Type, TensorScale};
-use lpgen_golden::{Bits, Calc, Format, SumMode};
+use lpgen_golden::{Bits, Calc, Format, SumMode, F32};
 
 fn run<T: Send>(k: usize, f: impl Fn(&mut LocalTransport) -> T + Sync) -> Vec<T> {
     thread::scope(|s| {

@@ -3,8 +3,7 @@
 //! the transfer format, and an independent plain-f32 implementation of the same algorithm.
 
 use lpgen_golden::onebit::{self, Quantized, Quantizer, Recon};
-use lpgen_golden::F32;
-use lpgen_golden::{Bits, Calc, Format, SumMode};
+use lpgen_golden::{Bits, Calc, Format, SumMode, F32};
 use num_bigint::BigUint;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

@@ -16,14 +16,13 @@
 //!
 //!   cargo run --release -p lpgen-train --example khat [-- STEPS]
 
-use lpgen_golden::F32;
 use std::path::Path;
 use std::time::Instant;
 
 use lpgen_comm::exchange;
 use lpgen_comm::{local, Transport};
 use lpgen_golden::onebit::Quantizer;
-use lpgen_golden::{AluOp, Format, SumMode};
+use lpgen_golden::{AluOp, Format, SumMode, F32};
 use lpgen_train::arch::Arch;
 use lpgen_train::config::{
     Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,

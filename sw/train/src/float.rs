@@ -6,8 +6,7 @@
 //! products round differently from the golden machine's in-order f32 dot products (the
 //! kernel accumulates in blocks with fused multiply-adds), within f32 rounding.
 
-use lpgen_golden::F32;
-use lpgen_golden::{AluOp, Format};
+use lpgen_golden::{AluOp, Format, F32};
 
 use crate::machine::{all_cores, check_shapes, in_parallel, Accumulate, Machine, Mat, View};
 use crate::TrainError;

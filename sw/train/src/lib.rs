@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod compress;
 pub mod config;
 pub mod data;
+pub mod family;
 pub mod float;
 pub mod layers;
 pub mod machine;

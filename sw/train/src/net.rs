@@ -7,37 +7,25 @@
 //! stage boundary by the machine's conversion (the identity when the formats agree). The
 //! layers themselves are in `layers.rs`, the update rules in `optim.rs`.
 
-use lpgen_golden::F32;
 use std::borrow::Cow;
 
-use lpgen_golden::{AluOp, Format};
+use lpgen_golden::{AluOp, Format, F32};
 use rand_pcg::Pcg64;
 
 use crate::arch::Layer;
 use crate::config::{Activation, Config};
+use crate::family::train_family;
 use crate::layers::Grads;
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
 use crate::model::Model;
 use crate::storage::Storage;
 use crate::TrainError;
 
-/// The accumulation of a product or sum in format `f`: exact with quires (posit) or always
-/// (fix and dfix: the wide accumulator), Kahan where asked (LNS), otherwise naive. Every
-/// family says its own (a new one does not compile until it does).
+/// The accumulation of a product or sum in format `f`: the family's rule
+/// (`TrainFamily::accumulation`: exact with quires for posits, always for fix and dfix, Kahan
+/// where asked for LNS, otherwise naive).
 pub(crate) fn accumulation(f: Format, quire: bool, kahan: bool) -> Accumulate {
-    let exact_if = |b: bool| {
-        if b {
-            Accumulate::Exact
-        } else {
-            Accumulate::Naive
-        }
-    };
-    match f {
-        Format::Posit(_) => exact_if(quire),
-        Format::Fix(_) | Format::Dfix(_) => Accumulate::Exact,
-        Format::Lns(_) if kahan => Accumulate::Kahan,
-        Format::Lns(_) | Format::F32(_) => Accumulate::Naive,
-    }
+    train_family(&f).accumulation(quire, kahan)
 }
 
 /// ⌈log2 |x|⌉ of a nonzero finite f64, exactly.
@@ -55,16 +43,9 @@ fn ceil_log2(x: f64) -> i32 {
 }
 
 /// The largest k for which the format holds 2^−k exactly (LNS: 2^I − 1, posit: the largest
-/// scale, fix: F).
+/// scale, fix: F): the family's `TrainFamily::pow2_reach`.
 fn pow2_reach(f: Format) -> i32 {
-    match f {
-        Format::Lns(l) => (1i32 << l.int_bits) - 1,
-        Format::Posit(p) => p.max_scale(),
-        Format::Fix(x) => x.frac_bits as i32,
-        Format::F32(_) => 126,
-        // Integers at scale 0.
-        Format::Dfix(_) => 0,
-    }
+    train_family(&f).pow2_reach()
 }
 
 /// The operations of one run: a machine and the run's configuration.

@@ -6,18 +6,18 @@
 
 mod q8;
 
-use lpgen_golden::F32;
 use std::collections::{HashMap, VecDeque};
 
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::onebit::{self, Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
-use lpgen_golden::{AluOp, Format, SumMode, ALU_OP_BITS};
+use lpgen_golden::{AluOp, Format, SumMode, ALU_OP_BITS, F32};
 use lpgen_hdl::{generate, Params, PeKind, Unit};
 use lpgen_verif::layout::{get_bits, put_bits, Layout};
 use lpgen_verif::{Model, Toolchain};
 
 use crate::compress::through_codec;
+use crate::family::train_family;
 use crate::machine::{check_shapes, Accumulate, DfixProduct, Golden, Machine, Mat, View};
 use crate::TrainError;
 
@@ -342,7 +342,7 @@ impl Machine for Rtl {
         shape: (usize, usize),
         residual: Option<&mut [u64]>,
     ) -> Result<Quantized, TrainError> {
-        let hardware = mode == SumMode::Quire && matches!(f, Format::Fix(_) | Format::Posit(_));
+        let hardware = mode == SumMode::Quire && train_family(&f).codecs_on_hardware();
         if !hardware || shape.0 == 0 || shape.1 == 0 {
             let q = Quantizer::new(f, mode).map_err(|e| TrainError(e.to_string()))?;
             return Ok(q.matrix(g, shape.0, shape.1, residual));
@@ -359,9 +359,10 @@ impl Machine for Rtl {
         words: &[u64],
         unit: f64,
     ) -> Result<Vec<u64>, TrainError> {
-        match f {
-            Format::Fix(_) | Format::Posit(_) => self.q8_run(codec, f, words, unit),
-            _ => through_codec(codec, f, words, unit),
+        if train_family(&f).codecs_on_hardware() {
+            self.q8_run(codec, f, words, unit)
+        } else {
+            through_codec(codec, f, words, unit)
         }
     }
 

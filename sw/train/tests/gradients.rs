@@ -3,8 +3,7 @@
 //! maxout, through max pooling and ReLU; and the optimizers reduce the loss of such networks
 //! in every format family.
 
-use lpgen_golden::Format;
-use lpgen_golden::F32;
+use lpgen_golden::{Format, F32};
 use lpgen_train::arch::{Arch, Layer};
 use lpgen_train::config::{
     Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,

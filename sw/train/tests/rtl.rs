@@ -1,9 +1,9 @@
 //! Training through the simulated RTL (Verilator) ends with exactly the weights of the
 //! golden model, and `--check` stops at the first differing word.
 
-use lpgen_golden::F32;
 use std::path::PathBuf;
 
+use lpgen_golden::F32;
 use lpgen_train::arch::Arch;
 use lpgen_train::config::{
     Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,

@@ -3,11 +3,10 @@
 //! word for word like an uninterrupted one (the scales are in the checkpoint), and the
 //! max-norm constraint holds.
 
-use lpgen_golden::F32;
 use std::path::{Path, PathBuf};
 
 use lpgen_golden::dfix::DfixFormat;
-use lpgen_golden::Format;
+use lpgen_golden::{Format, F32};
 use lpgen_train::arch::{Arch, Layer};
 use lpgen_train::config::{
     Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,

@@ -7,7 +7,7 @@
 use lpgen_golden::{Alu, AluIn, Format, ALU_OP_BITS};
 use lpgen_hdl::Params;
 
-use super::words::{posit_specials, LnsRef};
+use super::words::family_words;
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::layout::put_bits;
 use crate::rng::Rng;
@@ -55,28 +55,7 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
 
 /// Corner-case words of a format: zero, NaN/NaR, ±1, the extremes and their neighbours.
 pub(super) fn specials(f: Format) -> Vec<u64> {
-    match f {
-        Format::Lns(l) => LnsRef::new(l).specials(),
-        Format::Posit(p) => posit_specials(p),
-        _ => {
-            let w = f.width();
-            let m = (1u64 << w) - 1;
-            let c = f.calc();
-            let half = 1u64 << (w - 1);
-            vec![
-                0,
-                1,
-                m,
-                half,
-                half + 1,
-                half - 1,
-                c.one(),
-                c.neg(c.one()) & m,
-                2,
-                m - 1,
-            ]
-        }
-    }
+    family_words(f).specials()
 }
 
 struct Ports {

@@ -7,10 +7,10 @@
 //! interleave P accumulations (`lns-kahan` at stages 3..=5) get P such streams interleaved
 //! cycle by cycle.
 
-use lpgen_golden::{FixAcc, FixFormat, Format, Kahan, Lns, PositFormat, Quire, SumMode};
+use lpgen_golden::{FixAcc, Format, Kahan, Lns, Quire, SumMode};
 use lpgen_hdl::Params;
 
-use super::words::{fix_word, posit_word, LnsRef};
+use super::words::{family_words, FamilyWords};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::layout::put_bits;
 use crate::rng::Rng;
@@ -107,28 +107,15 @@ impl Pes {
     }
 }
 
-/// Operand words for tiles.
-enum Words {
-    Lns(LnsRef),
-    Posit(PositFormat),
-    Fix(FixFormat),
-}
+/// Operand words for tiles: the family's random words.
+struct Words(Box<dyn FamilyWords>);
 
 impl Words {
     fn new(f: Format) -> Words {
-        match f {
-            Format::Lns(l) => Words::Lns(LnsRef::new(l)),
-            Format::Posit(p) => Words::Posit(p),
-            Format::Fix(x) => Words::Fix(x),
-            Format::F32(_) | Format::Dfix(_) => unreachable!("refused by Pes::new"),
-        }
+        Words(family_words(f))
     }
     fn get(&self, r: &mut Rng, small: bool) -> u64 {
-        match self {
-            Words::Lns(l) => l.operand(r),
-            Words::Posit(p) => posit_word(r, *p),
-            Words::Fix(f) => fix_word(r, *f, small),
-        }
+        self.0.word(r, small)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Operand generators (corner cases and random words) and the golden model's flags that the
 //! golden API does not return as such (LNS saturation, fix read-out saturation).
 
-use lpgen_golden::{FixAcc, FixFormat, GTables, Lns, LnsFormat, PositFormat};
+use lpgen_golden::{FixAcc, FixFormat, Format, GTables, Lns, LnsFormat, PositFormat};
 
 use crate::rng::Rng;
 
@@ -234,4 +234,82 @@ pub fn fix_saturates(f: FixFormat, acc: &FixAcc) -> bool {
         q + i128::from(rem > half || (rem == half && q & 1 == 1))
     };
     q > i128::from(f.max_int()) || q < i128::from(f.min_int())
+}
+
+/// What the drivers need of a number family's words: corner cases and random operands. One
+/// implementation per family (above: LNS, posit, fix; below: dfix and f32, which only the
+/// codec drivers meet), registered in [`family_words`].
+pub(crate) trait FamilyWords {
+    /// Corner-case words: zero, NaN/NaR, ±1, the extremes and their neighbours.
+    fn specials(&self) -> Vec<u64>;
+    /// A random operand of a dot product or lane; `small`: magnitudes whose sums and products
+    /// stay in range (fix).
+    fn word(&self, r: &mut Rng, small: bool) -> u64;
+}
+
+/// The words of `f`'s family: the registration of every family in this crate.
+pub(crate) fn family_words(f: Format) -> Box<dyn FamilyWords> {
+    match f {
+        Format::Lns(l) => Box::new(LnsRef::new(l)),
+        Format::Posit(p) => Box::new(p),
+        Format::Fix(x) => Box::new(x),
+        Format::Dfix(_) | Format::F32(_) => Box::new(BitPatterns(f)),
+    }
+}
+
+impl FamilyWords for LnsRef {
+    fn specials(&self) -> Vec<u64> {
+        LnsRef::specials(self)
+    }
+    fn word(&self, r: &mut Rng, _: bool) -> u64 {
+        self.operand(r)
+    }
+}
+
+impl FamilyWords for PositFormat {
+    fn specials(&self) -> Vec<u64> {
+        posit_specials(*self)
+    }
+    fn word(&self, r: &mut Rng, _: bool) -> u64 {
+        posit_word(r, *self)
+    }
+}
+
+impl FamilyWords for FixFormat {
+    /// The lanes' corners of two's-complement words ([`BitPatterns`]), not [`fix_specials`]
+    /// (the MAC's).
+    fn specials(&self) -> Vec<u64> {
+        BitPatterns(Format::Fix(*self)).specials()
+    }
+    fn word(&self, r: &mut Rng, small: bool) -> u64 {
+        fix_word(r, *self, small)
+    }
+}
+
+/// Words chosen by their bit patterns: 0, 1, all ones, the sign bit and its neighbours, the
+/// format's ±1, 2, all ones less one (dfix and f32 words, and the fix lanes' corners).
+pub(crate) struct BitPatterns(pub Format);
+
+impl FamilyWords for BitPatterns {
+    fn specials(&self) -> Vec<u64> {
+        let w = self.0.width();
+        let m = (1u64 << w) - 1;
+        let c = self.0.calc();
+        let half = 1u64 << (w - 1);
+        vec![
+            0,
+            1,
+            m,
+            half,
+            half + 1,
+            half - 1,
+            c.one(),
+            c.neg(c.one()) & m,
+            2,
+            m - 1,
+        ]
+    }
+    fn word(&self, r: &mut Rng, _: bool) -> u64 {
+        r.next_u64() & ((1u64 << self.0.width()) - 1)
+    }
 }

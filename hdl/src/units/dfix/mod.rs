@@ -172,7 +172,8 @@ impl ArrayPe for DfixPe {
         io: &PeIo,
         side: Option<&E>,
     ) -> Result<E, GenError> {
-        let shift = side.ok_or_else(|| GenError("the dfix PE needs its shift (generator bug)".into()))?;
+        let shift =
+            side.ok_or_else(|| GenError("the dfix PE needs its shift (generator bug)".into()))?;
         dfix_pe(pe, p, io, shift, self.readout_registers(p.stages) == 1)
     }
 }

@@ -35,8 +35,8 @@ use lpgen_golden::{Format, PositFormat};
 use super::decode::{decode, lzc, max_scale, sbits, sconst, ubits};
 use super::encode::encode;
 use super::{finish, nar_word, posit_format, start, Built, GenError, Params};
-use crate::ir::{cat, konst, mux, Module, E};
 use crate::ir::StagePlan;
+use crate::ir::{cat, konst, mux, Module, E};
 use crate::units::pe::{ArrayPe, Sideband};
 use crate::units::PeIo;
 

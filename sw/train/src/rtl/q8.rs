@@ -70,10 +70,7 @@ impl Rtl {
     /// left: [`Q8Type::scale_word`] of the normalised types, on the vector unit. Halves are
     /// folded with `max`, the shorter padded with the zero word (|x| >= 0 everywhere).
     fn absmax_word(&mut self, f: Format, words: &[u64]) -> Result<u64, TrainError> {
-        let nar = match f {
-            Format::Posit(p) => Some(p.nar()),
-            _ => None,
-        };
+        let nar = f.calc().nan();
         let mut v: Vec<u64> = words.iter().copied().filter(|&w| Some(w) != nar).collect();
         if v.is_empty() {
             return Ok(f.calc().zero());

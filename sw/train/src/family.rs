@@ -1,0 +1,121 @@
+//! What training needs of a number family beyond its golden arithmetic: [`TrainFamily`], one
+//! `impl` block per family below, registered in [`train_family`]. The golden arithmetic
+//! itself (every operation, sum and dot product) is `lpgen_golden::Family`'s.
+
+use lpgen_golden::{DfixFormat, FixFormat, Format, LnsFormat, PositFormat, F32};
+
+use crate::machine::Accumulate;
+
+pub trait TrainFamily {
+    /// The accumulation of a product or sum, given `--quire` and whether `--kahan` covers it.
+    fn accumulation(&self, quire: bool, kahan: bool) -> Accumulate;
+    /// The largest k for which the format holds 2^−k exactly (the reach of the host's powers
+    /// of two: e^x's range reduction, ε of the optimizers).
+    fn pow2_reach(&self) -> i32;
+    /// Whether the rtl machine's q8 codec and 1-bit quantizer units take these words (the
+    /// word rule on hardware); otherwise the host applies the codec (the f32 rule).
+    fn codecs_on_hardware(&self) -> bool;
+    /// Whether `--kahan` defaults to every place (seed 000's LNS training) rather than none.
+    fn kahan_by_default(&self) -> bool;
+}
+
+/// The training rules of `f`'s family: the registration of every family in this crate.
+pub fn train_family(f: &Format) -> &dyn TrainFamily {
+    match f {
+        Format::Lns(x) => x,
+        Format::Posit(x) => x,
+        Format::Fix(x) => x,
+        Format::Dfix(x) => x,
+        Format::F32(x) => x,
+    }
+}
+
+/// LNS: Kahan where asked (seed 000); codecs on the host.
+impl TrainFamily for LnsFormat {
+    fn accumulation(&self, _: bool, kahan: bool) -> Accumulate {
+        if kahan {
+            Accumulate::Kahan
+        } else {
+            Accumulate::Naive
+        }
+    }
+    fn pow2_reach(&self) -> i32 {
+        (1i32 << self.int_bits) - 1
+    }
+    fn codecs_on_hardware(&self) -> bool {
+        false
+    }
+    fn kahan_by_default(&self) -> bool {
+        true
+    }
+}
+
+/// Posits: exact with quires (seed 004), naive otherwise.
+impl TrainFamily for PositFormat {
+    fn accumulation(&self, quire: bool, _: bool) -> Accumulate {
+        if quire {
+            Accumulate::Exact
+        } else {
+            Accumulate::Naive
+        }
+    }
+    fn pow2_reach(&self) -> i32 {
+        self.max_scale()
+    }
+    fn codecs_on_hardware(&self) -> bool {
+        true
+    }
+    fn kahan_by_default(&self) -> bool {
+        false
+    }
+}
+
+/// Fix: always the wide accumulator.
+impl TrainFamily for FixFormat {
+    fn accumulation(&self, _: bool, _: bool) -> Accumulate {
+        Accumulate::Exact
+    }
+    fn pow2_reach(&self) -> i32 {
+        self.frac_bits as i32
+    }
+    fn codecs_on_hardware(&self) -> bool {
+        true
+    }
+    fn kahan_by_default(&self) -> bool {
+        false
+    }
+}
+
+/// dfix: the exact accumulator, read out once into the result's group (seed 002's storage
+/// trains through `storage.rs`; these are the rules of dfix words as a stage format).
+impl TrainFamily for DfixFormat {
+    fn accumulation(&self, _: bool, _: bool) -> Accumulate {
+        Accumulate::Exact
+    }
+    /// Integers at scale 0.
+    fn pow2_reach(&self) -> i32 {
+        0
+    }
+    fn codecs_on_hardware(&self) -> bool {
+        false
+    }
+    fn kahan_by_default(&self) -> bool {
+        false
+    }
+}
+
+/// f32: naive, as the FPU sums; runs on the f32 machine.
+impl TrainFamily for F32 {
+    fn accumulation(&self, _: bool, _: bool) -> Accumulate {
+        Accumulate::Naive
+    }
+    fn pow2_reach(&self) -> i32 {
+        126
+    }
+    fn codecs_on_hardware(&self) -> bool {
+        false
+    }
+    fn kahan_by_default(&self) -> bool {
+        false
+    }
+}

@@ -90,7 +90,7 @@ fn golden(out: &mut dyn Write) -> CliResult {
             .find(|m| modes.contains(m))
             .unwrap_or(SumMode::Naive);
         let m = mode.name();
-        let r = line(fmt, "dot", &pairs, &m)?;
+        let r = line(fmt, "dot", &pairs, m)?;
         emit(out, &format!("  {fmt:<10} {m:<8} {r}"))?;
     }
     Ok(())

@@ -48,7 +48,7 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
         // Before the dataset is read and any design is built.
         lpgen_hdl::limits::check_array(a.rows, a.cols)?;
         lpgen_hdl::limits::check_lanes(a.lanes)?;
-        let most = lpgen_hdl::PeKind::ALL
+        let most = lpgen_hdl::PeKind::all()
             .into_iter()
             .map(lpgen_hdl::units::array_max_stages)
             .max()

@@ -111,64 +111,56 @@ impl fmt::Display for GenError {
 
 impl std::error::Error for GenError {}
 
-/// The processing-element generators of the systolic array, one per PE kind of the golden
-/// family registry (`lpgen_golden::family::pe_kinds`, which says which format family and
-/// accumulation each is; `pe_kinds_are_the_registrys` checks the two lists agree).
+/// An array PE kind: one of the golden family registry's (`lpgen_golden::family::pe_kinds`,
+/// which says which format family and accumulation it is), each with its generator
+/// (`pe::PE_GENERATORS`; `pe_kinds_are_the_registrys` checks that every one has one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PeKind {
+pub struct PeKind(&'static PeInfo);
+
+#[allow(non_upper_case_globals)]
+impl PeKind {
     /// LNS multiply + Kahan-compensated accumulate (seed 000).
-    LnsKahan,
+    pub const LnsKahan: PeKind = PeKind(&lpgen_golden::lns::FAMILY.pes[0]);
     /// LNS multiply + plain accumulate.
-    LnsPlain,
+    pub const LnsPlain: PeKind = PeKind(&lpgen_golden::lns::FAMILY.pes[1]);
     /// Posit multiply into a quire, rounded once at read-out.
-    PositQuire,
+    pub const PositQuire: PeKind = PeKind(&lpgen_golden::posit::FAMILY.pes[0]);
     /// Fixed-point MAC with a wide accumulator.
-    Fix,
+    pub const Fix: PeKind = PeKind(&lpgen_golden::fixed::FAMILY.pes[0]);
     /// Dynamic fixed point (`dfix:W`): the integer MAC of `Fix`, read out through a runtime
     /// shift into the output group's scale, with the two overflow flags.
-    Dfix,
-}
+    pub const Dfix: PeKind = PeKind(&lpgen_golden::dfix::FAMILY.pes[0]);
 
-impl PeKind {
-    pub const ALL: [PeKind; 5] = [
-        PeKind::LnsKahan,
-        PeKind::LnsPlain,
-        PeKind::PositQuire,
-        PeKind::Fix,
-        PeKind::Dfix,
-    ];
+    /// Every PE kind of the registry, in its order.
+    pub fn all() -> Vec<PeKind> {
+        pe_kinds().map(|(_, info)| PeKind(info)).collect()
+    }
 
+    /// As `--pe` names it.
     pub fn name(self) -> &'static str {
-        match self {
-            PeKind::LnsKahan => "lns-kahan",
-            PeKind::LnsPlain => "lns-plain",
-            PeKind::PositQuire => "posit-quire",
-            PeKind::Fix => "fix",
-            PeKind::Dfix => "dfix",
-        }
+        self.0.name
     }
 
     /// The registry's word on this PE: its family and the accumulation it performs.
     pub fn info(self) -> (&'static FamilyEntry, &'static PeInfo) {
-        pe_kind(self.name()).expect("every PE generator is in the registry")
+        pe_kind(self.name()).expect("a PeKind is a registry PE")
     }
 
     /// The registry's default PE of `format`'s family (the first it lists); formats without
     /// PEs (f32) get the registry's first, which the array refuses for them.
     pub fn default_for(format: Format) -> PeKind {
-        let name = format
-            .entry()
-            .pes
-            .first()
-            .map_or_else(|| pe_kinds().next().expect("PEs").1.name, |p| p.name);
-        name.parse().expect("every registry PE has a generator")
+        let info = match format.entry().pes.first() {
+            Some(info) => info,
+            None => pe_kinds().next().expect("the registry has PEs").1,
+        };
+        PeKind(info)
     }
 
     /// The PE of `format`'s family that accumulates in `mode`, as the registry pairs them.
     pub fn for_mode(format: Format, mode: SumMode) -> Result<PeKind, GenError> {
         let entry = format.entry();
         match entry.pes.iter().find(|p| p.mode == mode) {
-            Some(pe) => pe.name.parse(),
+            Some(pe) => Ok(PeKind(pe)),
             None => Err(GenError(format!(
                 "no array PE accumulates {format} in mode '{}' (PEs: {})",
                 mode.name(),
@@ -195,10 +187,7 @@ impl std::str::FromStr for PeKind {
     type Err = GenError;
     fn from_str(s: &str) -> Result<PeKind, GenError> {
         let (_, info) = pe_kind(s).map_err(|e| GenError(e.0))?;
-        Ok(PeKind::ALL
-            .into_iter()
-            .find(|k| k.name() == info.name)
-            .expect("every registry PE has a generator"))
+        Ok(PeKind(info))
     }
 }
 
@@ -514,13 +503,25 @@ mod family_tests {
     /// a generator: the PE ↔ format ↔ accumulation rule is written once, there.
     #[test]
     fn pe_kinds_are_the_registrys() {
-        let generators: Vec<&str> = PeKind::ALL.iter().map(|k| k.name()).collect();
+        let generators: Vec<&str> = pe::PE_GENERATORS.iter().map(|(n, _)| *n).collect();
         let registry: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();
         assert_eq!(generators, registry);
-        for k in PeKind::ALL {
+        for k in PeKind::all() {
             let (family, info) = k.info();
             assert_eq!(info.name, k.name());
             assert!(family.pes.contains(info));
+            assert!(k.gen().max_stages() >= 2, "{}", k.name());
+        }
+        // The named constants are the registry's PEs of those names.
+        for (k, name) in [
+            (PeKind::LnsKahan, "lns-kahan"),
+            (PeKind::LnsPlain, "lns-plain"),
+            (PeKind::PositQuire, "posit-quire"),
+            (PeKind::Fix, "fix"),
+            (PeKind::Dfix, "dfix"),
+        ] {
+            assert_eq!(k.name(), name);
+            assert_eq!(name.parse::<PeKind>().unwrap(), k);
         }
     }
 

@@ -1,7 +1,7 @@
 //! What the systolic array (`units/array.rs`) needs of a PE kind: [`ArrayPe`], one
 //! implementation per PE kind of the golden registry, each in its family's module
 //! (`lns/mac.rs`, `posit/quire.rs`, `fix/mod.rs`, `dfix/mod.rs`), registered in
-//! [`PeKind::gen`].
+//! [`PE_GENERATORS`].
 
 use super::{GenError, Params, PeIo, PeKind};
 use crate::ir::{Module, StagePlan, E};
@@ -53,15 +53,23 @@ pub(crate) trait ArrayPe: Sync {
     ) -> Result<E, GenError>;
 }
 
+/// The generator of every PE kind of the registry, by its name: the registration of every
+/// PE in this crate (one line each).
+pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 5] = [
+    ("lns-kahan", &super::lns::KAHAN_PE),
+    ("lns-plain", &super::lns::PLAIN_PE),
+    ("posit-quire", &super::posit::QUIRE_PE),
+    ("fix", &super::fix::FIX_PE),
+    ("dfix", &super::dfix::DFIX_PE),
+];
+
 impl PeKind {
-    /// The generator of this PE kind: the registration of every PE in this crate.
+    /// The generator of this PE kind.
     pub(crate) fn gen(self) -> &'static dyn ArrayPe {
-        match self {
-            PeKind::LnsKahan => &super::lns::KAHAN_PE,
-            PeKind::LnsPlain => &super::lns::PLAIN_PE,
-            PeKind::PositQuire => &super::posit::QUIRE_PE,
-            PeKind::Fix => &super::fix::FIX_PE,
-            PeKind::Dfix => &super::dfix::DFIX_PE,
-        }
+        PE_GENERATORS
+            .iter()
+            .find(|(name, _)| *name == self.name())
+            .map(|(_, g)| *g)
+            .expect("every registry PE has a generator (pe_kinds_are_the_registrys)")
     }
 }

@@ -70,6 +70,11 @@ fn formats(p: &Params) -> Result<(Format, Format), GenError> {
     Ok((p.format, to))
 }
 
+/// Refuses a lane the golden ALU does not define (another family's `--to`, f32).
+pub(crate) fn check(p: &Params) -> Result<(), GenError> {
+    formats(p).map(|_| ())
+}
+
 /// Builds one lane (wires named `PX…`).
 pub(crate) fn lane(m: &mut Module, f: Format, to: Format, px: &str, io: &LaneIn) -> LaneOut {
     let is = |op: AluOp| io.op.eq_k(op.code() as u128);

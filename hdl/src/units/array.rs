@@ -44,15 +44,14 @@ fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
     let entry = p.format.entry();
     if entry.pe(p.pe.name()).is_none() {
         let want = match entry.pes.len() {
-            0 => {
-                let with: Vec<&str> = lpgen_golden::FAMILIES
-                    .iter()
-                    .filter(|f| !f.pes.is_empty())
-                    .map(|f| f.name)
-                    .collect();
-                format!("an {} format", with.join(", "))
+            0 => format!(
+                "an {} format",
+                lpgen_golden::family::families_with(|f| !f.pes.is_empty())
+            ),
+            _ => {
+                let names: Vec<&str> = entry.pes.iter().map(|p| p.name).collect();
+                format!("--pe {}", lpgen_golden::family::or_list(&names))
             }
-            _ => format!("--pe {}", super::pe_list(entry).replace(", ", " or ")),
         };
         return Err(GenError(format!(
             "array PE '{}' does not work on {} (use {want})",

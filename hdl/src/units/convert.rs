@@ -23,14 +23,9 @@ fn formats(p: &Params) -> Result<(Format, Format), GenError> {
         )));
     };
     if !p.format.entry().lanes || !p.format.same_family(&to) {
-        let families: Vec<&str> = lpgen_golden::FAMILIES
-            .iter()
-            .filter(|e| e.lanes)
-            .map(|e| e.name)
-            .collect();
         return Err(GenError(format!(
             "convert converts within one family of {} formats, not {} to {to}",
-            families.join(", "),
+            lpgen_golden::family::families_with(|e| e.lanes),
             p.format_name()
         )));
     }

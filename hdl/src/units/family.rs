@@ -15,6 +15,9 @@ use crate::ir::{Module, E};
 pub(crate) trait HwFamily {
     /// Candidate stage boundaries of the family's lane.
     fn lane_stages(&self) -> u32;
+    /// Refuses an `alu` or `vector` of `p` the family's lane cannot be (before its stages are
+    /// checked, so the refusal names the reason).
+    fn check_lane(&self, p: &Params) -> Result<(), GenError>;
     /// The `alu` or `vector` design on this family's words.
     fn lane_unit(&self, p: &Params) -> Result<Built, GenError>;
     /// Every opcode's result of one lane converting to and from `to` (wires named `px…`).
@@ -56,6 +59,9 @@ pub(crate) fn no_hardware(f: &dyn std::fmt::Display, what: &str) -> ! {
 impl HwFamily for lpgen_golden::F32 {
     fn lane_stages(&self) -> u32 {
         0
+    }
+    fn check_lane(&self, p: &Params) -> Result<(), GenError> {
+        super::alu::check(p)
     }
     fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
         super::alu::lane_unit(p)

@@ -433,6 +433,9 @@ pub(crate) fn too_many_stages(what: &str, max: u32, stages: u32, hint: &str) -> 
 pub fn generate(p: &Params) -> Result<Design, GenError> {
     crate::limits::check_params(p)?;
     dfix::check(p)?;
+    if matches!(p.unit, Unit::Alu | Unit::Vector) {
+        family::hw(&p.format).check_lane(p)?;
+    }
     let e = entry(p.unit);
     let max = (e.max_stages)(p);
     if p.stages > max {

@@ -121,14 +121,9 @@ impl Alu {
     /// has lanes).
     pub fn new(f: Format, to: Format) -> Result<Alu, FormatError> {
         if !f.entry().lanes || !f.same_family(&to) {
-            let families: Vec<&str> = crate::FAMILIES
-                .iter()
-                .filter(|e| e.lanes)
-                .map(|e| e.name)
-                .collect();
             return err(format!(
                 "an ALU lane converts within one family of {} formats, not {f} to {to}",
-                families.join(", ")
+                crate::family::families_with(|e| e.lanes)
             ));
         }
         Ok(Alu {

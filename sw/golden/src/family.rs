@@ -109,17 +109,12 @@ impl FamilyEntry {
     /// The refusal of a mode the family does not offer.
     pub fn refuse_mode<T>(&self, mode: SumMode, f: &Format) -> Result<T, FormatError> {
         let offered: Vec<&str> = self.modes.iter().map(|m| m.name()).collect();
-        let families: Vec<&str> = FAMILIES
-            .iter()
-            .filter(|e| e.modes.contains(&mode))
-            .map(|e| e.name)
-            .collect();
         err(format!(
             "mode '{}' is not offered by {f} (use {}; '{}' is for {} formats)",
             mode.name(),
-            offered.join(", "),
+            or_list(&offered),
             mode.name(),
-            families.join(", ")
+            families_with(|e| e.modes.contains(&mode))
         ))
     }
 }
@@ -139,6 +134,21 @@ pub(crate) fn field(s: &str, what: &str, whole: &str) -> Result<u32, FormatError
             syntaxes()
         ))
     })
+}
+
+/// `a, b or c`: names for a message.
+pub fn or_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// The names of the families whose entry `has` says yes to, as `a, b or c`.
+pub fn families_with(has: impl Fn(&FamilyEntry) -> bool) -> String {
+    let names: Vec<&str> = FAMILIES.iter().filter(|e| has(e)).map(|e| e.name).collect();
+    or_list(&names)
 }
 
 /// Every family's format strings, for messages and help texts.
@@ -163,7 +173,7 @@ pub fn pe_kind(name: &str) -> Result<(&'static FamilyEntry, &'static PeInfo), Fo
         let names: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();
         FormatError(format!(
             "unknown PE kind {name:?}: expected {}",
-            names.join(", ")
+            or_list(&names)
         ))
     })
 }

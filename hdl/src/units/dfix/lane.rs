@@ -160,6 +160,10 @@ impl HwFamily for DfixFormat {
     fn lane_stages(&self) -> u32 {
         LANE_STAGES
     }
+    /// `dfix::check` has refused what a dfix lane cannot be.
+    fn check_lane(&self, _: &Params) -> Result<(), GenError> {
+        Ok(())
+    }
     fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
         lane(p)
     }

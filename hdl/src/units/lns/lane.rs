@@ -139,6 +139,9 @@ impl HwFamily for LnsFormat {
     fn lane_stages(&self) -> u32 {
         LANE_STAGES
     }
+    fn check_lane(&self, p: &Params) -> Result<(), GenError> {
+        alu::check(p)
+    }
     fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
         alu::lane_unit(p)
     }

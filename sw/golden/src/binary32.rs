@@ -36,6 +36,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     modes: &[SumMode::Naive, SumMode::Kahan, SumMode::Pairwise],
     pes: &[] as &[PeInfo],
     lanes: false,
+    q8_word_rule: false,
 };
 
 impl fmt::Display for F32 {

@@ -98,6 +98,10 @@ pub struct FamilyEntry {
     pub pes: &'static [PeInfo],
     /// Whether the family has an ALU lane (`alu`, `vector`, convert within the family).
     pub lanes: bool,
+    /// Whether seed 003's q8 codecs take its words by the word rule (a scale word of the
+    /// format, each code decoded into the format by its own rounding: fix and posit,
+    /// `q8/tensor.rs`); otherwise by the f32 rule, on the words' values.
+    pub q8_word_rule: bool,
 }
 
 impl FamilyEntry {

@@ -53,10 +53,10 @@ pub(crate) fn sum_count_widths(f: FixFormat, rows: u32) -> (u32, u32) {
 
 /// Division steps of the mean dividers of `p` (0 for a format quant1 does not take).
 fn divider_steps(p: &Params) -> u32 {
-    match p.format {
-        Format::Fix(f) => f.width(),
-        Format::Posit(f) => posit_mean::steps(f, p.rows),
-        _ => 0,
+    match quant1_format(p) {
+        Ok(Words::Fix(f)) => f.width(),
+        Ok(Words::Posit(f)) => posit_mean::steps(f, p.rows),
+        Err(_) => 0,
     }
 }
 

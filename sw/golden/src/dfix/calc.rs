@@ -45,6 +45,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
                 group's scale, with overflow flags (seed 002)",
     }],
     lanes: false,
+    q8_word_rule: false,
 };
 
 /// The arithmetic of `dfix:W` words at scale `scale` (a word means int·2^scale).

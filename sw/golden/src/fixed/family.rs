@@ -43,6 +43,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
         about: "fixed-point MAC with a wide accumulator",
     }],
     lanes: true,
+    q8_word_rule: true,
 };
 
 impl FamilyFormat for FixFormat {

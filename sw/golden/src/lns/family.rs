@@ -45,6 +45,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
         },
     ],
     lanes: true,
+    q8_word_rule: false,
 };
 
 impl FamilyFormat for LnsFormat {

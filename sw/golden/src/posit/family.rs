@@ -45,6 +45,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
         about: "posit multiply into a quire, rounded once at read-out",
     }],
     lanes: true,
+    q8_word_rule: true,
 };
 
 impl FamilyFormat for PositFormat {

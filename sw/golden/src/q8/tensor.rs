@@ -33,9 +33,10 @@ impl TensorScale {
     /// Bytes of the scale of a tensor of `format` on the wire: ⌈width/8⌉ for a word, 4 for
     /// an f32.
     pub fn byte_len(format: Format) -> usize {
-        match format {
-            Format::Fix(_) | Format::Posit(_) => format.width().div_ceil(8) as usize,
-            Format::Lns(_) | Format::Dfix(_) | Format::F32(_) => 4,
+        if format.entry().q8_word_rule {
+            format.width().div_ceil(8) as usize
+        } else {
+            4
         }
     }
 
@@ -57,17 +58,16 @@ impl TensorScale {
                 bytes.len()
             ));
         }
-        match format {
-            Format::Fix(_) | Format::Posit(_) => {
-                let mut b = [0u8; 8];
-                b[..bytes.len()].copy_from_slice(bytes);
-                let w = u64::from_le_bytes(b);
-                key(format, w)?;
-                Ok(TensorScale::Word(w))
-            }
-            Format::Lns(_) | Format::Dfix(_) | Format::F32(_) => Ok(TensorScale::F32(
-                f32::from_le_bytes(bytes.try_into().expect("4 bytes")),
-            )),
+        if format.entry().q8_word_rule {
+            let mut b = [0u8; 8];
+            b[..bytes.len()].copy_from_slice(bytes);
+            let w = u64::from_le_bytes(b);
+            key(format, w)?;
+            Ok(TensorScale::Word(w))
+        } else {
+            Ok(TensorScale::F32(f32::from_le_bytes(
+                bytes.try_into().expect("4 bytes"),
+            )))
         }
     }
 }
@@ -187,18 +187,15 @@ impl Q8Type {
         words: &[u64],
         unit: f64,
     ) -> Result<(TensorScale, Vec<u8>), FormatError> {
-        match format {
-            Format::Fix(_) | Format::Posit(_) => {
-                let scale = self.scale_word(format, words, unit)?;
-                Ok((
-                    TensorScale::Word(scale),
-                    self.encode_tensor(format, words, scale)?,
-                ))
-            }
-            Format::Lns(_) | Format::Dfix(_) | Format::F32(_) => {
-                let (scale, codes) = self.encode_words(&format.calc(), words, unit)?;
-                Ok((TensorScale::F32(scale), codes))
-            }
+        if format.entry().q8_word_rule {
+            let scale = self.scale_word(format, words, unit)?;
+            Ok((
+                TensorScale::Word(scale),
+                self.encode_tensor(format, words, scale)?,
+            ))
+        } else {
+            let (scale, codes) = self.encode_words(&format.calc(), words, unit)?;
+            Ok((TensorScale::F32(scale), codes))
         }
     }
 
@@ -273,12 +270,13 @@ impl Q8Type {
 }
 
 fn check_format(format: Format) -> Result<(), FormatError> {
-    match format {
-        Format::Fix(_) | Format::Posit(_) => Ok(()),
-        other => err(format!(
-            "q8 words need a fix or posit format (e.g. fix:7:8, posit:16:1), not {other}"
-        )),
+    if format.entry().q8_word_rule {
+        return Ok(());
     }
+    err(format!(
+        "q8 words need a {} format (e.g. fix:7:8, posit:16:1), not {format}",
+        crate::family::families_with(|e| e.q8_word_rule)
+    ))
 }
 
 /// A key that orders words by |value|: fix |integer|, posit the bits of |x|; None for NaR.
@@ -294,7 +292,8 @@ fn is_negative(format: Format, w: u64) -> bool {
     match format {
         Format::Fix(f) => f.to_int(w) < 0,
         Format::Posit(f) => w != f.nar() && w >> (f.n - 1) & 1 == 1,
-        Format::Lns(_) | Format::Dfix(_) | Format::F32(_) => false,
+        // Refused by `check_format` (the word rule is the registry's `q8_word_rule`).
+        _ => unreachable!("{format} words have no word rule"),
     }
 }
 

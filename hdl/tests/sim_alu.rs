@@ -45,7 +45,7 @@ fn check(format: &str, to: &str, stages: u32, lanes: u32, count: usize, seed: u6
         if rng.below(4) == 0 {
             sp[rng.below(sp.len() as u64) as usize]
         } else {
-            rng.next() & ((1 << width) - 1)
+            rng.next_u64() & ((1 << width) - 1)
         }
     };
     let mut vectors = vec![];

@@ -12,7 +12,12 @@ use lpgen_hdl::{generate, Design, Manifest, Params, PeKind, Unit};
 
 use common::Rng;
 
-impl Rng {
+/// The operand generators of these tests, on the shared generator.
+trait TileWords {
+    fn word(&mut self, c: &Calc, small: bool) -> u64;
+}
+
+impl TileWords for Rng {
     /// A word: uniform bits with some extreme patterns, or `small` (|x| < 2, so sums of a
     /// few products stay in range and exercise the rounding) with rare extremes. The patterns
     /// 01…1, 10…0, 0…01, 1…1 are fix max/min/±ulp, posit maxpos/NaR/±minpos, LNS +max/−1/….
@@ -31,7 +36,7 @@ impl Rng {
             3 => 1,
             4 => mask,
             _ if small => c.from_f64(self.below(1 << 20) as f64 / (1 << 18) as f64 - 2.0),
-            _ => self.next() & mask,
+            _ => self.next_u64() & mask,
         }
     }
 }
@@ -295,8 +300,8 @@ impl Plan {
             valid: false,
             clear: rng.below(2) == 1,
             last: rng.below(2) == 1,
-            a: (0..rows).map(|_| rng.next() & mask).collect(),
-            b: (0..cols).map(|_| rng.next() & mask).collect(),
+            a: (0..rows).map(|_| rng.next_u64() & mask).collect(),
+            b: (0..cols).map(|_| rng.next_u64() & mask).collect(),
         });
     }
 }

@@ -12,7 +12,15 @@ use lpgen_hdl::{generate, Design, Direction, Manifest, Params, PeKind, Unit};
 
 use common::Rng;
 
-impl Rng {
+/// The operand generators of these tests, on the shared generator.
+trait LnsOperands {
+    fn code(&mut self, lo: i32, hi: i32) -> i32;
+    fn extreme(&mut self, f: LnsFormat) -> u64;
+    fn add_pair(&mut self, f: LnsFormat) -> (u64, u64);
+    fn operand(&mut self, f: LnsFormat) -> u64;
+}
+
+impl LnsOperands for Rng {
     /// A code uniform in lo..=hi.
     fn code(&mut self, lo: i32, hi: i32) -> i32 {
         lo + self.below((hi - lo + 1) as u64) as i32
@@ -36,14 +44,14 @@ impl Rng {
         let a = if self.below(16) == 0 {
             self.extreme(f)
         } else {
-            self.next() & ((1 << f.width()) - 1)
+            self.next_u64() & ((1 << f.width()) - 1)
         };
         let (_, ca) = f.unpack(a);
         let b = match self.below(16) {
             0 => self.extreme(f),
             1 => a,
             2 => a ^ (1 << f.log_width()),
-            3..=6 => self.next() & ((1 << f.width()) - 1),
+            3..=6 => self.next_u64() & ((1 << f.width()) - 1),
             _ => {
                 let c = (ca + self.code(-reach, reach)).clamp(f.code_min(), f.code_max());
                 f.pack(self.below(2) == 1, c)

@@ -54,7 +54,7 @@ fn specials(f: PositFormat) -> Vec<u64> {
 /// (short fractions), or special.
 fn word(r: &mut Rng, f: PositFormat) -> u64 {
     let w = match r.below(10) {
-        0..=2 => r.next() & f.mask(),
+        0..=2 => r.next_u64() & f.mask(),
         3..=5 => {
             let spread = 1u64 << (f.n - 3);
             f.one() + r.below(2 * spread) - spread
@@ -62,7 +62,7 @@ fn word(r: &mut Rng, f: PositFormat) -> u64 {
         6..=8 => {
             // Short fractions: sums and products that land on rounding ties.
             let cut = r.below(f.n as u64 - 1);
-            (r.next() & f.mask()) >> cut << cut
+            (r.next_u64() & f.mask()) >> cut << cut
         }
         _ => {
             let s = specials(f);

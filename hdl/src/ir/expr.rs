@@ -83,6 +83,28 @@ pub(super) fn mk(node: Node, width: u32) -> E {
     }
 }
 
+/// The smallest two's-complement width that holds every value in `lo..=hi`.
+pub fn signed_bits(lo: i64, hi: i64) -> u32 {
+    (1..=64)
+        .find(|&w| w == 64 || (-(1i64 << (w - 1)) <= lo && hi < (1i64 << (w - 1))))
+        .expect("fits 64 bits")
+}
+
+/// A constant of `width` bits (at most 128) holding the two's-complement pattern of `v`,
+/// which must fit.
+pub fn signed_konst(width: u32, v: i64) -> E {
+    assert!(
+        width <= 128 && signed_bits(v, v) <= width,
+        "{v} does not fit {width} bits"
+    );
+    let mask = if width == 128 {
+        u128::MAX
+    } else {
+        (1u128 << width) - 1
+    };
+    konst(width, (v as i128 as u128) & mask)
+}
+
 /// A constant of `width` bits (wider than 128 bits only for 0 and all-ones patterns).
 pub fn konst(width: u32, value: u128) -> E {
     if width > 128 {

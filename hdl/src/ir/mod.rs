@@ -16,6 +16,8 @@ mod expr;
 mod hier;
 mod module;
 
-pub use expr::{cat, konst, mux, BinOp, CmpOp, Node, ReduceOp, ShiftOp, E};
+pub use expr::{
+    cat, konst, mux, signed_bits, signed_konst, BinOp, CmpOp, Node, ReduceOp, ShiftOp, E,
+};
 pub use hier::{Instance, InstanceOutputs, Library, SubModule, SubPort};
 pub use module::{Fork, Module, Rom, SigId, SigKind, Signal, StagePlan, StateReg};

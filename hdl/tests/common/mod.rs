@@ -10,23 +10,9 @@ use std::process::Command;
 
 use lpgen_hdl::{Design, Manifest};
 
-/// SplitMix64: a small deterministic generator (the crate has no rand dependency). Each test
-/// file adds the operand generators it needs as inherent methods.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+/// The tests' deterministic generator: SplitMix64, `lpgen_golden::rng` (one copy for every
+/// crate). Each test file adds the operand generators it needs as functions of its own.
+pub use lpgen_golden::rng::Rng;
 
 /// Runs `design` with `vectors` (values for the named inputs, in order) and returns, for each
 /// valid output cycle, the values of the named outputs. `in_valid` is driven high for every

@@ -26,6 +26,7 @@ pub mod lns;
 pub mod onebit;
 pub mod posit;
 pub mod q8;
+pub mod rng;
 pub mod sum;
 
 pub use alu::{Alu, AluIn, AluOp, AluOut, ALU_OP_BITS};

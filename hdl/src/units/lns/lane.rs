@@ -5,10 +5,8 @@
 
 use lpgen_golden::{AluOp, Format, LnsFormat};
 
-use super::{
-    add_core, fields, mul_core, saturate, signed_konst, AddStages, Negate, ADD_CANDIDATES,
-};
-use crate::ir::{cat, konst, mux, Module, E};
+use super::{add_core, fields, mul_core, saturate, AddStages, Negate, ADD_CANDIDATES};
+use crate::ir::{cat, konst, mux, signed_konst, Module, E};
 use crate::units::alu::{self, LaneIn, OpResults};
 use crate::units::family::{no_hardware, HwFamily};
 use crate::units::{Built, GenError, Params};

@@ -16,7 +16,7 @@ use lpgen_golden::{Format, GTables, LnsFormat};
 use super::{finish, start, Built, GenError, Params, Unit};
 use std::rc::Rc;
 
-use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule, E};
+use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, StagePlan, SubModule, E};
 
 fn lns_format(p: &Params) -> Result<LnsFormat, GenError> {
     match p.format {
@@ -60,11 +60,6 @@ pub(crate) fn fields(m: &mut Module, f: LnsFormat, name: &str, w: &E) -> Fields 
         is_nan,
         is_zero,
     }
-}
-
-/// `v` as a `w`-bit two's-complement constant.
-fn signed_konst(w: u32, v: i64) -> E {
-    konst(w, (v as i128 as u128) & ((1u128 << w) - 1))
 }
 
 /// Saturates a two's-complement code (any width above the log field's) into the log field:
@@ -206,12 +201,6 @@ pub(crate) enum AddStages {
     DecodeAndRom,
 }
 
-/// Bits of the two's complement of `v`.
-fn signed_bits(v: i64) -> u32 {
-    let mag = if v < 0 { !v } else { v };
-    65 - mag.leading_zeros()
-}
-
 /// The G tables as one ROM addressed by {opposite, d}: sb in the lower half, db in the upper,
 /// each padded with zeros to a power of two (2^aw entries, aw the bits the longer table
 /// needs), entries sign-extended to `cw` bits; a distance at or beyond 2^aw reads 0 (its high
@@ -256,7 +245,12 @@ fn g_lookup(
 /// `g` (the entry, minimal-width two's complement), combinational. Defined once per format
 /// and shared by every adder of the design; contents from `GTables` (the golden library).
 fn g_rom_module(m: &Module, f: LnsFormat, sb: &[i64], db: &[i64], aw: u32) -> Rc<SubModule> {
-    let gw = sb.iter().chain(db).map(|&v| signed_bits(v)).max().unwrap();
+    let gw = sb
+        .iter()
+        .chain(db)
+        .map(|&v| signed_bits(v, v))
+        .max()
+        .unwrap();
     let mask = (1u128 << gw) - 1;
     let half = |t: &[i64]| -> Vec<u128> {
         (0..1usize << aw)
@@ -323,7 +317,12 @@ pub(crate) fn add_core(
     let lw = f.log_width();
     let (sb, db) = g_tables(f);
     // Code arithmetic width: holds c_big + g for every code and table entry.
-    let gw = sb.iter().chain(&db).map(|&v| signed_bits(v)).max().unwrap();
+    let gw = sb
+        .iter()
+        .chain(&db)
+        .map(|&v| signed_bits(v, v))
+        .max()
+        .unwrap();
     let cw = lw.max(gw) + 1;
 
     // Decode and compare.

@@ -11,29 +11,11 @@ use std::rc::Rc;
 
 use lpgen_golden::PositFormat;
 
-use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule, E};
-
-/// Smallest two's-complement width that holds every value in `lo..=hi`.
-pub(crate) fn sbits(lo: i64, hi: i64) -> u32 {
-    (1..64)
-        .find(|&w| -(1i64 << (w - 1)) <= lo && hi < (1i64 << (w - 1)))
-        .expect("fits 64 bits")
-}
+use crate::ir::{cat, konst, mux, signed_bits, Module, StagePlan, SubModule, E};
 
 /// Bits that hold `0..=v` (at least 1).
 pub(crate) fn ubits(v: u64) -> u32 {
     (64 - v.leading_zeros()).max(1)
-}
-
-/// A constant of `width` bits holding the two's-complement pattern of `v`.
-pub(crate) fn sconst(width: u32, v: i64) -> E {
-    assert!(width <= 64 && sbits(v, v) <= width, "{v} in {width} bits");
-    let mask = if width == 64 {
-        u64::MAX
-    } else {
-        (1u64 << width) - 1
-    };
-    konst(width, (v as u64 & mask) as u128)
 }
 
 /// Fraction bits of the widest significand of the format: N − 3 − es, at least 0.
@@ -215,7 +197,7 @@ pub(crate) fn fields(m: &mut Module, f: PositFormat, name: &str, mg: &Magnitude)
     let (run, _) = lzc(m, &w("regime"), &cat(&[xi, konst(1, 1)]));
     let run = m.wire(&w("run"), &run);
     // k = run − 1 for a run of ones, −run = ~(run − 1) for a run of zeros.
-    let kw = sbits(-(n as i64 - 1), n as i64 - 1);
+    let kw = signed_bits(-(n as i64 - 1), n as i64 - 1);
     let km1 = run.zext(kw.max(run.width)).low(kw).sub(&konst(kw, 1));
     let k = km1.xor(&r0.not().sext(kw));
     // The terminator lands at bit n−2; exponent and fraction follow, bit 0 is always 0.

@@ -7,8 +7,10 @@ use std::rc::Rc;
 
 use lpgen_golden::PositFormat;
 
-use super::decode::{frac_width, sbits, sconst, ubits};
-use crate::ir::{cat, konst, mux, Module, Node, StagePlan, SubModule, E};
+use super::decode::{frac_width, ubits};
+use crate::ir::{
+    cat, konst, mux, signed_bits, signed_konst, Module, Node, StagePlan, SubModule, E,
+};
 
 /// Rounds ±(sig + sticky)·2^(scale − (sig.width − 1)) to an N-bit posit word.
 ///
@@ -123,13 +125,13 @@ fn encode_body(
     let w = |s: &str| format!("{name}_{s}");
     let nn = n as i64;
     // k must hold −(n−1) and n−2 for the range tests.
-    let sw = scale.width.max(es + sbits(-(nn - 1), nn - 1));
+    let sw = scale.width.max(es + signed_bits(-(nn - 1), nn - 1));
     let sc = scale.sext(sw);
     let kw = sw - es;
     let k = m.wire(&w("k"), &sc.bits(sw - 1, es));
     let e = (es > 0).then(|| sc.low(es));
-    let ovf = m.wire(&w("maxpos"), &k.sge(&sconst(kw, nn - 2)));
-    let unf = m.wire(&w("below_minpos"), &k.slt(&sconst(kw, -(nn - 2))));
+    let ovf = m.wire(&w("maxpos"), &k.sge(&signed_konst(kw, nn - 2)));
+    let unf = m.wire(&w("below_minpos"), &k.slt(&signed_konst(kw, -(nn - 2))));
     // Fraction: keep FW + 1 bits (every kept bit and the guard), fold the rest into sticky.
     let fin = sig.width - 1;
     let kf = frac_width(f) + 1;
@@ -155,7 +157,7 @@ fn encode_body(
     let st_in = m.wire(&w("sticky_in"), &st_in);
     // :u: strictly above the midpoint 2^(−(n−1)·2^es) when k = −(n−1) and anything is set.
     let under = if f.underflow {
-        let mid = k.eq(&sconst(kw, -(nn - 1)));
+        let mid = k.eq(&signed_konst(kw, -(nn - 1)));
         let mut any = st_in.or(&fk.any());
         if let Some(e) = &e {
             any = any.or(&e.any());

@@ -5,10 +5,10 @@
 
 use lpgen_golden::{AluOp, Format, PositFormat};
 
-use super::decode::{decode, frac_width, max_scale, sbits};
+use super::decode::{decode, frac_width, max_scale};
 use super::encode::encode;
 use super::{add_core, mul_core, nar_word, ADD_STAGES};
-use crate::ir::{cat, konst, mux, Module, E};
+use crate::ir::{cat, konst, mux, signed_bits, Module, E};
 use crate::units::alu::{self, LaneIn, OpResults};
 use crate::units::family::{no_hardware, HwFamily};
 use crate::units::{Built, GenError, Params};
@@ -86,7 +86,7 @@ pub(crate) fn div_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -
     let is_zero = m.wire(&w("is_zero"), &da.zero);
     let neg = m.wire(&w("neg"), &da.sign.xor(&db.sign));
     let ms = max_scale(f);
-    let sw = sbits(-2 * ms - 1, 2 * ms).max(da.scale.width);
+    let sw = signed_bits(-2 * ms - 1, 2 * ms).max(da.scale.width);
     let ediff = m.wire(&w("scale_diff"), &da.scale.sext(sw).sub(&db.scale.sext(sw)));
     m.stage();
     let q_bits = frac_width(f) + 2;

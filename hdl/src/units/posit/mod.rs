@@ -21,8 +21,8 @@ mod quire;
 use lpgen_golden::{Format, PositFormat};
 
 use super::{finish, start, Built, GenError, Params, Unit};
-use crate::ir::{cat, konst, mux, Module, E};
-use decode::{decode, fields, lzc, magnitude, max_scale, sbits, Decoded};
+use crate::ir::{cat, konst, mux, signed_bits, Module, E};
+use decode::{decode, fields, lzc, magnitude, max_scale, Decoded};
 use encode::encode;
 
 #[allow(unused_imports)] // quire_pe: used by the array generator
@@ -117,7 +117,7 @@ pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, s
     let (lz, sum_zero) = lzc(m, &w("sum"), &sum);
     let norm = m.wire(&w("norm"), &sum.shl(&lz));
     let ms = max_scale(f);
-    let rw = sbits(-(ms + aw as i64), ms + 1)
+    let rw = signed_bits(-(ms + aw as i64), ms + 1)
         .max(lz.width + 1)
         .max(big_scale.width);
     let scale = m.wire(
@@ -158,7 +158,7 @@ pub(crate) fn mul_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -
     let is_zero = m.wire(&w("is_zero"), &da.zero.or(&db.zero));
     let neg = m.wire(&w("neg"), &da.sign.xor(&db.sign));
     let ms = max_scale(f);
-    let sw = sbits(-2 * ms, 2 * ms + 1).max(da.scale.width);
+    let sw = signed_bits(-2 * ms, 2 * ms + 1).max(da.scale.width);
     m.stage();
     // The scale sum beside the multiplier, off the decode stage's path.
     let esum = m.wire(&w("scale_sum"), &da.scale.sext(sw).add(&db.scale.sext(sw)));

@@ -32,11 +32,11 @@
 
 use lpgen_golden::{Format, PositFormat};
 
-use super::decode::{decode, lzc, max_scale, sbits, sconst, ubits};
+use super::decode::{decode, lzc, max_scale, ubits};
 use super::encode::encode;
 use super::{finish, nar_word, posit_format, start, Built, GenError, Params};
 use crate::ir::StagePlan;
-use crate::ir::{cat, konst, mux, Module, E};
+use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
 use crate::units::pe::{ArrayPe, Sideband};
 use crate::units::PeIo;
 
@@ -120,12 +120,12 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     // The product's LSB has weight 2^(ea+eb−2·FW); in quire LSBs that is
     // ea + eb + 2·max_scale − 2·FW. Shift by pos = ea + eb + 2·max_scale (0..=4·max_scale)
     // into a field 2·FW bits wider, whose low 2·FW bits are then always zero.
-    let pw = sbits(-2 * ms, 4 * ms);
+    let pw = signed_bits(-2 * ms, 4 * ms);
     let pos = da
         .scale
         .sext(pw)
         .add(&db.scale.sext(pw))
-        .add(&sconst(pw, 2 * ms));
+        .add(&signed_konst(pw, 2 * ms));
     let pos = m.wire(&nm("position"), &pos.resize(ubits(4 * ms as u64)));
     stage(m);
     let prod = m.wire(&nm("product"), &da.sig.mul_full(&db.sig));
@@ -169,8 +169,8 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     let norm = m.wire(&nm("quire_norm"), &qmag.shl(&lz));
     // The leading one at bit qb−2−lz has weight 2^(qb−2−lz−fb).
     let top = qb as i64 - 2 - fb;
-    let rw = sbits(-fb, top).max(lz.width + 1);
-    let scale = m.wire(&nm("quire_scale"), &sconst(rw, top).sub(&lz.zext(rw)));
+    let rw = signed_bits(-fb, top).max(lz.width + 1);
+    let scale = m.wire(&nm("quire_scale"), &signed_konst(rw, top).sub(&lz.zext(rw)));
     stage(m);
     let word = encode(
         m,

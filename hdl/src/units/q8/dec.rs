@@ -16,9 +16,9 @@ use lpgen_golden::{FixFormat, Format, PositFormat};
 
 use super::f32::f32_dec;
 use super::{bits_of, check_format, read, rom_module, type_tag, DEC_STAGES};
-use crate::ir::{cat, konst, mux, Module, E};
+use crate::ir::{cat, konst, mux, signed_bits, Module, E};
 use crate::units::fix::{rne_shr, saturate};
-use crate::units::posit::decode::{decode, max_scale, sbits};
+use crate::units::posit::decode::{decode, max_scale};
 use crate::units::posit::encode::encode;
 use crate::units::posit::nar_word;
 use crate::units::{finish, start, Built, GenError, Params};
@@ -128,7 +128,7 @@ pub(super) fn float_value(m: &mut Module, ty: Q8Type, t: &FixedTables, code: &E)
     let (lo, hi) = entries
         .iter()
         .fold((0i64, 0i64), |(l, h), &(_, e)| (l.min(e), h.max(e)));
-    let ew = sbits(lo, hi);
+    let ew = signed_bits(lo, hi);
     let contents = entries
         .iter()
         .map(|&(s, e)| ((s as u128) << ew) | ((e as u64 & ((1u64 << ew) - 1)) as u128))
@@ -179,7 +179,7 @@ fn posit_dec(
     let neg = m.wire("neg", &code.bit(7).xor(&s.sign));
     m.stage();
     let ms = max_scale(f);
-    let sw = sbits(lo - ms, hi + ms + 1).max(ew).max(s.scale.width);
+    let sw = signed_bits(lo - ms, hi + ms + 1).max(ew).max(s.scale.width);
     let esum = m.wire("scale_sum", &exp_v.sext(sw).add(&s.scale.sext(sw)));
     let prod = m.wire("product", &sig_v.mul_full(&s.sig));
     m.stage();

@@ -23,9 +23,9 @@ use lpgen_golden::{FixFormat, Format, PositFormat};
 
 use super::f32::f32_prepare;
 use super::{bits_of, check_format, read, rom_module, type_tag};
-use crate::ir::{cat, konst, mux, Module, E};
+use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
 use crate::units::divide::restoring_step;
-use crate::units::posit::decode::{decode, max_scale, sbits, sconst};
+use crate::units::posit::decode::{decode, max_scale};
 use crate::units::{finish, start, Built, GenError, Params};
 
 /// Levels of the search: 2^7 − 1 = 127 midpoints at most.
@@ -145,15 +145,15 @@ pub(super) fn aligned(
 ) -> E {
     // d = ex − es + T + 1: M·ss <= sx·2^d.
     let one = t.frac_bits as i64 + 1;
-    let dw = sbits(-span + one, span + one).max(x_scale.width + 2);
+    let dw = signed_bits(-span + one, span + one).max(x_scale.width + 2);
     let d = x_scale.sext(dw).sub(&s_scale.sext(dw));
-    let d = m.wire("align", &d.add(&sconst(dw, one)));
+    let d = m.wire("align", &d.add(&signed_konst(dw, one)));
     // The widest product M·ss has mid_w + FW + 1 bits; sx·2^d for d <= mid_w fits it.
     let sx = x_sig;
     let rw = mid_w + sx.width;
     let a = sx.zext(rw);
     let left_amount = d.low(bits_of(mid_w as u64).min(dw));
-    let beyond = m.wire("align_beyond", &d.sgt(&sconst(dw, mid_w as i64)));
+    let beyond = m.wire("align_beyond", &d.sgt(&signed_konst(dw, mid_w as i64)));
     let up = mux(&beyond, &konst(rw, 0).not(), &a.shl(&left_amount));
     let down = a.shr(&konst(dw, 0).sub(&d));
     m.wire("right", &mux(&d.msb(), &down, &up))

@@ -23,8 +23,8 @@ use lpgen_golden::q8::{FixedTables, Q8Type, F32_NAN};
 
 use super::dec::float_value;
 use super::enc::{aligned, Prepared};
-use crate::ir::{cat, konst, mux, Module, E};
-use crate::units::posit::decode::{lzc, sbits, sconst};
+use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
+use crate::units::posit::decode::lzc;
 
 /// Largest |ex − es| of two f32 exponents (−126..=128, 128 for ∞ and NaN).
 const EXP_SPAN: i64 = 254;
@@ -98,7 +98,7 @@ pub(super) fn f32_dec(m: &mut Module, ty: Q8Type, t: &FixedTables, code: &E, sca
     let (lz, _) = lzc(m, "scale_sig", &s.sig);
     let sig_s = m.wire("scale_sig_norm", &s.sig.shl(&lz));
     // E (below) lies in lo − 126 − 31 ..= hi + 129; −126 − E must fit too.
-    let sw = sbits(v.lo - 200, v.hi + 200 - v.lo).max(v.exp.width + 1);
+    let sw = signed_bits(v.lo - 200, v.hi + 200 - v.lo).max(v.exp.width + 1);
     let exp_s = m.wire("scale_exp_norm", &s.exp.sext(sw).sub(&lz.zext(sw)));
     m.stage();
     let esum = m.wire("scale_sum", &v.exp.sext(sw).add(&exp_s));
@@ -112,9 +112,9 @@ pub(super) fn f32_dec(m: &mut Module, ty: Q8Type, t: &FixedTables, code: &E, sca
     let norm = m.wire("product_norm", &norm);
     let e = m.wire("product_exp", &esum.add(&carry.zext(sw)));
     // Subnormal: shift right by −126 − E (clamped to 26: beyond 25 only sticky bits remain).
-    let subnormal = m.wire("subnormal", &e.slt(&sconst(sw, MIN_EXP)));
-    let sh = sconst(sw, MIN_EXP).sub(&e);
-    let sh = mux(&sh.sgt(&sconst(sw, 26)), &konst(5, 26), &sh.low(5));
+    let subnormal = m.wire("subnormal", &e.slt(&signed_konst(sw, MIN_EXP)));
+    let sh = signed_konst(sw, MIN_EXP).sub(&e);
+    let sh = mux(&sh.sgt(&signed_konst(sw, 26)), &konst(5, 26), &sh.low(5));
     let sh = m.wire("subnormal_shift", &mux(&subnormal, &sh, &konst(5, 0)));
     let pad = 27;
     let wide = cat(&[norm, konst(pad, 0)]).shr(&sh);
@@ -123,12 +123,12 @@ pub(super) fn f32_dec(m: &mut Module, ty: Q8Type, t: &FixedTables, code: &E, sca
     let guard = wide.bit(top - FRAC - 1);
     let sticky = wide.bits(top - FRAC - 2, 0).any();
     let up = m.wire("round_up", &guard.and(&sticky.or(&kept.bit(0))));
-    let biased = e.add(&sconst(sw, 127)).low(8);
+    let biased = e.add(&signed_konst(sw, 127)).low(8);
     let field = mux(&subnormal, &konst(8, 0), &biased);
     let mag = cat(&[field, kept.low(FRAC)]).add(&up.zext(31));
     let mag = m.wire("magnitude", &mag);
     let inf_word = konst(31, 0x7f80_0000);
-    let overflow = m.wire("overflow", &e.sgt(&sconst(sw, 127)));
+    let overflow = m.wire("overflow", &e.sgt(&signed_konst(sw, 127)));
     let nan = m.wire("nan_out", &s.nan.or(&s.inf.and(&v.zero)));
     let zero = m.wire("zero", &v.zero.or(&s.zero));
     let inf = s.inf.or(&overflow);

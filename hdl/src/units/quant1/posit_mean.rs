@@ -14,10 +14,10 @@ use std::rc::Rc;
 use lpgen_golden::{Format, PositFormat};
 
 use super::super::divide::SequentialDivider;
-use super::super::posit::decode::{decode, frac_width, lzc, sbits};
+use super::super::posit::decode::{decode, frac_width, lzc};
 use super::super::posit::encode::encode;
 use super::bits_for;
-use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule};
+use crate::ir::{cat, konst, mux, signed_bits, Module, StagePlan, SubModule};
 
 /// Zero bits appended to the significand: the count has ⌊log2 rows⌋ + 1 bits, one more keeps
 /// the quotient at FW + 2 significant bits or more.
@@ -76,7 +76,7 @@ pub(crate) fn divider(m: &Module, f: PositFormat, rows: u32) -> Rc<SubModule> {
         let lz = d.wire("leading_zeros", &lz);
         let sig = d.wire("mean_sig", &quotient.shl(&lz));
         let max = f.max_scale() as i64;
-        let wide = sbits(-max - i64::from(d_steps), max).max(scale_w);
+        let wide = signed_bits(-max - i64::from(d_steps), max).max(scale_w);
         let mean_scale = d.wire(
             "mean_scale",
             &scale.sext(wide).sub(&lz.zext(wide.max(lz.width)).low(wide)),

@@ -21,6 +21,10 @@ pub type Grads<W> = (Mat<W>, Vec<W>);
 /// A layer's output and what its backward pass needs.
 pub type Output<W> = (Mat<W>, Cache<W>);
 
+/// What a layer's backward pass gives: the error at its input (when asked to propagate it)
+/// and, for a layer with weights, its gradients.
+pub type Backward<W> = (Option<Delta<W>>, Option<Grads<W>>);
+
 /// The im2col rows of a batch of images (each row of `x` is channels × height × width,
 /// channel-major): one row per sample and output position (sample-major, then y, then x) of
 /// a `kernel` × `kernel` window at stride 1 over the image padded by `pad` words `zero`; its
@@ -296,170 +300,246 @@ impl<M: Machine> Net<'_, M> {
 
     /// The backward pass of one layer: the error at its input (when `propagate`) and, for a
     /// layer with weights, the gradients of its weights and biases in G.
-    #[allow(clippy::type_complexity)]
     pub(crate) fn layer_backward(
         &mut self,
         layer: &Layer,
         params: Option<(usize, &Params<M::Word>)>,
         cache: &Cache<M::Word>,
+        delta: Delta<M::Word>,
+        propagate: bool,
+    ) -> Result<Backward<M::Word>, TrainError> {
+        match (layer, cache) {
+            (Layer::Dense { .. }, Cache::Dense { input }) => {
+                let params = params.expect("a dense layer has parameters");
+                self.dense_backward(params, input, delta, propagate)
+            }
+            (Layer::Conv { .. }, Cache::Conv { cols }) => {
+                let params = params.expect("a convolution has parameters");
+                self.conv_backward(layer, params, cols, delta, propagate)
+            }
+            (Layer::MaxPool { .. } | Layer::Maxout { .. }, Cache::Max { from, inputs }) => {
+                Ok(self.max_backward(from, *inputs, &delta))
+            }
+            (Layer::Activation(_), Cache::Sigmoid { output }) => {
+                self.sigmoid_backward(output, &delta)
+            }
+            (Layer::Activation(_), Cache::Relu { input }) => self.relu_backward(input, &delta),
+            (Layer::Dropout { p }, Cache::Dropout { keep }) => {
+                self.dropout_backward(*p, keep, &delta)
+            }
+            _ => unreachable!("a layer's cache comes from its own forward pass"),
+        }
+    }
+
+    /// A dense layer's backward pass from the `input` its forward pass kept: the weight and
+    /// bias gradients in G (dfix products where `--dfix-products exact`), and the error at
+    /// its input in B when `propagate`.
+    fn dense_backward(
+        &mut self,
+        (at, p): (usize, &Params<M::Word>),
+        input: &Mat<M::Word>,
         mut delta: Delta<M::Word>,
         propagate: bool,
-    ) -> Result<(Option<Delta<M::Word>>, Option<Grads<M::Word>>), TrainError> {
+    ) -> Result<Backward<M::Word>, TrainError> {
         let st = self.cfg.stages;
         let (q, k) = (self.cfg.quire, self.cfg.kahan);
         let (b, g) = (st.b, st.g);
-        let in_b = |data: Vec<M::Word>, like: &Mat<M::Word>| Delta {
-            b: Mat {
-                rows: like.rows,
-                cols: like.cols,
-                data,
-            },
-            g: None,
+        self.store_sum_error(at, &mut delta);
+        let dg = match delta.g {
+            Some(dg) => dg,
+            None => self.convert(b, g, &delta.b)?.into_owned(),
         };
-        Ok(match (layer, cache) {
-            (Layer::Dense { .. }, Cache::Dense { input }) => {
-                let (at, p) = params.expect("a dense layer has parameters");
-                self.store_sum_error(at, &mut delta);
-                let dg = match delta.g {
-                    Some(dg) => dg,
-                    None => self.convert(b, g, &delta.b)?.into_owned(),
-                };
-                let a_g = self.convert(st.f, g, input)?;
-                // Exact products read out onto their groups' grids, counted there.
-                let exact = self.exact_products();
-                let errors = (dg.t(), Role::SumError);
-                let mut gw = match self.dfix_product(
-                    at,
-                    errors,
-                    (a_g.view(), Role::Input),
-                    Role::WeightGradient,
-                    true,
-                )? {
-                    Some(gw) => gw,
-                    None => self
-                        .m
-                        .matmul(g, accumulation(g, q, k.matmul), dg.t(), a_g.view())?,
-                };
-                let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
-                if !exact {
-                    self.store(at, Role::WeightGradient, &mut gw.data, true);
-                }
-                self.store(at, Role::BiasGradient, &mut gb, true);
-                let next = if propagate {
-                    let w_b = self.convert(st.o, b, &p.w)?;
-                    let w_b = self.read_weights(at, w_b);
-                    let errors = (delta.b.view(), Role::SumError);
-                    let mut e = match self.dfix_product(
-                        at,
-                        errors,
-                        (w_b.view(), Role::Weights),
-                        Role::InputError,
-                        true,
-                    )? {
-                        Some(e) => e,
-                        None => self.m.matmul(
-                            b,
-                            accumulation(b, q, k.matmul),
-                            delta.b.view(),
-                            w_b.view(),
-                        )?,
-                    };
-                    if !exact {
-                        self.store(at, Role::InputError, &mut e.data, true);
-                    }
-                    Some(Delta { b: e, g: None })
-                } else {
-                    None
-                };
-                (next, Some((gw, gb)))
-            }
-            (
-                Layer::Conv {
-                    channels,
-                    height,
-                    width,
-                    filters,
-                    kernel,
-                    pad,
-                },
-                Cache::Conv { cols },
-            ) => {
-                let (at, p) = params.expect("a convolution has parameters");
-                self.store_sum_error(at, &mut delta);
-                let samples = delta.b.rows;
-                // Rows of (sample, position), one column per filter.
-                let dg = match &delta.g {
-                    Some(dg) => from_channel_major(dg, *filters),
-                    None => self
-                        .convert(b, g, &from_channel_major(&delta.b, *filters))?
-                        .into_owned(),
-                };
-                let cols_g = self.convert(st.f, g, cols)?;
-                let mut gw =
+        let a_g = self.convert(st.f, g, input)?;
+        // Exact products read out onto their groups' grids, counted there.
+        let exact = self.exact_products();
+        let errors = (dg.t(), Role::SumError);
+        let mut gw = match self.dfix_product(
+            at,
+            errors,
+            (a_g.view(), Role::Input),
+            Role::WeightGradient,
+            true,
+        )? {
+            Some(gw) => gw,
+            None => self
+                .m
+                .matmul(g, accumulation(g, q, k.matmul), dg.t(), a_g.view())?,
+        };
+        let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+        if !exact {
+            self.store(at, Role::WeightGradient, &mut gw.data, true);
+        }
+        self.store(at, Role::BiasGradient, &mut gb, true);
+        let next = if propagate {
+            let w_b = self.convert(st.o, b, &p.w)?;
+            let w_b = self.read_weights(at, w_b);
+            let errors = (delta.b.view(), Role::SumError);
+            let mut e = match self.dfix_product(
+                at,
+                errors,
+                (w_b.view(), Role::Weights),
+                Role::InputError,
+                true,
+            )? {
+                Some(e) => e,
+                None => {
                     self.m
-                        .matmul(g, accumulation(g, q, k.matmul), dg.t(), cols_g.view())?;
-                let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
-                self.store(at, Role::WeightGradient, &mut gw.data, true);
-                self.store(at, Role::BiasGradient, &mut gb, true);
-                let next = if propagate {
-                    let out = (
-                        *filters,
-                        height + 2 * pad + 1 - kernel,
-                        width + 2 * pad + 1 - kernel,
-                    );
-                    let zero = M::Word::constant(b, 0.0);
-                    let rows = im2col(&delta.b, out, *kernel, kernel - 1 - pad, zero);
-                    let w_b = self.convert(st.o, b, &p.w)?;
-                    let w_b = self.read_weights(at, w_b);
-                    let flipped = flipped_kernels(&w_b, *channels, *kernel);
-                    let mut e =
-                        self.m
-                            .matmul(b, accumulation(b, q, k.matmul), rows.view(), flipped.t())?;
-                    self.store(at, Role::InputError, &mut e.data, true);
-                    Some(Delta {
-                        b: to_channel_major(&e, samples),
-                        g: None,
-                    })
-                } else {
-                    None
-                };
-                (next, Some((gw, gb)))
-            }
-            (Layer::MaxPool { .. } | Layer::Maxout { .. }, Cache::Max { from, inputs }) => {
-                let outputs = delta.b.cols;
-                let mut data = vec![M::Word::constant(b, 0.0); delta.b.rows * inputs];
-                for (i, &e) in delta.b.data.iter().enumerate() {
-                    data[i / outputs * inputs + from[i]] = e;
+                        .matmul(b, accumulation(b, q, k.matmul), delta.b.view(), w_b.view())?
                 }
-                let e = Mat {
-                    rows: delta.b.rows,
-                    cols: *inputs,
-                    data,
-                };
-                (Some(Delta { b: e, g: None }), None)
+            };
+            if !exact {
+                self.store(at, Role::InputError, &mut e.data, true);
             }
-            (Layer::Activation(_), Cache::Sigmoid { output }) => {
-                let h = self.convert(st.f, b, output)?;
-                let one = self.splat(b, 1.0, h.data.len());
-                let om = self.m.lanes(b, AluOp::Sub, &one, &h.data)?;
-                let dh = self.m.lanes(b, AluOp::Mul, &h.data, &om)?;
-                let d = self.m.lanes(b, AluOp::Mul, &delta.b.data, &dh)?;
-                (Some(in_b(d, &delta.b)), None)
-            }
-            (Layer::Activation(_), Cache::Relu { input }) => {
-                let z = self.convert(st.f, b, input)?;
-                let zero = self.splat(b, 0.0, z.data.len());
-                let mask = self.m.lanes(b, AluOp::Lt, &zero, &z.data)?;
-                let d = self.m.lanes(b, AluOp::Mul, &delta.b.data, &mask)?;
-                (Some(in_b(d, &delta.b)), None)
-            }
-            (Layer::Dropout { p }, Cache::Dropout { keep }) => {
-                let mask = self.dropout_mask(b, *p, keep);
-                let d = self.m.lanes(b, AluOp::Mul, &delta.b.data, &mask)?;
-                (Some(in_b(d, &delta.b)), None)
-            }
-            _ => unreachable!("a layer's cache comes from its own forward pass"),
-        })
+            Some(Delta { b: e, g: None })
+        } else {
+            None
+        };
+        Ok((next, Some((gw, gb))))
+    }
+
+    /// A convolution's backward pass from the im2col rows `cols` its forward pass kept: the
+    /// weight and bias gradients in G, and when `propagate` the error at its input in B (a
+    /// convolution of the padded error with the flipped kernels).
+    fn conv_backward(
+        &mut self,
+        layer: &Layer,
+        (at, p): (usize, &Params<M::Word>),
+        cols: &Mat<M::Word>,
+        mut delta: Delta<M::Word>,
+        propagate: bool,
+    ) -> Result<Backward<M::Word>, TrainError> {
+        let Layer::Conv {
+            channels,
+            height,
+            width,
+            filters,
+            kernel,
+            pad,
+        } = *layer
+        else {
+            unreachable!("conv_backward is called for convolutions")
+        };
+        let st = self.cfg.stages;
+        let (q, k) = (self.cfg.quire, self.cfg.kahan);
+        let (b, g) = (st.b, st.g);
+        self.store_sum_error(at, &mut delta);
+        let samples = delta.b.rows;
+        // Rows of (sample, position), one column per filter.
+        let dg = match &delta.g {
+            Some(dg) => from_channel_major(dg, filters),
+            None => self
+                .convert(b, g, &from_channel_major(&delta.b, filters))?
+                .into_owned(),
+        };
+        let cols_g = self.convert(st.f, g, cols)?;
+        let mut gw = self
+            .m
+            .matmul(g, accumulation(g, q, k.matmul), dg.t(), cols_g.view())?;
+        let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+        self.store(at, Role::WeightGradient, &mut gw.data, true);
+        self.store(at, Role::BiasGradient, &mut gb, true);
+        let next = if propagate {
+            let out = (
+                filters,
+                height + 2 * pad + 1 - kernel,
+                width + 2 * pad + 1 - kernel,
+            );
+            let zero = M::Word::constant(b, 0.0);
+            let rows = im2col(&delta.b, out, kernel, kernel - 1 - pad, zero);
+            let w_b = self.convert(st.o, b, &p.w)?;
+            let w_b = self.read_weights(at, w_b);
+            let flipped = flipped_kernels(&w_b, channels, kernel);
+            let mut e = self
+                .m
+                .matmul(b, accumulation(b, q, k.matmul), rows.view(), flipped.t())?;
+            self.store(at, Role::InputError, &mut e.data, true);
+            Some(Delta {
+                b: to_channel_major(&e, samples),
+                g: None,
+            })
+        } else {
+            None
+        };
+        Ok((next, Some((gw, gb))))
+    }
+
+    /// Max pooling's and maxout's backward pass: each output's error routed to the input it
+    /// came `from`, zero elsewhere (`inputs` per sample).
+    fn max_backward(
+        &self,
+        from: &[usize],
+        inputs: usize,
+        delta: &Delta<M::Word>,
+    ) -> Backward<M::Word> {
+        let b = self.cfg.stages.b;
+        let outputs = delta.b.cols;
+        let mut data = vec![M::Word::constant(b, 0.0); delta.b.rows * inputs];
+        for (i, &e) in delta.b.data.iter().enumerate() {
+            data[i / outputs * inputs + from[i]] = e;
+        }
+        let e = Mat {
+            rows: delta.b.rows,
+            cols: inputs,
+            data,
+        };
+        (Some(Delta { b: e, g: None }), None)
+    }
+
+    /// The sigmoid's backward pass from its `output`: δ·h·(1 − h), in B.
+    fn sigmoid_backward(
+        &mut self,
+        output: &Mat<M::Word>,
+        delta: &Delta<M::Word>,
+    ) -> Result<Backward<M::Word>, TrainError> {
+        let st = self.cfg.stages;
+        let b = st.b;
+        let h = self.convert(st.f, b, output)?;
+        let one = self.splat(b, 1.0, h.data.len());
+        let om = self.m.lanes(b, AluOp::Sub, &one, &h.data)?;
+        let dh = self.m.lanes(b, AluOp::Mul, &h.data, &om)?;
+        let d = self.m.lanes(b, AluOp::Mul, &delta.b.data, &dh)?;
+        Ok((Some(in_b(d, &delta.b)), None))
+    }
+
+    /// The ReLU's backward pass from its `input`: δ where the input is positive, else 0, in B.
+    fn relu_backward(
+        &mut self,
+        input: &Mat<M::Word>,
+        delta: &Delta<M::Word>,
+    ) -> Result<Backward<M::Word>, TrainError> {
+        let st = self.cfg.stages;
+        let b = st.b;
+        let z = self.convert(st.f, b, input)?;
+        let zero = self.splat(b, 0.0, z.data.len());
+        let mask = self.m.lanes(b, AluOp::Lt, &zero, &z.data)?;
+        let d = self.m.lanes(b, AluOp::Mul, &delta.b.data, &mask)?;
+        Ok((Some(in_b(d, &delta.b)), None))
+    }
+
+    /// Dropout's backward pass: δ times the forward pass's mask (inputs it `keep`s scaled by
+    /// 1/(1 − p), the others 0), in B.
+    fn dropout_backward(
+        &mut self,
+        p: f64,
+        keep: &[bool],
+        delta: &Delta<M::Word>,
+    ) -> Result<Backward<M::Word>, TrainError> {
+        let b = self.cfg.stages.b;
+        let mask = self.dropout_mask(b, p, keep);
+        let d = self.m.lanes(b, AluOp::Mul, &delta.b.data, &mask)?;
+        Ok((Some(in_b(d, &delta.b)), None))
+    }
+}
+
+/// An error of B words `data`, shaped like `like`.
+fn in_b<W: Word>(data: Vec<W>, like: &Mat<W>) -> Delta<W> {
+    Delta {
+        b: Mat {
+            rows: like.rows,
+            cols: like.cols,
+            data,
+        },
+        g: None,
     }
 }
 

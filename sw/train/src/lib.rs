@@ -10,18 +10,21 @@ pub mod compress;
 pub mod config;
 pub mod data;
 pub mod family;
-pub mod float;
 pub mod layers;
 pub mod machine;
 pub mod model;
 pub mod net;
+mod net_storage;
 pub mod optim;
 pub mod parallel;
 pub mod plot;
-pub mod rtl;
 pub mod storage;
-mod stored;
 pub mod trainer;
+
+/// The float machine's old path (`lpgen_train::float::Float`): it lives in `machine::f32`.
+pub use machine::f32 as float;
+/// The RTL machine's old path (`lpgen_train::rtl::Rtl`): it lives in `machine::rtl`.
+pub use machine::rtl;
 
 use std::fmt;
 

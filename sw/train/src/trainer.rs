@@ -197,6 +197,98 @@ pub fn run_worker<M: Machine>(
         ))
     })?;
     let ck = plan.out.join("checkpoint.lpck");
+    let fp = run_fingerprint(cfg, train, test, plan, worker.as_deref_mut())?;
+    let mut state = initial_state(cfg, plan, (&ck, &fp), rank, worker.as_deref_mut())?;
+    let (mean, sd) = match cfg.normalize {
+        Normalize::PerPixel => data::moments(train),
+        Normalize::Global => data::global_moments(train),
+    };
+    let fcalc = cfg.stages.f.calc();
+    if state.epochs_done == 0 && state.storage.as_ref().is_some_and(Storage::needs_fit) {
+        fit_scales(machine, cfg, train, &mut state, (&mean, &sd))?;
+    }
+
+    let run = RunContext {
+        cfg,
+        train,
+        test,
+        plan,
+        rank,
+        ck,
+        fp,
+        mean,
+        sd,
+        fcalc,
+        backend: machine.name(),
+        show: plan.progress && std::io::stderr().is_terminal(),
+    };
+    while state.epochs_done < plan.epochs {
+        let epoch = state.epochs_done + 1;
+        let m = train_epoch(machine, &run, &mut state, worker.as_deref_mut(), epoch)?;
+        let line = m.json();
+        schedule_next_epoch(cfg, &mut state, epoch, m.test_loss);
+        state.prev_ce = Some(m.test_loss);
+        state.history.push(m);
+        state.epochs_done = epoch;
+        save_epoch(&run, &state, worker.as_deref_mut(), epoch, &line, report)?;
+    }
+    Ok(state)
+}
+
+/// What stays fixed over the epochs of a run.
+struct RunContext<'r> {
+    cfg: &'r Config,
+    train: &'r Dataset,
+    test: &'r Dataset,
+    plan: &'r Plan,
+    /// This worker's rank (0 alone).
+    rank: usize,
+    /// The checkpoint's path.
+    ck: PathBuf,
+    /// The run's fingerprint (checkpoints of another run are refused).
+    fp: String,
+    /// The training set's moments, by which inputs are normalised.
+    mean: Vec<f64>,
+    sd: Vec<f64>,
+    /// The forward format's arithmetic (input words are rounded into it).
+    fcalc: Calc,
+    /// The machine's name, for the metrics and the plot.
+    backend: String,
+    /// Whether to print a progress bar.
+    show: bool,
+}
+
+/// One epoch in progress: its settings, and what its steps have added up.
+struct Epoch<W> {
+    number: u32,
+    start: Instant,
+    /// The batches it trains on.
+    steps: usize,
+    lr: f64,
+    momentum: f64,
+    double_buffer: bool,
+    /// Whether the exchange delivers gradients AdaGrad already normalized.
+    normalized: bool,
+    /// The worker's transport counters as the epoch began: bytes sent, and as plain words.
+    sent_before: Option<u64>,
+    words_before: Option<u64>,
+    /// Double buffering: the aggregated gradient of the previous half-minibatch, applied
+    /// after the next half's gradients are computed (on a model one half late).
+    pending: Option<(Vec<Grads<W>>, usize)>,
+    loss: f64,
+    correct: usize,
+    seen: usize,
+}
+
+/// The run's fingerprint, which a checkpoint must match to be resumed: the configuration,
+/// the data and, in a data-parallel run, the exchange (every worker must agree on it).
+fn run_fingerprint(
+    cfg: &Config,
+    train: &Dataset,
+    test: &Dataset,
+    plan: &Plan,
+    worker: Option<&mut Worker<'_>>,
+) -> Result<String, TrainError> {
     // The data is part of the run: a resume with another dataset or --train-limit is refused.
     let mut fp = format!(
         "{} train={:016x} test={:016x}",
@@ -204,7 +296,7 @@ pub fn run_worker<M: Machine>(
         train.digest(),
         test.digest()
     );
-    if let Some(w) = worker.as_deref_mut() {
+    if let Some(w) = worker {
         fp += &format!(
             " workers={} exchange={} double_buffer={}",
             w.transport.size(),
@@ -218,33 +310,47 @@ pub fn run_worker<M: Machine>(
             .agree(&run)
             .map_err(|e| TrainError(e.to_string()))?;
     }
-    // A worker's own state (residuals, AdaGrad squares) after epoch e, one file per rank.
-    let worker_file =
-        |rank: usize, epoch: u32| plan.out.join(format!("worker-{rank}-e{epoch}.lpck"));
-    let mut state = if plan.resume {
+    Ok(fp)
+}
+
+/// A worker's own state (residuals, AdaGrad squares) after epoch `epoch`, one file per rank.
+fn worker_file(out: &Path, rank: usize, epoch: u32) -> PathBuf {
+    out.join(format!("worker-{rank}-e{epoch}.lpck"))
+}
+
+/// The state training starts from: the checkpoint `ck` of the run `fp` (and the worker's own
+/// state beside it) when the plan resumes, else the initial model.
+fn initial_state<W: Word>(
+    cfg: &Config,
+    plan: &Plan,
+    (ck, fp): (&Path, &str),
+    rank: usize,
+    worker: Option<&mut Worker<'_>>,
+) -> Result<State<W>, TrainError> {
+    if plan.resume {
         let template = Model::init(cfg);
         let storage = cfg.storage.map(|c| Storage::new(c, template.layers.len()));
-        let state = checkpoint::load(&ck, &fp, &template, storage)?;
-        if let Some(w) = worker.as_deref_mut() {
+        let state = checkpoint::load(ck, fp, &template, storage)?;
+        if let Some(w) = worker {
             let largest = template
                 .layers
                 .iter()
                 .map(|l| l.w.data.len())
                 .max()
                 .unwrap_or(0);
-            let path = worker_file(rank, state.epochs_done);
+            let path = worker_file(&plan.out, rank, state.epochs_done);
             w.restore(checkpoint::load_worker(
                 &path,
-                &fp,
+                fp,
                 state.epochs_done,
                 rank,
                 largest,
             )?)?;
         }
-        state
+        Ok(state)
     } else {
         let model = Model::init(cfg);
-        State {
+        Ok(State {
             epochs_done: 0,
             lr: cfg.lr,
             halving: false,
@@ -252,189 +358,257 @@ pub fn run_worker<M: Machine>(
             history: vec![],
             storage: cfg.storage.map(|c| Storage::new(c, model.layers.len())),
             model,
-        }
-    };
-    let (mean, sd) = match cfg.normalize {
-        Normalize::PerPixel => data::moments(train),
-        Normalize::Global => data::global_moments(train),
-    };
-    let fcalc = cfg.stages.f.calc();
-    if state.epochs_done == 0 && state.storage.as_ref().is_some_and(Storage::needs_fit) {
-        fit_scales(machine, cfg, train, &mut state, (&mean, &sd))?;
+        })
     }
+}
 
-    let backend = machine.name();
-    let show = plan.progress && std::io::stderr().is_terminal();
-    while state.epochs_done < plan.epochs {
-        let epoch = state.epochs_done + 1;
-        let start = Instant::now();
-        // The order of epoch e depends only on (seed, e): a resumed run sees the same batches.
-        let mut rng = cfg.stream(&[epoch as u64]);
-        let mut order: Vec<usize> = (0..train.len()).collect();
-        order.shuffle(&mut rng);
-        let batches: Vec<&[usize]> = order.chunks(cfg.batch).collect();
-        let steps = plan
-            .max_steps
-            .map_or(batches.len(), |m| m.min(batches.len()));
-        let momentum = if epoch >= cfg.momentum_from {
-            cfg.momentum
-        } else {
-            0.0
-        };
-        let (mut loss, mut correct, mut seen) = (0.0, 0usize, 0usize);
-        if let Some(s) = &mut state.storage {
-            s.epoch = EpochCounts::default();
-        }
-        let mut net = Net {
-            m: &mut *machine,
-            cfg,
-            storage: state.storage.as_mut(),
-        };
-        let sent_before = worker.as_ref().map(|w| w.transport.counters().sent);
-        let words_before = worker.as_ref().map(|w| w.word_bytes);
-        let double_buffer = worker.as_ref().is_some_and(|w| w.sharing.double_buffer);
-        // Whether the exchange delivers gradients AdaGrad already normalized.
-        let normalized = worker.is_some() && Worker::normalizes(cfg);
-        // Double buffering: the aggregated gradient of the previous half-minibatch, applied
-        // after the next half's gradients are computed (on a model one half late).
-        let mut pending: Option<(Vec<Grads<M::Word>>, usize)> = None;
-        for (s, chunk) in batches[..steps].iter().enumerate() {
-            // A worker trains on its share of the minibatch, with its own dropout masks;
-            // without workers the masks come from a stream of (epoch, step), so a resumed
-            // run draws the same.
-            let mut noise = match &worker {
-                Some(_) => cfg.stream(&[epoch as u64, s as u64, rank as u64]),
-                None => cfg.stream(&[epoch as u64, s as u64]),
-            };
-            let halves = if double_buffer {
-                let (first, second) = chunk.split_at(chunk.len().div_ceil(2));
-                vec![first, second]
-            } else {
-                vec![&chunk[..]]
-            };
-            for part in halves.into_iter().filter(|p| !p.is_empty()) {
-                let mine = match &worker {
-                    Some(w) => &part[w.share(part.len())],
-                    None => part,
-                };
-                let x = batch_input(train, mine, &mean, &sd, &fcalc);
-                let labels: Vec<u8> = mine.iter().map(|&i| train.labels[i]).collect();
-                let (fw, grads) = net.gradients(&state.model, x, &labels, &mut noise)?;
-                let grads = match worker.as_deref_mut() {
-                    Some(w) => w.aggregate(&mut net, grads, chunk.len())?,
-                    None => grads,
-                };
-                // Each half's gradient is divided by the whole minibatch's size, so that the
-                // two half updates make one minibatch's step.
-                let ready = if double_buffer {
-                    pending.replace((grads, chunk.len()))
-                } else {
-                    Some((grads, chunk.len()))
-                };
-                if let Some((grads, n)) = ready {
-                    net.apply(&mut state.model, grads, state.lr, n, momentum, normalized)?;
-                }
-                if let Some(s) = net.storage.as_deref_mut() {
-                    s.examples(mine.len() as u64);
-                }
-                let (l, c) = score(&fw, &labels, cfg.stages.l);
-                loss += l;
-                correct += c;
-                seen += mine.len();
-            }
-            if show && (s % 10 == 0 || s + 1 == steps) {
-                progress(
-                    epoch,
-                    plan.epochs,
-                    s + 1,
-                    steps,
-                    seen as f64 / start.elapsed().as_secs_f64(),
-                );
-            }
-        }
-        // The epoch ends with every gradient applied (so a checkpoint holds no pending one).
-        if let Some((grads, n)) = pending.take() {
-            net.apply(&mut state.model, grads, state.lr, n, momentum, normalized)?;
-        }
-        let train_secs = start.elapsed().as_secs_f64();
-        if show {
-            eprintln!();
-        }
-        let (mut bytes_sent_per_step, mut compression_ratio) = (None, None);
-        if let Some(w) = worker.as_deref_mut() {
-            let sent = (w.transport.counters().sent - sent_before.unwrap_or(0)) as f64;
-            let as_words = (w.word_bytes - words_before.unwrap_or(0)) as f64;
-            let totals = w.totals(&[loss, correct as f64, seen as f64, sent, as_words])?;
-            (loss, correct, seen) = (totals[0], totals[1] as usize, totals[2] as usize);
-            // Mean over the workers of the bytes each sent per step.
-            bytes_sent_per_step = Some(totals[3] / (w.transport.size() * steps.max(1)) as f64);
-            compression_ratio = (totals[3] > 0.0).then(|| totals[4] / totals[3]);
-        }
-        // Every worker holds the same model, so every worker's test pass gives the same figures.
-        let (test_loss, test_acc) = evaluate(&mut net, &state.model, test, (&mean, &sd))?;
-        // The scales as the epoch leaves them, and the rate of stored values that saturated.
-        let scales = net.storage.as_deref().map(Storage::scales);
-        let overflow_rate = net
-            .storage
-            .as_deref()
-            .map(|s| s.epoch.overflows as f64 / s.epoch.stored.max(1) as f64);
-        let m = EpochMetrics {
-            epoch,
-            backend: backend.clone(),
-            lr: state.lr,
-            steps,
-            train_loss: loss / seen.max(1) as f64,
-            train_acc: correct as f64 / seen.max(1) as f64,
-            test_loss,
-            test_acc,
-            seconds: start.elapsed().as_secs_f64(),
-            samples_per_s: seen as f64 / train_secs,
-            bytes_sent_per_step,
-            compression_ratio,
-            overflow_rate,
-            scales,
-        };
-        let line = m.json();
-        // Schedule for the next epoch.
-        if let Schedule::Halving { hold, threshold } = cfg.schedule {
-            if let Some(prev) = state.prev_ce {
-                if epoch >= hold && (prev - test_loss) / prev < threshold {
-                    state.halving = true;
-                }
-            }
-            if state.halving {
-                state.lr /= 2.0;
-            }
-        }
-        if let Schedule::Step { every } = cfg.schedule {
-            if epoch % every == 0 {
-                state.lr /= 2.0;
-            }
-        }
-        state.prev_ce = Some(test_loss);
-        state.history.push(m);
-        state.epochs_done = epoch;
-        // Every worker's state is on disk before the checkpoint that needs it, and the
-        // previous epoch's is deleted only after it: a crash leaves a consistent pair.
-        if let Some(w) = worker.as_deref_mut() {
-            checkpoint::save_worker(&worker_file(rank, epoch), &fp, epoch, rank, &w.state())?;
-            w.transport
-                .barrier()
-                .map_err(|e| TrainError(e.to_string()))?;
-        }
-        if rank == 0 {
-            checkpoint::save(&ck, &fp, &state)?;
-            write_results(plan, &plot_title(cfg, &backend), &state.history)?;
-            report(&line)?;
-        }
-        if let Some(w) = worker.as_deref_mut() {
-            w.transport
-                .barrier()
-                .map_err(|e| TrainError(e.to_string()))?;
-            let _ = std::fs::remove_file(worker_file(rank, epoch - 1));
+/// Trains epoch `epoch`: its shuffled batches, one [`train_step`] each, then the test pass;
+/// returns the epoch's metrics.
+fn train_epoch<M: Machine>(
+    machine: &mut M,
+    run: &RunContext<'_>,
+    state: &mut State<M::Word>,
+    mut worker: Option<&mut Worker<'_>>,
+    epoch: u32,
+) -> Result<EpochMetrics, TrainError> {
+    let cfg = run.cfg;
+    let start = Instant::now();
+    // The order of epoch e depends only on (seed, e): a resumed run sees the same batches.
+    let mut rng = cfg.stream(&[epoch as u64]);
+    let mut order: Vec<usize> = (0..run.train.len()).collect();
+    order.shuffle(&mut rng);
+    let batches: Vec<&[usize]> = order.chunks(cfg.batch).collect();
+    let steps = run
+        .plan
+        .max_steps
+        .map_or(batches.len(), |m| m.min(batches.len()));
+    let momentum = if epoch >= cfg.momentum_from {
+        cfg.momentum
+    } else {
+        0.0
+    };
+    if let Some(s) = &mut state.storage {
+        s.epoch = EpochCounts::default();
+    }
+    let mut net = Net {
+        m: machine,
+        cfg,
+        storage: state.storage.as_mut(),
+    };
+    let mut ep = Epoch {
+        number: epoch,
+        start,
+        steps,
+        lr: state.lr,
+        momentum,
+        sent_before: worker.as_ref().map(|w| w.transport.counters().sent),
+        words_before: worker.as_ref().map(|w| w.word_bytes),
+        double_buffer: worker.as_ref().is_some_and(|w| w.sharing.double_buffer),
+        normalized: worker.is_some() && Worker::normalizes(cfg),
+        pending: None,
+        loss: 0.0,
+        correct: 0,
+        seen: 0,
+    };
+    for (s, &chunk) in batches[..steps].iter().enumerate() {
+        let model = &mut state.model;
+        train_step(
+            &mut net,
+            model,
+            worker.as_deref_mut(),
+            run,
+            &mut ep,
+            (s, chunk),
+        )?;
+        if run.show && (s % 10 == 0 || s + 1 == steps) {
+            progress(
+                epoch,
+                run.plan.epochs,
+                s + 1,
+                steps,
+                ep.seen as f64 / start.elapsed().as_secs_f64(),
+            );
         }
     }
-    Ok(state)
+    // The epoch ends with every gradient applied (so a checkpoint holds no pending one).
+    if let Some((grads, n)) = ep.pending.take() {
+        net.apply(
+            &mut state.model,
+            grads,
+            ep.lr,
+            n,
+            ep.momentum,
+            ep.normalized,
+        )?;
+    }
+    let train_secs = start.elapsed().as_secs_f64();
+    if run.show {
+        eprintln!();
+    }
+    epoch_metrics(&mut net, &state.model, run, worker, ep, train_secs)
+}
+
+/// Step `s` of an epoch, on minibatch `chunk` (in two halves when double buffering): this
+/// worker's share through the forward and backward passes, the gradients aggregated among the
+/// workers and applied (one half late when double buffering), the scores added up.
+fn train_step<M: Machine>(
+    net: &mut Net<'_, M>,
+    model: &mut Model<M::Word>,
+    mut worker: Option<&mut Worker<'_>>,
+    run: &RunContext<'_>,
+    ep: &mut Epoch<M::Word>,
+    (s, chunk): (usize, &[usize]),
+) -> Result<(), TrainError> {
+    let (cfg, epoch) = (run.cfg, ep.number);
+    // A worker trains on its share of the minibatch, with its own dropout masks; without
+    // workers the masks come from a stream of (epoch, step), so a resumed run draws the same.
+    let mut noise = match &worker {
+        Some(_) => cfg.stream(&[epoch as u64, s as u64, run.rank as u64]),
+        None => cfg.stream(&[epoch as u64, s as u64]),
+    };
+    let halves = if ep.double_buffer {
+        let (first, second) = chunk.split_at(chunk.len().div_ceil(2));
+        vec![first, second]
+    } else {
+        vec![chunk]
+    };
+    for part in halves.into_iter().filter(|p| !p.is_empty()) {
+        let mine = match &worker {
+            Some(w) => &part[w.share(part.len())],
+            None => part,
+        };
+        let x = batch_input(run.train, mine, &run.mean, &run.sd, &run.fcalc);
+        let labels: Vec<u8> = mine.iter().map(|&i| run.train.labels[i]).collect();
+        let (fw, grads) = net.gradients(model, x, &labels, &mut noise)?;
+        let grads = match worker.as_deref_mut() {
+            Some(w) => w.aggregate(net, grads, chunk.len())?,
+            None => grads,
+        };
+        // Each half's gradient is divided by the whole minibatch's size, so that the two half
+        // updates make one minibatch's step.
+        let ready = if ep.double_buffer {
+            ep.pending.replace((grads, chunk.len()))
+        } else {
+            Some((grads, chunk.len()))
+        };
+        if let Some((grads, n)) = ready {
+            net.apply(model, grads, ep.lr, n, ep.momentum, ep.normalized)?;
+        }
+        if let Some(s) = net.storage.as_deref_mut() {
+            s.examples(mine.len() as u64);
+        }
+        let (l, c) = score(&fw, &labels, cfg.stages.l);
+        ep.loss += l;
+        ep.correct += c;
+        ep.seen += mine.len();
+    }
+    Ok(())
+}
+
+/// The metrics of a trained epoch: the training figures (summed over the workers), the test
+/// pass, and the storage's scales and overflow rate.
+fn epoch_metrics<M: Machine>(
+    net: &mut Net<'_, M>,
+    model: &Model<M::Word>,
+    run: &RunContext<'_>,
+    worker: Option<&mut Worker<'_>>,
+    ep: Epoch<M::Word>,
+    train_secs: f64,
+) -> Result<EpochMetrics, TrainError> {
+    let (mut loss, mut correct, mut seen) = (ep.loss, ep.correct, ep.seen);
+    let (mut bytes_sent_per_step, mut compression_ratio) = (None, None);
+    if let Some(w) = worker {
+        let sent = (w.transport.counters().sent - ep.sent_before.unwrap_or(0)) as f64;
+        let as_words = (w.word_bytes - ep.words_before.unwrap_or(0)) as f64;
+        let totals = w.totals(&[loss, correct as f64, seen as f64, sent, as_words])?;
+        (loss, correct, seen) = (totals[0], totals[1] as usize, totals[2] as usize);
+        // Mean over the workers of the bytes each sent per step.
+        bytes_sent_per_step = Some(totals[3] / (w.transport.size() * ep.steps.max(1)) as f64);
+        compression_ratio = (totals[3] > 0.0).then(|| totals[4] / totals[3]);
+    }
+    // Every worker holds the same model, so every worker's test pass gives the same figures.
+    let (test_loss, test_acc) = evaluate(net, model, run.test, (&run.mean, &run.sd))?;
+    // The scales as the epoch leaves them, and the rate of stored values that saturated.
+    let scales = net.storage.as_deref().map(Storage::scales);
+    let overflow_rate = net
+        .storage
+        .as_deref()
+        .map(|s| s.epoch.overflows as f64 / s.epoch.stored.max(1) as f64);
+    Ok(EpochMetrics {
+        epoch: ep.number,
+        backend: run.backend.clone(),
+        lr: ep.lr,
+        steps: ep.steps,
+        train_loss: loss / seen.max(1) as f64,
+        train_acc: correct as f64 / seen.max(1) as f64,
+        test_loss,
+        test_acc,
+        seconds: ep.start.elapsed().as_secs_f64(),
+        samples_per_s: seen as f64 / train_secs,
+        bytes_sent_per_step,
+        compression_ratio,
+        overflow_rate,
+        scales,
+    })
+}
+
+/// The learning rate schedule after epoch `epoch`, whose test cross-entropy was `test_loss`.
+fn schedule_next_epoch<W>(cfg: &Config, state: &mut State<W>, epoch: u32, test_loss: f64) {
+    if let Schedule::Halving { hold, threshold } = cfg.schedule {
+        if let Some(prev) = state.prev_ce {
+            if epoch >= hold && (prev - test_loss) / prev < threshold {
+                state.halving = true;
+            }
+        }
+        if state.halving {
+            state.lr /= 2.0;
+        }
+    }
+    if let Schedule::Step { every } = cfg.schedule {
+        if epoch % every == 0 {
+            state.lr /= 2.0;
+        }
+    }
+}
+
+/// Writes what epoch `epoch` leaves: every worker's own state, then (rank 0) the checkpoint,
+/// metrics.jsonl and the plots, and the epoch's metrics `line` to `report`; then the workers'
+/// states of the epoch before are deleted.
+fn save_epoch<W: Word>(
+    run: &RunContext<'_>,
+    state: &State<W>,
+    mut worker: Option<&mut Worker<'_>>,
+    epoch: u32,
+    line: &str,
+    report: &mut dyn FnMut(&str) -> Result<(), TrainError>,
+) -> Result<(), TrainError> {
+    let (out, rank) = (&run.plan.out, run.rank);
+    // Every worker's state is on disk before the checkpoint that needs it, and the previous
+    // epoch's is deleted only after it: a crash leaves a consistent pair.
+    if let Some(w) = worker.as_deref_mut() {
+        checkpoint::save_worker(
+            &worker_file(out, rank, epoch),
+            &run.fp,
+            epoch,
+            rank,
+            &w.state(),
+        )?;
+        w.transport
+            .barrier()
+            .map_err(|e| TrainError(e.to_string()))?;
+    }
+    if rank == 0 {
+        checkpoint::save(&run.ck, &run.fp, state)?;
+        write_results(run.plan, &plot_title(run.cfg, &run.backend), &state.history)?;
+        report(line)?;
+    }
+    if let Some(w) = worker {
+        w.transport
+            .barrier()
+            .map_err(|e| TrainError(e.to_string()))?;
+        let _ = std::fs::remove_file(worker_file(out, rank, epoch - 1));
+    }
+    Ok(())
 }
 
 /// Seed 002 §9.3: the initial scales from a higher-precision run. `scale_every` examples

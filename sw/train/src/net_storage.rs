@@ -1,7 +1,7 @@
-//! Where the network's passes meet seed 002's storage (`storage.rs`): storing a tensor in a
-//! group, reading parameters at the propagation width, and the dense products on stored
-//! words (`--dfix-products exact`). Without `--format dfix:P:U` each is the identity (or
-//! `None`, for the caller's own product).
+//! The network's side of seed 002's storage (`storage.rs`): the [`Net`] methods through which
+//! its passes meet the storage groups. Storing a tensor in a group, reading parameters at the
+//! propagation width, and the dense products on stored words (`--dfix-products exact`).
+//! Without `--format dfix:P:U` each is the identity (or `None`, for the caller's own product).
 
 use std::borrow::Cow;
 

@@ -1,0 +1,209 @@
+//! The golden machine: every [`Machine`] operation computed by the golden library, op for op,
+//! each output element whole by one thread, so the results do not depend on the thread count.
+
+use lpgen_golden::{alu, AluOp, Calc, Format, Lns};
+
+use super::{all_cores, check_shapes, fill_in_parallel, Accumulate, Machine, Mat, View};
+use crate::TrainError;
+
+/// The golden machine: the golden library, op for op, on `threads` threads. With `f32` it is
+/// float training through the golden f32 arithmetic (the bit-exact reference of the float
+/// machine's lanes).
+pub struct Golden {
+    /// The name reports give (`golden`, or `f32` for float training).
+    pub label: String,
+    /// LNS only: keep this many fraction bits after every operation, inside products and
+    /// sums too (seed 000 §4.5 cleared the low bits after each operation).
+    pub keep_bits: Option<u32>,
+    /// Threads for products and lane operations: each output element is computed whole by
+    /// one thread, in order, so the results do not depend on the count.
+    pub threads: usize,
+}
+
+impl Default for Golden {
+    fn default() -> Golden {
+        Golden::new("golden", None)
+    }
+}
+
+/// Below this many multiply-adds (or lane operations) a job runs on one thread: starting
+/// threads costs more than it saves.
+const PARALLEL_FROM: usize = 1 << 11;
+
+impl Golden {
+    /// A golden machine on every core.
+    pub fn new(label: &str, keep_bits: Option<u32>) -> Golden {
+        Golden {
+            label: label.into(),
+            keep_bits,
+            threads: all_cores(),
+        }
+    }
+
+    /// The threads for a job of `work` operations.
+    fn threads_for(&self, work: usize) -> usize {
+        if work < PARALLEL_FROM {
+            1
+        } else {
+            self.threads
+        }
+    }
+
+    /// Σ a_k·b_k with every operation's low bits cleared (naive or Kahan).
+    fn dot_keep(l: &Lns, n: u32, kahan: bool, a: &[u64], b: &[u64]) -> u64 {
+        let k = |v: u64| l.clear_low_bits(v, n);
+        let (mut s, mut c) = (l.fmt.zero(), l.fmt.zero());
+        for (&x, &y) in a.iter().zip(b) {
+            let p = k(l.mul(x, y));
+            if kahan {
+                let tmp = k(l.add(c, p));
+                let t = k(l.add(s, tmp));
+                c = k(l.sub(tmp, k(l.sub(t, s))));
+                s = t;
+            } else {
+                s = k(l.add(s, p));
+            }
+        }
+        s
+    }
+}
+
+impl Machine for Golden {
+    type Word = u64;
+
+    fn matmul(
+        &mut self,
+        f: Format,
+        acc: Accumulate,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+    ) -> Result<Mat, TrainError> {
+        check_shapes(a, b)?;
+        let c = f.calc();
+        let a_rows = a.row_major();
+        let b_cols = b.columns();
+        let (m, n, k) = (a.rows(), b.cols(), a.cols());
+        let keep = self.keep_bits;
+        // Each element is one dot product, k = 0..K−1 in order, computed by one thread.
+        let element = |i: usize| -> Result<u64, TrainError> {
+            let (x, y) = (a_rows.row(i / n), b_cols.row(i % n));
+            match (keep, &c) {
+                (Some(bits), Calc::Lns(l)) => {
+                    Ok(Golden::dot_keep(l, bits, acc == Accumulate::Kahan, x, y))
+                }
+                _ => c
+                    .dot(acc.mode(), x, y)
+                    .map_err(|e| TrainError(e.to_string())),
+            }
+        };
+        let mut data = vec![0u64; m * n];
+        let blocks = fill_in_parallel(self.threads_for(m * n * k), &mut data, |start, block| {
+            for (i, out) in (start..).zip(block.iter_mut()) {
+                *out = element(i)?;
+            }
+            Ok::<(), TrainError>(())
+        });
+        blocks.into_iter().collect::<Result<(), TrainError>>()?;
+        Ok(Mat {
+            rows: m,
+            cols: n,
+            data,
+        })
+    }
+
+    fn lanes(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[u64],
+        b: &[u64],
+    ) -> Result<Vec<u64>, TrainError> {
+        let c = f.calc();
+        let keep = match (self.keep_bits, &c) {
+            (Some(n), Calc::Lns(l)) => Some((n, l)),
+            _ => None,
+        };
+        let lane = |i: usize| {
+            let (x, y) = (a[i], b.get(i).copied().unwrap_or(0));
+            // The golden lane's result (`convert` goes through `Machine::convert`).
+            let v = alu::result(&c, op.code(), x, y, false, || x);
+            match keep {
+                Some((n, l)) => l.clear_low_bits(v, n),
+                None => v,
+            }
+        };
+        Ok(self.map_lanes(a.len(), lane))
+    }
+
+    fn convert(&mut self, from: Format, to: Format, a: &[u64]) -> Result<Vec<u64>, TrainError> {
+        if from == to {
+            return Ok(a.to_vec());
+        }
+        let (fc, tc) = (from.calc(), to.calc());
+        Ok(self.map_lanes(a.len(), |i| alu::convert(&fc, &tc, a[i])))
+    }
+
+    fn name(&self) -> String {
+        self.label.clone()
+    }
+}
+
+impl Golden {
+    /// `lane(i)` for i in 0..n, shared among the threads in contiguous blocks.
+    fn map_lanes(&self, n: usize, lane: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {
+        let mut out = vec![0u64; n];
+        fill_in_parallel(self.threads_for(n), &mut out, |start, block| {
+            for (i, w) in (start..).zip(block.iter_mut()) {
+                *w = lane(i);
+            }
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Products and lanes big enough to be split among threads give the same words on 1, 2
+    /// and 3 threads (each output element is computed whole, in order, by one thread).
+    #[test]
+    fn golden_results_do_not_depend_on_threads() {
+        let (m, k, n) = (24, 300, 40);
+        assert!(m * k * n >= 4 * PARALLEL_FROM && m * n * 20 >= PARALLEL_FROM);
+        for (f, acc) in [
+            ("lns:5:6", Accumulate::Kahan),
+            ("posit:8:2", Accumulate::Exact),
+            ("posit:16:1", Accumulate::Naive),
+            ("fix:7:8", Accumulate::Exact),
+        ] {
+            let f: Format = f.parse().unwrap();
+            let c = f.calc();
+            let word = |i: usize| c.from_f64(((i * 7919 % 1000) as f64 - 500.0) / 300.0);
+            let a = Mat {
+                rows: m,
+                cols: k,
+                data: (0..m * k).map(word).collect(),
+            };
+            let b = Mat {
+                rows: n,
+                cols: k,
+                data: (0..n * k).map(|i| word(i + 17)).collect(),
+            };
+            let lanes_a: Vec<u64> = (0..m * n * 20).map(word).collect();
+            let lanes_b: Vec<u64> = (0..m * n * 20).map(|i| word(i + 3)).collect();
+            let run = |threads: usize| {
+                let mut g = Golden {
+                    threads,
+                    ..Golden::default()
+                };
+                let c = g.matmul(f, acc, a.view(), b.t()).unwrap();
+                let l = g.lanes(f, AluOp::Mul, &lanes_a, &lanes_b).unwrap();
+                (c, l)
+            };
+            let one = run(1);
+            assert_eq!(run(2), one, "{f}");
+            assert_eq!(run(3), one, "{f}");
+        }
+    }
+}

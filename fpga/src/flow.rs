@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use lpgen_hdl::Design;
 
 use crate::report::{count_prefix, parse_nextpnr, yosys_cells, PnrLog};
-use crate::wrap::{ports_from_manifest, serial_wrapper, wrapper_name};
+use crate::wrap::{ports_from_manifest, serial_wrapper, wrapper_name, Port};
 use crate::{FlowOptions, FpgaError, Report, Target};
 
 /// The executable `name` on PATH, if any.
@@ -83,6 +83,38 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
     let ports = ports_from_manifest(&design.manifest)?;
     // Checks that need no tool come first, then every tool is looked up: neither a
     // refusal nor a missing packer should cost a synthesis run.
+    check_options(design, opts, &ports)?;
+    let yosys = tool(t.yosys(), t)?;
+    let nextpnr = tool(t.nextpnr(), t)?;
+    let packer = if opts.bitstream {
+        Some(tool(t.packer(), t)?)
+    } else {
+        None
+    };
+    let work = &opts.work;
+    std::fs::create_dir_all(work).map_err(|e| {
+        FpgaError::Io(format!(
+            "cannot create work directory {}: {e}",
+            work.display()
+        ))
+    })?;
+    let src = write_sources(design, opts, &ports)?;
+    let ylog = synthesize(&yosys, &src, opts)?;
+    let floorplanned_dsps = match opts.floorplan {
+        Some((rows, cols)) => floorplan_netlist(&work.join("netlist.json"), rows, cols, &src.top)?,
+        None => 0,
+    };
+    let (parsed, layout) = place_and_route(&nextpnr, &src.top, opts)?;
+    let bitstream = match packer {
+        Some(p) => Some(pack(&p, layout, opts)?),
+        None => None,
+    };
+    report(opts, src, &ylog, &parsed, floorplanned_dsps, bitstream)
+}
+
+/// The refusals that need no tool: pins of an unwrapped design, `--floorplan`'s conditions.
+fn check_options(design: &Design, opts: &FlowOptions, ports: &[Port]) -> Result<(), FpgaError> {
+    let t = opts.target;
     if !opts.wrap && opts.top_override.is_none() {
         let pins: u32 = ports.iter().map(|p| p.width).sum();
         if pins > t.user_pins() {
@@ -108,21 +140,25 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         // A shape with no room even at one multiplier per PE fails before synthesis.
         crate::floorplan::array_sites(rows, cols, 1)?;
     }
-    let yosys = tool(t.yosys(), t)?;
-    let nextpnr = tool(t.nextpnr(), t)?;
-    let packer = if opts.bitstream {
-        Some(tool(t.packer(), t)?)
-    } else {
-        None
-    };
-    let work = &opts.work;
-    std::fs::create_dir_all(work).map_err(|e| {
-        FpgaError::Io(format!(
-            "cannot create work directory {}: {e}",
-            work.display()
-        ))
-    })?;
+    Ok(())
+}
 
+/// What the flow synthesizes: the files in the work directory, in Yosys's reading order,
+/// the top module, and the modules the target's own primitives replaced.
+struct Sources {
+    files: Vec<String>,
+    top: String,
+    replaced: Vec<String>,
+}
+
+/// Writes the design's files (one per module, with `tech` replacements), its manifest, the
+/// serial wrapper and the extra sources into the work directory.
+fn write_sources(
+    design: &Design,
+    opts: &FlowOptions,
+    ports: &[Port],
+) -> Result<Sources, FpgaError> {
+    let (t, work) = (opts.target, &opts.work);
     // One file per module and the file list `<top>.f`; Yosys reads them in the list's order.
     design.verilog.write_to(work, &design.top, write)?;
     let mut sources = design.verilog.names();
@@ -139,7 +175,7 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
     write(&work.join(format!("{}.json", design.top)), &design.manifest)?;
     let mut top = design.top.clone();
     if opts.wrap {
-        let w = serial_wrapper(&design.top, &ports)?;
+        let w = serial_wrapper(&design.top, ports)?;
         write(&work.join("wrap.v"), &w)?;
         sources.push("wrap.v".into());
         top = wrapper_name(&design.top);
@@ -151,12 +187,20 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
     if let Some(o) = &opts.top_override {
         top = o.clone();
     }
+    Ok(Sources {
+        files: sources,
+        top,
+        replaced,
+    })
+}
 
-    // Yosys.
-    let script = synth_script(&sources, &top, t, opts, !replaced.is_empty());
+/// Runs Yosys on the sources; returns its log.
+fn synthesize(yosys: &Path, src: &Sources, opts: &FlowOptions) -> Result<String, FpgaError> {
+    let (t, work, top) = (opts.target, &opts.work, &src.top);
+    let script = synth_script(&src.files, top, t, opts, !src.replaced.is_empty());
     write(&work.join("synth.ys"), &script)?;
     let ok = exec(
-        &yosys,
+        yosys,
         &[
             "-q".into(),
             "-l".into(),
@@ -175,14 +219,18 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
             work.join("yosys.log").display()
         )));
     }
+    Ok(ylog)
+}
 
-    let floorplanned_dsps = match opts.floorplan {
-        Some((rows, cols)) => floorplan_netlist(&work.join("netlist.json"), rows, cols, &top)?,
-        None => 0,
-    };
-
-    // nextpnr. --timing-allow-fail: a design slower than the target is a figure, not an
-    // error (nextpnr-ice40 0.4 exits 1 otherwise).
+/// Runs nextpnr on the netlist; returns its parsed log and the layout file's name.
+fn place_and_route(
+    nextpnr: &Path,
+    top: &str,
+    opts: &FlowOptions,
+) -> Result<(PnrLog, &'static str), FpgaError> {
+    let (t, work) = (opts.target, &opts.work);
+    // --timing-allow-fail: a design slower than the target is a figure, not an error
+    // (nextpnr-ice40 0.4 exits 1 otherwise).
     let mut args: Vec<String> = t
         .nextpnr_device_args()
         .iter()
@@ -219,10 +267,10 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         write(&work.join(file), c)?;
         args.extend([flag.into(), file.into()]);
     }
-    let ok = exec(&nextpnr, &args, work, "nextpnr.out")?;
+    let ok = exec(nextpnr, &args, work, "nextpnr.out")?;
     let plog = read(&work.join("nextpnr.log"));
     let parsed = parse_nextpnr(&plog);
-    if let Some(e) = does_not_fit(&parsed, t, &top) {
+    if let Some(e) = does_not_fit(&parsed, t, top) {
         return Err(e);
     }
     if !ok {
@@ -233,23 +281,34 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
             work.join("nextpnr.log").display()
         )));
     }
+    Ok((parsed, layout))
+}
 
-    let bitstream = match packer {
-        Some(p) => {
-            let out = if t.is_ice40() { "top.bin" } else { "top.bit" };
-            let ok = exec(&p, &[layout.into(), out.into()], work, "pack.out")?;
-            if !ok {
-                return Err(FpgaError::ToolFailed(format!(
-                    "{} failed (log: {})",
-                    t.packer(),
-                    work.join("pack.out").display()
-                )));
-            }
-            Some(work.join(out))
-        }
-        None => None,
-    };
+/// Packs the layout into a bitstream; returns its path.
+fn pack(packer: &Path, layout: &str, opts: &FlowOptions) -> Result<PathBuf, FpgaError> {
+    let (t, work) = (opts.target, &opts.work);
+    let out = if t.is_ice40() { "top.bin" } else { "top.bit" };
+    let ok = exec(packer, &[layout.into(), out.into()], work, "pack.out")?;
+    if !ok {
+        return Err(FpgaError::ToolFailed(format!(
+            "{} failed (log: {})",
+            t.packer(),
+            work.join("pack.out").display()
+        )));
+    }
+    Ok(work.join(out))
+}
 
+/// The run's report from the tools' logs.
+fn report(
+    opts: &FlowOptions,
+    src: Sources,
+    ylog: &str,
+    parsed: &PnrLog,
+    floorplanned_dsps: u64,
+    bitstream: Option<PathBuf>,
+) -> Result<Report, FpgaError> {
+    let (t, work) = (opts.target, &opts.work);
     let [lc, dsp, bram, io] = t.cell_names();
     let missing = |what: &str| {
         FpgaError::ToolFailed(format!(
@@ -258,16 +317,16 @@ pub fn run(design: &Design, opts: &FlowOptions) -> Result<Report, FpgaError> {
         ))
     };
     let ff = if t.is_ice40() {
-        count_prefix(&yosys_cells(&ylog), "SB_DFF")
+        count_prefix(&yosys_cells(ylog), "SB_DFF")
     } else {
         parsed.used("TRELLIS_FF").unwrap_or(0)
     };
     Ok(Report {
         target: t,
-        top,
+        top: src.top,
         wrapped: opts.wrap,
         keep_hierarchy: !opts.keep_hierarchy.is_empty(),
-        replaced_modules: replaced,
+        replaced_modules: src.replaced,
         floorplanned_dsps,
         lc: parsed.used(lc).ok_or_else(|| missing(lc))?,
         lc_available: parsed.available(lc).unwrap_or(0),

@@ -280,9 +280,7 @@ fn round_saturate(m: &mut Module, prefix: &str, q: &E, up: &E, w: u32) -> (E, E)
         &q.low(w + 1).sext(w + 2).add(&up.zext(w + 2)),
     );
     let (word, saturated) = fix::saturate(m, prefix, &r, w);
-    let max = konst(w, (1u128 << (w - 1)) - 1);
-    let min = konst(w, 1u128 << (w - 1));
-    let far = mux(&q.msb(), &min, &max);
+    let far = fix::extreme_word(&q.msb(), w);
     (mux(&near, &word, &far), near.not().or(&saturated))
 }
 

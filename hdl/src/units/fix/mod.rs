@@ -87,9 +87,15 @@ fn fits_word(m: &mut Module, prefix: &str, r: &E, w: u32) -> E {
 
 /// The word `low` when it `fits`, else the most negative or most positive word by `negative`.
 fn saturated(fits: &E, low: &E, negative: &E, w: u32) -> E {
+    mux(fits, low, &extreme_word(negative, w))
+}
+
+/// The most negative `w`-bit two's-complement word when `negative`, else the most positive:
+/// what every saturation of fix and dfix words gives.
+pub(crate) fn extreme_word(negative: &E, w: u32) -> E {
     let max = konst(w, (1u128 << (w - 1)) - 1);
     let min = konst(w, 1u128 << (w - 1));
-    mux(fits, low, &mux(negative, &min, &max))
+    mux(negative, &min, &max)
 }
 
 /// Candidate stage boundaries of `fix-mac` (after the multiply, after the accumulator).

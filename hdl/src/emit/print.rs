@@ -198,8 +198,14 @@ fn declarations(v: &mut String, a: &Analysed) {
 /// The live wires' and outputs' `assign`s and the live instances.
 fn assigns_and_instances(v: &mut String, a: &Analysed, p: &Printer) {
     let (m, low) = (a.lowered.low.m, &a.lowered.low);
+    // Section comments in the order of their anchors, each before the first live assignment
+    // at or after it.
+    let mut comments = m.comments.iter().peekable();
     for (id, e) in &low.assigns {
         if a.live[*id] {
+            while let Some((_, text)) = comments.next_if(|(anchor, _)| anchor <= id) {
+                let _ = writeln!(v, "    // {text}");
+            }
             let _ = writeln!(v, "    assign {} = {};", low.signals[*id].name, p.expr(e));
         }
     }

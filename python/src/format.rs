@@ -1,0 +1,325 @@
+//! `lpgen.Format`: one format of the registry and its golden arithmetic on numpy arrays.
+
+use std::hash::{Hash, Hasher};
+
+use lpgen_golden::dfix::{check_scale, DfixCalc};
+use lpgen_golden::{BinOp, Bits, Calc, Format};
+use numpy::{AllowTypeChange, PyArrayLikeDyn};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::arrays::{array_out, value_error, values_in, words_dtype, words_in};
+
+/// A number format of lpgen's registry (`posit:8:2`, `lns:5:6`, `fix:7:8`, `f32`, `dfix:10` …)
+/// with its golden arithmetic on numpy arrays of words.
+///
+/// `Format(spec, scale=None)`: `spec` is any format string the command line takes; `scale` is
+/// the group's scale exponent E of a `dfix:W` format (a word means integer·2^E, default 0) and
+/// is refused for other families. Words are numpy arrays of the smallest unsigned integer type
+/// that holds the format's width (`fmt.dtype`); any integer array-like is accepted as words.
+#[pyclass(module = "lpgen", name = "Format", frozen, eq, hash)]
+pub struct PyFormat {
+    pub format: Format,
+    pub calc: Calc,
+    /// The scale exponent of a dfix format.
+    pub scale: Option<i32>,
+}
+
+impl PartialEq for PyFormat {
+    fn eq(&self, other: &Self) -> bool {
+        (self.format, self.scale) == (other.format, other.scale)
+    }
+}
+
+impl Hash for PyFormat {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.format, self.scale).hash(state)
+    }
+}
+
+/// How `encode` rounds: only `nearest` exists yet.
+fn check_rounding(rounding: &str, seed: Option<u64>) -> PyResult<()> {
+    match rounding {
+        "nearest" => match seed {
+            None => Ok(()),
+            Some(_) => Err(value_error(
+                "seed applies to rounding='stochastic:R' only, not to 'nearest'",
+            )),
+        },
+        r if r.starts_with("stochastic") => Err(value_error(format!(
+            "rounding {r:?} is not implemented yet (stochastic rounding is issue 32): use rounding=\"nearest\""
+        ))),
+        r => Err(value_error(format!(
+            "unknown rounding {r:?}: expected \"nearest\" (or \"stochastic:R\", issue 32, not implemented yet)"
+        ))),
+    }
+}
+
+impl PyFormat {
+    pub fn parse(spec: &str, scale: Option<i64>) -> PyResult<PyFormat> {
+        let format: Format = spec.parse().map_err(value_error)?;
+        match (format, scale) {
+            (Format::Dfix(f), scale) => {
+                let e = check_scale(scale.unwrap_or(0)).map_err(value_error)?;
+                Ok(PyFormat {
+                    format,
+                    calc: Calc::Dfix(DfixCalc::new(f, e)),
+                    scale: Some(e),
+                })
+            }
+            (_, Some(_)) => Err(value_error(format!(
+                "scale applies to dfix:W formats, not {spec:?}"
+            ))),
+            (_, None) => Ok(PyFormat {
+                format,
+                calc: format.calc(),
+                scale: None,
+            }),
+        }
+    }
+
+    pub fn width(&self) -> u32 {
+        self.format.width()
+    }
+
+    /// Words of this format from an integer array-like.
+    pub fn words(&self, obj: &Bound<'_, PyAny>) -> PyResult<numpy::ndarray::ArrayD<u64>> {
+        words_in(obj, self.width(), &self.format.to_string())
+    }
+}
+
+#[pymethods]
+impl PyFormat {
+    #[new]
+    #[pyo3(signature = (spec, scale=None))]
+    fn new(spec: &str, scale: Option<i64>) -> PyResult<PyFormat> {
+        PyFormat::parse(spec, scale)
+    }
+
+    /// Bits of one word.
+    #[getter(width)]
+    fn width_py(&self) -> u32 {
+        self.width()
+    }
+
+    /// The family's name (`posit`), the first field of its format strings.
+    #[getter]
+    fn family(&self) -> &'static str {
+        self.format.family()
+    }
+
+    /// The scale exponent E of a dfix format (a word means integer·2^E); None otherwise.
+    #[getter]
+    fn scale(&self) -> Option<i32> {
+        self.scale
+    }
+
+    /// The accumulation modes of `dot` and `sum` this family offers.
+    #[getter]
+    fn modes(&self) -> Vec<&'static str> {
+        self.format.entry().modes.iter().map(|m| m.name()).collect()
+    }
+
+    /// The numpy dtype of this format's words.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArrayDescr> {
+        words_dtype(py, self.width())
+    }
+
+    /// The NaN (NaR) word, or None when the format has none.
+    #[getter]
+    fn nan(&self) -> Option<Bits> {
+        self.calc.nan()
+    }
+
+    fn __str__(&self) -> String {
+        self.format.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        match self.scale {
+            Some(e) if e != 0 => format!("lpgen.Format('{}', scale={e})", self.format),
+            _ => format!("lpgen.Format('{}')", self.format),
+        }
+    }
+
+    /// Words nearest to the values `x` (any float array-like; the result has its shape):
+    /// `rounding="nearest"` is the format's rounding (docs/formats.md); `"stochastic:R"`
+    /// (with `seed`) is issue 32's and not implemented yet.
+    #[pyo3(signature = (x, rounding="nearest", seed=None))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
+        rounding: &str,
+        seed: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        check_rounding(rounding, seed)?;
+        let (xs, shape) = values_in(&x);
+        let words = self.encode_values(py, &xs);
+        self.out(py, &shape, words)
+    }
+
+    /// The value of each word as float64 (exact for posit, fix, dfix and f32; the nearest
+    /// float64 for LNS); NaN for NaN and NaR.
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        words: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let w = self.words(words)?;
+        let shape = w.shape().to_vec();
+        let w: Vec<Bits> = w.iter().copied().collect();
+        array_out(py, &shape, self.values(py, &w))
+    }
+
+    /// `decode(encode(x, rounding, seed))`: the values `x` rounded into the format, as float64.
+    #[pyo3(signature = (x, rounding="nearest", seed=None))]
+    fn quantize<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
+        rounding: &str,
+        seed: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        check_rounding(rounding, seed)?;
+        let (xs, shape) = values_in(&x);
+        array_out(py, &shape, self.quantize_values(py, &xs))
+    }
+
+    /// a + b, elementwise on words (numpy broadcasting), rounded once.
+    fn add<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.binop(py, BinOp::Add, a, b)
+    }
+
+    /// a − b, elementwise on words (numpy broadcasting), rounded once.
+    fn sub<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.binop(py, BinOp::Sub, a, b)
+    }
+
+    /// a · b, elementwise on words (numpy broadcasting), rounded once.
+    fn mul<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.binop(py, BinOp::Mul, a, b)
+    }
+
+    /// a / b, elementwise on words (numpy broadcasting), rounded once.
+    fn div<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.binop(py, BinOp::Div, a, b)
+    }
+
+    /// The larger of a and b, elementwise on words (the family's order).
+    fn max<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.binop(py, BinOp::Max, a, b)
+    }
+
+    /// The smaller of a and b, elementwise on words (the family's order).
+    fn min<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.binop(py, BinOp::Min, a, b)
+    }
+
+    /// −a, elementwise on words.
+    fn neg<'py>(&self, py: Python<'py>, a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.unary(py, Calc::neg, a)
+    }
+
+    /// |a|, elementwise on words.
+    fn abs<'py>(&self, py: Python<'py>, a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.unary(py, Calc::abs, a)
+    }
+
+    /// e^a, correctly rounded, elementwise on words (slow: exact arithmetic per element).
+    fn exp<'py>(&self, py: Python<'py>, a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.unary(py, Calc::exp, a)
+    }
+
+    /// ln a, correctly rounded, elementwise on words (slow: exact arithmetic per element).
+    fn ln<'py>(&self, py: Python<'py>, a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.unary(py, Calc::ln, a)
+    }
+
+    /// a · b + c rounded once, elementwise on words (numpy broadcasting): the exact
+    /// accumulation of `dot(…, mode="quire")` over the two terms [a, c]·[b, 1], for families
+    /// that offer it and hold 1 exactly; NotImplementedError otherwise (issue 32).
+    fn fma<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        c: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.fma_words(py, a, b, c)
+    }
+
+    /// Σ_k a_k·b_k along `axis` of the broadcast words (the golden `Calc::dot`, k = 0, 1, …
+    /// in order) in `mode`: naive, kahan, pairwise or quire, as the family offers.
+    #[pyo3(signature = (a, b, mode="naive", axis=-1))]
+    fn dot<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        mode: &str,
+        axis: isize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.reduce(py, a, Some(b), mode, axis)
+    }
+
+    /// Σ_k x_k along `axis` (the golden `Calc::sum`, k in order) in `mode`.
+    #[pyo3(signature = (x, mode="naive", axis=-1))]
+    fn sum<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        mode: &str,
+        axis: isize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.reduce(py, x, None, mode, axis)
+    }
+
+    /// The 1-bit quantizer with error feedback (seed 001) on words: `g` is one column (1-D)
+    /// or a matrix whose columns are quantized separately (2-D, rows × cols); `residual`
+    /// (same shape) is the carried error, None for no error feedback. Returns
+    /// `(bits, reconstruction, new_residual)`: the bools (v ≥ 0), each element's
+    /// reconstruction word, and the new residual words (None without a residual).
+    #[pyo3(signature = (g, residual=None, mode="naive"))]
+    fn onebit<'py>(
+        &self,
+        py: Python<'py>,
+        g: &Bound<'py, PyAny>,
+        residual: Option<&Bound<'py, PyAny>>,
+        mode: &str,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let q = self.onebit_words(py, g, residual, mode)?;
+        PyTuple::new(py, self.onebit_out(py, q, false)?)
+    }
+}

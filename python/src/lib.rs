@@ -1,0 +1,36 @@
+//! The Python package `lpgen`: lpgen's bit-exact golden model (`lpgen_golden`) on numpy arrays,
+//! built by maturin (`pip install ./python`). Arrays in, arrays out; the loops over elements run
+//! in Rust, detached from the interpreter and split over the cores for large arrays.
+//!
+//! - `format.rs`: `lpgen.Format`: encode, decode, quantize, add sub mul div max min neg abs exp
+//!   ln fma, dot and sum along an axis, the 1-bit quantizer on words; `ops.rs`: their
+//!   computations;
+//! - `codecs.rs`: `lpgen.q8_encode`, `lpgen.q8_decode`, `lpgen.onebit` on values, and
+//!   `lpgen.formats()`, the registry's families;
+//! - `arrays.rs`: numpy in and out, broadcasting, the parallel loops.
+//!
+//! `docs/python.md` is the guide; errors are `ValueError`s with the command line's one-line
+//! messages.
+
+mod arrays;
+mod codecs;
+mod format;
+mod ops;
+
+/// lpgen's bit-exact golden model of low-precision number formats on numpy arrays
+/// (docs/python.md).
+#[pyo3::pymodule(name = "lpgen")]
+mod lpgen_module {
+    use pyo3::prelude::*;
+
+    #[pymodule_export]
+    use crate::format::PyFormat;
+
+    #[pymodule_export]
+    use crate::codecs::{formats, onebit, q8_decode, q8_encode};
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

@@ -1,0 +1,252 @@
+//! The computations behind `lpgen.Format`'s methods: inputs checked and copied, then one pass
+//! over the elements detached from the interpreter (`format.rs` holds the Python-facing
+//! wrappers).
+
+use lpgen_golden::onebit::Quantizer;
+use lpgen_golden::{BinOp, Bits, Calc, SumMode};
+use pyo3::exceptions::PyNotImplementedError;
+use pyo3::prelude::*;
+
+use crate::arrays::{
+    array_out, broadcast_shape, broadcast_to, lanes_last, norm_axis, par_map, par_try_map,
+    shape_text, value_error, without_axis, words_out,
+};
+use crate::format::PyFormat;
+
+/// The 1-bit quantizer's results on words: the gradient's shape, the bits, each element's
+/// reconstruction word, and the new residual words (with error feedback).
+pub struct OneBitWords {
+    pub shape: Vec<usize>,
+    pub bits: Vec<bool>,
+    pub recon: Vec<Bits>,
+    pub residual: Option<Vec<Bits>>,
+}
+
+/// The value of a word as float64, NaN for NaN and NaR.
+fn value(calc: &Calc, w: Bits) -> f64 {
+    if calc.is_nan(w) {
+        f64::NAN
+    } else {
+        calc.to_f64(w)
+    }
+}
+
+impl PyFormat {
+    /// Words as a numpy array of this format's word type.
+    pub fn out<'py>(
+        &self,
+        py: Python<'py>,
+        shape: &[usize],
+        words: Vec<Bits>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        words_out(py, shape, words, self.width())
+    }
+
+    /// An accumulation mode the family offers, or the registry's refusal, before any work.
+    pub fn mode(&self, mode: &str) -> PyResult<SumMode> {
+        let m: SumMode = mode.parse().map_err(value_error)?;
+        self.calc.dot(m, &[], &[]).map_err(value_error)?;
+        Ok(m)
+    }
+
+    /// The words nearest to `xs` by the format's rounding (`nearest`).
+    pub fn encode_values(&self, py: Python<'_>, xs: &[f64]) -> Vec<Bits> {
+        let calc = self.calc;
+        py.detach(|| par_map(xs.len(), |i| calc.from_f64(xs[i])))
+    }
+
+    /// The values of `words` as float64.
+    pub fn values(&self, py: Python<'_>, words: &[Bits]) -> Vec<f64> {
+        let calc = self.calc;
+        py.detach(|| par_map(words.len(), |i| value(&calc, words[i])))
+    }
+
+    /// `xs` rounded into the format, as float64 (encode and decode in one pass).
+    pub fn quantize_values(&self, py: Python<'_>, xs: &[f64]) -> Vec<f64> {
+        let calc = self.calc;
+        py.detach(|| par_map(xs.len(), |i| value(&calc, calc.from_f64(xs[i]))))
+    }
+
+    /// `op` of the broadcast words `a` and `b`.
+    pub fn binop<'py>(
+        &self,
+        py: Python<'py>,
+        op: BinOp,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (a, b) = (self.words(a)?, self.words(b)?);
+        let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
+        let (a, b) = (broadcast_to(&a, &shape), broadcast_to(&b, &shape));
+        let calc = self.calc;
+        let out = py.detach(|| par_map(a.len(), |i| calc.binop(op, a[i], b[i])));
+        self.out(py, &shape, out)
+    }
+
+    /// `op` of each word of `a`.
+    pub fn unary<'py>(
+        &self,
+        py: Python<'py>,
+        op: fn(&Calc, Bits) -> Bits,
+        a: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.words(a)?;
+        let shape = a.shape().to_vec();
+        let a: Vec<Bits> = a.iter().copied().collect();
+        let calc = self.calc;
+        let out = py.detach(|| par_map(a.len(), |i| op(&calc, a[i])));
+        self.out(py, &shape, out)
+    }
+
+    /// a·b + c rounded once, as the two-term quire dot product [a, c]·[b, 1]; refused where
+    /// the family has no exact accumulation or 1 is not a word.
+    pub fn fma_words<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        c: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let calc = self.calc;
+        let one = calc.one();
+        if !self.format.entry().modes.contains(&SumMode::Quire) || calc.to_f64(one) != 1.0 {
+            return Err(PyNotImplementedError::new_err(format!(
+                "fma of {} is not implemented: the golden model has no fused multiply-add for it yet (issue 32); fma is exact only through a quire where 1 is a word",
+                self.format
+            )));
+        }
+        let (a, b, c) = (self.words(a)?, self.words(b)?, self.words(c)?);
+        let shape = broadcast_shape(&[a.shape(), b.shape(), c.shape()]).map_err(value_error)?;
+        let (a, b, c) = (
+            broadcast_to(&a, &shape),
+            broadcast_to(&b, &shape),
+            broadcast_to(&c, &shape),
+        );
+        let out = py.detach(|| {
+            par_try_map(a.len(), |i| {
+                calc.dot(SumMode::Quire, &[a[i], c[i]], &[b[i], one])
+            })
+        });
+        self.out(py, &shape, out.map_err(value_error)?)
+    }
+
+    /// Σ_k a_k·b_k (with `b`) or Σ_k a_k (without) along `axis` of the broadcast words, each
+    /// lane k = 0, 1, … in order, in `mode`.
+    pub fn reduce<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: Option<&Bound<'py, PyAny>>,
+        mode: &str,
+        axis: isize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mode = self.mode(mode)?;
+        let a = self.words(a)?;
+        let b = b.map(|b| self.words(b)).transpose()?;
+        let shape = match &b {
+            Some(b) => broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?,
+            None => a.shape().to_vec(),
+        };
+        let axis = norm_axis(axis, shape.len())?;
+        let k = shape[axis];
+        let a = lanes_last(broadcast_to(&a, &shape), &shape, axis);
+        let b = b.map(|b| lanes_last(broadcast_to(&b, &shape), &shape, axis));
+        let out_shape = without_axis(&shape, axis);
+        let lanes: usize = out_shape.iter().product();
+        let calc = self.calc;
+        let out = py.detach(|| {
+            par_try_map(lanes, |i| {
+                let lane = i * k..(i + 1) * k;
+                match &b {
+                    Some(b) => calc.dot(mode, &a[lane.clone()], &b[lane]),
+                    None => calc.sum(mode, &a[lane]),
+                }
+            })
+        });
+        self.out(py, &out_shape, out.map_err(value_error)?)
+    }
+
+    /// Quantizes words `g` (1-D: one column; 2-D rows × cols: every column) with the 1-bit
+    /// quantizer in `mode`, with error feedback when `residual` is given.
+    pub fn onebit_words<'py>(
+        &self,
+        py: Python<'py>,
+        g: &Bound<'py, PyAny>,
+        residual: Option<&Bound<'py, PyAny>>,
+        mode: &str,
+    ) -> PyResult<OneBitWords> {
+        let m: SumMode = mode.parse().map_err(value_error)?;
+        let q = Quantizer::new(self.format, m).map_err(value_error)?;
+        // Quantizer::new computes at the format's default arithmetic: a dfix scale of 0.
+        if let Some(e) = self.scale.filter(|&e| e != 0) {
+            return Err(value_error(format!(
+                "the 1-bit quantizer takes {} words at scale 0 only, not at scale {e}",
+                self.format
+            )));
+        }
+        let g = self.words(g)?;
+        let shape = g.shape().to_vec();
+        let (rows, cols) = match shape[..] {
+            [rows] => (rows, 1),
+            [rows, cols] => (rows, cols),
+            _ => {
+                return Err(value_error(format!(
+                    "the 1-bit quantizer takes a column (1-D) or a matrix of columns (2-D), not {} dimensions",
+                    shape.len()
+                )))
+            }
+        };
+        let mut residual = match residual {
+            Some(r) => {
+                let r = self.words(r)?;
+                if r.shape() != shape.as_slice() {
+                    return Err(value_error(format!(
+                        "the residual has shape {}, the gradient {}: they must be equal",
+                        shape_text(r.shape()),
+                        shape_text(&shape)
+                    )));
+                }
+                Some(r.iter().copied().collect::<Vec<Bits>>())
+            }
+            None => None,
+        };
+        let g: Vec<Bits> = g.iter().copied().collect();
+        let (bits, recon) = py.detach(|| {
+            let quantized = q.matrix(&g, rows, cols, residual.as_deref_mut());
+            let bits: Vec<bool> = (0..rows)
+                .flat_map(|row| (0..cols).map(move |col| (row, col)))
+                .map(|(row, col)| quantized.bit(row, col))
+                .collect();
+            (bits, quantized.values())
+        });
+        Ok(OneBitWords {
+            shape,
+            bits,
+            recon,
+            residual,
+        })
+    }
+
+    /// [`PyFormat::onebit_words`] as Python values: (bools, then words or float64 values by
+    /// `as_values`, the residual None without error feedback).
+    pub fn onebit_out<'py>(
+        &self,
+        py: Python<'py>,
+        q: OneBitWords,
+        as_values: bool,
+    ) -> PyResult<[Bound<'py, PyAny>; 3]> {
+        let shape = q.shape;
+        let out = |w: Vec<Bits>| {
+            if as_values {
+                array_out(py, &shape, self.values(py, &w))
+            } else {
+                self.out(py, &shape, w)
+            }
+        };
+        let residual = match q.residual {
+            Some(r) => out(r)?,
+            None => py.None().into_bound(py),
+        };
+        Ok([array_out(py, &shape, q.bits)?, out(q.recon)?, residual])
+    }
+}

@@ -9,8 +9,11 @@ use crate::{emit, CliError, CliResult};
 
 #[derive(Args)]
 pub struct GoldenArgs {
-    /// Number format: lns:I:F, posit:N, posit:N:ES (optionally :u), fix:I:F, f32, or
-    /// dfix:W (dynamic fixed point, with --scale)
+    /// Number format (from the family registry; dfix:W takes --scale)
+    #[arg(help = format!(
+        "Number format: {} (dfix:W: dynamic fixed point, with --scale)",
+        lpgen_golden::family::syntaxes()
+    ))]
     format: String,
     /// add sub mul div max min cmp neg abs exp ln sum dot
     op: String,

@@ -126,7 +126,9 @@ fn unit_bench(tc: &Toolchain, secs: f64, unit: Unit, fmt: &str) {
                 black_box(acc.to_word());
             }
         }),
-        Format::F32(_) | Format::Dfix(_) => unreachable!("the bench runs lns, posit and fix units"),
+        Format::F32(_) | Format::Dfix(_) | Format::Float(_) => {
+            unreachable!("the bench runs lns, posit and fix units")
+        }
     };
     println!(
         "| {:<9} | {:<10} | {} ops/s | {} ops/s |",

@@ -37,6 +37,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     pes: &[] as &[PeInfo],
     lanes: false,
     q8_word_rule: false,
+    expand_name: |_| None,
 };
 
 impl fmt::Display for F32 {

@@ -98,6 +98,9 @@ pub struct FamilyEntry {
     pub pes: &'static [PeInfo],
     /// Whether the family has an ALU lane (`alu`, `vector`, convert within the family).
     pub lanes: bool,
+    /// A name of one of the family's formats (`bf16`), with any suffixes after it, expanded
+    /// to the family's format string (`float:8:7`); `None` for a string that is no such name.
+    pub expand_name: fn(&str) -> Option<String>,
     /// Whether seed 003's q8 codecs take its words by the word rule (a scale word of the
     /// format, each code decoded into the format by its own rounding: fix and posit,
     /// `q8/tensor.rs`); otherwise by the f32 rule, on the words' values.
@@ -245,6 +248,7 @@ macro_rules! families {
 use crate::binary32::F32;
 use crate::dfix::{DfixCalc, DfixFormat};
 use crate::fixed::FixFormat;
+use crate::float::FloatFormat;
 use crate::lns::{Lns, LnsFormat};
 use crate::posit::PositFormat;
 
@@ -254,6 +258,7 @@ families! {$
     Fix(FixFormat, FixFormat) = crate::fixed::FAMILY,
     Dfix(DfixFormat, DfixCalc) = crate::dfix::FAMILY,
     F32(F32, F32) = crate::binary32::FAMILY,
+    Float(FloatFormat, FloatFormat) = crate::float::FAMILY,
 }
 
 pub(crate) use with_calc;
@@ -291,7 +296,10 @@ impl std::str::FromStr for Format {
 
     /// A format string of any registered family (SPEC.md §3).
     fn from_str(s: &str) -> Result<Self, FormatError> {
-        let parts: Vec<&str> = s.trim().split(':').collect();
+        // A format name stands for its family's string (`bf16` is `float:8:7`).
+        let s = s.trim();
+        let expanded = FAMILIES.iter().find_map(|f| (f.expand_name)(s));
+        let parts: Vec<&str> = expanded.as_deref().unwrap_or(s).split(':').collect();
         let (fields, underflow) = match parts.split_last() {
             Some((&"u", rest)) if !rest.is_empty() => (&rest[1..], true),
             _ => (parts.get(1..).unwrap_or(&[]), false),
@@ -317,13 +325,14 @@ mod tests {
             "fix:7:8",
             "dfix:10",
             "f32",
+            "float:3:4:fn:sat:ftz",
         ] {
             let f: Format = s.parse().unwrap();
             assert_eq!(f.to_string(), s);
             assert_eq!(f.entry().name, s.split(':').next().unwrap());
             assert_eq!(f.calc().format(), f, "{s}");
         }
-        assert_eq!(FAMILIES.len(), 5);
+        assert_eq!(FAMILIES.len(), 6);
     }
 
     #[test]

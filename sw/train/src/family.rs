@@ -2,7 +2,7 @@
 //! `impl` block per family below, registered in [`train_family`]. The golden arithmetic
 //! itself (every operation, sum and dot product) is `lpgen_golden::Family`'s.
 
-use lpgen_golden::{DfixFormat, FixFormat, Format, LnsFormat, PositFormat, F32};
+use lpgen_golden::{DfixFormat, FixFormat, FloatFormat, Format, LnsFormat, PositFormat, F32};
 
 use crate::machine::Accumulate;
 
@@ -27,6 +27,7 @@ pub fn train_family(f: &Format) -> &dyn TrainFamily {
         Format::Fix(x) => x,
         Format::Dfix(x) => x,
         Format::F32(x) => x,
+        Format::Float(x) => x,
     }
 }
 
@@ -111,6 +112,29 @@ impl TrainFamily for F32 {
     }
     fn pow2_reach(&self) -> i32 {
         126
+    }
+    fn codecs_on_hardware(&self) -> bool {
+        false
+    }
+    fn kahan_by_default(&self) -> bool {
+        false
+    }
+}
+
+/// float:E:M: exact with the exact accumulator (`--quire`), naive otherwise; codecs on the
+/// host.
+impl TrainFamily for FloatFormat {
+    fn accumulation(&self, quire: bool, _: bool) -> Accumulate {
+        if quire {
+            Accumulate::Exact
+        } else {
+            Accumulate::Naive
+        }
+    }
+    /// −emin, as f32's 126: the powers of two down to the smallest normal (the subnormals
+    /// reach M further, with fewer significant bits).
+    fn pow2_reach(&self) -> i32 {
+        -self.emin() as i32
     }
     fn codecs_on_hardware(&self) -> bool {
         false

@@ -46,6 +46,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     }],
     lanes: false,
     q8_word_rule: false,
+    expand_name: |_| None,
 };
 
 /// The arithmetic of `dfix:W` words at scale `scale` (a word means int·2^scale).

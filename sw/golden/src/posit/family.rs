@@ -46,6 +46,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     }],
     lanes: true,
     q8_word_rule: true,
+    expand_name: |_| None,
 };
 
 impl FamilyFormat for PositFormat {

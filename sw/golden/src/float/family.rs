@@ -1,0 +1,197 @@
+//! The float family's registration and its [`Family`] arithmetic.
+
+use std::cmp::Ordering;
+
+use crate::arith::{transcendental, Arith, Bits, Transcendental};
+use crate::exact::Ratio;
+use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::format::{err, FormatError};
+use crate::sum;
+use crate::SumMode;
+
+use super::{FloatFormat, Val};
+
+/// `float:E:M` with `:fn`, `:sat`, `:ftz` in any order, and the names `bf16`, `f16`,
+/// `fp8:e4m3`, `fp8:e5m2` (the registry's parser expands them, [`super::expand_name`]): the
+/// rounded sums and the exact accumulator (mode `quire`); no PE and no lane yet.
+pub const FAMILY: FamilyEntry = FamilyEntry {
+    name: "float",
+    syntax: "float:E:M (optionally :fn, :sat, :ftz), bf16, f16, fp8:e4m3, fp8:e5m2",
+    parse,
+    modes: &[
+        SumMode::Naive,
+        SumMode::Kahan,
+        SumMode::Pairwise,
+        SumMode::Quire,
+    ],
+    pes: &[] as &[PeInfo],
+    lanes: false,
+    q8_word_rule: false,
+    expand_name: super::expand_name,
+};
+
+fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Format, FormatError> {
+    if underflow {
+        return no_underflow(whole);
+    }
+    let [e, m, suffixes @ ..] = fields else {
+        return err(format!(
+            "unknown format {whole:?}: expected {}",
+            crate::family::syntaxes()
+        ));
+    };
+    let (e, m) = (
+        field(e, "exponent bits", whole)?,
+        field(m, "fraction bits", whole)?,
+    );
+    let (mut finite, mut sat, mut ftz) = (false, false, false);
+    for &s in suffixes {
+        let flag = match s {
+            "fn" => &mut finite,
+            "sat" => &mut sat,
+            "ftz" => &mut ftz,
+            _ => {
+                return err(format!(
+                    "format {whole:?}: unknown suffix {s:?} (a float takes :fn, :sat and :ftz)"
+                ))
+            }
+        };
+        if *flag {
+            return err(format!("format {whole:?}: the suffix :{s} is given twice"));
+        }
+        *flag = true;
+    }
+    FloatFormat::new(e, m, finite, sat, ftz)
+        .map(Format::Float)
+        .map_err(|e| FormatError(format!("format {whole:?}: {}", e.0)))
+}
+
+impl FamilyFormat for FloatFormat {
+    fn width(&self) -> u32 {
+        FloatFormat::width(self)
+    }
+    fn calc(&self) -> Calc {
+        Calc::Float(*self)
+    }
+    fn entry(&self) -> &'static FamilyEntry {
+        &FAMILY
+    }
+}
+
+impl Arith for FloatFormat {
+    type Val = Bits;
+    #[inline(always)]
+    fn load(&self, w: Bits) -> Bits {
+        w
+    }
+    #[inline(always)]
+    fn store(&self, v: Bits) -> Bits {
+        v
+    }
+    #[inline(always)]
+    fn zero(&self) -> Bits {
+        0
+    }
+    #[inline(always)]
+    fn add(&self, a: Bits, b: Bits) -> Bits {
+        FloatFormat::add(self, a, b)
+    }
+    #[inline(always)]
+    fn sub(&self, a: Bits, b: Bits) -> Bits {
+        FloatFormat::sub(self, a, b)
+    }
+    #[inline(always)]
+    fn mul(&self, a: Bits, b: Bits) -> Bits {
+        FloatFormat::mul(self, a, b)
+    }
+}
+
+impl Family for FloatFormat {
+    fn format(&self) -> Format {
+        Format::Float(*self)
+    }
+    #[inline]
+    fn add(&self, a: Bits, b: Bits) -> Bits {
+        FloatFormat::add(self, a, b)
+    }
+    #[inline]
+    fn sub(&self, a: Bits, b: Bits) -> Bits {
+        FloatFormat::sub(self, a, b)
+    }
+    #[inline]
+    fn mul(&self, a: Bits, b: Bits) -> Bits {
+        FloatFormat::mul(self, a, b)
+    }
+    fn div(&self, a: Bits, b: Bits) -> Bits {
+        FloatFormat::div(self, a, b)
+    }
+    fn neg(&self, a: Bits) -> Bits {
+        FloatFormat::neg(self, a)
+    }
+    fn abs(&self, a: Bits) -> Bits {
+        FloatFormat::abs(self, a)
+    }
+    fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
+        FloatFormat::cmp(self, a, b)
+    }
+    fn max(&self, a: Bits, b: Bits) -> Bits {
+        FloatFormat::max(self, a, b)
+    }
+    fn min(&self, a: Bits, b: Bits) -> Bits {
+        FloatFormat::min(self, a, b)
+    }
+    fn is_nan(&self, a: Bits) -> bool {
+        FloatFormat::is_nan(self, a)
+    }
+    fn nan(&self) -> Option<Bits> {
+        Some(FloatFormat::nan(self))
+    }
+    fn one(&self) -> Bits {
+        FloatFormat::one(self)
+    }
+    fn zero(&self) -> Bits {
+        0
+    }
+    fn from_f64(&self, x: f64) -> Bits {
+        FloatFormat::from_f64(self, x)
+    }
+    fn to_f64(&self, a: Bits) -> f64 {
+        FloatFormat::to_f64(self, a)
+    }
+    fn from_ratio(&self, r: &Ratio) -> Bits {
+        FloatFormat::from_ratio(self, r)
+    }
+    /// e^x correctly rounded; e^(+∞) is an infinite result, e^(−∞) = +0.
+    fn exp(&self, a: Bits) -> Bits {
+        match self.decode(a) {
+            Val::Inf(false) => self.infinite(false),
+            Val::Inf(true) => 0,
+            _ => transcendental(self, a, Transcendental::Exp, FloatFormat::nan(self)),
+        }
+    }
+    /// ln x correctly rounded; ln(±0) = −∞ (an infinite result: NaN with `:fn`, −max with
+    /// `:fn:sat`), ln(+∞) = +∞, NaN for x < 0.
+    fn ln(&self, a: Bits) -> Bits {
+        match self.decode(a) {
+            Val::Fin(x) if x.sig == 0 => self.infinite(true),
+            Val::Inf(false) => self.infinite(false),
+            _ => transcendental(self, a, Transcendental::Ln, FloatFormat::nan(self)),
+        }
+    }
+    fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
+        Ok(match mode {
+            SumMode::Quire => self.sum_exact(xs),
+            _ => sum::rounded_sum(self, mode, xs).expect("a rounded mode"),
+        })
+    }
+    fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
+        assert_eq!(a.len(), b.len());
+        Ok(match mode {
+            SumMode::Quire => self.dot_exact(a, b),
+            _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
+        })
+    }
+    fn convert_to(&self, to: &FloatFormat, a: Bits) -> Bits {
+        self.convert(to, a)
+    }
+}

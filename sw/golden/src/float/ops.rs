@@ -1,0 +1,282 @@
+//! The float family's operations: each decodes its operands exactly, computes the exact
+//! result with integers, and rounds once ([`FloatFormat::round`]).
+
+use std::cmp::Ordering;
+
+use num_bigint::BigUint;
+use num_integer::Integer;
+
+use super::{Dy, FloatFormat, Val};
+use crate::arith::Bits;
+use crate::exact::Ratio;
+
+fn bitlen(x: u128) -> i64 {
+    128 - i64::from(x.leading_zeros())
+}
+
+/// x + y, exact when the operands' significands overlap within 125 bits; otherwise the
+/// smaller one's bits below the larger's 125-bit window are jammed into a sticky bit (the
+/// result then has at least 124 bits, so rounding to at most 53 sees the right round and
+/// sticky bits). Significands of at most 107 bits (a product of two, or one word's).
+/// A zero result has sig 0 and the caller's sign.
+pub(super) fn add_dy(a: Dy, b: Dy) -> Dy {
+    if a.sig == 0 {
+        return b;
+    }
+    if b.sig == 0 {
+        return a;
+    }
+    let (x, y) = if a.exp + bitlen(a.sig) >= b.exp + bitlen(b.sig) {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let sh = 125 - bitlen(x.sig);
+    let xs = x.sig << sh;
+    let e = x.exp - sh;
+    let d = y.exp - e;
+    let ys = if d >= 0 {
+        // y's top is at most x's: y.sig << d < 2^125.
+        y.sig << d
+    } else if -d >= 128 {
+        1
+    } else {
+        let r = -d;
+        (y.sig >> r) | u128::from(y.sig & ((1u128 << r) - 1) != 0)
+    };
+    if x.neg == y.neg {
+        Dy {
+            neg: x.neg,
+            sig: xs + ys,
+            exp: e,
+        }
+    } else if xs >= ys {
+        Dy {
+            neg: x.neg,
+            sig: xs - ys,
+            exp: e,
+        }
+    } else {
+        Dy {
+            neg: y.neg,
+            sig: ys - xs,
+            exp: e,
+        }
+    }
+}
+
+fn mul_dy(a: Dy, b: Dy) -> Dy {
+    Dy {
+        neg: a.neg != b.neg,
+        sig: a.sig * b.sig,
+        exp: a.exp + b.exp,
+    }
+}
+
+impl FloatFormat {
+    /// The sum of two exact values rounded once, with IEEE's zero sign: an exact zero sum is
+    /// +0 unless both terms are −0 (or zeros of negative sign).
+    fn round_sum(&self, x: Dy, y: Dy) -> Bits {
+        let s = add_dy(x, y);
+        if s.sig == 0 {
+            return self.zero_of(x.neg && y.neg);
+        }
+        self.round_dy(s)
+    }
+
+    /// a + b, rounded once.
+    pub fn add(&self, a: Bits, b: Bits) -> Bits {
+        match (self.decode(a), self.decode(b)) {
+            (Val::Nan, _) | (_, Val::Nan) => self.nan(),
+            (Val::Inf(p), Val::Inf(q)) if p != q => self.nan(),
+            (Val::Inf(p), _) | (_, Val::Inf(p)) => self.infinite(p),
+            (Val::Fin(x), Val::Fin(y)) => self.round_sum(x, y),
+        }
+    }
+
+    /// a − b, rounded once (a + (−b)).
+    pub fn sub(&self, a: Bits, b: Bits) -> Bits {
+        self.add(a, self.neg(b))
+    }
+
+    /// a · b, rounded once.
+    pub fn mul(&self, a: Bits, b: Bits) -> Bits {
+        match (self.decode(a), self.decode(b)) {
+            (Val::Nan, _) | (_, Val::Nan) => self.nan(),
+            (Val::Inf(p), Val::Inf(q)) => self.infinite(p != q),
+            (Val::Inf(p), Val::Fin(x)) | (Val::Fin(x), Val::Inf(p)) => {
+                if x.sig == 0 {
+                    self.nan()
+                } else {
+                    self.infinite(p != x.neg)
+                }
+            }
+            (Val::Fin(x), Val::Fin(y)) => self.round_dy(mul_dy(x, y)),
+        }
+    }
+
+    /// a / b, rounded once: x/0 is an infinite result (±∞; NaN with `:fn`, ±max with
+    /// `:fn:sat`), 0/0 and ∞/∞ are NaN.
+    pub fn div(&self, a: Bits, b: Bits) -> Bits {
+        match (self.decode(a), self.decode(b)) {
+            (Val::Nan, _) | (_, Val::Nan) | (Val::Inf(_), Val::Inf(_)) => self.nan(),
+            (Val::Inf(p), Val::Fin(y)) => self.infinite(p != y.neg),
+            (Val::Fin(x), Val::Inf(q)) => self.zero_of(x.neg != q),
+            (Val::Fin(x), Val::Fin(y)) => {
+                let neg = x.neg != y.neg;
+                match (x.sig == 0, y.sig == 0) {
+                    (true, true) => self.nan(),
+                    (false, true) => self.infinite(neg),
+                    (true, false) => self.zero_of(neg),
+                    (false, false) => {
+                        // q >= 2^125 / 2^53: at least 73 bits, then a sticky bit.
+                        let sh = 126 - bitlen(x.sig);
+                        let num = x.sig << sh;
+                        let (q, r) = (num / y.sig, num % y.sig);
+                        self.round(neg, q << 1 | u128::from(r != 0), x.exp - sh - y.exp - 1)
+                    }
+                }
+            }
+        }
+    }
+
+    /// a · b + c with one rounding (the fused multiply-add). IEEE's special cases: NaN
+    /// operands, 0·∞ and ∞ − ∞ give NaN; an exact zero result is +0 unless a·b and c are
+    /// zeros of negative sign.
+    pub fn fma(&self, a: Bits, b: Bits, c: Bits) -> Bits {
+        let (va, vb, vc) = (self.decode(a), self.decode(b), self.decode(c));
+        // The product: NaN, ±∞ or an exact dyadic.
+        let p = match (va, vb) {
+            (Val::Nan, _) | (_, Val::Nan) => Val::Nan,
+            (Val::Inf(p), Val::Inf(q)) => Val::Inf(p != q),
+            (Val::Inf(p), Val::Fin(x)) | (Val::Fin(x), Val::Inf(p)) => {
+                if x.sig == 0 {
+                    Val::Nan
+                } else {
+                    Val::Inf(p != x.neg)
+                }
+            }
+            (Val::Fin(x), Val::Fin(y)) => Val::Fin(mul_dy(x, y)),
+        };
+        match (p, vc) {
+            (Val::Nan, _) | (_, Val::Nan) => self.nan(),
+            (Val::Inf(p), Val::Inf(q)) if p != q => self.nan(),
+            (Val::Inf(p), _) | (_, Val::Inf(p)) => self.infinite(p),
+            (Val::Fin(x), Val::Fin(y)) => self.round_sum(x, y),
+        }
+    }
+
+    /// IEEE comparison: `None` with a NaN, −0 == +0 (and with `:ftz` a subnormal equals
+    /// zero).
+    pub fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
+        self.to_f64(a).partial_cmp(&self.to_f64(b))
+    }
+
+    /// The larger operand; NaN if either is NaN; the first operand when they are equal
+    /// (±0: as the `f32` family computes on x86-64's `maxss`); with `:ftz` a subnormal
+    /// result is zero of its sign.
+    pub fn max(&self, a: Bits, b: Bits) -> Bits {
+        if self.is_nan(a) || self.is_nan(b) {
+            return self.nan();
+        }
+        self.canon(if self.to_f64(b) > self.to_f64(a) {
+            b
+        } else {
+            a
+        })
+    }
+
+    /// The smaller operand; as [`Self::max`] otherwise.
+    pub fn min(&self, a: Bits, b: Bits) -> Bits {
+        if self.is_nan(a) || self.is_nan(b) {
+            return self.nan();
+        }
+        self.canon(if self.to_f64(b) < self.to_f64(a) {
+            b
+        } else {
+            a
+        })
+    }
+
+    /// The word nearest to `x` (NaN → the canonical NaN, ±∞ → [`Self::infinite`]).
+    pub fn from_f64(&self, x: f64) -> Bits {
+        if x.is_nan() {
+            return self.nan();
+        }
+        if x.is_infinite() {
+            return self.infinite(x < 0.0);
+        }
+        let bits = x.to_bits();
+        let neg = bits >> 63 != 0;
+        let field = ((bits >> 52) & 0x7ff) as i64;
+        let frac = bits & ((1 << 52) - 1);
+        let (sig, exp) = if field == 0 {
+            (frac, -1074)
+        } else {
+            (frac | 1 << 52, field - 1075)
+        };
+        self.round(neg, u128::from(sig), exp)
+    }
+
+    /// The exact value of a word (every value of a format with E <= 11, M <= 52 is an f64;
+    /// with `:ftz` a subnormal is ±0).
+    pub fn to_f64(&self, w: Bits) -> f64 {
+        match self.decode(w) {
+            Val::Nan => f64::NAN,
+            Val::Inf(neg) => {
+                if neg {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
+            }
+            Val::Fin(d) => dy_to_f64(d),
+        }
+    }
+
+    /// The word nearest to an exact ratio (a zero keeps the ratio's sign).
+    pub fn from_ratio(&self, r: &Ratio) -> Bits {
+        if r.num.bits() == 0 {
+            return self.zero_of(r.neg);
+        }
+        // q = floor(num/den · 2^k) in [2^124, 2^126), then a sticky bit.
+        let k = 125 - (r.num.bits() as i64 - r.den.bits() as i64);
+        let (n, d) = if k >= 0 {
+            (&r.num << k as u64, r.den.clone())
+        } else {
+            (r.num.clone(), &r.den << (-k) as u64)
+        };
+        let (q, rem): (BigUint, BigUint) = n.div_rem(&d);
+        let q = u128::try_from(&q).expect("a quotient of at most 126 bits");
+        self.round(r.neg, q << 1 | u128::from(rem.bits() != 0), -k - 1)
+    }
+
+    /// `a` of this format as a word of `to` (one rounding; NaN → `to`'s NaN, ±∞ → `to`'s
+    /// infinite result).
+    pub fn convert(&self, to: &FloatFormat, a: Bits) -> Bits {
+        match self.decode(a) {
+            Val::Nan => to.nan(),
+            Val::Inf(neg) => to.infinite(neg),
+            Val::Fin(d) => to.round_dy(d),
+        }
+    }
+}
+
+/// The f64 of an exact dyadic that is one (a word's value: at most 53 bits, exponent in
+/// f64's range).
+fn dy_to_f64(d: Dy) -> f64 {
+    let sign = u64::from(d.neg) << 63;
+    if d.sig == 0 {
+        return f64::from_bits(sign);
+    }
+    let msb = bitlen(d.sig) - 1;
+    let top = d.exp + msb;
+    debug_assert!(msb <= 52 && top <= 1023 && d.exp >= -1074);
+    let bits = if top >= -1022 {
+        let mant = (d.sig as u64) << (52 - msb);
+        (((top + 1023) as u64) << 52) | (mant & ((1 << 52) - 1))
+    } else {
+        (d.sig as u64) << (d.exp + 1074)
+    };
+    f64::from_bits(sign | bits)
+}

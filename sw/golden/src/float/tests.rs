@@ -1,0 +1,235 @@
+//! Unit tests of the float family's rules; tests/float_reference.rs checks the arithmetic
+//! against references written apart from this module.
+
+use super::*;
+use crate::family::Family;
+use crate::{Format, SumMode};
+
+fn fmt(s: &str) -> FloatFormat {
+    match s.parse::<Format>() {
+        Ok(Format::Float(f)) => f,
+        other => panic!("{s}: {other:?}"),
+    }
+}
+
+#[test]
+fn names_parse_to_the_same_format_and_print_as_the_name() {
+    for (name, long) in [
+        ("bf16", "float:8:7"),
+        ("f16", "float:5:10"),
+        ("fp8:e4m3", "float:4:3:fn"),
+        ("fp8:e5m2", "float:5:2"),
+        ("bf16:sat:ftz", "float:8:7:ftz:sat"),
+        ("fp8:e4m3:sat", "float:4:3:sat:fn"),
+    ] {
+        assert_eq!(fmt(name), fmt(long), "{name}");
+        assert_eq!(fmt(long).to_string(), name);
+    }
+    for s in [
+        "float:8:23",
+        "float:3:4",
+        "float:4:3",
+        "float:5:2:fn",
+        "float:2:5:ftz",
+    ] {
+        assert_eq!(fmt(s).to_string(), s);
+    }
+    assert_eq!(fmt("float:8:23").width(), 32);
+    assert_eq!(fmt("float:11:52").width(), 64);
+}
+
+#[test]
+fn refusals_are_one_line() {
+    for s in [
+        "float:0:3",
+        "float:1:3",
+        "float:12:60",
+        "float:12:3",
+        "float:8:0",
+        "float:8:53",
+        "float:11:53",
+        "float:11:52:fn",
+        "fp8:e3m5",
+        "fp8",
+        "bf16:u",
+        "float:8:7:u",
+        "float:8:7:xyz",
+        "float:8:7:sat:sat",
+        "fp8:e4m3:fn",
+        "float:8",
+        "float:a:7",
+        "float",
+    ] {
+        let e = s.parse::<Format>().unwrap_err().0;
+        assert!(!e.contains('\n') && !e.is_empty(), "{s}: {e}");
+    }
+    let e = "bf16:u".parse::<Format>().unwrap_err().0;
+    assert!(e.contains("posits only"), "{e}");
+}
+
+#[test]
+fn encodings_of_the_named_formats() {
+    let bf = fmt("bf16");
+    assert_eq!(bf.from_f64(1.0), 0x3f80);
+    assert_eq!(bf.nan(), 0x7fc0);
+    assert_eq!(bf.from_f64(f64::INFINITY), 0x7f80);
+    assert_eq!(bf.max_finite(true), 0xff7f);
+    let h = fmt("f16");
+    assert_eq!(h.from_f64(65504.0), 0x7bff);
+    assert_eq!(h.from_f64(65520.0), 0x7c00); // the tie above max rounds to ∞
+    assert_eq!(h.from_f64(65519.99), 0x7bff);
+    assert_eq!(h.from_f64(2f64.powi(-24)), 1);
+    assert_eq!(h.from_f64(2f64.powi(-25)), 0); // tie to even: 0
+    assert_eq!(h.from_f64(-2f64.powi(-25) * 1.5), 0x8001);
+    let e4 = fmt("fp8:e4m3");
+    assert_eq!(e4.from_f64(448.0), 0x7e);
+    assert_eq!(e4.from_f64(464.0), 0x7e); // tie between 448 (even) and the NaN code
+    assert_eq!(e4.from_f64(465.0), 0x7f); // overflow: NaN
+    assert_eq!(e4.from_f64(-1e9), 0x7f);
+    assert_eq!(e4.from_f64(f64::NEG_INFINITY), 0x7f);
+    assert!(e4.is_nan(0xff) && e4.is_nan(0x7f) && !e4.is_nan(0x7e) && !e4.is_nan(0x78));
+    assert_eq!(e4.to_f64(0x78), 256.0);
+    assert_eq!(e4.to_f64(0x01), 2f64.powi(-9));
+    let e4s = fmt("fp8:e4m3:sat");
+    assert_eq!(e4s.from_f64(1e9), 0x7e);
+    assert_eq!(e4s.from_f64(f64::NEG_INFINITY), 0xfe);
+    assert_eq!(e4s.div(e4s.one(), 0), 0x7e);
+    let e5 = fmt("fp8:e5m2");
+    assert_eq!(e5.from_f64(57344.0), 0x7b);
+    assert_eq!(e5.from_f64(1e6), 0x7c);
+    assert_eq!(e5.nan(), 0x7e);
+}
+
+#[test]
+fn ftz_flushes_operands_and_results() {
+    let f = fmt("float:5:10:ftz");
+    let min_normal = f.from_f64(2f64.powi(-14));
+    assert_eq!(min_normal, 0x0400);
+    assert_eq!(f.to_f64(0x8001), 0.0);
+    assert!(f.to_f64(0x8001).is_sign_negative());
+    assert_eq!(f.add(0x0001, 0x0001), 0);
+    assert_eq!(f.add(0x8001, 0x8000), 0x8000);
+    assert_eq!(f.mul(min_normal, f.from_f64(0.5)), 0);
+    // Below 2^−14 but rounding to it at 11 bits: kept.
+    assert_eq!(f.from_f64(2f64.powi(-14) * (1.0 - 2f64.powi(-12))), 0x0400);
+    assert_eq!(f.from_f64(2f64.powi(-14) * (1.0 - 2f64.powi(-11))), 0);
+    assert_eq!(f.max(0x0001, 0x8400), 0);
+}
+
+#[test]
+fn special_cases() {
+    let f = fmt("bf16");
+    let (inf, ninf, one, z, nz) = (0x7f80, 0xff80, f.one(), 0, 0x8000);
+    assert_eq!(f.add(inf, ninf), f.nan());
+    assert_eq!(f.mul(z, inf), f.nan());
+    assert_eq!(f.div(z, z), f.nan());
+    assert_eq!(f.div(inf, inf), f.nan());
+    assert_eq!(f.div(one, nz), ninf);
+    assert_eq!(f.add(nz, nz), nz);
+    assert_eq!(f.add(nz, z), z);
+    assert_eq!(f.sub(one, one), z);
+    assert_eq!(f.neg(f.nan()), f.nan() | 0x8000);
+    assert_eq!(Family::ln(&f, z), ninf);
+    assert_eq!(Family::ln(&f, f.neg(one)), f.nan());
+    assert_eq!(Family::exp(&f, ninf), 0);
+    assert_eq!(Family::exp(&f, z), one);
+    assert_eq!(f.cmp(z, nz), Some(std::cmp::Ordering::Equal));
+    assert_eq!(f.cmp(f.nan(), z), None);
+    assert_eq!(f.max(z, nz), z);
+    assert_eq!(f.max(nz, z), nz);
+    assert_eq!(f.fma(z, inf, one), f.nan());
+    assert_eq!(f.fma(nz, one, nz), nz);
+    assert_eq!(f.fma(one, one, f.neg(one)), z);
+}
+
+#[test]
+fn fma_rounds_once() {
+    // (1 + 3·2^−7)² − 1 = 6·2^−7 + 9·2^−14: the product rounded first loses 9·2^−14.
+    let f = fmt("bf16");
+    let a = f.from_f64(1.0 + 3.0 * 2f64.powi(-7));
+    let exact = 6.0 * 2f64.powi(-7) + 9.0 * 2f64.powi(-14);
+    assert_eq!(f.fma(a, a, f.neg(f.one())), f.from_f64(exact));
+    assert_ne!(f.sub(f.mul(a, a), f.one()), f.from_f64(exact));
+}
+
+#[test]
+fn exact_accumulator_rounds_once() {
+    let f = fmt("bf16");
+    let big = f.from_f64(2f64.powi(100));
+    let xs = [big, f.one(), f.neg(big)];
+    assert_eq!(f.sum_exact(&xs), f.one());
+    assert_eq!(f.sum(SumMode::Naive, &xs).unwrap(), 0);
+    assert_eq!(f.sum_exact(&[f.nan(), f.one()]), f.nan());
+    assert_eq!(f.sum_exact(&[0x7f80, 0xff80]), f.nan());
+    assert_eq!(f.sum_exact(&[0x7f80, big]), 0x7f80);
+    assert_eq!(f.sum_exact(&[0x8000, 0x8000]), 0);
+    assert_eq!(f.sum_exact(&[]), 0);
+    let tiny = 1; // the smallest subnormal: its square is the accumulator's last bit
+    assert_eq!(
+        f.dot_exact(&[tiny, big, f.neg(big)], &[tiny, big, big]),
+        0,
+        "2^−266 rounds to +0"
+    );
+    let neg = f.dot_exact(&[f.neg(f.one()), tiny], &[f.one(), tiny]);
+    assert_eq!(neg, f.neg(f.one()));
+    // Sums of many: 2^20 terms of max finite overflow to ∞ only at the read-out.
+    let m = f.max_finite(false);
+    assert_eq!(f.dot_exact(&[m, m, f.neg(m)], &[m, m, m]), 0x7f80);
+    assert_eq!(f.sum_exact(&[m, m, f.neg(m)]), m);
+    let wide = fmt("float:11:52");
+    let x = wide.from_f64(f64::MAX);
+    assert_eq!(wide.dot_exact(&[x, x, 1], &[x, wide.neg(x), 1]), 0);
+    assert_eq!(wide.dot_exact(&[x, 1], &[wide.one(), 1]), x);
+}
+
+#[test]
+fn binary64_is_f64() {
+    let f = fmt("float:11:52");
+    let mut next = crate::test_words(0x1234_5678);
+    for _ in 0..20_000 {
+        let (a, b) = (next(), next());
+        let (x, y) = (f64::from_bits(a), f64::from_bits(b));
+        for (got, want) in [
+            (f.add(a, b), x + y),
+            (f.sub(a, b), x - y),
+            (f.mul(a, b), x * y),
+            (f.div(a, b), x / y),
+            (f.from_f64(x), x),
+        ] {
+            if want.is_nan() {
+                assert!(f.is_nan(got));
+            } else {
+                assert_eq!(got, want.to_bits(), "{x:e} {y:e}");
+            }
+        }
+        assert_eq!(
+            f.to_f64(a).to_bits(),
+            if x.is_nan() { f64::NAN.to_bits() } else { a }
+        );
+    }
+}
+
+#[test]
+fn exact_accumulator_widths_are_the_documented_ones() {
+    for (s, bits) in [
+        ("fp8:e4m3", 101),
+        ("fp8:e5m2", 129),
+        ("f16", 145),
+        ("bf16", 587),
+        ("float:8:23", 619),
+    ] {
+        assert_eq!(ExactAcc::bits(&fmt(s)), bits, "{s}");
+    }
+}
+
+#[test]
+fn decimal_operands_round_once() {
+    let c = Format::Float(fmt("fp8:e4m3")).calc();
+    // 1.0625 is the tie between 1 and 1.125: even; a hair above rounds up.
+    assert_eq!(c.parse("1.0625").unwrap(), 0x38);
+    assert_eq!(c.parse("1.0625000000000000000000001").unwrap(), 0x39);
+    assert_eq!(c.parse("-0").unwrap(), 0x80);
+    assert_eq!(c.parse("1e100000").unwrap(), 0x7f);
+    assert_eq!(c.parse("-1e-100000").unwrap(), 0x80);
+    assert_eq!(c.parse("nan").unwrap(), 0x7f);
+}

@@ -232,9 +232,14 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
             ));
         }
     };
-    if quire && !stages.list().iter().any(|f| matches!(f, Format::Posit(_))) {
+    // --quire must change some stage's accumulation (each family's `TrainFamily` says).
+    let changed_by_quire = |f: &Format| {
+        let t = train_family(f);
+        t.accumulation(true, false) != t.accumulation(false, false)
+    };
+    if quire && !stages.list().iter().any(changed_by_quire) {
         return Err(bad(
-            "--quire needs posit stages (fix always accumulates exactly)".into(),
+            "--quire needs posit or float stages (fix and dfix always accumulate exactly)".into(),
         ));
     }
     if storage.is_some() && a.kahan.is_some() {

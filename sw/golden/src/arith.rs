@@ -31,7 +31,8 @@ pub trait Arith {
     fn mul(&self, a: Self::Val, b: Self::Val) -> Self::Val;
 }
 
-/// For formats whose working form is the word itself.
+/// `Arith` for formats whose working form is the word itself: their inherent `add`, `sub`,
+/// `mul` (every family module implements `Arith` with it, except LNS).
 macro_rules! word_arith {
     ($ty:ty, $zero:expr) => {
         type Val = Bits;
@@ -62,6 +63,7 @@ macro_rules! word_arith {
         }
     };
 }
+pub(crate) use word_arith;
 
 impl Arith for Lns {
     type Val = Split;

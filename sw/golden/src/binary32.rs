@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use crate::arith::{ratio_to_f32, Arith, Bits};
+use crate::arith::{ratio_to_f32, word_arith, Arith, Bits};
 use crate::exact::Ratio;
 use crate::family::{Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::FormatError;
@@ -54,20 +54,7 @@ fn b(x: f32) -> Bits {
     x.to_bits() as Bits
 }
 
-impl Arith for F32 {
-    type Val = Bits;
-    #[inline(always)]
-    fn load(&self, w: Bits) -> Bits {
-        w
-    }
-    #[inline(always)]
-    fn store(&self, v: Bits) -> Bits {
-        v
-    }
-    #[inline(always)]
-    fn zero(&self) -> Bits {
-        0
-    }
+impl F32 {
     #[inline(always)]
     fn add(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) + f(y))
@@ -80,6 +67,10 @@ impl Arith for F32 {
     fn mul(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) * f(y))
     }
+}
+
+impl Arith for F32 {
+    word_arith!(F32, |_: &F32| 0);
 }
 
 impl FamilyFormat for F32 {
@@ -99,13 +90,13 @@ impl Family for F32 {
         Format::F32(F32)
     }
     fn add(&self, a: Bits, b: Bits) -> Bits {
-        Arith::add(self, a, b)
+        F32::add(self, a, b)
     }
     fn sub(&self, a: Bits, b: Bits) -> Bits {
-        Arith::sub(self, a, b)
+        F32::sub(self, a, b)
     }
     fn mul(&self, a: Bits, b: Bits) -> Bits {
-        Arith::mul(self, a, b)
+        F32::mul(self, a, b)
     }
     fn div(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) / f(y))

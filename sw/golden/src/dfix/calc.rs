@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use num_bigint::BigUint;
 
-use crate::arith::{transcendental, Arith, Bits, Transcendental};
+use crate::arith::{transcendental, word_arith, Arith, Bits, Transcendental};
 use crate::exact::Ratio;
 use crate::family::{no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
@@ -75,17 +75,7 @@ impl FamilyFormat for DfixFormat {
     }
 }
 
-impl Arith for DfixCalc {
-    type Val = Bits;
-    fn load(&self, w: Bits) -> Bits {
-        w
-    }
-    fn store(&self, v: Bits) -> Bits {
-        v
-    }
-    fn zero(&self) -> Bits {
-        0
-    }
+impl DfixCalc {
     fn add(&self, a: Bits, b: Bits) -> Bits {
         self.fmt.add(a, b).word
     }
@@ -98,18 +88,22 @@ impl Arith for DfixCalc {
     }
 }
 
+impl Arith for DfixCalc {
+    word_arith!(DfixCalc, |_: &DfixCalc| 0);
+}
+
 impl Family for DfixCalc {
     fn format(&self) -> Format {
         Format::Dfix(self.fmt)
     }
     fn add(&self, a: Bits, b: Bits) -> Bits {
-        Arith::add(self, a, b)
+        DfixCalc::add(self, a, b)
     }
     fn sub(&self, a: Bits, b: Bits) -> Bits {
-        Arith::sub(self, a, b)
+        DfixCalc::sub(self, a, b)
     }
     fn mul(&self, a: Bits, b: Bits) -> Bits {
-        Arith::mul(self, a, b)
+        DfixCalc::mul(self, a, b)
     }
     /// The exact quotient rounded into the scale; x/0 saturates with x's sign, 0/0 is 0.
     fn div(&self, a: Bits, b: Bits) -> Bits {

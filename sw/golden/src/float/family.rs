@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use crate::arith::{transcendental, Arith, Bits, Transcendental};
+use crate::arith::{transcendental, word_arith, Arith, Bits, Transcendental};
 use crate::exact::Ratio;
 use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
@@ -79,31 +79,7 @@ impl FamilyFormat for FloatFormat {
 }
 
 impl Arith for FloatFormat {
-    type Val = Bits;
-    #[inline(always)]
-    fn load(&self, w: Bits) -> Bits {
-        w
-    }
-    #[inline(always)]
-    fn store(&self, v: Bits) -> Bits {
-        v
-    }
-    #[inline(always)]
-    fn zero(&self) -> Bits {
-        0
-    }
-    #[inline(always)]
-    fn add(&self, a: Bits, b: Bits) -> Bits {
-        FloatFormat::add(self, a, b)
-    }
-    #[inline(always)]
-    fn sub(&self, a: Bits, b: Bits) -> Bits {
-        FloatFormat::sub(self, a, b)
-    }
-    #[inline(always)]
-    fn mul(&self, a: Bits, b: Bits) -> Bits {
-        FloatFormat::mul(self, a, b)
-    }
+    word_arith!(FloatFormat, |_: &FloatFormat| 0);
 }
 
 impl Family for FloatFormat {

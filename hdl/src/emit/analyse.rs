@@ -14,6 +14,9 @@ pub(super) struct Analysed<'m> {
     pub used: Vec<Vec<bool>>,
     /// The address signal of each ROM read's output signal.
     pub rom_addr_of: Vec<Option<SigId>>,
+    /// An output of a live instance that nothing reads: left unconnected (`.port()`), not
+    /// declared (an array's edge PEs pass their operands on to no neighbour).
+    pub unconnected: Vec<bool>,
 }
 
 /// Calls `f(signal, bits)` for every signal `e` reads: `bits` is `Some((hi, lo))` for a slice
@@ -21,7 +24,7 @@ pub(super) struct Analysed<'m> {
 fn visit_sigs(e: &E, f: &mut impl FnMut(SigId, Option<(u32, u32)>)) {
     match &*e.node {
         Node::Sig(s) => f(*s, None),
-        Node::Const(_) => {}
+        Node::Const(_) | Node::Named(..) => {}
         Node::Slice(x, hi, lo) => match x.sig() {
             Some(s) => f(s, Some((*hi, *lo))),
             None => visit_sigs(x, f),
@@ -162,10 +165,14 @@ pub(super) fn analyse(lowered: LoweredModule<'_>) -> Analysed<'_> {
     }
     let live = liveness(&lowered, &driver, &instance_of, &rom_addr_of);
     let used = bit_use(&lowered, &driver, &live);
+    let unconnected = (0..lowered.low.signals.len())
+        .map(|s| instance_of[s].is_some() && used[s].iter().all(|b| !b))
+        .collect();
     Analysed {
         lowered,
         live,
         used,
         rom_addr_of,
+        unconnected,
     }
 }

@@ -12,13 +12,24 @@ pub(super) struct Lowered<'m> {
     pub assigns: Vec<(SigId, E)>,
     /// (rom index, address signal, output signal)
     pub rom_reads: Vec<(usize, SigId, SigId)>,
-    temp: usize,
+    /// For each wire lowering made, the signal whose driver it is part of (printed just
+    /// before that driver).
+    pub part_of: std::collections::HashMap<SigId, SigId>,
+    /// The signal whose driver is being lowered.
+    current: Option<SigId>,
 }
 
 impl Lowered<'_> {
-    fn new_wire(&mut self, base: &str, e: E) -> E {
-        self.temp += 1;
-        let name = format!("{base}_t{}", self.temp);
+    /// A wire for a part of the expression that drives `base`: `NAME_wide` (a value a slice
+    /// reads part of), `NAME_sar`, `NAME_addr`, numbered when one driver needs several.
+    fn new_wire(&mut self, base: &str, what: &str, e: E) -> E {
+        let stem = format!("{base}_{what}");
+        let mut name = stem.clone();
+        let mut k = 1;
+        while self.signals.iter().any(|s| s.name == name) {
+            k += 1;
+            name = format!("{stem}{k}");
+        }
         self.signals.push(Signal {
             name,
             width: e.width,
@@ -26,6 +37,9 @@ impl Lowered<'_> {
             cycle: None,
         });
         let id = self.signals.len() - 1;
+        if let Some(c) = self.current {
+            self.part_of.insert(id, c);
+        }
         self.assigns.push((id, e));
         E {
             node: std::rc::Rc::new(Node::Sig(id)),
@@ -33,47 +47,54 @@ impl Lowered<'_> {
         }
     }
 
-    /// Rewrites `e` so every slice is of a signal and every `>>>` / ROM read is a wire.
-    fn lower(&mut self, e: &E, root: bool) -> E {
+    /// Rewrites `e` (which drives `base`) so every slice is of a signal and every `>>>` /
+    /// ROM read is a wire.
+    fn lower(&mut self, e: &E, root: bool, base: &str) -> E {
         let w = e.width;
         let node = match &*e.node {
-            Node::Sig(_) | Node::Const(_) => return e.clone(),
+            Node::Sig(_) | Node::Const(_) | Node::Named(..) => return e.clone(),
             Node::Slice(x, hi, lo) => {
-                let x = self.lower(x, false);
+                let x = self.lower(x, false, base);
                 let x = if x.sig().is_some() {
                     x
                 } else {
-                    self.new_wire("slice", x)
+                    self.new_wire(base, "wide", x)
                 };
                 Node::Slice(x, *hi, *lo)
             }
-            Node::Concat(xs) => Node::Concat(xs.iter().map(|x| self.lower(x, false)).collect()),
-            Node::Repeat(x, n) => Node::Repeat(self.lower(x, false), *n),
-            Node::Not(x) => Node::Not(self.lower(x, false)),
-            Node::Bin(op, a, b) => Node::Bin(*op, self.lower(a, false), self.lower(b, false)),
-            Node::Cmp(op, a, b) => Node::Cmp(*op, self.lower(a, false), self.lower(b, false)),
+            Node::Concat(xs) => {
+                Node::Concat(xs.iter().map(|x| self.lower(x, false, base)).collect())
+            }
+            Node::Repeat(x, n) => Node::Repeat(self.lower(x, false, base), *n),
+            Node::Not(x) => Node::Not(self.lower(x, false, base)),
+            Node::Bin(op, a, b) => {
+                Node::Bin(*op, self.lower(a, false, base), self.lower(b, false, base))
+            }
+            Node::Cmp(op, a, b) => {
+                Node::Cmp(*op, self.lower(a, false, base), self.lower(b, false, base))
+            }
             Node::Shift(op, a, b) => {
-                let s = Node::Shift(*op, self.lower(a, false), self.lower(b, false));
+                let s = Node::Shift(*op, self.lower(a, false, base), self.lower(b, false, base));
                 if *op == ShiftOp::Sar && !root {
                     let s = E {
                         node: std::rc::Rc::new(s),
                         width: w,
                     };
-                    return self.new_wire("sar", s);
+                    return self.new_wire(base, "sar", s);
                 }
                 s
             }
-            Node::Reduce(op, x) => Node::Reduce(*op, self.lower(x, false)),
+            Node::Reduce(op, x) => Node::Reduce(*op, self.lower(x, false, base)),
             Node::Mux(c, a, b) => Node::Mux(
-                self.lower(c, false),
-                self.lower(a, false),
-                self.lower(b, false),
+                self.lower(c, false, base),
+                self.lower(a, false, base),
+                self.lower(b, false, base),
             ),
             Node::Rom(r, a) => {
-                let a = self.lower(a, false);
+                let a = self.lower(a, false, base);
                 let a = match a.sig() {
                     Some(s) => s,
-                    None => self.new_wire("addr", a).sig().unwrap(),
+                    None => self.new_wire(base, "addr", a).sig().unwrap(),
                 };
                 let name = self.m.roms[*r].name.clone();
                 self.signals.push(Signal {
@@ -116,12 +137,26 @@ pub(super) fn lower_module(m: &Module) -> LoweredModule<'_> {
         signals: m.signals.clone(),
         assigns: vec![],
         rom_reads: vec![],
-        temp: 0,
+        part_of: Default::default(),
+        current: None,
     };
     for (id, e) in &m.assigns {
-        let e = low.lower(e, true);
+        // A wire holding a ROM read is the ROM's output itself (assigned in its `case`).
+        let name = m.signals[*id].name.clone();
+        low.current = Some(*id);
+        if let (Node::Rom(r, addr), SigKind::Wire) = (&*e.node, m.signals[*id].kind) {
+            let addr = low.lower(addr, false, &name);
+            let addr = match addr.sig() {
+                Some(s) => s,
+                None => low.new_wire(&name, "addr", addr).sig().unwrap(),
+            };
+            low.rom_reads.push((*r, addr, *id));
+            continue;
+        }
+        let e = low.lower(e, true, &name);
         low.assigns.push((*id, e));
     }
+    low.current = None;
     let states: Vec<State> = m
         .states
         .iter()
@@ -129,8 +164,12 @@ pub(super) fn lower_module(m: &Module) -> LoweredModule<'_> {
             let next = s.next.as_ref().unwrap_or_else(|| {
                 panic!("state register {} is never driven", m.signals[s.sig].name)
             });
-            let next = low.lower(next, true);
-            let en = s.enable.as_ref().map(|e| low.lower(e, false));
+            let name = m.signals[s.sig].name.clone();
+            let next = low.lower(next, true, &format!("{name}_next"));
+            let en = s
+                .enable
+                .as_ref()
+                .map(|e| low.lower(e, false, &format!("{name}_enable")));
             (s.sig, s.reset, next, en)
         })
         .collect();
@@ -141,7 +180,10 @@ pub(super) fn lower_module(m: &Module) -> LoweredModule<'_> {
         .map(|i| {
             i.inputs
                 .iter()
-                .map(|(port, e)| (port.clone(), low.lower(e, false)))
+                .map(|(port, e)| {
+                    let base = format!("{}_{port}", i.name);
+                    (port.clone(), low.lower(e, false, &base))
+                })
                 .collect()
         })
         .collect();

@@ -53,6 +53,9 @@ pub enum Node {
     Sig(SigId),
     /// A constant of up to 128 bits.
     Const(u128),
+    /// A constant with a name (a special code: `LNS_ZERO`, `NAR`): printed as a `localparam`
+    /// of the module that reads it ([`named`]).
+    Named(std::rc::Rc<str>, u128),
     /// `[hi:lo]` of the inner expression.
     Slice(E, u32, u32),
     /// Most significant part first.
@@ -119,6 +122,22 @@ pub fn konst(width: u32, value: u128) -> E {
         "constant {value} does not fit {width} bits"
     );
     mk(Node::Const(value), width)
+}
+
+/// A named constant of `width` bits (at most 128): a special code of a format, printed as
+/// `localparam [width-1:0] NAME = value;` in every module that reads it, and by its name where
+/// it is read. Names are upper case; one name means one value in a module.
+pub fn named(name: &str, width: u32, value: u128) -> E {
+    assert!(
+        name.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'),
+        "constant names are upper case: {name}"
+    );
+    let value = konst(width, value);
+    match *value.node {
+        Node::Const(v) => mk(Node::Named(name.into(), v), width),
+        _ => panic!("named constants are at most 128 bits"),
+    }
 }
 
 /// Concatenation, most significant first.
@@ -248,13 +267,17 @@ impl E {
             return self.clone();
         }
         let w = hi - lo + 1;
-        if let Node::Const(v) = *self.node {
+        if let Node::Const(v) | Node::Named(_, v) = *self.node {
             let mask = if w == 128 {
                 u128::MAX
             } else {
                 (1u128 << w) - 1
             };
             return konst(w, (v >> lo) & mask);
+        }
+        // A slice of a slice is one slice of the signal.
+        if let Node::Slice(x, _, inner_lo) = &*self.node {
+            return x.bits(inner_lo + hi, inner_lo + lo);
         }
         mk(Node::Slice(self.clone(), hi, lo), w)
     }

@@ -6,6 +6,17 @@ use std::fmt;
 use super::expr::{cat, mk, mux, Node, E};
 use super::hier::{Instance, Library};
 
+/// (System)Verilog keywords a generator might pick as a name (a subset: the short nouns).
+const KEYWORDS: &[&str] = &[
+    "always", "assign", "begin", "bit", "break", "byte", "case", "cell", "class", "config",
+    "const", "default", "do", "edge", "else", "end", "enum", "event", "final", "for", "force",
+    "function", "generate", "if", "initial", "input", "int", "integer", "logic", "local",
+    "longint", "module", "negedge", "new", "null", "output", "package", "parameter",
+    "posedge", "priority", "real", "reg", "return", "shortint", "signed", "small", "static",
+    "string", "struct", "supply0", "supply1", "table", "task", "time", "type", "union",
+    "unique", "unsigned", "use", "var", "void", "wait", "while", "wire", "with",
+];
+
 /// Index of a signal in its module.
 pub type SigId = usize;
 
@@ -161,8 +172,13 @@ impl Module {
         self.comments.push((self.signals.len(), text.to_string()));
     }
 
-    /// A fresh, legal, unique Verilog identifier based on `base`.
+    /// A fresh, legal, unique Verilog identifier based on `base` (a generator bug if `base`
+    /// is a Verilog or SystemVerilog keyword: tools read the files as either).
     pub(super) fn unique(&mut self, base: &str) -> String {
+        assert!(
+            !KEYWORDS.contains(&base),
+            "'{base}' is a (System)Verilog keyword: name the signal after what it holds"
+        );
         let n = self.names.entry(base.to_string()).or_insert(0);
         *n += 1;
         if *n == 1 {
@@ -276,7 +292,7 @@ impl Module {
                     _ => e.clone(),
                 }
             }
-            Node::Const(_) => e.clone(),
+            Node::Const(_) | Node::Named(..) => e.clone(),
             Node::Slice(x, hi, lo) => self.retime(x, cycle).bits(*hi, *lo),
             Node::Concat(xs) => {
                 let xs: Vec<E> = xs.iter().map(|x| self.retime(x, cycle)).collect();
@@ -318,7 +334,8 @@ impl Module {
         }
     }
 
-    /// Signal `s` delayed to `cycle` (a chain of shared delay registers).
+    /// Signal `s` delayed to `cycle` (a chain of shared delay registers, `NAME_d1`, `NAME_d2`,
+    /// ...: NAME delayed by 1, 2, ... cycles, the one delay suffix of emitted designs).
     fn delayed(&mut self, s: SigId, cycle: u32) -> SigId {
         let c0 = self.signals[s]
             .cycle
@@ -330,7 +347,7 @@ impl Module {
                 None => {
                     let base = self.signals[s].name.clone();
                     let d = self.add_signal(
-                        &format!("{base}_c{c}"),
+                        &format!("{base}_d{}", c - c0),
                         self.signals[s].width,
                         SigKind::Delay,
                         Some(c),
@@ -418,19 +435,27 @@ impl Module {
         st.enable = enable;
     }
 
-    /// A ROM read: `contents[addr]` (0 beyond the end).
+    /// A ROM read: `contents[addr]` (0 beyond the end), as a signal named `name` (the
+    /// `case` of the emitted ROM assigns it, so every use reads the one ROM).
     pub fn rom(&mut self, name: &str, width: u32, contents: Vec<u128>, addr: &E) -> E {
-        let name = self.unique(name);
+        let addr = self.now(addr);
+        let read = mk(Node::Rom(self.roms.len(), addr), width);
+        let q = self.wire(name, &read);
+        let name = self.signals[q.sig().expect("a wire")].name.clone();
         self.roms.push(Rom {
             name,
             width,
             contents,
         });
-        let addr = self.now(addr);
-        // A wire of its own, so that every use reads the one ROM.
-        let read = mk(Node::Rom(self.roms.len() - 1, addr), width);
-        let q = format!("{}_q", self.roms[self.roms.len() - 1].name);
-        self.wire(&q, &read)
+        q
+    }
+
+    /// Whether each of the next `k` candidate boundaries becomes a register: for a
+    /// sub-module whose definition holds those boundaries.
+    pub fn next_cuts(&self, k: usize) -> Vec<bool> {
+        (0..k)
+            .map(|i| self.plan.is_cut(self.boundary + i))
+            .collect()
     }
 
     /// Ports in declaration order: (name, is_input, width).
@@ -451,7 +476,7 @@ pub(super) fn visit_cycles(m: &Module, e: &E, f: &mut impl FnMut(u32)) {
                 f(c)
             }
         }
-        Node::Const(_) => {}
+        Node::Const(_) | Node::Named(..) => {}
         Node::Slice(x, ..) | Node::Repeat(x, _) | Node::Not(x) | Node::Reduce(_, x) => {
             visit_cycles(m, x, f)
         }

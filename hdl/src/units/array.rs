@@ -253,6 +253,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         let port = sideband.as_ref().expect("a sideband").port;
         chain(&mut m, &format!("step_{port}"), &s, rows - 1, false)
     });
+    m.comment("operands: row r's a delayed r cycles, column c's b delayed c cycles (the skew)");
     let mut left: Vec<FromLeft> = vec![];
     for r in 0..rows {
         let ri = r as usize;
@@ -275,6 +276,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let pe = pe_module(&m, p, gen)?;
     let mut results = vec![];
     let mut done = vec![];
+    m.comment("the PE grid: a and the controls pass right, b passes down");
     // Every PE starts in this cycle (what it receives comes from registers).
     let mut fork = m.fork();
     for r in 0..rows {
@@ -324,6 +326,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         before + pe_latency(p),
         "the PE's registers are the plan's"
     );
+    m.comment("results, row-major; out_valid follows the corner PE's last step");
     results.reverse();
     let flags = gen.flags();
     if flags.is_empty() {

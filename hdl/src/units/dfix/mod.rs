@@ -197,6 +197,7 @@ pub(crate) struct Shifted {
 
 /// [`Shifted`] of `acc` by `u`.
 pub(crate) fn read_out_shift(m: &mut Module, prefix: &str, acc: &E, u: &E, w: u32) -> Shifted {
+    m.comment("read-out shift: floor(2y), y = the accumulator at scale e - 1; sticky bit");
     // acc·2^(W+1) (the largest left shift that can matter) and one more bit below, so the
     // shift by u leaves floor(2y) with y the value at scale e − 1.
     let zw = acc.width + w + 2;
@@ -213,6 +214,7 @@ pub(crate) fn read_out_shift(m: &mut Module, prefix: &str, acc: &E, u: &E, w: u3
 /// The second half: both roundings and saturations, (word, overflow at e, overflow at
 /// e − 1), as `DfixFormat::dot`'s `ReadOut`.
 pub(crate) fn read_out_round(m: &mut Module, prefix: &str, s: &Shifted, w: u32) -> (E, E, E) {
+    m.comment("round to nearest even at scales e and e - 1; saturate; overflow flags");
     let (shifted, sticky) = (&s.floor_twice, &s.sticky);
     let zw = shifted.width;
     // At e − 1: floor(y), its half bit, the sticky.

@@ -19,7 +19,7 @@ use lpgen_golden::{FixFormat, Format};
 use super::{finish, start, Built, GenError, Params, PeIo};
 use std::rc::Rc;
 
-use crate::ir::{konst, mux, Module, StagePlan, SubModule, E};
+use crate::ir::{konst, mux, named, Module, StagePlan, SubModule, E};
 use crate::units::pe::{ArrayPe, Sideband};
 
 fn fix_format(f: Format, what: &str) -> Result<FixFormat, GenError> {
@@ -33,6 +33,7 @@ fn fix_format(f: Format, what: &str) -> Result<FixFormat, GenError> {
 
 /// The exact product a·b of two words, sign-extended to the accumulator width.
 fn product(m: &mut Module, f: FixFormat, prefix: &str, a: &E, b: &E) -> E {
+    m.comment("product a*b, exact (2F fraction bits)");
     let p = m.wire(&format!("{prefix}product"), &a.smul_full(b));
     p.sext(f.acc_bits())
 }
@@ -40,6 +41,7 @@ fn product(m: &mut Module, f: FixFormat, prefix: &str, a: &E, b: &E) -> E {
 /// The accumulator rounded once to F fraction bits (ties to even) and saturated to a word:
 /// (word, saturated).
 fn round_sat(m: &mut Module, f: FixFormat, prefix: &str, acc: &E) -> (E, E) {
+    m.comment("read-out: round once to F fraction bits (nearest even), saturate to a word");
     let r = rne_shr(m, prefix, acc, f.frac_bits);
     saturate(m, prefix, &r, f.width())
 }
@@ -93,8 +95,8 @@ fn saturated(fits: &E, low: &E, negative: &E, w: u32) -> E {
 /// The most negative `w`-bit two's-complement word when `negative`, else the most positive:
 /// what every saturation of fix and dfix words gives.
 pub(crate) fn extreme_word(negative: &E, w: u32) -> E {
-    let max = konst(w, (1u128 << (w - 1)) - 1);
-    let min = konst(w, 1u128 << (w - 1));
+    let max = named("FIX_MAX", w, (1u128 << (w - 1)) - 1);
+    let min = named("FIX_MIN", w, 1u128 << (w - 1));
     mux(negative, &min, &max)
 }
 
@@ -112,7 +114,7 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
     let op = m.input("op", 2);
     let prod = product(&mut m, f, "", &a, &b);
     m.stage();
-    // op 0: acc + p; 1: acc − p; 2: 0 + p; 3: 0 + 0. Subtraction as ~(~acc + p): one adder.
+    m.comment("accumulate: op 0: acc + p; 1: acc - p; 2: 0 + p; 3: 0 (one adder)");
     let acc = m.state("acc", n, Some(0));
     let keep = m.wire("keep_acc", &op.bit(1).not());
     let sub = m.wire("subtract", &keep.and(&op.bit(0)));
@@ -212,6 +214,7 @@ pub(crate) fn fix_pe_registered(
 /// The read-out of [`fix_pe_registered`]: the accumulator rounded (by `up` when its
 /// round-up bit is given) and saturated, with [`fix_pe_readout_registers`] registers inside.
 fn readout(m: &mut Module, f: FixFormat, acc: &E, up: Option<&E>, stages: u32) -> E {
+    m.comment("read-out: round once to F fraction bits (nearest even), saturate to a word");
     let mut rounded = match up {
         Some(up) => rne_shr_by(m, "", acc, f.frac_bits, Some(up)),
         None => rne_shr(m, "", acc, f.frac_bits),
@@ -334,6 +337,7 @@ pub(crate) fn pe_accumulator(m: &mut Module, f: FixFormat, prefix: &str, io: &Pe
 /// The accumulator register: when `enable`, acc = (clear ? 0 : acc) + `prod`.
 fn accumulate(m: &mut Module, f: FixFormat, prefix: &str, prod: &E, io: &PeIo) -> E {
     let n = f.acc_bits();
+    m.comment("accumulate, exact and wrapping: acc = (clear ? 0 : acc) + a*b");
     let acc = m.state(&format!("{prefix}acc"), n, Some(0));
     let base = acc.and(&io.clear.not().sext(n));
     let acc_next = m.wire(&format!("{prefix}acc_next"), &base.add(prod));

@@ -5,7 +5,7 @@
 
 use lpgen_golden::{AluOp, Format, LnsFormat};
 
-use super::{add_core, fields, mul_core, saturate, AddStages, Negate, ADD_CANDIDATES};
+use super::{add_module, fields, mul_core, nan_word, saturate, AddStages, Negate, ADD_CANDIDATES};
 use crate::ir::{cat, konst, mux, signed_konst, Module, E};
 use crate::units::alu::{self, LaneIn, OpResults};
 use crate::units::family::{no_hardware, HwFamily};
@@ -37,20 +37,19 @@ pub(crate) fn lane_ops(
     is: &dyn Fn(AluOp) -> E,
 ) -> OpResults {
     let n = |s: &str| format!("{px}{s}");
-    let w = f.width();
     let mut fork = m.fork();
     let sub = is(AluOp::Sub);
-    let add = add_core(
+    let add = add_module(
         m,
         f,
-        &n("add_"),
+        &n("add"),
         &io.a,
         &io.b,
         Negate::When(&sub),
         AddStages::All,
         None,
     );
-    let add_y = m.wire(&n("add_y"), &add.y);
+    let add_y = add.y;
     m.next_branch(&mut fork);
     let div = is(AluOp::Div);
     let mul = mul_core(m, f, &n("mul_"), &io.a, &io.b, Some(&div), true);
@@ -69,7 +68,7 @@ pub(crate) fn lane_ops(
     let unordered = m.wire(&n("unordered"), &fa.is_nan.or(&fb.is_nan));
     let less = m.wire(&n("less"), &ka.slt(&kb));
     let greater = m.wire(&n("greater"), &ka.sgt(&kb));
-    let nan = konst(w, f.nan() as u128);
+    let nan = nan_word(f);
     let max = mux(&unordered, &nan, &mux(&less, &io.b, &io.a));
     let min = mux(&unordered, &nan, &mux(&greater, &io.b, &io.a));
     let neg = mux(&fa.reserved, &io.a, &cat(&[fa.sign.not(), fa.log.clone()]));

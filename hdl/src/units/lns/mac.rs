@@ -45,7 +45,9 @@
 
 use lpgen_golden::{Format, LnsFormat};
 
-use super::{add_core, lns_format, mul_core, table_digests, AddStages, Negate};
+use super::{
+    add_module, lns_format, mul_core, nan_word, table_digests, zero_word, AddStages, Negate,
+};
 use crate::ir::{konst, mux, Module, StagePlan, E};
 use crate::units::pe::{ArrayPe, Sideband};
 use crate::units::{finish, start, too_many_stages, Built, GenError, Params, PeIo};
@@ -170,13 +172,14 @@ pub(crate) fn build(
     assert!(cuts.naive_add <= 3, "an addition has three boundaries");
     let n = |s: &str| format!("{prefix}{s}");
     let w = f.width();
-    let zero = konst(w, f.zero() as u128);
+    let zero = zero_word(f);
     let cut = |m: &mut Module, yes: bool| {
         if yes {
             m.stage();
         }
     };
 
+    m.comment("product x = a*b: the log codes added (golden Lns::mul)");
     let prod = mul_core(m, f, &n("mul_"), &io.a, &io.b, None, false);
     let x = m.wire(&n("x"), &prod.y);
     let mut over = m.wire(&n("x_overflow"), &prod.overflow);
@@ -201,6 +204,10 @@ pub(crate) fn build(
     });
     let idle = pipelined.then(|| m.wire(&n("idle"), &io.enable.not()));
     let idle = idle.as_ref();
+    m.comment(match acc {
+        Acc::Kahan => "accumulation state: the sum s and Kahan's compensation c",
+        Acc::Naive => "accumulation state: the sum s",
+    });
     let s_old = m.wire(&n("s_old"), &s);
     let c_old = c.as_ref().map(|c| m.wire(&n("c_old"), c));
     // Interleaved, `clear` only counts with `enable` (a bubble keeps its slot).
@@ -215,43 +222,45 @@ pub(crate) fn build(
 
     let (s_new, c_new) = match &c_in {
         Some(c_in) => {
+            // Each addition is an instance of the adder module; its result is `NAME_y`.
             let add = |m: &mut Module, name: &str, a: &E, b: &E, neg, absent| {
-                add_core(m, f, &n(name), a, b, neg, cuts.adds(), absent)
+                add_module(m, f, &n(name), a, b, neg, cuts.adds(), absent)
             };
-            let tmp = add(m, "tmp_", c_in, &x, Negate::No, idle);
-            let tmp_y = m.wire(&n("tmp"), &tmp.y);
-            over = m.wire(&n("tmp_overflow"), &over.or(&tmp.overflow));
+            m.comment("Kahan step 1: tmp = c + x");
+            let tmp = add(m, "tmp", c_in, &x, Negate::No, idle);
+            over = m.wire(&n("overflow_by_tmp"), &over.or(&tmp.overflow));
             cut(m, cuts.after_tmp);
-            let t = add(m, "t_", &s_in, &tmp_y, Negate::No, idle);
-            let t_y = m.wire(&n("t"), &t.y);
-            over = m.wire(&n("t_overflow"), &over.or(&t.overflow));
+            m.comment("Kahan step 2: t = s + tmp (the new sum)");
+            let t = add(m, "t", &s_in, &tmp.y, Negate::No, idle);
+            over = m.wire(&n("overflow_by_t"), &over.or(&t.overflow));
             cut(m, cuts.after_t);
-            let u = add(m, "u_", &t_y, &s_in, Negate::Yes, None);
-            let u_y = m.wire(&n("u"), &u.y);
-            over = m.wire(&n("u_overflow"), &over.or(&u.overflow));
+            m.comment("Kahan step 3: u = t - s (what the sum took of tmp)");
+            let u = add(m, "u", &t.y, &s_in, Negate::Yes, None);
+            over = m.wire(&n("overflow_by_u"), &over.or(&u.overflow));
             cut(m, cuts.after_u);
-            let cn = add(m, "cn_", &tmp_y, &u_y, Negate::Yes, idle);
-            let cn_y = m.wire(&n("c_new"), &cn.y);
-            over = m.wire(&n("c_new_overflow"), &over.or(&cn.overflow));
-            (t_y, Some(cn_y))
+            m.comment("Kahan step 4: c_new = tmp - u (the part the sum lost)");
+            let cn = add(m, "c_new", &tmp.y, &u.y, Negate::Yes, idle);
+            over = m.wire(&n("overflow_by_c_new"), &over.or(&cn.overflow));
+            (t.y, Some(cn.y))
         }
         None => {
-            let t = add_core(
+            m.comment("naive step: t = s + x");
+            let t = add_module(
                 m,
                 f,
-                &n("add_"),
+                &n("t"),
                 &s_in,
                 &x,
                 Negate::No,
                 cuts.naive_add_stages(),
                 idle,
             );
-            let t_y = m.wire(&n("t"), &t.y);
-            over = m.wire(&n("t_overflow"), &over.or(&t.overflow));
-            (t_y, None)
+            over = m.wire(&n("overflow_by_t"), &over.or(&t.overflow));
+            (t.y, None)
         }
     };
 
+    m.comment("write back: s and c take the step's results");
     let en = &io.enable;
     let sum = match &slot_ok {
         None => {
@@ -309,7 +318,7 @@ pub(crate) fn kahan(p: &Params) -> Result<Built, GenError> {
     assert_eq!(m.boundaries(), p.stages as usize);
     m.output("sum", &mac.sum);
     m.output("overflow", &mac.overflow.and(&valid));
-    let nan = mac.sum.eq(&konst(w, f.nan() as u128));
+    let nan = mac.sum.eq(&nan_word(f));
     m.output("nan", &nan);
     finish(m, &valid, table_digests(f))
 }

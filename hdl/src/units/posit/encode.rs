@@ -51,7 +51,7 @@ pub(crate) fn encode(
     if has_sticky {
         inputs.push(("sticky", sticky));
     }
-    let outs = m.instance(&def, &format!("{name}_encode"), &inputs);
+    let outs = m.instance(&def, name, &inputs);
     if stage {
         // The caller's boundary: its cycle moves on with the instance's register.
         m.stage();
@@ -98,7 +98,7 @@ fn encode_module(
         } else {
             konst(1, 0)
         };
-        let word = encode_body(r, f, "word", &neg, &scale, &sig, &sticky, registered);
+        let word = encode_body(r, f, &neg, &scale, &sig, &sticky, registered);
         r.output("word", &word);
         Ok(())
     });
@@ -108,12 +108,10 @@ fn encode_module(
     }
 }
 
-/// The encoder's logic ([`encode`]'s steps 1–4), in module `m`.
-#[allow(clippy::too_many_arguments)]
+/// The encoder's logic ([`encode`]'s steps 1–4), in module `m`: the word, as an expression.
 fn encode_body(
     m: &mut Module,
     f: PositFormat,
-    name: &str,
     neg: &E,
     scale: &E,
     sig: &E,
@@ -122,17 +120,17 @@ fn encode_body(
 ) -> E {
     let n = f.n;
     let es = f.es;
-    let w = |s: &str| format!("{name}_{s}");
     let nn = n as i64;
+    m.comment("regime k and exponent e from the scale; beyond maxpos or below minpos");
     // k must hold −(n−1) and n−2 for the range tests.
     let sw = scale.width.max(es + signed_bits(-(nn - 1), nn - 1));
     let sc = scale.sext(sw);
     let kw = sw - es;
-    let k = m.wire(&w("k"), &sc.bits(sw - 1, es));
+    let k = m.wire("k", &sc.bits(sw - 1, es));
     let e = (es > 0).then(|| sc.low(es));
-    let ovf = m.wire(&w("maxpos"), &k.sge(&signed_konst(kw, nn - 2)));
-    let unf = m.wire(&w("below_minpos"), &k.slt(&signed_konst(kw, -(nn - 2))));
-    // Fraction: keep FW + 1 bits (every kept bit and the guard), fold the rest into sticky.
+    let ovf = m.wire("maxpos", &k.sge(&signed_konst(kw, nn - 2)));
+    let unf = m.wire("below_minpos", &k.slt(&signed_konst(kw, -(nn - 2))));
+    m.comment("fraction: keep FW + 1 bits (every kept bit and the guard); the rest is sticky");
     let fin = sig.width - 1;
     let kf = frac_width(f) + 1;
     let (fk, lost) = if fin >= kf {
@@ -154,7 +152,7 @@ fn encode_body(
         Node::Const(0) => lost,
         _ => sticky.or(&lost),
     };
-    let st_in = m.wire(&w("sticky_in"), &st_in);
+    let st_in = m.wire("sticky_in", &st_in);
     // :u: strictly above the midpoint 2^(−(n−1)·2^es) when k = −(n−1) and anything is set.
     let under = if f.underflow {
         let mid = k.eq(&signed_konst(kw, -(nn - 1)));
@@ -162,12 +160,12 @@ fn encode_body(
         if let Some(e) = &e {
             any = any.or(&e.any());
         }
-        let above = m.wire(&w("above_midpoint"), &mid.and(&any));
+        let above = m.wire("above_midpoint", &mid.and(&any));
         above.zext(n - 1)
     } else {
         konst(n - 1, 1)
     };
-    // The bit string after the sign, before cutting.
+    m.comment("the bit string after the sign (regime, exponent, fraction), shifted by the regime");
     let kneg = k.msb();
     let r = kneg.not();
     let mut parts = vec![r.clone(), kneg.clone()];
@@ -178,25 +176,26 @@ fn encode_body(
     if vw > vw0 {
         parts.push(konst(vw - vw0, 0));
     }
-    let v = m.wire(&w("string"), &cat(&parts));
+    let v = m.wire("bit_string", &cat(&parts));
     let shw = ubits(nn as u64 - 3);
-    let s = k.xor(&kneg.sext(kw)).resize(shw);
-    let body = m.wire(&w("body"), &v.sar(&s));
+    let s = m.wire("regime_run", &k.xor(&kneg.sext(kw))).resize(shw);
+    let body = m.wire("body", &v.sar(&s));
     if stage {
         m.stage();
     }
     let u = body.bits(vw - 1, vw - n + 1);
     let guard = body.bit(vw - n);
     let st = body.bits(vw - n - 1, 0).any().or(&st_in);
-    let up = m.wire(&w("round_up"), &guard.and(&st.or(&u.bit(0))));
+    m.comment("round to nearest even; negate in the same carry chain");
+    let up = m.wire("round_up", &guard.and(&st.or(&u.bit(0))));
     // Rounding and negation in one carry chain: with m = {0, base} + inc (inc = the rounding
     // increment where the string is kept), −m = ~{0, base} + (1 − inc), so
     // word = ({0, base} xor neg) + (neg xor inc). (u + inc never carries out of N − 1 bits:
     // below maxpos the kept string is never all ones.)
     let ones = konst(n - 1, (1u128 << (n - 1)) - 1);
     let base = mux(&ovf, &ones, &mux(&unf, &under, &u));
-    let base = m.wire(&w("base"), &cat(&[konst(1, 0), base]));
-    let inc = m.wire(&w("inc"), &up.and(&ovf.or(&unf).not()));
+    let base = m.wire("base", &cat(&[konst(1, 0), base]));
+    let inc = m.wire("inc", &up.and(&ovf.or(&unf).not()));
     let flip = neg.sext(n);
-    m.wire(&w("word"), &base.xor(&flip).add(&neg.xor(&inc).zext(n)))
+    base.xor(&flip).add(&neg.xor(&inc).zext(n))
 }

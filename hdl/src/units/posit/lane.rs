@@ -122,7 +122,7 @@ pub(crate) fn div_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -
         &mux(&top, &q, &cat(&[q.low(q_bits), konst(1, 0)])),
     );
     let scale = m.wire(&w("quotient_scale"), &ediff.sub(&top.not().zext(sw)));
-    let word = encode(m, f, &w("enc"), &neg, &scale, &sig, &sticky, true);
+    let word = encode(m, f, &w("encode"), &neg, &scale, &sig, &sticky, true);
     mux(&is_nar, &nar_word(f), &mux(&is_zero, &konst(n, 0), &word))
 }
 
@@ -137,7 +137,7 @@ pub(crate) fn convert(m: &mut Module, s: PositFormat, d: PositFormat, px: &str, 
     let word = encode(
         m,
         d,
-        &w("enc"),
+        &w("encode"),
         &dx.sign,
         &dx.scale,
         &dx.sig,

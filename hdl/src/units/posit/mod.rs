@@ -21,7 +21,7 @@ mod quire;
 use lpgen_golden::{Format, PositFormat};
 
 use super::{finish, start, Built, GenError, Params, Unit};
-use crate::ir::{cat, konst, mux, signed_bits, Module, E};
+use crate::ir::{cat, konst, mux, named, signed_bits, Module, E};
 use decode::{decode, fields, lzc, magnitude, max_scale, Decoded};
 use encode::encode;
 
@@ -42,8 +42,9 @@ pub(crate) fn posit_format(f: Format, what: &str) -> Result<PositFormat, GenErro
     }
 }
 
+/// NaR (1 followed by zeros), as the named constant `NAR`.
 pub(crate) fn nar_word(f: PositFormat) -> E {
-    konst(f.n, f.nar() as u128)
+    named("NAR", f.n, f.nar() as u128)
 }
 
 /// `posit-add`: y = a + b, or a − b when `sub`. Golden `PositFormat::add` / `sub`: the
@@ -68,6 +69,7 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
 pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, sub: &E) -> (E, E) {
     let w = |s: &str| format!("{px}{s}");
     let n = f.n;
+    m.comment("decode a and b (sign, scale, significand; NaR, zero)");
     let da = decode(m, f, &w("a"), a);
     let db = decode(m, f, &w("b"), b);
     let is_nar = m.wire(&w("is_nar"), &da.nar.or(&db.nar));
@@ -83,7 +85,7 @@ pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, s
         }
     };
     let (sig_a, sig_b) = (sig_of(&da), sig_of(&db));
-    // The larger magnitude leads (patterns order like magnitudes).
+    m.comment("compare: the larger magnitude leads (patterns order like magnitudes)");
     let swap = m.wire(&w("swap"), &da.mag.lt(&db.mag));
     let pick = |x: &E, y: &E| mux(&swap, y, x);
     let big_sign = m.wire(&w("big_sign"), &pick(&da.sign, &sb));
@@ -93,7 +95,7 @@ pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, s
     let big_sig = m.wire(&w("big_sig"), &pick(&sig_a, &sig_b));
     let small_sig = m.wire(&w("small_sig"), &pick(&sig_b, &sig_a));
     m.stage();
-    // Align: d = scale difference >= 0; bits shifted out of the small operand become sticky.
+    m.comment("align: shift the smaller significand right by the scale difference; sticky");
     let dw = big_scale.width + 1;
     let d = m.wire(
         &w("align_shift"),
@@ -108,12 +110,13 @@ pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, s
     let bs = m.wire(&w("aligned"), &bv.shr(&d).or(&lost.zext(aw)));
     // One adder for both: av + (bs xor eff_sub) + eff_sub, the carry-in as an extra low bit
     // ({av, 1} + {bs', eff_sub} carries exactly eff_sub out of it).
+    m.comment("add, or subtract when the effective signs differ");
     let bs_inv = bs.xor(&eff_sub.sext(aw));
     let one = konst(1, 1);
     let sum_ext = cat(&[av.clone(), one]).add(&cat(&[bs_inv, eff_sub.clone()]));
     let sum = m.wire(&w("sum"), &sum_ext.bits(aw, 1));
     m.stage();
-    // Normalise: the sum's leading one becomes the hidden bit. Its MSB has weight 2^(scale+1).
+    m.comment("normalise: the sum's leading one becomes the hidden bit");
     let (lz, sum_zero) = lzc(m, &w("sum"), &sum);
     let norm = m.wire(&w("norm"), &sum.shl(&lz));
     let ms = max_scale(f);
@@ -125,7 +128,8 @@ pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, s
         &big_scale.sext(rw).add(&konst(rw, 1)).sub(&lz.zext(rw)),
     );
     m.stage();
-    let word = encode(m, f, &w("enc"), &big_sign, &scale, &norm, &zero1, true);
+    m.comment("round to nearest even and encode (the encoder module); NaR and zero");
+    let word = encode(m, f, &w("encode"), &big_sign, &scale, &norm, &zero1, true);
     let y = mux(&is_nar, &nar_word(f), &mux(&sum_zero, &konst(n, 0), &word));
     (y, is_nar)
 }
@@ -148,10 +152,11 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
 pub(crate) fn mul_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -> (E, E) {
     let w = |s: &str| format!("{px}{s}");
     let n = f.n;
-    // The magnitudes' carry chains, then the regime counts and shifts, in separate stages.
+    m.comment("decode, part 1: the magnitudes (two's complement of negative words)");
     let ma = magnitude(m, f, &w("a"), a);
     let mb = magnitude(m, f, &w("b"), b);
     m.stage();
+    m.comment("decode, part 2: regime, exponent and fraction fields");
     let da = fields(m, f, &w("a"), &ma);
     let db = fields(m, f, &w("b"), &mb);
     let is_nar = m.wire(&w("is_nar"), &da.nar.or(&db.nar));
@@ -160,16 +165,18 @@ pub(crate) fn mul_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -
     let ms = max_scale(f);
     let sw = signed_bits(-2 * ms, 2 * ms + 1).max(da.scale.width);
     m.stage();
-    // The scale sum beside the multiplier, off the decode stage's path.
+    m.comment("multiply the significands exactly; add the scales beside it");
     let esum = m.wire(&w("scale_sum"), &da.scale.sext(sw).add(&db.scale.sext(sw)));
     let prod = m.wire(&w("product"), &da.sig.mul_full(&db.sig));
     m.stage();
     let pw = prod.width;
+    m.comment("normalise: a product of 2 or more moves its leading one up a scale");
     let carry = prod.msb();
     let sig = mux(&carry, &prod, &cat(&[prod.low(pw - 1), konst(1, 0)]));
     let sig = m.wire(&w("product_sig"), &sig);
     let scale = m.wire(&w("product_scale"), &esum.add(&carry.zext(sw)));
-    let word = encode(m, f, &w("enc"), &neg, &scale, &sig, &konst(1, 0), true);
+    m.comment("round to nearest even and encode (the encoder module); NaR and zero");
+    let word = encode(m, f, &w("encode"), &neg, &scale, &sig, &konst(1, 0), true);
     let y = mux(&is_nar, &nar_word(f), &mux(&is_zero, &konst(n, 0), &word));
     (y, is_nar)
 }

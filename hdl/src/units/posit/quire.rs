@@ -105,6 +105,7 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     let qb = f.quire_bits();
     let fb = f.quire_frac_bits() as i64;
     let ms = max_scale(f);
+    m.comment("decode a and b; the product's sign, zero and NaR");
     let da = decode(m, f, &nm("a"), &c.a);
     let db = decode(m, f, &nm("b"), &c.b);
     let any_nar = da.nar.or(&db.nar);
@@ -117,6 +118,7 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
         &nm("product_neg"),
         &da.sign.xor(&db.sign).xor(&c.sub).and(&pz.not()),
     );
+    m.comment("exact product of the significands, placed at its position in the quire");
     // The product's LSB has weight 2^(ea+eb−2·FW); in quire LSBs that is
     // ea + eb + 2·max_scale − 2·FW. Shift by pos = ea + eb + 2·max_scale (0..=4·max_scale)
     // into a field 2·FW bits wider, whose low 2·FW bits are then always zero.
@@ -136,6 +138,7 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     let mag = mux(&pz, &konst(xw - low, 0), &placed.bits(xw - 1, low));
     let addend = m.wire(&nm("addend"), &mag.zext(qb).xor(&neg.sext(qb)));
     m.stage();
+    m.comment("the quire: q = (clear ? 0 : q) + addend + neg (one adder with carry-in)");
     // The quire: q = (clear ? 0 : q) + addend + neg, one carry-propagate adder with carry-in.
     let q = m.state(&nm("quire"), qb, Some(0));
     let qn = m.state(&nm("quire_nar"), 1, Some(0));
@@ -155,6 +158,7 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     } else {
         (q_next, qn_next)
     };
+    m.comment("read-out (golden Quire::to_posit): |q|, its leading one, round once to a posit");
     // Read-out (golden Quire::to_posit).
     let qr = m.wire(&nm("quire_rd"), &src);
     let qr_nar = m.wire(&nm("quire_rd_nar"), &src_nar);
@@ -175,7 +179,7 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     let word = encode(
         m,
         f,
-        &nm("quire_enc"),
+        &nm("quire_encode"),
         &qneg,
         &scale,
         &norm,

@@ -77,14 +77,17 @@ fn fix_dec(
         vw,
         contents,
     );
+    m.comment("the code's value (ROM) and |scale|");
     let value = read(m, &rom, "value", &code.low(7));
     let s_neg = m.wire("scale_neg", &scale.msb());
     // |S| as an unsigned W-bit number (the most negative word gives 2^(W−1)).
     let s_abs = m.wire("scale_abs", &mux(&s_neg, &konst(w, 0).sub(scale), scale));
     let neg = m.wire("neg", &code.bit(7).xor(&s_neg));
     m.stage();
+    m.comment("product value * |scale|, exact");
     let prod = m.wire("product", &value.mul_full(&s_abs));
     m.stage();
+    m.comment("round to the word's fraction bits (nearest even), sign, saturate");
     // rne_shr takes two's complement: one zero bit on top keeps the product nonnegative.
     let r = rne_shr(m, "", &prod.zext(prod.width + 1), t.frac_bits);
     let signed = m.wire("y_signed", &mux(&neg, &konst(r.width, 0).sub(&r), &r));
@@ -175,14 +178,17 @@ fn posit_dec(
         hi,
     } = float_value(m, ty, t, code);
     let ew = exp_v.width;
+    m.comment("the code's value (ROM); decode the posit scale");
     let s = decode(m, f, "scale", scale);
     let neg = m.wire("neg", &code.bit(7).xor(&s.sign));
     m.stage();
+    m.comment("product of the significands, exact; scales added");
     let ms = max_scale(f);
     let sw = signed_bits(lo - ms, hi + ms + 1).max(ew).max(s.scale.width);
     let esum = m.wire("scale_sum", &exp_v.sext(sw).add(&s.scale.sext(sw)));
     let prod = m.wire("product", &sig_v.mul_full(&s.sig));
     m.stage();
+    m.comment("normalise, then round and encode as a posit");
     // prod = sig_v·sig_s lies in [2^(pw−2), 2^pw): at most one normalising shift.
     let pw = prod.width;
     let carry = prod.msb();
@@ -190,7 +196,7 @@ fn posit_dec(
     let sig = m.wire("product_sig", &sig);
     // value = prod·2^(exp_v + scale_s − 23 − FW) = sig·2^(scale − (pw − 1)).
     let sc = m.wire("product_scale", &esum.add(&carry.zext(sw)));
-    let word = encode(m, f, "y", &neg, &sc, &sig, &konst(1, 0), false);
+    let word = encode(m, f, "y_encode", &neg, &sc, &sig, &konst(1, 0), false);
     let zero = m.wire("zero", &v_zero.or(&s.zero));
     let y = mux(&s.nar, &nar_word(f), &mux(&zero, &konst(f.n, 0), &word));
     (y, s.nar)

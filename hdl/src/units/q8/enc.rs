@@ -50,6 +50,7 @@ pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
     let x = m.input("x", w);
     let scale = m.input("scale", w);
     let mid_w = midpoint_bits(p);
+    m.comment("prepare: |x| and the scale as the dividend and divisor (the format's decode)");
     let prep = match p.format {
         Format::Fix(f) => fix_prepare(&mut m, &t, f, mid_w, &x, &scale),
         Format::Posit(f) => posit_prepare(&mut m, &t, f, mid_w, &x, &scale),
@@ -57,9 +58,12 @@ pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
         _ => unreachable!("check_format refused it"),
     };
     m.stage();
+    m.comment("divide: |x| / scale, one quotient bit per midpoint bit (restoring)");
     let quotient = divide(&mut m, mid_w, &prep.right, &prep.mult);
+    m.comment("search: the nearest codebook value, by a binary search over the midpoints");
     let index = search(&mut m, &t, mid_w, &quotient);
     let index = m.wire("index", &mux(&prep.ok, &index, &konst(LEVELS, 0)));
+    m.comment("the code: the sign and the magnitude's field");
     // The field of each magnitude index (indices past the last magnitude are never found).
     let fields: Vec<u128> = (0..1u32 << LEVELS)
         .map(|i| {

@@ -82,8 +82,8 @@ pub(crate) fn divider(m: &Module, f: PositFormat, rows: u32) -> Rc<SubModule> {
             &scale.sext(wide).sub(&lz.zext(wide.max(lz.width)).low(wide)),
         );
         let sticky = d.wire("sticky", &remainder.any());
-        let word = encode(d, f, "mean", &negative, &mean_scale, &sig, &sticky, false);
-        let nar_word = konst(n, u128::from(f.nar()));
+        let word = encode(d, f, "mean_encode", &negative, &mean_scale, &sig, &sticky, false);
+        let nar_word = crate::units::posit::nar_word(f);
         let value = mux(&nar, &nar_word, &mux(&zero, &konst(n, 0), &word));
         let finished = d.wire("finished", &control.steps.eq_k(1));
         d.drive(&control.result, &value, Some(&finished));

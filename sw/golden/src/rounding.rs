@@ -17,6 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::arith::{BinOp, Bits};
+use crate::exact::Ratio;
 use crate::family::{families_with, with_calc, Calc, Family};
 use crate::format::{err, FormatError};
 use crate::rng::Rng;
@@ -181,9 +182,12 @@ impl Rounder {
 /// The operations of a family that defines stochastic rounding, each rounded by a
 /// [`Rounder`] (a `nearest` rounder gives the family's usual results). Operations that never
 /// round (max, min; fix add and sub, exact but for saturation) take no draw.
+#[allow(clippy::wrong_self_convention)]
 pub trait RoundedOps {
     /// The word of `x` (a conversion: one draw).
     fn from_f64_with(&self, x: f64, r: &mut Rounder) -> Bits;
+    /// The word of an exact ratio (a conversion: one draw).
+    fn from_ratio_with(&self, x: &Ratio, r: &mut Rounder) -> Bits;
     /// a op b (one draw where the operation rounds).
     fn binop_with(&self, op: BinOp, a: Bits, b: Bits, r: &mut Rounder) -> Bits;
 }
@@ -217,6 +221,14 @@ impl Calc {
         Ok(match self.rounded_ops(r)? {
             Some(ops) => ops.from_f64_with(x, r),
             None => self.from_f64(x),
+        })
+    }
+
+    /// The word of an exact ratio rounded by `r` (the family's `from_ratio` for nearest).
+    pub fn from_ratio_with(&self, x: &Ratio, r: &mut Rounder) -> Result<Bits, FormatError> {
+        Ok(match self.rounded_ops(r)? {
+            Some(ops) => ops.from_ratio_with(x, r),
+            None => self.from_ratio(x),
         })
     }
 

@@ -4,15 +4,18 @@
 //! for saturation) and take none. Stochastic rounding works on the two's complement value:
 //! the floor, plus one ulp iff d + r >= 2^R ([`super::round_shift`]); then saturation.
 
+use num_bigint::BigInt;
+use num_integer::Integer;
+
 use crate::arith::{BinOp, Bits};
+use crate::exact::Ratio;
 use crate::family::Family;
 use crate::rounding::{Draw, RoundedOps, Rounder};
 
 use super::{round_shift, FixFormat};
 
-/// Shifts of more bits than this are first reduced to it with a sticky bit (the floor of
-/// x / 2^k, its bit 0 set iff the cut part was nonzero), which leaves the top 32 bits of the
-/// discarded part exact.
+/// Shifts of more bits than this are first reduced to it by a floor: nested floors are one
+/// floor, and the top 32 bits of the discarded part stay exact.
 const MAX_SHIFT: u32 = 100;
 
 impl FixFormat {
@@ -59,18 +62,31 @@ impl FixFormat {
             return self.from_int(if e >= 64 { v.signum() << 64 } else { v << e });
         }
         let sh = (-e) as u32;
+        // floor(floor(v / 2^k) / 2^100) = floor(v / 2^(k+100)), and the top R bits of the
+        // discarded part lie in the first 100 bits below the last place.
         let (v, sh) = if sh > MAX_SHIFT {
-            let k = sh - MAX_SHIFT;
-            let (floor, sticky) = if k >= 127 {
-                (v >> 127, v != 0)
-            } else {
-                (v >> k, v & ((1i128 << k) - 1) != 0)
-            };
-            (floor | i128::from(sticky), MAX_SHIFT)
+            (v >> (sh - MAX_SHIFT).min(127), MAX_SHIFT)
         } else {
             (v, sh)
         };
         self.from_int(round_shift(v, sh, draw))
+    }
+
+    /// The word of an exact ratio rounded by `r` (one draw), saturating.
+    pub fn from_ratio_with(&self, x: &Ratio, r: &mut Rounder) -> Bits {
+        let Draw::Stochastic { bits, r: rnd } = r.draw() else {
+            return self.from_ratio(x.neg, &x.num, &x.den);
+        };
+        let num = BigInt::from(x.num.clone()) << self.frac_bits;
+        let num = if x.neg { -num } else { num };
+        let den = BigInt::from(x.den.clone());
+        let (q, rem) = num.div_mod_floor(&den);
+        // d = floor(rem/den · 2^R), an integer below 2^R.
+        let d: BigInt = (rem << bits) / &den;
+        let d = u128::try_from(d).expect("below 2^R");
+        let q = q + i32::from(Draw::steps(bits, rnd, d, u64::from(bits)));
+        let lim = BigInt::from(1i64 << 40);
+        self.from_int(i128::try_from(q.clamp(-lim.clone(), lim)).expect("clamped"))
     }
 
     /// `a` as a word of `to` rounded by `r` (one draw, even where `to` holds `a` exactly),
@@ -90,6 +106,10 @@ impl FixFormat {
 impl RoundedOps for FixFormat {
     fn from_f64_with(&self, x: f64, r: &mut Rounder) -> Bits {
         FixFormat::from_f64_with(self, x, r)
+    }
+
+    fn from_ratio_with(&self, x: &Ratio, r: &mut Rounder) -> Bits {
+        FixFormat::from_ratio_with(self, x, r)
     }
 
     /// mul and div take one draw; add, sub (exact but for saturation), max and min none.

@@ -222,6 +222,7 @@ impl FloatFormat {
     }
 
     /// The word of `x` rounded by `draw`.
+    #[allow(clippy::wrong_self_convention)]
     pub(super) fn from_f64_d(&self, x: f64, draw: Draw) -> Bits {
         if x.is_nan() {
             return self.nan();
@@ -259,6 +260,12 @@ impl FloatFormat {
 
     /// The word nearest to an exact ratio (a zero keeps the ratio's sign).
     pub fn from_ratio(&self, r: &Ratio) -> Bits {
+        self.from_ratio_d(r, Draw::Nearest)
+    }
+
+    /// The word of an exact ratio rounded by `draw`.
+    #[allow(clippy::wrong_self_convention)]
+    pub(super) fn from_ratio_d(&self, r: &Ratio, draw: Draw) -> Bits {
         if r.num.bits() == 0 {
             return self.zero_of(r.neg);
         }
@@ -271,7 +278,7 @@ impl FloatFormat {
         };
         let (q, rem): (BigUint, BigUint) = n.div_rem(&d);
         let q = u128::try_from(&q).expect("a quotient of at most 126 bits");
-        self.round(r.neg, q << 1 | u128::from(rem.bits() != 0), -k - 1)
+        self.round_with(r.neg, q << 1 | u128::from(rem.bits() != 0), -k - 1, draw)
     }
 
     /// `a` of this format as a word of `to` (one rounding; NaN → `to`'s NaN, ±∞ → `to`'s

@@ -3,6 +3,7 @@
 //! operands (a NaN, an ∞, an exact result alike), and rounds once with it.
 
 use crate::arith::{BinOp, Bits};
+use crate::exact::Ratio;
 use crate::rounding::{RoundedOps, Rounder};
 
 use super::FloatFormat;
@@ -38,6 +39,11 @@ impl FloatFormat {
         self.from_f64_d(x, r.draw())
     }
 
+    /// The word of an exact ratio rounded by `r` (one draw).
+    pub fn from_ratio_with(&self, x: &Ratio, r: &mut Rounder) -> Bits {
+        self.from_ratio_d(x, r.draw())
+    }
+
     /// `a` as a word of `to` rounded by `r` (one draw, even where `to` holds `a` exactly).
     pub fn convert_with(&self, to: &FloatFormat, a: Bits, r: &mut Rounder) -> Bits {
         self.convert_d(to, a, r.draw())
@@ -47,6 +53,10 @@ impl FloatFormat {
 impl RoundedOps for FloatFormat {
     fn from_f64_with(&self, x: f64, r: &mut Rounder) -> Bits {
         FloatFormat::from_f64_with(self, x, r)
+    }
+
+    fn from_ratio_with(&self, x: &Ratio, r: &mut Rounder) -> Bits {
+        FloatFormat::from_ratio_with(self, x, r)
     }
 
     /// add, sub, mul, div take one draw; max and min do not round and take none.

@@ -130,13 +130,21 @@ impl Job {
                         args.len()
                     )));
                 };
-                let ratio = lpgen_golden::exact::parse_decimal(x.trim()).map_err(|_| {
-                    CliError(format!(
-                        "encode takes a decimal real (e.g. 0.1 or -3e-2), not {x:?}"
-                    ))
-                })?;
                 let mut r = self.rounder.borrow_mut();
-                Ok(show(c, c.from_ratio_with(&ratio, &mut r)?))
+                // A decimal's exact value, or nan / inf / -inf.
+                let word = match lpgen_golden::exact::parse_decimal(x.trim()) {
+                    Ok(ratio) => c.from_ratio_with(&ratio, &mut r)?,
+                    Err(_) => match x.trim().parse::<f64>() {
+                        Ok(v) if !v.is_finite() => c.from_f64_with(v, &mut r)?,
+                        _ => {
+                            return Err(CliError(format!(
+                                "encode takes a decimal real (e.g. 0.1, -3e-2, inf or nan), \
+                                 not {x:?}"
+                            )))
+                        }
+                    },
+                };
+                Ok(show(c, word))
             }
             Op::Cmp => {
                 let x = self.operands(args, 2)?;

@@ -9,7 +9,7 @@ import lpgen
 from conftest import corner_values, decimal
 
 # Float and fix formats: the families that define stochastic rounding.
-FORMATS = ["fp8:e4m3", "bf16", "fp8:e5m2:sat:ftz", "float:11:52", "fix:3:4", "fix:7:8"]
+FORMATS = ["fp8:e4m3", "bf16", "f16", "fp8:e5m2:sat:ftz", "fix:3:4", "fix:7:8"]
 
 
 def cli_encode(cli, spec, xs, rounding, seed):
@@ -34,6 +34,13 @@ def test_encode_equals_the_command_line(spec, bits, cli, rng):
     assert np.array_equal(q, fmt.decode(ours), equal_nan=True)
     # Another seed gives another stream: some words differ.
     assert (fmt.encode(x, rounding=rounding, seed=8) != ours).any()
+
+
+def test_exact_values_never_move(rng):
+    # Every float64 is a word of float:11:52 (binary64's shape): d = 0, nearest's words.
+    fmt = lpgen.Format("float:11:52")
+    x = rng.standard_normal(10_000) * np.exp2(rng.integers(-1070, 1020, 10_000))
+    assert (fmt.encode(x, rounding="stochastic:32", seed=3) == fmt.encode(x)).all()
 
 
 def test_the_stream_runs_in_c_order_and_nearest_is_unchanged():

@@ -40,8 +40,22 @@ impl Hash for PyFormat {
 /// The rounder of `rounding` and `seed`: `None` for nearest (the format's own rounding);
 /// a `ValueError` for a bad rounding, a family without stochastic rounding (asked of the
 /// registry), or a seed given to nearest.
-fn rounder(calc: &Calc, rounding: &str, seed: Option<u64>) -> PyResult<Option<Rounder>> {
+fn rounder(
+    calc: &Calc,
+    rounding: &str,
+    seed: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Rounder>> {
     let rounding: Rounding = rounding.parse().map_err(value_error)?;
+    let seed = seed
+        .map(|s| {
+            s.extract::<u64>().map_err(|_| {
+                value_error(format!(
+                    "seed must be an integer from 0 to 2**64 - 1, not {}",
+                    s.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))
+            })
+        })
+        .transpose()?;
     calc.check_rounding(rounding).map_err(value_error)?;
     match (rounding, seed) {
         (Rounding::Nearest, None) => Ok(None),
@@ -151,7 +165,7 @@ impl PyFormat {
         py: Python<'py>,
         x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
         rounding: &str,
-        seed: Option<u64>,
+        seed: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let r = rounder(&self.calc, rounding, seed)?;
         let (xs, shape) = values_in(&x);
@@ -182,7 +196,7 @@ impl PyFormat {
         py: Python<'py>,
         x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
         rounding: &str,
-        seed: Option<u64>,
+        seed: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let r = rounder(&self.calc, rounding, seed)?;
         let (xs, shape) = values_in(&x);

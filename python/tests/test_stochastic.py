@@ -81,3 +81,12 @@ def test_bad_roundings_raise_value_error(spec, rounding, seed, message):
     for f in (fmt.encode, fmt.quantize):
         with pytest.raises(ValueError, match=message):
             f([1.0, 2.0], rounding=rounding, seed=seed)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, 1.5, "x"])
+def test_bad_seeds_raise_value_error(seed):
+    fmt = lpgen.Format("bf16")
+    with pytest.raises(ValueError, match="seed must be an integer from 0 to 2"):
+        fmt.encode([1.0], rounding="stochastic:8", seed=seed)
+    # The largest seed is taken.
+    fmt.encode([1.0], rounding="stochastic:8", seed=2**64 - 1)

@@ -3,7 +3,9 @@
 use std::io::{BufRead, Write};
 
 use clap::Args;
-use lpgen_golden::{BinOp, Bits, Calc, Format, SumMode};
+use std::cell::RefCell;
+
+use lpgen_golden::{BinOp, Bits, Calc, Format, Rounder, Rounding, SumMode};
 
 use crate::{emit, CliError, CliResult};
 
@@ -15,7 +17,7 @@ pub struct GoldenArgs {
         lpgen_golden::family::syntaxes()
     ))]
     format: String,
-    /// add sub mul div max min cmp neg abs exp ln sum dot
+    /// add sub mul div max min cmp neg abs exp ln sum dot encode
     op: String,
     /// Operands: decimal reals or 0x bit patterns; for dot, pairs a,b
     #[arg(allow_negative_numbers = true)]
@@ -32,6 +34,14 @@ pub struct GoldenArgs {
     /// dfix:W only: the group's scale exponent E (a word means integer·2^E)
     #[arg(long, allow_negative_numbers = true)]
     scale: Option<i64>,
+    /// Rounding of results (and of encode): nearest, or stochastic:R (R random bits, 1..32;
+    /// float and fix formats; docs/formats.md "Stochastic rounding"). Operands are read with
+    /// nearest; the random stream runs on across --stdin lines, one draw per rounded result.
+    #[arg(long, default_value = "nearest")]
+    rounding: String,
+    /// The seed of stochastic rounding's generator (default 0)
+    #[arg(long)]
+    seed: Option<u64>,
 }
 
 #[derive(Clone, Copy)]
@@ -44,6 +54,7 @@ enum Op {
     Ln,
     Sum,
     Dot,
+    Encode,
 }
 
 fn parse_op(s: &str) -> CliResult<Op> {
@@ -61,9 +72,10 @@ fn parse_op(s: &str) -> CliResult<Op> {
         "ln" => Op::Ln,
         "sum" => Op::Sum,
         "dot" => Op::Dot,
+        "encode" => Op::Encode,
         _ => {
             return Err(CliError(format!(
-            "unknown operation {s:?}: expected add sub mul div max min cmp neg abs exp ln sum dot"
+            "unknown operation {s:?}: expected add sub mul div max min cmp neg abs exp ln sum dot encode"
         )))
         }
     })
@@ -80,6 +92,8 @@ struct Job {
     op: Op,
     mode: SumMode,
     taylor: bool,
+    /// The rounding of results; its generator advances once per rounded result.
+    rounder: RefCell<Rounder>,
 }
 
 impl Job {
@@ -106,7 +120,31 @@ impl Job {
         match self.op {
             Op::Bin(op) => {
                 let x = self.operands(args, 2)?;
-                Ok(show(c, c.binop(op, x[0], x[1])))
+                let mut r = self.rounder.borrow_mut();
+                Ok(show(c, c.binop_with(op, x[0], x[1], &mut r)?))
+            }
+            Op::Encode => {
+                let [x] = args else {
+                    return Err(CliError(format!(
+                        "encode takes 1 operand (a decimal real), got {}",
+                        args.len()
+                    )));
+                };
+                let mut r = self.rounder.borrow_mut();
+                // A decimal's exact value, or nan / inf / -inf.
+                let word = match lpgen_golden::exact::parse_decimal(x.trim()) {
+                    Ok(ratio) => c.from_ratio_with(&ratio, &mut r)?,
+                    Err(_) => match x.trim().parse::<f64>() {
+                        Ok(v) if !v.is_finite() => c.from_f64_with(v, &mut r)?,
+                        _ => {
+                            return Err(CliError(format!(
+                                "encode takes a decimal real (e.g. 0.1, -3e-2, inf or nan), \
+                                 not {x:?}"
+                            )))
+                        }
+                    },
+                };
+                Ok(show(c, word))
             }
             Op::Cmp => {
                 let x = self.operands(args, 2)?;
@@ -154,8 +192,24 @@ impl Job {
     }
 }
 
+/// The rounder of `--rounding` and `--seed`, refused in one line where the format's family
+/// defines no stochastic rounding or the seed has nothing to seed.
+fn rounder(calc: &Calc, rounding: &str, seed: Option<u64>) -> CliResult<Rounder> {
+    let rounding: Rounding = rounding.parse()?;
+    calc.check_rounding(rounding)?;
+    if rounding == Rounding::Nearest && seed.is_some() {
+        return Err(CliError(
+            "--seed applies to --rounding stochastic:R only, not to nearest".into(),
+        ));
+    }
+    Ok(Rounder::new(rounding, seed.unwrap_or(0)))
+}
+
 pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
     let format: Format = args.format.parse()?;
+    let calc = format.calc();
+    // Asked of the family, before any family's own path (dfix's below).
+    let rounder = rounder(&calc, &args.rounding, args.seed)?;
     if let Format::Dfix(f) = format {
         // The dfix family's calculator: operands and results at the group's scale.
         if args.stdin || args.taylor || args.mode != "naive" {
@@ -176,11 +230,21 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
         )));
     }
     let job = Job {
-        calc: format.calc(),
+        calc,
         op: parse_op(&args.op)?,
         mode: args.mode.parse()?,
         taylor: args.taylor,
+        rounder: RefCell::new(rounder),
     };
+    if job.rounder.borrow().rounding() != Rounding::Nearest
+        && matches!(job.op, Op::Exp | Op::Ln | Op::Sum | Op::Dot)
+    {
+        return Err(CliError(format!(
+            "--rounding {} applies to add sub mul div encode (and max min cmp neg abs, which \
+             do not round), not to {}: stochastic exp, ln, sum and dot are not defined yet",
+            args.rounding, args.op
+        )));
+    }
     if args.mode != "naive" && !matches!(job.op, Op::Sum | Op::Dot) {
         return Err(CliError("--mode applies to sum and dot only".into()));
     }
@@ -218,6 +282,7 @@ pub fn line(format: &str, op: &str, args: &[&str], mode: &str) -> CliResult<Stri
         op: parse_op(op)?,
         mode: mode.parse()?,
         taylor: false,
+        rounder: RefCell::new(Rounder::nearest()),
     };
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     job.eval(&args)

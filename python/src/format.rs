@@ -3,7 +3,7 @@
 use std::hash::{Hash, Hasher};
 
 use lpgen_golden::dfix::{check_scale, DfixCalc};
-use lpgen_golden::{BinOp, Bits, Calc, Format};
+use lpgen_golden::{BinOp, Bits, Calc, Format, Rounder, Rounding};
 use numpy::{AllowTypeChange, PyArrayLikeDyn};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -37,21 +37,32 @@ impl Hash for PyFormat {
     }
 }
 
-/// How `encode` rounds: only `nearest` exists yet.
-fn check_rounding(rounding: &str, seed: Option<u64>) -> PyResult<()> {
-    match rounding {
-        "nearest" => match seed {
-            None => Ok(()),
-            Some(_) => Err(value_error(
-                "seed applies to rounding='stochastic:R' only, not to 'nearest'",
-            )),
-        },
-        r if r.starts_with("stochastic") => Err(value_error(format!(
-            "rounding {r:?} is not implemented yet (stochastic rounding is issue 32): use rounding=\"nearest\""
-        ))),
-        r => Err(value_error(format!(
-            "unknown rounding {r:?}: expected \"nearest\" (or \"stochastic:R\", issue 32, not implemented yet)"
-        ))),
+/// The rounder of `rounding` and `seed`: `None` for nearest (the format's own rounding);
+/// a `ValueError` for a bad rounding, a family without stochastic rounding (asked of the
+/// registry), or a seed given to nearest.
+fn rounder(
+    calc: &Calc,
+    rounding: &str,
+    seed: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Rounder>> {
+    let rounding: Rounding = rounding.parse().map_err(value_error)?;
+    let seed = seed
+        .map(|s| {
+            s.extract::<u64>().map_err(|_| {
+                value_error(format!(
+                    "seed must be an integer from 0 to 2**64 - 1, not {}",
+                    s.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))
+            })
+        })
+        .transpose()?;
+    calc.check_rounding(rounding).map_err(value_error)?;
+    match (rounding, seed) {
+        (Rounding::Nearest, None) => Ok(None),
+        (Rounding::Nearest, Some(_)) => Err(value_error(
+            "seed applies to rounding='stochastic:R' only, not to 'nearest'",
+        )),
+        (r, seed) => Ok(Some(Rounder::new(r, seed.unwrap_or(0)))),
     }
 }
 
@@ -143,20 +154,25 @@ impl PyFormat {
         }
     }
 
-    /// Words nearest to the values `x` (any float array-like; the result has its shape):
+    /// Words of the values `x` (any float array-like; the result has its shape):
     /// `rounding="nearest"` is the format's rounding (docs/formats.md); `"stochastic:R"`
-    /// (with `seed`) is issue 32's and not implemented yet.
+    /// (float and fix formats) rounds stochastically with R random bits from the generator
+    /// seeded by `seed` (default 0), one draw per element in C order (docs/formats.md
+    /// "Stochastic rounding").
     #[pyo3(signature = (x, rounding="nearest", seed=None))]
     fn encode<'py>(
         &self,
         py: Python<'py>,
         x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
         rounding: &str,
-        seed: Option<u64>,
+        seed: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        check_rounding(rounding, seed)?;
+        let r = rounder(&self.calc, rounding, seed)?;
         let (xs, shape) = values_in(&x);
-        let words = self.encode_values(py, &xs);
+        let words = match r {
+            None => self.encode_values(py, &xs),
+            Some(r) => self.encode_rounded(py, &xs, r)?,
+        };
         self.out(py, &shape, words)
     }
 
@@ -180,11 +196,18 @@ impl PyFormat {
         py: Python<'py>,
         x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
         rounding: &str,
-        seed: Option<u64>,
+        seed: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        check_rounding(rounding, seed)?;
+        let r = rounder(&self.calc, rounding, seed)?;
         let (xs, shape) = values_in(&x);
-        array_out(py, &shape, self.quantize_values(py, &xs))
+        let values = match r {
+            None => self.quantize_values(py, &xs),
+            Some(r) => {
+                let words = self.encode_rounded(py, &xs, r)?;
+                self.values(py, &words)
+            }
+        };
+        array_out(py, &shape, values)
     }
 
     /// a + b, elementwise on words (numpy broadcasting), rounded once.

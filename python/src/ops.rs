@@ -3,7 +3,7 @@
 //! wrappers).
 
 use lpgen_golden::onebit::Quantizer;
-use lpgen_golden::{BinOp, Bits, Calc, SumMode};
+use lpgen_golden::{BinOp, Bits, Calc, Rounder, SumMode};
 use pyo3::exceptions::PyNotImplementedError;
 use pyo3::prelude::*;
 
@@ -53,6 +53,22 @@ impl PyFormat {
     pub fn encode_values(&self, py: Python<'_>, xs: &[f64]) -> Vec<Bits> {
         let calc = self.calc;
         py.detach(|| par_map(xs.len(), |i| calc.from_f64(xs[i])))
+    }
+
+    /// The words of `xs` rounded by `r`, in order: one stream, one draw per element.
+    pub fn encode_rounded(
+        &self,
+        py: Python<'_>,
+        xs: &[f64],
+        mut r: Rounder,
+    ) -> PyResult<Vec<Bits>> {
+        let calc = self.calc;
+        py.detach(|| {
+            xs.iter()
+                .map(|&x| calc.from_f64_with(x, &mut r))
+                .collect::<Result<Vec<Bits>, _>>()
+        })
+        .map_err(value_error)
     }
 
     /// The values of `words` as float64.

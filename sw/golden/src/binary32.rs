@@ -37,6 +37,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     pes: &[] as &[PeInfo],
     lanes: false,
     q8_word_rule: false,
+    stochastic: false,
     expand_name: |_| None,
 };
 
@@ -165,5 +166,8 @@ impl Family for F32 {
     }
     fn convert_to(&self, _: &F32, a: Bits) -> Bits {
         a
+    }
+    fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
+        None
     }
 }

@@ -59,6 +59,9 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError>;
     /// `a` converted to `to`, a format of the same family (the lanes' `convert`).
     fn convert_to(&self, to: &Self, a: Bits) -> Bits;
+    /// The operations under a [`crate::rounding::Rounder`] where the family defines
+    /// stochastic rounding (its entry's `stochastic`), else `None`.
+    fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps>;
 }
 
 /// What a family's format value offers before its arithmetic is built.
@@ -105,6 +108,9 @@ pub struct FamilyEntry {
     /// format, each code decoded into the format by its own rounding: fix and posit,
     /// `q8/tensor.rs`); otherwise by the f32 rule, on the words' values.
     pub q8_word_rule: bool,
+    /// Whether the family defines stochastic rounding (`--rounding stochastic:R`,
+    /// docs/formats.md); its formats' [`Family::rounded`] then gives the operations.
+    pub stochastic: bool,
 }
 
 impl FamilyEntry {

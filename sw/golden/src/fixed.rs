@@ -14,7 +14,10 @@ use num_integer::Integer;
 use crate::format::{err, FormatError};
 
 mod family;
+mod stochastic;
 pub use family::FAMILY;
+
+use crate::rounding::Draw;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FixFormat {
@@ -31,11 +34,25 @@ impl fmt::Display for FixFormat {
 /// Guard bits of the MAC accumulator above a full product: 2^16 worst-case products are exact.
 pub const ACC_GUARD_BITS: u32 = 16;
 
-/// Round-to-nearest-even of x / 2^sh (sh >= 0).
+/// Round-to-nearest-even of x / 2^sh (sh >= 0): [`round_shift`] with [`Draw::Nearest`].
 #[inline(always)]
 pub(crate) fn rne_shift(x: i128, sh: u32) -> i128 {
+    round_shift(x, sh, Draw::Nearest)
+}
+
+/// x / 2^sh (sh >= 0) rounded by `draw`: the fix family's one rounding of a two's
+/// complement value. Nearest: ties to even. Stochastic (sh <= 126): the floor, plus one iff
+/// d + r >= 2^R, d the top R bits of the discarded part x − floor·2^sh ([`Draw::steps`]).
+#[inline(always)]
+pub fn round_shift(x: i128, sh: u32, draw: Draw) -> i128 {
     if sh == 0 {
         return x;
+    }
+    if let Draw::Stochastic { bits, r } = draw {
+        assert!(sh <= 126, "a stochastic shift of at most 126 bits");
+        let q = x >> sh;
+        let rem = (x - (q << sh)) as u128;
+        return q + i128::from(Draw::steps(bits, r, rem, u64::from(sh)));
     }
     if sh >= 127 {
         // |x| < 2^127 ≤ 2^(sh−1): below half of one unit, so 0 (never a tie).
@@ -121,6 +138,11 @@ impl FixFormat {
     }
 
     pub fn div(&self, a: u64, b: u64) -> u64 {
+        self.div_d(a, b, Draw::Nearest)
+    }
+
+    /// a / b rounded by `draw` (x/0 saturates with x's sign, 0/0 is 0).
+    pub(crate) fn div_d(&self, a: u64, b: u64, draw: Draw) -> u64 {
         let (x, y) = (self.to_int(a) as i128, self.to_int(b) as i128);
         if y == 0 {
             return self.from_int(match x.cmp(&0) {
@@ -136,6 +158,11 @@ impl FixFormat {
             (x << self.frac_bits, y)
         };
         let (q, r) = num.div_mod_floor(&den);
+        if let Draw::Stochastic { bits, r: rnd } = draw {
+            // d = floor(r/den · 2^R), exact: den <= 2^31, so r·2^R < 2^63.
+            let d = ((r as u128) << bits) / den as u128;
+            return self.from_int(q + i128::from(Draw::steps(bits, rnd, d, u64::from(bits))));
+        }
         let twice = 2 * r;
         let q = if twice > den || (twice == den && q & 1 == 1) {
             q + 1

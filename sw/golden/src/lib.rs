@@ -28,6 +28,7 @@ pub mod onebit;
 pub mod posit;
 pub mod q8;
 pub mod rng;
+pub mod rounding;
 pub mod sum;
 
 pub use alu::{Alu, AluIn, AluOp, AluOut, ALU_OP_BITS};
@@ -41,6 +42,7 @@ pub use format::{Format, FormatError};
 pub use lns::{GTables, Lns, LnsFormat, Split};
 pub use posit::{PositFormat, PositStandard, Quire};
 pub use q8::Q8Type;
+pub use rounding::{Rounder, Rounding};
 pub use sum::Kahan;
 
 /// How a sum or dot product accumulates.

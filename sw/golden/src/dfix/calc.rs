@@ -46,6 +46,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     }],
     lanes: false,
     q8_word_rule: false,
+    stochastic: false,
     expand_name: |_| None,
 };
 
@@ -198,6 +199,9 @@ impl Family for DfixCalc {
         to.fmt
             .rescale_int(self.fmt.to_int(a) as i128, self.scale, to.scale)
             .word
+    }
+    fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
+        None
     }
 }
 

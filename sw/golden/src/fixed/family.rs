@@ -44,6 +44,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     }],
     lanes: true,
     q8_word_rule: true,
+    stochastic: true,
     expand_name: |_| None,
 };
 
@@ -144,5 +145,8 @@ impl Family for FixFormat {
     }
     fn convert_to(&self, to: &FixFormat, a: Bits) -> Bits {
         crate::alu::fix_convert(*self, *to, a)
+    }
+    fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
+        Some(self)
     }
 }

@@ -27,6 +27,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     pes: &[] as &[PeInfo],
     lanes: false,
     q8_word_rule: false,
+    stochastic: true,
     expand_name: super::expand_name,
 };
 
@@ -169,5 +170,8 @@ impl Family for FloatFormat {
     }
     fn convert_to(&self, to: &FloatFormat, a: Bits) -> Bits {
         self.convert(to, a)
+    }
+    fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
+        Some(self)
     }
 }

@@ -6,13 +6,15 @@
 //! Correct first: every operation decodes its operands to exact dyadic rationals
 //! (sign, integer significand, power-of-two exponent), computes the exact result with
 //! integers (u128; the exact accumulator in a wide fixed-point integer), and rounds it once
-//! with [`FloatFormat::round`], the one rounding function (normal, subnormal, overflow, `:fn`,
+//! with [`FloatFormat::round_with`], the one rounding function (nearest or stochastic,
+//! [`crate::rounding`]; the draw is taken once per operation) (normal, subnormal, overflow, `:fn`,
 //! `:sat`, `:ftz`). A result that is not dyadic (a quotient, a ratio) is given to it as a
 //! dyadic with a sticky bit below every bit the rounding can look at.
 
 mod acc;
 mod family;
 mod ops;
+mod stochastic;
 
 pub use acc::ExactAcc;
 pub use family::FAMILY;
@@ -21,6 +23,7 @@ use std::fmt;
 
 use crate::arith::Bits;
 use crate::format::{err, FormatError};
+use crate::rounding::Draw;
 
 /// The parameters of a `float:E:M` format (its arithmetic context too: everything derives
 /// from them cheaply).
@@ -271,12 +274,22 @@ impl FloatFormat {
         })
     }
 
-    /// The word nearest to (−1)^neg · sig · 2^exp, ties to the even significand: the one
-    /// rounding of every operation. A zero keeps its sign; below half the smallest subnormal
-    /// it rounds to zero of its sign; past max finite it overflows ([`Self::overflow`]). With
-    /// `:ftz` the value is rounded to M + 1 significant bits as if the exponent had no lower
-    /// bound, and a result below 2^emin (the smallest normal) is zero of its sign.
+    /// The word nearest to (−1)^neg · sig · 2^exp, ties to the even significand
+    /// ([`Self::round_with`] with [`Draw::Nearest`]).
     pub fn round(&self, neg: bool, sig: u128, exp: i64) -> Bits {
+        self.round_with(neg, sig, exp, Draw::Nearest)
+    }
+
+    /// (−1)^neg · sig · 2^exp rounded by `draw`: the one rounding of every operation.
+    /// Nearest: ties to the even significand. Stochastic: the magnitude is truncated to the
+    /// last place, then incremented iff d + r ≥ 2^R, d the top R bits of the discarded part
+    /// ([`Draw::steps`]; `sig` must be exact in them: exact, or with a sticky bit 0 and at
+    /// least R + 1 bits below the last place). A zero keeps its sign; below the smallest
+    /// subnormal it rounds to zero of its sign or (stochastic) up to it; past max finite it
+    /// overflows ([`Self::overflow`]). With `:ftz` the value is rounded to M + 1 significant
+    /// bits as if the exponent had no lower bound, and a result below 2^emin (the smallest
+    /// normal) is zero of its sign.
+    pub fn round_with(&self, neg: bool, sig: u128, exp: i64, draw: Draw) -> Bits {
         if sig == 0 {
             return self.zero_of(neg);
         }
@@ -297,6 +310,15 @@ impl FloatFormat {
         let mut q = if s <= 0 {
             // Exact: q < 2^(M+1) since lsb >= top − M.
             sig << (-s)
+        } else if let Draw::Stochastic { bits, r } = draw {
+            // Truncated, then one up iff d + r >= 2^R.
+            let q = if s >= 128 { 0 } else { sig >> s };
+            let rem = if s >= 128 {
+                sig
+            } else {
+                sig & ((1u128 << s) - 1)
+            };
+            q + u128::from(Draw::steps(bits, r, rem, s as u64))
         } else if s > 128 {
             // Below half a unit of the last place (sig < 2^128 <= 2^(s−1)).
             0
@@ -336,9 +358,9 @@ impl FloatFormat {
         self.zero_of(neg) | (((e + self.bias()) as Bits) << self.frac_bits) | frac
     }
 
-    /// [`Self::round`] of an exact dyadic.
-    pub(crate) fn round_dy(&self, d: Dy) -> Bits {
-        self.round(d.neg, d.sig, d.exp)
+    /// [`Self::round_with`] of an exact dyadic.
+    pub(crate) fn round_dy(&self, d: Dy, draw: Draw) -> Bits {
+        self.round_with(d.neg, d.sig, d.exp, draw)
     }
 
     /// The word a result `w` stands for: with `:ftz`, a subnormal becomes zero of its sign.

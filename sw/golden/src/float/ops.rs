@@ -9,6 +9,7 @@ use num_integer::Integer;
 use super::{Dy, FloatFormat, Val};
 use crate::arith::Bits;
 use crate::exact::Ratio;
+use crate::rounding::Draw;
 
 fn bitlen(x: u128) -> i64 {
     128 - i64::from(x.leading_zeros())
@@ -76,21 +77,26 @@ fn mul_dy(a: Dy, b: Dy) -> Dy {
 impl FloatFormat {
     /// The sum of two exact values rounded once, with IEEE's zero sign: an exact zero sum is
     /// +0 unless both terms are −0 (or zeros of negative sign).
-    fn round_sum(&self, x: Dy, y: Dy) -> Bits {
+    fn round_sum(&self, x: Dy, y: Dy, draw: Draw) -> Bits {
         let s = add_dy(x, y);
         if s.sig == 0 {
             return self.zero_of(x.neg && y.neg);
         }
-        self.round_dy(s)
+        self.round_dy(s, draw)
     }
 
     /// a + b, rounded once.
     pub fn add(&self, a: Bits, b: Bits) -> Bits {
+        self.add_d(a, b, Draw::Nearest)
+    }
+
+    /// a + b, rounded once by `draw`.
+    pub(super) fn add_d(&self, a: Bits, b: Bits, draw: Draw) -> Bits {
         match (self.decode(a), self.decode(b)) {
             (Val::Nan, _) | (_, Val::Nan) => self.nan(),
             (Val::Inf(p), Val::Inf(q)) if p != q => self.nan(),
             (Val::Inf(p), _) | (_, Val::Inf(p)) => self.infinite(p),
-            (Val::Fin(x), Val::Fin(y)) => self.round_sum(x, y),
+            (Val::Fin(x), Val::Fin(y)) => self.round_sum(x, y, draw),
         }
     }
 
@@ -101,6 +107,11 @@ impl FloatFormat {
 
     /// a · b, rounded once.
     pub fn mul(&self, a: Bits, b: Bits) -> Bits {
+        self.mul_d(a, b, Draw::Nearest)
+    }
+
+    /// a · b, rounded once by `draw`.
+    pub(super) fn mul_d(&self, a: Bits, b: Bits, draw: Draw) -> Bits {
         match (self.decode(a), self.decode(b)) {
             (Val::Nan, _) | (_, Val::Nan) => self.nan(),
             (Val::Inf(p), Val::Inf(q)) => self.infinite(p != q),
@@ -111,13 +122,18 @@ impl FloatFormat {
                     self.infinite(p != x.neg)
                 }
             }
-            (Val::Fin(x), Val::Fin(y)) => self.round_dy(mul_dy(x, y)),
+            (Val::Fin(x), Val::Fin(y)) => self.round_dy(mul_dy(x, y), draw),
         }
     }
 
     /// a / b, rounded once: x/0 is an infinite result (±∞; NaN with `:fn`, ±max with
     /// `:fn:sat`), 0/0 and ∞/∞ are NaN.
     pub fn div(&self, a: Bits, b: Bits) -> Bits {
+        self.div_d(a, b, Draw::Nearest)
+    }
+
+    /// a / b, rounded once by `draw`.
+    pub(super) fn div_d(&self, a: Bits, b: Bits, draw: Draw) -> Bits {
         match (self.decode(a), self.decode(b)) {
             (Val::Nan, _) | (_, Val::Nan) | (Val::Inf(_), Val::Inf(_)) => self.nan(),
             (Val::Inf(p), Val::Fin(y)) => self.infinite(p != y.neg),
@@ -129,11 +145,8 @@ impl FloatFormat {
                     (false, true) => self.infinite(neg),
                     (true, false) => self.zero_of(neg),
                     (false, false) => {
-                        // q >= 2^125 / 2^53: at least 73 bits, then a sticky bit.
-                        let sh = 126 - bitlen(x.sig);
-                        let num = x.sig << sh;
-                        let (q, r) = (num / y.sig, num % y.sig);
-                        self.round(neg, q << 1 | u128::from(r != 0), x.exp - sh - y.exp - 1)
+                        let (sig, exp) = div_sig(x, y);
+                        self.round_with(neg, sig, exp, draw)
                     }
                 }
             }
@@ -144,6 +157,11 @@ impl FloatFormat {
     /// operands, 0·∞ and ∞ − ∞ give NaN; an exact zero result is +0 unless a·b and c are
     /// zeros of negative sign.
     pub fn fma(&self, a: Bits, b: Bits, c: Bits) -> Bits {
+        self.fma_d(a, b, c, Draw::Nearest)
+    }
+
+    /// a · b + c, rounded once by `draw`.
+    pub(super) fn fma_d(&self, a: Bits, b: Bits, c: Bits, draw: Draw) -> Bits {
         let (va, vb, vc) = (self.decode(a), self.decode(b), self.decode(c));
         // The product: NaN, ±∞ or an exact dyadic.
         let p = match (va, vb) {
@@ -162,7 +180,7 @@ impl FloatFormat {
             (Val::Nan, _) | (_, Val::Nan) => self.nan(),
             (Val::Inf(p), Val::Inf(q)) if p != q => self.nan(),
             (Val::Inf(p), _) | (_, Val::Inf(p)) => self.infinite(p),
-            (Val::Fin(x), Val::Fin(y)) => self.round_sum(x, y),
+            (Val::Fin(x), Val::Fin(y)) => self.round_sum(x, y, draw),
         }
     }
 
@@ -200,6 +218,12 @@ impl FloatFormat {
 
     /// The word nearest to `x` (NaN → the canonical NaN, ±∞ → [`Self::infinite`]).
     pub fn from_f64(&self, x: f64) -> Bits {
+        self.from_f64_d(x, Draw::Nearest)
+    }
+
+    /// The word of `x` rounded by `draw`.
+    #[allow(clippy::wrong_self_convention)]
+    pub(super) fn from_f64_d(&self, x: f64, draw: Draw) -> Bits {
         if x.is_nan() {
             return self.nan();
         }
@@ -215,7 +239,7 @@ impl FloatFormat {
         } else {
             (frac | 1 << 52, field - 1075)
         };
-        self.round(neg, u128::from(sig), exp)
+        self.round_with(neg, u128::from(sig), exp, draw)
     }
 
     /// The exact value of a word (every value of a format with E <= 11, M <= 52 is an f64;
@@ -236,6 +260,12 @@ impl FloatFormat {
 
     /// The word nearest to an exact ratio (a zero keeps the ratio's sign).
     pub fn from_ratio(&self, r: &Ratio) -> Bits {
+        self.from_ratio_d(r, Draw::Nearest)
+    }
+
+    /// The word of an exact ratio rounded by `draw`.
+    #[allow(clippy::wrong_self_convention)]
+    pub(super) fn from_ratio_d(&self, r: &Ratio, draw: Draw) -> Bits {
         if r.num.bits() == 0 {
             return self.zero_of(r.neg);
         }
@@ -248,18 +278,42 @@ impl FloatFormat {
         };
         let (q, rem): (BigUint, BigUint) = n.div_rem(&d);
         let q = u128::try_from(&q).expect("a quotient of at most 126 bits");
-        self.round(r.neg, q << 1 | u128::from(rem.bits() != 0), -k - 1)
+        self.round_with(r.neg, q << 1 | u128::from(rem.bits() != 0), -k - 1, draw)
     }
 
     /// `a` of this format as a word of `to` (one rounding; NaN → `to`'s NaN, ±∞ → `to`'s
     /// infinite result).
     pub fn convert(&self, to: &FloatFormat, a: Bits) -> Bits {
+        self.convert_d(to, a, Draw::Nearest)
+    }
+
+    /// `a` as a word of `to`, rounded by `draw`.
+    pub(super) fn convert_d(&self, to: &FloatFormat, a: Bits, draw: Draw) -> Bits {
         match self.decode(a) {
             Val::Nan => to.nan(),
             Val::Inf(neg) => to.infinite(neg),
-            Val::Fin(d) => to.round_dy(d),
+            Val::Fin(d) => to.round_dy(d, draw),
         }
     }
+}
+
+/// The quotient x.sig / y.sig (both nonzero) as (sig, exp) with sig·2^exp within the
+/// sticky rule of the exact quotient of the dyadics: sig = q·2 + sticky with q ≥ 2^125, so
+/// that every rounding (to at most 53 bits, stochastic with up to 32 bits below them) sees
+/// exact bits. Long division in two steps: the divisor normalised to 64 bits, 127 bits of
+/// dividend give a 63- or 64-bit quotient, its remainder (< 2^64) shifted by 63 the next 63.
+fn div_sig(x: Dy, y: Dy) -> (u128, i64) {
+    let sx = 127 - bitlen(x.sig);
+    let sy = 64 - bitlen(y.sig);
+    let (xs, ys) = (x.sig << sx, y.sig << sy);
+    let (q1, r1) = (xs / ys, xs % ys);
+    let n2 = r1 << 63;
+    let (q2, r2) = (n2 / ys, n2 % ys);
+    let q = q1 << 63 | q2;
+    (
+        q << 1 | u128::from(r2 != 0),
+        x.exp - sx - y.exp + sy - 63 - 1,
+    )
 }
 
 /// The f64 of an exact dyadic that is one (a word's value: at most 53 bits, exponent in

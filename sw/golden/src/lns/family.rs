@@ -46,6 +46,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     ],
     lanes: true,
     q8_word_rule: false,
+    stochastic: false,
     expand_name: |_| None,
 };
 
@@ -136,5 +137,8 @@ impl Family for Lns {
     }
     fn convert_to(&self, to: &Lns, a: Bits) -> Bits {
         crate::alu::lns_convert(self.fmt, to.fmt, a)
+    }
+    fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
+        None
     }
 }

@@ -46,6 +46,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     }],
     lanes: true,
     q8_word_rule: true,
+    stochastic: false,
     expand_name: |_| None,
 };
 
@@ -145,5 +146,8 @@ impl Family for PositFormat {
     }
     fn convert_to(&self, to: &PositFormat, a: Bits) -> Bits {
         crate::alu::posit_convert(*self, *to, a)
+    }
+    fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
+        None
     }
 }

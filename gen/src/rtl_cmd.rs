@@ -95,6 +95,16 @@ pub struct RtlArgs {
     /// Also write a FuseSoC CAPI2 core <top>.core beside the design (docs/cocotb.md)
     #[arg(long)]
     core: bool,
+    /// Also write a wrapper <top>_axis around the unit: `axis`, AXI4-Stream with
+    /// backpressure (docs/rtl.md); --testbench and --core then apply to the wrapper
+    #[arg(long, value_enum)]
+    wrap: Option<Wrap>,
+}
+
+/// The wrappers `--wrap` writes.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Wrap {
+    Axis,
 }
 
 /// The testbenches `--testbench` writes.
@@ -125,8 +135,24 @@ pub fn run(args: &RtlArgs, out: &mut dyn Write) -> CliResult {
     {
         return Err(CliError(why));
     }
-    let design = generate(&params)?;
-    let mut written = write_design(&args.out, &design)?;
+    let (design, mut written) = match args.wrap {
+        None => {
+            let d = generate(&params)?;
+            let w = write_design(&args.out, &d)?;
+            (d, w)
+        }
+        Some(Wrap::Axis) => {
+            let (unit, wrapper) = lpgen_hdl::wrap_axis(&params)?;
+            let mut w = write_design(&args.out, &wrapper)?;
+            let unit_files = write_design(&args.out, &unit)?;
+            for p in unit_files {
+                if !w.contains(&p) {
+                    w.push(p);
+                }
+            }
+            (wrapper, w)
+        }
+    };
     if let Some(Testbench::Cocotb) = args.testbench {
         written.extend(crate::cocotb::write(&args.out, &params, &design)?);
     }

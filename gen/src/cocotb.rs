@@ -33,16 +33,15 @@ pub fn unsupported(p: &Params) -> Option<String> {
         // PE kind not listed here (dfix: runtime scale and overflow flags) is refused.
         Unit::Array if MODELLED_PES.contains(&p.pe) => return None,
         Unit::Array => "its PE kind has no model yet (dfix: runtime scale, overflow flags)",
-        Unit::LnsKahan | Unit::PositMac | Unit::FixMac => {
-            "accumulating units (op/clear ports) have no model yet"
-        }
+        Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,
         Unit::Alu | Unit::Vector => "ALU lanes (ops, cmp, convert) have no model yet",
         Unit::Convert => "the Python package does not bind conversion between formats",
         Unit::Quant1 | Unit::DfixMonitor => "column and monitor units have no model yet",
     };
     Some(format!(
         "--testbench cocotb: {} is not covered ({why}); covered: posit-add, posit-mul, \
-         lns-add, lns-mul, q8-enc, q8-dec, array (--pe lns-kahan, lns-plain, posit-quire, fix)",
+         lns-add, lns-mul, lns-kahan, posit-mac, fix-mac, q8-enc, q8-dec, array (--pe \
+         lns-kahan, lns-plain, posit-quire, fix)",
         p.unit.name()
     ))
 }

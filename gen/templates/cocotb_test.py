@@ -6,9 +6,10 @@ random and corner-case operands through the unit's fixed-latency valid protocol,
 with the lpgen Python package (the golden model, `pip install ./python`), and `out_valid` must
 rise exactly `latency` cycles after each input that has a result and nowhere else.
 
-Timing: inputs are written at the falling edge of clk and outputs are read at the next falling
-edge before new inputs are written; so a result appears D = max(latency, 1) reads after its
-inputs were written (a combinational unit, latency 0, is read in the cycle it is driven).
+Timing: inputs are written at the falling edge of clk and outputs are read late in the same
+low phase (after 4 of its 5 ns, in the read-only phase), before the next rising edge: a result
+is read D = latency cycles after its inputs were written (a combinational unit's, latency 0,
+in the cycle it is driven, before its state registers take the step).
 
 A wrapper's bench (`--wrap axis`) streams the same operands as AXI4-Stream frames through
 cocotbext-axi with random tvalid gaps and random tready backpressure, and checks that every
@@ -29,7 +30,7 @@ import cocotb
 import lpgen
 import numpy as np
 from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge
+from cocotb.triggers import FallingEdge, ReadOnly, Timer
 
 HERE = pathlib.Path(__file__).resolve().parent
 MANIFEST = json.loads((HERE / "@TOP@.json").read_text())
@@ -211,6 +212,88 @@ def array_unit(rng, n):
     return cycles
 
 
+def negated(fmt, a, b):
+    """(a', b') with a'*b' = -(a*b) exactly, by the golden negation of a or else of b (a
+    word whose negation is not exact, the most negative fix word, is left as it is); None
+    when neither negates exactly."""
+    for x, other, first in ((a, b, True), (b, a, False)):
+        n = int(fmt.neg(x))
+        vx, vn = fmt.decode([x, n])
+        if vn == -vx or (np.isnan(vx) and np.isnan(vn)):
+            return (n, other) if first else (other, n)
+    return None
+
+
+def prefix_dots(fmt, a, b, mode):
+    """The golden dot products of every prefix of a, b: one call per prefix (a Kahan sum
+    is not a zero-padded one)."""
+    return [int(fmt.dot(as_u64(a[: k + 1]), as_u64(b[: k + 1]), mode=mode)) for k in range(len(a))]
+
+
+def mac_unit(rng, n):
+    """posit-mac (quire) and fix-mac (wide accumulator): op 0 acc += a*b, 1 acc -= a*b, 2 clear
+    then acc = a*b, 3 clear only; y after every step is the golden dot product in mode quire
+    of the products since the last clear (a subtraction as the product of a negated word)."""
+    fmt = lpgen.Format(UNIT["format"])
+    flag = "nar" if fmt.family == "posit" else None
+    zero = int(fmt.dot(as_u64([]), as_u64([]), mode="quire"))
+    cycles = []
+    while len(cycles) < n:
+        k = rng.randint(1, 40)
+        a, b = random_words(rng, fmt, k), random_words(rng, fmt, k)
+        ops = [2] + [rng.choice([0, 0, 0, 1]) for _ in range(k - 1)]
+        if rng.random() < 0.1:
+            ops[0] = 3  # clear only: the first product is not accumulated
+        ea, eb = [], []  # the products accumulated, subtractions as negated words
+        for i in range(k):
+            if ops[i] == 1:
+                neg = negated(fmt, a[i], b[i])
+                if neg is None:
+                    ops[i] = 0
+            if ops[i] == 1:
+                ea.append(neg[0])
+                eb.append(neg[1])
+            elif ops[i] != 3:
+                ea.append(a[i])
+                eb.append(b[i])
+            y = int(fmt.dot(as_u64(ea), as_u64(eb), mode="quire")) if ea else zero
+            exp = {"y": y}
+            if flag:
+                exp[flag] = int(isnan_words(fmt, [y])[0])
+            cycles.append(({"a": a[i], "b": b[i], "op": ops[i]}, exp))
+    return cycles
+
+
+def kahan_unit(rng, n):
+    """lns-kahan: P = max(1, stages) accumulations interleaved round-robin by cycle
+    (docs/rtl.md); slot 0 carries dot products of 1..50 steps (clear at the first, except
+    sometimes the first of all, from the reset state), the other slots bubbles with random
+    operands and clear. sum after every step is the golden Kahan dot product so far."""
+    fmt = lpgen.Format(UNIT["format"])
+    slots = max(1, UNIT["latency"])
+    w = fmt.width
+    cycles = []
+
+    def bubble():
+        return {"in_valid": 0, "a": rng.getrandbits(w), "b": rng.getrandbits(w),
+                "clear": rng.getrandbits(1)}
+
+    first = True
+    while len(cycles) < n:
+        k = rng.randint(1, 50)
+        a, b = random_words(rng, fmt, k), random_words(rng, fmt, k)
+        clear0 = not first or rng.random() < 0.5
+        first = False
+        sums = prefix_dots(fmt, a, b, "kahan")
+        nan = isnan_words(fmt, sums)
+        for i in range(k):
+            while len(cycles) % slots or (slots == 1 and rng.random() < 0.2):
+                cycles.append((bubble(), None))
+            ins = {"in_valid": 1, "a": a[i], "b": b[i], "clear": int(i == 0 and clear0)}
+            cycles.append((ins, {"sum": sums[i], "nan": int(nan[i])}))
+    return cycles
+
+
 def q8_corner_scales(fmt, rng):
     return corner_words(fmt) + random_words(rng, fmt, 8)
 
@@ -253,6 +336,9 @@ UNITS = {
     "posit-mul": lambda rng, n: binary_unit(rng, n, None, mul_only),
     "lns-add": lambda rng, n: binary_unit(rng, n, "sub", add_or_sub),
     "lns-mul": lambda rng, n: binary_unit(rng, n, "div", mul_or_div),
+    "posit-mac": mac_unit,
+    "fix-mac": mac_unit,
+    "lns-kahan": kahan_unit,
     "array": array_unit,
     "q8-enc": q8_enc_unit,
     "q8-dec": q8_dec_unit,
@@ -292,7 +378,7 @@ async def golden_vectors(dut):
     n = int(os.environ.get("LPGEN_VECTORS", "300"))
     rng = random.Random(int(os.environ.get("LPGEN_SEED", "1")))
     cycles = with_bubbles(rng, UNITS[MANIFEST["unit"]](rng, n))
-    d = max(MANIFEST["latency"], 1)
+    d = MANIFEST["latency"]
     inputs = [p["name"] for p in MANIFEST["ports"] if p["direction"] == "input"]
     outputs = [p["name"] for p in MANIFEST["ports"] if p["direction"] == "output"]
     compared = [o for o in outputs if o not in NOT_COMPARED and o != "out_valid"]
@@ -308,11 +394,13 @@ async def golden_vectors(dut):
     assert int(dut.out_valid.value) == 0, "out_valid high after reset"
     results = 0
     for j in range(len(cycles) + d):
-        if j >= d:
-            results += check(dut, compared, cycles[j - d][1], j)
         ins = cycles[j][0] if j < len(cycles) else {"in_valid": 0}
         for name, v in ins.items():
             getattr(dut, name).value = v
+        await Timer(4, unit="ns")
+        await ReadOnly()
+        if j >= d:
+            results += check(dut, compared, cycles[j - d][1], j)
         await FallingEdge(dut.clk)
     dut._log.info(
         "%s: %d cycles, %d results equal to the golden model (%s)",

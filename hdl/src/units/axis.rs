@@ -32,10 +32,15 @@ use super::{generate, Design, GenError, Params, Unit, GENERATOR_VERSION};
 /// The wrapper of `p`'s design is named `<top>_axis`.
 pub const AXIS_SUFFIX: &str = "_axis";
 
-/// Whether `u` gives one result per input at a fixed latency (what the wrapper streams), or
-/// why not.
-fn streams(u: Unit) -> Result<(), &'static str> {
-    match u {
+/// Whether `p`'s unit gives one result per input at a fixed latency, its state (if any)
+/// advanced only by inputs (what the wrapper streams), or why not.
+fn streams(p: &Params) -> Result<(), &'static str> {
+    match p.unit {
+        // P = stages accumulations interleaved by cycle (docs/rtl.md): a stalled stream
+        // would move steps between them.
+        Unit::LnsKahan if p.stages >= 2 => {
+            Err("at --stages 2 and more interleaves accumulations by clock cycle (use 0 or 1)")
+        }
         Unit::LnsMul
         | Unit::LnsAdd
         | Unit::LnsKahan
@@ -206,7 +211,7 @@ fn wrapper(name: &str, def: &Rc<SubModule>, lat: u32) -> Module {
 /// the unit's top in `wraps` (the unit's manifest `<top>.json` lies beside it when
 /// `lpgen rtl` writes both).
 pub fn wrap_axis(p: &Params) -> Result<(Design, Design), GenError> {
-    if let Err(why) = streams(p.unit) {
+    if let Err(why) = streams(p) {
         return Err(GenError(format!(
             "--wrap axis needs a unit with one result per input; {} {why}",
             p.unit.name()
@@ -338,9 +343,14 @@ mod tests {
         }
         for u in Unit::ALL {
             assert_eq!(
-                streams(u).is_ok(),
+                streams(&params(u, "fix:7:8", 0)).is_ok(),
                 !matches!(u, Unit::Array | Unit::Quant1 | Unit::DfixMonitor)
             );
         }
+        assert!(streams(&params(Unit::LnsKahan, "lns:4:4", 1)).is_ok());
+        let e = wrap_axis(&params(Unit::LnsKahan, "lns:4:4", 2))
+            .unwrap_err()
+            .0;
+        assert!(e.contains("interleaves accumulations"), "{e}");
     }
 }

@@ -35,12 +35,12 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::Array => "its PE kind has no model yet (dfix: runtime scale, overflow flags)",
         Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,
         Unit::Alu | Unit::Vector => "ALU lanes (ops, cmp, convert) have no model yet",
-        Unit::Convert => "the Python package does not bind conversion between formats",
+        Unit::Convert => return None,
         Unit::Quant1 | Unit::DfixMonitor => "column and monitor units have no model yet",
     };
     Some(format!(
         "--testbench cocotb: {} is not covered ({why}); covered: posit-add, posit-mul, \
-         lns-add, lns-mul, lns-kahan, posit-mac, fix-mac, q8-enc, q8-dec, array (--pe \
+         lns-add, lns-mul, lns-kahan, posit-mac, fix-mac, convert, q8-enc, q8-dec, array (--pe \
          lns-kahan, lns-plain, posit-quire, fix)",
         p.unit.name()
     ))

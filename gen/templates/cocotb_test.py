@@ -294,6 +294,16 @@ def kahan_unit(rng, n):
     return cycles
 
 
+def convert_unit(rng, n):
+    """convert: x (a word of the format) -> y (the word of `to`), by `Format.convert`: every
+    corner word, then n random words."""
+    fmt = lpgen.Format(UNIT["format"])
+    to = lpgen.Format(UNIT["parameters"]["to"])
+    xs = corner_words(fmt) + random_words(rng, fmt, n)
+    y = fmt.convert(as_u64(xs), to)
+    return [({"x": xs[i]}, {"y": int(y[i])}) for i in range(len(xs))]
+
+
 def q8_corner_scales(fmt, rng):
     return corner_words(fmt) + random_words(rng, fmt, 8)
 
@@ -340,6 +350,7 @@ UNITS = {
     "fix-mac": mac_unit,
     "lns-kahan": kahan_unit,
     "array": array_unit,
+    "convert": convert_unit,
     "q8-enc": q8_enc_unit,
     "q8-dec": q8_dec_unit,
 }

@@ -128,7 +128,7 @@ pub fn q8_decode_words<'py>(
 }
 
 /// A format from a `Format` or a format string.
-fn format_arg(f: &Bound<'_, PyAny>) -> PyResult<PyFormat> {
+pub(crate) fn format_arg(f: &Bound<'_, PyAny>) -> PyResult<PyFormat> {
     if let Ok(p) = f.cast::<PyFormat>() {
         let p = p.get();
         return Ok(PyFormat {

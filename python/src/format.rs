@@ -351,4 +351,34 @@ impl PyFormat {
     ) -> PyResult<Bound<'py, PyTuple>> {
         crate::codecs::q8_decode_words(self, py, codes, scale, ty)
     }
+
+    /// Each word converted to the format `to` (a `Format` or a format string) of the same
+    /// family, as the golden ALU's `convert` (the hardware `convert` unit's and the ALU lane's
+    /// rule): posit and fix rounded to nearest (ties to even) and saturated, LNS by its log
+    /// rounded to the target's fraction bits (docs/formats.md).
+    fn convert<'py>(
+        &self,
+        py: Python<'py>,
+        words: &Bound<'py, PyAny>,
+        to: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = crate::codecs::format_arg(to)?;
+        if self.calc.convert_to(&t.calc, 0).is_none() {
+            return Err(value_error(format!(
+                "convert converts within one family, not {} to {}",
+                self.format, t.format
+            )));
+        }
+        let w = self.words(words)?;
+        let shape = w.shape().to_vec();
+        let w: Vec<Bits> = w.iter().copied().collect();
+        let (from, to_calc) = (self.calc, t.calc);
+        let out = py.detach(|| {
+            crate::arrays::par_map(w.len(), |i| {
+                from.convert_to(&to_calc, w[i])
+                    .expect("checked: one family")
+            })
+        });
+        t.out(py, &shape, out)
+    }
 }

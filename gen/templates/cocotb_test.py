@@ -304,6 +304,42 @@ def convert_unit(rng, n):
     return [({"x": xs[i]}, {"y": int(y[i])}) for i in range(len(xs))]
 
 
+def lane_unit(rng, n):
+    """alu and vector (L lanes sharing the opcode): op, a, b, sel, t_in -> y, t_out, cmp, nan
+    of every lane by `Format.alu` (the golden lane); lane i's words at bits i*W of each port
+    (sel and nan: bit i, cmp: bits 2i+1..2i). All 16 opcodes on pairs of corner words, then
+    n random operations."""
+    fmt = lpgen.Format(UNIT["format"])
+    to = lpgen.Format(UNIT["parameters"]["to"])
+    lanes = UNIT["parameters"].get("lanes", 1)
+    w, wt = fmt.width, to.width
+    cs = corner_words(fmt)
+    ops = [op for op in range(16) for _ in range(len(cs))]
+    ops += [rng.choice([rng.randrange(16), 10, 9]) for _ in range(n)]
+    k = len(ops)
+    a = as_u64([[cs[(i + j) % len(cs)] if i < 16 * len(cs) else rng.getrandbits(w)
+                 for j in range(lanes)] for i in range(k)])
+    pairs = operand_pairs(rng, fmt, k * lanes)[-k * lanes:]
+    b = as_u64([p[1] for p in pairs]).reshape(k, lanes)
+    sel = np.array([[rng.getrandbits(1) for _ in range(lanes)] for _ in range(k)])
+    t_in = as_u64(random_words(rng, to, k * lanes)).reshape(k, lanes)
+    op = np.array(ops)[:, None]
+    y, t_out, cmp, nan = fmt.alu(op, a, b, sel, t_in, to=to)
+
+    def packed(x, width):
+        return sum(int(v) << (width * j) for j, v in enumerate(x))
+
+    return [
+        (
+            {"op": ops[i], "a": packed(a[i], w), "b": packed(b[i], w),
+             "sel": packed(sel[i], 1), "t_in": packed(t_in[i], wt)},
+            {"y": packed(y[i], w), "t_out": packed(t_out[i], wt), "cmp": packed(cmp[i], 2),
+             "nan": packed(nan[i], 1)},
+        )
+        for i in range(k)
+    ]
+
+
 def q8_corner_scales(fmt, rng):
     return corner_words(fmt) + random_words(rng, fmt, 8)
 
@@ -351,6 +387,8 @@ UNITS = {
     "lns-kahan": kahan_unit,
     "array": array_unit,
     "convert": convert_unit,
+    "alu": lane_unit,
+    "vector": lane_unit,
     "q8-enc": q8_enc_unit,
     "q8-dec": q8_dec_unit,
 }

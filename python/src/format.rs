@@ -381,4 +381,25 @@ impl PyFormat {
         });
         t.out(py, &shape, out)
     }
+
+    /// One lane of the vector ALU in this format (the hardware `alu` and `vector` units'
+    /// rule, `lpgen_golden::Alu`), converting to and from `to` (same family; default this
+    /// format): opcodes `op` (0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min, 6 lt, 7 neg, 8 abs,
+    /// 9 select, 10 convert from T; 11..15 give zero), words `a`, `b`, select bits `sel`,
+    /// T words `t_in`, broadcast. Returns `(y, t_out, cmp, nan)`: y, a converted to T, how a
+    /// compares with b (0 equal, 1 less, 2 greater, 3 unordered), and whether y is NaN/NaR.
+    #[pyo3(signature = (op, a, b, sel, t_in, to=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn alu<'py>(
+        &self,
+        py: Python<'py>,
+        op: &Bound<'py, PyAny>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        sel: &Bound<'py, PyAny>,
+        t_in: &Bound<'py, PyAny>,
+        to: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        crate::lane::alu(self, py, [op, a, b, sel, t_in], to)
+    }
 }

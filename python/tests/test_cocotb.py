@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 # The designs of the CI check: the four (posit-add, lns-add, a 2x2 array, q8-enc), an
-# accumulating unit at latency 0 and lns-kahan with its three interleaved accumulations.
+# accumulating unit at latency 0, lns-kahan with its three interleaved accumulations, and a
+# 2-lane vector.
 DESIGNS = {
     "posit-add": ["posit-add", "--format", "posit:8:0", "--stages", "2"],
     "lns-add": ["lns-add", "--format", "lns:4:4", "--stages", "2"],
@@ -22,6 +23,7 @@ DESIGNS = {
     "q8-enc": ["q8-enc", "--format", "f32", "--stages", "1"],
     "posit-mac": ["posit-mac", "--format", "posit:8:0"],
     "lns-kahan-s3": ["lns-kahan", "--format", "lns:4:4", "--stages", "3"],
+    "vector2": ["vector", "--format", "posit:8:0", "--lanes", "2", "--to", "posit:16:1"],
 }
 # Fewest results each design's 300 vectors give (arrays: one per tile, lns-kahan: a step in
 # three cycles).
@@ -99,10 +101,11 @@ def test_a_mutant_design_fails_the_bench(cli, tmp_path, what, pattern, repl, mes
 
 
 def test_units_without_a_model_are_refused_before_writing(cli, tmp_path):
-    out = tmp_path / "alu"
-    p = cli.run(["rtl", "alu", "--format", "posit:8:0", "--out", str(out), "--testbench", "cocotb"])
+    out = tmp_path / "quant1"
+    p = cli.run(["rtl", "quant1", "--format", "fix:7:8", "--rows", "8", "--out", str(out),
+                 "--testbench", "cocotb"])
     assert p.returncode == 2
-    assert p.stderr.count("\n") == 1 and "--testbench cocotb: alu is not covered" in p.stderr
+    assert p.stderr.count("\n") == 1 and "--testbench cocotb: quant1 is not covered" in p.stderr
     assert not any(out.glob("*.v")), "nothing is generated for a refused bench"
 
 

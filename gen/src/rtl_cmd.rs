@@ -88,6 +88,29 @@ pub struct RtlArgs {
     /// Output directory (created if missing)
     #[arg(long)]
     out: PathBuf,
+    /// Also write a testbench beside the design: `cocotb` (test_<top>.py and run_<top>.py,
+    /// checked against the `lpgen` Python package; docs/cocotb.md)
+    #[arg(long, value_enum)]
+    testbench: Option<Testbench>,
+    /// Also write a FuseSoC CAPI2 core <top>.core beside the design (docs/cocotb.md)
+    #[arg(long)]
+    core: bool,
+    /// Also write a wrapper <top>_axis around the unit: `axis`, AXI4-Stream with
+    /// backpressure (docs/rtl.md); --testbench and --core then apply to the wrapper
+    #[arg(long, value_enum)]
+    wrap: Option<Wrap>,
+}
+
+/// The wrappers `--wrap` writes.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Wrap {
+    Axis,
+}
+
+/// The testbenches `--testbench` writes.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Testbench {
+    Cocotb,
 }
 
 /// Writes `contents` to `path` atomically (see [`lpgen_verif::tempfiles::write_atomic`]).
@@ -106,8 +129,36 @@ pub fn run(args: &RtlArgs, out: &mut dyn Write) -> CliResult {
             args.out.display()
         ))
     })?;
-    let design = generate(&params)?;
-    let written = write_design(&args.out, &design)?;
+    // Refused before generating, as a bad --out is.
+    if let (Some(Testbench::Cocotb), Some(why)) =
+        (args.testbench, crate::cocotb::unsupported(&params))
+    {
+        return Err(CliError(why));
+    }
+    let (design, mut written) = match args.wrap {
+        None => {
+            let d = generate(&params)?;
+            let w = write_design(&args.out, &d)?;
+            (d, w)
+        }
+        Some(Wrap::Axis) => {
+            let (unit, wrapper) = lpgen_hdl::wrap_axis(&params)?;
+            let mut w = write_design(&args.out, &wrapper)?;
+            let unit_files = write_design(&args.out, &unit)?;
+            for p in unit_files {
+                if !w.contains(&p) {
+                    w.push(p);
+                }
+            }
+            (wrapper, w)
+        }
+    };
+    if let Some(Testbench::Cocotb) = args.testbench {
+        written.extend(crate::cocotb::write(&args.out, &params, &design)?);
+    }
+    if args.core {
+        written.push(crate::fusesoc::write(&args.out, &design)?);
+    }
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
     emit(out, &names.join("\n"))
 }

@@ -10,4 +10,6 @@ pub mod sources;
 pub mod units;
 pub use manifest::{Direction, Manifest};
 pub use sources::{Verilog, VerilogFile};
-pub use units::{generate, Design, GenError, Params, PeKind, Unit, REGISTERED_MULTIPLIER_PREFIX};
+pub use units::{
+    generate, wrap_axis, Design, GenError, Params, PeKind, Unit, REGISTERED_MULTIPLIER_PREFIX,
+};

@@ -30,6 +30,10 @@ pub struct Manifest {
     pub ports: Vec<Port>,
     /// Table name → digest of every ROM table the design holds (sorted by name).
     pub tables: BTreeMap<String, String>,
+    /// A wrapper's (`lpgen rtl --wrap axis`): the top of the unit it wraps, whose manifest
+    /// `<wraps>.json` lies beside this one. Absent for a unit's own design.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wraps: Option<String>,
 }
 
 /// The parameters that selected the design: `stages`, and those of the unit's registry

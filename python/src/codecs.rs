@@ -7,7 +7,9 @@ use numpy::{AllowTypeChange, PyArrayLikeDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::arrays::{array_out, par_map, value_error, words_in};
+use crate::arrays::{
+    array_out, broadcast_shape, broadcast_to, par_map, par_try_map, value_error, words_in,
+};
 use crate::format::PyFormat;
 
 /// Elements per call of the codec's slice encoder (its scaled midpoints are made per call).
@@ -84,8 +86,49 @@ pub fn q8_decode<'py>(
     array_out(py, &shape, out)
 }
 
+/// `Format.q8_encode_words`: the word rule of `Q8Type::encode_word` on broadcast words.
+pub fn q8_encode_words<'py>(
+    f: &PyFormat,
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    scale: &Bound<'py, PyAny>,
+    ty: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let t = q8_type(ty)?;
+    let (x, s) = (f.words(x)?, f.words(scale)?);
+    let shape = broadcast_shape(&[x.shape(), s.shape()]).map_err(value_error)?;
+    let (x, s) = (broadcast_to(&x, &shape), broadcast_to(&s, &shape));
+    let format = f.format;
+    let codes = py
+        .detach(|| par_try_map(x.len(), |i| t.encode_word(format, x[i], s[i])))
+        .map_err(value_error)?;
+    array_out(py, &shape, codes)
+}
+
+/// `Format.q8_decode_words`: the word rule of `Q8Type::decode_word_flagged` on broadcast
+/// codes and scale words.
+pub fn q8_decode_words<'py>(
+    f: &PyFormat,
+    py: Python<'py>,
+    codes: &Bound<'py, PyAny>,
+    scale: &Bound<'py, PyAny>,
+    ty: &str,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let t = q8_type(ty)?;
+    let (c, s) = (words_in(codes, 8, &t.to_string())?, f.words(scale)?);
+    let shape = broadcast_shape(&[c.shape(), s.shape()]).map_err(value_error)?;
+    let (c, s) = (broadcast_to(&c, &shape), broadcast_to(&s, &shape));
+    let format = f.format;
+    let out = py
+        .detach(|| par_try_map(c.len(), |i| t.decode_word_flagged(format, c[i] as u8, s[i])))
+        .map_err(value_error)?;
+    let words = f.out(py, &shape, out.iter().map(|o| o.0).collect())?;
+    let flags = array_out(py, &shape, out.iter().map(|o| o.1).collect::<Vec<bool>>())?;
+    PyTuple::new(py, [words, flags])
+}
+
 /// A format from a `Format` or a format string.
-fn format_arg(f: &Bound<'_, PyAny>) -> PyResult<PyFormat> {
+pub(crate) fn format_arg(f: &Bound<'_, PyAny>) -> PyResult<PyFormat> {
     if let Ok(p) = f.cast::<PyFormat>() {
         let p = p.get();
         return Ok(PyFormat {

@@ -345,4 +345,84 @@ impl PyFormat {
         let q = self.onebit_words(py, g, residual, mode)?;
         PyTuple::new(py, self.onebit_out(py, q, false)?)
     }
+
+    /// The 8-bit codec's word rule (the hardware `q8-enc`'s): each x word of this format
+    /// encoded with the 8-bit type `ty` at the scale word `scale` (numpy broadcasting), as
+    /// `Q8Type::encode_word`. Returns uint8 codes.
+    #[pyo3(signature = (x, scale, ty="q8:dynamic-tree"))]
+    fn q8_encode_words<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        scale: &Bound<'py, PyAny>,
+        ty: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::codecs::q8_encode_words(self, py, x, scale, ty)
+    }
+
+    /// The 8-bit codec's word rule (the hardware `q8-dec`'s): each code of type `ty` decoded
+    /// at the scale word `scale` into this format (numpy broadcasting), as
+    /// `Q8Type::decode_word_flagged`. Returns `(words, flags)`: the result words and the
+    /// decoder's flag (the result overflowed or is NaN/NaR).
+    #[pyo3(signature = (codes, scale, ty="q8:dynamic-tree"))]
+    fn q8_decode_words<'py>(
+        &self,
+        py: Python<'py>,
+        codes: &Bound<'py, PyAny>,
+        scale: &Bound<'py, PyAny>,
+        ty: &str,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        crate::codecs::q8_decode_words(self, py, codes, scale, ty)
+    }
+
+    /// Each word converted to the format `to` (a `Format` or a format string) of the same
+    /// family, as the golden ALU's `convert` (the hardware `convert` unit's and the ALU lane's
+    /// rule): posit and fix rounded to nearest (ties to even) and saturated, LNS by its log
+    /// rounded to the target's fraction bits (docs/formats.md).
+    fn convert<'py>(
+        &self,
+        py: Python<'py>,
+        words: &Bound<'py, PyAny>,
+        to: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let t = crate::codecs::format_arg(to)?;
+        if self.calc.convert_to(&t.calc, 0).is_none() {
+            return Err(value_error(format!(
+                "convert converts within one family, not {} to {}",
+                self.format, t.format
+            )));
+        }
+        let w = self.words(words)?;
+        let shape = w.shape().to_vec();
+        let w: Vec<Bits> = w.iter().copied().collect();
+        let (from, to_calc) = (self.calc, t.calc);
+        let out = py.detach(|| {
+            crate::arrays::par_map(w.len(), |i| {
+                from.convert_to(&to_calc, w[i])
+                    .expect("checked: one family")
+            })
+        });
+        t.out(py, &shape, out)
+    }
+
+    /// One lane of the vector ALU in this format (the hardware `alu` and `vector` units'
+    /// rule, `lpgen_golden::Alu`), converting to and from `to` (same family; default this
+    /// format): opcodes `op` (0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min, 6 lt, 7 neg, 8 abs,
+    /// 9 select, 10 convert from T; 11..15 give zero), words `a`, `b`, select bits `sel`,
+    /// T words `t_in`, broadcast. Returns `(y, t_out, cmp, nan)`: y, a converted to T, how a
+    /// compares with b (0 equal, 1 less, 2 greater, 3 unordered), and whether y is NaN/NaR.
+    #[pyo3(signature = (op, a, b, sel, t_in, to=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn alu<'py>(
+        &self,
+        py: Python<'py>,
+        op: &Bound<'py, PyAny>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        sel: &Bound<'py, PyAny>,
+        t_in: &Bound<'py, PyAny>,
+        to: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        crate::lane::alu(self, py, [op, a, b, sel, t_in], to)
+    }
 }

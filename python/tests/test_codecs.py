@@ -127,3 +127,53 @@ def test_onebit_formats_modes_and_shapes(cli):
         lpgen.onebit([1.0, 2.0], [0.0])
     with pytest.raises(ValueError, match="1-D"):
         lpgen.onebit(np.zeros((2, 2, 2)))
+
+
+@pytest.mark.parametrize("spec", ["posit:16:1", "fix:7:8", "f32"])
+@pytest.mark.parametrize("ty", Q8_TYPES)
+def test_q8_word_rule_encodes_to_the_nearest_code(spec, ty, rng):
+    # Format.q8_encode_words, the rule of the hardware q8-enc: x's value over the scale's,
+    # the nearest unit magnitude (ties to the larger), x's sign; exact rationals here.
+    from fractions import Fraction
+
+    f = lpgen.Format(spec)
+    units = lpgen.q8_decode(np.arange(256), 1.0, ty).astype(np.float64)
+    mags = sorted({Fraction(abs(u)) for u in units})
+    fields = {m: int(np.argmax(np.abs(units[:128]) == float(m))) for m in mags}
+    mids = [(a + b) / 2 for a, b in zip(mags, mags[1:])]
+    x = f.encode(rng.standard_normal(400) * 4.0 ** rng.integers(-3, 4, 400))
+    s = f.encode(np.abs(rng.standard_normal(400)) * 4.0 + 0.25)
+    codes = f.q8_encode_words(x, s, ty)
+    assert codes.dtype == np.uint8 and codes.shape == (400,)
+    xv, sv = f.decode(x), f.decode(s)
+    for i in range(400):
+        q = abs(Fraction(xv[i])) / Fraction(sv[i])
+        m = mags[sum(1 for mid in mids if q >= mid)]
+        want = fields[m] | (0x80 if xv[i] < 0 else 0)
+        assert codes[i] == want, (spec, ty, x[i], s[i], codes[i], want)
+
+
+@pytest.mark.parametrize("ty", Q8_TYPES)
+def test_q8_word_rule_decodes_as_the_tensor_codec_does(ty, rng):
+    # f32: Format.q8_decode_words equals q8_decode (a different path: the codebook table).
+    f = lpgen.Format("f32")
+    codes = np.arange(256)
+    for scale in [1.0, 0.375, 3.0e5, float(np.float32(rng.random()))]:
+        words, flags = f.q8_decode_words(codes, f.encode(scale), ty)
+        assert words.dtype == np.uint32 and flags.dtype == np.bool_
+        want = lpgen.q8_decode(codes, scale, ty)
+        assert (words == want.view(np.uint32)).all() and not flags.any()
+    # A NaN scale word: NaN results, flagged.
+    words, flags = f.q8_decode_words(codes, f.nan, ty)
+    assert np.isnan(f.decode(words)).all() and flags.all()
+    # posit: the code's value times the scale rounded once into the format.
+    p = lpgen.Format("posit:16:1")
+    s = p.encode(2.5)
+    words, flags = p.q8_decode_words(codes, s, ty)
+    units = lpgen.q8_decode(codes, 1.0, ty).astype(np.float64)
+    assert_same_words(words, p.encode(units * 2.5), f"{ty} at 2.5")
+    assert not flags.any()
+    with pytest.raises(ValueError, match="more than the 8 bits"):
+        p.q8_decode_words([256], s, ty)
+    with pytest.raises(ValueError):
+        p.q8_encode_words([0], s, "q8:foo")

@@ -3,6 +3,8 @@
 
 mod alu;
 mod array;
+mod axis;
+pub use axis::{wrap_axis, AXIS_SUFFIX};
 mod convert;
 mod dfix;
 mod divide;
@@ -416,6 +418,7 @@ fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
         files,
         ports,
         tables: b.tables.iter().cloned().collect(),
+        wraps: None,
     }
     .to_json()
 }

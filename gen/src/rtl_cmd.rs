@@ -113,9 +113,9 @@ pub enum Testbench {
     Cocotb,
 }
 
-/// Writes `contents` to `path` atomically (see [`lpgen_verif::tempfiles::write_atomic`]).
+/// Writes `contents` to `path` atomically (see [`lpgen_tempfiles::write_atomic`]).
 pub fn write_atomic(path: &Path, contents: &str) -> CliResult {
-    lpgen_verif::tempfiles::write_atomic(path, contents.as_bytes())
+    lpgen_tempfiles::write_atomic(path, contents.as_bytes())
         .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))
 }
 

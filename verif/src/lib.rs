@@ -18,7 +18,7 @@ pub mod layout;
 pub mod rng;
 pub mod runtime;
 mod shim;
-pub mod tempfiles;
+pub use lpgen_tempfiles as tempfiles;
 
 pub use drivers::{run, Mode, Report, RunOptions};
 pub use engine::{Checker, Mismatch};

@@ -44,7 +44,7 @@ pub fn write(path: &Path, title: &str, panels: &[Panel]) -> Result<(), TrainErro
     let err = |e: String| TrainError(format!("cannot write plot {}: {e}", path.display()));
     let rgb = render(title, panels).map_err(err)?;
     let png = encode(&rgb).map_err(|e| err(e.to_string()))?;
-    lpgen_verif::tempfiles::write_atomic(path, &png).map_err(|e| err(e.to_string()))
+    lpgen_tempfiles::write_atomic(path, &png).map_err(|e| err(e.to_string()))
 }
 
 /// The span of `values` with a margin of 5 % either side (a unit either side when flat).

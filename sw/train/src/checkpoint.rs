@@ -85,7 +85,7 @@ pub fn save<W: Word>(path: &Path, fingerprint: &str, s: &State<W>) -> Result<(),
     }
     let digest = fnv1a64(out.bytes());
     out.push_str(&format!("end {digest:016x}\n"));
-    lpgen_verif::tempfiles::write_atomic(path, out.as_bytes())
+    lpgen_tempfiles::write_atomic(path, out.as_bytes())
         .map_err(|e| TrainError(format!("cannot write checkpoint {}: {e}", path.display())))
 }
 
@@ -129,7 +129,7 @@ pub fn save_worker(
     }
     let digest = fnv1a64(out.bytes());
     out.push_str(&format!("end {digest:016x}\n"));
-    lpgen_verif::tempfiles::write_atomic(path, out.as_bytes())
+    lpgen_tempfiles::write_atomic(path, out.as_bytes())
         .map_err(|e| TrainError(format!("cannot write worker state {}: {e}", path.display())))
 }
 

@@ -45,12 +45,12 @@ pub fn register_fonts() {
     });
 }
 
-/// Writes the plot to `path` atomically (`lpgen_verif::tempfiles::write_atomic`).
+/// Writes the plot to `path` atomically (`lpgen_tempfiles::write_atomic`).
 pub fn write(path: &Path, s: &Series) -> Result<(), TrainError> {
     let err = |e: String| TrainError(format!("cannot write plot {}: {e}", path.display()));
     let rgb = render(s).map_err(err)?;
     let png = encode(&rgb).map_err(|e| err(e.to_string()))?;
-    lpgen_verif::tempfiles::write_atomic(path, &png).map_err(|e| err(e.to_string()))
+    lpgen_tempfiles::write_atomic(path, &png).map_err(|e| err(e.to_string()))
 }
 
 /// An 8-bit RGB PNG of W × H pixels.

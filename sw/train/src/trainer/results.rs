@@ -28,7 +28,7 @@ pub(super) fn write_results(
 ) -> Result<(), TrainError> {
     let path = plan.out.join("metrics.jsonl");
     let text: String = history.iter().map(|h| h.json() + "\n").collect();
-    lpgen_verif::tempfiles::write_atomic(&path, text.as_bytes())
+    lpgen_tempfiles::write_atomic(&path, text.as_bytes())
         .map_err(|e| TrainError(format!("cannot write {}: {e}", path.display())))?;
     let col = |f: fn(&EpochMetrics) -> f64| history.iter().map(f).collect::<Vec<f64>>();
     plot::write(

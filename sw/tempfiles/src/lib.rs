@@ -2,7 +2,8 @@
 //! for when such a temporary is a leftover: its writer, named by the pid in its name, is gone,
 //! or it has not been touched for a day (the pid may have been reused). A process never
 //! treats its own temporaries as leftovers. Used by `lpgen rtl`, training checkpoints and
-//! results, and the Verilator model cache.
+//! results, and the Verilator model cache: a crate of its own so that each of them (training
+//! among them) takes it without depending on another for it.
 
 use std::io::Write;
 use std::path::Path;

@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod compress;
 pub mod config;
 pub mod data;
+pub mod eval;
 pub mod family;
 pub mod layers;
 pub mod machine;

@@ -99,6 +99,46 @@ pub fn parse_precision(s: &str) -> Result<(Stages, bool), TrainError> {
     ))
 }
 
+/// Checks the accumulation options against the stages: `--quire` must change some stage's
+/// accumulation (each family's `TrainFamily` says), `--keep-bits N` needs one LNS format with
+/// at least N fraction bits. One-line refusals, as `lpgen train` and `lpgen eval` give them.
+pub fn check_accumulation(
+    stages: &Stages,
+    quire: bool,
+    keep_bits: Option<u32>,
+) -> Result<(), TrainError> {
+    let changed_by_quire = |f: &Format| {
+        let t = crate::family::train_family(f);
+        t.accumulation(true, false) != t.accumulation(false, false)
+    };
+    if quire && !stages.list().iter().any(changed_by_quire) {
+        return Err(TrainError(
+            "--quire needs posit or float stages (fix and dfix always accumulate exactly)".into(),
+        ));
+    }
+    if let Some(n) = keep_bits {
+        match stages.f {
+            Format::Lns(l) if n <= l.frac_bits && stages.list().iter().all(|s| *s == stages.f) => {}
+            _ => {
+                return Err(TrainError(format!(
+                    "--keep-bits {n} needs one LNS format with at least {n} fraction bits"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The Kahan places of `--kahan` (`None`: the default of the forward format's family: all for
+/// LNS, none otherwise).
+pub fn kahan_places(kahan: Option<&str>, stages: &Stages) -> Result<KahanPlaces, TrainError> {
+    match kahan {
+        Some(k) => KahanPlaces::parse(k),
+        None if crate::family::train_family(&stages.f).kahan_by_default() => Ok(KahanPlaces::all()),
+        None => Ok(KahanPlaces::default()),
+    }
+}
+
 /// Where Kahan summation is used (seed 000 §3.3: matrix multiply, tensor sums, softmax,
 /// weight updates with a compensation per weight).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -16,7 +16,7 @@ use lpgen_golden::Format;
 use crate::checkpoint::{self, State};
 use crate::config::{Config, Normalize};
 use crate::data::{self, Dataset};
-use crate::machine::{Mat, Machine, Word};
+use crate::machine::{Machine, Mat, Word};
 use crate::model::{Model, Params};
 use crate::net::Net;
 use crate::storage::Storage;
@@ -90,7 +90,8 @@ pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, TrainError> {
 /// (momenta, squares, compensations) is not carried: evaluation does not read it.
 pub fn convert_params(model: &Model<u64>, from: Format, to: Format) -> Model<u64> {
     let (src, dst) = (from.calc(), to.calc());
-    let words = |w: &[u64]| -> Vec<u64> { w.iter().map(|&x| dst.from_f64(src.to_f64(x))).collect() };
+    let words =
+        |w: &[u64]| -> Vec<u64> { w.iter().map(|&x| dst.from_f64(src.to_f64(x))).collect() };
     Model {
         layers: model
             .layers

@@ -110,9 +110,7 @@ fn optimizer(text: &str) -> Option<Optimizer> {
 }
 
 fn compression(text: &str) -> Option<Compression> {
-    let codecs: Vec<Option<Q8Type>> = std::iter::once(None)
-        .chain(Q8Type::ALL.map(Some))
-        .collect();
+    let codecs: Vec<Option<Q8Type>> = std::iter::once(None).chain(Q8Type::ALL.map(Some)).collect();
     let all = codecs
         .iter()
         .flat_map(|&grad| codecs.iter().map(move |&act| Compression { grad, act }));
@@ -158,7 +156,9 @@ fn storage(text: &str) -> Option<StorageConfig> {
         exact_products,
     };
     if dynamic {
-        let rest = rest.strip_prefix("scales every ")?.strip_suffix(" overflow")?;
+        let rest = rest
+            .strip_prefix("scales every ")?
+            .strip_suffix(" overflow")?;
         let (n, rate) = rest.split_once(" examples at ")?;
         s.scale_every = n.parse().ok()?;
         s.max_overflow = rate.parse().ok()?;
@@ -192,8 +192,13 @@ fn arch(text: &str) -> Option<Arch> {
                 }
             }
             ["conv", k, "pad", pad] => {
-                let sizes: Vec<usize> = k.split('x').map(|v| v.parse().ok()).collect::<Option<_>>()?;
-                let [filters, kernel, k2] = sizes[..] else { return None };
+                let sizes: Vec<usize> = k
+                    .split('x')
+                    .map(|v| v.parse().ok())
+                    .collect::<Option<_>>()?;
+                let [filters, kernel, k2] = sizes[..] else {
+                    return None;
+                };
                 let pad: usize = pad.parse().ok()?;
                 if kernel != k2 || shape.1 + 2 * pad < kernel || shape.2 + 2 * pad < kernel {
                     return None;
@@ -206,7 +211,11 @@ fn arch(text: &str) -> Option<Arch> {
                     kernel,
                     pad,
                 };
-                shape = (filters, shape.1 + 2 * pad + 1 - kernel, shape.2 + 2 * pad + 1 - kernel);
+                shape = (
+                    filters,
+                    shape.1 + 2 * pad + 1 - kernel,
+                    shape.2 + 2 * pad + 1 - kernel,
+                );
                 l
             }
             ["maxpool", s] => {
@@ -316,12 +325,7 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
             .ok_or_else(|| bad("normalize"))?,
         seed: num(17)?,
     };
-    let own = format!(
-        "{} train={} test={}",
-        cfg.fingerprint(),
-        get(20),
-        get(21)
-    );
+    let own = format!("{} train={} test={}", cfg.fingerprint(), get(20), get(21));
     if !fp.starts_with(&own) {
         return Err(bad("it does not print back as itself"));
     }

@@ -30,8 +30,12 @@ fn fingerprints_read_back_as_the_configuration_that_printed_them() {
     c.stages = parse_precision("O16-L12-FBG8q").unwrap().0;
     c.kahan = KahanPlaces::default();
     c.keep_bits = None;
-    c.arch = Arch::build(&options(ModelKind::Lenet5, &[], &[0.0, 0.5, 0.25]), (1, 28, 28), 10)
-        .unwrap();
+    c.arch = Arch::build(
+        &options(ModelKind::Lenet5, &[], &[0.0, 0.5, 0.25]),
+        (1, 28, 28),
+        10,
+    )
+    .unwrap();
     c.optimizer = Optimizer::AdaGrad {
         eps: 1e-8,
         at: AdaGradAt::Momentum,
@@ -46,8 +50,12 @@ fn fingerprints_read_back_as_the_configuration_that_printed_them() {
     c.lr = 0.0123;
     configs.push(c.clone());
     c.stages = Stages::all("f32".parse().unwrap());
-    c.arch = Arch::build(&options(ModelKind::Maxout, &[24, 12], &[0.2, 0.5]), (1, 28, 28), 10)
-        .unwrap();
+    c.arch = Arch::build(
+        &options(ModelKind::Maxout, &[24, 12], &[0.2, 0.5]),
+        (1, 28, 28),
+        10,
+    )
+    .unwrap();
     c.optimizer = Optimizer::parse("rmsprop").unwrap();
     c.schedule = Schedule::Halving {
         hold: 8,
@@ -93,7 +101,10 @@ fn fingerprints_read_back_as_the_configuration_that_printed_them() {
         let damaged = fp.replacen(from, to, 1);
         assert_ne!(damaged, fp);
         let e = parse_fingerprint(&damaged).unwrap_err().0;
-        assert!(e.contains("cannot be read back") && !e.contains('\n'), "{to}: {e}");
+        assert!(
+            e.contains("cannot be read back") && !e.contains('\n'),
+            "{to}: {e}"
+        );
     }
 }
 
@@ -101,7 +112,14 @@ fn fingerprints_read_back_as_the_configuration_that_printed_them() {
 /// target of the golden decoding in the source.
 #[test]
 fn each_converted_word_is_the_golden_encoding_of_its_decoded_value() {
-    let fmts = ["f32", "posit:8:2", "posit:6:1", "lns:5:6", "fix:7:8", "float:4:3"];
+    let fmts = [
+        "f32",
+        "posit:8:2",
+        "posit:6:1",
+        "lns:5:6",
+        "fix:7:8",
+        "float:4:3",
+    ];
     for from in fmts {
         let from: Format = from.parse().unwrap();
         let mut cfg = crate::net::tests::cfg("f32");
@@ -126,7 +144,11 @@ fn each_converted_word_is_the_golden_encoding_of_its_decoded_value() {
             for (a, b) in model.layers.iter().zip(&got.layers) {
                 assert_eq!((a.w.rows, a.w.cols), (b.w.rows, b.w.cols));
                 for (x, y) in a.w.data.iter().chain(&a.b).zip(b.w.data.iter().chain(&b.b)) {
-                    assert_eq!(*y, to.calc().from_f64(from.calc().to_f64(*x)), "{from} -> {to}");
+                    assert_eq!(
+                        *y,
+                        to.calc().from_f64(from.calc().to_f64(*x)),
+                        "{from} -> {to}"
+                    );
                 }
                 assert_eq!(b.w.data.len() + b.b.len(), a.w.data.len() + a.b.len());
             }
@@ -164,8 +186,17 @@ fn conversion_rounds_to_nearest_and_keeps_a_formats_own_words() {
     assert_eq!(one("f32", "posit:8:2", f03), 0b0011_0010);
     assert_eq!(one("f32", "posit:6:1", f03), 0b00_1001);
     assert_eq!(one("posit:8:2", "fix:7:8", 0b0011_0010), 80);
-    assert_eq!(one("posit:8:2", "f32", 0b0011_0010), 0.3125f32.to_bits() as u64);
-    for f in ["posit:8:2", "posit:6:1:u", "lns:5:6", "fix:4:3", "float:4:3"] {
+    assert_eq!(
+        one("posit:8:2", "f32", 0b0011_0010),
+        0.3125f32.to_bits() as u64
+    );
+    for f in [
+        "posit:8:2",
+        "posit:6:1:u",
+        "lns:5:6",
+        "fix:4:3",
+        "float:4:3",
+    ] {
         let n: Format = f.parse().unwrap();
         for w in 0..1u64 << n.width() {
             let v = n.calc().to_f64(w);

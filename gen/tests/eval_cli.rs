@@ -260,6 +260,34 @@ fn bad_input_gets_one_line() {
         ],
         "not an lpgen checkpoint",
     );
+    // A parameter word wider than posit:8:2, under a digest recomputed to match (FNV-1a,
+    // 64 bits, over everything before the `end` line).
+    let text = std::fs::read_to_string(out.join("checkpoint.lpck")).unwrap();
+    let at = text.find("\nw ").unwrap() + 1;
+    let line_end = at + text[at..].find('\n').unwrap() + 1;
+    let word_end = line_end + text[line_end..].find(' ').unwrap();
+    let body = format!(
+        "{}1ff{}",
+        &text[..line_end],
+        &text[word_end..text.rfind("end ").unwrap()]
+    );
+    let digest = body.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    let wide = tmp("wide.lpck");
+    std::fs::write(&wide, format!("{body}end {digest:016x}\n")).unwrap();
+    refused(
+        &[
+            "eval",
+            "--checkpoint",
+            wide.to_str().unwrap(),
+            "--dataset",
+            ds,
+            "--format",
+            "posit:8:2",
+        ],
+        "wider than posit:8:2",
+    );
     let small = tmp("small");
     std::fs::create_dir_all(&small).unwrap();
     for split in ["train", "t10k"] {
@@ -284,7 +312,7 @@ fn bad_input_gets_one_line() {
         ],
         "takes 1x28x28 images",
     );
-    for p in [out, junk, small] {
+    for p in [out, junk, small, wide] {
         let _ = std::fs::remove_dir_all(&p);
         let _ = std::fs::remove_file(&p);
     }

@@ -82,6 +82,20 @@ pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, TrainError> {
         .storage
         .map(|c| Storage::new(c, template.layers.len()));
     let state = checkpoint::load(&file, &fp, &template, storage)?;
+    // A word wider than its format (a file edited and re-digested) is refused, not decoded.
+    let o = run.cfg.stages.o;
+    let wide = |w: &u64| o.width() < 64 && *w >> o.width() != 0;
+    if state
+        .model
+        .layers
+        .iter()
+        .any(|l| l.w.data.iter().chain(&l.b).any(wide))
+    {
+        return Err(TrainError(format!(
+            "checkpoint {} is unusable: a parameter word is wider than {o}",
+            file.display()
+        )));
+    }
     Ok(Checkpoint { run, state })
 }
 

@@ -82,7 +82,7 @@ fn eval(run: &Path, args: &[&str]) -> serde_json::Value {
 /// the very test loss and accuracy (as f64s) its training printed.
 #[test]
 fn a_checkpoint_in_its_own_format_scores_what_its_training_printed() {
-    let runs: [(&str, &[&str], &[&str]); 7] = [
+    let runs: [(&str, &[&str], &[&str]); 8] = [
         (
             "posit",
             &["--format", "posit:8:2"],
@@ -92,6 +92,12 @@ fn a_checkpoint_in_its_own_format_scores_what_its_training_printed() {
             "posit",
             &["--precision", "O12-L10-FBG8q"],
             &["--precision", "O12-L10-FBG8q"],
+        ),
+        // Seed 004 Fig. 4.7's posits that underflow, in stages.
+        (
+            "posit",
+            &["--precision", "O12-L12-FBG6uq"],
+            &["--precision", "O12-L12-FBG=posit:6:uq"],
         ),
         ("lns", &["--format", "lns:5:6"], &["--format", "lns:5:6"]),
         ("fix", &["--format", "fix:7:8"], &["--format", "fix:7:8"]),
@@ -219,6 +225,14 @@ fn bad_input_gets_one_line() {
         "dfix storage evaluates a dfix run",
     );
     run(&["--format", "posit:8:2", "--limit", "0"], "--limit 0");
+    run(
+        &["--precision", "O12-L12-FBG=posit:6:9:u"],
+        "es = 9 is too large",
+    );
+    run(
+        &["--precision", "O12-L12-FBG=lns:5:6"],
+        "not of posit:12's family",
+    );
     // The run's moments need its training images.
     refused(
         &[

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 use lpgen_golden::{Format, F32};
-use lpgen_train::config::{check_accumulation, kahan_places, parse_precision, Config, Stages};
+use lpgen_train::config::{
+    check_accumulation, kahan_places, parse_precision, AccumulatePlaces, Config, Stages,
+};
 use lpgen_train::data;
 use lpgen_train::eval::{self, Checkpoint, Scores};
 use lpgen_train::float::Float;
@@ -52,6 +54,9 @@ pub struct EvalArgs {
     /// none otherwise)
     #[arg(long)]
     kahan: Option<String>,
+    /// Accumulation per place, as `lpgen train --accumulate` takes it (e.g. matmul=pairwise)
+    #[arg(long)]
+    accumulate: Option<String>,
     /// LNS: keep this many fraction bits after every operation
     #[arg(long)]
     keep_bits: Option<u32>,
@@ -150,8 +155,17 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
     // Every option is checked before the checkpoint and the dataset are read.
     let (stages, quire, dfix) = stages(a)?;
     let kahan = kahan_places(a.kahan.as_deref(), &stages)?;
-    check_accumulation(&stages, quire, a.keep_bits)?;
     let backend = backend(a, &stages, dfix)?;
+    let accumulate = match &a.accumulate {
+        Some(p) if backend == "f32" => {
+            return Err(bad(format!(
+                "--accumulate {p}: the f32 machine sums as its matrix library does; choose placements on --backend golden or rtl"
+            )))
+        }
+        Some(p) => AccumulatePlaces::parse(p)?,
+        None => AccumulatePlaces::default(),
+    };
+    check_accumulation(&stages, quire, a.keep_bits, &accumulate)?;
     if backend == "rtl" && a.keep_bits.is_some() {
         return Err(bad(
             "--keep-bits runs on --backend golden (the RTL keeps every bit)",
@@ -177,6 +191,7 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
         stages,
         quire,
         kahan,
+        accumulate,
         keep_bits: a.keep_bits,
         storage: storage.as_ref().map(|s| s.config),
         ..ck.run.cfg.clone()
@@ -258,8 +273,12 @@ fn report(
         let storage = c.storage.map_or(String::new(), |s| {
             format!(" with dfix storage ({})", s.describe())
         });
+        let placed = match c.accumulate.describe() {
+            d if d.is_empty() => String::new(),
+            d => format!(", accumulate={d}"),
+        };
         format!(
-            "{}{storage} (quire={}, kahan={})",
+            "{}{storage} (quire={}, kahan={}{placed})",
             c.stages.describe(),
             c.quire,
             c.kahan.describe()
@@ -282,6 +301,7 @@ fn report(
         "format": name(cfg),
         "quire": cfg.quire,
         "kahan": cfg.kahan.describe(),
+        "accumulate": cfg.accumulate.describe(),
         "backend": backend,
         "test_images": images,
         "test_loss": s.loss,

@@ -9,8 +9,8 @@ use lpgen_golden::{Format, F32};
 use lpgen_train::arch::{Arch, ArchOptions, ModelKind};
 use lpgen_train::compress::Compression;
 use lpgen_train::config::{
-    check_accumulation, kahan_places, parse_precision, Activation, AdaGradAt, Config, Normalize,
-    Optimizer, Schedule, Stages,
+    check_accumulation, kahan_places, parse_precision, AccumulatePlaces, Activation, AdaGradAt,
+    Config, Normalize, Optimizer, Schedule, Stages,
 };
 use lpgen_train::data;
 use lpgen_train::float::Float;
@@ -117,6 +117,12 @@ pub struct TrainArgs {
     /// LNS, none otherwise)
     #[arg(long)]
     kahan: Option<String>,
+    /// Accumulation per place (seed 000 Table 4.5), overriding --kahan and --quire there: a
+    /// comma list of PLACE=MODE, places matmul, sums, softmax, update or all, modes naive,
+    /// kahan, pairwise or exact (the format's exact accumulator: quires for posits); the
+    /// update takes naive or kahan
+    #[arg(long)]
+    accumulate: Option<String>,
     /// Accumulate products and sums in quires (posit; implied by a precision ending in q)
     #[arg(long)]
     quire: bool,
@@ -238,7 +244,16 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         ));
     }
     let kahan = kahan_places(a.kahan.as_deref(), &stages)?;
-    check_accumulation(&stages, quire, a.keep_bits)?;
+    let accumulate = match &a.accumulate {
+        Some(p) if a.backend == "f32" || storage.is_some() => {
+            return Err(bad(format!(
+                "--accumulate {p}: the f32 machine sums as its matrix library does; choose placements on --backend golden or rtl with an arithmetic --format"
+            )))
+        }
+        Some(p) => AccumulatePlaces::parse(p)?,
+        None => AccumulatePlaces::default(),
+    };
+    check_accumulation(&stages, quire, a.keep_bits, &accumulate)?;
     let arch = arch(a, input, classes)?;
     let schedule = match a.schedule.as_str() {
         "fixed" => Schedule::Fixed,
@@ -299,6 +314,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         stages,
         quire,
         kahan,
+        accumulate,
         keep_bits: a.keep_bits,
         arch,
         optimizer,

@@ -11,7 +11,8 @@ use lpgen_golden::Format;
 use crate::arch::{Arch, Layer};
 use crate::compress::Compression;
 use crate::config::{
-    Activation, AdaGradAt, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
+    AccumulatePlaces, Activation, AdaGradAt, Config, KahanPlaces, Normalize, Optimizer, Schedule,
+    Stages,
 };
 use crate::storage::StorageConfig;
 use crate::TrainError;
@@ -27,7 +28,7 @@ pub struct RunConfig {
 }
 
 /// The keys of a fingerprint in the order it prints them; `true`: always present.
-const KEYS: [(&str, bool); 25] = [
+const KEYS: [(&str, bool); 26] = [
     ("O", true),
     ("L", true),
     ("F", true),
@@ -48,6 +49,7 @@ const KEYS: [(&str, bool); 25] = [
     ("seed", true),
     ("storage", false),
     ("max_norm", false),
+    ("accumulate", false),
     ("train", true),
     ("test", true),
     ("workers", false),
@@ -308,6 +310,10 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
             _ => return Err(bad("quire")),
         },
         kahan: KahanPlaces::parse(get(6)).map_err(|_| bad("kahan"))?,
+        accumulate: v[20]
+            .map(|a| AccumulatePlaces::parse(a).map_err(|_| bad("accumulate")))
+            .transpose()?
+            .unwrap_or_default(),
         keep_bits,
         arch: arch(get(8)).ok_or_else(|| bad(&format!("net {:?}", get(8))))?,
         optimizer: optimizer(get(9)).ok_or_else(|| bad("optimizer"))?,
@@ -325,13 +331,13 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
             .ok_or_else(|| bad("normalize"))?,
         seed: num(17)?,
     };
-    let own = format!("{} train={} test={}", cfg.fingerprint(), get(20), get(21));
+    let own = format!("{} train={} test={}", cfg.fingerprint(), get(21), get(22));
     if !fp.starts_with(&own) {
         return Err(bad("it does not print back as itself"));
     }
     Ok(RunConfig {
         cfg,
-        train_digest: hex(20)?,
-        test_digest: hex(21)?,
+        train_digest: hex(21)?,
+        test_digest: hex(22)?,
     })
 }

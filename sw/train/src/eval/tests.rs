@@ -47,6 +47,7 @@ fn fingerprints_read_back_as_the_configuration_that_printed_them() {
     c.schedule = Schedule::Step { every: 3 };
     c.normalize = Normalize::Global;
     c.max_norm = Some(1.9365);
+    c.accumulate = crate::config::AccumulatePlaces::parse("matmul=pairwise,update=kahan").unwrap();
     c.lr = 0.0123;
     configs.push(c.clone());
     c.stages = Stages::all("f32".parse().unwrap());

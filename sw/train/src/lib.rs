@@ -18,6 +18,7 @@ pub mod net;
 mod net_storage;
 pub mod optim;
 pub mod parallel;
+pub mod placement;
 pub mod plot;
 pub mod storage;
 pub mod trainer;

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::{Format, F32};
 use lpgen_train::config::{
     check_accumulation, kahan_places, parse_precision, AccumulatePlaces, Config, Stages,
@@ -14,7 +15,7 @@ use lpgen_train::eval::{self, Checkpoint, Scores};
 use lpgen_train::float::Float;
 use lpgen_train::machine::{all_cores, Checked, Golden, Machine};
 use lpgen_train::rtl::Rtl;
-use lpgen_train::storage::Storage;
+use lpgen_train::storage::{Storage, StorageConfig};
 
 use crate::{emit, CliError, CliResult};
 
@@ -23,8 +24,9 @@ pub struct EvalArgs {
     /// A run's --out directory (or its checkpoint.lpck), trained in any format
     #[arg(long)]
     checkpoint: PathBuf,
-    /// The format to evaluate in, every stage (e.g. posit:6:1, lns:5:6, f32); dfix:P:U
-    /// evaluates a dfix run with its own storage groups
+    /// The format to evaluate in, every stage (e.g. posit:6:1, lns:5:6, f32); dfix:P:U is
+    /// seed 002's storage (a dfix run of P:U with its own scales, any other model with scales
+    /// fitted on 10,000 training images' forward passes)
     #[arg(long)]
     format: Option<String>,
     /// Stage formats as `lpgen train --precision` takes them (e.g. O16-L12-FBG8q)
@@ -100,22 +102,47 @@ fn stages(a: &EvalArgs) -> CliResult<(Stages, bool, bool)> {
     }
 }
 
-/// The checkpoint's own storage groups, for `--format dfix:P:U` on a dfix run of P:U.
-fn dfix_storage(a: &EvalArgs, ck: &Checkpoint) -> CliResult<Storage> {
-    let spec = a.format.as_deref().unwrap_or_default().trim();
-    let (Some(run), Some(storage)) = (ck.run.cfg.storage, ck.state.storage.clone()) else {
-        return Err(bad(format!(
-            "--format {spec}: dfix storage evaluates a dfix run with its own groups' scales; this checkpoint trained in {} (evaluate it in an arithmetic format)",
-            ck.run.cfg.stages.describe()
-        )));
-    };
-    let (p, u) = (run.propagation.width, run.update.width);
-    if spec != format!("dfix:{p}:{u}") && !(p == u && spec == format!("dfix:{p}")) {
-        return Err(bad(format!(
-            "--format {spec}: the checkpoint's storage is dfix:{p}:{u} (its groups' scales are for those widths)"
-        )));
+/// `--format dfix:P:U` (or dfix:W): seed 002's storage with f32 products. A dfix run of
+/// those widths is evaluated with its own groups' scales (`false`: no fit); any other
+/// checkpoint gets new groups whose scales are fitted on forward passes (`true`).
+fn dfix_storage(
+    (propagation, update): (DfixFormat, DfixFormat),
+    ck: &Checkpoint,
+) -> CliResult<(Storage, bool)> {
+    if let (Some(run), Some(storage)) = (ck.run.cfg.storage, ck.state.storage.clone()) {
+        if (run.propagation, run.update) == (propagation, update) && !run.exact_products {
+            return Ok((storage, false));
+        }
     }
-    Ok(storage)
+    let config = StorageConfig {
+        propagation,
+        update,
+        scale_every: 10_000,
+        max_overflow: 1e-4,
+        radix_point: None,
+        exact_products: false,
+    };
+    Ok((Storage::new(config, ck.state.model.layers.len()), true))
+}
+
+/// The widths of `--format dfix:P:U` (or dfix:W), checked before anything is read.
+fn dfix_widths(a: &EvalArgs) -> CliResult<(DfixFormat, DfixFormat)> {
+    let spec = a.format.as_deref().unwrap_or_default().trim();
+    let widths: Vec<Option<u32>> = spec["dfix:".len()..]
+        .split(':')
+        .map(|w| w.parse().ok())
+        .collect();
+    let (p, u) = match widths[..] {
+        [Some(w)] => (w, w),
+        [Some(p), Some(u)] => (p, u),
+        _ => {
+            return Err(bad(format!(
+                "format {spec:?} is not dfix:P:U with whole widths (e.g. dfix:10:12)"
+            )))
+        }
+    };
+    let width = |w: u32| DfixFormat::new(w).map_err(|e| bad(format!("format {spec:?}: {e}")));
+    Ok((width(p)?, width(u)?))
 }
 
 /// The backend: `--backend`, or f32 for f32 stages and golden otherwise; f32 stages run on
@@ -155,6 +182,7 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
     // Every option is checked before the checkpoint and the dataset are read.
     let (stages, quire, dfix) = stages(a)?;
     let kahan = kahan_places(a.kahan.as_deref(), &stages)?;
+    let widths = dfix.then(|| dfix_widths(a)).transpose()?;
     let backend = backend(a, &stages, dfix)?;
     let accumulate = match &a.accumulate {
         Some(p) if backend == "f32" => {
@@ -182,10 +210,11 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
         lpgen_hdl::limits::check_lanes(a.lanes)?;
     }
     let ck = eval::read_checkpoint(&a.checkpoint)?;
-    let mut storage = if dfix {
-        Some(dfix_storage(a, &ck)?)
+    let (mut storage, fit) = if let Some(widths) = widths {
+        let (s, fit) = dfix_storage(widths, &ck)?;
+        (Some(s), fit)
     } else {
-        None
+        (None, false)
     };
     let cfg = Config {
         stages,
@@ -229,13 +258,13 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
                 reference: golden(),
                 ops: 0,
             };
-            let s = eval::evaluate_checkpoint(&mut m, &ck, &cfg, storage, data)?;
+            let s = eval::evaluate_checkpoint(&mut m, &ck, &cfg, storage, fit, data)?;
             eprintln!("--check: {} operations, 0 differing bits", m.ops);
             (s, m.name())
         }
-        ("rtl", false) => measure(&mut rtl()?, &ck, &cfg, storage, data)?,
-        ("f32", _) => measure(&mut Float { threads }, &ck, &cfg, storage, data)?,
-        _ => measure(&mut golden(), &ck, &cfg, storage, data)?,
+        ("rtl", false) => measure(&mut rtl()?, &ck, &cfg, (storage, fit), data)?,
+        ("f32", _) => measure(&mut Float { threads }, &ck, &cfg, (storage, fit), data)?,
+        _ => measure(&mut golden(), &ck, &cfg, (storage, fit), data)?,
     };
     report(out, &ck, &cfg, &name, test.len(), scores)
 }
@@ -244,10 +273,10 @@ fn measure<M: Machine>(
     m: &mut M,
     ck: &Checkpoint,
     cfg: &Config,
-    storage: Option<&mut Storage>,
+    (storage, fit): (Option<&mut Storage>, bool),
     data: (&data::Dataset, &data::Dataset),
 ) -> CliResult<(Scores, String)> {
-    let s = eval::evaluate_checkpoint(m, ck, cfg, storage, data)?;
+    let s = eval::evaluate_checkpoint(m, ck, cfg, storage, fit, data)?;
     Ok((s, m.name()))
 }
 

@@ -6,8 +6,8 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
 use crate::arch::Arch;
-use crate::machine::Accumulate;
 use crate::compress::Compression;
+use crate::machine::Accumulate;
 pub use crate::placement::{check_accumulation, kahan_places, AccumulatePlaces, Place};
 use crate::storage::StorageConfig;
 use crate::TrainError;

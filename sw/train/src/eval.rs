@@ -19,8 +19,9 @@ use crate::data::{self, Dataset};
 use crate::machine::{Machine, Mat, Word};
 use crate::model::{Model, Params};
 use crate::net::Net;
+use crate::storage::Role;
 use crate::storage::Storage;
-use crate::trainer::evaluate;
+use crate::trainer::{batch_input, evaluate};
 use crate::TrainError;
 
 mod fingerprint;
@@ -149,15 +150,59 @@ pub fn check_training_data(run: &RunConfig, train: &Dataset) -> Result<(), Train
     Ok(())
 }
 
+/// Seed 002 §9.3's initial scales for a model that was not trained in dfix storage: every
+/// weight and bias counted in its group, then the forward passes of the first
+/// `scale_every` training images (inputs normalised by `moments`) counted in theirs; each
+/// group's scale is set where the update rule would settle (`Storage::end_fit`), and the
+/// parameters are stored onto their groups' grids as a dfix run stores them. `model` is in
+/// the run's F (f32).
+pub fn fit_storage<M: Machine>(
+    machine: &mut M,
+    cfg: &Config,
+    model: &mut Model<M::Word>,
+    storage: &mut Storage,
+    (train, moments): (&Dataset, (&[f64], &[f64])),
+) -> Result<(), TrainError> {
+    let f = cfg.stages.f;
+    let store_params = |storage: &mut Storage, model: &mut Model<M::Word>| {
+        for (i, l) in model.layers.iter_mut().enumerate() {
+            storage.store(f, i, Role::Weights, &mut l.w.data, false);
+            storage.store(f, i, Role::Biases, &mut l.b, false);
+        }
+    };
+    if storage.needs_fit() {
+        storage.begin_fit();
+        // While fitting, stores only count: the parameters stay as they are.
+        store_params(storage, model);
+        let n = (storage.config.scale_every as usize).clamp(1, train.len());
+        let fcalc = f.calc();
+        let idx: Vec<usize> = (0..n).collect();
+        let mut net = Net {
+            m: machine,
+            cfg,
+            storage: Some(&mut *storage),
+        };
+        for chunk in idx.chunks(cfg.batch) {
+            let x = batch_input(train, chunk, moments.0, moments.1, &fcalc);
+            net.forward(model, x)?;
+        }
+        storage.end_fit();
+    }
+    store_params(storage, model);
+    Ok(())
+}
+
 /// Evaluates checkpoint `ck` with configuration `cfg` (the run's network with the
 /// evaluation's stage formats and accumulations) on `test` through `machine`, inputs
 /// normalised by the moments of `train` (the run's). `storage`: seed 002's groups the pass
-/// stores into (the checkpoint's own, for a dfix run evaluated as one).
+/// stores into: the checkpoint's own for a dfix run evaluated at its widths (`fit: false`),
+/// otherwise new groups whose scales [`fit_storage`] sets first (`fit: true`).
 pub fn evaluate_checkpoint<M: Machine>(
     machine: &mut M,
     ck: &Checkpoint,
     cfg: &Config,
-    storage: Option<&mut Storage>,
+    mut storage: Option<&mut Storage>,
+    fit: bool,
     (train, test): (&Dataset, &Dataset),
 ) -> Result<Scores, TrainError> {
     if test.is_empty() {
@@ -168,7 +213,7 @@ pub fn evaluate_checkpoint<M: Machine>(
         Normalize::Global => data::global_moments(train),
     };
     let bits = convert_params(&ck.state.model, ck.run.cfg.stages.o, cfg.stages.o);
-    let model = Model {
+    let mut model = Model {
         layers: bits
             .layers
             .into_iter()
@@ -188,6 +233,9 @@ pub fn evaluate_checkpoint<M: Machine>(
             })
             .collect(),
     };
+    if let (Some(s), true) = (storage.as_deref_mut(), fit) {
+        fit_storage(machine, cfg, &mut model, s, (train, (&mean, &sd)))?;
+    }
     let mut net = Net {
         m: machine,
         cfg,

@@ -186,6 +186,7 @@ fn train(out: &mut dyn Write) -> CliResult {
         stages: Stages::all("lns:5:6".parse()?),
         quire: false,
         kahan: KahanPlaces::all(),
+        accumulate: Default::default(),
         keep_bits: None,
         arch: Arch::mlp(
             (1, train.shape.0, train.shape.1),

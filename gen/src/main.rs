@@ -5,6 +5,7 @@ mod cocotb;
 mod cosim_cmd;
 mod demo;
 mod dist;
+mod eval_cmd;
 mod fusesoc;
 mod golden_cmd;
 mod golden_dfix;
@@ -54,6 +55,9 @@ enum Command {
     Synth(synth_cmd::SynthArgs),
     /// Train a network through a backend: `lpgen train --format lns:5:6 --dataset DIR`
     Train(Box<train_cmd::TrainArgs>),
+    /// A trained model's test figures in another format: `lpgen eval --checkpoint runs/f32
+    /// --format posit:6:1 --dataset DIR`
+    Eval(Box<eval_cmd::EvalArgs>),
     /// Error of seed 003's 8-bit codecs: `lpgen quant q8:dynamic-tree --dist "N(0,1)"`
     Quant(quant_cmd::QuantArgs),
     /// A short tour: the seeds' worked examples computed by the golden model
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
         Command::Cosim(args) => cosim_cmd::run(&args, &mut out),
         Command::Synth(args) => synth_cmd::run(&args, &mut out),
         Command::Train(args) => train_cmd::run(&args, &mut out),
+        Command::Eval(args) => eval_cmd::run(&args, &mut out),
         Command::Quant(args) => quant_cmd::run(&args, &mut out),
         Command::Demo => demo::run(&mut out),
     };

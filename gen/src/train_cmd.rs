@@ -9,11 +9,10 @@ use lpgen_golden::{Format, F32};
 use lpgen_train::arch::{Arch, ArchOptions, ModelKind};
 use lpgen_train::compress::Compression;
 use lpgen_train::config::{
-    parse_precision, Activation, AdaGradAt, Config, KahanPlaces, Normalize, Optimizer, Schedule,
-    Stages,
+    check_accumulation, kahan_places, parse_precision, AccumulatePlaces, Activation, AdaGradAt,
+    Config, Normalize, Optimizer, Schedule, Stages,
 };
 use lpgen_train::data;
-use lpgen_train::family::train_family;
 use lpgen_train::float::Float;
 use lpgen_train::machine::{all_cores, Checked, Golden, Machine};
 use lpgen_train::parallel::{Exchange, Sharing, Worker};
@@ -118,6 +117,12 @@ pub struct TrainArgs {
     /// LNS, none otherwise)
     #[arg(long)]
     kahan: Option<String>,
+    /// Accumulation per place (seed 000 Table 4.5), overriding --kahan and --quire there: a
+    /// comma list of PLACE=MODE, places matmul, sums, softmax, update or all, modes naive,
+    /// kahan, pairwise or exact (the format's exact accumulator: quires for posits); the
+    /// update takes naive or kahan
+    #[arg(long)]
+    accumulate: Option<String>,
     /// Accumulate products and sums in quires (posit; implied by a precision ending in q)
     #[arg(long)]
     quire: bool,
@@ -232,37 +237,23 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
             ));
         }
     };
-    // --quire must change some stage's accumulation (each family's `TrainFamily` says).
-    let changed_by_quire = |f: &Format| {
-        let t = train_family(f);
-        t.accumulation(true, false) != t.accumulation(false, false)
-    };
-    if quire && !stages.list().iter().any(changed_by_quire) {
-        return Err(bad(
-            "--quire needs posit or float stages (fix and dfix always accumulate exactly)".into(),
-        ));
-    }
     if storage.is_some() && a.kahan.is_some() {
         return Err(bad(
             "--kahan applies to arithmetic formats; dfix storage computes in f32 and rounds as it stores"
                 .into(),
         ));
     }
-    let kahan = match &a.kahan {
-        Some(k) => KahanPlaces::parse(k)?,
-        None if train_family(&stages.f).kahan_by_default() => KahanPlaces::all(),
-        None => KahanPlaces::default(),
-    };
-    if let Some(n) = a.keep_bits {
-        match stages.f {
-            Format::Lns(l) if n <= l.frac_bits && stages.list().iter().all(|s| *s == stages.f) => {}
-            _ => {
-                return Err(bad(format!(
-                    "--keep-bits {n} needs one LNS format with at least {n} fraction bits"
-                )))
-            }
+    let kahan = kahan_places(a.kahan.as_deref(), &stages)?;
+    let accumulate = match &a.accumulate {
+        Some(p) if a.backend == "f32" || storage.is_some() => {
+            return Err(bad(format!(
+                "--accumulate {p}: the f32 machine sums as its matrix library does; choose placements on --backend golden or rtl with an arithmetic --format"
+            )))
         }
-    }
+        Some(p) => AccumulatePlaces::parse(p)?,
+        None => AccumulatePlaces::default(),
+    };
+    check_accumulation(&stages, quire, a.keep_bits, &accumulate)?;
     let arch = arch(a, input, classes)?;
     let schedule = match a.schedule.as_str() {
         "fixed" => Schedule::Fixed,
@@ -323,6 +314,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         stages,
         quire,
         kahan,
+        accumulate,
         keep_bits: a.keep_bits,
         arch,
         optimizer,

@@ -43,6 +43,7 @@ fn config(batch: usize) -> Config {
         stages: Stages::all(Format::F32(F32)),
         quire: false,
         kahan: KahanPlaces::default(),
+        accumulate: Default::default(),
         keep_bits: None,
         arch: Arch::mlp((1, 28, 28), &[512], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,

@@ -29,6 +29,7 @@ fn config(f: &str, quire: bool) -> Config {
         } else {
             KahanPlaces::default()
         },
+        accumulate: Default::default(),
         keep_bits: None,
         arch: Arch::mlp((1, 28, 28), &[100], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,

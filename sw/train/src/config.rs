@@ -7,6 +7,8 @@ use rand_pcg::Pcg64;
 
 use crate::arch::Arch;
 use crate::compress::Compression;
+use crate::machine::Accumulate;
+pub use crate::placement::{check_accumulation, kahan_places, AccumulatePlaces, Place};
 use crate::storage::StorageConfig;
 use crate::TrainError;
 
@@ -49,12 +51,16 @@ impl Stages {
 }
 
 /// Parses a seed 004 configuration such as `O16-L12-FBG8q`: groups of stage letters (O, L,
-/// F, B, G) and a posit width (Posit Standard 2022, es = 2, as the seed's experiments); a
-/// final `q` accumulates in quires. Every stage must be given once. Returns (stages, quire).
+/// F, B, G), each followed by its format, separated by `-`; a final `q` accumulates in
+/// quires. A format is a posit width `N` (posit:N, es = 2 as the seed's experiments), a width
+/// with `u` (`5u`: posit:5:u, seed 004 §4.4's posits that underflow to 0), or `=` and any
+/// format string the golden registry parses (`FBG=posit:6:1:u`, `O=lns:5:6`). Every stage
+/// must be given once, and all five in one family (stage conversions run within a family).
+/// Returns (stages, quire).
 pub fn parse_precision(s: &str) -> Result<(Stages, bool), TrainError> {
     let bad = |why: &str| {
         TrainError(format!(
-            "precision {s:?}: {why} (expected e.g. O16-L12-FBG8q: stage letters O L F B G, a posit width, optional final q)"
+            "precision {s:?}: {why} (expected e.g. O16-L12-FBG8q or O12-L12-FBG=posit:5:1:u: stage letters O L F B G, a posit width N or Nu or =FORMAT, optional final q)"
         ))
     };
     let (body, quire) = match s.strip_suffix('q') {
@@ -64,16 +70,26 @@ pub fn parse_precision(s: &str) -> Result<(Stages, bool), TrainError> {
     let mut formats: [Option<Format>; 5] = [None; 5];
     for group in body.split('-') {
         let split = group
-            .find(|c: char| c.is_ascii_digit())
-            .ok_or_else(|| bad(&format!("group {group:?} has no width")))?;
-        let (letters, digits) = group.split_at(split);
+            .find(|c: char| c.is_ascii_digit() || c == '=')
+            .ok_or_else(|| bad(&format!("group {group:?} has no format")))?;
+        let (letters, spec) = group.split_at(split);
         if letters.is_empty() {
             return Err(bad(&format!("group {group:?} names no stage")));
         }
-        let n: u32 = digits
-            .parse()
-            .map_err(|_| bad(&format!("{digits:?} is not a width")))?;
-        let f: Format = format!("posit:{n}")
+        let text = match spec.strip_prefix('=') {
+            Some(f) => f.to_string(),
+            None => {
+                let (digits, underflow) = match spec.strip_suffix('u') {
+                    Some(d) => (d, ":u"),
+                    None => (spec, ""),
+                };
+                let n: u32 = digits
+                    .parse()
+                    .map_err(|_| bad(&format!("{spec:?} is not a width")))?;
+                format!("posit:{n}{underflow}")
+            }
+        };
+        let f: Format = text
             .parse()
             .map_err(|e: lpgen_golden::FormatError| bad(&e.to_string()))?;
         for ch in letters.chars() {
@@ -87,16 +103,20 @@ pub fn parse_precision(s: &str) -> Result<(Stages, bool), TrainError> {
     }
     let get =
         |i: usize| formats[i].ok_or_else(|| bad(&format!("stage '{}' missing", &"OLFBG"[i..=i])));
-    Ok((
-        Stages {
-            o: get(0)?,
-            l: get(1)?,
-            f: get(2)?,
-            b: get(3)?,
-            g: get(4)?,
-        },
-        quire,
-    ))
+    let stages = Stages {
+        o: get(0)?,
+        l: get(1)?,
+        f: get(2)?,
+        b: get(3)?,
+        g: get(4)?,
+    };
+    if let Some(other) = stages.list().iter().find(|f| !f.same_family(&stages.o)) {
+        return Err(bad(&format!(
+            "{other} is not of {}'s family (stage conversions run within a family)",
+            stages.o
+        )));
+    }
+    Ok((stages, quire))
 }
 
 /// Where Kahan summation is used (seed 000 §3.3: matrix multiply, tensor sums, softmax,
@@ -261,6 +281,8 @@ pub struct Config {
     /// Posit quires / exact accumulation in matrix products and sums.
     pub quire: bool,
     pub kahan: KahanPlaces,
+    /// `--accumulate`: places whose accumulation is chosen, overriding `quire` and `kahan`.
+    pub accumulate: AccumulatePlaces,
     /// LNS only: keep this many fraction bits after every operation (seed 000 §4.5).
     pub keep_bits: Option<u32>,
     /// The network.
@@ -299,6 +321,32 @@ impl Config {
             + &self
                 .max_norm
                 .map_or(String::new(), |c| format!(" max_norm={c}"))
+            + &match self.accumulate.describe() {
+                d if d.is_empty() => String::new(),
+                d => format!(" accumulate={d}"),
+            }
+    }
+
+    /// The accumulation at `place` in format `f`: `--accumulate`'s where chosen, else the
+    /// family's rule from `--quire` and `--kahan`.
+    pub fn accumulation(&self, place: Place, f: Format) -> Accumulate {
+        let kahan = match place {
+            Place::Matmul => self.kahan.matmul,
+            Place::Sums => self.kahan.sums,
+            Place::Softmax => self.kahan.softmax,
+            Place::Update => self.kahan.update,
+        };
+        self.accumulate
+            .get(place)
+            .unwrap_or_else(|| crate::family::train_family(&f).accumulation(self.quire, kahan))
+    }
+
+    /// Whether the weight update carries a Kahan compensation per weight.
+    pub fn kahan_update(&self) -> bool {
+        match self.accumulate.get(Place::Update) {
+            Some(a) => a == Accumulate::Kahan,
+            None => self.kahan.update,
+        }
     }
 
     /// The run's random stream for `parts` (e.g. an epoch, or an epoch and a step): each
@@ -340,9 +388,57 @@ mod tests {
             ("O16-L12-FB8q", "stage 'G' missing"),
             ("O16-O12-LFBG8", "given twice"),
             ("X16-LFBG8", "unknown stage"),
-            ("O-LFBG8", "no width"),
+            ("O-LFBG8", "no format"),
             ("O2-LFBG8", "3..=32"),
             ("16-OLFBG8", "names no stage"),
+        ] {
+            let e = parse_precision(bad).unwrap_err().0;
+            assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
+
+    /// Seed 004 Fig. 4.7's posits that underflow (`Nu`), and any registry format after `=`:
+    /// each stage gets the format the registry parses from the string; bad ones are refused
+    /// in one line naming the problem.
+    #[test]
+    fn precision_stages_take_underflow_posits_and_any_registry_format() {
+        let p = |t: &str| -> Format { t.parse().unwrap() };
+        let (s, q) = parse_precision("O12-L12-FBG5uq").unwrap();
+        assert!(q);
+        assert_eq!(
+            (s.o, s.f, s.b, s.g),
+            (
+                p("posit:12"),
+                p("posit:5:u"),
+                p("posit:5:u"),
+                p("posit:5:u")
+            )
+        );
+        // posit:5:u is es = 2 with underflow: its 0 and minpos differ from posit:5's rounding
+        // of minpos/32 (Posit Standard es = 2: minpos = 2^-12; seed 004 eq. 4.7's threshold
+        // 2^-16 rounds to 0 with underflow, to minpos without).
+        let tiny = (-16f64).exp2();
+        assert_eq!(s.f.calc().from_f64(tiny), 0);
+        assert_eq!(p("posit:5").calc().from_f64(tiny), 1);
+        let (s, q) = parse_precision("O=posit:12:1-L12-FBG=posit:6:1:u").unwrap();
+        assert!(!q);
+        assert_eq!(
+            (s.o, s.l, s.f),
+            (p("posit:12:1"), p("posit:12"), p("posit:6:1:u"))
+        );
+        let (s, _) = parse_precision("OL=lns:8:10-FBG=lns:5:6").unwrap();
+        assert_eq!((s.o, s.g), (p("lns:8:10"), p("lns:5:6")));
+        let (s, _) = parse_precision("OLFBG=bf16").unwrap();
+        assert_eq!(s.b, p("float:8:7"));
+        for (bad, why) in [
+            ("O12-L12-FBG=posit:6:9:u", "posit:6:9:u"),
+            ("O12-L12-FBG=lns:5:6", "not of posit:12's family"),
+            ("O12-L12-FBG=", "unknown format"),
+            ("O12-L12-FBG5x", "\"5x\" is not a width"),
+            (
+                "O12-L12-FBG=fix:7:8:u",
+                "underflow suffix applies to posits only",
+            ),
         ] {
             let e = parse_precision(bad).unwrap_err().0;
             assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");

@@ -9,9 +9,10 @@ use rand_pcg::Pcg64;
 
 use crate::arch::Layer;
 use crate::config::Activation;
+use crate::config::Place;
 use crate::machine::{Machine, Mat, Word};
 use crate::model::Params;
-use crate::net::{accumulation, Cache, Delta, Net};
+use crate::net::{Cache, Delta, Net};
 use crate::storage::Role;
 use crate::TrainError;
 
@@ -139,7 +140,7 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<Output<M::Word>, TrainError> {
         let st = self.cfg.stages;
         let f = st.f;
-        let acc = accumulation(f, self.cfg.quire, self.cfg.kahan.matmul);
+        let acc = self.cfg.accumulation(Place::Matmul, f);
         let training = noise.is_some();
         Ok(match *layer {
             Layer::Dense { .. } => {
@@ -342,7 +343,7 @@ impl<M: Machine> Net<'_, M> {
         propagate: bool,
     ) -> Result<Backward<M::Word>, TrainError> {
         let st = self.cfg.stages;
-        let (q, k) = (self.cfg.quire, self.cfg.kahan);
+        let cfg = self.cfg;
         let (b, g) = (st.b, st.g);
         self.store_sum_error(at, &mut delta);
         let dg = match delta.g {
@@ -363,9 +364,9 @@ impl<M: Machine> Net<'_, M> {
             Some(gw) => gw,
             None => self
                 .m
-                .matmul(g, accumulation(g, q, k.matmul), dg.t(), a_g.view())?,
+                .matmul(g, cfg.accumulation(Place::Matmul, g), dg.t(), a_g.view())?,
         };
-        let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+        let mut gb = self.row_sums(g, cfg.accumulation(Place::Sums, g), dg.t())?;
         if !exact {
             self.store(at, Role::WeightGradient, &mut gw.data, true);
         }
@@ -382,10 +383,12 @@ impl<M: Machine> Net<'_, M> {
                 true,
             )? {
                 Some(e) => e,
-                None => {
-                    self.m
-                        .matmul(b, accumulation(b, q, k.matmul), delta.b.view(), w_b.view())?
-                }
+                None => self.m.matmul(
+                    b,
+                    cfg.accumulation(Place::Matmul, b),
+                    delta.b.view(),
+                    w_b.view(),
+                )?,
             };
             if !exact {
                 self.store(at, Role::InputError, &mut e.data, true);
@@ -420,7 +423,7 @@ impl<M: Machine> Net<'_, M> {
             unreachable!("conv_backward is called for convolutions")
         };
         let st = self.cfg.stages;
-        let (q, k) = (self.cfg.quire, self.cfg.kahan);
+        let cfg = self.cfg;
         let (b, g) = (st.b, st.g);
         self.store_sum_error(at, &mut delta);
         let samples = delta.b.rows;
@@ -434,8 +437,8 @@ impl<M: Machine> Net<'_, M> {
         let cols_g = self.convert(st.f, g, cols)?;
         let mut gw = self
             .m
-            .matmul(g, accumulation(g, q, k.matmul), dg.t(), cols_g.view())?;
-        let mut gb = self.row_sums(g, accumulation(g, q, k.sums), dg.t())?;
+            .matmul(g, cfg.accumulation(Place::Matmul, g), dg.t(), cols_g.view())?;
+        let mut gb = self.row_sums(g, cfg.accumulation(Place::Sums, g), dg.t())?;
         self.store(at, Role::WeightGradient, &mut gw.data, true);
         self.store(at, Role::BiasGradient, &mut gb, true);
         let next = if propagate {
@@ -449,9 +452,12 @@ impl<M: Machine> Net<'_, M> {
             let w_b = self.convert(st.o, b, &p.w)?;
             let w_b = self.read_weights(at, w_b);
             let flipped = flipped_kernels(&w_b, channels, kernel);
-            let mut e = self
-                .m
-                .matmul(b, accumulation(b, q, k.matmul), rows.view(), flipped.t())?;
+            let mut e = self.m.matmul(
+                b,
+                cfg.accumulation(Place::Matmul, b),
+                rows.view(),
+                flipped.t(),
+            )?;
             self.store(at, Role::InputError, &mut e.data, true);
             Some(Delta {
                 b: to_channel_major(&e, samples),

@@ -33,6 +33,9 @@ pub enum Accumulate {
     Kahan,
     /// Exact, rounded once (`posit-quire`, `fix`).
     Exact,
+    /// Pairwise: each product rounded, the halves of the terms summed recursively (the
+    /// golden `sum::pairwise_sum`: the first ⌊n/2⌋ terms, then the rest); no array PE.
+    Pairwise,
 }
 
 impl Accumulate {
@@ -42,6 +45,7 @@ impl Accumulate {
             Accumulate::Naive => SumMode::Naive,
             Accumulate::Kahan => SumMode::Kahan,
             Accumulate::Exact => SumMode::Quire,
+            Accumulate::Pairwise => SumMode::Pairwise,
         }
     }
 }

@@ -13,20 +13,13 @@ use lpgen_golden::{AluOp, Format, F32};
 use rand_pcg::Pcg64;
 
 use crate::arch::Layer;
-use crate::config::{Activation, Config};
+use crate::config::{Activation, Config, Place};
 use crate::family::train_family;
 use crate::layers::Grads;
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
 use crate::model::Model;
 use crate::storage::Storage;
 use crate::TrainError;
-
-/// The accumulation of a product or sum in format `f`: the family's rule
-/// (`TrainFamily::accumulation`: exact with quires for posits, always for fix and dfix, Kahan
-/// where asked for LNS, otherwise naive).
-pub(crate) fn accumulation(f: Format, quire: bool, kahan: bool) -> Accumulate {
-    train_family(&f).accumulation(quire, kahan)
-}
 
 /// ⌈log2 |x|⌉ of a nonzero finite f64, exactly.
 fn ceil_log2(x: f64) -> i32 {
@@ -259,7 +252,7 @@ impl<M: Machine> Net<'_, M> {
             cols: z.cols,
             data: self.exp(l, &d)?,
         };
-        let acc = accumulation(l, self.cfg.quire, self.cfg.kahan.softmax);
+        let acc = self.cfg.accumulation(Place::Softmax, l);
         let s = self.row_sums(l, acc, e.view())?;
         let ss: Vec<M::Word> = (0..z.rows)
             .flat_map(|r| std::iter::repeat_n(s[r], z.cols))
@@ -441,6 +434,7 @@ pub(crate) mod tests {
             stages: Stages::all(f.parse().unwrap()),
             quire: true,
             kahan: KahanPlaces::all(),
+            accumulate: Default::default(),
             keep_bits: None,
             arch: Arch::build(&options, (1, 2, 2), 2).unwrap(),
             optimizer: Optimizer::Sgd,

@@ -6,10 +6,10 @@
 
 use lpgen_golden::{AluOp, Format};
 
-use crate::config::{AdaGradAt, Optimizer};
+use crate::config::{AdaGradAt, Optimizer, Place};
 use crate::machine::{Machine, Mat, Word};
 use crate::model::Params;
-use crate::net::{accumulation, Net};
+use crate::net::Net;
 use crate::storage::Role;
 use crate::TrainError;
 
@@ -128,7 +128,7 @@ impl<M: Machine> Net<'_, M> {
             cols: w.len() / rows.max(1),
             data: self.m.lanes(o, AluOp::Mul, w, w)?,
         };
-        let acc = accumulation(o, self.cfg.quire, self.cfg.kahan.sums);
+        let acc = self.cfg.accumulation(Place::Sums, o);
         let lengths2 = self.row_sums(o, acc, squares.view())?;
         let inv = self.rsqrt(o, &lengths2)?;
         let factor = self
@@ -219,7 +219,7 @@ impl<M: Machine> Net<'_, M> {
         change: &[M::Word],
     ) -> Result<(), TrainError> {
         let o = self.cfg.stages.o;
-        if self.cfg.kahan.update {
+        if self.cfg.kahan_update() {
             let tmp = self.m.lanes(o, AluOp::Add, c, change)?;
             let t = self.m.lanes(o, AluOp::Add, w, &tmp)?;
             let u = self.m.lanes(o, AluOp::Sub, &t, w)?;

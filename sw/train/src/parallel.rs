@@ -19,10 +19,10 @@ use lpgen_comm::{partition, Transport};
 use lpgen_golden::onebit::{self, Quantizer};
 use lpgen_golden::q8::Q8Type;
 
-use crate::config::{AdaGradAt, Config, Optimizer};
+use crate::config::{AdaGradAt, Config, Optimizer, Place};
 use crate::layers::Grads;
 use crate::machine::{Machine, Mat, Word};
-use crate::net::{accumulation, Net};
+use crate::net::Net;
 use crate::TrainError;
 
 /// How the workers exchange gradients.
@@ -189,7 +189,7 @@ impl<'t> Worker<'t> {
     ) -> Result<Vec<Grads<M::Word>>, TrainError> {
         let cfg: &Config = net.cfg;
         let g = cfg.stages.g;
-        let mode = accumulation(g, cfg.quire, cfg.kahan.sums).mode();
+        let mode = cfg.accumulation(Place::Sums, g).mode();
         let quantizer = Quantizer::new(g, mode).map_err(|e| TrainError(e.to_string()))?;
         let zero = g.calc().zero();
         let at = match cfg.optimizer {

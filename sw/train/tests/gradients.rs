@@ -58,6 +58,7 @@ fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
         } else {
             KahanPlaces::default()
         },
+        accumulate: Default::default(),
         keep_bits: None,
         arch,
         optimizer,

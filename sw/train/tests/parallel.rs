@@ -28,6 +28,7 @@ fn config(f: &str) -> Config {
         stages: Stages::all(f.parse().unwrap()),
         quire: f.starts_with("posit"),
         kahan: KahanPlaces::default(),
+        accumulate: Default::default(),
         keep_bits: None,
         arch: Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,

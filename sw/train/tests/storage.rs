@@ -26,6 +26,7 @@ fn config(storage: Option<StorageConfig>) -> Config {
         stages: Stages::all(Format::F32(F32)),
         quire: false,
         kahan: KahanPlaces::default(),
+        accumulate: Default::default(),
         keep_bits: None,
         arch,
         optimizer: Optimizer::Sgd,

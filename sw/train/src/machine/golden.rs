@@ -206,4 +206,45 @@ mod tests {
             assert_eq!(run(3), one, "{f}");
         }
     }
+
+    /// A pairwise product on the golden machine, against the rule written here from the
+    /// definition: each product rounded, the first ⌊n/2⌋ terms summed, then the rest, and the
+    /// two halves added (lns:5:6 adds round, so the order shows).
+    #[test]
+    fn pairwise_products_sum_halves_recursively() {
+        let f: Format = "lns:5:6".parse().unwrap();
+        let c = f.calc();
+        // 64 and then small terms: added one by one each is lost in 64's rounding (lns:5:6
+        // steps by 2^(1/64) there, about 0.7); pairwise they are summed among themselves first.
+        let k = 13;
+        let x: Vec<u64> = (0..k).map(|i| c.from_f64(1.0 + (i % 2) as f64)).collect();
+        let y: Vec<u64> = (0..k)
+            .map(|i| c.from_f64(if i == 0 { 64.0 } else { 0.15 }))
+            .collect();
+        fn halves(c: &Calc, t: &[u64]) -> u64 {
+            match t.len() {
+                0 => c.zero(),
+                1 => t[0],
+                n => c.add(halves(c, &t[..n / 2]), halves(c, &t[n / 2..])),
+            }
+        }
+        let products: Vec<u64> = x.iter().zip(&y).map(|(&p, &q)| c.mul(p, q)).collect();
+        let want = halves(&c, &products);
+        let naive = products.iter().fold(c.zero(), |s, &p| c.add(s, p));
+        assert_ne!(want, naive, "the data must tell the orders apart");
+        let a = Mat {
+            rows: 1,
+            cols: k,
+            data: x,
+        };
+        let b = Mat {
+            rows: k,
+            cols: 1,
+            data: y,
+        };
+        let got = Golden::default()
+            .matmul(f, Accumulate::Pairwise, a.view(), b.view())
+            .unwrap();
+        assert_eq!(got.data, vec![want]);
+    }
 }

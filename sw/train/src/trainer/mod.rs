@@ -104,7 +104,13 @@ fn truncate(s: &str) -> &str {
 
 /// The input words of a batch: pixels normalised per feature (dataset moments, in f64 on
 /// the host: this is the data as loaded, not training arithmetic), rounded into `f`.
-fn batch_input<W: Word>(d: &Dataset, idx: &[usize], mean: &[f64], sd: &[f64], f: &Calc) -> Mat<W> {
+pub(crate) fn batch_input<W: Word>(
+    d: &Dataset,
+    idx: &[usize],
+    mean: &[f64],
+    sd: &[f64],
+    f: &Calc,
+) -> Mat<W> {
     let mut data = Vec::with_capacity(idx.len() * d.dim);
     for &i in idx {
         for (j, &p) in d.image(i).iter().enumerate() {

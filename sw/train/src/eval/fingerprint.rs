@@ -1,0 +1,343 @@
+//! A run's configuration read back from its fingerprint (`Config::fingerprint`, the second
+//! line of every checkpoint), so that `lpgen eval` rebuilds the network and the forward pass
+//! a checkpoint was trained with from the checkpoint alone. Each field is parsed by the rule
+//! that printed it; the result is accepted only if its own fingerprint is the stored one,
+//! character for character.
+
+use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::q8::Q8Type;
+use lpgen_golden::Format;
+
+use crate::arch::{Arch, Layer};
+use crate::compress::Compression;
+use crate::config::{
+    AccumulatePlaces, Activation, AdaGradAt, Config, KahanPlaces, Normalize, Optimizer, Schedule,
+    Stages,
+};
+use crate::storage::StorageConfig;
+use crate::TrainError;
+
+/// The configuration of a run and the digests of the data it trained on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunConfig {
+    pub cfg: Config,
+    /// `Dataset::digest` of the training set (its moments normalise the inputs).
+    pub train_digest: u64,
+    /// `Dataset::digest` of the test set the run evaluated on.
+    pub test_digest: u64,
+}
+
+/// The keys of a fingerprint in the order it prints them; `true`: always present.
+const KEYS: [(&str, bool); 26] = [
+    ("O", true),
+    ("L", true),
+    ("F", true),
+    ("B", true),
+    ("G", true),
+    ("quire", true),
+    ("kahan", true),
+    ("keep", true),
+    ("net", true),
+    ("optimizer", true),
+    ("compress", true),
+    ("batch", true),
+    ("lr", true),
+    ("momentum", true),
+    ("from", true),
+    ("schedule", true),
+    ("normalize", true),
+    ("seed", true),
+    ("storage", false),
+    ("max_norm", false),
+    ("accumulate", false),
+    ("train", true),
+    ("test", true),
+    ("workers", false),
+    ("exchange", false),
+    ("double_buffer", false),
+];
+
+/// The value of each key, in [`KEYS`]' order (`None`: an optional key that is absent).
+fn split(fp: &str) -> Option<Vec<Option<&str>>> {
+    // Positions of each ` key=` (the first key starts the line), searched in order.
+    let mut found: Vec<(usize, usize, usize)> = vec![]; // (key index, start of key, value start)
+    let mut from = 0;
+    for (i, (key, required)) in KEYS.iter().enumerate() {
+        let at = if i == 0 {
+            fp.starts_with("O=").then_some(0)
+        } else {
+            fp[from..].find(&format!(" {key}=")).map(|p| from + p + 1)
+        };
+        match at {
+            Some(p) => {
+                // An optional key is taken only before the next required one.
+                let next_required = KEYS[i + 1..]
+                    .iter()
+                    .find(|(_, r)| *r)
+                    .and_then(|(k, _)| fp[from..].find(&format!(" {k}=")).map(|q| from + q));
+                if !required && next_required.is_some_and(|q| q < p) {
+                    continue;
+                }
+                found.push((i, p, p + key.len() + 1));
+                from = p + key.len() + 1;
+            }
+            None if *required => return None,
+            None => {}
+        }
+    }
+    let mut values = vec![None; KEYS.len()];
+    for (n, &(i, _, start)) in found.iter().enumerate() {
+        let end = found.get(n + 1).map_or(fp.len(), |&(_, next, _)| next - 1);
+        values[i] = Some(&fp[start..end]);
+    }
+    Some(values)
+}
+
+/// The one of `candidates` whose `Debug` text is `text`.
+fn by_debug<T: std::fmt::Debug>(candidates: impl IntoIterator<Item = T>, text: &str) -> Option<T> {
+    candidates.into_iter().find(|c| format!("{c:?}") == text)
+}
+
+fn optimizer(text: &str) -> Option<Optimizer> {
+    let defaults = ["sgd", "adagrad", "rmsprop"].map(|n| Optimizer::parse(n).expect("a name"));
+    let places = [AdaGradAt::Local, AdaGradAt::Aggregate, AdaGradAt::Momentum];
+    let adagrads = defaults.iter().flat_map(|o| match *o {
+        Optimizer::AdaGrad { eps, .. } => places
+            .iter()
+            .map(|&at| Optimizer::AdaGrad { eps, at })
+            .collect(),
+        _ => vec![*o],
+    });
+    by_debug(adagrads, text)
+}
+
+fn compression(text: &str) -> Option<Compression> {
+    let codecs: Vec<Option<Q8Type>> = std::iter::once(None).chain(Q8Type::ALL.map(Some)).collect();
+    let all = codecs
+        .iter()
+        .flat_map(|&grad| codecs.iter().map(move |&act| Compression { grad, act }));
+    by_debug(all, text)
+}
+
+fn schedule(text: &str) -> Option<Schedule> {
+    if let Some(n) = text
+        .strip_prefix("Step { every: ")
+        .and_then(|r| r.strip_suffix(" }"))
+    {
+        return Some(Schedule::Step {
+            every: n.parse().ok()?,
+        });
+    }
+    let halving = Schedule::Halving {
+        hold: 8,
+        threshold: 0.001,
+    };
+    by_debug([Schedule::Fixed, halving], text)
+}
+
+/// `dynamic fixed point P/U bits, scales every N examples at R overflow[, exact products]`
+/// or `fixed point P/U bits, radix point after bit R[, exact products]`.
+fn storage(text: &str) -> Option<StorageConfig> {
+    let inner = text.strip_prefix('[')?.strip_suffix(']')?;
+    let (inner, exact_products) = match inner.strip_suffix(", exact products") {
+        Some(i) => (i, true),
+        None => (inner, false),
+    };
+    let (dynamic, rest) = match inner.strip_prefix("dynamic fixed point ") {
+        Some(r) => (true, r),
+        None => (false, inner.strip_prefix("fixed point ")?),
+    };
+    let (widths, rest) = rest.split_once(" bits, ")?;
+    let (p, u) = widths.split_once('/')?;
+    let mut s = StorageConfig {
+        propagation: DfixFormat::new(p.parse().ok()?).ok()?,
+        update: DfixFormat::new(u.parse().ok()?).ok()?,
+        scale_every: 10_000,
+        max_overflow: 1e-4,
+        radix_point: None,
+        exact_products,
+    };
+    if dynamic {
+        let rest = rest
+            .strip_prefix("scales every ")?
+            .strip_suffix(" overflow")?;
+        let (n, rate) = rest.split_once(" examples at ")?;
+        s.scale_every = n.parse().ok()?;
+        s.max_overflow = rate.parse().ok()?;
+    } else {
+        s.radix_point = Some(rest.strip_prefix("radix point after bit ")?.parse().ok()?);
+    }
+    Some(s)
+}
+
+/// The layers of `Arch::describe` (`1x28x28: dense 512, sigmoid, dense 10`), each layer's
+/// input shape followed from the one before.
+fn arch(text: &str) -> Option<Arch> {
+    let inner = text.strip_prefix('[')?.strip_suffix(']')?;
+    let (input, list) = inner.split_once(": ")?;
+    let dims: Vec<usize> = input
+        .split('x')
+        .map(|d| d.parse().ok())
+        .collect::<Option<_>>()?;
+    let [c, h, w] = dims[..] else { return None };
+    let (mut shape, mut layers) = ((c, h, w), vec![]);
+    for item in list.split(", ") {
+        let words: Vec<&str> = item.split(' ').collect();
+        let flat = shape.0 * shape.1 * shape.2;
+        let layer = match words[..] {
+            ["dense", n] => {
+                let outputs = n.parse().ok()?;
+                shape = (outputs, 1, 1);
+                Layer::Dense {
+                    inputs: flat,
+                    outputs,
+                }
+            }
+            ["conv", k, "pad", pad] => {
+                let sizes: Vec<usize> = k
+                    .split('x')
+                    .map(|v| v.parse().ok())
+                    .collect::<Option<_>>()?;
+                let [filters, kernel, k2] = sizes[..] else {
+                    return None;
+                };
+                let pad: usize = pad.parse().ok()?;
+                if kernel != k2 || shape.1 + 2 * pad < kernel || shape.2 + 2 * pad < kernel {
+                    return None;
+                }
+                let l = Layer::Conv {
+                    channels: shape.0,
+                    height: shape.1,
+                    width: shape.2,
+                    filters,
+                    kernel,
+                    pad,
+                };
+                shape = (
+                    filters,
+                    shape.1 + 2 * pad + 1 - kernel,
+                    shape.2 + 2 * pad + 1 - kernel,
+                );
+                l
+            }
+            ["maxpool", s] => {
+                let size: usize = s.parse().ok()?;
+                if size == 0 {
+                    return None;
+                }
+                let l = Layer::MaxPool {
+                    channels: shape.0,
+                    height: shape.1,
+                    width: shape.2,
+                    size,
+                };
+                shape = (shape.0, shape.1 / size, shape.2 / size);
+                l
+            }
+            ["maxout", up] => {
+                let (u, p) = up.split_once('x')?;
+                let units = u.parse().ok()?;
+                shape = (units, 1, 1);
+                Layer::Maxout {
+                    units,
+                    pieces: p.parse().ok()?,
+                }
+            }
+            ["sigmoid"] => Layer::Activation(Activation::Sigmoid),
+            ["relu"] => Layer::Activation(Activation::Relu),
+            ["dropout", p] => Layer::Dropout { p: p.parse().ok()? },
+            _ => return None,
+        };
+        layers.push(layer);
+    }
+    let arch = Arch {
+        name: format!("the checkpoint's {c}x{h}x{w} network"),
+        input: (c, h, w),
+        layers,
+    };
+    arch.check().ok()?;
+    Some(arch)
+}
+
+/// The configuration and data digests of the run whose checkpoint line 2 is `fp`.
+pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
+    let bad = |what: &str| {
+        TrainError(format!(
+            "the checkpoint's configuration line cannot be read back ({what}); was it written by another lpgen version?"
+        ))
+    };
+    let v = split(fp).ok_or_else(|| bad("a field is missing"))?;
+    let get = |i: usize| v[i].expect("required keys are present");
+    let format = |i: usize| -> Result<Format, TrainError> {
+        get(i)
+            .parse()
+            .map_err(|_| bad(&format!("format {:?}", get(i))))
+    };
+    let num = |i: usize| -> Result<u64, TrainError> {
+        get(i)
+            .parse()
+            .map_err(|_| bad(&format!("{} {:?}", KEYS[i].0, get(i))))
+    };
+    let real = |i: usize| -> Result<f64, TrainError> {
+        get(i)
+            .parse()
+            .map_err(|_| bad(&format!("{} {:?}", KEYS[i].0, get(i))))
+    };
+    let hex = |i: usize| -> Result<u64, TrainError> {
+        u64::from_str_radix(get(i), 16).map_err(|_| bad(&format!("digest {:?}", get(i))))
+    };
+    let stages = Stages {
+        o: format(0)?,
+        l: format(1)?,
+        f: format(2)?,
+        b: format(3)?,
+        g: format(4)?,
+    };
+    let keep_bits = match get(7) {
+        "None" => None,
+        k => Some(
+            k.strip_prefix("Some(")
+                .and_then(|k| k.strip_suffix(')'))
+                .and_then(|k| k.parse().ok())
+                .ok_or_else(|| bad("keep"))?,
+        ),
+    };
+    let cfg = Config {
+        stages,
+        quire: match get(5) {
+            "true" => true,
+            "false" => false,
+            _ => return Err(bad("quire")),
+        },
+        kahan: KahanPlaces::parse(get(6)).map_err(|_| bad("kahan"))?,
+        accumulate: v[20]
+            .map(|a| AccumulatePlaces::parse(a).map_err(|_| bad("accumulate")))
+            .transpose()?
+            .unwrap_or_default(),
+        keep_bits,
+        arch: arch(get(8)).ok_or_else(|| bad(&format!("net {:?}", get(8))))?,
+        optimizer: optimizer(get(9)).ok_or_else(|| bad("optimizer"))?,
+        compression: compression(get(10)).ok_or_else(|| bad("compress"))?,
+        storage: v[18]
+            .map(|s| storage(s).ok_or_else(|| bad("storage")))
+            .transpose()?,
+        max_norm: v[19].map(|_| real(19)).transpose()?,
+        batch: num(11)? as usize,
+        lr: real(12)?,
+        momentum: real(13)?,
+        momentum_from: num(14)? as u32,
+        schedule: schedule(get(15)).ok_or_else(|| bad("schedule"))?,
+        normalize: by_debug([Normalize::PerPixel, Normalize::Global], get(16))
+            .ok_or_else(|| bad("normalize"))?,
+        seed: num(17)?,
+    };
+    let own = format!("{} train={} test={}", cfg.fingerprint(), get(21), get(22));
+    if !fp.starts_with(&own) {
+        return Err(bad("it does not print back as itself"));
+    }
+    Ok(RunConfig {
+        cfg,
+        train_digest: hex(21)?,
+        test_digest: hex(22)?,
+    })
+}

@@ -1,0 +1,268 @@
+//! Where training accumulates, and how: `--kahan`'s defaults, `--accumulate`'s placements
+//! (seed 000 Table 4.5) and the checks of both against the stage formats. The rule of a place
+//! not chosen is the family's (`TrainFamily::accumulation`), applied by
+//! [`Config::accumulation`](crate::config::Config::accumulation).
+
+use lpgen_golden::Format;
+
+use crate::config::{KahanPlaces, Stages};
+use crate::machine::Accumulate;
+use crate::TrainError;
+
+/// A place where training accumulates (seed 000 Table 4.5's placements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Matrix products (forward, backward and weight gradients).
+    Matmul,
+    /// Tensor sums: bias gradients, the max-norm's row lengths, the workers' gradient sums.
+    Sums,
+    /// The softmax's denominator.
+    Softmax,
+    /// The weight update w ← w + change (one term per step: naive or Kahan).
+    Update,
+}
+
+impl Place {
+    pub const ALL: [Place; 4] = [Place::Matmul, Place::Sums, Place::Softmax, Place::Update];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Place::Matmul => "matmul",
+            Place::Sums => "sums",
+            Place::Softmax => "softmax",
+            Place::Update => "update",
+        }
+    }
+}
+
+/// `--accumulate`: the accumulation chosen for some places; a place not chosen keeps the
+/// family's rule (`TrainFamily::accumulation` from `--quire` and `--kahan`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct AccumulatePlaces {
+    pub chosen: [Option<Accumulate>; 4],
+}
+
+/// An accumulation's name on the command line.
+fn accumulate_name(a: Accumulate) -> &'static str {
+    match a {
+        Accumulate::Naive => "naive",
+        Accumulate::Kahan => "kahan",
+        Accumulate::Pairwise => "pairwise",
+        Accumulate::Exact => "exact",
+    }
+}
+
+impl AccumulatePlaces {
+    /// A comma list of `place=mode`: places matmul, sums, softmax, update (or `all`), modes
+    /// naive, kahan, pairwise, exact (the format's exact accumulator: quires for posits).
+    pub fn parse(s: &str) -> Result<AccumulatePlaces, TrainError> {
+        let bad = |why: String| {
+            TrainError(format!(
+                "--accumulate {s:?}: {why} (expected e.g. matmul=pairwise,update=kahan: places matmul, sums, softmax, update or all; modes naive, kahan, pairwise, exact)"
+            ))
+        };
+        let mut p = AccumulatePlaces::default();
+        for item in s.split(',') {
+            let (place, mode) = item
+                .split_once('=')
+                .ok_or_else(|| bad(format!("{item:?} is not place=mode")))?;
+            let mode = [
+                Accumulate::Naive,
+                Accumulate::Kahan,
+                Accumulate::Pairwise,
+                Accumulate::Exact,
+            ]
+            .into_iter()
+            .find(|a| accumulate_name(*a) == mode)
+            .ok_or_else(|| bad(format!("unknown mode {mode:?}")))?;
+            let places: Vec<usize> = match place {
+                "all" => (0..4).collect(),
+                _ => vec![Place::ALL
+                    .iter()
+                    .position(|q| q.name() == place)
+                    .ok_or_else(|| bad(format!("unknown place {place:?}")))?],
+            };
+            for i in places {
+                if p.chosen[i].replace(mode).is_some() {
+                    return Err(bad(format!("{} given twice", Place::ALL[i].name())));
+                }
+            }
+        }
+        if let Some(m) = p.chosen[3].filter(|m| !matches!(m, Accumulate::Naive | Accumulate::Kahan))
+        {
+            return Err(bad(format!(
+                "update={}: the update adds one term per weight and step, so naive or kahan",
+                accumulate_name(m)
+            )));
+        }
+        Ok(p)
+    }
+
+    pub fn get(&self, place: Place) -> Option<Accumulate> {
+        self.chosen[place as usize]
+    }
+
+    /// `matmul=pairwise,update=kahan`; empty when nothing is chosen.
+    pub fn describe(&self) -> String {
+        Place::ALL
+            .iter()
+            .filter_map(|&q| {
+                self.get(q)
+                    .map(|a| format!("{}={}", q.name(), accumulate_name(a)))
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// Checks the accumulation options against the stages: `--quire` must change some stage's
+/// accumulation (each family's `TrainFamily` says), `--keep-bits N` needs one LNS format with
+/// at least N fraction bits (and rounded accumulations: naive or Kahan), and a mode chosen by
+/// `--accumulate` must be one every stage's family offers (its golden registry entry's
+/// `modes`). One-line refusals, as `lpgen train` and `lpgen eval` give them.
+pub fn check_accumulation(
+    stages: &Stages,
+    quire: bool,
+    keep_bits: Option<u32>,
+    accumulate: &AccumulatePlaces,
+) -> Result<(), TrainError> {
+    for place in Place::ALL {
+        let Some(a) = accumulate.get(place) else {
+            continue;
+        };
+        if place == Place::Update {
+            continue; // naive or Kahan lane operations, which every family has
+        }
+        for f in stages.list() {
+            if !f.entry().modes.contains(&a.mode()) {
+                return f.entry().refuse_mode(a.mode(), &f).map_err(|e| {
+                    TrainError(format!("--accumulate {}: {e}", accumulate.describe()))
+                });
+            }
+        }
+        if keep_bits.is_some() && !matches!(a, Accumulate::Naive | Accumulate::Kahan) {
+            return Err(TrainError(format!(
+                "--accumulate {}: --keep-bits rounds every step of a naive or Kahan sum",
+                accumulate.describe()
+            )));
+        }
+    }
+    let changed_by_quire = |f: &Format| {
+        let t = crate::family::train_family(f);
+        t.accumulation(true, false) != t.accumulation(false, false)
+    };
+    if quire && !stages.list().iter().any(changed_by_quire) {
+        return Err(TrainError(
+            "--quire needs posit or float stages (fix and dfix always accumulate exactly)".into(),
+        ));
+    }
+    if let Some(n) = keep_bits {
+        match stages.f {
+            Format::Lns(l) if n <= l.frac_bits && stages.list().iter().all(|s| *s == stages.f) => {}
+            _ => {
+                return Err(TrainError(format!(
+                    "--keep-bits {n} needs one LNS format with at least {n} fraction bits"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The Kahan places of `--kahan` (`None`: the default of the forward format's family: all for
+/// LNS, none otherwise).
+pub fn kahan_places(kahan: Option<&str>, stages: &Stages) -> Result<KahanPlaces, TrainError> {
+    match kahan {
+        Some(k) => KahanPlaces::parse(k),
+        None if crate::family::train_family(&stages.f).kahan_by_default() => Ok(KahanPlaces::all()),
+        None => Ok(KahanPlaces::default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--accumulate`'s list: each place gets the named mode, `all` every place, anything
+    /// else (an unknown place or mode, a place twice, a sum over many terms for the update)
+    /// is refused in one line.
+    #[test]
+    fn accumulate_places_parse_and_refuse() {
+        let p = AccumulatePlaces::parse("matmul=pairwise,update=kahan").unwrap();
+        assert_eq!(p.get(Place::Matmul), Some(Accumulate::Pairwise));
+        assert_eq!(p.get(Place::Update), Some(Accumulate::Kahan));
+        assert_eq!((p.get(Place::Sums), p.get(Place::Softmax)), (None, None));
+        assert_eq!(p.describe(), "matmul=pairwise,update=kahan");
+        assert_eq!(AccumulatePlaces::parse(&p.describe()).unwrap(), p);
+        let all = AccumulatePlaces::parse("all=naive").unwrap();
+        assert!(Place::ALL
+            .iter()
+            .all(|&q| all.get(q) == Some(Accumulate::Naive)));
+        assert_eq!(AccumulatePlaces::default().describe(), "");
+        for (bad, why) in [
+            ("matmul=exactly", "unknown mode \"exactly\""),
+            ("gemm=naive", "unknown place \"gemm\""),
+            ("matmul", "is not place=mode"),
+            ("all=kahan,sums=naive", "sums given twice"),
+            ("update=pairwise", "naive or kahan"),
+            ("update=exact", "naive or kahan"),
+        ] {
+            let e = AccumulatePlaces::parse(bad).unwrap_err().0;
+            assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
+
+    /// Without `--accumulate` every place keeps its family's rule (so runs without it train
+    /// as before, and their fingerprints are unchanged); a chosen place takes its mode; modes
+    /// a stage's family does not offer are refused.
+    #[test]
+    fn placements_override_only_the_places_chosen() {
+        let formats = [
+            "lns:5:6",
+            "posit:8:2",
+            "fix:7:8",
+            "dfix:10",
+            "f32",
+            "float:4:3",
+        ];
+        for e in lpgen_golden::FAMILIES {
+            assert!(formats.iter().any(|f| f.starts_with(e.name)), "{}", e.name);
+        }
+        for f in formats {
+            let mut cfg = crate::net::tests::cfg(f);
+            let fmt = cfg.stages.f;
+            for (quire, kahan) in [(false, KahanPlaces::default()), (true, KahanPlaces::all())] {
+                cfg.quire = quire;
+                cfg.kahan = kahan;
+                let rule = crate::family::train_family(&fmt).accumulation(quire, kahan.matmul);
+                for q in [Place::Matmul, Place::Sums, Place::Softmax] {
+                    assert_eq!(cfg.accumulation(q, fmt), rule, "{f} {q:?}");
+                }
+                assert_eq!(cfg.kahan_update(), kahan.update);
+                assert!(!cfg.fingerprint().contains("accumulate"));
+            }
+            cfg.accumulate = AccumulatePlaces::parse("softmax=pairwise,update=naive").unwrap();
+            assert_eq!(cfg.accumulation(Place::Softmax, fmt), Accumulate::Pairwise);
+            assert_eq!(
+                cfg.accumulation(Place::Matmul, fmt),
+                crate::family::train_family(&fmt).accumulation(true, true)
+            );
+            assert!(!cfg.kahan_update());
+            assert!(cfg
+                .fingerprint()
+                .ends_with(" accumulate=softmax=pairwise,update=naive"));
+        }
+        let lns = Stages::all("lns:5:6".parse().unwrap());
+        let exact = AccumulatePlaces::parse("matmul=exact").unwrap();
+        let e = check_accumulation(&lns, false, None, &exact).unwrap_err().0;
+        assert!(e.contains("not offered by lns:5:6"), "{e}");
+        let pairwise = AccumulatePlaces::parse("sums=pairwise").unwrap();
+        check_accumulation(&lns, false, None, &pairwise).unwrap();
+        let e = check_accumulation(&lns, false, Some(4), &pairwise)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("--keep-bits"), "{e}");
+        let posit = Stages::all("posit:8:2".parse().unwrap());
+        check_accumulation(&posit, false, None, &exact).unwrap();
+    }
+}

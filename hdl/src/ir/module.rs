@@ -7,6 +7,7 @@ use super::expr::{cat, mk, mux, Node, E};
 use super::hier::{Instance, Library};
 
 /// (System)Verilog keywords a generator might pick as a name (a subset: the short nouns).
+#[rustfmt::skip]
 const KEYWORDS: &[&str] = &[
     "always", "assign", "begin", "bit", "break", "byte", "case", "cell", "class", "config",
     "const", "default", "do", "edge", "else", "end", "enum", "event", "final", "for", "force",

@@ -83,6 +83,24 @@ pub enum Direction {
     Output,
 }
 
+impl Port {
+    /// The ports of `m` in declaration order.
+    pub fn list(m: &crate::ir::Module) -> Vec<Port> {
+        m.ports()
+            .into_iter()
+            .map(|(name, input, width)| Port {
+                name,
+                direction: if input {
+                    Direction::Input
+                } else {
+                    Direction::Output
+                },
+                width,
+            })
+            .collect()
+    }
+}
+
 impl Manifest {
     /// Reads a manifest. The error is serde_json's one-line description (what is missing or
     /// malformed, and where).

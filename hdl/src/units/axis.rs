@@ -241,19 +241,7 @@ pub fn wrap_axis(p: &Params) -> Result<(Design, Design), GenError> {
         text: crate::emit::verilog(&m),
     });
     let verilog = Verilog { files };
-    let ports = m
-        .ports()
-        .into_iter()
-        .map(|(name, input, width)| Port {
-            name,
-            direction: if input {
-                Direction::Input
-            } else {
-                Direction::Output
-            },
-            width,
-        })
-        .collect();
+    let ports = Port::list(&m);
     let manifest = Manifest {
         top: top.clone(),
         file_list: format!("{top}.f"),

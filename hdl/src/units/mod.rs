@@ -33,7 +33,7 @@ use lpgen_golden::{Format, SumMode};
 
 use crate::emit;
 use crate::ir::{Module, StagePlan, E};
-use crate::manifest::{Direction, Manifest, Parameters, Port};
+use crate::manifest::{Manifest, Parameters, Port};
 use crate::sources::Verilog;
 
 pub const GENERATOR_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -393,20 +393,7 @@ fn parameters(p: &Params) -> Parameters {
 }
 
 fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
-    let ports = b
-        .module
-        .ports()
-        .into_iter()
-        .map(|(name, input, width)| Port {
-            name,
-            direction: if input {
-                Direction::Input
-            } else {
-                Direction::Output
-            },
-            width,
-        })
-        .collect();
+    let ports = Port::list(&b.module);
     Manifest {
         top: top.to_string(),
         unit: p.unit.name().to_string(),

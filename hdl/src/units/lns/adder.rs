@@ -92,7 +92,7 @@ fn g_rom_module(m: &Module, f: LnsFormat, sb: &[i64], db: &[i64], aw: u32) -> Rc
         "lpgen_lns_g_rom_{}",
         Format::Lns(f).to_string().replace(':', "_")
     );
-    let built = m.define::<std::convert::Infallible>(&name, StagePlan::none(), |r| {
+    m.define_ok(&name, StagePlan::none(), |r| {
         let t = GTables::get(f.int_bits, f.frac_bits);
         r.header.push(format!(
             "G tables of {}: sb at addresses 0.., db from {} (address {{opposite, d}}); {}.",
@@ -104,12 +104,7 @@ fn g_rom_module(m: &Module, f: LnsFormat, sb: &[i64], db: &[i64], aw: u32) -> Rc
         let contents = [half(sb), half(db)].concat();
         let q = r.rom("g_rom", gw, contents, &addr);
         r.output("g", &q);
-        Ok(())
-    });
-    match built {
-        Ok(def) => def,
-        Err(never) => match never {},
-    }
+    })
 }
 
 /// The G tables of `f` as ROM contents: (sb, db) with `db[0]` (never read: x − x is zero) as 0.
@@ -269,7 +264,7 @@ pub(crate) fn add_module(
     let cut_at: Vec<usize> = (0..cuts.len()).filter(|&i| cuts[i]).collect();
     let plan = StagePlan::at(&cut_at);
     let negated = matches!(neg, Negate::Yes);
-    let def = m.define::<std::convert::Infallible>(&def_name, plan, |r| {
+    let def = m.define_ok(&def_name, plan, |r| {
         r.header.push(format!(
             "{f}: y = a {} b, exactly as golden Lns::add_split (docs/formats.md); \
              overflow: saturated at the largest code; nan: an operand is NaN.",
@@ -292,12 +287,7 @@ pub(crate) fn add_module(
         r.output("y", &out.y);
         r.output("overflow", &out.overflow);
         r.output("nan", &out.nan);
-        Ok(())
     });
-    let def = match def {
-        Ok(def) => def,
-        Err(never) => match never {},
-    };
     let mut inputs: Vec<(&str, &E)> = vec![("a", a), ("b", b)];
     if let Negate::When(s) = &neg {
         inputs.push(("sub", s));

@@ -6,7 +6,6 @@
 //! bits below it (the golden keeps the same fields with the hidden bit at bit 62). Missing
 //! exponent and fraction bits read as zero.
 
-use std::convert::Infallible;
 use std::rc::Rc;
 
 use lpgen_golden::PositFormat;
@@ -49,7 +48,7 @@ pub(crate) fn lzc(m: &mut Module, name: &str, x: &E) -> (E, E) {
 /// count; two neighbours combine as `z = zh & zl`, `c = {zh, zh ? cl : ch}`. Each level is
 /// one pair of wires (`zJ`, `cJ`), so the Verilog stays linear in size.
 fn lzc_module(m: &Module, p: u32) -> Rc<SubModule> {
-    let built = m.define::<Infallible>(&format!("lpgen_lzc_{p}"), StagePlan::none(), |r| {
+    m.define_ok(&format!("lpgen_lzc_{p}"), StagePlan::none(), |r| {
         r.header.push(format!(
             "Leading zeros of x ({p} bits): count, and zero when x is all zeros."
         ));
@@ -57,12 +56,7 @@ fn lzc_module(m: &Module, p: u32) -> Rc<SubModule> {
         let (count, zero) = lzc_tree(r, p, &x);
         r.output("count", &count);
         r.output("zero", &zero);
-        Ok(())
-    });
-    match built {
-        Ok(def) => def,
-        Err(never) => match never {},
-    }
+    })
 }
 
 fn lzc_tree(m: &mut Module, p: u32, x: &E) -> (E, E) {
@@ -137,7 +131,7 @@ pub(crate) fn decode(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Decod
 
 fn decode_module(m: &Module, f: PositFormat) -> Rc<SubModule> {
     let name = format!("lpgen_posit_decode_{}", f.to_string().replace(':', "_"));
-    let built = m.define::<Infallible>(&name, StagePlan::none(), |r| {
+    m.define_ok(&name, StagePlan::none(), |r| {
         r.header.push(format!(
             "Decodes a {f} word: sign, |word|, zero, NaR, scale and significand 1.f \
              (hidden bit at the MSB); golden PositFormat::unpack."
@@ -155,12 +149,7 @@ fn decode_module(m: &Module, f: PositFormat) -> Rc<SubModule> {
         ] {
             r.output(port, e);
         }
-        Ok(())
-    });
-    match built {
-        Ok(def) => def,
-        Err(never) => match never {},
-    }
+    })
 }
 
 /// Sign, two's-complement magnitude and the zero / NaR tests of the word `p`.

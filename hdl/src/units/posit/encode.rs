@@ -2,7 +2,6 @@
 //! even on the bit string, saturation at maxpos and minpos, and the `:u` variant's rounding
 //! to zero at or below the bit-string midpoint minpos / 2^(2^es).
 
-use std::convert::Infallible;
 use std::rc::Rc;
 
 use lpgen_golden::PositFormat;
@@ -81,7 +80,7 @@ fn encode_module(
     } else {
         StagePlan::none()
     };
-    let built = m.define::<Infallible>(&name, plan, |r| {
+    m.define_ok(&name, plan, |r| {
         r.header.push(format!(
             "Rounds ±(sig + sticky)·2^(scale − {}) to a {f} word (nonzero values; the \
              caller muxes in zero and NaR); golden PositFormat::encode.",
@@ -100,12 +99,7 @@ fn encode_module(
         };
         let word = encode_body(r, f, &neg, &scale, &sig, &sticky, registered);
         r.output("word", &word);
-        Ok(())
-    });
-    match built {
-        Ok(def) => def,
-        Err(never) => match never {},
-    }
+    })
 }
 
 /// The encoder's logic ([`encode`]'s steps 1–4), in module `m`: the word, as an expression.

@@ -58,17 +58,12 @@ fn rom_module(
     contents: Vec<u128>,
 ) -> Rc<SubModule> {
     let aw = bits_of(contents.len() as u64 - 1);
-    let built = m.define::<std::convert::Infallible>(name, StagePlan::none(), |r| {
+    m.define_ok(name, StagePlan::none(), |r| {
         r.header.push(comment.to_string());
         let addr = r.input("addr", aw);
         let q = r.rom("rom", width, contents, &addr);
         r.output("q", &q);
-        Ok(())
-    });
-    match built {
-        Ok(def) => def,
-        Err(never) => match never {},
-    }
+    })
 }
 
 /// Reads `rom` at `addr` through an instance named `name`.

@@ -687,3 +687,47 @@ fn vectors_split_into_blocks_with_a_shorter_last() {
         })
         .is_err());
 }
+
+#[test]
+fn infinite_elements_in_a_dot_product() {
+    // E5M2 has ±∞ codes (0x7c, 0xfc); 0x00 is +0, 0x3c is 1.
+    let f = fmt("fp8:e5m2", 2);
+    let blk = |a: u8, b: u8| MxBlock {
+        scale: 127,
+        codes: vec![a, b],
+    };
+    for (a, b, want) in [
+        (blk(0x7c, 0x3c), blk(0x00, 0x3c), Exact::Nan), // ∞ · 0
+        (blk(0x7c, 0x3c), blk(0x3c, 0x3c), Exact::Inf(false)),
+        (blk(0x7c, 0x3c), blk(0xbc, 0x3c), Exact::Inf(true)), // ∞ · −1
+        (blk(0x7c, 0xfc), blk(0x3c, 0x3c), Exact::Nan),       // +∞ − ∞
+        (blk(0x7c, 0x7c), blk(0xfc, 0xfc), Exact::Inf(true)),
+    ] {
+        assert_eq!(f.dot_block(&a, &b).unwrap(), want, "{a:?} {b:?}");
+        assert_eq!(
+            ref_dot(
+                Kind::Float {
+                    e: 5,
+                    m: 2,
+                    special: Special::Ieee
+                },
+                &a,
+                &b
+            ),
+            want
+        );
+    }
+}
+
+#[test]
+fn an_exact_sum_rounds_once_to_f64_with_every_bit() {
+    // 2^200 + 2^147 + 1: above the tie between 2^200 and 2^200 + 2^148 by 1, so up.
+    let num = (BigInt::from(1) << 200usize) + (BigInt::from(1) << 147usize) + 1;
+    let x = Exact::Fin { num, exp: -100 };
+    assert_eq!(x.to_f64(), (1.0 + 2f64.powi(-52)) * 2f64.powi(100));
+    let tie = Exact::Fin {
+        num: (BigInt::from(1) << 200usize) + (BigInt::from(1) << 147usize),
+        exp: -100,
+    };
+    assert_eq!(tie.to_f64(), 2f64.powi(100));
+}

@@ -6,6 +6,7 @@ mod demo;
 mod dist;
 mod golden_cmd;
 mod golden_dfix;
+mod golden_mx;
 mod quant_cmd;
 mod rtl_cmd;
 mod synth_cmd;

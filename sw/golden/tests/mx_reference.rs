@@ -514,7 +514,7 @@ fn ref_dot(kind: Kind, a: &MxBlock, b: &MxBlock) -> Exact {
                 *(if p != d.neg { &mut ninf } else { &mut pinf }) = true;
             }
             (V::Fin(p), V::Fin(q)) => {
-                let t = BigInt::from(p.mag) * BigInt::from(q.mag) << (p.e + q.e - low) as usize;
+                let t = (BigInt::from(p.mag) * BigInt::from(q.mag)) << (p.e + q.e - low) as usize;
                 sum += if p.neg != q.neg { -t } else { t };
             }
         }

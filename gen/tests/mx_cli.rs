@@ -91,7 +91,14 @@ fn bad_input_is_one_line_and_status_2() {
         &["golden", "mx", "quantize", "1"],
         &["quant", "mx:fp6:e2m3", "--dist", "N(0,1)", "--offset", "1"],
         &["quant", "mx:fp6:e9m3", "--dist", "N(0,1)"],
-        &["rtl", "alu", "--format", "mx:int8", "--out", "/nonexistent-lpgen-mx"],
+        &[
+            "rtl",
+            "alu",
+            "--format",
+            "mx:int8",
+            "--out",
+            "/nonexistent-lpgen-mx",
+        ],
     ] {
         let (code, _, err) = lpgen(args);
         assert_eq!(code, Some(2), "{args:?}: {err}");

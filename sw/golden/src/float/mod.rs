@@ -379,9 +379,8 @@ impl FloatFormat {
             return self.zero_of(neg);
         }
         let frac = q & self.frac_mask();
-        if e > self.emax()
-            || (self.finite && !self.no_nan && e == self.emax() && frac == self.frac_mask())
-        {
+        // (With `:nonan` the all-ones code "overflows" to ±max, which is that same code.)
+        if e > self.emax() || (self.finite && e == self.emax() && frac == self.frac_mask()) {
             return self.overflow(neg);
         }
         self.zero_of(neg) | (((e + self.bias()) as Bits) << self.frac_bits) | frac

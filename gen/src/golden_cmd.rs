@@ -13,11 +13,15 @@ use crate::{emit, CliError, CliResult};
 pub struct GoldenArgs {
     /// Number format (from the family registry; dfix:W takes --scale)
     #[arg(help = format!(
-        "Number format: {} (dfix:W: dynamic fixed point, with --scale)",
-        lpgen_golden::family::syntaxes()
+        "Number format: {} (dfix:W: dynamic fixed point, with --scale), or {}",
+        lpgen_golden::family::syntaxes(),
+        lpgen_golden::mx::SYNTAX
     ))]
     format: String,
-    /// add sub mul div max min cmp neg abs exp ln sum dot encode
+    #[arg(help = format!(
+        "add sub mul div max min cmp neg abs exp ln sum dot encode; for mx formats: {}",
+        crate::golden_mx::OPS
+    ))]
     op: String,
     /// Operands: decimal reals or 0x bit patterns; for dot, pairs a,b
     #[arg(allow_negative_numbers = true)]
@@ -206,6 +210,23 @@ fn rounder(calc: &Calc, rounding: &str, seed: Option<u64>) -> CliResult<Rounder>
 }
 
 pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
+    if lpgen_golden::mx::is_mx(&args.format) {
+        // A block format, not a registered family (docs/decisions.md): its own calculator.
+        let f: lpgen_golden::MxFormat = args.format.parse()?;
+        if args.stdin
+            || args.taylor
+            || args.mode != "naive"
+            || args.scale.is_some()
+            || args.rounding != "nearest"
+            || args.seed.is_some()
+        {
+            return Err(CliError(format!(
+                "{f} takes operands on the command line, without --stdin, --taylor, --mode, \
+                 --scale, --rounding or --seed (MX conversion rounds to nearest)"
+            )));
+        }
+        return crate::golden_mx::run(&f, &args.op, &args.args, out);
+    }
     let format: Format = args.format.parse()?;
     let calc = format.calc();
     // Asked of the family, before any family's own path (dfix's below).

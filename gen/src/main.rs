@@ -9,6 +9,7 @@ mod eval_cmd;
 mod fusesoc;
 mod golden_cmd;
 mod golden_dfix;
+mod golden_mx;
 mod quant_cmd;
 mod rtl_cmd;
 mod synth_cmd;

@@ -9,6 +9,7 @@ use std::io::Write;
 
 use clap::Args;
 use lpgen_golden::q8::{self, Q8Type, Scaling};
+use lpgen_golden::MxFormat;
 
 use crate::{emit, CliError, CliResult};
 
@@ -30,7 +31,8 @@ const CHUNK: usize = 1 << 16;
 
 #[derive(Args)]
 pub struct QuantArgs {
-    /// q8:dynamic-tree, q8:static-tree, q8:linear or q8:mantissa (omit with --table1)
+    /// q8:dynamic-tree, q8:static-tree, q8:linear or q8:mantissa, or an MX block format
+    /// mx:ELEM[:bK] (omit with --table1)
     #[arg(value_name = "TYPE")]
     ty: Option<String>,
     /// Distribution of the samples: U(a,b) or N(mean,variance), e.g. "N(0,0.04)"
@@ -158,12 +160,25 @@ fn fill(rng: &mut Rng, dist: Dist, out: &mut [f32]) {
 }
 
 /// Calls `each` on every chunk of the sample of `samples` values made from `seed`.
-fn for_each_chunk(dist: Dist, samples: u64, seed: u64, mut each: impl FnMut(&[f32])) {
+fn for_each_chunk(dist: Dist, samples: u64, seed: u64, each: impl FnMut(&[f32])) {
+    for_each_chunk_of(CHUNK, dist, samples, seed, each)
+}
+
+/// [`for_each_chunk`] with chunks of `chunk` values (even: the sample is the same whatever
+/// the chunk, as Box–Muller pairs never straddle two chunks).
+fn for_each_chunk_of(
+    chunk: usize,
+    dist: Dist,
+    samples: u64,
+    seed: u64,
+    mut each: impl FnMut(&[f32]),
+) {
+    debug_assert!(chunk % 2 == 0);
     let mut rng = Rng::new(seed);
-    let mut buf = vec![0f32; CHUNK];
+    let mut buf = vec![0f32; chunk];
     let mut left = samples;
     while left > 0 {
-        let n = left.min(CHUNK as u64) as usize;
+        let n = left.min(chunk as u64) as usize;
         fill(&mut rng, dist, &mut buf[..n]);
         each(&buf[..n]);
         left -= n as u64;
@@ -254,17 +269,26 @@ pub fn run(args: &QuantArgs, out: &mut dyn Write) -> CliResult {
             out,
         );
     }
-    let ty: Q8Type = args
+    let ty_text = args
         .ty
         .as_deref()
-        .ok_or_else(|| CliError("quant needs a TYPE (e.g. q8:dynamic-tree) or --table1".into()))?
-        .parse()?;
+        .ok_or_else(|| CliError("quant needs a TYPE (e.g. q8:dynamic-tree) or --table1".into()))?;
     let dist_text = args
         .dist
         .as_deref()
         .ok_or_else(|| CliError("quant needs --dist, e.g. --dist \"N(0,1)\"".into()))?;
     let dist = parse_dist(dist_text)?;
     let samples = check_samples(args.samples.unwrap_or(1_000_000))?;
+    if lpgen_golden::mx::is_mx(ty_text) {
+        let f: MxFormat = ty_text.parse()?;
+        if args.offset.is_some() {
+            return Err(CliError(format!(
+                "--offset applies to q8:static-tree and q8:mantissa; {f} is scaled per block"
+            )));
+        }
+        return mx_row(f, dist, dist_text, samples, args.seed, out);
+    }
+    let ty: Q8Type = ty_text.parse()?;
     let scaling = match (ty.default_scaling(), args.offset) {
         (Scaling::Absmax, Some(_)) => {
             return Err(CliError(format!(
@@ -289,6 +313,63 @@ pub fn run(args: &QuantArgs, out: &mut dyn Write) -> CliResult {
             samples,
             args.seed,
             scale_text(scaling, scale),
+            e.mean_abs(),
+            e.mean_rel_percent(),
+            e.zeros
+        ),
+    )
+}
+
+/// The errors of MX format `f` on the sample (f32 values quantized in blocks of K in sample
+/// order, the last block shorter), in the q8 rows' columns.
+fn mx_errors(f: MxFormat, dist: Dist, samples: u64, seed: u64) -> Errors {
+    let pair = if f.block % 2 == 0 {
+        f.block
+    } else {
+        2 * f.block
+    };
+    let mut e = Errors::default();
+    let mut xs = Vec::with_capacity(CHUNK);
+    for_each_chunk_of(CHUNK - CHUNK % pair, dist, samples, seed, |chunk| {
+        xs.clear();
+        xs.extend(chunk.iter().map(|&x| f64::from(x)));
+        for (block, vals) in f.quantize(&xs).iter().zip(xs.chunks(f.block)) {
+            let back = f.dequantize_block(block).expect("a block just made");
+            for (x, y) in vals.iter().zip(back) {
+                let err = (x - y).abs();
+                e.abs_sum += err;
+                if *x == 0.0 {
+                    e.zeros += 1;
+                } else {
+                    e.rel_sum += err / x.abs();
+                }
+            }
+        }
+        e.samples += chunk.len() as u64;
+    });
+    e
+}
+
+fn mx_row(
+    f: MxFormat,
+    dist: Dist,
+    dist_text: &str,
+    samples: u64,
+    seed: u64,
+    out: &mut dyn Write,
+) -> CliResult {
+    let e = mx_errors(f, dist, samples, seed);
+    emit(out, HEADER)?;
+    let name: String = dist_text.chars().filter(|c| !c.is_whitespace()).collect();
+    emit(
+        out,
+        &format!(
+            "{:<16} {:<12} {:<11} {:<5} {:<18} {:<15.4e} {:<17.4} {}",
+            f.to_string(),
+            name,
+            samples,
+            seed,
+            format!("E8M0 per {}", f.block),
             e.mean_abs(),
             e.mean_rel_percent(),
             e.zeros

@@ -16,7 +16,7 @@ use super::{FloatFormat, Val};
 /// rounded sums and the exact accumulator (mode `quire`); no PE and no lane yet.
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "float",
-    syntax: "float:E:M (optionally :fn, :sat, :ftz), bf16, f16, fp8:e4m3, fp8:e5m2",
+    syntax: "float:E:M (optionally :fn, :sat, :ftz, :nonan), bf16, f16, fp8:e4m3, fp8:e5m2",
     parse,
     modes: &[
         SumMode::Naive,
@@ -45,15 +45,17 @@ fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Format, Format
         field(e, "exponent bits", whole)?,
         field(m, "fraction bits", whole)?,
     );
-    let (mut finite, mut sat, mut ftz) = (false, false, false);
+    let (mut finite, mut sat, mut ftz, mut no_nan) = (false, false, false, false);
     for &s in suffixes {
         let flag = match s {
             "fn" => &mut finite,
             "sat" => &mut sat,
             "ftz" => &mut ftz,
+            "nonan" => &mut no_nan,
             _ => {
                 return err(format!(
-                    "format {whole:?}: unknown suffix {s:?} (a float takes :fn, :sat and :ftz)"
+                    "format {whole:?}: unknown suffix {s:?} (a float takes :fn, :sat, :ftz \
+                     and :nonan)"
                 ))
             }
         };
@@ -62,8 +64,18 @@ fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Format, Format
         }
         *flag = true;
     }
-    FloatFormat::new(e, m, finite, sat, ftz)
-        .map(Format::Float)
+    if no_nan && (finite || sat) {
+        return err(format!(
+            "format {whole:?}: :nonan already means no infinities and saturation; drop :fn \
+             and :sat"
+        ));
+    }
+    let made = if no_nan {
+        FloatFormat::new_no_nan(e, m, ftz)
+    } else {
+        FloatFormat::new(e, m, finite, sat, ftz)
+    };
+    made.map(Format::Float)
         .map_err(|e| FormatError(format!("format {whole:?}: {}", e.0)))
 }
 
@@ -121,7 +133,7 @@ impl Family for FloatFormat {
         FloatFormat::is_nan(self, a)
     }
     fn nan(&self) -> Option<Bits> {
-        Some(FloatFormat::nan(self))
+        (!self.no_nan).then(|| FloatFormat::nan(self))
     }
     fn one(&self) -> Bits {
         FloatFormat::one(self)

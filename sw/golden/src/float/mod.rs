@@ -1,6 +1,7 @@
 //! `float:E:M`: IEEE-style binary floats of any small width (issue 32), with the suffixes
 //! `:fn` (finite: no infinities, NaN only at the all-ones code, as OCP E4M3), `:sat`
-//! (overflow saturates to ±max finite) and `:ftz` (subnormals flushed to zero), and the names
+//! (overflow saturates to ±max finite), `:ftz` (subnormals flushed to zero) and `:nonan` (every
+//! code a finite number, overflow saturating: OCP FP6/FP4, the MX element types), and the names
 //! `bf16`, `f16`, `fp8:e4m3`, `fp8:e5m2`. docs/formats.md ("float:E:M") states every rule.
 //!
 //! Correct first: every operation decodes its operands to exact dyadic rationals
@@ -39,6 +40,11 @@ pub struct FloatFormat {
     pub sat: bool,
     /// `:ftz`: subnormal operands are zeros of their sign; subnormal results flush to zero.
     pub ftz: bool,
+    /// `:nonan`: no NaN and no infinity code (OCP FP6 E3M2/E2M3, FP4 E2M1): every code is a
+    /// finite number, S.1…1.1…1 the largest. Implies `finite` and `sat` (both set with it:
+    /// overflow and infinite results give ±max finite); a NaN result (0/0, a NaN f64, ln of a
+    /// negative) is +0, as in the fix family, and the family's `nan()` is `None`.
+    pub no_nan: bool,
 }
 
 /// The format names and what they stand for: (name, E, M, `:fn`). A name prints as itself
@@ -131,7 +137,19 @@ impl FloatFormat {
             finite,
             sat,
             ftz,
+            no_nan: false,
         })
+    }
+
+    /// The format `float:E:M:nonan` (with `:ftz` where given): every code finite, overflow
+    /// saturating (OCP FP6 and FP4), or the one-line reason it cannot be.
+    pub fn new_no_nan(
+        exp_bits: u32,
+        frac_bits: u32,
+        ftz: bool,
+    ) -> Result<FloatFormat, FormatError> {
+        let f = FloatFormat::new(exp_bits, frac_bits, true, true, ftz)?;
+        Ok(FloatFormat { no_nan: true, ..f })
     }
 
     /// Bits of one word: 1 + E + M.
@@ -183,7 +201,9 @@ impl FloatFormat {
 
     /// ±max finite.
     pub fn max_finite(&self, neg: bool) -> Bits {
-        let body = if self.finite {
+        let body = if self.no_nan {
+            self.mask() >> 1
+        } else if self.finite {
             (self.exp_ones() << self.frac_bits) | (self.frac_mask() - 1)
         } else {
             ((self.exp_ones() - 1) << self.frac_bits) | self.frac_mask()
@@ -192,8 +212,12 @@ impl FloatFormat {
     }
 
     /// The canonical NaN every operation produces: sign 0, all-ones exponent, the fraction's
-    /// top bit only (quiet), or with `:fn` the all-ones word 0.1…1.1…1.
+    /// top bit only (quiet), or with `:fn` the all-ones word 0.1…1.1…1; with `:nonan`,
+    /// which has no NaN code, +0.
     pub fn nan(&self) -> Bits {
+        if self.no_nan {
+            return 0;
+        }
         let frac = if self.finite {
             self.frac_mask()
         } else {
@@ -233,6 +257,9 @@ impl FloatFormat {
 
     /// Whether `w` is a NaN code.
     pub fn is_nan(&self, w: Bits) -> bool {
+        if self.no_nan {
+            return false;
+        }
         let field = (w >> self.frac_bits) & self.exp_ones();
         let frac = w & self.frac_mask();
         field == self.exp_ones()
@@ -258,7 +285,7 @@ impl FloatFormat {
             if !self.finite {
                 return if frac == 0 { Val::Inf(neg) } else { Val::Nan };
             }
-            if frac == self.frac_mask() {
+            if frac == self.frac_mask() && !self.no_nan {
                 return Val::Nan;
             }
         }
@@ -352,6 +379,7 @@ impl FloatFormat {
             return self.zero_of(neg);
         }
         let frac = q & self.frac_mask();
+        // (With `:nonan` the all-ones code "overflows" to ±max, which is that same code.)
         if e > self.emax() || (self.finite && e == self.emax() && frac == self.frac_mask()) {
             return self.overflow(neg);
         }
@@ -385,9 +413,17 @@ impl FloatFormat {
 
 impl fmt::Display for FloatFormat {
     /// A named format prints as its name (`bf16`, `fp8:e4m3`), others as `float:E:M` with
-    /// `:fn`; then `:sat` and `:ftz` where set.
+    /// `:fn`; then `:sat` and `:ftz` where set. `:nonan` (which implies `:fn:sat`) prints as
+    /// `float:E:M:nonan`, then `:ftz`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (e, m) = (self.exp_bits, self.frac_bits);
+        if self.no_nan {
+            write!(f, "float:{e}:{m}:nonan")?;
+            if self.ftz {
+                f.write_str(":ftz")?;
+            }
+            return Ok(());
+        }
         match NAMED
             .iter()
             .find(|n| (n.1, n.2, n.3) == (e, m, self.finite))

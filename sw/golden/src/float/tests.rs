@@ -233,3 +233,52 @@ fn decimal_operands_round_once() {
     assert_eq!(c.parse("-1e-100000").unwrap(), 0x80);
     assert_eq!(c.parse("nan").unwrap(), 0x7f);
 }
+
+/// `:nonan` (OCP FP6/FP4): every code finite, S.1…1.1…1 the largest, overflow and ∞ to ±max,
+/// a NaN result +0. The values are the OCP MX v1.0 element tables, written out.
+#[test]
+fn nonan_formats_are_ocps_fp6_and_fp4() {
+    let e2m1 = fmt("float:2:1:nonan");
+    let want = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    for (w, v) in want.iter().enumerate() {
+        assert_eq!(e2m1.to_f64(w as u64), *v, "code {w:#x}");
+        assert_eq!(e2m1.to_f64(w as u64 | 8), -v, "code {:#x}", w | 8);
+        assert!(!e2m1.is_nan(w as u64) && !e2m1.is_nan(w as u64 | 8));
+        assert_eq!(e2m1.from_f64(*v), w as u64);
+    }
+    assert_eq!(fmt("float:3:2:nonan").to_f64(0x1f), 28.0);
+    assert_eq!(fmt("float:2:3:nonan").to_f64(0x1f), 7.5);
+    assert_eq!(fmt("float:3:2:nonan").to_f64(0x01), 0.0625);
+    assert_eq!(fmt("float:2:3:nonan").to_f64(0x01), 0.125);
+    // Saturation: past max, at the tie above max, ∞; a NaN input or result is +0.
+    for x in [7.0, 6.5, 1e300, f64::INFINITY] {
+        assert_eq!(e2m1.from_f64(x), 0x7);
+        assert_eq!(e2m1.from_f64(-x), 0xf);
+    }
+    assert_eq!(e2m1.from_f64(5.0), 0x6); // tie between 4 and 6: even (4)
+    assert_eq!(e2m1.from_f64(f64::NAN), 0);
+    assert_eq!(e2m1.div(0, 0), 0);
+    assert_eq!(e2m1.div(0x2, 0), 0x7);
+    assert_eq!(e2m1.mul(0x7, 0x7), 0x7);
+    assert_eq!(e2m1.add(0x6, 0x2), 0x6); // 4 + 1 = 5: the tie between 4 and 6, to even (4)
+    assert_eq!(e2m1.add(0x7, 0x7), 0x7); // 12: saturates
+    assert_eq!(Family::nan(&e2m1), None);
+    assert_eq!(Family::nan(&fmt("fp8:e4m3")), Some(0x7f));
+}
+
+#[test]
+fn nonan_prints_and_refuses() {
+    for s in ["float:2:1:nonan", "float:3:2:nonan:ftz", "float:4:3:nonan"] {
+        assert_eq!(fmt(s).to_string(), s);
+    }
+    for s in [
+        "float:2:1:nonan:fn",
+        "float:2:1:sat:nonan",
+        "fp8:e4m3:nonan",
+        "float:2:1:nonan:nonan",
+        "float:11:3:nonan",
+    ] {
+        let e = s.parse::<Format>().expect_err(s);
+        assert!(!e.0.contains('\n'), "{s}: {e}");
+    }
+}

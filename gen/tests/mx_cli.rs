@@ -1,0 +1,108 @@
+//! `lpgen golden mx:…` and `lpgen quant mx:…`: what they print, and bad input refused in one
+//! line with exit status 2. Expected values are worked by hand from the OCP MX v1.0 rules.
+
+use std::process::Command;
+
+fn lpgen(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_lpgen"))
+        .args(args)
+        .output()
+        .expect("run lpgen");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn quantize_prints_scale_codes_and_values() {
+    // max |V| = 5: ⌊log2 5⌋ − 2 = 0, X = 1; 5 is the tie of 4 and 6 (to even: 4, code 6),
+    // 7 > 6 saturates (code 7), −0.25 is the tie of 0 and 0.5 (to even: −0, code 8).
+    let mut args = vec![
+        "golden",
+        "mx:fp4:e2m1:b4",
+        "quantize",
+        "5",
+        "--",
+        "-0.25",
+        "0.75",
+    ];
+    args.insert(4, "1");
+    let (code, out, err) = lpgen(&args);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        out,
+        "scale 0x7f 2^0\ncodes 0x6 0x2 0x8 0x2\nvalues 4 1 -0 1\n"
+    );
+    let (_, out, _) = lpgen(&["golden", "mx:fp4:e2m1:b2", "quantize", "7", "0.1"]);
+    assert_eq!(out, "scale 0x7f 2^0\ncodes 0x7 0x0\nvalues 6 0\n");
+    let (_, out, _) = lpgen(&["golden", "mx:int8:b2", "quantize", "nan", "1"]);
+    assert_eq!(out, "scale 0xff NaN\ncodes 0x00 0x00\nvalues NaN NaN\n");
+}
+
+#[test]
+fn dot_prints_blocks_and_both_accumulations() {
+    // K = 2: block 0 = (1, 2)·(3, 4) = 11 exactly; block 1 = (0.5)·(0.5) = 0.25.
+    let (code, out, err) = lpgen(&["golden", "mx:fp8:e4m3:b2", "dot", "1,3", "2,4", "0.5,0.5"]);
+    assert_eq!(code, Some(0), "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines[0].ends_with("dot 11 (11*2^0)"), "{out}");
+    assert!(lines[1].ends_with("dot 0.25 (1*2^-2)"), "{out}");
+    assert_eq!(lines[2], "exact 11.25 (45*2^-2)");
+    assert_eq!(lines[3], "f32 11.25");
+}
+
+#[test]
+fn quant_prints_a_row_in_the_q8_columns() {
+    let (code, out, err) = lpgen(&[
+        "quant",
+        "mx:fp8:e4m3",
+        "--dist",
+        "N(0,1)",
+        "--samples",
+        "10000",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("type "), "{out}");
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(&row[..4], ["mx:fp8:e4m3", "N(0,1)", "10000", "1"]);
+    // E4M3 keeps 3 fraction bits: relative error at most 2^-4 per value, mean near 1.5 %.
+    let rel: f64 = row[row.len() - 2].parse().unwrap();
+    assert!(rel > 0.5 && rel < 3.0, "{out}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_status_2() {
+    for args in [
+        &["golden", "mx:fp8:e4m3:b0", "quantize", "1"][..],
+        &["golden", "mx:fp5:e2m2", "quantize", "1"],
+        &["golden", "mx:int8:b100000", "quantize", "1"],
+        &["golden", "mx:fp8:e3m5", "quantize", "1"],
+        &["golden", "mx:fp4:e2m1", "quantize", "1", "2"],
+        &["golden", "mx:fp4:e2m1:b2", "quantize", "1", "x"],
+        &["golden", "mx:fp4:e2m1", "add", "1", "2"],
+        &["golden", "mx:fp4:e2m1:b2", "dot", "1"],
+        &["golden", "mx:fp4:e2m1:b2", "dequantize", "0x7f", "0x10"],
+        &["golden", "mx:fp4:e2m1:b2", "dequantize", "0x100", "0x1"],
+        &["golden", "mx:fp4:e2m1:b1", "--stdin", "quantize"],
+        &["golden", "mx", "quantize", "1"],
+        &["quant", "mx:fp6:e2m3", "--dist", "N(0,1)", "--offset", "1"],
+        &["quant", "mx:fp6:e9m3", "--dist", "N(0,1)"],
+        &[
+            "rtl",
+            "alu",
+            "--format",
+            "mx:int8",
+            "--out",
+            "/nonexistent-lpgen-mx",
+        ],
+    ] {
+        let (code, _, err) = lpgen(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

@@ -263,8 +263,12 @@ fn rtl_writes_one_file_per_module_and_the_file_list() {
         d,
     ]);
     let top = "lpgen_array_lns_5_6_2x3_lns_kahan_s2";
+    // Children before parents: the G-table ROM, the two LNS adder variants of the Kahan loop
+    // (a + b; a − b), the PE, the top.
     let want = [
         "lpgen_lns_g_rom_lns_5_6.v".to_string(),
+        "lpgen_lns_add_lns_5_6.v".to_string(),
+        "lpgen_lns_add_lns_5_6_neg.v".to_string(),
         "lpgen_pe_lns_kahan_lns_5_6_s1.v".to_string(),
         format!("{top}.v"),
     ];

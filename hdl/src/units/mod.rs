@@ -15,6 +15,7 @@ pub use dfix::{
 mod registry;
 pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
+mod float;
 pub use fix::REGISTERED_MULTIPLIER_PREFIX;
 mod lns;
 mod posit;
@@ -55,10 +56,12 @@ pub enum Unit {
     Q8Dec,
     Convert,
     DfixMonitor,
+    FloatAdd,
+    FloatMul,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 15] = [
+    pub const ALL: [Unit; 17] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -74,6 +77,8 @@ impl Unit {
         Unit::Q8Dec,
         Unit::Convert,
         Unit::DfixMonitor,
+        Unit::FloatAdd,
+        Unit::FloatMul,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).

@@ -16,6 +16,7 @@ mod binary;
 mod convert;
 mod dfix;
 mod dfix_lane;
+mod float_words;
 mod kahan;
 mod mac;
 mod q8;
@@ -202,7 +203,12 @@ pub(crate) struct Ctx<'a> {
 /// The registry: the driver of each unit, refusing impossible requests (exit status 2).
 fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     match p.unit {
-        Unit::LnsMul | Unit::LnsAdd | Unit::PositAdd | Unit::PositMul => binary::plan(p, mode),
+        Unit::LnsMul
+        | Unit::LnsAdd
+        | Unit::PositAdd
+        | Unit::PositMul
+        | Unit::FloatAdd
+        | Unit::FloatMul => binary::plan(p, mode),
         Unit::LnsKahan => kahan::plan(p, mode),
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
         Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),

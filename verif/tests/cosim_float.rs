@@ -1,7 +1,8 @@
 //! The lean co-simulation of the float units CI runs (issue 32; scripts/cosim-full.sh runs
 //! every 8-bit format exhaustively at every stage count, and 10^6 random + corner pairs of
 //! bf16 and f16): float-add on every fp8:e4m3 operand pair with both settings of `sub`,
-//! float-mul on every fp8:e5m2 and float:3:4:ftz pair, random and corner bf16 sums, and a
+//! float-mul on every fp8:e5m2 and float:3:4:ftz pair, random and corner bf16 sums, float-fma
+//! on every float:2:2 triple and random f16 triples near cancellation, and a
 //! mutant whose rounder breaks ties away from zero instead of to even, which it catches.
 
 mod common;
@@ -49,6 +50,25 @@ fn float_add_bf16_random_and_corners() {
         0xbf16,
     );
     assert!(r.passed > 50_000, "{}", r.passed);
+}
+
+#[test]
+fn float_fma_float_2_2_all_triples_and_f16_random() {
+    let tc = toolchain();
+    let r = check(
+        &tc,
+        &params(Unit::FloatFma, "float:2:2", 7),
+        Mode::Exhaustive,
+        0,
+    );
+    assert_eq!(r.passed, 1 << 15);
+    let r = check(
+        &tc,
+        &params(Unit::FloatFma, "f16", 3),
+        Mode::Vectors(30_000),
+        0xf16,
+    );
+    assert!(r.passed > 30_000, "{}", r.passed);
 }
 
 /// Ties rounded away from zero (the rounder's `| lsb` replaced by `| 1`): every exact tie

@@ -58,10 +58,11 @@ pub enum Unit {
     DfixMonitor,
     FloatAdd,
     FloatMul,
+    FloatFma,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 17] = [
+    pub const ALL: [Unit; 18] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -79,6 +80,7 @@ impl Unit {
         Unit::DfixMonitor,
         Unit::FloatAdd,
         Unit::FloatMul,
+        Unit::FloatFma,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).

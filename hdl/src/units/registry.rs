@@ -77,7 +77,7 @@ fn lane_unit(p: &Params) -> Result<Built, GenError> {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 17] = [
+pub static UNITS: [UnitEntry; 18] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -244,6 +244,15 @@ pub static UNITS: [UnitEntry; 17] = [
         build: float::mul,
         grid: |full| only(Unit::FloatMul, float::grid(full)),
     },
+    UnitEntry {
+        unit: Unit::FloatFma,
+        name: "float-fma",
+        help: "float:E:M fused multiply-add a·b + c, rounded once to nearest even",
+        options: &[],
+        max_stages: |_| float::FMA_STAGES,
+        build: float::fma,
+        grid: |full| only(Unit::FloatFma, float::grid(full)),
+    },
 ];
 
 /// The entry of `unit`.
@@ -308,6 +317,7 @@ mod tests {
             (Unit::Vector, "dfix:6"),
             (Unit::FloatAdd, "fp8:e4m3"),
             (Unit::FloatMul, "bf16"),
+            (Unit::FloatFma, "f16"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
         }

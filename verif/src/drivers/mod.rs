@@ -17,6 +17,7 @@ mod convert;
 mod dfix;
 mod dfix_lane;
 mod float_words;
+mod fma;
 mod kahan;
 mod mac;
 mod q8;
@@ -209,6 +210,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         | Unit::PositMul
         | Unit::FloatAdd
         | Unit::FloatMul => binary::plan(p, mode),
+        Unit::FloatFma => fma::plan(p, mode),
         Unit::LnsKahan => kahan::plan(p, mode),
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
         Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),

@@ -1,6 +1,6 @@
-//! IEEE-style float units (`float:E:M[:fn][:sat][:ftz]`, issue 32): adder/subtractor and
-//! multiplier, round to nearest even, bit-exact to the golden `FloatFormat::add`, `sub` and
-//! `mul` (docs/formats.md, "float:E:M"). They share the operand decoder (the module
+//! IEEE-style float units (`float:E:M[:fn][:sat][:ftz]`, issue 32): adder/subtractor,
+//! multiplier and fused multiply-add, round to nearest even, bit-exact to the golden
+//! `FloatFormat::add`, `sub`, `mul` and `fma` (docs/formats.md, "float:E:M"). They share the operand decoder (the module
 //! `lpgen_float_decode_*`, [`decode`]), the leading-zero counter of the posit units and the
 //! rounder/encoder ([`round_encode`]), which mirrors the golden `FloatFormat::round_with`.
 //!
@@ -10,10 +10,12 @@
 //! | --- | --- | --- | --- | --- |
 //! | `float-add` | `a`, `b` (N), `sub` (1: a − b) | `y` (N), `nan` | 5: decode/compare, align, add, normalise, round | stages |
 //! | `float-mul` | `a`, `b` (N) | `y` (N), `nan` | 4: decode, multiply, normalise, round | stages |
+//! | `float-fma` | `a`, `b`, `c` (N) | `y` (N), `nan` | 7: decode, multiply, normalise terms, align, add, normalise, round | stages |
 //!
 //! `nan` is high when `y` is a NaN (the canonical one: every NaN a unit produces is it).
 
 mod add;
+mod fma;
 mod mul;
 
 use std::convert::Infallible;
@@ -25,6 +27,7 @@ use super::{GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, named, signed_konst, Module, StagePlan, SubModule, E};
 
 pub(crate) use add::{add, ADD_STAGES};
+pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use mul::{mul, MUL_STAGES};
 
 pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {
@@ -253,7 +256,11 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
     };
     let mut g = vec![];
     for f in formats {
-        for (unit, max) in [(Unit::FloatAdd, ADD_STAGES), (Unit::FloatMul, MUL_STAGES)] {
+        for (unit, max) in [
+            (Unit::FloatAdd, ADD_STAGES),
+            (Unit::FloatMul, MUL_STAGES),
+            (Unit::FloatFma, FMA_STAGES),
+        ] {
             let stages: Vec<u32> = if full {
                 (0..=max).collect()
             } else {

@@ -2,8 +2,9 @@
 //! every 8-bit format exhaustively at every stage count, and 10^6 random + corner pairs of
 //! bf16 and f16): float-add on every fp8:e4m3 operand pair with both settings of `sub`,
 //! float-mul on every fp8:e5m2 and float:3:4:ftz pair, random and corner bf16 sums, float-fma
-//! on every float:2:2 triple and random f16 triples near cancellation, and a
-//! mutant whose rounder breaks ties away from zero instead of to even, which it catches.
+//! on every float:2:2 triple and random f16 triples near cancellation, and two mutants it
+//! catches: a rounder breaking ties away from zero instead of to even, and a float-fma
+//! dropping its alignment sticky bit.
 
 mod common;
 
@@ -88,4 +89,25 @@ fn mutation_ties_away_from_zero_is_caught() {
     assert!(r.failed > 100, "{} failed", r.failed);
     assert!(r.details[0].contains("<-- differs"), "{}", r.details[0]);
     eprintln!("first mismatch:\n{}", r.details[0]);
+}
+
+/// float-fma with the alignment's sticky bit dropped: products whose addend is shifted past
+/// the guard bits round wrongly.
+#[test]
+fn mutation_a_dropped_fma_sticky_bit_is_caught() {
+    let tc = toolchain();
+    let p = params(Unit::FloatFma, "fp8:e4m3", 0);
+    let mut d = generate(&p).unwrap();
+    let from = "| {11'd0, align_sticky})";
+    assert_eq!(d.verilog.text().matches(from).count(), 1, "mutation site");
+    for f in &mut d.verilog.files {
+        f.text = f.text.replacen(from, "| {11'd0, 1'b0})", 1);
+    }
+    let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
+    eprintln!(
+        "dropped-sticky mutant: {} passed, {} failed",
+        r.passed, r.failed
+    );
+    assert!(r.failed > 1000, "{} failed", r.failed);
+    assert!(r.details[0].contains("c=0x"), "{}", r.details[0]);
 }

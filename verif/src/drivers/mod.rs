@@ -242,8 +242,9 @@ struct Describer {
 }
 
 /// Ports that carry format words (buses of them for the array).
-const WORD_PORTS: [&str; 14] = [
-    "a", "b", "y", "sum", "a_in", "b_in", "c_out", "g", "r", "r_out", "neg", "pos", "x", "scale",
+const WORD_PORTS: [&str; 15] = [
+    "a", "b", "c", "y", "sum", "a_in", "b_in", "c_out", "g", "r", "r_out", "neg", "pos", "x",
+    "scale",
 ];
 
 impl Describer {

@@ -33,6 +33,9 @@ pub(crate) use mul::{mul, MUL_STAGES};
 pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {
     match f {
         Format::Float(x) => Ok(x),
+        Format::F32(_) => Err(GenError(format!(
+            "{what} takes float:E:M words: for f32 use float:8:23 (the same words)"
+        ))),
         other => Err(GenError(format!(
             "{what} needs a float format (e.g. bf16, fp8:e4m3, float:5:10), not {other}"
         ))),

@@ -4,7 +4,8 @@
 # and lns:3:5, posit-mac and fix-mac from quire states, random + corner cases for posit 16/32,
 # lns:5:10 and fix, lns-kahan, arrays of every PE kind and several shapes, alu lanes (every
 # opcode on every pair of small formats) and vectors, quant1 columns, the q8 encoder and
-# decoder (fix, posit and f32 words), the conversion unit; every stage
+# decoder (fix, posit and f32 words), the conversion unit, the float units (all pairs/triples
+# of 8-bit floats, random bf16/f16); every stage
 # count each generator offers. Verilator models are cached (LPGEN_CACHE), so a rerun is fast.
 #   scripts/cosim-full.sh            # everything (about 125 Verilator builds: an hour or more uncached)
 #   SEED=0x1234 scripts/cosim-full.sh  # other random stimuli (default seed below)
@@ -13,6 +14,9 @@
 # Last full run (VECTORS=300000, seed 0x5eedc051, Verilator 5.006, 26 min on the shared 2-core
 # machine, models uncached): 123 runs, 480 958 398 results compared (468 923 298 in 67
 # exhaustive runs), 0 failed.
+# The float runs added since (ONLY='float-' scripts/cosim-full.sh, same seed, 1000000 vectors,
+# 2026-11-27, 19 min on the shared machine): 67 runs, 323 201 300 results compared (305 070 080
+# in 49 exhaustive runs: every pair/triple of 9 8-bit formats), 0 failed.
 # The quant1 runs added since (ONLY=quant1, same seed, 1000000 vectors, 2026-11-23): 26 runs
 # (14 fix, fix:0:F included, 12 posit), 32 581 038 words compared in both passes, 0 failed.
 set -uo pipefail
@@ -239,6 +243,28 @@ for s in $(stages 2); do cosim alu --format dfix:6 --stages $s --exhaustive; don
 cosim vector --format dfix:4 --lanes 3 --stages 2 --exhaustive
 for f in dfix:2 dfix:10 dfix:16 dfix:32; do
   for s in 1 2; do cosim vector --format $f --lanes 4 --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+done
+
+# Floats (issue 32): every operand pair (every triple for float-fma) of the 8-bit formats,
+# every stage count on fp8:e4m3, both ends elsewhere, the :sat/:ftz/:fn variants at the
+# deepest pipeline; corner cases + random pairs/triples for bf16 and f16.
+for s in $(stages 5); do cosim float-add --format fp8:e4m3 --stages $s --exhaustive; done
+for s in $(stages 4); do cosim float-mul --format fp8:e4m3 --stages $s --exhaustive; done
+for s in $(stages 7); do cosim float-fma --format fp8:e4m3 --stages $s --exhaustive; done
+for f in fp8:e5m2 float:3:4; do
+  for s in 0 5; do cosim float-add --format $f --stages $s --exhaustive; done
+  for s in 0 4; do cosim float-mul --format $f --stages $s --exhaustive; done
+  for s in 0 7; do cosim float-fma --format $f --stages $s --exhaustive; done
+done
+for f in fp8:e4m3:sat fp8:e5m2:sat fp8:e5m2:ftz float:3:4:fn:sat:ftz float:2:5 float:5:2:fn; do
+  cosim float-add --format $f --stages 5 --exhaustive
+  cosim float-mul --format $f --stages 4 --exhaustive
+  cosim float-fma --format $f --stages 7 --exhaustive
+done
+for f in bf16 f16 f16:sat:ftz; do
+  for s in 0 5; do cosim float-add --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+  for s in 0 4; do cosim float-mul --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+  for s in 0 7; do cosim float-fma --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
 done
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"

@@ -25,7 +25,8 @@ use crate::{dist, emit, CliError, CliResult};
 pub struct CosimArgs {
     #[command(flatten)]
     design: DesignArgs,
-    /// Every operand pair (posit <= 8 bits, LNS words <= 13 bits; MACs from quire states)
+    /// Every operand pair (posit <= 8 bits, LNS and float words <= 13 bits; MACs from quire
+    /// states; float-fma: every triple of <= 8-bit words)
     #[arg(long, conflicts_with = "vectors")]
     exhaustive: bool,
     /// Corner cases, then random steps up to N (default 100000)

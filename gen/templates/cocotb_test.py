@@ -382,6 +382,8 @@ UNITS = {
     "posit-mul": lambda rng, n: binary_unit(rng, n, None, mul_only),
     "lns-add": lambda rng, n: binary_unit(rng, n, "sub", add_or_sub),
     "lns-mul": lambda rng, n: binary_unit(rng, n, "div", mul_or_div),
+    "float-add": lambda rng, n: binary_unit(rng, n, "sub", add_or_sub),
+    "float-mul": lambda rng, n: binary_unit(rng, n, None, mul_only),
     "posit-mac": mac_unit,
     "fix-mac": mac_unit,
     "lns-kahan": kahan_unit,

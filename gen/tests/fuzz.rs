@@ -197,6 +197,8 @@ enum Family {
     F32,
     /// dfix:W words: `lpgen rtl` only (array --pe dfix, vector, alu, dfix-monitor).
     Dfix,
+    /// float:E:M words and their names: `lpgen rtl` only (float-add, float-mul, float-fma).
+    Float,
 }
 
 /// A valid format of `family`; `small` keeps it cheap to generate as an array.
@@ -218,6 +220,14 @@ fn valid_format(r: &mut Rng, family: Family, small: bool) -> String {
         }
         Family::F32 => "f32".into(),
         Family::Dfix => format!("dfix:{}", n(r, 2, 32, 12)),
+        Family::Float => {
+            let base = match r.below(3) {
+                0 => r.pick(&["bf16", "f16", "fp8:e4m3", "fp8:e5m2"]).to_string(),
+                _ => format!("float:{}:{}", n(r, 2, 10, 5), n(r, 1, 52, 10)),
+            };
+            let suffix = r.pick(&["", ":sat", ":ftz", ":sat:ftz"]);
+            format!("{base}{suffix}")
+        }
     }
 }
 
@@ -446,7 +456,7 @@ fn golden(r: &mut Rng) -> (Vec<OsString>, Vec<u8>) {
 /// One `lpgen rtl …` argument vector.
 fn rtl(r: &mut Rng) -> Vec<OsString> {
     use Family::*;
-    const UNITS: [(&str, &[Family]); 15] = [
+    const UNITS: [(&str, &[Family]); 18] = [
         ("lns-mul", &[Lns]),
         ("lns-add", &[Lns]),
         ("lns-kahan", &[Lns]),
@@ -462,6 +472,9 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("q8-dec", &[Posit, Fix, F32]),
         ("convert", &[Lns, Posit, Fix]),
         ("dfix-monitor", &[Dfix]),
+        ("float-add", &[Float]),
+        ("float-mul", &[Float]),
+        ("float-fma", &[Float]),
     ];
     let (unit, families) = r.pick(&UNITS);
     let family = r.pick(families);

@@ -52,7 +52,10 @@ fn streams(p: &Params) -> Result<(), &'static str> {
         | Unit::Vector
         | Unit::Q8Enc
         | Unit::Q8Dec
-        | Unit::Convert => Ok(()),
+        | Unit::Convert
+        | Unit::FloatAdd
+        | Unit::FloatMul
+        | Unit::FloatFma => Ok(()),
         Unit::Array => Err("gives results only for steps marked last"),
         Unit::Quant1 => Err("takes each column twice and answers after the second pass"),
         Unit::DfixMonitor => Err("counts read-outs and gives no result per input"),

@@ -44,8 +44,9 @@ pub(crate) fn hw(f: &Format) -> &dyn HwFamily {
         Format::Posit(x) => x,
         Format::Fix(x) => x,
         Format::Dfix(x) => x,
-        // No hardware of their own yet: f32 (the q8 codecs read and write its words,
-        // `units/q8/f32.rs`) and float:E:M (issue 32's RTL is a later part).
+        // No lanes or conversions of their own yet: f32 (the q8 codecs read and write its
+        // words, `units/q8/f32.rs`) and float:E:M (its units float-add, float-mul and
+        // float-fma are `units/float/`; its lanes are a later part of issue 32).
         Format::F32(_) | Format::Float(_) => &NoHardware,
     }
 }

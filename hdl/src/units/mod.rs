@@ -17,6 +17,7 @@ pub use dfix::{
 mod registry;
 pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
+mod float;
 pub use fix::REGISTERED_MULTIPLIER_PREFIX;
 mod lns;
 mod posit;
@@ -57,10 +58,13 @@ pub enum Unit {
     Q8Dec,
     Convert,
     DfixMonitor,
+    FloatAdd,
+    FloatMul,
+    FloatFma,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 15] = [
+    pub const ALL: [Unit; 18] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -76,6 +80,9 @@ impl Unit {
         Unit::Q8Dec,
         Unit::Convert,
         Unit::DfixMonitor,
+        Unit::FloatAdd,
+        Unit::FloatMul,
+        Unit::FloatFma,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).

@@ -10,7 +10,7 @@
 
 use super::family::hw;
 use super::{
-    alu, array, convert, dfix, fix, lns, posit, q8, quant1, Built, GenError, Params, Unit,
+    alu, array, convert, dfix, fix, float, lns, posit, q8, quant1, Built, GenError, Params, Unit,
 };
 
 /// A design option of `lpgen rtl` besides `--format` and `--stages` (which every unit takes).
@@ -77,7 +77,7 @@ fn lane_unit(p: &Params) -> Result<Built, GenError> {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 15] = [
+pub static UNITS: [UnitEntry; 18] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -226,6 +226,33 @@ pub static UNITS: [UnitEntry; 15] = [
         build: dfix::monitor,
         grid: dfix::monitor_grid,
     },
+    UnitEntry {
+        unit: Unit::FloatAdd,
+        name: "float-add",
+        help: "float:E:M adder/subtractor (bf16, f16, fp8:e4m3, fp8:e5m2, ...), round to nearest even",
+        options: &[],
+        max_stages: |_| float::ADD_STAGES,
+        build: float::add,
+        grid: |full| only(Unit::FloatAdd, float::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::FloatMul,
+        name: "float-mul",
+        help: "float:E:M multiplier, round to nearest even",
+        options: &[],
+        max_stages: |_| float::MUL_STAGES,
+        build: float::mul,
+        grid: |full| only(Unit::FloatMul, float::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::FloatFma,
+        name: "float-fma",
+        help: "float:E:M fused multiply-add a·b + c, rounded once to nearest even",
+        options: &[],
+        max_stages: |_| float::FMA_STAGES,
+        build: float::fma,
+        grid: |full| only(Unit::FloatFma, float::grid(full)),
+    },
 ];
 
 /// The entry of `unit`.
@@ -288,6 +315,9 @@ mod tests {
             (Unit::DfixMonitor, "dfix:10"),
             (Unit::Alu, "dfix:10"),
             (Unit::Vector, "dfix:6"),
+            (Unit::FloatAdd, "fp8:e4m3"),
+            (Unit::FloatMul, "bf16"),
+            (Unit::FloatFma, "f16"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
         }

@@ -1,11 +1,13 @@
 //! Stateless two-operand units: `lns-mul` (a, b, div → y, overflow, nan), `lns-add`
 //! (a, b, sub → y, overflow, nan), `posit-add` (a, b, sub → y, nar), `posit-mul`
-//! (a, b → y, nar). Exhaustive: every pair with both settings of the flag; otherwise every
+//! (a, b → y, nar), `float-add` (a, b, sub → y, nan), `float-mul` (a, b → y, nan).
+//! Exhaustive: every pair with both settings of the flag; otherwise every
 //! pair of corner cases, then random pairs.
 
 use lpgen_golden::Format;
 use lpgen_hdl::{Params, Unit};
 
+use super::float_words::{float_pair, float_specials};
 use super::words::{posit_pair, posit_specials, LnsRef};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::rng::Rng;
@@ -17,7 +19,7 @@ const MAX_PAIRS_LOG2: u32 = 26;
 fn flag_name(u: Unit) -> Option<&'static str> {
     match u {
         Unit::LnsMul => Some("div"),
-        Unit::LnsAdd | Unit::PositAdd => Some("sub"),
+        Unit::LnsAdd | Unit::PositAdd | Unit::FloatAdd => Some("sub"),
         _ => None,
     }
 }
@@ -39,16 +41,17 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         (p.unit, p.format),
         (Unit::LnsMul | Unit::LnsAdd, Format::Lns(_))
             | (Unit::PositAdd | Unit::PositMul, Format::Posit(_))
+            | (Unit::FloatAdd | Unit::FloatMul, Format::Float(_))
     );
     if !ok {
+        let kind = match p.unit {
+            Unit::LnsMul | Unit::LnsAdd => "an LNS",
+            Unit::FloatAdd | Unit::FloatMul => "a float",
+            _ => "a posit",
+        };
         return Err(crate::VerifError(format!(
-            "{} needs {} format, not {}",
+            "{} needs {kind} format, not {}",
             p.unit.name(),
-            if matches!(p.unit, Unit::LnsMul | Unit::LnsAdd) {
-                "an LNS"
-            } else {
-                "a posit"
-            },
             p.format
         )));
     }
@@ -89,6 +92,20 @@ fn golden(p: &Params) -> (Golden, Vec<&'static str>, Vec<u64>) {
                 [y, (y == f.nar()) as u64, 0]
             });
             (g, vec!["y", "nar"], posit_specials(f))
+        }
+        Format::Float(f) => {
+            let add = p.unit == Unit::FloatAdd;
+            let g: Golden = Box::new(move |a, b, sub| {
+                let y = if !add {
+                    f.mul(a, b)
+                } else if sub {
+                    f.sub(a, b)
+                } else {
+                    f.add(a, b)
+                };
+                [y, f.is_nan(y) as u64, 0]
+            });
+            (g, vec!["y", "nan"], float_specials(f))
         }
         _ => unreachable!("checked by plan"),
     }
@@ -149,6 +166,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 let (x, y) = match (ctx.p.format, &lns) {
                     (_, Some(l)) => l.pair(&mut r),
                     (Format::Posit(f), _) => posit_pair(&mut r, f),
+                    (Format::Float(f), _) => float_pair(&mut r, f),
                     _ => unreachable!("checked by plan"),
                 };
                 let fl = r.coin();

@@ -16,6 +16,8 @@ mod binary;
 mod convert;
 mod dfix;
 mod dfix_lane;
+mod float_words;
+mod fma;
 mod kahan;
 mod mac;
 mod q8;
@@ -202,7 +204,13 @@ pub(crate) struct Ctx<'a> {
 /// The registry: the driver of each unit, refusing impossible requests (exit status 2).
 fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     match p.unit {
-        Unit::LnsMul | Unit::LnsAdd | Unit::PositAdd | Unit::PositMul => binary::plan(p, mode),
+        Unit::LnsMul
+        | Unit::LnsAdd
+        | Unit::PositAdd
+        | Unit::PositMul
+        | Unit::FloatAdd
+        | Unit::FloatMul => binary::plan(p, mode),
+        Unit::FloatFma => fma::plan(p, mode),
         Unit::LnsKahan => kahan::plan(p, mode),
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
         Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),
@@ -234,8 +242,9 @@ struct Describer {
 }
 
 /// Ports that carry format words (buses of them for the array).
-const WORD_PORTS: [&str; 14] = [
-    "a", "b", "y", "sum", "a_in", "b_in", "c_out", "g", "r", "r_out", "neg", "pos", "x", "scale",
+const WORD_PORTS: [&str; 15] = [
+    "a", "b", "c", "y", "sum", "a_in", "b_in", "c_out", "g", "r", "r_out", "neg", "pos", "x",
+    "scale",
 ];
 
 impl Describer {

@@ -253,7 +253,8 @@ pub(crate) fn family_words(f: Format) -> Box<dyn FamilyWords> {
         Format::Lns(l) => Box::new(LnsRef::new(l)),
         Format::Posit(p) => Box::new(p),
         Format::Fix(x) => Box::new(x),
-        Format::Dfix(_) | Format::F32(_) | Format::Float(_) => Box::new(BitPatterns(f)),
+        Format::Float(x) => Box::new(x),
+        Format::Dfix(_) | Format::F32(_) => Box::new(BitPatterns(f)),
     }
 }
 

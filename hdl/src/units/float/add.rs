@@ -1,0 +1,98 @@
+//! `float-add`: y = a + b, or a − b when `sub`.
+
+use lpgen_golden::FloatFormat;
+
+use super::super::posit::decode::lzc;
+use super::super::{finish, start, Built, GenError, Params};
+use super::{decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word};
+use crate::ir::{cat, konst, mux, signed_bits, Module, E};
+
+/// Candidate stage boundaries (the most `--stages` accepts): decode/compare, align, add,
+/// normalise, round.
+pub(crate) const ADD_STAGES: u32 = 5;
+
+/// `float-add`: y = a + b, or a − b when `sub`. Golden `FloatFormat::add` / `sub`: the
+/// larger magnitude leads, the smaller significand is shifted right by the exponent
+/// difference with a sticky bit, added or subtracted with three extra low bits (guard,
+/// round, sticky), normalised by a leading-zero count, and rounded once.
+pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
+    let f = float_format(p.format, "unit 'float-add'")?;
+    let (mut m, valid) = start(p, ADD_STAGES)?;
+    let a = m.input("a", f.width());
+    let b = m.input("b", f.width());
+    let sub = m.input("sub", 1);
+    let y = add_core(&mut m, f, &a, &b, &sub);
+    let y = m.wire("sum_word", &y);
+    m.output("y", &y);
+    m.output("nan", &is_nan_word(f, &y));
+    finish(m, &valid, vec![])
+}
+
+/// The adder's datapath: y in the cycle it ends in. Marks [`ADD_STAGES`] boundaries.
+fn add_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, sub: &E) -> E {
+    let mf = f.frac_bits;
+    m.comment("decode a and b (sign, exponent, significand; NaN, infinity, zero)");
+    let da = decode(m, f, "a", a);
+    let db = decode(m, f, "b", b);
+    let sb = m.wire("b_sign_eff", &db.sign.xor(sub));
+    // NaN: a NaN operand, or ∞ − ∞.
+    let mut nan = da.nan.or(&db.nan);
+    let inf = match (&da.inf, &db.inf) {
+        (Some(ia), Some(ib)) => {
+            nan = nan.or(&ia.and(ib).and(&da.sign.xor(&sb)));
+            let is_inf = m.wire("is_inf", &ia.or(ib));
+            let inf_sign = m.wire("inf_sign", &mux(ia, &da.sign, &sb));
+            Some((is_inf, inf_sign))
+        }
+        _ => None,
+    };
+    let is_nan = m.wire("is_nan", &nan);
+    // An exact zero sum is −0 only when both terms are negative (then both are zeros).
+    let zero_sign = m.wire("zero_sign", &da.sign.and(&sb));
+    m.comment("compare: the larger magnitude leads ((exponent, significand) orders them)");
+    let ka = cat(&[da.exp.clone(), da.sig.clone()]);
+    let kb = cat(&[db.exp.clone(), db.sig.clone()]);
+    let swap = m.wire("swap", &ka.lt(&kb));
+    let pick = |x: &E, y: &E| mux(&swap, y, x);
+    let big_sign = m.wire("big_sign", &pick(&da.sign, &sb));
+    let eff_sub = m.wire("eff_sub", &big_sign.xor(&pick(&sb, &da.sign)));
+    let big_exp = m.wire("big_exp", &pick(&da.exp, &db.exp));
+    let small_exp = m.wire("small_exp", &pick(&db.exp, &da.exp));
+    let big_sig = m.wire("big_sig", &pick(&da.sig, &db.sig));
+    let small_sig = m.wire("small_sig", &pick(&db.sig, &da.sig));
+    m.stage();
+    m.comment("align: shift the smaller significand right by the exponent difference; sticky");
+    let d = m.wire("align_shift", &big_exp.sub(&small_exp));
+    let aw = mf + 5;
+    let zero1 = konst(1, 0);
+    let av = cat(&[zero1.clone(), big_sig, konst(3, 0)]);
+    let bv = cat(&[zero1, small_sig, konst(3, 0)]);
+    let ones = konst(aw, (1u128 << aw) - 1);
+    let lost = m.wire("align_sticky", &bv.and(&ones.shl(&d).not()).any());
+    let aligned = m.wire("aligned", &bv.shr(&d).or(&lost.zext(aw)));
+    m.stage();
+    // One adder for both: av + (aligned xor eff_sub) + eff_sub, the carry-in as an extra
+    // low bit.
+    m.comment("add, or subtract when the effective signs differ");
+    let inv = aligned.xor(&eff_sub.sext(aw));
+    let sum_ext = cat(&[av, konst(1, 1)]).add(&cat(&[inv, eff_sub.clone()]));
+    let sum_ext = m.wire("sum_wide", &sum_ext);
+    let sum = m.wire("sum", &sum_ext.bits(aw, 1));
+    m.stage();
+    m.comment("normalise: the sum's leading one to the top; its biased exponent");
+    let (lz, sum_zero) = lzc(m, "sum", &sum);
+    let norm = m.wire("norm", &sum.shl(&lz));
+    let top = 1i64 << f.exp_bits;
+    let bw = signed_bits(-(aw as i64), top).max(lz.width + 1);
+    let be = big_exp.zext(bw).add(&konst(bw, 1)).sub(&lz.zext(bw));
+    let be = m.wire("norm_exp", &be);
+    m.stage();
+    let word = round_encode(m, f, &big_sign, &be, &norm);
+    m.comment("specials: NaN, infinity, an exact zero sum");
+    let word = mux(&sum_zero, &zero_word(f, &zero_sign), &word);
+    let word = match inf {
+        Some((is_inf, inf_sign)) => mux(&is_inf, &inf_word(f, &inf_sign), &word),
+        None => word,
+    };
+    mux(&is_nan, &qnan(f), &word)
+}

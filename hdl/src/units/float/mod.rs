@@ -1,0 +1,278 @@
+//! IEEE-style float units (`float:E:M[:fn][:sat][:ftz]`, issue 32): adder/subtractor,
+//! multiplier and fused multiply-add, round to nearest even, bit-exact to the golden
+//! `FloatFormat::add`, `sub`, `mul` and `fma` (docs/formats.md, "float:E:M"). They share the operand decoder (the module
+//! `lpgen_float_decode_*`, [`decode`]), the leading-zero counter of the posit units and the
+//! rounder/encoder ([`round_encode`]), which mirrors the golden `FloatFormat::round_with`.
+//!
+//! Ports and timing (t = the cycle of `in_valid`):
+//!
+//! | unit | inputs | outputs | candidate boundaries | latency |
+//! | --- | --- | --- | --- | --- |
+//! | `float-add` | `a`, `b` (N), `sub` (1: a − b) | `y` (N), `nan` | 5: decode/compare, align, add, normalise, round | stages |
+//! | `float-mul` | `a`, `b` (N) | `y` (N), `nan` | 4: decode, multiply, normalise, round | stages |
+//! | `float-fma` | `a`, `b`, `c` (N) | `y` (N), `nan` | 7: decode, multiply, normalise terms, align, add, normalise, round | stages |
+//!
+//! `nan` is high when `y` is a NaN (the canonical one: every NaN a unit produces is it).
+
+mod add;
+mod fma;
+mod mul;
+
+use std::convert::Infallible;
+use std::rc::Rc;
+
+use lpgen_golden::{FloatFormat, Format};
+
+use super::{GenError, Params, Unit};
+use crate::ir::{cat, konst, mux, named, signed_konst, Module, StagePlan, SubModule, E};
+
+pub(crate) use add::{add, ADD_STAGES};
+pub(crate) use fma::{fma, FMA_STAGES};
+pub(crate) use mul::{mul, MUL_STAGES};
+
+pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {
+    match f {
+        Format::Float(x) => Ok(x),
+        Format::F32(_) => Err(GenError(format!(
+            "{what} takes float:E:M words: for f32 use float:8:23 (the same words)"
+        ))),
+        other => Err(GenError(format!(
+            "{what} needs a float format (e.g. bf16, fp8:e4m3, float:5:10), not {other}"
+        ))),
+    }
+}
+
+/// The canonical NaN word, as the named constant `FLOAT_QNAN`.
+pub(crate) fn qnan(f: FloatFormat) -> E {
+    named("FLOAT_QNAN", f.width(), u128::from(f.nan()))
+}
+
+/// A word of sign `sign` and magnitude bits `body` (N − 1 bits).
+fn signed_word(sign: &E, body: &E) -> E {
+    cat(&[sign.clone(), body.clone()])
+}
+
+/// ±∞ (formats without `:fn`): the sign, then the constant `FLOAT_INF` (exponent all ones,
+/// fraction zero).
+pub(crate) fn inf_word(f: FloatFormat, sign: &E) -> E {
+    let ones = (1u128 << f.exp_bits) - 1;
+    let body = named("FLOAT_INF", f.width() - 1, ones << f.frac_bits);
+    signed_word(sign, &body)
+}
+
+/// ±0.
+pub(crate) fn zero_word(f: FloatFormat, sign: &E) -> E {
+    signed_word(sign, &konst(f.width() - 1, 0))
+}
+
+/// The fields of a decoded float word: its value is (−1)^sign · sig · 2^(exp − bias − M)
+/// unless it is NaN or ∞.
+pub(crate) struct Decoded {
+    pub sign: E,
+    pub nan: E,
+    /// ±∞; `None` with `:fn` (no infinities).
+    pub inf: Option<E>,
+    /// ±0 (with `:ftz` also a subnormal).
+    pub zero: E,
+    /// The biased exponent, 1 for subnormals and zeros (E bits).
+    pub exp: E,
+    /// The significand with its hidden bit at the top (M + 1 bits; 0 for zeros).
+    pub sig: E,
+}
+
+/// Decodes `x` through the shared module `lpgen_float_decode_…` (one definition per
+/// format's decoding: E, M, `:fn`, `:ftz`), instantiated as `NAME_decode`.
+pub(crate) fn decode(m: &mut Module, f: FloatFormat, name: &str, x: &E) -> Decoded {
+    let def = decode_module(m, f);
+    let outs = m.instance(&def, &format!("{name}_decode"), &[("x", x)]);
+    Decoded {
+        sign: outs.port("sign"),
+        nan: outs.port("nan"),
+        inf: (!f.finite).then(|| outs.port("inf")),
+        zero: outs.port("zero"),
+        exp: outs.port("exp"),
+        sig: outs.port("sig"),
+    }
+}
+
+fn decode_module(m: &Module, f: FloatFormat) -> Rc<SubModule> {
+    let (e, mf) = (f.exp_bits, f.frac_bits);
+    let name = format!(
+        "lpgen_float_decode_e{e}m{mf}{}{}",
+        if f.finite { "_fn" } else { "" },
+        if f.ftz { "_ftz" } else { "" }
+    );
+    let built = m.define::<Infallible>(&name, StagePlan::none(), |r| {
+        r.header.push(format!(
+            "Decodes a word of float:{e}:{mf}{}{}: sign, NaN, {}zero, biased exponent (1 for \
+             subnormals), significand with its hidden bit.",
+            if f.finite { ":fn" } else { "" },
+            if f.ftz {
+                ":ftz (subnormals read as zeros)"
+            } else {
+                ""
+            },
+            if f.finite { "" } else { "infinity, " }
+        ));
+        let n = f.width();
+        let x = r.input("x", n);
+        let field = r.wire("field", &x.bits(n - 2, mf));
+        let frac = r.wire("frac", &x.low(mf));
+        let field_ones = field.all();
+        let field_zero = r.wire("field_zero", &field.any().not());
+        let frac_zero = frac.any().not();
+        let nan = if f.finite {
+            field_ones.and(&frac.all())
+        } else {
+            field_ones.and(&frac.any())
+        };
+        r.output("sign", &x.msb());
+        r.output("nan", &nan);
+        if !f.finite {
+            r.output("inf", &field_ones.and(&frac_zero));
+        }
+        let zero = if f.ftz {
+            field_zero.clone()
+        } else {
+            field_zero.and(&frac_zero)
+        };
+        r.output("zero", &zero);
+        r.output("exp", &mux(&field_zero, &konst(e, 1), &field));
+        let low = if f.ftz {
+            mux(&field_zero, &konst(mf, 0), &frac)
+        } else {
+            frac
+        };
+        r.output("sig", &cat(&[field_zero.not(), low]));
+        Ok(())
+    });
+    match built {
+        Ok(def) => def,
+        Err(never) => match never {},
+    }
+}
+
+/// Whether word `y` is a NaN (the `nan` output).
+pub(crate) fn is_nan_word(f: FloatFormat, y: &E) -> E {
+    let n = f.width();
+    let field = y.bits(n - 2, f.frac_bits);
+    let frac = y.low(f.frac_bits);
+    if f.finite {
+        field.all().and(&frac.all())
+    } else {
+        field.all().and(&frac.any())
+    }
+}
+
+/// Rounds (−1)^sign · norm · 2^(be − bias − (W − 1)) to the word nearest, ties to the even
+/// significand, as the golden `round_with`: `norm` (W ≥ M + 3 bits) holds the value's
+/// leading one at its top (any nonzero value; its lowest bit may be a sticky bit), `be` is
+/// the signed biased exponent of that leading one. Results below the smallest normal are
+/// shifted right to the smallest exponent first (subnormals), or with `:ftz` rounded as
+/// normals and flushed to zero of their sign when below it; past max finite the result is
+/// the overflow word (±max with `:sat`, NaN with `:fn`, ±∞). Marks one candidate boundary
+/// (between the rounding decision and the increment).
+pub(crate) fn round_encode(m: &mut Module, f: FloatFormat, sign: &E, be: &E, norm: &E) -> E {
+    let (e, mf) = (f.exp_bits, f.frac_bits);
+    let w = norm.width;
+    assert!(w >= mf + 3, "the rounder needs a guard and a sticky bit");
+    assert!(w < 128, "significands of at most 127 bits");
+    let bw = be.width.max(e + 2);
+    let be = be.sext(bw);
+    let one = signed_konst(bw, 1);
+    m.comment("round: subnormal results shift right to the smallest exponent; guard, sticky");
+    let tiny = m.wire("tiny", &be.slt(&one));
+    let (shifted, lost) = if f.ftz {
+        (norm.clone(), konst(1, 0))
+    } else {
+        let sw = bw + 1;
+        let ds = mux(&tiny, &one.sext(sw).sub(&be.sext(sw)), &konst(sw, 0));
+        let ds = m.wire("subnormal_shift", &ds);
+        let ones = konst(w, (1u128 << w) - 1);
+        let lost = m.wire("subnormal_sticky", &norm.and(&ones.shl(&ds).not()).any());
+        (m.wire("subnormal_sig", &norm.shr(&ds)), lost)
+    };
+    let mant = m.wire("round_frac", &shifted.bits(w - 2, w - 1 - mf));
+    let guard = shifted.bit(w - 2 - mf);
+    let sticky = shifted.low(w - 2 - mf).any().or(&lost);
+    let round_up = m.wire("round_up", &guard.and(&sticky.or(&mant.bit(0))));
+    let field = m.wire("round_field", &mux(&tiny, &konst(e, 0), &be.low(e)));
+    // The biased exponent of max finite: 2^E − 2, or 2^E − 1 with `:fn`.
+    let emax = (1i64 << e) - 2 + i64::from(f.finite);
+    let huge = m.wire("huge", &be.sgt(&signed_konst(bw, emax)));
+    let below_half = if f.ftz {
+        Some(m.wire("below_half_min", &be.slt(&signed_konst(bw, 0))))
+    } else {
+        None
+    };
+    m.stage();
+    m.comment("encode: add the rounding increment (its carry may reach the exponent)");
+    let bodyw = e + mf + 1;
+    let body = cat(&[konst(1, 0), field, mant]).add(&round_up.zext(bodyw));
+    let body = m.wire("rounded", &body);
+    let rounded_field = body.bits(e + mf - 1, mf);
+    let past_max = if f.finite {
+        body.ge(&konst(bodyw, (1u128 << (e + mf)) - 1))
+    } else {
+        rounded_field.all()
+    };
+    let overflow = m.wire("overflow", &huge.or(&past_max));
+    let over_word = if f.sat {
+        let max = u128::from(f.max_finite(false));
+        signed_word(sign, &named("FLOAT_MAX", f.width() - 1, max))
+    } else if f.finite {
+        qnan(f)
+    } else {
+        inf_word(f, sign)
+    };
+    let word = signed_word(sign, &body.low(e + mf));
+    let word = match below_half {
+        Some(bh) => {
+            let flush = m.wire("flush", &bh.or(&rounded_field.any().not()));
+            mux(&flush, &zero_word(f, sign), &word)
+        }
+        None => word,
+    };
+    mux(&overflow, &over_word, &word)
+}
+
+/// The float designs of the lint grid.
+pub(crate) fn grid(full: bool) -> Vec<Params> {
+    let formats: Vec<&str> = if full {
+        vec![
+            "fp8:e4m3",
+            "fp8:e5m2",
+            "float:3:4",
+            "float:2:1",
+            "float:4:3:sat",
+            "fp8:e4m3:sat",
+            "fp8:e5m2:ftz",
+            "float:3:4:fn:ftz",
+            "bf16",
+            "f16",
+            "f16:sat:ftz",
+            "float:8:23",
+            "float:11:52",
+        ]
+    } else {
+        vec!["fp8:e4m3", "bf16", "float:3:4"]
+    };
+    let mut g = vec![];
+    for f in formats {
+        for (unit, max) in [
+            (Unit::FloatAdd, ADD_STAGES),
+            (Unit::FloatMul, MUL_STAGES),
+            (Unit::FloatFma, FMA_STAGES),
+        ] {
+            let stages: Vec<u32> = if full {
+                (0..=max).collect()
+            } else {
+                vec![0, max]
+            };
+            for s in stages {
+                g.push(Params::new(unit, f.parse().unwrap()).stages(s));
+            }
+        }
+    }
+    g
+}

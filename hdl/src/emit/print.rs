@@ -83,7 +83,15 @@ impl Printer<'_> {
                 format!("{{{}}}", parts.join(", "))
             }
             Node::Repeat(x, n) => format!("{{{n}{{{}}}}}", self.expr(x)),
-            Node::Not(x) => format!("~{}", self.expr(x)),
+            Node::Not(x) => {
+                // `~~x` is a syntax error to Icarus: a negated negation gets parentheses.
+                let inner = self.expr(x);
+                if inner.starts_with('~') {
+                    format!("~({inner})")
+                } else {
+                    format!("~{inner}")
+                }
+            }
             Node::Bin(BinOp::SMul, a, b) => {
                 format!("({} * {})", self.signed(a), self.signed(b))
             }

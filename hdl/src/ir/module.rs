@@ -554,6 +554,16 @@ mod tests {
         assert!(!v.contains("assign dead"));
     }
 
+    /// A negated negation prints with parentheses (Icarus refuses `~~x`).
+    #[test]
+    fn a_double_negation_prints_with_parentheses() {
+        let mut m = Module::new("t", StagePlan::none());
+        let a = m.input("a", 4);
+        m.output("y", &a.not().not());
+        let v = crate::emit::verilog(&m);
+        assert!(v.contains("assign y = ~(~a);"), "{v}");
+    }
+
     #[test]
     #[should_panic(expected = "differ in width")]
     fn width_mismatch_is_a_generator_bug() {

@@ -28,8 +28,7 @@ const MODELLED_PES: [PeKind; 4] = [
 pub fn unsupported(p: &Params) -> Option<String> {
     let why = match p.unit {
         Unit::PositAdd | Unit::PositMul | Unit::LnsAdd | Unit::LnsMul => return None,
-        Unit::FloatAdd | Unit::FloatMul => return None,
-        Unit::FloatFma => "three operands: no model yet",
+        Unit::FloatAdd | Unit::FloatMul | Unit::FloatFma => return None,
         Unit::Q8Enc | Unit::Q8Dec => return None,
         // PEs whose read-out is the registry's dot product in their mode, rounded once; a
         // PE kind not listed here (dfix: runtime scale and overflow flags) is refused.
@@ -44,7 +43,7 @@ pub fn unsupported(p: &Params) -> Option<String> {
     };
     Some(format!(
         "--testbench cocotb: {} is not covered ({why}); covered: posit-add, posit-mul, \
-         lns-add, lns-mul, float-add, float-mul, lns-kahan, posit-mac, fix-mac, alu, vector, convert, q8-enc, q8-dec, \
+         lns-add, lns-mul, float-add, float-mul, float-fma, lns-kahan, posit-mac, fix-mac, alu, vector, convert, q8-enc, q8-dec, \
          array (--pe \
          lns-kahan, lns-plain, posit-quire, fix)",
         p.unit.name()

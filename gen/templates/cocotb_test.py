@@ -119,6 +119,31 @@ def binary_unit(rng, n, flag, op):
     return cycles
 
 
+def fma_unit(rng, n):
+    """float-fma: a, b, c -> y = a*b + c rounded once, and its NaN flag. The corner pairs with
+    a corner or random c, then n random triples (a quarter with c near -(a*b), where the sum
+    cancels)."""
+    fmt = lpgen.Format(UNIT["format"])
+    pairs = operand_pairs(rng, fmt, n)
+    cs = corner_words(fmt)
+    cases = []
+    for a, b in pairs:
+        if rng.random() < 0.25:
+            c = int(fmt.neg(fmt.mul(a, b)))
+        elif rng.random() < 0.5:
+            c = rng.choice(cs)
+        else:
+            c = random_words(rng, fmt, 1)[0]
+        cases.append((a, b, c))
+    a, b, c = (as_u64([x[i] for x in cases]) for i in range(3))
+    y = fmt.fma(a, b, c)
+    nan = isnan_words(fmt, y)
+    return [
+        ({"a": int(a[i]), "b": int(b[i]), "c": int(c[i])}, {"y": int(y[i]), "nan": int(nan[i])})
+        for i in range(len(cases))
+    ]
+
+
 def add_or_sub(fmt, a, b, sub):
     return np.where(sub, fmt.sub(a, b), fmt.add(a, b))
 
@@ -384,6 +409,7 @@ UNITS = {
     "lns-mul": lambda rng, n: binary_unit(rng, n, "div", mul_or_div),
     "float-add": lambda rng, n: binary_unit(rng, n, "sub", add_or_sub),
     "float-mul": lambda rng, n: binary_unit(rng, n, None, mul_only),
+    "float-fma": fma_unit,
     "posit-mac": mac_unit,
     "fix-mac": mac_unit,
     "lns-kahan": kahan_unit,

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 # The designs of the CI check: the four (posit-add, lns-add, a 2x2 array, q8-enc), an
-# accumulating unit at latency 0, lns-kahan with its three interleaved accumulations, and a
-# 2-lane vector.
+# accumulating unit at latency 0, lns-kahan with its three interleaved accumulations, a
+# 2-lane vector, and the three-operand float-fma.
 DESIGNS = {
     "posit-add": ["posit-add", "--format", "posit:8:0", "--stages", "2"],
     "lns-add": ["lns-add", "--format", "lns:4:4", "--stages", "2"],
@@ -24,6 +24,7 @@ DESIGNS = {
     "posit-mac": ["posit-mac", "--format", "posit:8:0"],
     "lns-kahan-s3": ["lns-kahan", "--format", "lns:4:4", "--stages", "3"],
     "vector2": ["vector", "--format", "posit:8:0", "--lanes", "2", "--to", "posit:16:1"],
+    "float-fma": ["float-fma", "--format", "fp8:e4m3", "--stages", "3"],
 }
 # Fewest results each design's 300 vectors give (arrays: one per tile, lns-kahan: a step in
 # three cycles).

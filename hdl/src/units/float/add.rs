@@ -4,7 +4,9 @@ use lpgen_golden::FloatFormat;
 
 use super::super::posit::decode::lzc;
 use super::super::{finish, start, Built, GenError, Params};
-use super::{decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word};
+use super::{
+    align_add, decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word,
+};
 use crate::ir::{cat, konst, mux, signed_bits, Module, E};
 
 /// Candidate stage boundaries (the most `--stages` accepts): decode/compare, align, add,
@@ -30,7 +32,6 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
 
 /// The adder's datapath: y in the cycle it ends in. Marks [`ADD_STAGES`] boundaries.
 fn add_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, sub: &E) -> E {
-    let mf = f.frac_bits;
     m.comment("decode a and b (sign, exponent, significand; NaN, infinity, zero)");
     let da = decode(m, f, "a", a);
     let db = decode(m, f, "b", b);
@@ -61,23 +62,8 @@ fn add_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, sub: &E) -> E {
     let big_sig = m.wire("big_sig", &pick(&da.sig, &db.sig));
     let small_sig = m.wire("small_sig", &pick(&db.sig, &da.sig));
     m.stage();
-    m.comment("align: shift the smaller significand right by the exponent difference; sticky");
-    let d = m.wire("align_shift", &big_exp.sub(&small_exp));
-    let aw = mf + 5;
-    let zero1 = konst(1, 0);
-    let av = cat(&[zero1.clone(), big_sig, konst(3, 0)]);
-    let bv = cat(&[zero1, small_sig, konst(3, 0)]);
-    let ones = konst(aw, (1u128 << aw) - 1);
-    let lost = m.wire("align_sticky", &bv.and(&ones.shl(&d).not()).any());
-    let aligned = m.wire("aligned", &bv.shr(&d).or(&lost.zext(aw)));
-    m.stage();
-    // One adder for both: av + (aligned xor eff_sub) + eff_sub, the carry-in as an extra
-    // low bit.
-    m.comment("add, or subtract when the effective signs differ");
-    let inv = aligned.xor(&eff_sub.sext(aw));
-    let sum_ext = cat(&[av, konst(1, 1)]).add(&cat(&[inv, eff_sub.clone()]));
-    let sum_ext = m.wire("sum_wide", &sum_ext);
-    let sum = m.wire("sum", &sum_ext.bits(aw, 1));
+    let sum = align_add(m, &big_exp.sub(&small_exp), &big_sig, &small_sig, &eff_sub);
+    let aw = sum.width;
     m.stage();
     m.comment("normalise: the sum's leading one to the top; its biased exponent");
     let (lz, sum_zero) = lzc(m, "sum", &sum);

@@ -4,7 +4,9 @@ use lpgen_golden::FloatFormat;
 
 use super::super::posit::decode::lzc;
 use super::super::{finish, start, Built, GenError, Params};
-use super::{decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word, Decoded};
+use super::{
+    align_add, decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word, Decoded,
+};
 use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
 
 /// Candidate stage boundaries (the most `--stages` accepts): decode, multiply, normalise
@@ -74,7 +76,6 @@ fn specials(
 /// The datapath: y in the cycle it ends in. Marks [`FMA_STAGES`] boundaries.
 fn fma_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, c: &E) -> E {
     let (mf, bias) = (f.frac_bits, f.bias());
-    let pw = 2 * mf + 2;
     let bw = exp_width(f);
     m.comment("decode a, b and c (sign, exponent, significand; NaN, infinity, zero)");
     let da = decode(m, f, "a", a);
@@ -108,7 +109,7 @@ fn fma_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, c: &E) -> E {
         sig: m.wire("addend_sig", &c_sig),
         zero: dc.zero.clone(),
     };
-    let (sign, be, norm, sum_zero) = add_terms(m, pw, bw, &p, &q);
+    let (sign, be, norm, sum_zero) = add_terms(m, bw, &p, &q);
     let word = round_encode(m, f, &sign, &be, &norm);
     m.comment("specials: NaN, infinity, an exact zero sum");
     let word = mux(&sum_zero, &zero_word(f, &zero_sign), &word);
@@ -119,10 +120,10 @@ fn fma_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, c: &E) -> E {
     mux(&is_nan, &qnan(f), &word)
 }
 
-/// p + q of two normalised terms (`pw`-bit significands, `bw`-bit exponents): (sign, biased
+/// p + q of two normalised terms (significands of equal width, `bw`-bit exponents): (sign, biased
 /// exponent of the sum's leading one, the sum with it at the top, sum is zero). Marks three
 /// boundaries (before align, before add, before normalise).
-fn add_terms(m: &mut Module, pw: u32, bw: u32, p: &Term, q: &Term) -> (E, E, E, E) {
+fn add_terms(m: &mut Module, bw: u32, p: &Term, q: &Term) -> (E, E, E, E) {
     m.comment("compare: the larger magnitude leads (a zero never does)");
     let p_less = p
         .exp
@@ -138,21 +139,9 @@ fn add_terms(m: &mut Module, pw: u32, bw: u32, p: &Term, q: &Term) -> (E, E, E, 
     let big_sig = m.wire("big_sig", &pick(&p.sig, &q.sig));
     let small_sig = m.wire("small_sig", &pick(&q.sig, &p.sig));
     m.stage();
-    m.comment("align: shift the smaller significand right by the exponent difference; sticky");
     let dw = bw + 1;
-    let d = m.wire("align_shift", &big_exp.sext(dw).sub(&small_exp.sext(dw)));
-    let aw = pw + 4;
-    let av = cat(&[konst(1, 0), big_sig, konst(3, 0)]);
-    let bv = cat(&[konst(1, 0), small_sig, konst(3, 0)]);
-    let ones = konst(aw, (1u128 << aw) - 1);
-    let lost = m.wire("align_sticky", &bv.and(&ones.shl(&d).not()).any());
-    let aligned = m.wire("aligned", &bv.shr(&d).or(&lost.zext(aw)));
-    m.stage();
-    m.comment("add, or subtract when the signs differ");
-    let inv = aligned.xor(&eff_sub.sext(aw));
-    let sum_ext = cat(&[av, konst(1, 1)]).add(&cat(&[inv, eff_sub.clone()]));
-    let sum_ext = m.wire("sum_wide", &sum_ext);
-    let sum = m.wire("sum", &sum_ext.bits(aw, 1));
+    let d = big_exp.sext(dw).sub(&small_exp.sext(dw));
+    let sum = align_add(m, &d, &big_sig, &small_sig, &eff_sub);
     m.stage();
     m.comment("normalise: the sum's leading one to the top; its biased exponent");
     let (lz, sum_zero) = lzc(m, "sum", &sum);

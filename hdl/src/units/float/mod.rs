@@ -18,7 +18,6 @@ mod add;
 mod fma;
 mod mul;
 
-use std::convert::Infallible;
 use std::rc::Rc;
 
 use lpgen_golden::{FloatFormat, Format};
@@ -102,7 +101,7 @@ fn decode_module(m: &Module, f: FloatFormat) -> Rc<SubModule> {
         if f.finite { "_fn" } else { "" },
         if f.ftz { "_ftz" } else { "" }
     );
-    let built = m.define::<Infallible>(&name, StagePlan::none(), |r| {
+    m.define_ok(&name, StagePlan::none(), |r| {
         r.header.push(format!(
             "Decodes a word of float:{e}:{mf}{}{}: sign, NaN, {}zero, biased exponent (1 for \
              subnormals), significand with its hidden bit.",
@@ -144,12 +143,7 @@ fn decode_module(m: &Module, f: FloatFormat) -> Rc<SubModule> {
             frac
         };
         r.output("sig", &cat(&[field_zero.not(), low]));
-        Ok(())
-    });
-    match built {
-        Ok(def) => def,
-        Err(never) => match never {},
-    }
+    })
 }
 
 /// Whether word `y` is a NaN (the `nan` output).
@@ -162,6 +156,28 @@ pub(crate) fn is_nan_word(f: FloatFormat, y: &E) -> E {
     } else {
         field.all().and(&frac.any())
     }
+}
+
+/// Align and add, between two candidate boundaries: the smaller significand shifted right by
+/// `d` (the exponent difference; what falls out becomes a sticky bit), then big + small, or
+/// big − small when `eff_sub`, in one adder (the subtrahend inverted, `eff_sub` as the carry
+/// in). The sum has the significands' width + 4 bits: a carry bit on top, guard, round and
+/// sticky below. Shared by `float-add` and the addition of `float-fma`.
+pub(crate) fn align_add(m: &mut Module, d: &E, big_sig: &E, small_sig: &E, eff_sub: &E) -> E {
+    m.comment("align: shift the smaller significand right by the exponent difference; sticky");
+    let d = m.wire("align_shift", d);
+    let aw = big_sig.width + 4;
+    let av = cat(&[konst(1, 0), big_sig.clone(), konst(3, 0)]);
+    let bv = cat(&[konst(1, 0), small_sig.clone(), konst(3, 0)]);
+    let ones = konst(aw, (1u128 << aw) - 1);
+    let lost = m.wire("align_sticky", &bv.and(&ones.shl(&d).not()).any());
+    let aligned = m.wire("aligned", &bv.shr(&d).or(&lost.zext(aw)));
+    m.stage();
+    m.comment("add, or subtract when the effective signs differ");
+    let inv = aligned.xor(&eff_sub.sext(aw));
+    let sum_ext = cat(&[av, konst(1, 1)]).add(&cat(&[inv, eff_sub.clone()]));
+    let sum_ext = m.wire("sum_wide", &sum_ext);
+    m.wire("sum", &sum_ext.bits(aw, 1))
 }
 
 /// Rounds (−1)^sign · norm · 2^(be − bias − (W − 1)) to the word nearest, ties to the even

@@ -8,6 +8,13 @@ cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# Training without the RTL machine (lpgen-train's default feature `rtl`) builds and links
+# neither the generator nor the Verilator runtime.
+cargo clippy -p lpgen-train --no-default-features --all-targets --locked -- -D warnings
+if cargo tree -p lpgen-train --no-default-features -e normal --locked | grep -q 'lpgen-verif'; then
+    echo "lpgen-train without feature rtl still depends on lpgen-verif" >&2
+    exit 1
+fi
 # The MPI transport (lpgen-comm's feature `mpi`): lints, tests, and two ranks under mpirun.
 cargo clippy -p lpgen-comm --features mpi --all-targets --locked -- -D warnings
 cargo test -p lpgen-comm --features mpi --locked

@@ -36,13 +36,17 @@ impl PnrLog {
     /// Fmax of the clock driven by the `clk` port. nextpnr names the net after the buffer it
     /// inserts (`clk$SB_IO_IN_$glb_clk`, `$glbnet$clk$TRELLIS_IO_IN`), so match the `clk` part.
     pub fn fmax_of_clk(&self) -> Option<f64> {
-        let is_clk = |n: &str| n.split('$').any(|part| part == "clk");
         self.fmax
             .iter()
-            .find(|(n, _)| is_clk(n))
+            .find(|(n, _)| is_clk_net(n))
             .or_else(|| self.fmax.first())
             .map(|(_, f)| *f)
     }
+}
+
+/// Whether nextpnr's clock net `name` is the one the `clk` port drives.
+pub(crate) fn is_clk_net(name: &str) -> bool {
+    name.split('$').any(|part| part == "clk")
 }
 
 /// Strips nextpnr's `Info:` prefix and whitespace.

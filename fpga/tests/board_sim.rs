@@ -22,7 +22,7 @@ const TB: &str = r#"
 module tb;
   reg clk = 0, rx = 1;
   wire tx, led;
-  lpgen_board top (.clk_in(clk), .uart_rx(rx), .uart_tx(tx), .led(led));
+  lpgen_board top (.clk(clk), .uart_rx(rx), .uart_tx(tx), .led(led));
   always #41.667 clk = ~clk;
   localparam BIT = 104 * 83.333;
   task send(input [7:0] c);
@@ -87,8 +87,18 @@ fn uart_top_steps_and_reads_back() {
         p("y", false, 12),
         p("out_valid", false, 1),
     ];
-    let top = board_top(Board::IceBreaker, "dut", &ports, 1).unwrap();
-    let dir = std::env::temp_dir().join(format!("lpgen-board-sim-{}", std::process::id()));
+    // At the oscillator's 12 MHz and at half of it: the bit time is the same 104 / 12 MHz.
+    for clock_div in [1, 2] {
+        let top = board_top(Board::IceBreaker, "dut", &ports, clock_div).unwrap();
+        simulate(&top, clock_div);
+    }
+}
+
+fn simulate(top: &str, clock_div: u32) {
+    let dir = std::env::temp_dir().join(format!(
+        "lpgen-board-sim-{}-{clock_div}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("board.v"), top).unwrap();
     std::fs::write(dir.join("dut.v"), DUT).unwrap();
@@ -107,7 +117,7 @@ fn uart_top_steps_and_reads_back() {
     let out = String::from_utf8_lossy(&r.stdout);
     let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("VCD")).collect();
     // 'L', 3 payload bytes (18 bits), 2 reply bytes (12 bits), no result yet.
-    assert_eq!(lines[0], "ID 4c 03 02 00", "{out}");
+    assert_eq!(lines[0], "ID 4c 03 02 00", "clock / {clock_div}: {out}");
     // y = {op, a} + b = 0x2c8 + 100 = 0x32c; the LED (active low) is lit.
     assert_eq!(lines[1], "R1 2c 03 led 0", "{out}");
     assert_eq!(lines[2], "R2 03 00", "{out}");

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::analyse::Analysed;
-use crate::ir::{BinOp, CmpOp, Node, ReduceOp, ShiftOp, SigId, SigKind, Signal, E};
+use crate::ir::{BinOp, CmpOp, Node, ReduceOp, ShiftOp, SigId, SigKind, Signal, StateReg, E};
 
 fn range(w: u32) -> String {
     if w == 1 {
@@ -293,15 +293,21 @@ fn declarations(v: &mut String, a: &Analysed) {
             SigKind::Wire => "wire",
             _ => "reg ",
         };
+        let init = match low.m.states.iter().find(|r| r.sig == i) {
+            Some(StateReg {
+                power_on: Some(v), ..
+            }) => format!(" = {}", konst(s.width, *v)),
+            _ => String::new(),
+        };
         let unused = unused_ranges(&a.used[i]);
         if unused.is_empty() {
-            let _ = writeln!(decl, "    {kw} {}{};", range(s.width), s.name);
+            let _ = writeln!(decl, "    {kw} {}{}{init};", range(s.width), s.name);
         } else {
             let _ = writeln!(
                 decl,
                 "    /* verilator lint_off UNUSED */ // bits {unused} are not needed"
             );
-            let _ = writeln!(decl, "    {kw} {}{};", range(s.width), s.name);
+            let _ = writeln!(decl, "    {kw} {}{}{init};", range(s.width), s.name);
             let _ = writeln!(decl, "    /* verilator lint_on UNUSED */");
         }
     }

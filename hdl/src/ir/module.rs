@@ -54,6 +54,8 @@ pub struct Rom {
 pub struct StateReg {
     pub sig: SigId,
     pub reset: Option<u128>,
+    /// The value the register holds when the FPGA is configured ([`Module::power_on`]).
+    pub power_on: Option<u128>,
     pub next: Option<E>,
     pub enable: Option<E>,
 }
@@ -406,6 +408,7 @@ impl Module {
         self.states.push(StateReg {
             sig: id,
             reset,
+            power_on: None,
             next: None,
             enable: None,
         });
@@ -418,6 +421,24 @@ impl Module {
         let q = self.state(name, d.width, reset);
         self.drive(&q, d, None);
         q
+    }
+
+    /// The value state register `reg` holds when the FPGA is configured, printed as its
+    /// declaration's initial value (`reg [3:0] por = 4'd0;`), which Yosys maps to the
+    /// flip-flops' initial state. Only for logic with no reset of its own, such as a board
+    /// top's power-on reset counter: a generated unit resets by `rst`.
+    pub fn power_on(&mut self, reg: &E, value: u128) {
+        let id = reg.sig().expect("power-on value of a state register");
+        assert!(
+            reg.width >= 128 || value >> reg.width == 0,
+            "power-on value wider than the register"
+        );
+        let st = self
+            .states
+            .iter_mut()
+            .find(|s| s.sig == id)
+            .expect("power-on value of a state register");
+        st.power_on = Some(value);
     }
 
     /// Sets the next value (and optional enable) of a state register; both are taken in the
@@ -562,6 +583,30 @@ mod tests {
         m.output("y", &a.not().not());
         let v = crate::emit::verilog(&m);
         assert!(v.contains("assign y = ~(~a);"), "{v}");
+    }
+
+    /// A power-on value is the declaration's initial value; registers without one keep a
+    /// plain declaration.
+    #[test]
+    fn power_on_values_print_as_initial_values() {
+        let mut m = Module::new("t", StagePlan::none());
+        m.input("clk", 1);
+        let count = m.state("count", 4, None);
+        m.power_on(&count, 9);
+        m.drive(&count, &count.add(&crate::ir::konst(4, 1)), None);
+        let plain = m.register("plain", &count, None);
+        m.output("y", &plain);
+        let v = crate::emit::verilog(&m);
+        assert!(v.contains("reg  [3:0] count = 4'd9;"), "{v}");
+        assert!(v.contains("reg  [3:0] plain;"), "{v}");
+    }
+
+    #[test]
+    #[should_panic(expected = "power-on value wider than the register")]
+    fn power_on_value_must_fit() {
+        let mut m = Module::new("t", StagePlan::none());
+        let r = m.state("r", 2, None);
+        m.power_on(&r, 4);
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod trainer;
 /// The float machine's old path (`lpgen_train::float::Float`): it lives in `machine::f32`.
 pub use machine::f32 as float;
 /// The RTL machine's old path (`lpgen_train::rtl::Rtl`): it lives in `machine::rtl`.
+#[cfg(feature = "rtl")]
 pub use machine::rtl;
 
 use std::fmt;

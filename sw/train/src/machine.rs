@@ -19,6 +19,7 @@ mod checked;
 pub mod f32;
 pub mod golden;
 mod pool;
+#[cfg(feature = "rtl")]
 pub mod rtl;
 pub use checked::Checked;
 pub use golden::Golden;

@@ -109,20 +109,7 @@ pub fn serial_wrapper(top: &str, ports: &[Port]) -> Result<String, FpgaError> {
     };
     m.drive(&sr, &shifted, None);
 
-    let def = Rc::new(SubModule {
-        name: top.to_string(),
-        ports: ports
-            .iter()
-            .map(|p| SubPort {
-                name: p.name.clone(),
-                input: p.input,
-                width: p.width,
-                cycle: 0,
-            })
-            .collect(),
-        verilog: String::new(),
-        children: vec![],
-    });
+    let def = definition(top, ports);
     let mut at = 0;
     let mut inputs = vec![];
     for p in ports
@@ -155,6 +142,24 @@ pub fn serial_wrapper(top: &str, ports: &[Port]) -> Result<String, FpgaError> {
     let dout = m.register("dout_q", &level.parity(), None);
     m.output("dout", &dout);
     Ok(lpgen_hdl::emit::verilog(&m))
+}
+
+/// Module `top` with `ports` as a definition to instantiate (its text is not ours).
+pub(crate) fn definition(top: &str, ports: &[Port]) -> Rc<SubModule> {
+    Rc::new(SubModule {
+        name: top.to_string(),
+        ports: ports
+            .iter()
+            .map(|p| SubPort {
+                name: p.name.clone(),
+                input: p.input,
+                width: p.width,
+                cycle: 0,
+            })
+            .collect(),
+        verilog: String::new(),
+        children: vec![],
+    })
 }
 
 /// One bit per [`XOR_PER_LEVEL`] bits of `x` (the last group may be shorter): their parity.

@@ -5,9 +5,7 @@
 //! register has a power-on value ([`Module::power_on`]) and the design's `rst` comes from a
 //! power-on counter and the `X` command.
 
-use std::rc::Rc;
-
-use lpgen_hdl::ir::{cat, konst, mux, named, Module, StagePlan, SubModule, SubPort, E};
+use lpgen_hdl::ir::{cat, konst, mux, named, Module, StagePlan, SubModule, E};
 
 use super::{Board, BAUD, BOARD_TOP};
 use crate::wrap::Port;
@@ -101,24 +99,6 @@ fn transmitter(m: &mut Module, f: &Frame) -> Transmitter {
     m.drive(&cnt, &cnt_next, Some(&load.or(&idle.not())));
     m.output("uart_tx", &shift.bit(0));
     Transmitter { go, byte, idle }
-}
-
-/// The design as a definition whose ports are the manifest's.
-fn design(top: &str, ports: &[Port]) -> Rc<SubModule> {
-    Rc::new(SubModule {
-        name: top.to_string(),
-        ports: ports
-            .iter()
-            .map(|p| SubPort {
-                name: p.name.clone(),
-                input: p.input,
-                width: p.width,
-                cycle: 0,
-            })
-            .collect(),
-        verilog: String::new(),
-        children: vec![],
-    })
 }
 
 /// `lpgen_board_uart`: receiver, transmitter, commands and the design, on one clock.
@@ -221,7 +201,7 @@ fn uart_module(m: &mut Module, f: &Frame) {
         inputs.push((x.name.as_str(), e));
     }
     let refs: Vec<(&str, &E)> = inputs.iter().map(|(n, e)| (*n, e)).collect();
-    let unit = m.instance(&design(f.top, f.ports), "u", &refs);
+    let unit = m.instance(&crate::wrap::definition(f.top, f.ports), "u", &refs);
     // The reply: every output but out_valid, from bit 0; the bytes beyond them read 0.
     let mut outs: Vec<E> = f
         .ports

@@ -398,6 +398,47 @@ fn posit_cases<'a, P: SpPosit + 'a>(
     cases
 }
 
+/// Each target beside its measured figure.
+fn print_targets(rows: &[Row]) {
+    println!();
+    println!("Targets:");
+    let mut all_met = true;
+    for r in rows {
+        // The target is on softposit's own formats; the :u lines show the generic path.
+        let standard = !r.format.ends_with(":u");
+        if r.format.starts_with("posit") && standard && (r.op == "add" || r.op == "mul") {
+            let ratio = r.ratio.expect("posit rows have a softposit column");
+            let met = ratio >= POSIT_RATIO_TARGET;
+            all_met &= met;
+            println!(
+                "  {:<11} {:<3} ours/softposit >= {POSIT_RATIO_TARGET:.2}: {ratio:.3}  {}",
+                r.format,
+                r.op,
+                if met { "met" } else { "NOT MET" }
+            );
+        }
+        if r.format == "lns:5:6" && r.op == "kahan dot1024" {
+            let rate = r.ours * 1e6;
+            let met = rate >= LNS_KAHAN_TARGET;
+            all_met &= met;
+            println!(
+                "  lns:5:6     kahan dot1024 >= {:.0} M MAC/s: {:.1} M MAC/s  {}",
+                LNS_KAHAN_TARGET / 1e6,
+                r.ours,
+                if met { "met" } else { "NOT MET" }
+            );
+        }
+    }
+    println!(
+        "{}",
+        if all_met {
+            "All targets met."
+        } else {
+            "Some targets NOT met."
+        }
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -528,41 +569,5 @@ fn main() {
         if agree { "agree" } else { "DIFFER" }
     );
 
-    println!();
-    println!("Targets:");
-    let mut all_met = true;
-    for r in &rows {
-        // The target is on softposit's own formats; the :u lines show the generic path.
-        let standard = !r.format.ends_with(":u");
-        if r.format.starts_with("posit") && standard && (r.op == "add" || r.op == "mul") {
-            let ratio = r.ratio.expect("posit rows have a softposit column");
-            let met = ratio >= POSIT_RATIO_TARGET;
-            all_met &= met;
-            println!(
-                "  {:<11} {:<3} ours/softposit >= {POSIT_RATIO_TARGET:.2}: {ratio:.3}  {}",
-                r.format,
-                r.op,
-                if met { "met" } else { "NOT MET" }
-            );
-        }
-        if r.format == "lns:5:6" && r.op == "kahan dot1024" {
-            let rate = r.ours * 1e6;
-            let met = rate >= LNS_KAHAN_TARGET;
-            all_met &= met;
-            println!(
-                "  lns:5:6     kahan dot1024 >= {:.0} M MAC/s: {:.1} M MAC/s  {}",
-                LNS_KAHAN_TARGET / 1e6,
-                r.ours,
-                if met { "met" } else { "NOT MET" }
-            );
-        }
-    }
-    println!(
-        "{}",
-        if all_met {
-            "All targets met."
-        } else {
-            "Some targets NOT met."
-        }
-    );
+    print_targets(&rows);
 }

@@ -27,7 +27,7 @@ use lpgen_train::arch::Arch;
 use lpgen_train::config::{
     Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
 };
-use lpgen_train::data::{self, Split};
+use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::float::Float;
 use lpgen_train::machine::{Machine, Mat};
 use lpgen_train::model::Model;
@@ -150,6 +150,67 @@ fn exchange_seconds(shapes: &[(usize, usize)], one_bit: bool, reps: usize) -> f6
     times.into_iter().fold(0.0, f64::max)
 }
 
+/// Measured seconds per step over `steps` steps, K = 1 and K = 2 (1-bit exchange), the same
+/// minibatches.
+fn measured_step_times(train: &Dataset, test: &Dataset, steps: usize) -> (f64, f64) {
+    let cfg = config(20);
+    let out = std::env::temp_dir().join(format!("lpgen-khat-{}", std::process::id()));
+    let plan = Plan {
+        epochs: 1,
+        max_steps: Some(steps),
+        out: out.clone(),
+        resume: false,
+        progress: false,
+    };
+    let mut sink = |_: &str| Ok(());
+    let t = Instant::now();
+    trainer::run(
+        &mut Float { threads: 1 },
+        &cfg,
+        train,
+        test,
+        &plan,
+        &mut sink,
+    )
+    .expect("K = 1");
+    let one = t.elapsed().as_secs_f64() / steps as f64;
+    let t = Instant::now();
+    std::thread::scope(|scope| {
+        let mut ends = local(2);
+        let mut second = ends.pop().expect("two ends");
+        let (cfg, train, test, plan) = (&cfg, &train, &test, &plan);
+        let other = scope.spawn(move || {
+            let mut w = Worker::new(&mut second, Exchange::OneBit { feedback: true });
+            let mut quiet = |_: &str| Ok(());
+            trainer::run_worker(
+                &mut Float { threads: 1 },
+                cfg,
+                train,
+                test,
+                plan,
+                Some(&mut w),
+                &mut quiet,
+            )
+            .expect("K = 2");
+        });
+        let mut w = Worker::new(&mut ends[0], Exchange::OneBit { feedback: true });
+        trainer::run_worker(
+            &mut Float { threads: 1 },
+            cfg,
+            train,
+            test,
+            plan,
+            Some(&mut w),
+            &mut sink,
+        )
+        .expect("K = 2");
+        other.join().expect("worker");
+    });
+    let two = t.elapsed().as_secs_f64() / steps as f64;
+    let _ = std::fs::remove_dir_all(&out);
+    (one, two)
+}
+
 fn main() {
     let steps: usize = std::env::args()
         .nth(1)
@@ -243,62 +304,7 @@ fn main() {
         );
     }
 
-    // Measured time per step, K = 1 and K = 2 (1-bit), the same minibatches.
-    let cfg = config(20);
-    let out = std::env::temp_dir().join(format!("lpgen-khat-{}", std::process::id()));
-    let plan = Plan {
-        epochs: 1,
-        max_steps: Some(steps),
-        out: out.clone(),
-        resume: false,
-        progress: false,
-    };
-    let mut sink = |_: &str| Ok(());
-    let t = Instant::now();
-    trainer::run(
-        &mut Float { threads: 1 },
-        &cfg,
-        &train,
-        &test,
-        &plan,
-        &mut sink,
-    )
-    .expect("K = 1");
-    let one = t.elapsed().as_secs_f64() / steps as f64;
-    let t = Instant::now();
-    std::thread::scope(|scope| {
-        let mut ends = local(2);
-        let mut second = ends.pop().expect("two ends");
-        let (cfg, train, test, plan) = (&cfg, &train, &test, &plan);
-        let other = scope.spawn(move || {
-            let mut w = Worker::new(&mut second, Exchange::OneBit { feedback: true });
-            let mut quiet = |_: &str| Ok(());
-            trainer::run_worker(
-                &mut Float { threads: 1 },
-                cfg,
-                train,
-                test,
-                plan,
-                Some(&mut w),
-                &mut quiet,
-            )
-            .expect("K = 2");
-        });
-        let mut w = Worker::new(&mut ends[0], Exchange::OneBit { feedback: true });
-        trainer::run_worker(
-            &mut Float { threads: 1 },
-            cfg,
-            train,
-            test,
-            plan,
-            Some(&mut w),
-            &mut sink,
-        )
-        .expect("K = 2");
-        other.join().expect("worker");
-    });
-    let two = t.elapsed().as_secs_f64() / steps as f64;
-    let _ = std::fs::remove_dir_all(&out);
+    let (one, two) = measured_step_times(&train, &test, steps);
     println!("  time per step, N = 20, {steps} steps: K = 1 {:.2} ms, K = 2 (1-bit) {:.2} ms, ratio {:.2}",
         one * 1e3, two * 1e3, one / two);
 }

@@ -33,7 +33,11 @@ import re, sys
 text = open(sys.argv[1]).read()
 # The last (top-level, flattened) statistics block.
 block = text.split("=== ")[-1]
-n = lambda pat: sum(int(m) for m in re.findall(r"^\s+" + pat + r"\s+(\d+)\s*$", block, re.M))
+# Yosys 0.23 prints "SB_LUT4  123"; the newer YoWASP Yosys prints "123   LUT4".
+n = lambda pat: sum(
+    int(a or b)
+    for a, b in re.findall(r"^\s+(?:" + pat + r")\s+(\d+)\s*$|^\s+(\d+)\s+(?:" + pat + r")\s*$", block, re.M)
+)
 lut = n(r"(?:SB_LUT4|LUT4)")
 ff = n(r"(?:SB_DFF\w*|TRELLIS_FF)")
 print(lut, ff)

@@ -109,15 +109,8 @@ struct Rng([u64; 4]);
 
 impl Rng {
     fn new(seed: u64) -> Rng {
-        let mut z = seed;
-        let mut next = || {
-            z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut x = z;
-            x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            x ^ (x >> 31)
-        };
-        Rng([next(), next(), next(), next()])
+        let mut z = lpgen_golden::rng::Rng(seed);
+        Rng([z.next_u64(), z.next_u64(), z.next_u64(), z.next_u64()])
     }
 
     fn next_u64(&mut self) -> u64 {

@@ -45,17 +45,13 @@ const MAX_FAILURES: usize = 24;
 /// from the valid ones (per case, so that some cases are all but valid and reach deep into
 /// parsing and generation, and others are mostly junk).
 struct Rng {
-    state: u64,
+    state: lpgen_golden::rng::Rng,
     sane: usize,
 }
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.state.next_u64()
     }
 
     fn below(&mut self, n: usize) -> usize {
@@ -586,7 +582,7 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
 /// Case `i` of the run with `seed`: its argument vector and standard input.
 fn case(seed: u64, i: usize) -> (Vec<OsString>, Vec<u8>) {
     let mut r = Rng {
-        state: seed ^ (i as u64).wrapping_mul(0xd1b5_4a32_d192_ed03),
+        state: lpgen_golden::rng::Rng(seed ^ (i as u64).wrapping_mul(0xd1b5_4a32_d192_ed03)),
         sane: 0,
     };
     r.next();

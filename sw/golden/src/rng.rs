@@ -2,6 +2,14 @@
 //! test and co-simulation stimuli of every crate (`lpgen_verif::rng` is this). A run prints
 //! its seed; the same seed gives the same stimuli on every machine.
 
+/// SplitMix64's finaliser: a bijective mix of 64 bits (each output of the stream is the mix
+/// of its state).
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// The generator's state; `Rng(seed)` starts a stream.
 #[derive(Clone, Debug)]
 pub struct Rng(pub u64);
@@ -9,10 +17,7 @@ pub struct Rng(pub u64);
 impl Rng {
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        mix(self.0)
     }
 
     /// Uniform in 0..n (n > 0), by multiply-shift (Lemire; no modulo bias worth a test).

@@ -356,19 +356,12 @@ impl Config {
         let mut state = self.seed;
         for (i, &part) in parts.iter().enumerate() {
             if i > 0 {
-                state = splitmix64(state);
+                state = lpgen_golden::rng::mix(state);
             }
             state ^= part.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         }
         Pcg64::seed_from_u64(state)
     }
-}
-
-/// SplitMix64's finaliser (Steele et al.): a bijective mix of 64 bits.
-fn splitmix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

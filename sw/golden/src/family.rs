@@ -12,9 +12,10 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use crate::arith::Bits;
+use crate::arith::{BinOp, Bits};
 use crate::exact::Ratio;
 use crate::format::{err, FormatError};
+use crate::sum::Running;
 use crate::SumMode;
 
 /// The golden arithmetic of one family, on words in the low bits of a [`Bits`]. Every
@@ -59,6 +60,13 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError>;
     /// `a` converted to `to`, a format of the same family (the lanes' `convert`).
     fn convert_to(&self, to: &Self, a: Bits) -> Bits;
+    /// `op` of a and b with the family's overflow flag: the exact result lay beyond the
+    /// largest magnitude and saturated to it (the `overflow` output of the family's units);
+    /// `None` where the family defines no such flag for its elementwise operations.
+    fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)>;
+    /// The running dot product in `mode`: element k is `dot(mode, a[..=k], b[..=k])`, with
+    /// each step's overflow flag where the family defines one in `mode` ([`Running`]).
+    fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError>;
     /// The operations under a [`crate::rounding::Rounder`] where the family defines
     /// stochastic rounding (its entry's `stochastic`), else `None`.
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps>;

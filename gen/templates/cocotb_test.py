@@ -16,8 +16,7 @@ cocotbext-axi with random tvalid gaps and random tready backpressure, and checks
 result arrives once, unchanged and in order, with its beat's tlast.
 
 Environment: LPGEN_VECTORS (random vectors, default 300), LPGEN_SEED (default 1).
-Outputs that are not compared are listed in NOT_COMPARED (flags the Python package does not
-return: LNS and fix saturation).
+Every output is compared, the `overflow` flags too (the golden model's: `flags=True`).
 """
 
 import json
@@ -25,6 +24,7 @@ import logging
 import os
 import pathlib
 import random
+from collections import deque
 
 import cocotb
 import lpgen
@@ -37,7 +37,10 @@ MANIFEST = json.loads((HERE / "@TOP@.json").read_text())
 # A wrapper (`--wrap axis`) names the unit it wraps, whose manifest lies beside its own.
 WRAPS = MANIFEST.get("wraps")
 UNIT = json.loads((HERE / f"{WRAPS}.json").read_text()) if WRAPS else MANIFEST
-NOT_COMPARED = ("overflow",)
+
+
+def has_port(name):
+    return any(p["name"] == name for p in UNIT["ports"])
 
 
 def port_width(name):
@@ -97,8 +100,9 @@ def as_u64(words):
 
 
 def binary_unit(rng, n, flag, op):
-    """Two-operand units: a, b (and the flag port `flag` when there is one) -> y and its NaN
-    or NaR flag. op(fmt, a, b, flagbits) gives the golden result words."""
+    """Two-operand units: a, b (and the flag port `flag` when there is one) -> y, its NaN or
+    NaR flag, and (LNS) the overflow flag. op(fmt, a, b, flagbits, flags) gives the golden
+    result words, with flags (words, overflow)."""
     fmt = lpgen.Format(UNIT["format"])
     pairs = operand_pairs(rng, fmt, n)
     flags = [False, True] if flag else [False]
@@ -107,7 +111,8 @@ def binary_unit(rng, n, flag, op):
     a = as_u64([c[0] for c in cases])
     b = as_u64([c[1] for c in cases])
     f = np.array([c[2] for c in cases], dtype=bool)
-    y = op(fmt, a, b, f)
+    flagged = has_port("overflow")
+    y, over = op(fmt, a, b, f, True) if flagged else (op(fmt, a, b, f, False), None)
     nan = isnan_words(fmt, y)
     nan_port = "nar" if fmt.family == "posit" else "nan"
     cycles = []
@@ -115,7 +120,10 @@ def binary_unit(rng, n, flag, op):
         ins = {"a": int(a[i]), "b": int(b[i])}
         if flag:
             ins[flag] = int(f[i])
-        cycles.append((ins, {"y": int(y[i]), nan_port: int(nan[i])}))
+        exp = {"y": int(y[i]), nan_port: int(nan[i])}
+        if flagged:
+            exp["overflow"] = int(over[i])
+        cycles.append((ins, exp))
     return cycles
 
 
@@ -144,16 +152,23 @@ def fma_unit(rng, n):
     ]
 
 
-def add_or_sub(fmt, a, b, sub):
-    return np.where(sub, fmt.sub(a, b), fmt.add(a, b))
+def either(flag, when, otherwise, flags):
+    """`when` where flag is set, else `otherwise`: words, or with flags (words, overflow)."""
+    if not flags:
+        return np.where(flag, when, otherwise)
+    return tuple(np.where(flag, w, o) for w, o in zip(when, otherwise))
 
 
-def mul_or_div(fmt, a, b, div):
-    return np.where(div, fmt.div(a, b), fmt.mul(a, b))
+def add_or_sub(fmt, a, b, sub, flags):
+    return either(sub, fmt.sub(a, b, flags=flags), fmt.add(a, b, flags=flags), flags)
 
 
-def mul_only(fmt, a, b, _):
-    return fmt.mul(a, b)
+def mul_or_div(fmt, a, b, div, flags):
+    return either(div, fmt.div(a, b, flags=flags), fmt.mul(a, b, flags=flags), flags)
+
+
+def mul_only(fmt, a, b, _, flags):
+    return fmt.mul(a, b, flags=flags)
 
 
 def pe_mode(fmt, pe):
@@ -169,9 +184,12 @@ def pe_mode(fmt, pe):
 def array_unit(rng, n):
     """The systolic array: random tiles (every other one smaller than the array, zero words
     outside it) of K = 1..24 steps, bubbles with random operands and controls inside a tile,
-    sometimes a snapshot (`last`) in the middle; `last` steps at least R + C - 1 cycles apart.
-    Each `last` expects every PE's dot product so far, in the PE's accumulation mode, on
-    c_out (PE r*C + c at bits W*(r*C + c))."""
+    sometimes a snapshot (`last`) in the middle. PEs that interleave P accumulations by cycle
+    (`accumulations` in the manifest) get P streams of tiles, step t of the stream belonging
+    to slot t mod P, each slot with its own tiles; a `last` step waits (its slot gets a
+    bubble) until R + C - 1 cycles after the previous `last` of any slot. Each `last` expects
+    every PE's dot product so far, in the PE's accumulation mode, on c_out (PE r*C + c at bits
+    W*(r*C + c))."""
     fmt = lpgen.Format(UNIT["format"])
     par = UNIT["parameters"]
     rows, cols, w = par["rows"], par["cols"], fmt.width
@@ -179,14 +197,6 @@ def array_unit(rng, n):
     mode = pe_mode(fmt, par["pe"])
     zero = int(fmt.encode(0.0))
     spacing = rows + cols - 1
-    cycles = []
-    last_at = -(10**9)
-
-    def push(ins, exp):
-        # Step t of the stream belongs to accumulation t mod slots: only slot 0 is used.
-        while len(cycles) % slots:
-            cycles.append((bubble(), None))
-        cycles.append((ins, exp))
 
     def bubble():
         return {
@@ -197,10 +207,12 @@ def array_unit(rng, n):
             "last": rng.getrandbits(1),
         }
 
-    tile = 0
-    while len(cycles) < n:
-        full = tile % 2 == 0
-        tile += 1
+    tiles = [0]
+
+    def tile():
+        """One tile's events: None for a bubble, else (inputs, expected or None)."""
+        full = tiles[0] % 2 == 0
+        tiles[0] += 1
         m = rows if full else rng.randint(1, rows)
         nn = cols if full else rng.randint(1, cols)
         k = rng.randint(1, 24)
@@ -210,22 +222,16 @@ def array_unit(rng, n):
         b = np.full((k, cols), zero, dtype=np.uint64)
         a[:, :m] = as_u64(random_words(rng, fmt, k * m)).reshape(k, m)
         b[:, :nn] = as_u64(random_words(rng, fmt, k * nn)).reshape(k, nn)
+        events = []
         for kk in range(k):
             if kk == split:
-                for _ in range(rng.randint(0, 3)):
-                    cycles.append((bubble(), None))
+                events += [None] * rng.randint(0, 3)
             last = kk + 1 == k or (snapshot and kk + 1 == split)
             exp = None
             if last:
-                while len(cycles) - last_at < spacing or len(cycles) % slots:
-                    cycles.append((bubble(), None))
-                last_at = len(cycles)
                 # c[r, c] = sum over steps 0..kk of a[., r] * b[., c]
                 c = fmt.dot(a[: kk + 1].T[:, None, :], b[: kk + 1].T[None, :, :], mode=mode)
-                word = 0
-                for i, x in enumerate(c.reshape(-1)):
-                    word |= int(x) << (w * i)
-                exp = {"c_out": word}
+                exp = {"c_out": sum(int(x) << (w * i) for i, x in enumerate(c.reshape(-1)))}
             ins = {
                 "in_valid": 1,
                 "a_in": sum(int(x) << (w * i) for i, x in enumerate(a[kk])),
@@ -233,7 +239,31 @@ def array_unit(rng, n):
                 "clear": int(kk == 0),
                 "last": int(last),
             }
-            push(ins, exp)
+            events.append((ins, exp))
+        return events
+
+    queues = [deque() for _ in range(slots)]
+    cycles = []
+    last_at = -(10**9)
+    while len(cycles) < n or any(queues):
+        t = len(cycles)
+        q = queues[t % slots]
+        if not q and t >= n:
+            cycles.append((bubble(), None))
+            continue
+        if not q:
+            q.extend(tile())
+        ev = q[0]
+        if ev is not None and ev[0]["last"] and t - last_at < spacing:
+            cycles.append((bubble(), None))
+            continue
+        q.popleft()
+        if ev is None:
+            cycles.append((bubble(), None))
+            continue
+        if ev[0]["last"]:
+            last_at = t
+        cycles.append(ev)
     return cycles
 
 
@@ -260,7 +290,7 @@ def mac_unit(rng, n):
     then acc = a*b, 3 clear only; y after every step is the golden dot product in mode quire
     of the products since the last clear (a subtraction as the product of a negated word)."""
     fmt = lpgen.Format(UNIT["format"])
-    flag = "nar" if fmt.family == "posit" else None
+    posit = fmt.family == "posit"
     zero = int(fmt.dot(as_u64([]), as_u64([]), mode="quire"))
     cycles = []
     while len(cycles) < n:
@@ -270,6 +300,7 @@ def mac_unit(rng, n):
         if rng.random() < 0.1:
             ops[0] = 3  # clear only: the first product is not accumulated
         ea, eb = [], []  # the products accumulated, subtractions as negated words
+        count = []  # products accumulated after each step
         for i in range(k):
             if ops[i] == 1:
                 neg = negated(fmt, a[i], b[i])
@@ -281,41 +312,62 @@ def mac_unit(rng, n):
             elif ops[i] != 3:
                 ea.append(a[i])
                 eb.append(b[i])
-            y = int(fmt.dot(as_u64(ea), as_u64(eb), mode="quire")) if ea else zero
-            exp = {"y": y}
-            if flag:
-                exp[flag] = int(isnan_words(fmt, [y])[0])
+            count.append(len(ea))
+        # The running read-outs (fix: with their saturation flags, the `overflow` output).
+        ys, overs = [zero], [0]
+        if ea:
+            run = fmt.cumdot(as_u64(ea), as_u64(eb), mode="quire", flags=not posit)
+            ys += [int(y) for y in (run if posit else run[0])]
+            overs += [0] * len(ea) if posit else [int(o) for o in run[1]]
+        for i in range(k):
+            y = ys[count[i]]
+            if posit:
+                exp = {"y": y, "nar": int(isnan_words(fmt, [y])[0])}
+            else:
+                exp = {"y": y, "overflow": overs[count[i]]}
             cycles.append(({"a": a[i], "b": b[i], "op": ops[i]}, exp))
     return cycles
 
 
 def kahan_unit(rng, n):
     """lns-kahan: P = max(1, stages) accumulations interleaved round-robin by cycle
-    (docs/rtl.md); slot 0 carries dot products of 1..50 steps (clear at the first, except
-    sometimes the first of all, from the reset state), the other slots bubbles with random
-    operands and clear. sum after every step is the golden Kahan dot product so far."""
+    (docs/rtl.md); every slot carries its own dot products of 1..50 steps (clear at the
+    first, except sometimes each slot's first, from the reset state), and about one cycle in
+    seven is a bubble with random operands and clear (its slot waits). sum, overflow and nan
+    after every step are the golden running Kahan dot product with its step flags
+    (`cumdot(mode="kahan", flags=True)`)."""
     fmt = lpgen.Format(UNIT["format"])
     slots = max(1, UNIT["latency"])
     w = fmt.width
-    cycles = []
+    queues = [deque() for _ in range(slots)]
+    started = [False] * slots
 
     def bubble():
         return {"in_valid": 0, "a": rng.getrandbits(w), "b": rng.getrandbits(w),
                 "clear": rng.getrandbits(1)}
 
-    first = True
-    while len(cycles) < n:
+    def dot_product(s):
         k = rng.randint(1, 50)
         a, b = random_words(rng, fmt, k), random_words(rng, fmt, k)
-        clear0 = not first or rng.random() < 0.5
-        first = False
-        sums = prefix_dots(fmt, a, b, "kahan")
+        clear0 = started[s] or rng.random() < 0.5
+        started[s] = True
+        sums, over = fmt.cumdot(as_u64(a), as_u64(b), mode="kahan", flags=True)
         nan = isnan_words(fmt, sums)
-        for i in range(k):
-            while len(cycles) % slots or (slots == 1 and rng.random() < 0.2):
-                cycles.append((bubble(), None))
-            ins = {"in_valid": 1, "a": a[i], "b": b[i], "clear": int(i == 0 and clear0)}
-            cycles.append((ins, {"sum": sums[i], "nan": int(nan[i])}))
+        return [
+            ({"in_valid": 1, "a": a[i], "b": b[i], "clear": int(i == 0 and clear0)},
+             {"sum": int(sums[i]), "overflow": int(over[i]), "nan": int(nan[i])})
+            for i in range(k)
+        ]
+
+    cycles = []
+    while len(cycles) < n or any(queues):
+        s = len(cycles) % slots
+        if rng.random() < 1 / 7 or (len(cycles) >= n and not queues[s]):
+            cycles.append((bubble(), None))
+            continue
+        if not queues[s]:
+            queues[s].extend(dot_product(s))
+        cycles.append(queues[s].popleft())
     return cycles
 
 
@@ -436,7 +488,8 @@ def with_bubbles(rng, cycles):
 
 
 def check(dut, compared, exp, j):
-    """The outputs at read j against what was expected of the inputs D reads before."""
+    """The outputs at read j against what was expected of the inputs D reads before: 0 for
+    no result, 1 for a result, 2 for one with an overflow flag set."""
     valid = int(dut.out_valid.value)
     if exp is None:
         assert valid == 0, f"read {j}: out_valid high where no result is due"
@@ -446,7 +499,7 @@ def check(dut, compared, exp, j):
     for name, want in exp.items():
         got = int(getattr(dut, name).value)
         assert got == want, f"read {j}: {name} = {got:#x}, golden {want:#x}"
-    return 1
+    return 2 if any(v for k, v in exp.items() if k.startswith("overflow")) else 1
 
 
 @cocotb.test(skip=bool(WRAPS))
@@ -458,7 +511,7 @@ async def golden_vectors(dut):
     d = MANIFEST["latency"]
     inputs = [p["name"] for p in MANIFEST["ports"] if p["direction"] == "input"]
     outputs = [p["name"] for p in MANIFEST["ports"] if p["direction"] == "output"]
-    compared = [o for o in outputs if o not in NOT_COMPARED and o != "out_valid"]
+    compared = [o for o in outputs if o != "out_valid"]
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     for name in inputs:
         if name != "clk":
@@ -469,7 +522,7 @@ async def golden_vectors(dut):
     dut.rst.value = 0
     await FallingEdge(dut.clk)
     assert int(dut.out_valid.value) == 0, "out_valid high after reset"
-    results = 0
+    results = flagged = 0
     for j in range(len(cycles) + d):
         ins = cycles[j][0] if j < len(cycles) else {"in_valid": 0}
         for name, v in ins.items():
@@ -477,11 +530,15 @@ async def golden_vectors(dut):
         await Timer(4, unit="ns")
         await ReadOnly()
         if j >= d:
-            results += check(dut, compared, cycles[j - d][1], j)
+            seen = check(dut, compared, cycles[j - d][1], j)
+            results += seen > 0
+            flagged += seen == 2
         await FallingEdge(dut.clk)
     dut._log.info(
-        "%s: %d cycles, %d results equal to the golden model (%s)",
+        "%s: %d cycles, %d results equal to the golden model (%s)%s",
         MANIFEST["top"], len(cycles), results, ", ".join(compared),
+        f"; {flagged} with an overflow flag set" if any(
+            c.startswith("overflow") for c in compared) else "",
     )
     assert results > 0
 
@@ -508,8 +565,7 @@ async def axis_stream(dut):
     ins_ports = [p for p in UNIT["ports"]
                  if p["direction"] == "input" and p["name"] not in ("clk", "rst", "in_valid")]
     out_ports = [p for p in UNIT["ports"] if p["direction"] == "output" and p["name"] != "out_valid"]
-    mask = pack({p["name"]: (1 << p["width"]) - 1 for p in out_ports if p["name"] not in NOT_COMPARED},
-                out_ports)
+    mask = (1 << sum(p["width"] for p in out_ports)) - 1
     frames, want = [], []
     i = 0
     while i < len(cases):

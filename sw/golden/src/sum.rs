@@ -13,7 +13,7 @@ use crate::SumMode;
 /// A running (cumulative) dot product, as [`Family::running_dot`] gives it: `words[k]` is the
 /// dot product of the first k + 1 terms, and `overflow[k]` whether step k saturated, where the
 /// family defines that flag in the mode (`None` where it does not).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Running {
     pub words: Vec<Bits>,
     pub overflow: Option<Vec<bool>>,

@@ -54,16 +54,23 @@ def random_words(rng, fmt, n):
 
 
 def operand_pairs(rng, fmt, n):
-    """Every pair of corner words, then n random pairs (a quarter of them neighbours:
-    b = a ± a few, where adders cancel and round)."""
+    """Every pair of corner words, then n random pairs: a quarter of them neighbours (b = a ±
+    a few, where adders cancel and round), a tenth two values of one sign within a factor 4
+    of the largest finite value (sums and products that overflow or saturate)."""
     cs = corner_words(fmt)
     pairs = [(a, b) for a in cs for b in cs]
     mask = (1 << fmt.width) - 1
     xs = random_words(rng, fmt, n)
     ys = random_words(rng, fmt, n)
+    values = fmt.decode(as_u64(cs))
+    big = float(np.max(np.abs(values[np.isfinite(values)])))
     for a, b in zip(xs, ys):
-        if rng.random() < 0.25:
+        r = rng.random()
+        if r < 0.25:
             b = (a + rng.randint(-3, 3)) & mask
+        elif r < 0.35:
+            sign = rng.choice([-1.0, 1.0])
+            a, b = (int(fmt.encode(sign * big * 2.0 ** -rng.uniform(0, 2))) for _ in range(2))
         pairs.append((a, b))
     return pairs
 

@@ -210,8 +210,9 @@ impl PyFormat {
         self.out(py, &shape, out)
     }
 
-    /// a·b + c rounded once, as the two-term quire dot product [a, c]·[b, 1]; refused where
-    /// the family has no exact accumulation or 1 is not a word.
+    /// a·b + c rounded once by the golden `Calc::fma` (floats: IEEE's fused multiply-add;
+    /// families with an exact accumulation where 1 is a word: the quire dot product
+    /// [a, c]·[b, 1]); refused where the family defines none.
     pub fn fma_words<'py>(
         &self,
         py: Python<'py>,
@@ -220,8 +221,8 @@ impl PyFormat {
         c: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let calc = self.calc;
-        let one = calc.one();
-        if !self.format.entry().modes.contains(&SumMode::Quire) || calc.to_f64(one) != 1.0 {
+        let zero = calc.zero();
+        if calc.fma(zero, zero, zero).is_none() {
             return Err(PyNotImplementedError::new_err(format!(
                 "fma of {} is not implemented: the golden model has no fused multiply-add for it yet (issue 32); fma is exact only through a quire where 1 is a word",
                 self.format
@@ -235,11 +236,12 @@ impl PyFormat {
             broadcast_to(&c, &shape),
         );
         let out = py.detach(|| {
-            par_try_map(a.len(), |i| {
-                calc.dot(SumMode::Quire, &[a[i], c[i]], &[b[i], one])
+            par_map(a.len(), |i| {
+                calc.fma(a[i], b[i], c[i])
+                    .expect("checked above: the family defines fma")
             })
         });
-        self.out(py, &shape, out.map_err(value_error)?)
+        self.out(py, &shape, out)
     }
 
     /// Σ_k a_k·b_k (with `b`) or Σ_k a_k (without) along `axis` of the broadcast words, each

@@ -128,6 +128,11 @@ impl Calc {
         }
     }
 
+    /// a·b + c rounded once, where the family defines it ([`Family::fma`]).
+    pub fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        with_calc!(self, x => Family::fma(x, a, b, c))
+    }
+
     /// `op` with the family's overflow flag ([`Family::binop_flagged`]); `None` where the
     /// family defines none.
     pub fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)> {

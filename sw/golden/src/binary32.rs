@@ -169,6 +169,9 @@ impl Family for F32 {
         a
     }
     /// Posits, floats and f32 report no overflow: they round it by their own rule.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None
     }

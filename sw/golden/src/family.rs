@@ -60,6 +60,10 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError>;
     /// `a` converted to `to`, a format of the same family (the lanes' `convert`).
     fn convert_to(&self, to: &Self, a: Bits) -> Bits;
+    /// a·b + c rounded once, where the family defines it (float: IEEE's fused multiply-add;
+    /// families with an exact accumulation and 1 as a word: the quire dot product
+    /// [a, c]·[b, 1], [`fma_by_quire`]); `None` otherwise.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits>;
     /// `op` of a and b with the family's overflow flag: the exact result lay beyond the
     /// largest magnitude and saturated to it (the `overflow` output of the family's units);
     /// `None` where the family defines no such flag for its elementwise operations.
@@ -138,6 +142,16 @@ impl FamilyEntry {
             families_with(|e| e.modes.contains(&mode))
         ))
     }
+}
+
+/// a·b + c as the two-term quire dot product [a, c]·[b, 1], rounded once, for a family that
+/// offers the quire and holds 1 exactly; `None` otherwise.
+pub(crate) fn fma_by_quire<F: Family>(f: &F, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+    let one = f.one();
+    let exact = f.format().entry().modes.contains(&SumMode::Quire) && f.to_f64(one) == 1.0;
+    exact
+        .then(|| f.dot(SumMode::Quire, &[a, c], &[b, one]).ok())
+        .flatten()
 }
 
 /// The refusal of `:u` on a family that has no underflow variant.

@@ -210,6 +210,9 @@ impl Family for DfixCalc {
     }
     /// The conversion's overflow ([`super::Converted`]): the rounded integer lay outside the
     /// word and saturated.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
     fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)> {
         let c = match op {
             BinOp::Add => self.fmt.add(a, b),

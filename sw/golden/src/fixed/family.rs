@@ -149,6 +149,9 @@ impl Family for FixFormat {
     }
     /// Fix elementwise operations saturate without a flag here: fix defines its overflow
     /// flag on the accumulator's read-out (`running_dot` in mode quire, `fix-mac`).
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None
     }

@@ -185,6 +185,10 @@ impl Family for FloatFormat {
         self.convert(to, a)
     }
     /// Posits, floats and f32 report no overflow: they round it by their own rule.
+    /// IEEE's fused multiply-add (signed zeros, NaN and ∞ included), the `float-fma` unit's.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        Some(FloatFormat::fma(self, a, b, c))
+    }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None
     }

@@ -139,6 +139,9 @@ impl Family for Lns {
     fn convert_to(&self, to: &Lns, a: Bits) -> Bits {
         crate::alu::lns_convert(self.fmt, to.fmt, a)
     }
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
     fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)> {
         Some(match op {
             BinOp::Add => self.add_flagged(a, b),

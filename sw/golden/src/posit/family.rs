@@ -149,6 +149,9 @@ impl Family for PositFormat {
         crate::alu::posit_convert(*self, *to, a)
     }
     /// Posits, floats and f32 report no overflow: they round it by their own rule.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None
     }

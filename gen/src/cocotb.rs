@@ -60,7 +60,10 @@ pub fn unsupported(p: &Params) -> Option<String> {
 pub fn texts(top: &str) -> [(String, String); 3] {
     [
         (format!("test_{top}.py"), TEST_PY.replace("@TOP@", top)),
-        (format!("models_{top}.py"), MODELS_PY.concat().replace("@TOP@", top)),
+        (
+            format!("models_{top}.py"),
+            MODELS_PY.concat().replace("@TOP@", top),
+        ),
         (format!("run_{top}.py"), RUN_PY.replace("@TOP@", top)),
     ]
 }

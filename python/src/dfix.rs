@@ -51,7 +51,15 @@ pub fn dfix_dot<'py>(
         })
     });
     let y = f.out(py, &out_shape, out.iter().map(|o| o.0).collect())?;
-    let over = array_out(py, &out_shape, out.iter().map(|o| o.1).collect::<Vec<bool>>())?;
-    let half = array_out(py, &out_shape, out.iter().map(|o| o.2).collect::<Vec<bool>>())?;
+    let over = array_out(
+        py,
+        &out_shape,
+        out.iter().map(|o| o.1).collect::<Vec<bool>>(),
+    )?;
+    let half = array_out(
+        py,
+        &out_shape,
+        out.iter().map(|o| o.2).collect::<Vec<bool>>(),
+    )?;
     PyTuple::new(py, [y, over, half])
 }

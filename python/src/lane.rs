@@ -87,8 +87,8 @@ pub fn dfix_lane<'py>(
             "shift {s} is out of range: give -{limit}..={limit}"
         )));
     }
-    let shape = broadcast_shape(&[op.shape(), a.shape(), b.shape(), shift.shape()])
-        .map_err(value_error)?;
+    let shape =
+        broadcast_shape(&[op.shape(), a.shape(), b.shape(), shift.shape()]).map_err(value_error)?;
     let op = broadcast_to(&op, &shape);
     let (a, b) = (broadcast_to(&a, &shape), broadcast_to(&b, &shape));
     let shift = broadcast_to(&shift, &shape);

@@ -160,7 +160,13 @@ impl PyFormat {
     ) -> PyResult<Bound<'py, PyAny>> {
         let m = self.mode(mode)?;
         let calc = self.calc;
-        if flags && calc.running_dot(m, &[], &[]).map_err(value_error)?.overflow.is_none() {
+        if flags
+            && calc
+                .running_dot(m, &[], &[])
+                .map_err(value_error)?
+                .overflow
+                .is_none()
+        {
             return Err(value_error(format!(
                 "flags=True: {} has no overflow flag in mode '{mode}' (lns: naive, kahan; \
                  fix: quire)",

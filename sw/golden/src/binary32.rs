@@ -5,11 +5,11 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use crate::arith::BinOp;
 use crate::arith::{ratio_to_f32, word_arith, Arith, Bits};
 use crate::exact::Ratio;
 use crate::family::{Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::FormatError;
-use crate::arith::BinOp;
 use crate::sum::{self, Running};
 use crate::SumMode;
 

@@ -392,7 +392,11 @@ mod tests {
                     // round(exact / 2^F), ties to even, by floor and remainder.
                     let d = 1i128 << fr;
                     let (q, r) = (exact.div_euclid(d), exact.rem_euclid(d));
-                    let q = if 2 * r > d || (2 * r == d && q % 2 != 0) { q + 1 } else { q };
+                    let q = if 2 * r > d || (2 * r == d && q % 2 != 0) {
+                        q + 1
+                    } else {
+                        q
+                    };
                     let over = q > i128::from(f.max_int()) || q < i128::from(f.min_int());
                     assert_eq!(run.words[j], f.dot_acc(&a[..=j], &b[..=j]), "{f}");
                     assert_eq!(run.words[j], f.from_int(q), "{f}");

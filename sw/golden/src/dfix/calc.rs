@@ -7,11 +7,11 @@ use std::cmp::Ordering;
 
 use num_bigint::BigUint;
 
+use crate::arith::BinOp;
 use crate::arith::{transcendental, word_arith, Arith, Bits, Transcendental};
 use crate::exact::Ratio;
 use crate::family::{no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
-use crate::arith::BinOp;
 use crate::sum::{self, Running};
 use crate::SumMode;
 

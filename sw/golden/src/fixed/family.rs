@@ -2,11 +2,11 @@
 
 use std::cmp::Ordering;
 
+use crate::arith::BinOp;
 use crate::arith::{transcendental, Bits, Transcendental};
 use crate::exact::Ratio;
 use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
-use crate::arith::BinOp;
 use crate::sum::{self, Running};
 use crate::SumMode;
 

@@ -2,11 +2,11 @@
 
 use std::cmp::Ordering;
 
+use crate::arith::BinOp;
 use crate::arith::Bits;
 use crate::exact::Ratio;
 use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
-use crate::arith::BinOp;
 use crate::sum::{self, Kahan, Running};
 use crate::SumMode;
 

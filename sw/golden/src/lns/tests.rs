@@ -48,7 +48,10 @@ fn overflow_is_the_rounded_code_beyond_the_largest() {
                 }
             }
         }
-        assert!(flagged > 100 && checked > 4 * (1 << (2 * f.width())) * 9 / 10, "{f}: {flagged}/{checked}");
+        assert!(
+            flagged > 100 && checked > 4 * (1 << (2 * f.width())) * 9 / 10,
+            "{f}: {flagged}/{checked}"
+        );
     }
 }
 

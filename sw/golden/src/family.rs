@@ -368,6 +368,29 @@ mod tests {
         assert_eq!(FAMILIES.len(), 6);
     }
 
+    /// `Calc::fma`: IEEE's for floats (an exact zero is −0 only when a·b and c are both −0),
+    /// the two-term quire dot elsewhere, none without an exact accumulation.
+    #[test]
+    fn fma_is_ieees_for_floats_and_the_quires_elsewhere() {
+        let bf16 = "bf16".parse::<Format>().unwrap().calc();
+        let w = |x: f64| bf16.from_f64(x);
+        let (pz, nz) = (w(0.0), w(-0.0));
+        assert_eq!(nz, 0x8000);
+        assert_eq!(bf16.fma(w(-2.0), pz, nz), Some(nz));
+        assert_eq!(bf16.fma(w(2.0), pz, nz), Some(pz));
+        assert_eq!(bf16.fma(w(-2.0), pz, pz), Some(pz));
+        assert_eq!(bf16.fma(w(1.5), w(2.0), w(0.25)), Some(w(3.25)));
+        let p = "posit:8:0".parse::<Format>().unwrap().calc();
+        let (a, b, c) = (p.from_f64(1.5), p.from_f64(2.0), p.from_f64(0.25));
+        assert_eq!(p.fma(a, b, c), Some(p.from_f64(3.25)));
+        assert_eq!(
+            p.fma(a, b, c),
+            p.dot(SumMode::Quire, &[a, c], &[b, p.one()]).ok()
+        );
+        let l = "lns:4:4".parse::<Format>().unwrap().calc();
+        assert_eq!(l.fma(0, 0, 0), None);
+    }
+
     #[test]
     fn pe_kinds_are_unique_and_offer_their_familys_modes() {
         let names: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();

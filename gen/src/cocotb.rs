@@ -1,7 +1,8 @@
-//! `lpgen rtl … --testbench cocotb`: a cocotb test module `test_<top>.py` and its runner
-//! `run_<top>.py` (cocotb_tools.runner, Icarus or Verilator) beside the design (docs/cocotb.md).
+//! `lpgen rtl … --testbench cocotb`: a cocotb test module `test_<top>.py`, its unit models
+//! `models_<top>.py` and its runner `run_<top>.py` (cocotb_tools.runner, Icarus or Verilator)
+//! beside the design (docs/cocotb.md).
 //!
-//! Both are fixed Python texts (`gen/templates/`) with the top's name filled in: the bench
+//! All are fixed Python texts (`gen/templates/`) with the top's name filled in: the bench
 //! reads everything else (unit, format, parameters, latency, ports) from the manifest
 //! `<top>.json` at run time, and takes every golden result from the `lpgen` Python package.
 
@@ -13,14 +14,21 @@ use crate::rtl_cmd::write_atomic;
 use crate::{CliError, CliResult};
 
 const TEST_PY: &str = include_str!("../templates/cocotb_test.py");
+/// The unit models: one file `models_<top>.py`, written from two templates (number units;
+/// dfix units and quant1, with the `UNITS` table).
+const MODELS_PY: [&str; 2] = [
+    include_str!("../templates/cocotb_models.py"),
+    include_str!("../templates/cocotb_models_dfix.py"),
+];
 const RUN_PY: &str = include_str!("../templates/cocotb_run.py");
 
 /// The array PE kinds the bench models.
-const MODELLED_PES: [PeKind; 4] = [
+const MODELLED_PES: [PeKind; 5] = [
     PeKind::LnsKahan,
     PeKind::LnsPlain,
     PeKind::PositQuire,
     PeKind::Fix,
+    PeKind::Dfix,
 ];
 
 /// Why the cocotb bench cannot check `p`'s design, or None when it can. Every unit is named:
@@ -30,36 +38,38 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::PositAdd | Unit::PositMul | Unit::LnsAdd | Unit::LnsMul => return None,
         Unit::FloatAdd | Unit::FloatMul | Unit::FloatFma => return None,
         Unit::Q8Enc | Unit::Q8Dec => return None,
-        // PEs whose read-out is the registry's dot product in their mode, rounded once; a
-        // PE kind not listed here (dfix: runtime scale and overflow flags) is refused.
+        // PEs whose read-out is the registry's dot product in their mode, rounded once, and
+        // the dfix PE's read-out at a shift (`Format.dfix_dot`); a PE kind not listed here
+        // is refused.
         Unit::Array if MODELLED_PES.contains(&p.pe) => return None,
-        Unit::Array => "its PE kind has no model yet (dfix: runtime scale, overflow flags)",
+        Unit::Array => "its PE kind has no model yet",
         Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,
-        // The dfix lane (runtime scales, flags) is not the golden `Alu`.
-        Unit::Alu | Unit::Vector if p.dfix_format().is_some() => "dfix lanes have no model yet",
+        // Lanes of every family with lanes: `Format.alu`, and `Format.dfix_lane` on dfix.
         Unit::Alu | Unit::Vector => return None,
         Unit::Convert => return None,
-        Unit::Quant1 | Unit::DfixMonitor => "column and monitor units have no model yet",
+        Unit::Quant1 | Unit::DfixMonitor => return None,
     };
     Some(format!(
-        "--testbench cocotb: {} is not covered ({why}); covered: posit-add, posit-mul, \
-         lns-add, lns-mul, float-add, float-mul, float-fma, lns-kahan, posit-mac, fix-mac, alu, vector, convert, q8-enc, q8-dec, \
-         array (--pe \
-         lns-kahan, lns-plain, posit-quire, fix)",
+        "--testbench cocotb: {} is not covered ({why}); covered: every unit (array: --pe \
+         lns-kahan, lns-plain, posit-quire, fix, dfix)",
         p.unit.name()
     ))
 }
 
-/// The two files' texts for the design whose top module is `top`.
-pub fn texts(top: &str) -> [(String, String); 2] {
+/// The three files' texts for the design whose top module is `top`.
+pub fn texts(top: &str) -> [(String, String); 3] {
     [
         (format!("test_{top}.py"), TEST_PY.replace("@TOP@", top)),
+        (
+            format!("models_{top}.py"),
+            MODELS_PY.concat().replace("@TOP@", top),
+        ),
         (format!("run_{top}.py"), RUN_PY.replace("@TOP@", top)),
     ]
 }
 
 /// Writes the bench of `design` (selected by `p`) into `dir`, each file atomically; returns
-/// the test module's and the runner's paths.
+/// the test module's, the models' and the runner's paths.
 pub fn write(dir: &Path, p: &Params, design: &Design) -> CliResult<Vec<PathBuf>> {
     if let Some(why) = unsupported(p) {
         return Err(CliError(why));
@@ -79,23 +89,27 @@ mod tests {
 
     #[test]
     fn texts_name_the_top_and_leave_no_placeholder() {
-        let [(t, test), (r, run)] = texts("lpgen_posit_add_posit_8_0_s0");
+        let [(t, test), (m, models), (r, run)] = texts("lpgen_posit_add_posit_8_0_s0");
         assert_eq!(t, "test_lpgen_posit_add_posit_8_0_s0.py");
+        assert_eq!(m, "models_lpgen_posit_add_posit_8_0_s0.py");
         assert_eq!(r, "run_lpgen_posit_add_posit_8_0_s0.py");
-        for s in [&test, &run] {
+        for s in [&test, &models, &run] {
             assert!(!s.contains("@TOP@"));
+        }
+        for s in [&models, &run] {
             assert!(s.contains("\"lpgen_posit_add_posit_8_0_s0.json\""), "{s}");
         }
+        assert!(test.contains("from models_lpgen_posit_add_posit_8_0_s0 import"));
         assert!(run.contains("test_module=f\"test_{top}\""));
     }
 
     #[test]
     fn every_covered_unit_has_a_model_in_the_bench() {
-        // The bench's UNITS table names each unit `unsupported` lets through.
+        // The models' UNITS table names each unit `unsupported` lets through.
         for u in Unit::ALL {
             let mut p = Params::new(u, "posit:8:0".parse().unwrap());
             p.pe = PeKind::PositQuire;
-            let keyed = TEST_PY.contains(&format!("    \"{}\": ", u.name()));
+            let keyed = MODELS_PY[1].contains(&format!("    \"{}\": ", u.name()));
             assert_eq!(unsupported(&p).is_none(), keyed, "{}", u.name());
         }
     }

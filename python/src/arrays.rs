@@ -91,6 +91,23 @@ pub fn lanes_last<T: Copy>(a: Vec<T>, shape: &[usize], axis: usize) -> Vec<T> {
     moved.iter().copied().collect()
 }
 
+/// The inverse of [`lanes_last`]: `v`, whose lanes along `axis` are consecutive runs (the
+/// other axes in C order), back in the C order of `shape`.
+pub fn lanes_back<T: Copy>(v: Vec<T>, shape: &[usize], axis: usize) -> Vec<T> {
+    if axis + 1 == shape.len() {
+        return v;
+    }
+    let mut order: Vec<usize> = (0..shape.len()).filter(|&i| i != axis).collect();
+    order.push(axis);
+    let moved: Vec<usize> = order.iter().map(|&i| shape[i]).collect();
+    let arr = ArrayD::from_shape_vec(IxDyn(&moved), v).expect("shape and data agree");
+    let mut inverse = vec![0; order.len()];
+    for (pos, &ax) in order.iter().enumerate() {
+        inverse[ax] = pos;
+    }
+    arr.permuted_axes(IxDyn(&inverse)).iter().copied().collect()
+}
+
 /// `shape` without `axis`.
 pub fn without_axis(shape: &[usize], axis: usize) -> Vec<usize> {
     let mut s = shape.to_vec();
@@ -206,7 +223,7 @@ const MIN_CHUNK: usize = 1 << 14;
 /// index order of the chunks) if any.
 pub fn par_try_map<T, E, F>(n: usize, f: F) -> Result<Vec<T>, E>
 where
-    T: Send + Copy + Default,
+    T: Send + Clone + Default,
     E: Send,
     F: Fn(usize) -> Result<T, E> + Sync,
 {
@@ -250,7 +267,7 @@ where
 /// [`par_try_map`] of an infallible `f`.
 pub fn par_map<T, F>(n: usize, f: F) -> Vec<T>
 where
-    T: Send + Copy + Default,
+    T: Send + Clone + Default,
     F: Fn(usize) -> T + Sync,
 {
     match par_try_map(n, |i| Ok::<T, std::convert::Infallible>(f(i))) {

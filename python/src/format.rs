@@ -210,44 +210,56 @@ impl PyFormat {
         array_out(py, &shape, values)
     }
 
-    /// a + b, elementwise on words (numpy broadcasting), rounded once.
+    /// a + b, elementwise on words (numpy broadcasting), rounded once; with `flags=True`
+    /// (words, overflow): overflow says the result saturated (lns, dfix).
+    #[pyo3(signature = (a, b, flags=false))]
     fn add<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
+        flags: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.binop(py, BinOp::Add, a, b)
+        self.arith(py, BinOp::Add, a, b, flags)
     }
 
-    /// a − b, elementwise on words (numpy broadcasting), rounded once.
+    /// a − b, elementwise on words (numpy broadcasting), rounded once; with `flags=True`
+    /// (words, overflow): overflow says the result saturated (lns, dfix).
+    #[pyo3(signature = (a, b, flags=false))]
     fn sub<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
+        flags: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.binop(py, BinOp::Sub, a, b)
+        self.arith(py, BinOp::Sub, a, b, flags)
     }
 
-    /// a · b, elementwise on words (numpy broadcasting), rounded once.
+    /// a · b, elementwise on words (numpy broadcasting), rounded once; with `flags=True`
+    /// (words, overflow): overflow says the result saturated (lns, dfix).
+    #[pyo3(signature = (a, b, flags=false))]
     fn mul<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
+        flags: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.binop(py, BinOp::Mul, a, b)
+        self.arith(py, BinOp::Mul, a, b, flags)
     }
 
-    /// a / b, elementwise on words (numpy broadcasting), rounded once.
+    /// a / b, elementwise on words (numpy broadcasting), rounded once; with `flags=True`
+    /// (words, overflow): overflow says the result saturated (lns, dfix).
+    #[pyo3(signature = (a, b, flags=false))]
     fn div<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
+        flags: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.binop(py, BinOp::Div, a, b)
+        self.arith(py, BinOp::Div, a, b, flags)
     }
 
     /// The larger of a and b, elementwise on words (the family's order).
@@ -315,6 +327,22 @@ impl PyFormat {
         axis: isize,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.reduce(py, a, Some(b), mode, axis)
+    }
+
+    /// The running dot products along `axis` (numpy's `cumsum` of the products, in `mode`):
+    /// element k is `dot` of terms 0..=k. With `flags=True`, (words, overflow): whether step k
+    /// saturated (lns naive and kahan: its product or an addition; fix quire: the read-out).
+    #[pyo3(signature = (a, b, mode="naive", axis=-1, flags=false))]
+    fn cumdot<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        mode: &str,
+        axis: isize,
+        flags: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.running(py, a, b, mode, axis, flags)
     }
 
     /// Σ_k x_k along `axis` (the golden `Calc::sum`, k in order) in `mode`.
@@ -424,5 +452,38 @@ impl PyFormat {
         to: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         crate::lane::alu(self, py, [op, a, b, sel, t_in], to)
+    }
+
+    /// The dfix lane (the hardware `alu` and `vector` on `dfix:W`, `DfixFormat::lane`):
+    /// opcodes `op` (0 mul, 1 add, 2 sub, 3 rescale, 4 neg; 5..7 give zero without flags) on
+    /// words `a`, `b`, the exact integer read out `shift` scale steps up (x·2^−shift rounded
+    /// to nearest even, saturated), broadcast. Returns `(y, overflow, overflow_half, cmp)`:
+    /// the word, the overflow tests at that scale and at its half, and how a compares with b
+    /// (0 equal, 1 less, 2 greater).
+    fn dfix_lane<'py>(
+        &self,
+        py: Python<'py>,
+        op: &Bound<'py, PyAny>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        shift: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        crate::lane::dfix_lane(self, py, [op, a, b], shift)
+    }
+
+    /// Σ_k a_k·b_k of `dfix:W` words (integers) along `axis`, accumulated exactly and read
+    /// out `shift` scale steps up (Σ·2^−shift rounded to nearest even, saturated): the
+    /// `array --pe dfix` PE's read-out. Returns `(words, overflow, overflow_half)`, the
+    /// flags the overflow tests at that scale and at its half.
+    #[pyo3(signature = (a, b, shift, axis=-1))]
+    fn dfix_dot<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        shift: i64,
+        axis: isize,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        crate::dfix::dfix_dot(self, py, a, b, shift, axis)
     }
 }

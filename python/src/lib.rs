@@ -7,7 +7,8 @@
 //!   computations;
 //! - `codecs.rs`: `lpgen.q8_encode`, `lpgen.q8_decode`, `lpgen.onebit` on values, and
 //!   `lpgen.formats()`, the registry's families;
-//! - `lane.rs`: `Format.alu`, one lane of the vector ALU;
+//! - `lane.rs`: `Format.alu`, one lane of the vector ALU, and `Format.dfix_lane`, the dfix
+//!   lane; `dfix.rs`: `Format.dfix_dot`, the dfix PE's read-out;
 //! - `arrays.rs`: numpy in and out, broadcasting, the parallel loops.
 //!
 //! `docs/python.md` is the guide; errors are `ValueError`s with the command line's one-line
@@ -15,6 +16,7 @@
 
 mod arrays;
 mod codecs;
+mod dfix;
 mod format;
 mod lane;
 mod ops;

@@ -8,8 +8,8 @@ use pyo3::exceptions::PyNotImplementedError;
 use pyo3::prelude::*;
 
 use crate::arrays::{
-    array_out, broadcast_shape, broadcast_to, lanes_last, norm_axis, par_map, par_try_map,
-    shape_text, value_error, without_axis, words_out,
+    array_out, broadcast_shape, broadcast_to, lanes_back, lanes_last, norm_axis, par_map,
+    par_try_map, shape_text, value_error, without_axis, words_out,
 };
 use crate::format::PyFormat;
 
@@ -99,6 +99,108 @@ impl PyFormat {
         self.out(py, &shape, out)
     }
 
+    /// `op` of `a` and `b`: the words, or with `flags` the tuple (words, overflow).
+    pub fn arith<'py>(
+        &self,
+        py: Python<'py>,
+        op: BinOp,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        flags: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if !flags {
+            return self.binop(py, op, a, b);
+        }
+        let (w, f) = self.binop_flagged(py, op, a, b)?;
+        Ok(pyo3::types::PyTuple::new(py, [w, f])?.into_any())
+    }
+
+    /// `op` of the broadcast words `a` and `b` with the family's overflow flag: (words,
+    /// bools); a family that defines no flag for its elementwise operations is refused.
+    pub fn binop_flagged<'py>(
+        &self,
+        py: Python<'py>,
+        op: BinOp,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let calc = self.calc;
+        let zero = calc.zero();
+        if calc.binop_flagged(op, zero, zero).is_none() {
+            return Err(value_error(format!(
+                "flags=True: {} has no overflow flag on its elementwise operations (lns and \
+                 dfix have one; fix flags its accumulator's read-out: cumdot(a, b, \
+                 mode=\"quire\", flags=True))",
+                self.format
+            )));
+        }
+        let (a, b) = (self.words(a)?, self.words(b)?);
+        let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
+        let (a, b) = (broadcast_to(&a, &shape), broadcast_to(&b, &shape));
+        let out = py.detach(|| {
+            par_map(a.len(), |i| {
+                calc.binop_flagged(op, a[i], b[i])
+                    .expect("checked above: the family flags this operation")
+            })
+        });
+        let (words, flags): (Vec<Bits>, Vec<bool>) = out.into_iter().unzip();
+        Ok((self.out(py, &shape, words)?, array_out(py, &shape, flags)?))
+    }
+
+    /// The running dot products along `axis` of the broadcast words (element k: the dot
+    /// product of terms 0..=k), and with `flags` each step's overflow flag.
+    pub fn running<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        mode: &str,
+        axis: isize,
+        flags: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let m = self.mode(mode)?;
+        let calc = self.calc;
+        if flags
+            && calc
+                .running_dot(m, &[], &[])
+                .map_err(value_error)?
+                .overflow
+                .is_none()
+        {
+            return Err(value_error(format!(
+                "flags=True: {} has no overflow flag in mode '{mode}' (lns: naive, kahan; \
+                 fix: quire)",
+                self.format
+            )));
+        }
+        let (a, b) = (self.words(a)?, self.words(b)?);
+        let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
+        let axis = norm_axis(axis, shape.len())?;
+        let k = shape[axis];
+        let a = lanes_last(broadcast_to(&a, &shape), &shape, axis);
+        let b = lanes_last(broadcast_to(&b, &shape), &shape, axis);
+        let lanes: usize = without_axis(&shape, axis).iter().product();
+        let runs = py.detach(|| {
+            par_try_map(lanes, |i| {
+                let lane = i * k..(i + 1) * k;
+                calc.running_dot(m, &a[lane.clone()], &b[lane])
+            })
+        });
+        let runs = runs.map_err(value_error)?;
+        let mut words = Vec::with_capacity(lanes * k);
+        let mut overs = Vec::with_capacity(lanes * k);
+        for r in runs {
+            words.extend(r.words);
+            overs.extend(r.overflow.unwrap_or_else(|| vec![false; k]));
+        }
+        let words = self.out(py, &shape, lanes_back(words, &shape, axis))?;
+        if !flags {
+            return Ok(words);
+        }
+        let overs = array_out(py, &shape, lanes_back(overs, &shape, axis))?;
+        Ok(pyo3::types::PyTuple::new(py, [words, overs])?.into_any())
+    }
+
     /// `op` of each word of `a`.
     pub fn unary<'py>(
         &self,
@@ -114,8 +216,9 @@ impl PyFormat {
         self.out(py, &shape, out)
     }
 
-    /// a·b + c rounded once, as the two-term quire dot product [a, c]·[b, 1]; refused where
-    /// the family has no exact accumulation or 1 is not a word.
+    /// a·b + c rounded once by the golden `Calc::fma` (floats: IEEE's fused multiply-add;
+    /// families with an exact accumulation where 1 is a word: the quire dot product
+    /// [a, c]·[b, 1]); refused where the family defines none.
     pub fn fma_words<'py>(
         &self,
         py: Python<'py>,
@@ -124,8 +227,8 @@ impl PyFormat {
         c: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let calc = self.calc;
-        let one = calc.one();
-        if !self.format.entry().modes.contains(&SumMode::Quire) || calc.to_f64(one) != 1.0 {
+        let zero = calc.zero();
+        if calc.fma(zero, zero, zero).is_none() {
             return Err(PyNotImplementedError::new_err(format!(
                 "fma of {} is not implemented: the golden model has no fused multiply-add for it yet (issue 32); fma is exact only through a quire where 1 is a word",
                 self.format
@@ -139,11 +242,12 @@ impl PyFormat {
             broadcast_to(&c, &shape),
         );
         let out = py.detach(|| {
-            par_try_map(a.len(), |i| {
-                calc.dot(SumMode::Quire, &[a[i], c[i]], &[b[i], one])
+            par_map(a.len(), |i| {
+                calc.fma(a[i], b[i], c[i])
+                    .expect("checked above: the family defines fma")
             })
         });
-        self.out(py, &shape, out.map_err(value_error)?)
+        self.out(py, &shape, out)
     }
 
     /// Σ_k a_k·b_k (with `b`) or Σ_k a_k (without) along `axis` of the broadcast words, each

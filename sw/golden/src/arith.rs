@@ -14,6 +14,7 @@ use crate::format::{err, FormatError};
 use crate::hiprec;
 use crate::lns::{Lns, Split};
 use crate::posit::PositFormat;
+use crate::SumMode;
 
 /// A word of any format, in the low bits.
 pub type Bits = u64;
@@ -125,6 +126,27 @@ impl Calc {
             BinOp::Max => self.max(a, b),
             BinOp::Min => self.min(a, b),
         }
+    }
+
+    /// a·b + c rounded once, where the family defines it ([`Family::fma`]).
+    pub fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        with_calc!(self, x => Family::fma(x, a, b, c))
+    }
+
+    /// `op` with the family's overflow flag ([`Family::binop_flagged`]); `None` where the
+    /// family defines none.
+    pub fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)> {
+        with_calc!(self, c => Family::binop_flagged(c, op, a, b))
+    }
+
+    /// The running dot product in `mode` ([`Family::running_dot`]).
+    pub fn running_dot(
+        &self,
+        mode: SumMode,
+        a: &[Bits],
+        b: &[Bits],
+    ) -> Result<crate::sum::Running, FormatError> {
+        with_calc!(self, c => Family::running_dot(c, mode, a, b))
     }
 
     #[inline]

@@ -5,11 +5,12 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use crate::arith::BinOp;
 use crate::arith::{ratio_to_f32, word_arith, Arith, Bits};
 use crate::exact::Ratio;
 use crate::family::{Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::FormatError;
-use crate::sum;
+use crate::sum::{self, Running};
 use crate::SumMode;
 
 /// IEEE binary32: the format and its arithmetic (it has no parameters).
@@ -166,6 +167,16 @@ impl Family for F32 {
     }
     fn convert_to(&self, _: &F32, a: Bits) -> Bits {
         a
+    }
+    /// Posits, floats and f32 report no overflow: they round it by their own rule.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
+    fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
+        None
+    }
+    fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError> {
+        sum::running_by_prefix(self, mode, a, b)
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None

@@ -22,7 +22,9 @@ use crate::format::{err, FormatError};
 
 mod calc;
 pub mod group;
+mod lane;
 pub use calc::{DfixCalc, FAMILY};
+pub use lane::{DfixLaneOp, DFIX_LANE_OP_BITS};
 
 /// Widths 2..=32: a product of two words fits an i64, and a dot product of up to 2^32 terms
 /// an i128, exactly.

@@ -12,9 +12,10 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use crate::arith::Bits;
+use crate::arith::{BinOp, Bits};
 use crate::exact::Ratio;
 use crate::format::{err, FormatError};
+use crate::sum::Running;
 use crate::SumMode;
 
 /// The golden arithmetic of one family, on words in the low bits of a [`Bits`]. Every
@@ -59,6 +60,17 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError>;
     /// `a` converted to `to`, a format of the same family (the lanes' `convert`).
     fn convert_to(&self, to: &Self, a: Bits) -> Bits;
+    /// a·b + c rounded once, where the family defines it (float: IEEE's fused multiply-add;
+    /// families with an exact accumulation and 1 as a word: the quire dot product
+    /// [a, c]·[b, 1], [`fma_by_quire`]); `None` otherwise.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits>;
+    /// `op` of a and b with the family's overflow flag: the exact result lay beyond the
+    /// largest magnitude and saturated to it (the `overflow` output of the family's units);
+    /// `None` where the family defines no such flag for its elementwise operations.
+    fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)>;
+    /// The running dot product in `mode`: element k is `dot(mode, a[..=k], b[..=k])`, with
+    /// each step's overflow flag where the family defines one in `mode` ([`Running`]).
+    fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError>;
     /// The operations under a [`crate::rounding::Rounder`] where the family defines
     /// stochastic rounding (its entry's `stochastic`), else `None`.
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps>;
@@ -130,6 +142,16 @@ impl FamilyEntry {
             families_with(|e| e.modes.contains(&mode))
         ))
     }
+}
+
+/// a·b + c as the two-term quire dot product [a, c]·[b, 1], rounded once, for a family that
+/// offers the quire and holds 1 exactly; `None` otherwise.
+pub(crate) fn fma_by_quire<F: Family>(f: &F, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+    let one = f.one();
+    let exact = f.format().entry().modes.contains(&SumMode::Quire) && f.to_f64(one) == 1.0;
+    exact
+        .then(|| f.dot(SumMode::Quire, &[a, c], &[b, one]).ok())
+        .flatten()
 }
 
 /// The refusal of `:u` on a family that has no underflow variant.
@@ -344,6 +366,29 @@ mod tests {
             assert_eq!(f.calc().format(), f, "{s}");
         }
         assert_eq!(FAMILIES.len(), 6);
+    }
+
+    /// `Calc::fma`: IEEE's for floats (an exact zero is −0 only when a·b and c are both −0),
+    /// the two-term quire dot elsewhere, none without an exact accumulation.
+    #[test]
+    fn fma_is_ieees_for_floats_and_the_quires_elsewhere() {
+        let bf16 = "bf16".parse::<Format>().unwrap().calc();
+        let w = |x: f64| bf16.from_f64(x);
+        let (pz, nz) = (w(0.0), w(-0.0));
+        assert_eq!(nz, 0x8000);
+        assert_eq!(bf16.fma(w(-2.0), pz, nz), Some(nz));
+        assert_eq!(bf16.fma(w(2.0), pz, nz), Some(pz));
+        assert_eq!(bf16.fma(w(-2.0), pz, pz), Some(pz));
+        assert_eq!(bf16.fma(w(1.5), w(2.0), w(0.25)), Some(w(3.25)));
+        let p = "posit:8:0".parse::<Format>().unwrap().calc();
+        let (a, b, c) = (p.from_f64(1.5), p.from_f64(2.0), p.from_f64(0.25));
+        assert_eq!(p.fma(a, b, c), Some(p.from_f64(3.25)));
+        assert_eq!(
+            p.fma(a, b, c),
+            p.dot(SumMode::Quire, &[a, c], &[b, p.one()]).ok()
+        );
+        let l = "lns:4:4".parse::<Format>().unwrap().calc();
+        assert_eq!(l.fma(0, 0, 0), None);
     }
 
     #[test]

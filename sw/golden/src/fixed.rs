@@ -277,7 +277,17 @@ impl FixAcc {
 
     /// The accumulated value rounded once to the format.
     pub fn to_word(&self) -> u64 {
-        self.fmt.from_int(rne_shift(self.acc, self.fmt.frac_bits))
+        self.to_word_flagged().0
+    }
+
+    /// (the read-out, overflow): the accumulated value rounded once to the format, and
+    /// whether the rounded value lay outside the word's range and saturated (the `overflow`
+    /// output of `fix-mac`). The accumulator's own wrap is no overflow: it is read as it is.
+    pub fn to_word_flagged(&self) -> (u64, bool) {
+        let f = self.fmt;
+        let q = rne_shift(self.acc, f.frac_bits);
+        let over = q > i128::from(f.max_int()) || q < i128::from(f.min_int());
+        (f.from_int(q), over)
     }
 }
 
@@ -361,6 +371,43 @@ mod tests {
             }
         }
     }
+    /// fix-mac's overflow (docs/formats.md): the exact sum of the products, rounded once to
+    /// the format's grid (ties to even), lies outside [min, max] and the read-out saturated.
+    /// The reference sums the integer products itself; the sums stay clear of the wrap.
+    #[test]
+    fn read_out_flags_saturation_of_the_rounded_sum() {
+        use crate::family::Family;
+        let mut next = crate::test_words(0xf1a9);
+        for (i, fr) in [(1, 2), (3, 4), (0, 3), (7, 8)] {
+            let f = FixFormat::new(i, fr).unwrap();
+            let mask = (1u64 << f.width()) - 1;
+            let mut flagged = 0;
+            for len in 1..40 {
+                let a: Vec<u64> = (0..len).map(|_| next() & mask).collect();
+                let b: Vec<u64> = (0..len).map(|_| next() & mask).collect();
+                let run = Family::running_dot(&f, crate::SumMode::Quire, &a, &b).unwrap();
+                let mut exact = 0i128;
+                for j in 0..len {
+                    exact += f.to_int(a[j]) as i128 * f.to_int(b[j]) as i128;
+                    // round(exact / 2^F), ties to even, by floor and remainder.
+                    let d = 1i128 << fr;
+                    let (q, r) = (exact.div_euclid(d), exact.rem_euclid(d));
+                    let q = if 2 * r > d || (2 * r == d && q % 2 != 0) {
+                        q + 1
+                    } else {
+                        q
+                    };
+                    let over = q > i128::from(f.max_int()) || q < i128::from(f.min_int());
+                    assert_eq!(run.words[j], f.dot_acc(&a[..=j], &b[..=j]), "{f}");
+                    assert_eq!(run.words[j], f.from_int(q), "{f}");
+                    assert_eq!(run.overflow.as_ref().unwrap()[j], over, "{f} {a:?} {b:?}");
+                    flagged += usize::from(over);
+                }
+            }
+            assert!(flagged > 10, "{f}: {flagged}");
+        }
+    }
+
     #[test]
     fn from_f64_is_from_ratio_of_the_exact_value() {
         use rand::{Rng, SeedableRng};

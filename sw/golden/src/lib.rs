@@ -45,7 +45,7 @@ pub use mx::MxFormat;
 pub use posit::{PositFormat, PositStandard, Quire};
 pub use q8::Q8Type;
 pub use rounding::{Rounder, Rounding};
-pub use sum::Kahan;
+pub use sum::{Kahan, Running};
 
 /// How a sum or dot product accumulates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,37 @@
 //! with the chosen method; the fused (quire / wide accumulator) forms are on the formats.
 
 use crate::arith::{Arith, Bits};
+use crate::family::Family;
+use crate::format::FormatError;
 use crate::SumMode;
+
+/// A running (cumulative) dot product, as [`Family::running_dot`] gives it: `words[k]` is the
+/// dot product of the first k + 1 terms, and `overflow[k]` whether step k saturated, where the
+/// family defines that flag in the mode (`None` where it does not).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Running {
+    pub words: Vec<Bits>,
+    pub overflow: Option<Vec<bool>>,
+}
+
+/// The running dot product as every prefix's `dot` (O(K²) work), without flags: for the
+/// modes and families with no step-by-step form here.
+pub fn running_by_prefix<F: Family>(
+    f: &F,
+    mode: SumMode,
+    a: &[Bits],
+    b: &[Bits],
+) -> Result<Running, FormatError> {
+    assert_eq!(a.len(), b.len());
+    f.dot(mode, &[], &[])?;
+    let words = (0..a.len())
+        .map(|k| f.dot(mode, &a[..=k], &b[..=k]))
+        .collect::<Result<_, _>>()?;
+    Ok(Running {
+        words,
+        overflow: None,
+    })
+}
 
 /// A running Kahan sum: the total and its compensation, as words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,12 +45,26 @@ pub struct Kahan {
     pub comp: Bits,
 }
 
+/// The Kahan step (sum, comp) <- (sum, comp) + x with the given rounded addition and
+/// subtraction: `tmp = c + x; t = s + tmp; c = tmp - (t - s); s = t`. The one statement of the
+/// algorithm (a family that reports flags, LNS, passes its flagged operations).
+#[inline(always)]
+pub fn kahan_formula<V: Copy>(
+    s: V,
+    c: V,
+    x: V,
+    add: impl Fn(V, V) -> V,
+    sub: impl Fn(V, V) -> V,
+) -> (V, V) {
+    let tmp = add(c, x);
+    let t = add(s, tmp);
+    (t, sub(tmp, sub(t, s)))
+}
+
 /// One Kahan step in the working form: (sum, comp) <- (sum, comp) + x.
 #[inline(always)]
 fn kahan_step<A: Arith>(a: &A, s: A::Val, c: A::Val, x: A::Val) -> (A::Val, A::Val) {
-    let tmp = a.add(c, x);
-    let t = a.add(s, tmp);
-    (t, a.sub(tmp, a.sub(t, s)))
+    kahan_formula(s, c, x, |p, q| a.add(p, q), |p, q| a.sub(p, q))
 }
 
 impl Kahan {

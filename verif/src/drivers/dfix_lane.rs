@@ -156,6 +156,12 @@ fn step(
             continue;
         }
         let o = golden(f, r, code, a, b, shift)?;
+        if f.lane(code, a, b, shift as i32) != o {
+            return Err(VerifError(format!(
+                "golden lane and dot disagree on dfix:{} op {code} {a:#x}, {b:#x} at shift {shift}",
+                f.width
+            )));
+        }
         put_bits(&mut io.want[io.y..], i * w, io.w, o.word);
         put_bits(&mut io.want[io.over..], i, 1, o.overflow as u64);
         put_bits(&mut io.want[io.half..], i, 1, o.overflow_at_half as u64);

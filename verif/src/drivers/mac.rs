@@ -12,9 +12,7 @@
 use lpgen_golden::{FixAcc, FixFormat, Format, PositFormat, Quire};
 use lpgen_hdl::{Params, Unit};
 
-use super::words::{
-    fix_saturates, fix_specials, fix_sub_product, fix_word, posit_specials, posit_word,
-};
+use super::words::{fix_specials, fix_sub_product, fix_word, posit_specials, posit_word};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::rng::Rng;
 use crate::{Result, VerifError};
@@ -95,7 +93,10 @@ impl Acc {
     fn out(&self) -> (u64, u64) {
         match self {
             Acc::Posit(_, q) => (q.to_posit(), q.is_nar() as u64),
-            Acc::Fix(f, acc) => (acc.to_word(), fix_saturates(*f, acc) as u64),
+            Acc::Fix(_, acc) => {
+                let (y, over) = acc.to_word_flagged();
+                (y, over as u64)
+            }
         }
     }
 

@@ -1,12 +1,12 @@
-//! Operand generators (corner cases and random words) and the golden model's flags that the
-//! golden API does not return as such (LNS saturation, fix read-out saturation).
+//! Operand generators (corner cases and random words), and the LNS golden operations with
+//! their overflow flags (`lpgen_golden::Lns::*_flagged`).
 
 use lpgen_golden::{FixAcc, FixFormat, Format, GTables, Lns, LnsFormat, PositFormat};
 
 use crate::rng::Rng;
 
-/// LNS golden results with the RTL's `overflow` flag: the result saturated at ±code_max,
-/// i.e. the exact code (before saturation) exceeds code_max (docs/formats.md).
+/// LNS operands and golden results with the RTL's `overflow` flag, which the golden model
+/// defines (`Lns::add_flagged` and the others: the result saturated at ±code_max).
 pub struct LnsRef {
     pub f: LnsFormat,
     pub l: Lns,
@@ -22,44 +22,22 @@ impl LnsRef {
         }
     }
 
-    fn special(&self, w: u64) -> bool {
-        self.f.unpack(w).1 == self.f.code_reserved()
-    }
-
-    /// (a·b or a/b, saturated)
+    /// (a·b or a/b, overflow) by the golden flagged operations.
     pub fn mul(&self, a: u64, b: u64, div: bool) -> (u64, bool) {
-        let f = self.f;
         if div {
-            let y = self.l.div(a, b);
-            let over = !self.special(a)
-                && !self.special(b)
-                && f.unpack(a).1 - f.unpack(b).1 > f.code_max();
-            (y, over)
+            self.l.div_flagged(a, b)
         } else {
-            let y = self.l.mul(a, b);
-            let over = !self.special(a)
-                && !self.special(b)
-                && f.unpack(a).1 + f.unpack(b).1 > f.code_max();
-            (y, over)
+            self.l.mul_flagged(a, b)
         }
     }
 
-    /// (a ± b, saturated)
+    /// (a ± b, overflow) by the golden flagged operations.
     pub fn add(&self, a: u64, b: u64, sub: bool) -> (u64, bool) {
-        let y = if sub {
-            self.l.sub(a, b)
+        if sub {
+            self.l.sub_flagged(a, b)
         } else {
-            self.l.add(a, b)
-        };
-        if self.special(a) || self.special(b) {
-            return (y, false);
+            self.l.add_flagged(a, b)
         }
-        let ((sa, ca), (sb, cb)) = (self.f.unpack(a), self.f.unpack(b));
-        let sb = sb ^ sub;
-        let d = (ca - cb).unsigned_abs() as usize;
-        let big = ca.max(cb);
-        let over = sa == sb && big + self.t.sb.get(d).copied().unwrap_or(0) > self.f.code_max();
-        (y, over)
     }
 
     /// Zero, NaN, ±max, ±min, ±1.
@@ -220,20 +198,6 @@ pub fn fix_sub_product(f: FixFormat, acc: &mut FixAcc, a: u64, b: u64) {
     } else {
         acc.add_product(a, f.neg(b));
     }
-}
-
-/// Whether the golden read-out saturates (the rounded value lies outside the word).
-pub fn fix_saturates(f: FixFormat, acc: &FixAcc) -> bool {
-    let (x, sh) = (acc.raw(), f.frac_bits);
-    let q = if sh == 0 {
-        x
-    } else {
-        let q = x >> sh;
-        let rem = x - (q << sh);
-        let half = 1i128 << (sh - 1);
-        q + i128::from(rem > half || (rem == half && q & 1 == 1))
-    };
-    q > i128::from(f.max_int()) || q < i128::from(f.min_int())
 }
 
 /// What the drivers need of a number family's words: corner cases and random operands. One

@@ -22,38 +22,9 @@ use crate::units::{finish, start, Built, GenError, Params, Unit};
 /// shifter.
 pub(crate) const LANE_STAGES: u32 = 2;
 
-/// The opcodes of a dfix lane. The exact integer x, with s = the `shift` port:
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DfixLaneOp {
-    /// x = a·b; s = e − (ea + eb).
-    Mul = 0,
-    /// x = a + b (a and b of one scale e_in); s = e − e_in.
-    Add = 1,
-    /// x = a − b; s = e − e_in.
-    Sub = 2,
-    /// x = a: `a` moved from its scale e_a to e = e_a + s.
-    Rescale = 3,
-    /// x = −a; s = e − e_a.
-    Neg = 4,
-}
-
-impl DfixLaneOp {
-    pub const ALL: [DfixLaneOp; 5] = [
-        DfixLaneOp::Mul,
-        DfixLaneOp::Add,
-        DfixLaneOp::Sub,
-        DfixLaneOp::Rescale,
-        DfixLaneOp::Neg,
-    ];
-
-    /// The opcode of `code` (codes 5..=7 are unassigned and give zero without flags).
-    pub fn from_code(code: u64) -> Option<DfixLaneOp> {
-        DfixLaneOp::ALL.into_iter().find(|o| *o as u64 == code)
-    }
-}
-
-/// Bits of the `op` port.
-pub const DFIX_LANE_OP_BITS: u32 = 3;
+/// The opcodes (the golden model's: `lpgen_golden::dfix::DfixLaneOp`, with the lane's
+/// arithmetic `DfixFormat::lane`).
+pub use lpgen_golden::dfix::{DfixLaneOp, DFIX_LANE_OP_BITS};
 
 pub(crate) fn lane(p: &Params) -> Result<Built, GenError> {
     let f: DfixFormat = p.dfix_format().ok_or_else(|| {

@@ -7,14 +7,15 @@ use std::cmp::Ordering;
 
 use num_bigint::BigUint;
 
+use crate::arith::BinOp;
 use crate::arith::{transcendental, word_arith, Arith, Bits, Transcendental};
 use crate::exact::Ratio;
 use crate::family::{no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
-use crate::sum;
+use crate::sum::{self, Running};
 use crate::SumMode;
 
-use super::DfixFormat;
+use super::{Converted, DfixFormat};
 
 /// `dfix:W`: the rounded sums and the exact accumulator (mode `quire`); one PE, the
 /// integer MAC read out into the output group's scale with its two overflow flags.
@@ -84,8 +85,26 @@ impl DfixCalc {
         self.fmt.sub(a, b).word
     }
     fn mul(&self, a: Bits, b: Bits) -> Bits {
+        self.mul_converted(a, b).word
+    }
+    fn mul_converted(&self, a: Bits, b: Bits) -> Converted {
         let e = self.scale;
-        self.fmt.mul(a, e, b, e, e).word
+        self.fmt.mul(a, e, b, e, e)
+    }
+    /// The exact quotient rounded into the scale; x/0 saturates with x's sign (an overflow),
+    /// 0/0 is 0.
+    fn div_converted(&self, a: Bits, b: Bits) -> Converted {
+        let (x, y) = (self.fmt.to_int(a), self.fmt.to_int(b));
+        if y == 0 {
+            return self.fmt.saturate(x.signum() as i128 * i128::MAX);
+        }
+        let q = Ratio {
+            neg: (x < 0) != (y < 0),
+            num: BigUint::from(x.unsigned_abs()),
+            den: BigUint::from(y.unsigned_abs()),
+        };
+        // a/b = x/y, at scale e: round(x/y · 2^−e).
+        self.fmt.from_ratio(&q, self.scale)
     }
 }
 
@@ -106,19 +125,8 @@ impl Family for DfixCalc {
     fn mul(&self, a: Bits, b: Bits) -> Bits {
         DfixCalc::mul(self, a, b)
     }
-    /// The exact quotient rounded into the scale; x/0 saturates with x's sign, 0/0 is 0.
     fn div(&self, a: Bits, b: Bits) -> Bits {
-        let (x, y) = (self.fmt.to_int(a), self.fmt.to_int(b));
-        if y == 0 {
-            return self.fmt.saturate(x.signum() as i128 * i128::MAX).word;
-        }
-        let q = Ratio {
-            neg: (x < 0) != (y < 0),
-            num: BigUint::from(x.unsigned_abs()),
-            den: BigUint::from(y.unsigned_abs()),
-        };
-        // a/b = x/y, at scale e: round(x/y · 2^−e).
-        self.fmt.from_ratio(&q, self.scale).word
+        self.div_converted(a, b).word
     }
     fn neg(&self, a: Bits) -> Bits {
         self.fmt.neg(a).word
@@ -199,6 +207,25 @@ impl Family for DfixCalc {
         to.fmt
             .rescale_int(self.fmt.to_int(a) as i128, self.scale, to.scale)
             .word
+    }
+    /// The conversion's overflow ([`super::Converted`]): the rounded integer lay outside the
+    /// word and saturated.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
+    fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)> {
+        let c = match op {
+            BinOp::Add => self.fmt.add(a, b),
+            BinOp::Sub => self.fmt.sub(a, b),
+            BinOp::Mul => self.mul_converted(a, b),
+            BinOp::Div => self.div_converted(a, b),
+            BinOp::Max => return Some((Family::max(self, a, b), false)),
+            BinOp::Min => return Some((Family::min(self, a, b), false)),
+        };
+        Some((c.word, c.overflow))
+    }
+    fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError> {
+        sum::running_by_prefix(self, mode, a, b)
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None

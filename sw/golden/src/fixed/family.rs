@@ -2,11 +2,12 @@
 
 use std::cmp::Ordering;
 
+use crate::arith::BinOp;
 use crate::arith::{transcendental, Bits, Transcendental};
 use crate::exact::Ratio;
 use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
-use crate::sum;
+use crate::sum::{self, Running};
 use crate::SumMode;
 
 use super::FixFormat;
@@ -145,6 +146,36 @@ impl Family for FixFormat {
     }
     fn convert_to(&self, to: &FixFormat, a: Bits) -> Bits {
         crate::alu::fix_convert(*self, *to, a)
+    }
+    /// Fix elementwise operations saturate without a flag here: fix defines its overflow
+    /// flag on the accumulator's read-out (`running_dot` in mode quire, `fix-mac`).
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
+    fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
+        None
+    }
+    /// Quire: the wide accumulator step by step, each read-out with its saturation flag
+    /// ([`super::FixAcc::to_word_flagged`], `fix-mac`'s `overflow`). Other modes: every
+    /// prefix, no flags.
+    fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError> {
+        assert_eq!(a.len(), b.len());
+        if mode != SumMode::Quire {
+            return sum::running_by_prefix(self, mode, a, b);
+        }
+        let mut acc = super::FixAcc::new(*self);
+        let (words, overflow) = a
+            .iter()
+            .zip(b)
+            .map(|(&x, &y)| {
+                acc.add_product(x, y);
+                acc.to_word_flagged()
+            })
+            .unzip();
+        Ok(Running {
+            words,
+            overflow: Some(overflow),
+        })
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         Some(self)

@@ -2,11 +2,12 @@
 
 use std::cmp::Ordering;
 
+use crate::arith::BinOp;
 use crate::arith::{transcendental, word_arith, Arith, Bits, Transcendental};
 use crate::exact::Ratio;
 use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
-use crate::sum;
+use crate::sum::{self, Running};
 use crate::SumMode;
 
 use super::{FloatFormat, Val};
@@ -182,6 +183,17 @@ impl Family for FloatFormat {
     }
     fn convert_to(&self, to: &FloatFormat, a: Bits) -> Bits {
         self.convert(to, a)
+    }
+    /// Posits, floats and f32 report no overflow: they round it by their own rule.
+    /// IEEE's fused multiply-add (signed zeros, NaN and ∞ included), the `float-fma` unit's.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        Some(FloatFormat::fma(self, a, b, c))
+    }
+    fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
+        None
+    }
+    fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError> {
+        sum::running_by_prefix(self, mode, a, b)
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         Some(self)

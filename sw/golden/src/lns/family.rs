@@ -2,11 +2,12 @@
 
 use std::cmp::Ordering;
 
+use crate::arith::BinOp;
 use crate::arith::Bits;
 use crate::exact::Ratio;
 use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
-use crate::sum;
+use crate::sum::{self, Kahan, Running};
 use crate::SumMode;
 
 use super::{Lns, LnsFormat};
@@ -137,6 +138,52 @@ impl Family for Lns {
     }
     fn convert_to(&self, to: &Lns, a: Bits) -> Bits {
         crate::alu::lns_convert(self.fmt, to.fmt, a)
+    }
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
+    fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)> {
+        Some(match op {
+            BinOp::Add => self.add_flagged(a, b),
+            BinOp::Sub => self.sub_flagged(a, b),
+            BinOp::Mul => self.mul_flagged(a, b),
+            BinOp::Div => self.div_flagged(a, b),
+            BinOp::Max => (Lns::max(self, a, b), false),
+            BinOp::Min => (Lns::min(self, a, b), false),
+        })
+    }
+    /// Naive and Kahan step by step with the flags of `lns-plain` and `lns-kahan`: step k
+    /// overflows when its product or one of its additions saturated. Pairwise: every prefix,
+    /// no flags.
+    fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError> {
+        assert_eq!(a.len(), b.len());
+        let mut k = Kahan::new(self);
+        let step = |k: &mut Kahan, x: Bits, y: Bits| match mode {
+            SumMode::Naive => {
+                let (p, o1) = self.mul_flagged(x, y);
+                let (s, o2) = self.add_flagged(k.sum, p);
+                k.sum = s;
+                o1 | o2
+            }
+            _ => self.kahan_mac_flagged(k, x, y),
+        };
+        match mode {
+            SumMode::Naive | SumMode::Kahan => {
+                let (words, overflow) = a
+                    .iter()
+                    .zip(b)
+                    .map(|(&x, &y)| {
+                        let o = step(&mut k, x, y);
+                        (k.sum, o)
+                    })
+                    .unzip();
+                Ok(Running {
+                    words,
+                    overflow: Some(overflow),
+                })
+            }
+            _ => sum::running_by_prefix(self, mode, a, b),
+        }
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None

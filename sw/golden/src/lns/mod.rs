@@ -24,6 +24,7 @@ pub use gtable::{GFunction, GTables};
 
 use crate::format::{err, FormatError};
 use crate::hiprec;
+use crate::sum::{kahan_formula, Kahan};
 
 /// Parameters of `lns:I:F`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -312,40 +313,65 @@ impl Lns {
 
     #[inline(always)]
     fn finish_split(&self, neg: bool, code: i32) -> Split {
+        self.finish_flagged(neg, code).0
+    }
+
+    /// The rounded code `code` of a result, saturated above the largest code and flushed
+    /// below the smallest, with the overflow flag: the code exceeded the largest, so the
+    /// result saturated (the `overflow` output of the LNS units, docs/formats.md). A flush
+    /// to zero is no overflow.
+    #[inline(always)]
+    fn finish_flagged(&self, neg: bool, code: i32) -> (Split, bool) {
         if code > self.max {
-            Split {
+            let v = Split {
                 neg,
                 code: self.max,
-            }
+            };
+            (v, true)
         } else if code <= self.reserved {
-            Split {
+            let v = Split {
                 neg: false,
                 code: self.reserved,
-            }
+            };
+            (v, false)
         } else {
-            Split { neg, code }
+            (Split { neg, code }, false)
         }
     }
 
     #[inline(always)]
     pub fn mul_split(&self, a: Split, b: Split) -> Split {
+        self.mul_split_flagged(a, b).0
+    }
+
+    /// a·b in split form with the overflow flag (zero and NaN operands never overflow).
+    #[inline(always)]
+    pub fn mul_split_flagged(&self, a: Split, b: Split) -> (Split, bool) {
         let r = self.reserved;
         if a.code == r || b.code == r {
             let nan = (a.code == r && a.neg) || (b.code == r && b.neg);
-            return Split { neg: nan, code: r };
+            return (Split { neg: nan, code: r }, false);
         }
-        self.finish_split(a.neg ^ b.neg, a.code + b.code)
+        self.finish_flagged(a.neg ^ b.neg, a.code + b.code)
     }
 
     /// a + b in split form: the one definition of LNS addition.
     #[inline(always)]
     pub fn add_split(&self, a: Split, b: Split) -> Split {
+        self.add_split_flagged(a, b).0
+    }
+
+    /// a + b in split form with the overflow flag: the rounded log of the exact sum
+    /// (La + G(d)) exceeded the largest code and saturated. Zero and NaN operands never
+    /// overflow.
+    #[inline(always)]
+    pub fn add_split_flagged(&self, a: Split, b: Split) -> (Split, bool) {
         let r = self.reserved;
         if a.code == r || b.code == r {
             if (a.code == r && a.neg) || (b.code == r && b.neg) {
-                return Split { neg: true, code: r }; // NaN
+                return (Split { neg: true, code: r }, false); // NaN
             }
-            return if a.code == r { b } else { a };
+            return (if a.code == r { b } else { a }, false);
         }
         // The larger magnitude leads; its sign is the result's. One table lookup covers both
         // G functions, the zero beyond each table and x - x (the db[0] sentinel flushes).
@@ -356,7 +382,7 @@ impl Lns {
         let d = (a.code - b.code).unsigned_abs() as usize;
         let half = self.stride & ((a.neg != b.neg) as usize).wrapping_neg();
         let g = self.g[half + d.min(self.stride - 1)];
-        self.finish_split(s, big + g)
+        self.finish_flagged(s, big + g)
     }
 
     /// -a in split form (zero and NaN unchanged).
@@ -375,16 +401,7 @@ impl Lns {
 
     #[inline]
     pub fn div(&self, a: u64, b: u64) -> u64 {
-        let (sa, ca) = self.unpack(a);
-        let (sb, cb) = self.unpack(b);
-        let r = self.reserved;
-        if (ca == r && sa) || cb == r {
-            return self.fmt.nan(); // NaN operand, or division by zero
-        }
-        if ca == r {
-            return self.fmt.zero();
-        }
-        self.finish(sa ^ sb, ca - cb)
+        self.div_flagged(a, b).0
     }
 
     #[inline]
@@ -396,6 +413,64 @@ impl Lns {
     pub fn sub(&self, a: u64, b: u64) -> u64 {
         let b = self.neg_split(self.split(b));
         self.join(self.add_split(self.split(a), b))
+    }
+
+    /// (a·b, overflow): the product and whether its exact log exceeded the largest code
+    /// and saturated (the `overflow` output of `lns-mul`).
+    pub fn mul_flagged(&self, a: u64, b: u64) -> (u64, bool) {
+        let (v, over) = self.mul_split_flagged(self.split(a), self.split(b));
+        (self.join(v), over)
+    }
+
+    /// (a/b, overflow), as [`Lns::mul_flagged`] (`lns-mul` with `div`). A NaN operand or a
+    /// division by zero gives NaN, and zero divided gives zero, without overflow.
+    pub fn div_flagged(&self, a: u64, b: u64) -> (u64, bool) {
+        let (sa, ca) = self.unpack(a);
+        let (sb, cb) = self.unpack(b);
+        let r = self.reserved;
+        if (ca == r && sa) || cb == r {
+            return (self.fmt.nan(), false); // NaN operand, or division by zero
+        }
+        if ca == r {
+            return (self.fmt.zero(), false);
+        }
+        let (v, over) = self.finish_flagged(sa ^ sb, ca - cb);
+        (self.join(v), over)
+    }
+
+    /// (a + b, overflow): the sum and whether it saturated (the `overflow` output of
+    /// `lns-add`).
+    pub fn add_flagged(&self, a: u64, b: u64) -> (u64, bool) {
+        let (v, over) = self.add_split_flagged(self.split(a), self.split(b));
+        (self.join(v), over)
+    }
+
+    /// (a − b, overflow), as [`Lns::add_flagged`].
+    pub fn sub_flagged(&self, a: u64, b: u64) -> (u64, bool) {
+        let b = self.neg_split(self.split(b));
+        let (v, over) = self.add_split_flagged(self.split(a), b);
+        (self.join(v), over)
+    }
+
+    /// One step of the `lns-kahan` PE: the product a·b, then the Kahan step of `k` with it
+    /// ([`crate::sum::kahan_formula`]); true when the product or one of the step's four
+    /// additions saturated (the unit's `overflow` output for this step).
+    pub fn kahan_mac_flagged(&self, k: &mut Kahan, a: u64, b: u64) -> bool {
+        let (x, over) = self.mul_flagged(a, b);
+        let flag = std::cell::Cell::new(over);
+        let op = |(v, o): (u64, bool)| {
+            flag.set(flag.get() | o);
+            v
+        };
+        let (s, c) = kahan_formula(
+            k.sum,
+            k.comp,
+            x,
+            |p, q| op(self.add_flagged(p, q)),
+            |p, q| op(self.sub_flagged(p, q)),
+        );
+        (k.sum, k.comp) = (s, c);
+        flag.get()
     }
 
     pub fn neg(&self, a: u64) -> u64 {
@@ -471,3 +546,6 @@ impl Lns {
         self.finish(s, c)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,11 +2,12 @@
 
 use std::cmp::Ordering;
 
+use crate::arith::BinOp;
 use crate::arith::{transcendental, Bits, Transcendental};
 use crate::exact::Ratio;
 use crate::family::{field, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
 use crate::format::{err, FormatError};
-use crate::sum;
+use crate::sum::{self, Running};
 use crate::SumMode;
 
 use super::{PositFormat, PositStandard};
@@ -146,6 +147,16 @@ impl Family for PositFormat {
     }
     fn convert_to(&self, to: &PositFormat, a: Bits) -> Bits {
         crate::alu::posit_convert(*self, *to, a)
+    }
+    /// Posits, floats and f32 report no overflow: they round it by their own rule.
+    fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
+        crate::family::fma_by_quire(self, a, b, c)
+    }
+    fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
+        None
+    }
+    fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError> {
+        sum::running_by_prefix(self, mode, a, b)
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None

@@ -1,0 +1,65 @@
+//! `Format.dfix_dot`: dot products of `dfix:W` words read out at a shift with both overflow
+//! flags (`DfixFormat::dot`, the `array --pe dfix` PE's read-out), on numpy arrays.
+
+use lpgen_golden::dfix::MAX_SCALE;
+use lpgen_golden::Format;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::arrays::{
+    array_out, broadcast_shape, broadcast_to, lanes_last, norm_axis, par_map, value_error,
+    without_axis,
+};
+use crate::format::PyFormat;
+
+/// Σ_k a_k·b_k along `axis` of the broadcast words (integers, scale 0), accumulated exactly
+/// and read out `shift` scale steps up: `(words, overflow, overflow_half)`.
+pub fn dfix_dot<'py>(
+    f: &PyFormat,
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    shift: i64,
+    axis: isize,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let Format::Dfix(d) = f.format else {
+        return Err(value_error(format!(
+            "dfix_dot takes a dfix:W format, not {} (other families: Format.dot)",
+            f.format
+        )));
+    };
+    // e = ea + eb + shift with every scale within ±MAX_SCALE.
+    let limit = 3 * i64::from(MAX_SCALE);
+    if shift.abs() > limit {
+        return Err(value_error(format!(
+            "shift {shift} is out of range: give -{limit}..={limit}"
+        )));
+    }
+    let (a, b) = (f.words(a)?, f.words(b)?);
+    let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
+    let axis = norm_axis(axis, shape.len())?;
+    let k = shape[axis];
+    let a = lanes_last(broadcast_to(&a, &shape), &shape, axis);
+    let b = lanes_last(broadcast_to(&b, &shape), &shape, axis);
+    let out_shape = without_axis(&shape, axis);
+    let lanes: usize = out_shape.iter().product();
+    let out = py.detach(|| {
+        par_map(lanes, |i| {
+            let lane = i * k..(i + 1) * k;
+            let r = d.dot(&a[lane.clone()], 0, &b[lane], 0, shift as i32);
+            (r.word, r.overflow, r.overflow_at_half)
+        })
+    });
+    let y = f.out(py, &out_shape, out.iter().map(|o| o.0).collect())?;
+    let over = array_out(
+        py,
+        &out_shape,
+        out.iter().map(|o| o.1).collect::<Vec<bool>>(),
+    )?;
+    let half = array_out(
+        py,
+        &out_shape,
+        out.iter().map(|o| o.2).collect::<Vec<bool>>(),
+    )?;
+    PyTuple::new(py, [y, over, half])
+}

@@ -215,8 +215,8 @@ fn canon(f: FloatFormat, x: &E) -> E {
 pub(crate) fn check_hardware(f: FloatFormat, what: &str) -> Result<(), GenError> {
     if f.no_nan {
         return Err(GenError(format!(
-            "{what}: {f} has no RTL yet (the float units decode the all-ones code as NaN); \
-             use :fn:sat"
+            "{what}: {f} has no RTL yet (a :nonan format; the float units decode the all-ones \
+             code as NaN): use :fn:sat"
         )));
     }
     Ok(())
@@ -269,5 +269,55 @@ impl HwFamily for FloatFormat {
     }
     fn tables(&self) -> Vec<(String, String)> {
         vec![]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{generate, Params, Unit};
+
+    fn refusal(unit: Unit, f: &str, to: Option<&str>) -> String {
+        let mut p = Params::parse(unit, f).unwrap();
+        p.to = to.map(|t| t.parse().unwrap());
+        let e = generate(&p).unwrap_err().0;
+        assert!(!e.contains('\n'), "{e}");
+        e
+    }
+
+    #[test]
+    fn formats_without_float_rtl_and_pairs_across_families_are_refused_in_one_line() {
+        for (unit, f, to) in [
+            (Unit::Alu, "float:2:1:nonan", None),
+            (Unit::Vector, "bf16", Some("float:3:2:nonan")),
+            (Unit::Convert, "float:3:2:nonan", Some("fix:3:4")),
+            (Unit::FloatAdd, "float:2:3:nonan:ftz", None),
+        ] {
+            let e = refusal(unit, f, to);
+            assert!(e.contains("has no RTL yet (a :nonan format"), "{e}");
+        }
+        let e = refusal(Unit::Convert, "bf16", Some("posit:16"));
+        assert!(
+            e.contains("or between float and fix, not bf16 to posit:16"),
+            "{e}"
+        );
+        let e = refusal(Unit::Alu, "bf16", Some("fix:7:8"));
+        assert!(e.contains("not bf16 to fix:7:8"), "{e}");
+    }
+
+    #[test]
+    fn lane_ops_are_instances_named_after_their_format_and_cuts() {
+        let mut p = Params::parse(Unit::Alu, "fp8:e4m3").unwrap().stages(2);
+        p.to = Some("bf16".parse().unwrap());
+        let text = generate(&p).unwrap().verilog.text();
+        for inst in [
+            "lpgen_float_add_fp8_e4m3_r",
+            "lpgen_float_mul_fp8_e4m3",
+            "lpgen_float_div_fp8_e4m3",
+            "lpgen_float_convert_bf16_to_fp8_e4m3",
+            "lpgen_float_convert_fp8_e4m3_to_bf16",
+        ] {
+            assert!(text.contains(inst), "{inst}");
+        }
+        assert!(text.contains(" add (\n"), "the adder instance is named add");
     }
 }

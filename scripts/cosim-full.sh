@@ -27,7 +27,7 @@
 # The float lanes and conversions added since (ONLY='(alu|vector|convert) --format
 # (fp8|float|bf16|f16)|--to (fp8|float|bf16|f16)', same seed, 1000000 vectors, 2026-11-27, 34 min
 # on the shared machine): 95 runs, 30 578 174 results compared (22 098 944 in 85 exhaustive
-# runs), 0 failed. Log: /work/notes/h-flanes-cosim-full.log.
+# runs), 0 failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SEED=${SEED:-0x5eedc051}

@@ -193,7 +193,8 @@ enum Family {
     F32,
     /// dfix:W words: `lpgen rtl` only (array --pe dfix, vector, alu, dfix-monitor).
     Dfix,
-    /// float:E:M words and their names: `lpgen rtl` only (float-add, float-mul, float-fma).
+    /// float:E:M words and their names: `lpgen rtl` only (float-add, float-mul, float-fma,
+    /// alu, vector, convert).
     Float,
 }
 
@@ -460,13 +461,13 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("posit-mul", &[Posit]),
         ("posit-mac", &[Posit]),
         ("fix-mac", &[Fix]),
-        ("alu", &[Lns, Posit, Fix, Dfix]),
-        ("vector", &[Lns, Posit, Fix, Dfix]),
+        ("alu", &[Lns, Posit, Fix, Dfix, Float]),
+        ("vector", &[Lns, Posit, Fix, Dfix, Float]),
         ("array", &[Lns, Posit, Fix, Dfix]),
         ("quant1", &[Fix, Posit]),
         ("q8-enc", &[Posit, Fix, F32]),
         ("q8-dec", &[Posit, Fix, F32]),
-        ("convert", &[Lns, Posit, Fix]),
+        ("convert", &[Lns, Posit, Fix, Float]),
         ("dfix-monitor", &[Dfix]),
         ("float-add", &[Float]),
         ("float-mul", &[Float]),

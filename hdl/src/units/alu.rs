@@ -12,7 +12,7 @@
 //! Every op has its own datapath; all start together and the result is chosen by `op` at
 //! the end, so the latency is that of the longest (the add, or the posit divider) and a new
 //! operation of any kind enters every cycle. `--stages S` spreads S registers over each
-//! datapath's candidate boundaries (LNS 3, posit 4, fix 2).
+//! datapath's candidate boundaries (LNS 3, posit 4, fix 2, float 5).
 
 use lpgen_golden::{AluOp, Calc, Format, ALU_OP_BITS};
 
@@ -102,9 +102,10 @@ pub(crate) fn lane(m: &mut Module, f: Format, to: Format, px: &str, io: &LaneIn)
         &konst(2, 3),
         &cat(&[r.greater.clone(), r.less.clone()]),
     );
-    let nan = match calc.nan() {
-        Some(nan) => y.eq_k(nan as u128),
-        None => konst(1, 0),
+    let nan = match (hw(&f).nan_flag(&y), calc.nan()) {
+        (Some(flag), _) => flag,
+        (None, Some(nan)) => y.eq_k(nan as u128),
+        (None, None) => konst(1, 0),
     };
     LaneOut {
         y,
@@ -185,6 +186,13 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             ("fix:7:8", "fix:3:4"),
             ("fix:15:16", "fix:7:8"),
             ("fix:0:7", "fix:3:0"),
+            ("fp8:e4m3", "fp8:e4m3"),
+            ("fp8:e4m3", "bf16"),
+            ("fp8:e5m2", "fp8:e4m3:sat"),
+            ("float:3:4:ftz", "float:2:5"),
+            ("bf16", "fp8:e5m2"),
+            ("f16", "bf16"),
+            ("f16:sat:ftz", "f16"),
         ]
     } else {
         vec![
@@ -192,6 +200,7 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             ("posit:8:0", "posit:16:1"),
             ("posit:16:1", "posit:16:1"),
             ("fix:7:8", "fix:3:4"),
+            ("fp8:e4m3", "bf16"),
         ]
     };
     let mut g = vec![];

@@ -1,33 +1,35 @@
-//! `convert`: one word of F (`--format`) converted to T (`--to`, same family: posit to posit,
-//! LNS to LNS, fix to fix): the ALU lane's conversion on its own, built by the families' own
-//! `convert` (posit/lane.rs, lns/lane.rs, fix/lane.rs) and checked against the golden
-//! `lpgen_golden::alu::convert`, as the lane's `t_out` is.
+//! `convert`: one word of F (`--format`) converted to T (`--to`: posit to posit, LNS to LNS,
+//! fix to fix, float to float, float to fix and fix to float): the ALU lane's conversion on
+//! its own, built by the families' own `convert` (posit/lane.rs, lns/lane.rs, fix/lane.rs,
+//! float/convert.rs) and checked against the golden `lpgen_golden::alu::convert`, as the
+//! lane's `t_out` is.
 //!
 //! | ports | candidate boundaries | latency |
 //! | --- | --- | --- |
-//! | `x` (width of F) in, `y` (width of T) out | posit: 2 (after the input, inside the encoder between its shift and its rounding); LNS, fix, and F = T: 1 (after the input) | stages |
+//! | `x` (width of F) in, `y` (width of T) out | posit: 2 (after the input, inside the encoder between its shift and its rounding); float (to float or fix) and fix to float: 2 (after the input; in the rounder, or between the fix result's shift and its rounding); LNS, fix, and F = T: 1 (after the input) | stages |
 //!
 //! One conversion a cycle. `--stages 1` registers the input.
 
 use lpgen_golden::Format;
 
 use super::family::hw;
-use super::{finish, start, Built, GenError, Params, Unit};
+use super::{finish, float, start, Built, GenError, Params, Unit};
 
-/// The pair (F, T): `--to` given, same family, not f32 or dfix.
+/// The pair (F, T): `--to` given, a pair golden `alu::convert_pair` converts (one family
+/// with lanes, or float and fix), not a float without RTL (`:nonan`).
 fn formats(p: &Params) -> Result<(Format, Format), GenError> {
     let Some(to) = p.to else {
         return Err(GenError(format!(
-            "convert needs --to T, the format to convert {} to (same family: posit, lns or fix)",
+            "convert needs --to T, the format to convert {} to (same family: posit, lns, fix or \
+             float; or float and fix)",
             p.format_name()
         )));
     };
-    if !p.format.entry().lanes || !p.format.same_family(&to) {
-        return Err(GenError(format!(
-            "convert converts within one family of {} formats, not {} to {to}",
-            lpgen_golden::family::families_with(|e| e.lanes),
-            p.format_name()
-        )));
+    lpgen_golden::alu::convert_pair(p.format, to).map_err(|e| GenError(e.to_string()))?;
+    for f in [p.format, to] {
+        if let Format::Float(x) = f {
+            float::check_hardware(x, "convert")?;
+        }
     }
     Ok((p.format, to))
 }
@@ -61,9 +63,22 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             ("fix:7:8", "fix:3:4"),
             ("fix:3:4", "fix:15:16"),
             ("fix:7:8", "fix:7:8"),
+            ("bf16", "fp8:e4m3"),
+            ("fp8:e5m2", "f16"),
+            ("float:3:4:ftz", "fp8:e4m3:sat"),
+            ("f16", "f16"),
+            ("bf16", "fix:7:8"),
+            ("fp8:e4m3", "fix:3:4"),
+            ("fix:7:8", "bf16"),
+            ("fix:15:16", "f16:sat"),
         ]
     } else {
-        &[("posit:16:1", "posit:8:2"), ("lns:5:6", "lns:4:3")]
+        &[
+            ("posit:16:1", "posit:8:2"),
+            ("lns:5:6", "lns:4:3"),
+            ("bf16", "fix:7:8"),
+            ("fix:7:8", "fp8:e4m3"),
+        ]
     };
     let mut g = vec![];
     for (i, (f, t)) in pairs.iter().enumerate() {
@@ -72,7 +87,7 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         let max = max_stages(&p);
         let stages: Vec<u32> = match (full, i) {
             (true, _) => (0..=max).collect(),
-            (false, 0) => vec![max],
+            (false, 0 | 2) => vec![max],
             (false, _) => vec![0],
         };
         for s in stages {

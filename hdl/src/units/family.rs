@@ -1,5 +1,5 @@
 //! What the unit generators need of a number family, one implementation per family module
-//! (`lns/`, `posit/`, `fix/`, `dfix/`, and f32, which has no hardware of its own), and the
+//! (`lns/`, `posit/`, `fix/`, `dfix/`, `float/`, and f32, which has no hardware of its own), and the
 //! one place that maps a golden [`Format`] to it: [`hw`]. Which formats, PE kinds and
 //! accumulations exist and go together is the golden registry's (`lpgen_golden::family`).
 
@@ -35,6 +35,11 @@ pub(crate) trait HwFamily {
     fn convert(&self, m: &mut Module, to: Format, px: &str, x: &E) -> E;
     /// (name, digest) of every table a design on these words holds.
     fn tables(&self) -> Vec<(String, String)>;
+    /// The lane's `nan` output for result `y` where the family has more than one NaN word
+    /// (float); `None`: `y` equals the family's one NaN word (`Calc::nan`).
+    fn nan_flag(&self, _y: &E) -> Option<E> {
+        None
+    }
 }
 
 /// The hardware of `f`'s family: the registration of every family in this crate.
@@ -44,10 +49,10 @@ pub(crate) fn hw(f: &Format) -> &dyn HwFamily {
         Format::Posit(x) => x,
         Format::Fix(x) => x,
         Format::Dfix(x) => x,
-        // No lanes or conversions of their own yet: f32 (the q8 codecs read and write its
-        // words, `units/q8/f32.rs`) and float:E:M (its units float-add, float-mul and
-        // float-fma are `units/float/`; its lanes are a later part of issue 32).
-        Format::F32(_) | Format::Float(_) => &NoHardware,
+        Format::Float(x) => x,
+        // No lanes or conversions of its own: f32 (the q8 codecs read and write its words,
+        // `units/q8/f32.rs`; float:8:23 is its words with hardware).
+        Format::F32(_) => &NoHardware,
     }
 }
 

@@ -209,8 +209,8 @@ pub static UNITS: [UnitEntry; 18] = [
     UnitEntry {
         unit: Unit::Convert,
         name: "convert",
-        help: "one word of --format converted to --to (same family: posit, lns or fix), the \
-               ALU lane's conversion alone",
+        help: "one word of --format converted to --to (same family: posit, lns, fix or float; \
+               or float and fix), the ALU lane's conversion alone",
         options: &[Opt::To],
         max_stages: convert::max_stages,
         build: convert::convert,
@@ -318,6 +318,8 @@ mod tests {
             (Unit::FloatAdd, "fp8:e4m3"),
             (Unit::FloatMul, "bf16"),
             (Unit::FloatFma, "f16"),
+            (Unit::Alu, "fp8:e4m3"),
+            (Unit::Vector, "bf16"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
         }
@@ -337,6 +339,10 @@ mod tests {
             ("posit:8:0", "posit:8:0"),
             ("lns:5:6", "lns:4:3"),
             ("fix:7:8", "fix:3:4"),
+            ("bf16", "fp8:e4m3"),
+            ("fp8:e4m3", "fix:3:4"),
+            ("fix:7:8", "f16"),
+            ("f16", "f16"),
         ] {
             let mut p = Params::parse(Unit::Convert, f).unwrap();
             p.to = Some(t.parse().unwrap());

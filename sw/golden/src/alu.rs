@@ -191,10 +191,34 @@ pub fn result(
     }
 }
 
-/// `a` of format `from` converted to `to`, both of one family (see [`Alu::new`]).
+/// `a` of format `from` converted to `to`: both of one family (see [`Alu::new`]), or one
+/// float and one fix format (the `convert` unit's cross-family pairs, [`convert_pair`]; the
+/// float family's rule, `float/fix.rs`).
 pub fn convert(from: &Calc, to: &Calc, a: Bits) -> Bits {
-    from.convert_to(to, a)
-        .unwrap_or_else(|| panic!("convert across families: {from:?} to {to:?}"))
+    match (from, to) {
+        (Calc::Float(f), Calc::Fix(t)) => f.to_fix(*t, a),
+        (Calc::Fix(f), Calc::Float(t)) => t.from_fix(*f, a),
+        _ => from
+            .convert_to(to, a)
+            .unwrap_or_else(|| panic!("convert across families: {from:?} to {to:?}")),
+    }
+}
+
+/// Refuses a pair the `convert` unit does not convert: it converts within one family that
+/// has lanes, and between float and fix (both ways).
+pub fn convert_pair(f: Format, t: Format) -> Result<(), FormatError> {
+    let float_fix = matches!(
+        (f, t),
+        (Format::Float(_), Format::Fix(_)) | (Format::Fix(_), Format::Float(_))
+    );
+    if float_fix || (f.entry().lanes && f.same_family(&t)) {
+        return Ok(());
+    }
+    err(format!(
+        "convert converts within one family of {} formats, or between float and fix, not {f} \
+         to {t}",
+        crate::family::families_with(|e| e.lanes)
+    ))
 }
 
 /// LNS to LNS: the log is rounded to T's fraction bits, to nearest with ties to the even code

@@ -1,9 +1,9 @@
 //! `convert`: x (a word of F) → y (the word of T), against the golden `alu::convert` (what the
-//! ALU lane's `t_out` is checked against). Exhaustive: every word of F up to 16 bits; vectors:
+//! ALU lane's `t_out` is checked against; for float ↔ fix the float family's rule). Exhaustive: every word of F up to 16 bits; vectors:
 //! F's corner cases, then random words (a quarter of them corner cases).
 
-use lpgen_golden::alu::convert;
-use lpgen_golden::{Alu, Format};
+use lpgen_golden::alu::{convert, convert_pair};
+use lpgen_golden::Format;
 use lpgen_hdl::Params;
 
 use super::alu::specials;
@@ -18,18 +18,12 @@ const MAX_EXHAUSTIVE_BITS: u32 = 16;
 fn formats(p: &Params) -> Result<(Format, Format)> {
     let Some(to) = p.to else {
         return Err(VerifError(
-            "convert needs --to T, the format to convert to (same family: posit, lns or fix)"
+            "convert needs --to T, the format to convert to (same family: posit, lns, fix or \
+             float; or float and fix)"
                 .into(),
         ));
     };
-    if p.dfix_format().is_some() {
-        return Err(VerifError(format!(
-            "convert converts within one family of lns, posit or fix formats, not {} to {to}",
-            p.format_name()
-        )));
-    }
-    Alu::new(p.format, to)
-        .map_err(|e| VerifError(e.to_string().replace("an ALU lane", "convert")))?;
+    convert_pair(p.format, to).map_err(|e| VerifError(e.to_string()))?;
     Ok((p.format, to))
 }
 

@@ -167,14 +167,18 @@ impl HwFamily for FixFormat {
         };
         lane_ops(m, *self, t, px, io, is)
     }
-    fn convert_stages(&self, _: Format) -> u32 {
-        1
+    fn convert_stages(&self, to: Format) -> u32 {
+        match to {
+            Format::Float(_) => 1 + crate::units::float::CONVERT_STAGES,
+            _ => 1,
+        }
     }
     fn convert(&self, m: &mut Module, to: Format, px: &str, x: &E) -> E {
-        let Format::Fix(t) = to else {
-            no_hardware(&to, "conversion from fix")
-        };
-        convert(m, *self, t, px, x)
+        match to {
+            Format::Fix(t) => convert(m, *self, t, px, x),
+            Format::Float(t) => crate::units::float::fix_to_float(m, *self, t, x),
+            _ => no_hardware(&to, "conversion from fix"),
+        }
     }
     fn tables(&self) -> Vec<(String, String)> {
         vec![]

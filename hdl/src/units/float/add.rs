@@ -31,7 +31,7 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
 }
 
 /// The adder's datapath: y in the cycle it ends in. Marks [`ADD_STAGES`] boundaries.
-fn add_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, sub: &E) -> E {
+pub(crate) fn add_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, sub: &E) -> E {
     m.comment("decode a and b (sign, exponent, significand; NaN, infinity, zero)");
     let da = decode(m, f, "a", a);
     let db = decode(m, f, "b", b);

@@ -15,7 +15,10 @@
 //! `nan` is high when `y` is a NaN (the canonical one: every NaN a unit produces is it).
 
 mod add;
+mod convert;
+mod div;
 mod fma;
+mod lane;
 mod mul;
 
 use std::rc::Rc;
@@ -26,12 +29,14 @@ use super::{GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, named, signed_konst, Module, StagePlan, SubModule, E};
 
 pub(crate) use add::{add, ADD_STAGES};
+pub(crate) use convert::{fix_to_float, CONVERT_STAGES};
 pub(crate) use fma::{fma, FMA_STAGES};
+pub(crate) use lane::check_hardware;
 pub(crate) use mul::{mul, MUL_STAGES};
 
 pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {
     match f {
-        Format::Float(x) => Ok(x),
+        Format::Float(x) => check_hardware(x, what).map(|_| x),
         Format::F32(_) => Err(GenError(format!(
             "{what} takes float:E:M words: for f32 use float:8:23 (the same words)"
         ))),

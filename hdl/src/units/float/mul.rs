@@ -27,7 +27,7 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
 }
 
 /// The multiplier's datapath: y in the cycle it ends in. Marks [`MUL_STAGES`] boundaries.
-fn mul_core(m: &mut Module, f: FloatFormat, a: &E, b: &E) -> E {
+pub(crate) fn mul_core(m: &mut Module, f: FloatFormat, a: &E, b: &E) -> E {
     let mf = i64::from(f.frac_bits);
     m.comment("decode a and b (sign, exponent, significand; NaN, infinity, zero)");
     let da = decode(m, f, "a", a);

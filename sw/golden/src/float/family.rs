@@ -14,7 +14,8 @@ use super::{FloatFormat, Val};
 
 /// `float:E:M` with `:fn`, `:sat`, `:ftz` in any order, and the names `bf16`, `f16`,
 /// `fp8:e4m3`, `fp8:e5m2` (the registry's parser expands them, [`super::expand_name`]): the
-/// rounded sums and the exact accumulator (mode `quire`); no PE and no lane yet.
+/// rounded sums and the exact accumulator (mode `quire`); ALU lanes (`alu`, `vector`,
+/// `convert` among floats and, by [`crate::alu::convert`], to and from fix); no PE yet.
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "float",
     syntax: "float:E:M (optionally :fn, :sat, :ftz, :nonan), bf16, f16, fp8:e4m3, fp8:e5m2",
@@ -26,7 +27,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
         SumMode::Quire,
     ],
     pes: &[] as &[PeInfo],
-    lanes: false,
+    lanes: true,
     q8_word_rule: false,
     stochastic: true,
     expand_name: super::expand_name,

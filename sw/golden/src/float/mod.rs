@@ -14,6 +14,7 @@
 
 mod acc;
 mod family;
+mod fix;
 mod ops;
 mod stochastic;
 

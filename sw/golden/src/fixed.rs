@@ -277,11 +277,11 @@ impl FixAcc {
 
     /// The accumulated value rounded once to the format.
     pub fn to_word(&self) -> u64 {
-        self.to_word_d(Draw::Nearest)
+        self.read_out(Draw::Nearest)
     }
 
     /// The accumulated value rounded once by `draw`, saturating.
-    pub(crate) fn to_word_d(&self, draw: Draw) -> u64 {
+    pub(crate) fn read_out(&self, draw: Draw) -> u64 {
         self.fmt
             .from_int(round_shift(self.acc, self.fmt.frac_bits, draw))
     }
@@ -319,7 +319,7 @@ impl FixFormat {
             terms.fold(0i128, |s, (x, y)| s.wrapping_add(x as i128 * y as i128))
         };
         acc.wrap();
-        acc.to_word_d(draw)
+        acc.read_out(draw)
     }
 }
 

@@ -139,6 +139,9 @@ impl PeKind {
     /// Dynamic fixed point (`dfix:W`): the integer MAC of `Fix`, read out through a runtime
     /// shift into the output group's scale, with the two overflow flags.
     pub const Dfix: PeKind = PeKind(&lpgen_golden::dfix::FAMILY.pes[0]);
+    /// float:E:M: exact products in an exact fixed-point accumulator over the format's
+    /// range, rounded once at read-out (`units/float/pe.rs`).
+    pub const Float: PeKind = PeKind(&lpgen_golden::float::FAMILY.pes[0]);
 
     /// Every PE kind of the registry, in its order.
     pub fn all() -> Vec<PeKind> {

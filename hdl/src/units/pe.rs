@@ -55,12 +55,13 @@ pub(crate) trait ArrayPe: Sync {
 
 /// The generator of every PE kind of the registry, by its name: the registration of every
 /// PE in this crate (one line each).
-pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 5] = [
+pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 6] = [
     ("lns-kahan", &super::lns::KAHAN_PE),
     ("lns-plain", &super::lns::PLAIN_PE),
     ("posit-quire", &super::posit::QUIRE_PE),
     ("fix", &super::fix::FIX_PE),
     ("dfix", &super::dfix::DFIX_PE),
+    ("float", &super::float::FLOAT_PE),
 ];
 
 impl PeKind {

@@ -17,6 +17,7 @@
 mod add;
 mod fma;
 mod mul;
+mod pe;
 
 use std::rc::Rc;
 
@@ -28,6 +29,7 @@ use crate::ir::{cat, konst, mux, named, signed_konst, Module, StagePlan, SubModu
 pub(crate) use add::{add, ADD_STAGES};
 pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use mul::{mul, MUL_STAGES};
+pub(crate) use pe::FLOAT_PE;
 
 pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {
     match f {

@@ -42,6 +42,11 @@ impl ExactAcc {
         }
     }
 
+    /// Back to zero, the flags cleared (the array PE's `clear`).
+    pub fn clear(&mut self) {
+        *self = ExactAcc::new(self.fmt);
+    }
+
     /// The accumulator's width in bits: the span of the products, 2·(emax + 1 − emin + M),
     /// 64 guard bits and the sign.
     pub fn bits(fmt: &FloatFormat) -> i64 {

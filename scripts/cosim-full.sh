@@ -272,6 +272,20 @@ for f in bf16 f16 f16:sat:ftz; do
   for s in 0 7; do cosim float-fma --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
 done
 
+# The float array PE (exact accumulator, rounded once): every product pair of the 8-bit
+# formats through a 1x1 array (each tile round(a*b + c*d), --exhaustive), every stage count;
+# random and corner tiles of bf16, f16 and fp8:e4m3 on 2x3 and 4x4.
+for s in 0 1 2; do
+  for f in fp8:e4m3 fp8:e5m2 float:3:4; do cosim array --format $f --pe float --rows 1 --cols 1 --stages $s --exhaustive; done
+  for f in bf16 fp8:e4m3; do arr $f float 2 3 $s; done
+done
+for f in fp8:e4m3:sat fp8:e5m2:ftz float:3:4:fn:sat:ftz float:2:5; do
+  cosim array --format $f --pe float --rows 1 --cols 1 --stages 2 --exhaustive
+done
+arr f16:sat:ftz float 2 2 0
+arr bf16 float 4 4 2
+arr fp8:e4m3 float 4 4 2
+
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done
 [ ${#failed_runs[@]} -eq 0 ]

@@ -34,8 +34,8 @@ pub(crate) trait ArrayPe: Sync {
     fn latency(&self, stages: u32) -> u32;
     /// Keep the PE a class of its own in Verilator (large PEs: compile once, run faster).
     fn no_inline(&self) -> bool;
-    /// The PE module's candidate boundaries and which of them are cut, at `stages`.
-    fn plan(&self, stages: u32) -> (u32, StagePlan);
+    /// The PE module's candidate boundaries and which of them are cut, for `p` (its stages).
+    fn plan(&self, p: &Params) -> (u32, StagePlan);
     /// Names of the flag bits the result carries above the word (low first): each becomes an
     /// output bus of the array beside `c_out`.
     fn flags(&self) -> &'static [&'static str];

@@ -327,6 +327,7 @@ mod tests {
             (PeKind::PositQuire, "posit:8:0"),
             (PeKind::Fix, "fix:3:4"),
             (PeKind::Dfix, "dfix:6"),
+            (PeKind::Float, "fp8:e4m3"),
         ] {
             let mut p = Params::parse(Unit::Array, f).unwrap();
             p.pe = pe;

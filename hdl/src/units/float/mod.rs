@@ -26,7 +26,7 @@ use lpgen_golden::{FloatFormat, Format};
 use super::{GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, named, signed_konst, Module, StagePlan, SubModule, E};
 
-pub(crate) use add::{add, ADD_STAGES};
+pub(crate) use add::{add, add_decoded, ADD_STAGES};
 pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use mul::{mul, MUL_STAGES};
 pub(crate) use pe::FLOAT_PE;

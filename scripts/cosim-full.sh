@@ -285,6 +285,15 @@ done
 arr f16:sat:ftz float 2 2 0
 arr bf16 float 4 4 2
 arr fp8:e4m3 float 4 4 2
+# --acc: products accumulated in a wider float, one rounding per add.
+for s in 0 1 2; do
+  for f in fp8:e4m3 fp8:e5m2; do cosim array --format $f --pe float --acc bf16 --rows 1 --cols 1 --stages $s --exhaustive; done
+  cosim array --format fp8:e4m3 --pe float --acc bf16 --rows 2 --cols 3 --stages $s --vectors 200000 --seed "$SEED"
+done
+cosim array --format fp8:e5m2:ftz --pe float --acc float:8:7:ftz --rows 1 --cols 1 --stages 2 --exhaustive
+cosim array --format fp8:e4m3:sat --pe float --acc bf16:sat --rows 1 --cols 1 --stages 2 --exhaustive
+cosim array --format fp8:e4m3 --pe float --acc float:8:23 --rows 2 --cols 3 --stages 2 --vectors 200000 --seed "$SEED"
+cosim array --format f16 --pe float --acc float:11:52 --rows 2 --cols 2 --stages 2 --vectors 200000 --seed "$SEED"
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done

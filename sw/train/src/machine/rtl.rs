@@ -399,8 +399,10 @@ impl Machine for Rtl {
         a: &[u64],
         b: &[u64],
     ) -> Result<Vec<u64>, TrainError> {
-        if f == Format::F32(F32) {
-            // dfix storage runs: f32 arithmetic on the host (no f32 vector unit).
+        if f == Format::F32(F32) || !f.entry().lanes {
+            // dfix storage runs: f32 arithmetic on the host (no f32 vector unit); a family
+            // without ALU lanes yet (float:E:M) computes its lanes on the host too, its
+            // products on its array.
             return self.host.lanes(f, op, a, b);
         }
         self.vector_run((f, f), op, a, b, "y")
@@ -410,6 +412,10 @@ impl Machine for Rtl {
     fn convert(&mut self, from: Format, to: Format, a: &[u64]) -> Result<Vec<u64>, TrainError> {
         if from == to {
             return Ok(a.to_vec());
+        }
+        if !from.entry().lanes {
+            // No conversion unit for the family yet: the host's (golden) conversion.
+            return self.host.convert(from, to, a);
         }
         self.vector_run((from, to), AluOp::Add, a, &[], "t_out")
     }

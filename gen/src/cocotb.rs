@@ -33,7 +33,7 @@ pub fn unsupported(p: &Params) -> Option<String> {
         // PEs whose read-out is the registry's dot product in their mode, rounded once; a
         // PE kind not listed here (dfix: runtime scale and overflow flags) is refused.
         Unit::Array if MODELLED_PES.contains(&p.pe) => return None,
-        Unit::Array => "its PE kind has no model yet (dfix: runtime scale, overflow flags)",
+        Unit::Array => "its PE kind has no model yet (dfix: runtime scale, overflow flags; float: no Python model of its accumulators)",
         Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,
         // The dfix lane (runtime scales, flags) is not the golden `Alu`.
         Unit::Alu | Unit::Vector if p.dfix_format().is_some() => "dfix lanes have no model yet",

@@ -304,6 +304,29 @@ for t in bf16 f16 fp8:e4m3; do
   cosim convert --format fix:15:16 --to $t --stages 2 --vectors "$VECTORS" --seed "$SEED"
 done
 
+# The float array PE (exact accumulator, rounded once): every product pair of the 8-bit
+# formats through a 1x1 array (each tile round(a*b + c*d), --exhaustive), every stage count;
+# random and corner tiles of bf16, f16 and fp8:e4m3 on 2x3 and 4x4.
+for s in 0 1 2; do
+  for f in fp8:e4m3 fp8:e5m2 float:3:4; do cosim array --format $f --pe float --rows 1 --cols 1 --stages $s --exhaustive; done
+  for f in bf16 fp8:e4m3; do arr $f float 2 3 $s; done
+done
+for f in fp8:e4m3:sat fp8:e5m2:ftz float:3:4:fn:sat:ftz float:2:5; do
+  cosim array --format $f --pe float --rows 1 --cols 1 --stages 2 --exhaustive
+done
+arr f16:sat:ftz float 2 2 0
+arr bf16 float 4 4 2
+arr fp8:e4m3 float 4 4 2
+# --acc: products accumulated in a wider float, one rounding per add.
+for s in 0 1 2; do
+  for f in fp8:e4m3 fp8:e5m2; do cosim array --format $f --pe float --acc bf16 --rows 1 --cols 1 --stages $s --exhaustive; done
+  cosim array --format fp8:e4m3 --pe float --acc bf16 --rows 2 --cols 3 --stages $s --vectors 200000 --seed "$SEED"
+done
+cosim array --format fp8:e5m2:ftz --pe float --acc float:8:7:ftz --rows 1 --cols 1 --stages 2 --exhaustive
+cosim array --format fp8:e4m3:sat --pe float --acc bf16:sat --rows 1 --cols 1 --stages 2 --exhaustive
+cosim array --format fp8:e4m3 --pe float --acc float:8:23 --rows 2 --cols 3 --stages 2 --vectors 200000 --seed "$SEED"
+cosim array --format f16 --pe float --acc float:11:52 --rows 2 --cols 2 --stages 2 --vectors 200000 --seed "$SEED"
+
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done
 [ ${#failed_runs[@]} -eq 0 ]

@@ -42,7 +42,7 @@ pub fn unsupported(p: &Params) -> Option<String> {
         // the dfix PE's read-out at a shift (`Format.dfix_dot`); a PE kind not listed here
         // is refused.
         Unit::Array if MODELLED_PES.contains(&p.pe) => return None,
-        Unit::Array => "its PE kind has no model yet",
+        Unit::Array => "its PE kind has no model yet (float: no Python model of its accumulators)",
         Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,
         // Lanes of every family with lanes: `Format.alu`, and `Format.dfix_lane` on dfix.
         Unit::Alu | Unit::Vector => return None,

@@ -205,6 +205,7 @@ fn train(out: &mut dyn Write) -> CliResult {
         schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
         seed: 1,
+        rounding: lpgen_golden::Rounding::Nearest,
     };
     emit(
         out,

@@ -32,6 +32,10 @@ pub struct DesignArgs {
     /// Array PE kind (from the family registry)
     #[arg(long, help = pe_help())]
     pe: Option<String>,
+    /// The float array PE's accumulator: a wider float format, one rounding per add (default:
+    /// the exact accumulator)
+    #[arg(long)]
+    acc: Option<String>,
     /// Conversion format of an alu/vector lane (same family; default: --format) and of convert (required)
     #[arg(long)]
     to: Option<String>,
@@ -71,6 +75,15 @@ impl DesignArgs {
         lpgen_hdl::limits::check_params(&p)?;
         if let Some(pe) = &self.pe {
             p.pe = pe.parse()?;
+        }
+        if let Some(acc) = &self.acc {
+            if unit != Unit::Array {
+                return Err(CliError(format!(
+                    "--acc {acc} is for array --pe float, not {}",
+                    self.unit
+                )));
+            }
+            p.acc = Some(acc.parse()?);
         }
         if let Some(to) = &self.to {
             p.to = Some(to.parse()?);

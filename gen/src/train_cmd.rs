@@ -140,6 +140,11 @@ pub struct TrainArgs {
     test_limit: Option<usize>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// nearest, or stochastic:R (R random bits, 1..=32; float and fix formats, --backend
+    /// golden): what training stores (the optimizer's update, weighted sums, exact products'
+    /// read-outs) is rounded stochastically with the golden rounding stream of --seed
+    #[arg(long, default_value = "nearest")]
+    rounding: String,
     /// Results directory (metrics.jsonl, plot.png, checkpoint.lpck)
     #[arg(long, default_value = "train-out")]
     out: PathBuf,
@@ -254,6 +259,8 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         None => AccumulatePlaces::default(),
     };
     check_accumulation(&stages, quire, a.keep_bits, &accumulate)?;
+    let rounding = checks::rounding(a)?;
+    lpgen_train::rounding::check(rounding, &stages.list())?;
     let arch = arch(a, input, classes)?;
     let schedule = match a.schedule.as_str() {
         "fixed" => Schedule::Fixed,
@@ -328,6 +335,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         schedule,
         normalize,
         seed: a.seed,
+        rounding,
     })
 }
 

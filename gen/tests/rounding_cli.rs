@@ -196,3 +196,90 @@ fn bad_roundings_are_refused_in_one_line() {
         );
     }
 }
+
+/// `lpgen train --rounding`: bad roundings, families without stochastic rounding, backends
+/// and runs that have no single golden stream are refused in one line, exit 2, before the
+/// dataset is read.
+#[test]
+fn training_refuses_what_it_cannot_round_stochastically_in_one_line() {
+    for (more, needle) in [
+        (
+            vec!["--format", "bf16", "--rounding", "stochastic:0"],
+            "stochastic:0",
+        ),
+        (
+            vec!["--format", "bf16", "--rounding", "stochastic:99"],
+            "stochastic:99",
+        ),
+        (vec!["--format", "bf16", "--rounding", "up"], "up"),
+        (
+            vec!["--format", "posit:8", "--rounding", "stochastic:8"],
+            "posit:8",
+        ),
+        (
+            vec![
+                "--precision",
+                "OL=bf16-FBG=fp8:e5m2",
+                "--rounding",
+                "stochastic:8",
+            ],
+            "",
+        ),
+        (
+            vec!["--format", "lns:5:6", "--rounding", "stochastic:8"],
+            "lns:5:6",
+        ),
+        (
+            vec!["--backend", "f32", "--rounding", "stochastic:8"],
+            "--backend golden",
+        ),
+        (
+            vec![
+                "--format",
+                "bf16",
+                "--backend",
+                "rtl",
+                "--rounding",
+                "stochastic:8",
+            ],
+            "--backend golden",
+        ),
+        (
+            vec![
+                "--format",
+                "fix:7:8",
+                "--workers",
+                "2",
+                "--rounding",
+                "stochastic:8",
+            ],
+            "one worker",
+        ),
+        (
+            vec!["--format", "dfix:8:12", "--rounding", "stochastic:8"],
+            "dfix",
+        ),
+    ] {
+        let mut a = vec![
+            "train",
+            "--dataset",
+            "/nonexistent-lpgen-data",
+            "--out",
+            "/nonexistent-lpgen-out",
+        ];
+        a.extend(&more);
+        let out = lpgen(&a, "");
+        let err = String::from_utf8_lossy(&out.stderr);
+        if needle.is_empty() {
+            // Mixed float stages round stochastically: refused only for want of the data.
+            assert!(err.contains("nonexistent-lpgen-data"), "{more:?}: {err}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(2), "{more:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{more:?}: {err}");
+        assert!(
+            err.contains(needle) && !err.contains("panicked"),
+            "{more:?}: {err}"
+        );
+    }
+}

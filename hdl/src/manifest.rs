@@ -64,6 +64,9 @@ pub struct Parameters {
     /// Bits of each saturating counter (`dfix-monitor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter_bits: Option<u32>,
+    /// The float PE's accumulator format (`--acc`); absent for the exact accumulator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acc: Option<String>,
 }
 
 /// One port of the top module.

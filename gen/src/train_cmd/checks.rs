@@ -3,6 +3,7 @@
 
 use super::{bad, TrainArgs, MAX_THREADS};
 use crate::CliResult;
+use lpgen_golden::Rounding;
 use lpgen_train::parallel::Exchange;
 
 /// Checks the options that need no dataset; returns whether this process is a rank of an
@@ -44,6 +45,26 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
         ));
     }
     crate::dist::check_workers(a.workers)?;
+    if rounding(a)? != Rounding::Nearest {
+        if a.backend != "golden" {
+            return Err(bad(format!(
+                "--rounding {} runs on --backend golden (the {} backend rounds to nearest)",
+                a.rounding, a.backend
+            )));
+        }
+        if mpi || a.workers > 1 || a.compress != "none" || a.double_buffer {
+            return Err(bad(format!(
+                "--rounding {} trains one worker: the run has one rounding stream",
+                a.rounding
+            )));
+        }
+        if super::dfix::storage(a)?.is_some() {
+            return Err(bad(format!(
+                "--rounding {}: dfix storage rounds to nearest onto its groups' grids; stochastic rounding is for float and fix formats",
+                a.rounding
+            )));
+        }
+    }
     if a.backend == "rtl" {
         // Before the dataset is read and any design is built.
         lpgen_hdl::limits::check_array(a.rows, a.cols)?;
@@ -76,4 +97,9 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
         }
     }
     Ok(mpi)
+}
+
+/// `--rounding`: nearest or stochastic:R (the golden parser's one-line refusal otherwise).
+pub(super) fn rounding(a: &TrainArgs) -> CliResult<Rounding> {
+    Ok(a.rounding.parse::<Rounding>()?)
 }

@@ -42,6 +42,12 @@ pub fn pe_instance_name(row: u32, col: u32) -> String {
 /// The generator of `p.pe`, if the registry gives that PE to the format's family.
 fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
     let entry = p.format.entry();
+    if let (Some(acc), false) = (p.acc, p.pe == PeKind::Float) {
+        return Err(GenError(format!(
+            "--acc {acc} is for --pe float (the {} PE accumulates as its kind says)",
+            p.pe.name()
+        )));
+    }
     if entry.pe(p.pe.name()).is_none() {
         let want = match entry.pes.len() {
             0 => format!(
@@ -73,8 +79,11 @@ fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<SubModule>,
     let pe_stages = gen.latency(p.stages);
     let readout = gen.readout_registers(p.stages);
     // S: the PE's registers on the way to its result register, read-out register included.
+    let acc = p.acc.map_or(String::new(), |a| {
+        format!("_acc_{}", a.to_string().replace(':', "_"))
+    });
     let name = format!(
-        "{PE_MODULE_PREFIX}{}_{}_s{}",
+        "{PE_MODULE_PREFIX}{}_{}{acc}_s{}",
         p.pe.name().replace('-', "_"),
         p.format_name().replace(':', "_"),
         pe_stages + readout
@@ -82,7 +91,7 @@ fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<SubModule>,
     let w = p.format.width();
     // The result register also holds the PE's flags above the word.
     let result_width = w + gen.flags().len() as u32;
-    let (boundaries, plan) = gen.plan(p.stages);
+    let (boundaries, plan) = gen.plan(p);
     let sideband = gen.sideband();
     m.define(&name, plan, |pe| {
         pe.header.push(format!(
@@ -361,7 +370,9 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
 /// at 4×4, 2 from 8×8; Yosys `synth` keeps the hierarchy, so it maps the PE module once
 /// whatever the size; the fix PE 0..=9 up to 2×3, and 0, 2, 4, 7, 9 at 4×4). Lean: the
 /// fix PE at 1×1 and 2×3 at stages 0..=9, the others 1×1 at stages 0..=2, the LNS PEs 1×1
-/// at 5 and the posit-quire PE 1×1 at 8.
+/// at 5 and the posit-quire PE 1×1 at 8. The float PE: fp8:e4m3 as the other PEs, bf16 1×1
+/// only (0..=2); with `--acc`: fp8:e4m3 into bf16 and fp8:e5m2 into float:8:23, 1×1 at
+/// 0..=2 (and 2×3 in the full grid).
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
         &[(1, 1), (2, 3), (4, 4), (8, 8), (16, 16)]
@@ -373,11 +384,17 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         (PeKind::LnsKahan, "lns:5:6"),
         (PeKind::LnsPlain, "lns:5:6"),
         (PeKind::PositQuire, "posit:16"),
+        (PeKind::Float, "fp8:e4m3"),
+        (PeKind::Float, "bf16"),
     ];
     let mut g = super::dfix::array_grid(full);
     for (pe, fmt) in kinds {
         for &(r, c) in shapes {
             if !full && pe != PeKind::Fix && r * c > 1 {
+                continue;
+            }
+            // bf16's PE holds a 587-bit accumulator: one PE is enough to lint it.
+            if fmt == "bf16" && r * c > 1 {
                 continue;
             }
             let stages: &[u32] = match (r * c, pe) {
@@ -400,6 +417,23 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
                 p.pe = pe;
                 g.push(p);
             }
+        }
+    }
+    // The float PE accumulating in a wider float (`--acc`): 1×1 at every stage count, and
+    // 2×3 in the full grid.
+    for (fmt, acc, shape) in [
+        ("fp8:e4m3", "bf16", (1, 1)),
+        ("fp8:e5m2", "float:8:23", (1, 1)),
+        ("fp8:e4m3", "bf16", (2, 3)),
+    ] {
+        if !full && shape != (1, 1) {
+            continue;
+        }
+        for s in 0..=2 {
+            let mut p = Params::new(super::Unit::Array, fmt.parse().unwrap()).stages(s);
+            (p.rows, p.cols, p.pe) = (shape.0, shape.1, PeKind::Float);
+            p.acc = Some(acc.parse().unwrap());
+            g.push(p);
         }
     }
     g

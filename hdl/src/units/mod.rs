@@ -139,6 +139,9 @@ impl PeKind {
     /// Dynamic fixed point (`dfix:W`): the integer MAC of `Fix`, read out through a runtime
     /// shift into the output group's scale, with the two overflow flags.
     pub const Dfix: PeKind = PeKind(&lpgen_golden::dfix::FAMILY.pes[0]);
+    /// float:E:M: exact products in an exact fixed-point accumulator over the format's
+    /// range, rounded once at read-out (`units/float/pe.rs`).
+    pub const Float: PeKind = PeKind(&lpgen_golden::float::FAMILY.pes[0]);
 
     /// Every PE kind of the registry, in its order.
     pub fn all() -> Vec<PeKind> {
@@ -221,6 +224,9 @@ pub struct Params {
     pub q8: Q8Type,
     /// Bits of each saturating counter (dfix-monitor only).
     pub counter_bits: u32,
+    /// The float PE's accumulator format (`--acc`; array with `--pe float` only; `None`: the
+    /// exact accumulator).
+    pub acc: Option<Format>,
 }
 
 impl Params {
@@ -239,6 +245,7 @@ impl Params {
             to: None,
             q8: Q8Type::DynamicTree,
             counter_bits: DFIX_COUNTER_BITS,
+            acc: None,
         }
     }
 
@@ -311,6 +318,9 @@ pub fn top_name(p: &Params) -> String {
     let mut extra = String::new();
     if e.takes(Opt::Array) {
         extra = format!("_{}x{}_{}", p.rows, p.cols, p.pe.name().replace('-', "_"));
+        if let Some(acc) = p.acc {
+            extra += &format!("_acc_{}", acc.to_string().replace(':', "_"));
+        }
     }
     if e.takes(Opt::Monitor) {
         extra = format!("_{}x{}_c{}", p.rows, p.cols, p.counter_bits);
@@ -396,6 +406,7 @@ fn parameters(p: &Params) -> Parameters {
             .then(|| p.to.map_or_else(|| p.format_name(), |t| t.to_string())),
         q8: e.takes(Opt::Q8).then(|| p.q8.to_string()),
         counter_bits: e.takes(Opt::Monitor).then_some(p.counter_bits),
+        acc: p.acc.filter(|_| array).map(|a| a.to_string()),
     }
 }
 

@@ -34,8 +34,8 @@ pub(crate) trait ArrayPe: Sync {
     fn latency(&self, stages: u32) -> u32;
     /// Keep the PE a class of its own in Verilator (large PEs: compile once, run faster).
     fn no_inline(&self) -> bool;
-    /// The PE module's candidate boundaries and which of them are cut, at `stages`.
-    fn plan(&self, stages: u32) -> (u32, StagePlan);
+    /// The PE module's candidate boundaries and which of them are cut, for `p` (its stages).
+    fn plan(&self, p: &Params) -> (u32, StagePlan);
     /// Names of the flag bits the result carries above the word (low first): each becomes an
     /// output bus of the array beside `c_out`.
     fn flags(&self) -> &'static [&'static str];
@@ -55,12 +55,13 @@ pub(crate) trait ArrayPe: Sync {
 
 /// The generator of every PE kind of the registry, by its name: the registration of every
 /// PE in this crate (one line each).
-pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 5] = [
+pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 6] = [
     ("lns-kahan", &super::lns::KAHAN_PE),
     ("lns-plain", &super::lns::PLAIN_PE),
     ("posit-quire", &super::posit::QUIRE_PE),
     ("fix", &super::fix::FIX_PE),
     ("dfix", &super::dfix::DFIX_PE),
+    ("float", &super::float::FLOAT_PE),
 ];
 
 impl PeKind {

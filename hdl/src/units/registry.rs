@@ -171,7 +171,7 @@ pub static UNITS: [UnitEntry; 18] = [
         unit: Unit::Array,
         name: "array",
         help:
-            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix, dfix)",
+            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix, dfix, float [--acc A])",
         options: &[Opt::Array],
         max_stages: |p| array::array_max_stages(p.pe),
         build: array::array,
@@ -329,6 +329,7 @@ mod tests {
             (PeKind::PositQuire, "posit:8:0"),
             (PeKind::Fix, "fix:3:4"),
             (PeKind::Dfix, "dfix:6"),
+            (PeKind::Float, "fp8:e4m3"),
         ] {
             let mut p = Params::parse(Unit::Array, f).unwrap();
             p.pe = pe;

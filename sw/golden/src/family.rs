@@ -401,7 +401,8 @@ mod tests {
         for (f, p) in pe_kinds() {
             assert!(f.modes.contains(&p.mode), "{}: {}", f.name, p.name);
         }
-        assert!(pe_kind("float").is_err());
+        assert!(pe_kind("nonesuch").is_err());
+        assert_eq!(pe_kind("float").unwrap().1.mode, SumMode::Quire);
         assert_eq!(pe_kind("lns-kahan").unwrap().1.mode, SumMode::Kahan);
     }
 }

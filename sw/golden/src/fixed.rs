@@ -289,6 +289,12 @@ impl FixAcc {
         let over = q > i128::from(f.max_int()) || q < i128::from(f.min_int());
         (f.from_int(q), over)
     }
+
+    /// The accumulated value rounded once by `draw`, saturating.
+    pub(crate) fn read_out(&self, draw: Draw) -> u64 {
+        self.fmt
+            .from_int(round_shift(self.acc, self.fmt.frac_bits, draw))
+    }
 }
 
 impl FixFormat {
@@ -307,6 +313,11 @@ impl FixFormat {
     /// 2^acc_bits, so the sum may wrap at any wider width and be reduced once at the end: in
     /// i64 while acc_bits ≤ 64 (fix:7:8 has 48; the loop vectorises), else in i128.
     pub fn dot_acc(&self, a: &[u64], b: &[u64]) -> u64 {
+        self.dot_acc_d(a, b, Draw::Nearest)
+    }
+
+    /// [`FixFormat::dot_acc`] read out by `draw`.
+    pub(crate) fn dot_acc_d(&self, a: &[u64], b: &[u64], draw: Draw) -> u64 {
         let mut acc = FixAcc::new(*self);
         let terms = a
             .iter()
@@ -318,7 +329,7 @@ impl FixFormat {
             terms.fold(0i128, |s, (x, y)| s.wrapping_add(x as i128 * y as i128))
         };
         acc.wrap();
-        acc.to_word()
+        acc.read_out(draw)
     }
 }
 

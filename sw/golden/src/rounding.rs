@@ -151,6 +151,12 @@ impl Rounder {
         }
     }
 
+    /// `rounding` with its generator at `gen` (a stream that goes on from a saved state, or
+    /// one position of a stream handed out ahead: the training's products and lanes).
+    pub fn with_generator(rounding: Rounding, gen: Xorshift32) -> Rounder {
+        Rounder { rounding, gen }
+    }
+
     /// Rounding to nearest (takes no random bits).
     pub fn nearest() -> Rounder {
         Rounder::new(Rounding::Nearest, 0)
@@ -190,6 +196,8 @@ pub trait RoundedOps {
     fn from_ratio_with(&self, x: &Ratio, r: &mut Rounder) -> Bits;
     /// a op b (one draw where the operation rounds).
     fn binop_with(&self, op: BinOp, a: Bits, b: Bits, r: &mut Rounder) -> Bits;
+    /// Σ a_k·b_k in the exact accumulator (sum mode `quire`), read out once (one draw).
+    fn dot_exact_with(&self, a: &[Bits], b: &[Bits], r: &mut Rounder) -> Bits;
 }
 
 impl Calc {
@@ -244,6 +252,20 @@ impl Calc {
             Some(ops) => ops.binop_with(op, a, b, r),
             None => self.binop(op, a, b),
         })
+    }
+
+    /// Σ a_k·b_k accumulated exactly (sum mode `quire`) and read out once, rounded by `r`
+    /// (the family's exact dot product for nearest).
+    pub fn dot_exact_with(
+        &self,
+        a: &[Bits],
+        b: &[Bits],
+        r: &mut Rounder,
+    ) -> Result<Bits, FormatError> {
+        match self.rounded_ops(r)? {
+            Some(ops) => Ok(ops.dot_exact_with(a, b, r)),
+            None => self.dot(crate::SumMode::Quire, a, b),
+        }
     }
 }
 

@@ -57,6 +57,7 @@ fn config(batch: usize) -> Config {
         schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
         seed: 1,
+        rounding: lpgen_golden::Rounding::Nearest,
     }
 }
 
@@ -245,6 +246,7 @@ fn main() {
         m: &mut machine,
         cfg: &cfg,
         storage: None,
+        stream: None,
     };
     let mut noise = cfg.stream(&[0]);
     let t_frm = best(5, || {

@@ -43,6 +43,7 @@ fn config(f: &str, quire: bool) -> Config {
         schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
         seed: 1,
+        rounding: lpgen_golden::Rounding::Nearest,
     }
 }
 

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use crate::machine::{Mat, Word};
 use crate::model::{Model, Params};
+use crate::rounding::Stream;
 use crate::storage::Storage;
 use crate::trainer::EpochMetrics;
 use crate::TrainError;
@@ -28,6 +29,8 @@ pub struct State<W = u64> {
     pub model: Model<W>,
     /// `--format dfix:P:U`: the groups' scales and overflow counts.
     pub storage: Option<Storage>,
+    /// `--rounding stochastic:R`: where the rounding stream stands.
+    pub stream: Option<Stream>,
 }
 
 const MAGIC: &str = "lpgen-checkpoint 2";
@@ -82,6 +85,9 @@ pub fn save<W: Word>(path: &Path, fingerprint: &str, s: &State<W>) -> Result<(),
     }
     if let Some(storage) = &s.storage {
         out.push_str(&format!("storage {}\n", storage.save()));
+    }
+    if let Some(stream) = &s.stream {
+        out.push_str(&format!("rounding {}\n", stream.save()));
     }
     let digest = fnv1a64(out.bytes());
     out.push_str(&format!("end {digest:016x}\n"));
@@ -198,12 +204,13 @@ pub fn load_worker(
 
 /// Reads a checkpoint made with `fingerprint`, whose model must have the layer shapes of
 /// `template` (checked before any array is allocated); a run with `storage` restores its
-/// scales into it.
+/// scales into it, a run with a rounding `stream` where that stood.
 pub fn load<W: Word>(
     path: &Path,
     fingerprint: &str,
     template: &Model<W>,
     mut storage: Option<Storage>,
+    mut stream: Option<Stream>,
 ) -> Result<State<W>, TrainError> {
     let text = verified(path)?;
     let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
@@ -325,6 +332,13 @@ pub fn load<W: Word>(
                 .ok_or_else(|| bad("expected 'storage'"))?,
         )?;
     }
+    if let Some(stream) = &mut stream {
+        let line = next()?;
+        stream.restore(
+            line.strip_prefix("rounding ")
+                .ok_or_else(|| bad("expected 'rounding'"))?,
+        )?;
+    }
     Ok(State {
         epochs_done,
         lr,
@@ -333,6 +347,7 @@ pub fn load<W: Word>(
         history,
         model: Model { layers },
         storage,
+        stream,
     })
 }
 
@@ -371,14 +386,15 @@ mod tests {
                 layers: vec![layer.clone(), layer],
             },
             storage: None,
+            stream: None,
         };
         let dir = std::env::temp_dir().join(format!("lpgen-ck-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("run.lpck");
         save(&p, "cfg A", &s).unwrap();
         let template = &s.model;
-        assert_eq!(load(&p, "cfg A", template, None).unwrap(), s);
-        let e = load(&p, "cfg B", template, None).unwrap_err().0;
+        assert_eq!(load(&p, "cfg A", template, None, None).unwrap(), s);
+        let e = load(&p, "cfg B", template, None, None).unwrap_err().0;
         assert!(e.contains("another configuration"), "{e}");
         let text = std::fs::read_to_string(&p).unwrap();
         // Damage behind a digest recomputed to match: caught by the shape checks.
@@ -401,7 +417,7 @@ mod tests {
             ),
         ] {
             std::fs::write(&p, redigest(&text.replacen(from, to, 1))).unwrap();
-            let e = load(&p, "cfg A", template, None).unwrap_err().0;
+            let e = load(&p, "cfg A", template, None, None).unwrap_err().0;
             assert!(e.contains(why), "{from:?}: {e}");
         }
         let nan_lr = text.replacen(
@@ -410,10 +426,10 @@ mod tests {
             1,
         );
         std::fs::write(&p, redigest(&nan_lr)).unwrap();
-        let e = load(&p, "cfg A", template, None).unwrap_err().0;
+        let e = load(&p, "cfg A", template, None, None).unwrap_err().0;
         assert!(e.contains("learning rate NaN"), "{e}");
         std::fs::write(&p, &text[..text.len() / 2]).unwrap();
-        assert!(load(&p, "cfg A", template, None)
+        assert!(load(&p, "cfg A", template, None, None)
             .unwrap_err()
             .0
             .contains("unusable"));
@@ -422,7 +438,7 @@ mod tests {
             text.replacen("\n5 ", "\n6 ", 1).replacen(" 5 ", " 6 ", 1),
         )
         .unwrap();
-        assert!(load(&p, "cfg A", template, None)
+        assert!(load(&p, "cfg A", template, None, None)
             .unwrap_err()
             .0
             .contains("digest"));

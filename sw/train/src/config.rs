@@ -1,7 +1,7 @@
 //! What a training run is: the formats of its stages, where Kahan sums and quires are used,
 //! the network and the optimiser (seed 000 ch. 4, seed 004 ch. 4).
 
-use lpgen_golden::Format;
+use lpgen_golden::{Format, Rounding};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
@@ -304,6 +304,9 @@ pub struct Config {
     pub schedule: Schedule,
     pub normalize: Normalize,
     pub seed: u64,
+    /// `--rounding`: nearest, or stochastic rounding where values are stored (`rounding.rs`;
+    /// its stream is seeded by `seed`).
+    pub rounding: Rounding,
 }
 
 impl Config {
@@ -324,6 +327,10 @@ impl Config {
             + &match self.accumulate.describe() {
                 d if d.is_empty() => String::new(),
                 d => format!(" accumulate={d}"),
+            }
+            + &match self.rounding {
+                Rounding::Nearest => String::new(),
+                r => format!(" rounding={r}"),
             }
     }
 

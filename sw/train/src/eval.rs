@@ -82,7 +82,13 @@ pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, TrainError> {
         .cfg
         .storage
         .map(|c| Storage::new(c, template.layers.len()));
-    let state = checkpoint::load(&file, &fp, &template, storage)?;
+    // A stochastically rounded run's stream line is read (and not used: evaluation rounds
+    // to nearest).
+    let stream = match run.cfg.rounding {
+        lpgen_golden::Rounding::Nearest => None,
+        r => Some(crate::rounding::Stream::new(r, run.cfg.seed)),
+    };
+    let state = checkpoint::load(&file, &fp, &template, storage, stream)?;
     // A word wider than its format (a file edited and re-digested) is refused, not decoded.
     let o = run.cfg.stages.o;
     let wide = |w: &u64| o.width() < 64 && *w >> o.width() != 0;
@@ -181,6 +187,7 @@ pub fn fit_storage<M: Machine>(
             m: machine,
             cfg,
             storage: Some(&mut *storage),
+            stream: None,
         };
         for chunk in idx.chunks(cfg.batch) {
             let x = batch_input(train, chunk, moments.0, moments.1, &fcalc);
@@ -240,6 +247,7 @@ pub fn evaluate_checkpoint<M: Machine>(
         m: machine,
         cfg,
         storage,
+        stream: None,
     };
     let (loss, accuracy) = evaluate(&mut net, &model, test, (&mean, &sd))?;
     Ok(Scores { loss, accuracy })

@@ -159,9 +159,9 @@ impl<M: Machine> Net<'_, M> {
                     training,
                 )? {
                     Some(z) => z,
-                    None => self.m.matmul(f, acc, a.view(), w.t())?,
+                    None => self.matmul_stored(f, acc, (a.view(), w.t()), training)?,
                 };
-                let mut z = self.add_bias(f, &z, &b)?;
+                let mut z = self.add_bias(f, &z, &b, training)?;
                 // An exact product's read-out counted the sums' overflows: the bias's addition
                 // is rounded onto the grid uncounted.
                 let counted = training && !self.exact_products();
@@ -184,8 +184,8 @@ impl<M: Machine> Net<'_, M> {
                 let b = self.read_biases(at, b);
                 let zero = M::Word::constant(f, 0.0);
                 let cols = im2col(&a, (channels, height, width), kernel, pad, zero);
-                let y = self.m.matmul(f, acc, cols.view(), w.t())?;
-                let mut y = self.add_bias(f, &y, &b)?;
+                let y = self.matmul_stored(f, acc, (cols.view(), w.t()), training)?;
+                let mut y = self.add_bias(f, &y, &b, training)?;
                 self.store(at, Role::WeightedSum, &mut y.data, training);
                 (to_channel_major(&y, a.rows), Cache::Conv { cols })
             }
@@ -362,9 +362,12 @@ impl<M: Machine> Net<'_, M> {
             true,
         )? {
             Some(gw) => gw,
-            None => self
-                .m
-                .matmul(g, cfg.accumulation(Place::Matmul, g), dg.t(), a_g.view())?,
+            None => self.matmul_stored(
+                g,
+                cfg.accumulation(Place::Matmul, g),
+                (dg.t(), a_g.view()),
+                true,
+            )?,
         };
         let mut gb = self.row_sums(g, cfg.accumulation(Place::Sums, g), dg.t())?;
         if !exact {
@@ -383,11 +386,11 @@ impl<M: Machine> Net<'_, M> {
                 true,
             )? {
                 Some(e) => e,
-                None => self.m.matmul(
+                None => self.matmul_stored(
                     b,
                     cfg.accumulation(Place::Matmul, b),
-                    delta.b.view(),
-                    w_b.view(),
+                    (delta.b.view(), w_b.view()),
+                    true,
                 )?,
             };
             if !exact {
@@ -435,9 +438,12 @@ impl<M: Machine> Net<'_, M> {
                 .into_owned(),
         };
         let cols_g = self.convert(st.f, g, cols)?;
-        let mut gw = self
-            .m
-            .matmul(g, cfg.accumulation(Place::Matmul, g), dg.t(), cols_g.view())?;
+        let mut gw = self.matmul_stored(
+            g,
+            cfg.accumulation(Place::Matmul, g),
+            (dg.t(), cols_g.view()),
+            true,
+        )?;
         let mut gb = self.row_sums(g, cfg.accumulation(Place::Sums, g), dg.t())?;
         self.store(at, Role::WeightGradient, &mut gw.data, true);
         self.store(at, Role::BiasGradient, &mut gb, true);
@@ -452,11 +458,11 @@ impl<M: Machine> Net<'_, M> {
             let w_b = self.convert(st.o, b, &p.w)?;
             let w_b = self.read_weights(at, w_b);
             let flipped = flipped_kernels(&w_b, channels, kernel);
-            let mut e = self.m.matmul(
+            let mut e = self.matmul_stored(
                 b,
                 cfg.accumulation(Place::Matmul, b),
-                rows.view(),
-                flipped.t(),
+                (rows.view(), flipped.t()),
+                true,
             )?;
             self.store(at, Role::InputError, &mut e.data, true);
             Some(Delta {

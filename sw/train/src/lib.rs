@@ -15,11 +15,13 @@ pub mod layers;
 pub mod machine;
 pub mod model;
 pub mod net;
+mod net_rounding;
 mod net_storage;
 pub mod optim;
 pub mod parallel;
 pub mod placement;
 pub mod plot;
+pub mod rounding;
 pub mod storage;
 pub mod trainer;
 

@@ -13,6 +13,7 @@ use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{AluOp, Format, SumMode};
 
 use crate::compress::through_codec;
+use crate::rounding::Draws;
 use crate::TrainError;
 
 mod checked;
@@ -293,8 +294,41 @@ pub trait Machine {
         check_shapes(a.view(), b.view())?;
         Ok(dfix_product(f, (a, ea), (b, eb), e))
     }
+    /// `--rounding stochastic:R`: C = A·B in format `f`, each element accumulated exactly and
+    /// read out once, rounded with its own draw (`draws`, row-major). Machines without
+    /// stochastic rounding refuse.
+    fn matmul_rounded(
+        &mut self,
+        f: Format,
+        a: View<'_, Self::Word>,
+        b: View<'_, Self::Word>,
+        draws: &Draws,
+    ) -> Result<Mat<Self::Word>, TrainError> {
+        let _ = (f, a, b, draws);
+        Err(no_stochastic(&self.name()))
+    }
+    /// `--rounding stochastic:R`: y_i = op(a_i, b_i) in format `f` (add, sub, mul, div),
+    /// rounded with draw i (an exact result, such as fix's sums, ignores it).
+    fn lanes_rounded(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[Self::Word],
+        b: &[Self::Word],
+        draws: &Draws,
+    ) -> Result<Vec<Self::Word>, TrainError> {
+        let _ = (f, op, a, b, draws);
+        Err(no_stochastic(&self.name()))
+    }
     /// A name for reports.
     fn name(&self) -> String;
+}
+
+/// The refusal of a machine without stochastic rounding.
+fn no_stochastic(machine: &str) -> TrainError {
+    TrainError(format!(
+        "--rounding stochastic runs on --backend golden; the {machine} machine rounds to nearest"
+    ))
 }
 
 /// A dynamic fixed-point product: the words at the output scale, and how many read-outs
@@ -392,6 +426,27 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
         e: i32,
     ) -> Result<DfixProduct, TrainError> {
         (**self).dfix_matmul(f, a, b, e)
+    }
+
+    fn matmul_rounded(
+        &mut self,
+        f: Format,
+        a: View<'_, M::Word>,
+        b: View<'_, M::Word>,
+        draws: &Draws,
+    ) -> Result<Mat<M::Word>, TrainError> {
+        (**self).matmul_rounded(f, a, b, draws)
+    }
+
+    fn lanes_rounded(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[M::Word],
+        b: &[M::Word],
+        draws: &Draws,
+    ) -> Result<Vec<M::Word>, TrainError> {
+        (**self).lanes_rounded(f, op, a, b, draws)
     }
 
     fn name(&self) -> String {

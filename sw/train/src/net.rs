@@ -18,6 +18,7 @@ use crate::family::train_family;
 use crate::layers::Grads;
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
 use crate::model::Model;
+use crate::rounding::Stream;
 use crate::storage::Storage;
 use crate::TrainError;
 
@@ -47,6 +48,8 @@ pub struct Net<'a, M: Machine> {
     pub cfg: &'a Config,
     /// Seed 002's storage groups (`--format dfix:P:U`); `None` otherwise.
     pub storage: Option<&'a mut Storage>,
+    /// `--rounding stochastic:R`: the run's rounding stream (training passes only).
+    pub stream: Option<&'a mut Stream>,
 }
 
 /// What a layer's forward pass keeps for its backward pass.
@@ -207,18 +210,19 @@ impl<M: Machine> Net<'_, M> {
         })
     }
 
-    /// Adds the bias row to every row of `z`.
+    /// Adds the bias row to every row of `z` (a stored weighted sum when `training`).
     pub(crate) fn add_bias(
         &mut self,
         f: Format,
         z: &Mat<M::Word>,
         b: &[M::Word],
+        training: bool,
     ) -> Result<Mat<M::Word>, TrainError> {
         let bb: Vec<M::Word> = (0..z.rows).flat_map(|_| b.iter().copied()).collect();
         Ok(Mat {
             rows: z.rows,
             cols: z.cols,
-            data: self.m.lanes(f, AluOp::Add, &z.data, &bb)?,
+            data: self.lanes_stored(f, AluOp::Add, (&z.data, &bb), training)?,
         })
     }
 
@@ -448,6 +452,7 @@ pub(crate) mod tests {
             schedule: Schedule::Fixed,
             normalize: Normalize::PerPixel,
             seed: 1,
+            rounding: lpgen_golden::Rounding::Nearest,
         }
     }
 
@@ -460,6 +465,7 @@ pub(crate) mod tests {
             m: &mut g,
             cfg: &c,
             storage: None,
+            stream: None,
         };
         let f: Format = "lns:5:6".parse().unwrap();
         let words: Vec<u64> = (0..1u64 << f.width()).collect();
@@ -485,6 +491,7 @@ pub(crate) mod tests {
                 m: &mut g,
                 cfg: &c,
                 storage: None,
+                stream: None,
             };
             let calc = fmt.calc();
             let x = Mat {

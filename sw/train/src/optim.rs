@@ -50,11 +50,9 @@ impl<M: Machine> Net<'_, M> {
                 Optimizer::Sgd => {
                     // v = μ·v − (lr / batch)·g
                     let rate = self.splat(o, lr / batch as f64, n);
-                    let step = self.m.lanes(o, AluOp::Mul, g, &rate)?;
-                    let kept = self
-                        .m
-                        .lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
-                    *v = self.m.lanes(o, AluOp::Sub, &kept, &step)?;
+                    let step = self.update_lanes(o, AluOp::Mul, g, &rate)?;
+                    let kept = self.update_lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
+                    *v = self.update_lanes(o, AluOp::Sub, &kept, &step)?;
                     v.clone()
                 }
                 Optimizer::AdaGrad {
@@ -63,13 +61,10 @@ impl<M: Machine> Net<'_, M> {
                 } => {
                     // s = μ·s + (1 − μ)·(g / batch), then −lr·s / (√r + ε) with r ← r + s².
                     let mean = self.mean(g, batch)?;
-                    let kept = self
-                        .m
-                        .lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
+                    let kept = self.update_lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
                     let new =
-                        self.m
-                            .lanes(o, AluOp::Mul, &mean, &self.splat(o, 1.0 - momentum, n))?;
-                    *v = self.m.lanes(o, AluOp::Add, &kept, &new)?;
+                        self.update_lanes(o, AluOp::Mul, &mean, &self.splat(o, 1.0 - momentum, n))?;
+                    *v = self.update_lanes(o, AluOp::Add, &kept, &new)?;
                     let ratio = self.normalize(r, &v.clone())?;
                     self.scaled_step(&ratio, lr, v, 0.0)?
                 }
@@ -126,16 +121,14 @@ impl<M: Machine> Net<'_, M> {
         let squares = Mat {
             rows,
             cols: w.len() / rows.max(1),
-            data: self.m.lanes(o, AluOp::Mul, w, w)?,
+            data: self.update_lanes(o, AluOp::Mul, w, w)?,
         };
         let acc = self.cfg.accumulation(Place::Sums, o);
         let lengths2 = self.row_sums(o, acc, squares.view())?;
         let inv = self.rsqrt(o, &lengths2)?;
-        let factor = self
-            .m
-            .lanes(o, AluOp::Mul, &inv, &self.splat(o, limit, rows))?;
+        let factor = self.update_lanes(o, AluOp::Mul, &inv, &self.splat(o, limit, rows))?;
         let one = M::Word::constant(o, 1.0);
-        let factor = self.m.lanes(o, AluOp::Min, &factor, &vec![one; rows])?;
+        let factor = self.update_lanes(o, AluOp::Min, &factor, &vec![one; rows])?;
         let per_weight: Vec<M::Word> = factor
             .iter()
             .zip(&lengths2)
@@ -144,15 +137,14 @@ impl<M: Machine> Net<'_, M> {
                 std::iter::repeat_n(f, squares.cols)
             })
             .collect();
-        *w = self.m.lanes(o, AluOp::Mul, w, &per_weight)?;
+        *w = self.update_lanes(o, AluOp::Mul, w, &per_weight)?;
         Ok(())
     }
 
     /// g / batch in O: the mean gradient of a batch's summed gradient.
     pub(crate) fn mean(&mut self, g: &[M::Word], batch: usize) -> Result<Vec<M::Word>, TrainError> {
         let o = self.cfg.stages.o;
-        self.m
-            .lanes(o, AluOp::Div, g, &self.splat(o, batch as f64, g.len()))
+        self.update_lanes(o, AluOp::Div, g, &self.splat(o, batch as f64, g.len()))
     }
 
     /// AdaGrad's and RMSProp's normalization of a mean gradient m in O: the state r becomes
@@ -169,23 +161,20 @@ impl<M: Machine> Net<'_, M> {
             Optimizer::RmsProp { eps, decay } => (eps, Some(decay)),
             Optimizer::Sgd => unreachable!("SGD does not normalize"),
         };
-        let square = self.m.lanes(o, AluOp::Mul, mean, mean)?;
+        let square = self.update_lanes(o, AluOp::Mul, mean, mean)?;
         *r = match decay {
             Some(decay) => {
-                let kept = self.m.lanes(o, AluOp::Mul, r, &self.splat(o, decay, n))?;
-                let new = self
-                    .m
-                    .lanes(o, AluOp::Mul, &square, &self.splat(o, 1.0 - decay, n))?;
-                self.m.lanes(o, AluOp::Add, &kept, &new)?
+                let kept = self.update_lanes(o, AluOp::Mul, r, &self.splat(o, decay, n))?;
+                let new =
+                    self.update_lanes(o, AluOp::Mul, &square, &self.splat(o, 1.0 - decay, n))?;
+                self.update_lanes(o, AluOp::Add, &kept, &new)?
             }
-            None => self.m.lanes(o, AluOp::Add, r, &square)?,
+            None => self.update_lanes(o, AluOp::Add, r, &square)?,
         };
         let inv = self.rsqrt(o, r)?;
-        let root = self.m.lanes(o, AluOp::Mul, r, &inv)?;
-        let den = self
-            .m
-            .lanes(o, AluOp::Add, &root, &vec![positive(o, eps); n])?;
-        self.m.lanes(o, AluOp::Div, mean, &den)
+        let root = self.update_lanes(o, AluOp::Mul, r, &inv)?;
+        let den = self.update_lanes(o, AluOp::Add, &root, &vec![positive(o, eps); n])?;
+        self.update_lanes(o, AluOp::Div, mean, &den)
     }
 
     /// The change of a normalized gradient: −lr·ratio, or with momentum μ > 0 the velocity
@@ -200,14 +189,12 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<Vec<M::Word>, TrainError> {
         let o = self.cfg.stages.o;
         let n = ratio.len();
-        let step = self.m.lanes(o, AluOp::Mul, ratio, &self.splat(o, lr, n))?;
+        let step = self.update_lanes(o, AluOp::Mul, ratio, &self.splat(o, lr, n))?;
         if momentum == 0.0 {
-            return self.m.lanes(o, AluOp::Neg, &step, &[]);
+            return self.update_lanes(o, AluOp::Neg, &step, &[]);
         }
-        let kept = self
-            .m
-            .lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
-        *v = self.m.lanes(o, AluOp::Sub, &kept, &step)?;
+        let kept = self.update_lanes(o, AluOp::Mul, v, &self.splat(o, momentum, n))?;
+        *v = self.update_lanes(o, AluOp::Sub, &kept, &step)?;
         Ok(v.clone())
     }
 
@@ -220,13 +207,13 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<(), TrainError> {
         let o = self.cfg.stages.o;
         if self.cfg.kahan_update() {
-            let tmp = self.m.lanes(o, AluOp::Add, c, change)?;
-            let t = self.m.lanes(o, AluOp::Add, w, &tmp)?;
-            let u = self.m.lanes(o, AluOp::Sub, &t, w)?;
-            *c = self.m.lanes(o, AluOp::Sub, &tmp, &u)?;
+            let tmp = self.update_lanes(o, AluOp::Add, c, change)?;
+            let t = self.update_lanes(o, AluOp::Add, w, &tmp)?;
+            let u = self.update_lanes(o, AluOp::Sub, &t, w)?;
+            *c = self.update_lanes(o, AluOp::Sub, &tmp, &u)?;
             *w = t;
         } else {
-            *w = self.m.lanes(o, AluOp::Add, w, change)?;
+            *w = self.update_lanes(o, AluOp::Add, w, change)?;
         }
         Ok(())
     }
@@ -250,11 +237,11 @@ impl<M: Machine> Net<'_, M> {
             .collect();
         let (half, three_halves) = (self.splat(f, 0.5, n), self.splat(f, 1.5, n));
         for _ in 0..RSQRT_STEPS {
-            let t = self.m.lanes(f, AluOp::Mul, &y, r)?;
-            let t = self.m.lanes(f, AluOp::Mul, &t, &y)?;
-            let t = self.m.lanes(f, AluOp::Mul, &t, &half)?;
-            let t = self.m.lanes(f, AluOp::Sub, &three_halves, &t)?;
-            y = self.m.lanes(f, AluOp::Mul, &y, &t)?;
+            let t = self.update_lanes(f, AluOp::Mul, &y, r)?;
+            let t = self.update_lanes(f, AluOp::Mul, &t, &y)?;
+            let t = self.update_lanes(f, AluOp::Mul, &t, &half)?;
+            let t = self.update_lanes(f, AluOp::Sub, &three_halves, &t)?;
+            y = self.update_lanes(f, AluOp::Mul, &y, &t)?;
         }
         Ok(y)
     }
@@ -295,6 +282,7 @@ mod tests {
                 m: &mut g,
                 cfg: &c,
                 storage: None,
+                stream: None,
             };
             let xs = [0.03, 0.25, 0.3, 1.0, 2.0, 3.0, 7.5, 50.0];
             let words: Vec<u64> = xs.iter().map(|&x| u64::constant(fmt, x)).collect();

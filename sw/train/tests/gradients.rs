@@ -72,6 +72,7 @@ fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
         schedule: Schedule::Fixed,
         normalize: Normalize::Global,
         seed: 3,
+        rounding: lpgen_golden::Rounding::Nearest,
     }
 }
 
@@ -115,6 +116,7 @@ fn backward_passes_match_the_derivative_of_the_loss() {
         m: &mut g,
         cfg: &cfg,
         storage: None,
+        stream: None,
     };
     // One SGD step without momentum: w' = w − (lr / batch)·∂L/∂w, so the gradient is read
     // back from the change.
@@ -175,6 +177,7 @@ fn every_optimizer_reduces_the_loss_in_every_family() {
                 m: &mut g,
                 cfg: &cfg,
                 storage: None,
+                stream: None,
             };
             let before = loss(&mut net, &model, &x, &labels);
             let mut noise = cfg.stream(&[0]);
@@ -204,12 +207,14 @@ fn dropout_is_seeded_and_off_at_test_time() {
         m: &mut g,
         cfg: &plain,
         storage: None,
+        stream: None,
     };
     let want = net.forward(&model, x.clone()).unwrap().probs;
     let mut net = Net {
         m: &mut g,
         cfg: &dropped,
         storage: None,
+        stream: None,
     };
     assert_eq!(net.forward(&model, x.clone()).unwrap().probs, want);
     let run = |net: &mut Net<'_, Golden>, seed: u64| {
@@ -232,6 +237,7 @@ fn dropout_is_seeded_and_off_at_test_time() {
         m: &mut g,
         cfg: &plain,
         storage: None,
+        stream: None,
     };
     assert_ne!(a, run(&mut net, 1), "dropout changed nothing");
 }
@@ -249,6 +255,7 @@ fn compressed_gradients_and_activations_change_the_step_and_still_train() {
             m: &mut g,
             cfg,
             storage: None,
+            stream: None,
         };
         let mut m = start.clone();
         let before = loss(&mut net, &m, &x, &labels);

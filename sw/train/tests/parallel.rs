@@ -42,6 +42,7 @@ fn config(f: &str) -> Config {
         schedule: Schedule::Fixed,
         normalize: Normalize::Global,
         seed: 3,
+        rounding: lpgen_golden::Rounding::Nearest,
     }
 }
 

@@ -36,6 +36,7 @@ fn config(f: &str) -> Config {
         },
         normalize: Normalize::Global,
         seed: 7,
+        rounding: lpgen_golden::Rounding::Nearest,
     }
 }
 

@@ -42,6 +42,7 @@ fn rtl_training_ends_with_the_golden_weights() {
         schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
         seed: 3,
+        rounding: lpgen_golden::Rounding::Nearest,
     };
     let plan = |name: &str| Plan {
         epochs: 2,
@@ -163,6 +164,7 @@ fn compressed_rtl_training_checks_the_q8_units() {
         schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
         seed: 5,
+        rounding: lpgen_golden::Rounding::Nearest,
     };
     let plan = |name: &str| Plan {
         epochs: 1,
@@ -284,6 +286,7 @@ fn dfix_products_run_on_the_dfix_array() {
         schedule: Schedule::Fixed,
         normalize: Normalize::Global,
         seed: 5,
+        rounding: lpgen_golden::Rounding::Nearest,
     };
     let plan = |name: &str| Plan {
         epochs: 2,

@@ -40,6 +40,7 @@ fn config(storage: Option<StorageConfig>) -> Config {
         schedule: Schedule::Fixed,
         normalize: Normalize::Global,
         seed: 3,
+        rounding: lpgen_golden::Rounding::Nearest,
     }
 }
 

@@ -7,7 +7,8 @@
 //! interleave P accumulations (`lns-kahan` at stages 3..=5) get P such streams interleaved
 //! cycle by cycle.
 
-use lpgen_golden::{FixAcc, Format, Kahan, Lns, Quire, SumMode};
+use lpgen_golden::float::ExactAcc;
+use lpgen_golden::{FixAcc, FloatFormat, Format, Kahan, Lns, Quire, SumMode};
 use lpgen_hdl::Params;
 
 use super::words::{family_words, FamilyWords};
@@ -18,12 +19,43 @@ use crate::{Result, VerifError};
 
 pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     match mode {
-        Mode::Exhaustive => Err(no_exhaustive(
-            p,
-            "matrix products have no finite operand space",
-        )),
+        Mode::Exhaustive => match exhaustive_pairs(p) {
+            Some(pairs) => Ok(Plan {
+                cycles: 2 * pairs,
+                drive,
+            }),
+            None => Err(no_exhaustive(
+                p,
+                "matrix products have no finite operand space (the float PE on words of at most 8 bits has: every product)",
+            )),
+        },
         Mode::Vectors(n) => Ok(Plan { cycles: n, drive }),
     }
+}
+
+/// The operand pairs of an exhaustive run: every pair of words of a float PE's format of at
+/// most 8 bits (`None` for other arrays).
+fn exhaustive_pairs(p: &Params) -> Option<u64> {
+    let w = p.format.width();
+    (matches!(p.format, Format::Float(_)) && p.pe.name() == "float" && w <= 8).then(|| 1 << (2 * w))
+}
+
+/// The exhaustive tiles (`--exhaustive`, [`exhaustive_pairs`]): tile i is two steps, pair i
+/// (a = i >> w, b = i mod 2^w; every PE gets the same words) and then pair i·40503 mod 2^2w
+/// (a bijection: every product is also the second term once), read out after the second:
+/// round(a·b + c·d), so every product is accumulated and rounded, both alone-ish and in sums.
+fn exhaustive_tile(i: u64, w: u32, rows: usize, cols: usize) -> Vec<Event> {
+    let total = 1u64 << (2 * w);
+    let j = i.wrapping_mul(40503) % total;
+    let mask = (1u64 << w) - 1;
+    let step = |pair: u64, first: bool| Event::Step {
+        a: vec![pair >> w; rows],
+        b: vec![pair & mask; cols],
+        clear: first,
+        last: !first,
+        first,
+    };
+    vec![step(i, true), step(j, false)]
 }
 
 /// The golden accumulators of all R·C PEs, row-major.
@@ -32,6 +64,9 @@ pub enum Pes {
     Plain(Lns, Vec<u64>),
     Quire(Vec<Quire>),
     Fix(Vec<FixAcc>),
+    Float(Vec<ExactAcc>),
+    /// The float PE with `--acc A`: the A words of the running sums (F, A).
+    WideFloat(FloatFormat, FloatFormat, Vec<u64>),
 }
 
 impl Pes {
@@ -47,6 +82,13 @@ impl Pes {
             (Format::Lns(f), Some(SumMode::Naive)) => Pes::Plain(f.ctx(), vec![f.zero(); n]),
             (Format::Posit(f), Some(SumMode::Quire)) => Pes::Quire(vec![Quire::new(f); n]),
             (Format::Fix(f), Some(SumMode::Quire)) => Pes::Fix(vec![FixAcc::new(f); n]),
+            (Format::Float(f), Some(SumMode::Quire)) => match p.acc {
+                Some(Format::Float(a)) => Pes::WideFloat(f, a, vec![a.zero_of(false); n]),
+                Some(other) => {
+                    return Err(VerifError(format!("--acc {other} is not a float format")))
+                }
+                None => Pes::Float(vec![ExactAcc::new(f); n]),
+            },
             // Refused: a PE the registry does not give the family, or one whose golden
             // accumulators live elsewhere (dfix arrays: `drivers::dfix`).
             _ => {
@@ -93,6 +135,23 @@ impl Pes {
                     acc.add_product(a[i / cols], b[i % cols]);
                 }
             }
+            Pes::Float(v) => {
+                for (i, acc) in v.iter_mut().enumerate() {
+                    if clear {
+                        acc.clear();
+                    }
+                    acc.add_product(a[i / cols], b[i % cols]);
+                }
+            }
+            // s = A.fma(a, b, s) on the words widened to A (exactly): the exact product
+            // added with one rounding.
+            Pes::WideFloat(f, acc, v) => {
+                for (i, s) in v.iter_mut().enumerate() {
+                    let (x, y) = (f.convert(acc, a[i / cols]), f.convert(acc, b[i % cols]));
+                    let base = if clear { acc.zero_of(false) } else { *s };
+                    *s = acc.fma(x, y, base);
+                }
+            }
         }
     }
 
@@ -103,6 +162,8 @@ impl Pes {
             Pes::Plain(_, v) => v[i],
             Pes::Quire(v) => v[i].to_posit(),
             Pes::Fix(v) => v[i].to_word(),
+            Pes::Float(v) => v[i].result(),
+            Pes::WideFloat(f, acc, v) => acc.convert(f, v[i]),
         }
     }
 }
@@ -241,9 +302,11 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         ins: vec![0; l.in_slots],
         want: vec![0; l.out_slots],
     };
-    let Mode::Vectors(n) = ctx.mode else {
-        unreachable!("checked by plan")
+    let (n, exhaustive) = match ctx.mode {
+        Mode::Vectors(n) => (n, None),
+        Mode::Exhaustive => (u64::MAX, exhaustive_pairs(p)),
     };
+    let mut next_pair = 0u64;
     let mut r = Rng(ctx.seed);
     let spacing = (rows + cols - 1) as u64;
     let mut last_at: Option<u64> = None;
@@ -260,6 +323,14 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     while ctx.chk.cycle() < n {
         let slot = (ctx.chk.cycle() % slots as u64) as usize;
         if queues[slot].is_empty() {
+            if let Some(pairs) = exhaustive {
+                if next_pair == pairs {
+                    break;
+                }
+                queues[slot].extend(exhaustive_tile(next_pair, io.w, rows, cols));
+                next_pair += 1;
+                continue;
+            }
             let full = tiles % 2 == 0;
             tiles += 1;
             queues[slot].extend(tile_events(&mut r, &words, zero, rows, cols, full));
@@ -317,6 +388,8 @@ mod tests {
             ("lns:5:6", PeKind::LnsPlain, SumMode::Naive),
             ("posit:16", PeKind::PositQuire, SumMode::Quire),
             ("fix:7:8", PeKind::Fix, SumMode::Quire),
+            ("fp8:e4m3", PeKind::Float, SumMode::Quire),
+            ("bf16", PeKind::Float, SumMode::Quire),
         ] {
             let mut p = Params::new(Unit::Array, fmt.parse().unwrap());
             (p.rows, p.cols, p.pe) = (2, 3, pe);

@@ -149,7 +149,8 @@ impl ArrayPe for DfixPe {
     fn no_inline(&self) -> bool {
         false
     }
-    fn plan(&self, stages: u32) -> (u32, StagePlan) {
+    fn plan(&self, p: &Params) -> (u32, StagePlan) {
+        let stages = p.stages;
         (1, StagePlan::spread(self.latency(stages), 1))
     }
     /// {overflow_half, overflow} above the word.

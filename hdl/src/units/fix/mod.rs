@@ -278,7 +278,8 @@ impl ArrayPe for FixPe {
         false
     }
     /// Beyond stages 2, every boundary of [`fix_pe_registered`] cut.
-    fn plan(&self, stages: u32) -> (u32, StagePlan) {
+    fn plan(&self, p: &Params) -> (u32, StagePlan) {
+        let stages = p.stages;
         if stages > 2 {
             let n = fix_pe_boundaries(stages);
             (n as u32, StagePlan::at(&(0..n).collect::<Vec<_>>()))

@@ -5,7 +5,7 @@ use lpgen_golden::FloatFormat;
 use super::super::posit::decode::lzc;
 use super::super::{finish, start, Built, GenError, Params};
 use super::{
-    align_add, decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word,
+    align_add, decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word, Decoded,
 };
 use crate::ir::{cat, konst, mux, signed_bits, Module, E};
 
@@ -35,6 +35,19 @@ pub(crate) fn add_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, sub: &E) ->
     m.comment("decode a and b (sign, exponent, significand; NaN, infinity, zero)");
     let da = decode(m, f, "a", a);
     let db = decode(m, f, "b", b);
+    add_decoded(m, f, &da, &db, sub)
+}
+
+/// The adder from decoded operands (of `f`'s decoder, or made like them: the same widths,
+/// significands normalised unless the exponent is 1): y in the cycle it ends in. Marks
+/// [`ADD_STAGES`] boundaries. Also the accumulation of the float PE with `--acc` (`pe.rs`).
+pub(crate) fn add_decoded(
+    m: &mut Module,
+    f: FloatFormat,
+    da: &Decoded,
+    db: &Decoded,
+    sub: &E,
+) -> E {
     let sb = m.wire("b_sign_eff", &db.sign.xor(sub));
     // NaN: a NaN operand, or ∞ − ∞.
     let mut nan = da.nan.or(&db.nan);

@@ -20,6 +20,7 @@ mod div;
 mod fma;
 mod lane;
 mod mul;
+mod pe;
 
 use std::rc::Rc;
 
@@ -28,11 +29,12 @@ use lpgen_golden::{FloatFormat, Format};
 use super::{GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, named, signed_konst, Module, StagePlan, SubModule, E};
 
-pub(crate) use add::{add, ADD_STAGES};
+pub(crate) use add::{add, add_decoded, ADD_STAGES};
 pub(crate) use convert::{fix_to_float, CONVERT_STAGES};
 pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use lane::check_hardware;
 pub(crate) use mul::{mul, MUL_STAGES};
+pub(crate) use pe::FLOAT_PE;
 
 pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {
     match f {

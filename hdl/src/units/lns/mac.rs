@@ -415,7 +415,8 @@ impl ArrayPe for LnsPe {
         self.kahan
     }
     /// The product boundary, then the loop's: with loop registers every one is cut.
-    fn plan(&self, stages: u32) -> (u32, StagePlan) {
+    fn plan(&self, p: &Params) -> (u32, StagePlan) {
+        let stages = p.stages;
         let boundaries = 1 + self.loop_registers(stages);
         (
             boundaries,

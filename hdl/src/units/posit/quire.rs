@@ -272,7 +272,8 @@ impl ArrayPe for QuirePe {
         true
     }
     /// Beyond stages 2, boundaries of its own before and after its quire.
-    fn plan(&self, stages: u32) -> (u32, StagePlan) {
+    fn plan(&self, p: &Params) -> (u32, StagePlan) {
+        let stages = p.stages;
         if stages > 2 {
             (PE_CANDIDATES, StagePlan::at(&pe_cuts(stages - 2)))
         } else {

@@ -123,4 +123,10 @@ impl RoundedOps for FixFormat {
             BinOp::Min => Family::min(self, a, b),
         }
     }
+
+    /// The wide accumulator's sum read out once by `r` (one draw), saturating.
+    fn dot_exact_with(&self, a: &[Bits], b: &[Bits], r: &mut Rounder) -> Bits {
+        assert_eq!(a.len(), b.len());
+        self.dot_acc_d(a, b, r.draw())
+    }
 }

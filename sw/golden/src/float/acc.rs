@@ -10,6 +10,7 @@
 
 use super::{Dy, FloatFormat, Val};
 use crate::arith::Bits;
+use crate::rounding::Draw;
 
 /// Guard bits above the largest product: sums of up to 2^63 terms cannot overflow.
 const GUARD_BITS: i64 = 64;
@@ -39,6 +40,11 @@ impl ExactAcc {
             pos_inf: false,
             neg_inf: false,
         }
+    }
+
+    /// Back to zero, the flags cleared (the array PE's `clear`).
+    pub fn clear(&mut self) {
+        *self = ExactAcc::new(self.fmt);
     }
 
     /// The accumulator's width in bits: the span of the products, 2·(emax + 1 − emin + M),
@@ -118,6 +124,11 @@ impl ExactAcc {
     /// The sum rounded once: NaN if a NaN or 0·∞ was added or both +∞ and −∞ were; an
     /// infinite result ([`FloatFormat::infinite`]) if ±∞ was; an exact zero is +0.
     pub fn result(&self) -> Bits {
+        self.result_d(Draw::Nearest)
+    }
+
+    /// The sum rounded once by `draw` (as [`ExactAcc::result`] for nearest).
+    pub(crate) fn result_d(&self, draw: Draw) -> Bits {
         let f = &self.fmt;
         if self.nan || (self.pos_inf && self.neg_inf) {
             return f.nan();
@@ -146,7 +157,7 @@ impl ExactAcc {
         let (whole, part) = ((r / 64) as usize, r % 64);
         let lost = mag[..whole].iter().any(|&l| l != 0)
             || (part != 0 && mag[whole] & ((1u64 << part) - 1) != 0);
-        f.round(neg, kept << 1 | u128::from(lost), self.scale + r - 1)
+        f.round_with(neg, kept << 1 | u128::from(lost), self.scale + r - 1, draw)
     }
 }
 

@@ -14,8 +14,8 @@ use super::{FloatFormat, Val};
 
 /// `float:E:M` with `:fn`, `:sat`, `:ftz` in any order, and the names `bf16`, `f16`,
 /// `fp8:e4m3`, `fp8:e5m2` (the registry's parser expands them, [`super::expand_name`]): the
-/// rounded sums and the exact accumulator (mode `quire`); ALU lanes (`alu`, `vector`,
-/// `convert` among floats and, by [`crate::alu::convert`], to and from fix); no PE yet.
+/// rounded sums and the exact accumulator (mode `quire`, the `float` array PE's); ALU lanes
+/// (`alu`, `vector`, `convert` among floats and, by [`crate::alu::convert`], to and from fix).
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "float",
     syntax: "float:E:M (optionally :fn, :sat, :ftz, :nonan), bf16, f16, fp8:e4m3, fp8:e5m2",
@@ -26,7 +26,11 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
         SumMode::Pairwise,
         SumMode::Quire,
     ],
-    pes: &[] as &[PeInfo],
+    pes: &[PeInfo {
+        name: "float",
+        mode: SumMode::Quire,
+        about: "exact products of two float words in the exact accumulator over the format's range, rounded once at read-out",
+    }],
     lanes: true,
     q8_word_rule: false,
     stochastic: true,

@@ -6,6 +6,7 @@ use crate::arith::{BinOp, Bits};
 use crate::exact::Ratio;
 use crate::rounding::{RoundedOps, Rounder};
 
+use super::acc::ExactAcc;
 use super::FloatFormat;
 
 impl FloatFormat {
@@ -32,6 +33,16 @@ impl FloatFormat {
     /// a · b + c with one rounding by `r` (one draw).
     pub fn fma_with(&self, a: Bits, b: Bits, c: Bits, r: &mut Rounder) -> Bits {
         self.fma_d(a, b, c, r.draw())
+    }
+
+    /// Σ a_k·b_k in the exact accumulator, read out once by `r` (one draw).
+    pub fn dot_exact_with(&self, a: &[Bits], b: &[Bits], r: &mut Rounder) -> Bits {
+        assert_eq!(a.len(), b.len());
+        let mut acc = ExactAcc::new(*self);
+        for (&x, &y) in a.iter().zip(b) {
+            acc.add_product(x, y);
+        }
+        acc.result_d(r.draw())
     }
 
     /// The word of `x` rounded by `r` (one draw).
@@ -69,5 +80,9 @@ impl RoundedOps for FloatFormat {
             BinOp::Max => self.max(a, b),
             BinOp::Min => self.min(a, b),
         }
+    }
+
+    fn dot_exact_with(&self, a: &[Bits], b: &[Bits], r: &mut Rounder) -> Bits {
+        FloatFormat::dot_exact_with(self, a, b, r)
     }
 }

@@ -17,7 +17,7 @@ use crate::RefGen;
 /// fix:I:F's word of (−1)^neg·num/den by the rule on the two's complement value v·2^F: the
 /// floor k and the fraction rem/den of one last place; step iff floor(frac·2^R) + r ≥ 2^R;
 /// then saturate.
-fn fix_round(i: u32, fb: u32, v: (BigInt, BigInt), draw: (u32, u32)) -> u64 {
+pub fn fix_round(i: u32, fb: u32, v: (BigInt, BigInt), draw: (u32, u32)) -> u64 {
     let (num, den) = v;
     let scaled = num << fb as usize;
     let (k, rem) = scaled.div_mod_floor(&den);

@@ -14,6 +14,7 @@
 //! 4. exhaustive over r: a value whose discarded part has top bits d steps for exactly d of
 //!    the 2^R draws; and unbiasedness: means of many roundings against nearest's bias.
 
+mod dot;
 mod fix;
 mod float;
 mod float_ref;

@@ -6,7 +6,7 @@
 
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::q8::Q8Type;
-use lpgen_golden::Format;
+use lpgen_golden::{Format, Rounding};
 
 use crate::arch::{Arch, Layer};
 use crate::compress::Compression;
@@ -28,7 +28,7 @@ pub struct RunConfig {
 }
 
 /// The keys of a fingerprint in the order it prints them; `true`: always present.
-const KEYS: [(&str, bool); 26] = [
+const KEYS: [(&str, bool); 27] = [
     ("O", true),
     ("L", true),
     ("F", true),
@@ -50,6 +50,7 @@ const KEYS: [(&str, bool); 26] = [
     ("storage", false),
     ("max_norm", false),
     ("accumulate", false),
+    ("rounding", false),
     ("train", true),
     ("test", true),
     ("workers", false),
@@ -330,14 +331,18 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
         normalize: by_debug([Normalize::PerPixel, Normalize::Global], get(16))
             .ok_or_else(|| bad("normalize"))?,
         seed: num(17)?,
+        rounding: v[21]
+            .map(|r| r.parse().map_err(|_| bad("rounding")))
+            .transpose()?
+            .unwrap_or(Rounding::Nearest),
     };
-    let own = format!("{} train={} test={}", cfg.fingerprint(), get(21), get(22));
+    let own = format!("{} train={} test={}", cfg.fingerprint(), get(22), get(23));
     if !fp.starts_with(&own) {
         return Err(bad("it does not print back as itself"));
     }
     Ok(RunConfig {
         cfg,
-        train_digest: hex(21)?,
-        test_digest: hex(22)?,
+        train_digest: hex(22)?,
+        test_digest: hex(23)?,
     })
 }

@@ -50,6 +50,10 @@ fn fingerprints_read_back_as_the_configuration_that_printed_them() {
     c.accumulate = crate::config::AccumulatePlaces::parse("matmul=pairwise,update=kahan").unwrap();
     c.lr = 0.0123;
     configs.push(c.clone());
+    let mut sr = crate::net::tests::cfg("bf16");
+    sr.rounding = lpgen_golden::Rounding::Stochastic(8);
+    sr.quire = true;
+    configs.push(sr);
     c.stages = Stages::all("f32".parse().unwrap());
     c.arch = Arch::build(
         &options(ModelKind::Maxout, &[24, 12], &[0.2, 0.5]),

@@ -1,9 +1,10 @@
 //! The golden machine: every [`Machine`] operation computed by the golden library, op for op,
 //! each output element whole by one thread, so the results do not depend on the thread count.
 
-use lpgen_golden::{alu, AluOp, Calc, Format, Lns};
+use lpgen_golden::{alu, AluOp, BinOp, Calc, Format, Lns};
 
 use super::{all_cores, check_shapes, fill_in_parallel, Accumulate, Machine, Mat, View};
+use crate::rounding::Draws;
 use crate::TrainError;
 
 /// The golden machine: the golden library, op for op, on `threads` threads. With `f32` it is
@@ -143,9 +144,81 @@ impl Machine for Golden {
         Ok(self.map_lanes(a.len(), |i| alu::convert(&fc, &tc, a[i])))
     }
 
+    fn matmul_rounded(
+        &mut self,
+        f: Format,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+        draws: &Draws,
+    ) -> Result<Mat, TrainError> {
+        check_shapes(a, b)?;
+        let (m, n, k) = (a.rows(), b.cols(), a.cols());
+        check_draws(draws, m * n)?;
+        let c = f.calc();
+        let (a_rows, b_cols) = (a.row_major(), b.columns());
+        let mut data = vec![0u64; m * n];
+        let blocks = fill_in_parallel(self.threads_for(m * n * k), &mut data, |start, block| {
+            for (i, out) in (start..).zip(block.iter_mut()) {
+                let (x, y) = (a_rows.row(i / n), b_cols.row(i % n));
+                *out = c
+                    .dot_exact_with(x, y, &mut draws.rounder(i))
+                    .map_err(|e| TrainError(e.0))?;
+            }
+            Ok::<(), TrainError>(())
+        });
+        blocks.into_iter().collect::<Result<(), TrainError>>()?;
+        Ok(Mat {
+            rows: m,
+            cols: n,
+            data,
+        })
+    }
+
+    fn lanes_rounded(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[u64],
+        b: &[u64],
+        draws: &Draws,
+    ) -> Result<Vec<u64>, TrainError> {
+        check_draws(draws, a.len())?;
+        let op = match op {
+            AluOp::Add => BinOp::Add,
+            AluOp::Sub => BinOp::Sub,
+            AluOp::Mul => BinOp::Mul,
+            AluOp::Div => BinOp::Div,
+            other => {
+                return Err(TrainError(format!(
+                    "lane {other:?} does not round (a trainer bug: only add, sub, mul and div take draws)"
+                )))
+            }
+        };
+        let c = f.calc();
+        c.check_rounding(draws.rounding)
+            .map_err(|e| TrainError(e.0))?;
+        let lane = |i: usize| {
+            let (x, y) = (a[i], b.get(i).copied().unwrap_or(0));
+            c.binop_with(op, x, y, &mut draws.rounder(i))
+                .expect("the rounding was checked")
+        };
+        Ok(self.map_lanes(a.len(), lane))
+    }
+
     fn name(&self) -> String {
         self.label.clone()
     }
+}
+
+/// One draw per result.
+fn check_draws(draws: &Draws, results: usize) -> Result<(), TrainError> {
+    if draws.len() != results {
+        return Err(TrainError(format!(
+            "{} draws for {results} results (a trainer bug)",
+            draws.len()
+        )));
+    }
+    Ok(())
 }
 
 impl Golden {
@@ -246,5 +319,58 @@ mod tests {
             .matmul(f, Accumulate::Pairwise, a.view(), b.view())
             .unwrap();
         assert_eq!(got.data, vec![want]);
+    }
+
+    /// `--rounding stochastic:R`: element i of a lane operation or a product is rounded with
+    /// the stream's i-th position, the same as the golden operations would round with one
+    /// rounder drawing element after element (the golden model's stream, one draw each).
+    #[test]
+    fn rounded_lanes_and_products_take_the_stream_element_by_element() {
+        use crate::rounding::Stream;
+        use lpgen_golden::{Rounder, Rounding};
+        for f in ["bf16", "fix:3:4"] {
+            let f: Format = f.parse().unwrap();
+            let c = f.calc();
+            let r = Rounding::Stochastic(6);
+            let word = |i: usize| c.from_f64(((i * 7919 % 1000) as f64 - 500.0) / 300.0);
+            let (a, b): (Vec<u64>, Vec<u64>) = (0..3000).map(|i| (word(i), word(i + 5))).unzip();
+            let mut g = Golden::default();
+            let mut stream = Stream::new(r, 4);
+            let got = g
+                .lanes_rounded(f, AluOp::Mul, &a, &b, &stream.take(a.len()))
+                .unwrap();
+            let mut seq = Rounder::new(r, 4);
+            let want: Vec<u64> = a
+                .iter()
+                .zip(&b)
+                .map(|(&x, &y)| c.binop_with(BinOp::Mul, x, y, &mut seq).unwrap())
+                .collect();
+            assert_eq!(got, want, "{f} lanes");
+            assert_ne!(
+                got,
+                g.lanes(f, AluOp::Mul, &a, &b).unwrap(),
+                "{f}: nothing moved"
+            );
+            // A 30x50 by 50x40 product goes on from where the lanes left the stream.
+            let am = Mat {
+                rows: 30,
+                cols: 50,
+                data: a[..1500].to_vec(),
+            };
+            let bm = Mat {
+                rows: 40,
+                cols: 50,
+                data: b[..2000].to_vec(),
+            };
+            let p = g
+                .matmul_rounded(f, am.view(), bm.t(), &stream.take(30 * 40))
+                .unwrap();
+            for i in 0..30 * 40 {
+                let want = c
+                    .dot_exact_with(am.row(i / 40), bm.row(i % 40), &mut seq)
+                    .unwrap();
+                assert_eq!(p.data[i], want, "{f} product element {i}");
+            }
+        }
     }
 }

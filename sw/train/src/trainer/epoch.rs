@@ -80,6 +80,7 @@ pub(super) fn train_epoch<M: Machine>(
         m: machine,
         cfg,
         storage: state.storage.as_mut(),
+        stream: state.stream.as_mut(),
     };
     let mut ep = Epoch {
         number: epoch,

@@ -21,8 +21,10 @@ use crate::model::Model;
 use crate::net::{Forward, Net};
 use crate::parallel::Worker;
 use crate::plot;
+use crate::rounding::Stream;
 use crate::storage::{EpochCounts, Storage};
 use crate::TrainError;
+use lpgen_golden::Rounding;
 
 mod epoch;
 mod results;
@@ -297,7 +299,7 @@ fn initial_state<W: Word>(
     if plan.resume {
         let template = Model::init(cfg);
         let storage = cfg.storage.map(|c| Storage::new(c, template.layers.len()));
-        let state = checkpoint::load(ck, fp, &template, storage)?;
+        let state = checkpoint::load(ck, fp, &template, storage, stream(cfg))?;
         if let Some(w) = worker {
             let largest = template
                 .layers
@@ -324,8 +326,17 @@ fn initial_state<W: Word>(
             prev_ce: None,
             history: vec![],
             storage: cfg.storage.map(|c| Storage::new(c, model.layers.len())),
+            stream: stream(cfg),
             model,
         })
+    }
+}
+
+/// The run's stochastic-rounding stream at its start (`None` for nearest).
+fn stream(cfg: &Config) -> Option<Stream> {
+    match cfg.rounding {
+        Rounding::Nearest => None,
+        r => Some(Stream::new(r, cfg.seed)),
     }
 }
 
@@ -351,6 +362,7 @@ fn fit_scales<M: Machine>(
         m: machine,
         cfg,
         storage: Some(storage),
+        stream: None,
     };
     let fcalc = cfg.stages.f.calc();
     let mut order: Vec<usize> = (0..train.len()).collect();

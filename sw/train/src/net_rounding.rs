@@ -1,0 +1,62 @@
+//! Where `--rounding stochastic:R` rounds (docs/train.md "Stochastic rounding"): the
+//! operations whose results a training step stores, each tensor taking the next positions of
+//! the run's stream (`rounding.rs`). Without a stream, and in test passes, they are the
+//! machine's own (nearest) operations.
+
+use lpgen_golden::{AluOp, Format};
+
+use crate::machine::{Accumulate, Machine, Mat, View};
+use crate::net::Net;
+use crate::TrainError;
+
+impl<M: Machine> Net<'_, M> {
+    /// y = op(a, b) stored (`training`): with a stream, each of add, sub, mul and div rounded
+    /// with the next a.len() positions; other operations do not round.
+    pub(crate) fn lanes_stored(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        (a, b): (&[M::Word], &[M::Word]),
+        training: bool,
+    ) -> Result<Vec<M::Word>, TrainError> {
+        let rounds = matches!(op, AluOp::Add | AluOp::Sub | AluOp::Mul | AluOp::Div);
+        match self.stream.as_deref_mut() {
+            Some(s) if training && rounds => {
+                let draws = s.take(a.len());
+                self.m.lanes_rounded(f, op, a, b, &draws)
+            }
+            _ => self.m.lanes(f, op, a, b),
+        }
+    }
+
+    /// An optimizer's lane operation: the update stores every result it computes (state and
+    /// parameters alike).
+    pub(crate) fn update_lanes(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[M::Word],
+        b: &[M::Word],
+    ) -> Result<Vec<M::Word>, TrainError> {
+        self.lanes_stored(f, op, (a, b), true)
+    }
+
+    /// C = A·B stored (`training`): with a stream and exact accumulation, each element read
+    /// out once with the next rows·cols positions (row-major); the other accumulations round
+    /// at every step, to nearest.
+    pub(crate) fn matmul_stored(
+        &mut self,
+        f: Format,
+        acc: Accumulate,
+        (a, b): (View<'_, M::Word>, View<'_, M::Word>),
+        training: bool,
+    ) -> Result<Mat<M::Word>, TrainError> {
+        match self.stream.as_deref_mut() {
+            Some(s) if training && acc == Accumulate::Exact => {
+                let draws = s.take(a.rows() * b.cols());
+                self.m.matmul_rounded(f, a, b, &draws)
+            }
+            _ => self.m.matmul(f, acc, a, b),
+        }
+    }
+}

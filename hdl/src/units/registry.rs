@@ -29,6 +29,8 @@ pub enum Opt {
     /// `--rows`, `--cols` (the shape of the dfix array whose flags it counts) and
     /// `--counter-bits`: the overflow monitor.
     Monitor,
+    /// `--rounding nearest|stochastic:R` and `--rounding-seed`: how results are rounded.
+    Rounding,
 }
 
 /// One unit's entry.
@@ -229,8 +231,9 @@ pub static UNITS: [UnitEntry; 18] = [
     UnitEntry {
         unit: Unit::FloatAdd,
         name: "float-add",
-        help: "float:E:M adder/subtractor (bf16, f16, fp8:e4m3, fp8:e5m2, ...), round to nearest even",
-        options: &[],
+        help: "float:E:M adder/subtractor (bf16, f16, fp8:e4m3, fp8:e5m2, ...), round to nearest even \
+               or stochastic:R",
+        options: &[Opt::Rounding],
         max_stages: |_| float::ADD_STAGES,
         build: float::add,
         grid: |full| only(Unit::FloatAdd, float::grid(full)),
@@ -238,8 +241,8 @@ pub static UNITS: [UnitEntry; 18] = [
     UnitEntry {
         unit: Unit::FloatMul,
         name: "float-mul",
-        help: "float:E:M multiplier, round to nearest even",
-        options: &[],
+        help: "float:E:M multiplier, round to nearest even or stochastic:R",
+        options: &[Opt::Rounding],
         max_stages: |_| float::MUL_STAGES,
         build: float::mul,
         grid: |full| only(Unit::FloatMul, float::grid(full)),

@@ -304,6 +304,32 @@ for t in bf16 f16 fp8:e4m3; do
   cosim convert --format fix:15:16 --to $t --stages 2 --vectors "$VECTORS" --seed "$SEED"
 done
 
+# Stochastic rounding (issue 32): float-add / float-mul --rounding stochastic:R against the
+# golden stream of the same seed (one draw per operation, idle cycles between some): every
+# pair of the 8-bit formats (every stage count on fp8:e4m3 at R = 4; R = 1, 8, 32 there too;
+# R = 3 and 12 on the variants), random + corners for bf16/f16 at R = 8 and 32 and for
+# float:11:52 at R = 32. ONLY='--rounding'.
+for s in $(stages 5); do cosim float-add --format fp8:e4m3 --rounding stochastic:4 --rounding-seed 1 --stages $s --exhaustive; done
+for s in $(stages 4); do cosim float-mul --format fp8:e4m3 --rounding stochastic:4 --rounding-seed 1 --stages $s --exhaustive; done
+for r in 1 8 32; do
+  cosim float-add --format fp8:e4m3 --rounding stochastic:$r --rounding-seed $r --stages 5 --exhaustive
+  cosim float-mul --format fp8:e4m3 --rounding stochastic:$r --rounding-seed $r --stages 4 --exhaustive
+done
+for f in fp8:e5m2 float:3:4 fp8:e4m3:sat fp8:e5m2:ftz float:3:4:fn:sat:ftz float:2:5; do
+  for r in 3 12; do
+    cosim float-add --format $f --rounding stochastic:$r --rounding-seed 7 --stages 5 --exhaustive
+    cosim float-mul --format $f --rounding stochastic:$r --rounding-seed 7 --stages 4 --exhaustive
+  done
+done
+for f in bf16 f16 f16:sat:ftz; do
+  for r in 8 32; do
+    for s in 0 5; do cosim float-add --format $f --rounding stochastic:$r --rounding-seed 5 --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+    for s in 0 4; do cosim float-mul --format $f --rounding stochastic:$r --rounding-seed 5 --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+  done
+done
+cosim float-add --format float:11:52 --rounding stochastic:32 --rounding-seed 11 --stages 5 --vectors "$VECTORS" --seed "$SEED"
+cosim float-mul --format float:11:52 --rounding stochastic:32 --rounding-seed 11 --stages 4 --vectors "$VECTORS" --seed "$SEED"
+
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done
 [ ${#failed_runs[@]} -eq 0 ]

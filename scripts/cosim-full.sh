@@ -329,6 +329,13 @@ for f in bf16 f16 f16:sat:ftz; do
 done
 cosim float-add --format float:11:52 --rounding stochastic:32 --rounding-seed 11 --stages 5 --vectors "$VECTORS" --seed "$SEED"
 cosim float-mul --format float:11:52 --rounding stochastic:32 --rounding-seed 11 --stages 4 --vectors "$VECTORS" --seed "$SEED"
+# float-fma: every triple of fp8:e4m3 and float:3:4 (2^24 each), random bf16/f16, float:11:52 at R = 18.
+cosim float-fma --format fp8:e4m3 --rounding stochastic:4 --rounding-seed 1 --stages 7 --exhaustive
+cosim float-fma --format float:3:4:ftz --rounding stochastic:12 --rounding-seed 2 --stages 3 --exhaustive
+for f in bf16 f16:sat:ftz; do
+  for s in 0 7; do cosim float-fma --format $f --rounding stochastic:16 --rounding-seed 5 --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+done
+cosim float-fma --format float:11:52 --rounding stochastic:18 --rounding-seed 11 --stages 7 --vectors "$VECTORS" --seed "$SEED"
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done

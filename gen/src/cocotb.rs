@@ -37,7 +37,9 @@ pub fn unsupported(p: &Params) -> Option<String> {
     let why = match p.unit {
         Unit::PositAdd | Unit::PositMul | Unit::LnsAdd | Unit::LnsMul => return None,
         // The package's add and mul round to nearest only.
-        Unit::FloatAdd | Unit::FloatMul if p.rounding != lpgen_golden::Rounding::Nearest => {
+        Unit::FloatAdd | Unit::FloatMul | Unit::FloatFma
+            if p.rounding != lpgen_golden::Rounding::Nearest =>
+        {
             "stochastic rounding has no Python model yet"
         }
         Unit::FloatAdd | Unit::FloatMul | Unit::FloatFma => return None,

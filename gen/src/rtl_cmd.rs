@@ -41,7 +41,7 @@ pub struct DesignArgs {
     /// Bits of each saturating counter of dfix-monitor
     #[arg(long, default_value_t = lpgen_hdl::units::DFIX_COUNTER_BITS)]
     counter_bits: u32,
-    /// Rounding of float-add/float-mul results: nearest, or stochastic:R (R random bits
+    /// Rounding of float-add/float-mul/float-fma results: nearest, or stochastic:R (R random bits
     /// from the golden xorshift32 stream, 1..=32; docs/rtl.md)
     #[arg(long, default_value = "nearest")]
     rounding: String,

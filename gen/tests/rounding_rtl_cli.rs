@@ -67,7 +67,7 @@ fn bad_requests_are_refused_in_one_line() {
             &["float-add", "--rounding", "up"],
             "nearest or stochastic:R",
         ),
-        (&["float-fma", "--rounding", "stochastic:4"], "nearest only"),
+        (&["fix-mac", "--rounding", "stochastic:4"], "nearest only"),
         (&["alu", "--rounding", "stochastic:4"], "nearest only"),
         (&["float-add", "--rounding-seed", "3"], "needs --rounding"),
         (

@@ -64,7 +64,7 @@ pub struct Parameters {
     /// Bits of each saturating counter (`dfix-monitor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter_bits: Option<u32>,
-    /// `stochastic:R` (float-add, float-mul; absent: round to nearest).
+    /// `stochastic:R` (float-add, float-mul, float-fma; absent: round to nearest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounding: Option<String>,
     /// The seed of the stochastic rounding's xorshift32 stream (with `rounding`).

@@ -4,7 +4,8 @@
 //! idle cycles between operations (scripts/cosim-full.sh runs more formats, R and stages).
 //! Every fp8:e4m3 pair (add with both settings of `sub`, at 5 stages; mul at 2), every
 //! fp8:e5m2:ftz product with R = 12 (more random bits than discarded ones), random and
-//! corner bf16 sums (R = 8) and products (R = 32); and three mutants it catches: a wrong
+//! corner bf16 sums (R = 8) and products (R = 32), float-fma on every float:2:2 triple
+//! (R = 5) and random bf16 triples near cancellation (R = 32); and three mutants it catches: a wrong
 //! stream step (xorshift's 17 → 15), the stream stepping on idle cycles too, and the
 //! comparison d + r > 2^R instead of ≥.
 
@@ -45,6 +46,17 @@ fn bf16_random_and_corners() {
     let p = sr(Unit::FloatMul, "bf16", 1, 32, 9);
     let r = check(&tc, &p, Mode::Vectors(40_000), 0xbf17);
     assert!(r.passed > 40_000, "{}", r.passed);
+}
+
+#[test]
+fn float_fma_float_2_2_all_triples_and_bf16_random() {
+    let tc = toolchain();
+    let p = sr(Unit::FloatFma, "float:2:2", 7, 5, 2);
+    let r = check(&tc, &p, Mode::Exhaustive, 0);
+    assert_eq!(r.passed, 1 << 15);
+    let p = sr(Unit::FloatFma, "bf16", 3, 32, 3);
+    let r = check(&tc, &p, Mode::Vectors(20_000), 0xf3a);
+    assert!(r.passed > 20_000, "{}", r.passed);
 }
 
 fn mul_e4m3() -> Params {

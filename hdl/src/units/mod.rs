@@ -221,7 +221,7 @@ pub struct Params {
     pub q8: Q8Type,
     /// Bits of each saturating counter (dfix-monitor only).
     pub counter_bits: u32,
-    /// How results are rounded (units with [`Opt::Rounding`]: float-add, float-mul):
+    /// How results are rounded (units with [`Opt::Rounding`]: float-add, float-mul, float-fma):
     /// `nearest`, or `stochastic:R` with R random bits from the golden xorshift32 stream.
     pub rounding: Rounding,
     /// The seed of that stream (`stochastic:R` only): the register resets to

@@ -250,8 +250,8 @@ pub static UNITS: [UnitEntry; 18] = [
     UnitEntry {
         unit: Unit::FloatFma,
         name: "float-fma",
-        help: "float:E:M fused multiply-add a·b + c, rounded once to nearest even",
-        options: &[],
+        help: "float:E:M fused multiply-add a·b + c, rounded once to nearest even or stochastic:R",
+        options: &[Opt::Rounding],
         max_stages: |_| float::FMA_STAGES,
         build: float::fma,
         grid: |full| only(Unit::FloatFma, float::grid(full)),

@@ -168,13 +168,9 @@ pub(crate) fn is_nan_word(f: FloatFormat, y: &E) -> E {
 /// Align and add, between two candidate boundaries: the smaller significand shifted right by
 /// `d` (the exponent difference; what falls out becomes a sticky bit), then big + small, or
 /// big − small when `eff_sub`, in one adder (the subtrahend inverted, `eff_sub` as the carry
-/// in). The sum has the significands' width + 4 bits: a carry bit on top, guard, round and
-/// sticky below (see [`align_add_with`] for more low bits). Shared by `float-add` and the addition of `float-fma`.
-pub(crate) fn align_add(m: &mut Module, d: &E, big_sig: &E, small_sig: &E, eff_sub: &E) -> E {
-    align_add_with(m, d, big_sig, small_sig, eff_sub, 3)
-}
-
-/// [`align_add`] with `low` extra low bits instead of three (the lowest one sticky).
+/// in). The sum has the significands' width + 1 + `low` bits: a carry bit on top and `low`
+/// bits below, the lowest a sticky bit (3 to round to nearest: guard, round, sticky).
+/// Shared by `float-add` and the addition of `float-fma`.
 pub(crate) fn align_add_with(
     m: &mut Module,
     d: &E,

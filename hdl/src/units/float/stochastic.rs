@@ -1,4 +1,5 @@
-//! Stochastic rounding of `float-add` and `float-mul` (`--rounding stochastic:R`, issue 32):
+//! Stochastic rounding of `float-add`, `float-mul` and `float-fma` (`--rounding
+//! stochastic:R`, issue 32):
 //! the unit holds the golden stream's generator, a 32-bit xorshift32 state register
 //! (`sr_state`). It resets (on `rst`) to the golden `Xorshift32::from_seed(seed)` state, a
 //! constant of the design, and steps once in every cycle with `in_valid`: the operation
@@ -11,7 +12,7 @@ use lpgen_golden::rounding::Xorshift32;
 use lpgen_golden::Rounding;
 
 use super::super::{Params, Unit};
-use super::{ADD_STAGES, MUL_STAGES};
+use super::{ADD_STAGES, FMA_STAGES, MUL_STAGES};
 use crate::ir::{cat, konst, Module, E};
 
 /// The header line of a stochastic design.
@@ -48,10 +49,14 @@ pub(crate) fn random_bits(m: &mut Module, p: &Params, in_valid: &E) -> Option<E>
     Some(m.wire("sr_random", &next.bits(31, 32 - bits)))
 }
 
-/// The stochastic designs of the lint grid: (format, R, seed) × float-add, float-mul at
-/// stages 0 and max (lean: three of them).
+/// The stochastic designs of the lint grid: (format, R, seed) × float-add, float-mul,
+/// float-fma at stages 0 and max (lean: four of them).
 pub(crate) fn grid(full: bool) -> Vec<Params> {
-    let units = [(Unit::FloatAdd, ADD_STAGES), (Unit::FloatMul, MUL_STAGES)];
+    let units = [
+        (Unit::FloatAdd, ADD_STAGES),
+        (Unit::FloatMul, MUL_STAGES),
+        (Unit::FloatFma, FMA_STAGES),
+    ];
     let mut g = vec![];
     let mut push = |unit, f: &str, r, seed, s| {
         let p = Params::new(unit, f.parse().expect("a float format"));
@@ -61,6 +66,7 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         push(Unit::FloatAdd, "fp8:e4m3", 4, 1, ADD_STAGES);
         push(Unit::FloatMul, "bf16", 8, 7, 0);
         push(Unit::FloatAdd, "float:3:4:ftz", 9, 0, 2);
+        push(Unit::FloatFma, "bf16", 32, 3, FMA_STAGES);
         return g;
     }
     for (f, r, seed) in [
@@ -72,6 +78,8 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         ("float:11:52", 32, 11),
     ] {
         for (unit, max) in units {
+            // float:11:52's fma takes at most R = 18 (the sum's width).
+            let r = if unit == Unit::FloatFma { r.min(18) } else { r };
             for s in [0, max] {
                 push(unit, f, r, seed, s);
             }
@@ -109,10 +117,10 @@ mod tests {
     #[test]
     fn refusals_are_one_line() {
         let f = "bf16".parse().unwrap();
-        let p = Params::new(Unit::FloatFma, f).rounding(Rounding::Stochastic(4), 0);
+        let p = Params::new(Unit::Alu, f).rounding(Rounding::Stochastic(4), 0);
         let e = generate(&p).unwrap_err().0;
         assert!(
-            e.contains("float-add, float-mul") && !e.contains('\n'),
+            e.contains("float-add, float-mul, float-fma") && !e.contains('\n'),
             "{e}"
         );
         let p = Params::new(Unit::FloatAdd, f).rounding(Rounding::Nearest, 3);

@@ -419,30 +419,6 @@ fn parameters(p: &Params) -> Parameters {
     }
 }
 
-/// Refuses a rounding the unit does not take, and a seed without a stream, in one line.
-fn check_rounding(p: &Params) -> Result<(), GenError> {
-    let e = entry(p.unit);
-    if p.rounding != Rounding::Nearest && !e.takes(Opt::Rounding) {
-        let with: Vec<&str> = UNITS
-            .iter()
-            .filter(|u| u.takes(Opt::Rounding))
-            .map(|u| u.name)
-            .collect();
-        return Err(GenError(format!(
-            "{} rounds to nearest only, not {} (stochastic rounding: {})",
-            e.name,
-            p.rounding,
-            with.join(", ")
-        )));
-    }
-    if p.rounding == Rounding::Nearest && p.rounding_seed != 0 {
-        return Err(GenError(
-            "a rounding seed needs stochastic rounding (--rounding stochastic:R)".into(),
-        ));
-    }
-    Ok(())
-}
-
 fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
     let ports = Port::list(&b.module);
     Manifest {
@@ -473,7 +449,7 @@ pub(crate) fn too_many_stages(what: &str, max: u32, stages: u32, hint: &str) -> 
 /// Generates the design `p` selects.
 pub fn generate(p: &Params) -> Result<Design, GenError> {
     crate::limits::check_params(p)?;
-    check_rounding(p)?;
+    registry::check_rounding(p)?;
     dfix::check(p)?;
     if matches!(p.unit, Unit::Alu | Unit::Vector) {
         family::hw(&p.format).check_lane(p)?;

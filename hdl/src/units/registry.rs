@@ -12,6 +12,7 @@ use super::family::hw;
 use super::{
     alu, array, convert, dfix, fix, float, lns, posit, q8, quant1, Built, GenError, Params, Unit,
 };
+use lpgen_golden::Rounding;
 
 /// A design option of `lpgen rtl` besides `--format` and `--stages` (which every unit takes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,6 +258,30 @@ pub static UNITS: [UnitEntry; 18] = [
         grid: |full| only(Unit::FloatFma, float::grid(full)),
     },
 ];
+
+/// Refuses a rounding the unit does not take, and a seed without a stream, in one line.
+pub(crate) fn check_rounding(p: &Params) -> Result<(), GenError> {
+    let e = entry(p.unit);
+    if p.rounding != Rounding::Nearest && !e.takes(Opt::Rounding) {
+        let with: Vec<&str> = UNITS
+            .iter()
+            .filter(|u| u.takes(Opt::Rounding))
+            .map(|u| u.name)
+            .collect();
+        return Err(GenError(format!(
+            "{} rounds to nearest only, not {} (stochastic rounding: {})",
+            e.name,
+            p.rounding,
+            with.join(", ")
+        )));
+    }
+    if p.rounding == Rounding::Nearest && p.rounding_seed != 0 {
+        return Err(GenError(
+            "a rounding seed needs stochastic rounding (--rounding stochastic:R)".into(),
+        ));
+    }
+    Ok(())
+}
 
 /// The entry of `unit`.
 pub fn entry(unit: Unit) -> &'static UnitEntry {

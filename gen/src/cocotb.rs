@@ -36,6 +36,12 @@ const MODELLED_PES: [PeKind; 5] = [
 pub fn unsupported(p: &Params) -> Option<String> {
     let why = match p.unit {
         Unit::PositAdd | Unit::PositMul | Unit::LnsAdd | Unit::LnsMul => return None,
+        // The package's add and mul round to nearest only.
+        Unit::FloatAdd | Unit::FloatMul | Unit::FloatFma
+            if p.rounding != lpgen_golden::Rounding::Nearest =>
+        {
+            "stochastic rounding has no Python model yet"
+        }
         Unit::FloatAdd | Unit::FloatMul | Unit::FloatFma => return None,
         Unit::Q8Enc | Unit::Q8Dec => return None,
         // PEs whose read-out is the registry's dot product in their mode, rounded once, and

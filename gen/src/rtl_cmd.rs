@@ -45,6 +45,14 @@ pub struct DesignArgs {
     /// Bits of each saturating counter of dfix-monitor
     #[arg(long, default_value_t = lpgen_hdl::units::DFIX_COUNTER_BITS)]
     counter_bits: u32,
+    /// Rounding of float-add/float-mul/float-fma results: nearest, or stochastic:R (R random bits
+    /// from the golden xorshift32 stream, 1..=32; docs/rtl.md)
+    #[arg(long, default_value = "nearest")]
+    rounding: String,
+    /// Seed of the stochastic rounding's stream (u64; the register resets to the golden
+    /// generator's state of this seed)
+    #[arg(long)]
+    rounding_seed: Option<u64>,
 }
 
 /// `--format`'s help: every family's format strings.
@@ -90,6 +98,16 @@ impl DesignArgs {
         }
         p.q8 = self.q8.parse()?;
         p.counter_bits = self.counter_bits;
+        let rounding: lpgen_golden::Rounding = self
+            .rounding
+            .parse()
+            .map_err(|e: lpgen_golden::FormatError| CliError(e.0))?;
+        p = p.rounding(rounding, self.rounding_seed.unwrap_or(0));
+        if rounding == lpgen_golden::Rounding::Nearest && self.rounding_seed.is_some() {
+            return Err(CliError(
+                "--rounding-seed needs --rounding stochastic:R".into(),
+            ));
+        }
         Ok(p)
     }
 }

@@ -67,6 +67,12 @@ pub struct Parameters {
     /// The float PE's accumulator format (`--acc`); absent for the exact accumulator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acc: Option<String>,
+    /// `stochastic:R` (float-add, float-mul, float-fma; absent: round to nearest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounding: Option<String>,
+    /// The seed of the stochastic rounding's xorshift32 stream (with `rounding`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounding_seed: Option<u64>,
 }
 
 /// One port of the top module.

@@ -30,7 +30,7 @@ use std::fmt;
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::family::{pe_kind, pe_kinds, FamilyEntry, PeInfo};
 use lpgen_golden::q8::Q8Type;
-use lpgen_golden::{Format, SumMode};
+use lpgen_golden::{Format, Rounding, SumMode};
 
 use crate::emit;
 use crate::ir::{Module, StagePlan, E};
@@ -227,6 +227,12 @@ pub struct Params {
     /// The float PE's accumulator format (`--acc`; array with `--pe float` only; `None`: the
     /// exact accumulator).
     pub acc: Option<Format>,
+    /// How results are rounded (units with [`Opt::Rounding`]: float-add, float-mul, float-fma):
+    /// `nearest`, or `stochastic:R` with R random bits from the golden xorshift32 stream.
+    pub rounding: Rounding,
+    /// The seed of that stream (`stochastic:R` only): the register resets to
+    /// `lpgen_golden::rounding::Xorshift32::from_seed(seed)`, as the golden `Rounder`.
+    pub rounding_seed: u64,
 }
 
 impl Params {
@@ -246,6 +252,8 @@ impl Params {
             q8: Q8Type::DynamicTree,
             counter_bits: DFIX_COUNTER_BITS,
             acc: None,
+            rounding: Rounding::Nearest,
+            rounding_seed: 0,
         }
     }
 
@@ -277,6 +285,13 @@ impl Params {
 
     pub fn stages(mut self, s: u32) -> Params {
         self.stages = s;
+        self
+    }
+
+    /// Results rounded by `rounding`, its random stream seeded with `seed`.
+    pub fn rounding(mut self, rounding: Rounding, seed: u64) -> Params {
+        self.rounding = rounding;
+        self.rounding_seed = seed;
         self
     }
 }
@@ -333,6 +348,9 @@ pub fn top_name(p: &Params) -> String {
     }
     if e.takes(Opt::Q8) {
         extra = format!("_{}", p.q8.name().replace('-', "_"));
+    }
+    if let (true, Rounding::Stochastic(r)) = (e.takes(Opt::Rounding), p.rounding) {
+        extra = format!("_sr{r}");
     }
     let to = match p.to {
         Some(t) if e.takes(Opt::To) && t != p.format => {
@@ -407,6 +425,8 @@ fn parameters(p: &Params) -> Parameters {
         q8: e.takes(Opt::Q8).then(|| p.q8.to_string()),
         counter_bits: e.takes(Opt::Monitor).then_some(p.counter_bits),
         acc: p.acc.filter(|_| array).map(|a| a.to_string()),
+        rounding: (p.rounding != Rounding::Nearest).then(|| p.rounding.to_string()),
+        rounding_seed: (p.rounding != Rounding::Nearest).then_some(p.rounding_seed),
     }
 }
 
@@ -440,6 +460,7 @@ pub(crate) fn too_many_stages(what: &str, max: u32, stages: u32, hint: &str) -> 
 /// Generates the design `p` selects.
 pub fn generate(p: &Params) -> Result<Design, GenError> {
     crate::limits::check_params(p)?;
+    registry::check_rounding(p)?;
     dfix::check(p)?;
     if matches!(p.unit, Unit::Alu | Unit::Vector) {
         family::hw(&p.format).check_lane(p)?;
@@ -497,6 +518,12 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
             }
         },
     ];
+    if let Rounding::Stochastic(r) = p.rounding {
+        built
+            .module
+            .header
+            .push(float::stochastic_header(r, p.rounding_seed));
+    }
     let verilog = Verilog::of(&built.module, emit::verilog(&built.module));
     let manifest = manifest(p, &built, &top, verilog.names());
     Ok(Design {

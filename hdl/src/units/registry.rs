@@ -12,6 +12,7 @@ use super::family::hw;
 use super::{
     alu, array, convert, dfix, fix, float, lns, posit, q8, quant1, Built, GenError, Params, Unit,
 };
+use lpgen_golden::Rounding;
 
 /// A design option of `lpgen rtl` besides `--format` and `--stages` (which every unit takes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,6 +30,8 @@ pub enum Opt {
     /// `--rows`, `--cols` (the shape of the dfix array whose flags it counts) and
     /// `--counter-bits`: the overflow monitor.
     Monitor,
+    /// `--rounding nearest|stochastic:R` and `--rounding-seed`: how results are rounded.
+    Rounding,
 }
 
 /// One unit's entry.
@@ -229,8 +232,9 @@ pub static UNITS: [UnitEntry; 18] = [
     UnitEntry {
         unit: Unit::FloatAdd,
         name: "float-add",
-        help: "float:E:M adder/subtractor (bf16, f16, fp8:e4m3, fp8:e5m2, ...), round to nearest even",
-        options: &[],
+        help: "float:E:M adder/subtractor (bf16, f16, fp8:e4m3, fp8:e5m2, ...), round to nearest even \
+               or stochastic:R",
+        options: &[Opt::Rounding],
         max_stages: |_| float::ADD_STAGES,
         build: float::add,
         grid: |full| only(Unit::FloatAdd, float::grid(full)),
@@ -238,8 +242,8 @@ pub static UNITS: [UnitEntry; 18] = [
     UnitEntry {
         unit: Unit::FloatMul,
         name: "float-mul",
-        help: "float:E:M multiplier, round to nearest even",
-        options: &[],
+        help: "float:E:M multiplier, round to nearest even or stochastic:R",
+        options: &[Opt::Rounding],
         max_stages: |_| float::MUL_STAGES,
         build: float::mul,
         grid: |full| only(Unit::FloatMul, float::grid(full)),
@@ -247,13 +251,37 @@ pub static UNITS: [UnitEntry; 18] = [
     UnitEntry {
         unit: Unit::FloatFma,
         name: "float-fma",
-        help: "float:E:M fused multiply-add a·b + c, rounded once to nearest even",
-        options: &[],
+        help: "float:E:M fused multiply-add a·b + c, rounded once to nearest even or stochastic:R",
+        options: &[Opt::Rounding],
         max_stages: |_| float::FMA_STAGES,
         build: float::fma,
         grid: |full| only(Unit::FloatFma, float::grid(full)),
     },
 ];
+
+/// Refuses a rounding the unit does not take, and a seed without a stream, in one line.
+pub(crate) fn check_rounding(p: &Params) -> Result<(), GenError> {
+    let e = entry(p.unit);
+    if p.rounding != Rounding::Nearest && !e.takes(Opt::Rounding) {
+        let with: Vec<&str> = UNITS
+            .iter()
+            .filter(|u| u.takes(Opt::Rounding))
+            .map(|u| u.name)
+            .collect();
+        return Err(GenError(format!(
+            "{} rounds to nearest only, not {} (stochastic rounding: {})",
+            e.name,
+            p.rounding,
+            with.join(", ")
+        )));
+    }
+    if p.rounding == Rounding::Nearest && p.rounding_seed != 0 {
+        return Err(GenError(
+            "a rounding seed needs stochastic rounding (--rounding stochastic:R)".into(),
+        ));
+    }
+    Ok(())
+}
 
 /// The entry of `unit`.
 pub fn entry(unit: Unit) -> &'static UnitEntry {

@@ -1,8 +1,13 @@
 //! `float-fma` (a, b, c → y, nan): y = a·b + c rounded once. Exhaustive: every operand
 //! triple (8-bit words: 2^24); otherwise every triple of corner cases, then random triples
 //! whose c is often near ±a·b (cancellation, ties).
+//!
+//! With `--rounding stochastic:R` the golden `FloatFormat::fma_with` replays the unit's
+//! stream (one draw per operation, in order, from `Rounder::new(stochastic:R, seed)`); then
+//! no restart point is marked (a result depends on the operations before it) and an idle
+//! cycle comes before every 13th operation, as in the `stochastic` driver.
 
-use lpgen_golden::{FloatFormat, Format};
+use lpgen_golden::{FloatFormat, Format, Rounder, Rounding};
 use lpgen_hdl::Params;
 
 use super::float_words::{float_pair, float_specials, float_word};
@@ -12,6 +17,9 @@ use crate::Result;
 
 /// Exhaustive runs up to this many operand triples (8-bit words).
 const MAX_TRIPLES_LOG2: u32 = 24;
+
+/// Stochastic rounding: an idle cycle before every this many operations.
+const BUBBLE_EVERY: u64 = 13;
 
 fn format(p: &Params) -> Result<FloatFormat> {
     match p.format {
@@ -35,6 +43,7 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Mode::Exhaustive => 1u64 << (3 * w),
         Mode::Vectors(n) => n + (float_specials(f).len() as u64).pow(3),
     };
+    let cycles = cycles + cycles / BUBBLE_EVERY;
     Ok(Plan { cycles, drive })
 }
 
@@ -70,12 +79,26 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     let (y, nan) = (l.slot("y")?, l.slot("nan")?);
     let mut ins = vec![0u64; l.in_slots];
     let mut want = vec![0u64; l.out_slots];
-    ins[valid] = 1;
+    let stochastic = ctx.p.rounding != Rounding::Nearest;
+    let mut rounder = Rounder::new(ctx.p.rounding, ctx.p.rounding_seed);
+    let mut count = 0u64;
     let mut op = |chk: &mut crate::Checker, x: u64, yv: u64, z: u64| {
+        if stochastic && count % BUBBLE_EVERY == BUBBLE_EVERY - 1 {
+            // Idle, with other operands on the inputs: the stream must not step.
+            ins[valid] = 0;
+            (ins[a], ins[b], ins[c]) = (yv, x, z);
+            chk.push(&ins, None);
+        }
+        count += 1;
+        ins[valid] = 1;
         (ins[a], ins[b], ins[c]) = (x, yv, z);
-        let r = f.fma(x, yv, z);
+        let r = if stochastic {
+            f.fma_with(x, yv, z, &mut rounder)
+        } else {
+            chk.mark_restart();
+            f.fma(x, yv, z)
+        };
         (want[y], want[nan]) = (r, u64::from(f.is_nan(r)));
-        chk.mark_restart();
         chk.push(&ins, Some(&want));
     };
     let w = f.width();

@@ -22,13 +22,14 @@ mod kahan;
 mod mac;
 mod q8;
 mod quant1;
+mod stochastic;
 pub(crate) mod words;
 
 pub use array::Pes;
 
 use std::path::{Path, PathBuf};
 
-use lpgen_golden::Calc;
+use lpgen_golden::{Calc, Rounding};
 use lpgen_hdl::{generate, Design, Params, PeKind, Unit};
 
 use crate::engine::{replay_vcd, Checker, Mismatch, Replay};
@@ -204,6 +205,9 @@ pub(crate) struct Ctx<'a> {
 /// The registry: the driver of each unit, refusing impossible requests (exit status 2).
 fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     match p.unit {
+        Unit::FloatAdd | Unit::FloatMul if p.rounding != Rounding::Nearest => {
+            stochastic::plan(p, mode)
+        }
         Unit::LnsMul
         | Unit::LnsAdd
         | Unit::PositAdd

@@ -4,8 +4,10 @@ use lpgen_golden::FloatFormat;
 
 use super::super::posit::decode::lzc;
 use super::super::{finish, start, Built, GenError, Params};
+use super::stochastic::random_bits;
 use super::{
-    align_add, decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word, Decoded,
+    align_add_with, decode, float_format, inf_word, is_nan_word, qnan, round_encode_with,
+    zero_word, Decoded,
 };
 use crate::ir::{cat, konst, mux, signed_bits, Module, E};
 
@@ -23,7 +25,8 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
     let a = m.input("a", f.width());
     let b = m.input("b", f.width());
     let sub = m.input("sub", 1);
-    let y = add_core(&mut m, f, &a, &b, &sub);
+    let random = random_bits(&mut m, p, &valid);
+    let y = add_core_with(&mut m, f, &a, &b, &sub, random.as_ref());
     let y = m.wire("sum_word", &y);
     m.output("y", &y);
     m.output("nan", &is_nan_word(f, &y));
@@ -32,21 +35,38 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
 
 /// The adder's datapath: y in the cycle it ends in. Marks [`ADD_STAGES`] boundaries.
 pub(crate) fn add_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, sub: &E) -> E {
+    add_core_with(m, f, a, b, sub, None)
+}
+
+/// [`add_core`], rounded stochastically with `random` (R bits) when given. The sum then
+/// keeps R + 2 low bits (at least 3): after a one-place normalisation the top R discarded
+/// bits are exact and the sticky bit lies below them (a cancellation of more places comes
+/// from an exponent difference ≤ 1, which loses no bits).
+pub(crate) fn add_core_with(
+    m: &mut Module,
+    f: FloatFormat,
+    a: &E,
+    b: &E,
+    sub: &E,
+    random: Option<&E>,
+) -> E {
     m.comment("decode a and b (sign, exponent, significand; NaN, infinity, zero)");
     let da = decode(m, f, "a", a);
     let db = decode(m, f, "b", b);
-    add_decoded(m, f, &da, &db, sub)
+    add_decoded(m, f, &da, &db, sub, random)
 }
 
 /// The adder from decoded operands (of `f`'s decoder, or made like them: the same widths,
 /// significands normalised unless the exponent is 1): y in the cycle it ends in. Marks
 /// [`ADD_STAGES`] boundaries. Also the accumulation of the float PE with `--acc` (`pe.rs`).
+/// Rounded stochastically with `random` when given, as [`add_core_with`].
 pub(crate) fn add_decoded(
     m: &mut Module,
     f: FloatFormat,
     da: &Decoded,
     db: &Decoded,
     sub: &E,
+    random: Option<&E>,
 ) -> E {
     let sb = m.wire("b_sign_eff", &db.sign.xor(sub));
     // NaN: a NaN operand, or ∞ − ∞.
@@ -75,7 +95,15 @@ pub(crate) fn add_decoded(
     let big_sig = m.wire("big_sig", &pick(&da.sig, &db.sig));
     let small_sig = m.wire("small_sig", &pick(&db.sig, &da.sig));
     m.stage();
-    let sum = align_add(m, &big_exp.sub(&small_exp), &big_sig, &small_sig, &eff_sub);
+    let low = random.map_or(3, |r| (r.width + 2).max(3));
+    let sum = align_add_with(
+        m,
+        &big_exp.sub(&small_exp),
+        &big_sig,
+        &small_sig,
+        &eff_sub,
+        low,
+    );
     let aw = sum.width;
     m.stage();
     m.comment("normalise: the sum's leading one to the top; its biased exponent");
@@ -86,7 +114,7 @@ pub(crate) fn add_decoded(
     let be = big_exp.zext(bw).add(&konst(bw, 1)).sub(&lz.zext(bw));
     let be = m.wire("norm_exp", &be);
     m.stage();
-    let word = round_encode(m, f, &big_sign, &be, &norm);
+    let word = round_encode_with(m, f, &big_sign, &be, &norm, random);
     m.comment("specials: NaN, infinity, an exact zero sum");
     let word = mux(&sum_zero, &zero_word(f, &zero_sign), &word);
     let word = match inf {

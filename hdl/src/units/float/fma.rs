@@ -4,8 +4,10 @@ use lpgen_golden::FloatFormat;
 
 use super::super::posit::decode::lzc;
 use super::super::{finish, start, Built, GenError, Params};
+use super::stochastic::random_bits;
 use super::{
-    align_add, decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word, Decoded,
+    align_add_with, decode, float_format, inf_word, is_nan_word, qnan, round_encode_with,
+    zero_word, Decoded,
 };
 use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
 
@@ -19,11 +21,24 @@ pub(crate) const FMA_STAGES: u32 = 7;
 /// extra low bits), normalised and rounded once.
 pub(crate) fn fma(p: &Params) -> Result<Built, GenError> {
     let f = float_format(p.format, "unit 'float-fma'")?;
+    if let lpgen_golden::Rounding::Stochastic(r) = p.rounding {
+        // The sum: 2·(M + 1) bits, a carry, R + 2 low bits; the datapath's words hold 127.
+        let most = 122i64 - 2 * i64::from(f.frac_bits);
+        if i64::from(r) > most {
+            return Err(GenError(format!(
+                "float-fma on {} rounds stochastically with at most {} random bits, not {r} \
+                 (its sum of 2·(M + 1) + R + 3 bits must stay under 128)",
+                p.format,
+                most.max(0)
+            )));
+        }
+    }
     let (mut m, valid) = start(p, FMA_STAGES)?;
     let a = m.input("a", f.width());
     let b = m.input("b", f.width());
     let c = m.input("c", f.width());
-    let y = fma_core(&mut m, f, &a, &b, &c);
+    let random = random_bits(&mut m, p, &valid);
+    let y = fma_core(&mut m, f, &a, &b, &c, random.as_ref());
     let y = m.wire("fma_word", &y);
     m.output("y", &y);
     m.output("nan", &is_nan_word(f, &y));
@@ -39,13 +54,14 @@ struct Term {
     zero: E,
 }
 
-/// The signed width of every exponent of the datapath.
-fn exp_width(f: FloatFormat) -> u32 {
+/// The signed width of every exponent of the datapath (the sum keeps `low` low bits).
+fn exp_width(f: FloatFormat, low: u32) -> u32 {
     let (mf, bias) = (i64::from(f.frac_bits), f.bias());
     let pw = 2 * mf + 2;
-    let lo = 2 - bias - 2 * mf - (pw + 4);
+    let sw = pw + 1 + i64::from(low);
+    let lo = 2 - bias - 2 * mf - sw;
     let hi = 2 * ((1i64 << f.exp_bits) - 1) + 2;
-    let count_bits = (pw as u32 + 4).next_power_of_two().trailing_zeros();
+    let count_bits = (sw as u32).next_power_of_two().trailing_zeros();
     signed_bits(lo, hi).max(f.exp_bits + 2).max(count_bits + 2)
 }
 
@@ -73,10 +89,13 @@ fn specials(
     (m.wire("is_nan", &nan), inf)
 }
 
-/// The datapath: y in the cycle it ends in. Marks [`FMA_STAGES`] boundaries.
-fn fma_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, c: &E) -> E {
+/// The datapath: y in the cycle it ends in, rounded stochastically with `random` (R bits)
+/// when given; the sum then keeps R + 2 low bits, as the adder's (`add_core_with`). Marks
+/// [`FMA_STAGES`] boundaries.
+fn fma_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, c: &E, random: Option<&E>) -> E {
     let (mf, bias) = (f.frac_bits, f.bias());
-    let bw = exp_width(f);
+    let low = random.map_or(3, |r| (r.width + 2).max(3));
+    let bw = exp_width(f, low);
     m.comment("decode a, b and c (sign, exponent, significand; NaN, infinity, zero)");
     let da = decode(m, f, "a", a);
     let db = decode(m, f, "b", b);
@@ -109,8 +128,8 @@ fn fma_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, c: &E) -> E {
         sig: m.wire("addend_sig", &c_sig),
         zero: dc.zero.clone(),
     };
-    let (sign, be, norm, sum_zero) = add_terms(m, bw, &p, &q);
-    let word = round_encode(m, f, &sign, &be, &norm);
+    let (sign, be, norm, sum_zero) = add_terms(m, bw, low, &p, &q);
+    let word = round_encode_with(m, f, &sign, &be, &norm, random);
     m.comment("specials: NaN, infinity, an exact zero sum");
     let word = mux(&sum_zero, &zero_word(f, &zero_sign), &word);
     let word = match inf {
@@ -123,7 +142,7 @@ fn fma_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, c: &E) -> E {
 /// p + q of two normalised terms (significands of equal width, `bw`-bit exponents): (sign, biased
 /// exponent of the sum's leading one, the sum with it at the top, sum is zero). Marks three
 /// boundaries (before align, before add, before normalise).
-fn add_terms(m: &mut Module, bw: u32, p: &Term, q: &Term) -> (E, E, E, E) {
+fn add_terms(m: &mut Module, bw: u32, low: u32, p: &Term, q: &Term) -> (E, E, E, E) {
     m.comment("compare: the larger magnitude leads (a zero never does)");
     let p_less = p
         .exp
@@ -141,7 +160,7 @@ fn add_terms(m: &mut Module, bw: u32, p: &Term, q: &Term) -> (E, E, E, E) {
     m.stage();
     let dw = bw + 1;
     let d = big_exp.sext(dw).sub(&small_exp.sext(dw));
-    let sum = align_add(m, &d, &big_sig, &small_sig, &eff_sub);
+    let sum = align_add_with(m, &d, &big_sig, &small_sig, &eff_sub, low);
     m.stage();
     m.comment("normalise: the sum's leading one to the top; its biased exponent");
     let (lz, sum_zero) = lzc(m, "sum", &sum);

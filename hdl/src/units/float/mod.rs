@@ -21,6 +21,7 @@ mod fma;
 mod lane;
 mod mul;
 mod pe;
+mod stochastic;
 
 use std::rc::Rc;
 
@@ -35,6 +36,7 @@ pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use lane::check_hardware;
 pub(crate) use mul::{mul, MUL_STAGES};
 pub(crate) use pe::FLOAT_PE;
+pub(crate) use stochastic::stochastic_header;
 
 pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {
     match f {
@@ -168,14 +170,22 @@ pub(crate) fn is_nan_word(f: FloatFormat, y: &E) -> E {
 /// Align and add, between two candidate boundaries: the smaller significand shifted right by
 /// `d` (the exponent difference; what falls out becomes a sticky bit), then big + small, or
 /// big − small when `eff_sub`, in one adder (the subtrahend inverted, `eff_sub` as the carry
-/// in). The sum has the significands' width + 4 bits: a carry bit on top, guard, round and
-/// sticky below. Shared by `float-add` and the addition of `float-fma`.
-pub(crate) fn align_add(m: &mut Module, d: &E, big_sig: &E, small_sig: &E, eff_sub: &E) -> E {
+/// in). The sum has the significands' width + 1 + `low` bits: a carry bit on top and `low`
+/// bits below, the lowest a sticky bit (3 to round to nearest: guard, round, sticky).
+/// Shared by `float-add` and the addition of `float-fma`.
+pub(crate) fn align_add_with(
+    m: &mut Module,
+    d: &E,
+    big_sig: &E,
+    small_sig: &E,
+    eff_sub: &E,
+    low: u32,
+) -> E {
     m.comment("align: shift the smaller significand right by the exponent difference; sticky");
     let d = m.wire("align_shift", d);
-    let aw = big_sig.width + 4;
-    let av = cat(&[konst(1, 0), big_sig.clone(), konst(3, 0)]);
-    let bv = cat(&[konst(1, 0), small_sig.clone(), konst(3, 0)]);
+    let aw = big_sig.width + 1 + low;
+    let av = cat(&[konst(1, 0), big_sig.clone(), konst(low, 0)]);
+    let bv = cat(&[konst(1, 0), small_sig.clone(), konst(low, 0)]);
     let ones = konst(aw, (1u128 << aw) - 1);
     let lost = m.wire("align_sticky", &bv.and(&ones.shl(&d).not()).any());
     let aligned = m.wire("aligned", &bv.shr(&d).or(&lost.zext(aw)));
@@ -196,7 +206,31 @@ pub(crate) fn align_add(m: &mut Module, d: &E, big_sig: &E, small_sig: &E, eff_s
 /// the overflow word (±max with `:sat`, NaN with `:fn`, ±∞). Marks one candidate boundary
 /// (between the rounding decision and the increment).
 pub(crate) fn round_encode(m: &mut Module, f: FloatFormat, sign: &E, be: &E, norm: &E) -> E {
+    round_encode_with(m, f, sign, be, norm, None)
+}
+
+/// [`round_encode`], or with `random` (R bits, the stream's draw for this result) rounded
+/// stochastically as the golden `round_with` does with `Draw::Stochastic`: the magnitude is
+/// truncated and moves one unit of the last place iff d + random ≥ 2^R, d being the top R
+/// bits of the discarded part (zeros appended). `norm` must be exact in the R bits below its
+/// top M + 1 (a sticky bit, if any, lies below them).
+pub(crate) fn round_encode_with(
+    m: &mut Module,
+    f: FloatFormat,
+    sign: &E,
+    be: &E,
+    norm: &E,
+    random: Option<&E>,
+) -> E {
     let (e, mf) = (f.exp_bits, f.frac_bits);
+    // Stochastic: zeros appended so that R discarded bits exist even after no shift.
+    let norm = match random {
+        Some(r) if norm.width < mf + 1 + r.width => {
+            cat(&[norm.clone(), konst(mf + 1 + r.width - norm.width, 0)])
+        }
+        _ => norm.clone(),
+    };
+    let norm = &norm;
     let w = norm.width;
     assert!(w >= mf + 3, "the rounder needs a guard and a sticky bit");
     assert!(w < 128, "significands of at most 127 bits");
@@ -211,14 +245,31 @@ pub(crate) fn round_encode(m: &mut Module, f: FloatFormat, sign: &E, be: &E, nor
         let sw = bw + 1;
         let ds = mux(&tiny, &one.sext(sw).sub(&be.sext(sw)), &konst(sw, 0));
         let ds = m.wire("subnormal_shift", &ds);
-        let ones = konst(w, (1u128 << w) - 1);
-        let lost = m.wire("subnormal_sticky", &norm.and(&ones.shl(&ds).not()).any());
+        // (Stochastic rounding ignores the bits shifted out: they lie below the top R.)
+        let lost = match random {
+            None => {
+                let ones = konst(w, (1u128 << w) - 1);
+                m.wire("subnormal_sticky", &norm.and(&ones.shl(&ds).not()).any())
+            }
+            Some(_) => konst(1, 0),
+        };
         (m.wire("subnormal_sig", &norm.shr(&ds)), lost)
     };
     let mant = m.wire("round_frac", &shifted.bits(w - 2, w - 1 - mf));
-    let guard = shifted.bit(w - 2 - mf);
-    let sticky = shifted.low(w - 2 - mf).any().or(&lost);
-    let round_up = m.wire("round_up", &guard.and(&sticky.or(&mant.bit(0))));
+    let round_up = match random {
+        None => {
+            let guard = shifted.bit(w - 2 - mf);
+            let sticky = shifted.low(w - 2 - mf).any().or(&lost);
+            guard.and(&sticky.or(&mant.bit(0)))
+        }
+        Some(r) => {
+            let rb = r.width;
+            let d = m.wire("round_discard", &shifted.bits(w - 2 - mf, w - 1 - mf - rb));
+            // The carry out of d + random: d + random ≥ 2^R.
+            d.zext(rb + 1).add(&r.zext(rb + 1)).bit(rb)
+        }
+    };
+    let round_up = m.wire("round_up", &round_up);
     let field = m.wire("round_field", &mux(&tiny, &konst(e, 0), &be.low(e)));
     // The biased exponent of max finite: 2^E − 2, or 2^E − 1 with `:fn`.
     let emax = (1i64 << e) - 2 + i64::from(f.finite);
@@ -297,5 +348,6 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             }
         }
     }
+    g.extend(stochastic::grid(full));
     g
 }

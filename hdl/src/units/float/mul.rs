@@ -4,7 +4,8 @@ use lpgen_golden::FloatFormat;
 
 use super::super::posit::decode::lzc;
 use super::super::{finish, start, Built, GenError, Params};
-use super::{decode, float_format, inf_word, is_nan_word, qnan, round_encode, zero_word};
+use super::stochastic::random_bits;
+use super::{decode, float_format, inf_word, is_nan_word, qnan, round_encode_with, zero_word};
 use crate::ir::{mux, signed_bits, signed_konst, Module, E};
 
 /// Candidate stage boundaries (the most `--stages` accepts): decode, multiply, normalise,
@@ -19,7 +20,8 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
     let (mut m, valid) = start(p, MUL_STAGES)?;
     let a = m.input("a", f.width());
     let b = m.input("b", f.width());
-    let y = mul_core(&mut m, f, &a, &b);
+    let random = random_bits(&mut m, p, &valid);
+    let y = mul_core_with(&mut m, f, &a, &b, random.as_ref());
     let y = m.wire("product_word", &y);
     m.output("y", &y);
     m.output("nan", &is_nan_word(f, &y));
@@ -28,6 +30,12 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
 
 /// The multiplier's datapath: y in the cycle it ends in. Marks [`MUL_STAGES`] boundaries.
 pub(crate) fn mul_core(m: &mut Module, f: FloatFormat, a: &E, b: &E) -> E {
+    mul_core_with(m, f, a, b, None)
+}
+
+/// [`mul_core`], rounded stochastically with `random` (R bits) when given (the product is
+/// exact, so its discarded bits are).
+pub(crate) fn mul_core_with(m: &mut Module, f: FloatFormat, a: &E, b: &E, random: Option<&E>) -> E {
     let mf = i64::from(f.frac_bits);
     m.comment("decode a and b (sign, exponent, significand; NaN, infinity, zero)");
     let da = decode(m, f, "a", a);
@@ -63,7 +71,7 @@ pub(crate) fn mul_core(m: &mut Module, f: FloatFormat, a: &E, b: &E) -> E {
     let norm = m.wire("norm", &product.shl(&lz));
     let be = m.wire("norm_exp", &exp_sum.sub(&lz.zext(bw)));
     m.stage();
-    let word = round_encode(m, f, &neg, &be, &norm);
+    let word = round_encode_with(m, f, &neg, &be, &norm, random);
     m.comment("specials: NaN, infinity, a zero operand");
     let word = mux(&is_zero, &zero_word(f, &neg), &word);
     let word = match is_inf {

@@ -228,7 +228,7 @@ fn wide_pe(m: &mut Module, f: FloatFormat, acc_f: FloatFormat, io: &PeIo) -> E {
         exp,
         sig,
     };
-    let next = add_decoded(m, acc_f, &ds, &dp, &konst(1, 0));
+    let next = add_decoded(m, acc_f, &ds, &dp, &konst(1, 0), None);
     let next = m.wire("acc_next", &next);
     m.drive(&s, &next, Some(&io.enable));
     m.comment("read-out: the accumulator converted to the array's format, rounded once");

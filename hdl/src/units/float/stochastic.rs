@@ -1,0 +1,130 @@
+//! Stochastic rounding of `float-add`, `float-mul` and `float-fma` (`--rounding
+//! stochastic:R`, issue 32):
+//! the unit holds the golden stream's generator, a 32-bit xorshift32 state register
+//! (`sr_state`). It resets (on `rst`) to the golden `Xorshift32::from_seed(seed)` state, a
+//! constant of the design, and steps once in every cycle with `in_valid`: the operation
+//! presented in that cycle is rounded with the top R bits of the new state, which travel
+//! down the pipeline beside it (`sr_random`). So the k-th operation after reset is rounded
+//! with the golden `Rounder::new(stochastic:R, seed)`'s k-th draw, whatever the operands,
+//! the stage count or the idle cycles between operations (docs/rtl.md).
+
+use lpgen_golden::rounding::Xorshift32;
+use lpgen_golden::Rounding;
+
+use super::super::{Params, Unit};
+use super::{ADD_STAGES, FMA_STAGES, MUL_STAGES};
+use crate::ir::{cat, konst, Module, E};
+
+/// The header line of a stochastic design.
+pub(crate) fn stochastic_header(bits: u32, seed: u64) -> String {
+    format!(
+        "Rounding: stochastic:{bits}, xorshift32 (13, 17, 5) reset to {:#010x} (seed {seed}), \
+         one step per in_valid; the top {bits} bits of the new state round that operation.",
+        Xorshift32::from_seed(seed).state()
+    )
+}
+
+/// `x << k` and `x >> k` of a 32-bit word, as wiring.
+fn shl32(x: &E, k: u32) -> E {
+    cat(&[x.bits(31 - k, 0), konst(k, 0)])
+}
+
+fn shr32(x: &E, k: u32) -> E {
+    cat(&[konst(k, 0), x.bits(31, k)])
+}
+
+/// The random bits of the operation presented in this cycle (cycle 0), or `None` for
+/// rounding to nearest: the generator's register, its step and its enable.
+pub(crate) fn random_bits(m: &mut Module, p: &Params, in_valid: &E) -> Option<E> {
+    let Rounding::Stochastic(bits) = p.rounding else {
+        return None;
+    };
+    m.comment("stochastic rounding: the xorshift32 stream, one step per operation");
+    let reset = Xorshift32::from_seed(p.rounding_seed).state();
+    let state = m.state("sr_state", 32, Some(u128::from(reset)));
+    let x = m.wire("sr_x13", &state.xor(&shl32(&state, 13)));
+    let x = m.wire("sr_x17", &x.xor(&shr32(&x, 17)));
+    let next = m.wire("sr_next", &x.xor(&shl32(&x, 5)));
+    m.drive(&state, &next, Some(in_valid));
+    Some(m.wire("sr_random", &next.bits(31, 32 - bits)))
+}
+
+/// The stochastic designs of the lint grid: (format, R, seed) × float-add, float-mul,
+/// float-fma at stages 0 and max (lean: four of them).
+pub(crate) fn grid(full: bool) -> Vec<Params> {
+    let units = [
+        (Unit::FloatAdd, ADD_STAGES),
+        (Unit::FloatMul, MUL_STAGES),
+        (Unit::FloatFma, FMA_STAGES),
+    ];
+    let mut g = vec![];
+    let mut push = |unit, f: &str, r, seed, s| {
+        let p = Params::new(unit, f.parse().expect("a float format"));
+        g.push(p.rounding(Rounding::Stochastic(r), seed).stages(s));
+    };
+    if !full {
+        push(Unit::FloatAdd, "fp8:e4m3", 4, 1, ADD_STAGES);
+        push(Unit::FloatMul, "bf16", 8, 7, 0);
+        push(Unit::FloatAdd, "float:3:4:ftz", 9, 0, 2);
+        push(Unit::FloatFma, "bf16", 32, 3, FMA_STAGES);
+        return g;
+    }
+    for (f, r, seed) in [
+        ("fp8:e4m3", 4, 1),
+        ("fp8:e5m2:ftz", 1, 2),
+        ("float:3:4:sat", 9, 3),
+        ("bf16", 8, 7),
+        ("f16", 13, 5),
+        ("float:11:52", 32, 11),
+    ] {
+        for (unit, max) in units {
+            // float:11:52's fma takes at most R = 18 (the sum's width).
+            let r = if unit == Unit::FloatFma { r.min(18) } else { r };
+            for s in [0, max] {
+                push(unit, f, r, seed, s);
+            }
+        }
+    }
+    g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{generate, Unit};
+    use super::*;
+
+    fn design(unit: Unit, f: &str, rounding: Rounding, seed: u64) -> String {
+        let p = Params::new(unit, f.parse().unwrap()).rounding(rounding, seed);
+        generate(&p).unwrap().verilog.text()
+    }
+
+    /// The register resets to the stream's pinned first states (docs/formats.md: seed 0
+    /// starts at 0xe220a839, seed 7 at 0x63cbe1e4), and steps only with in_valid.
+    #[test]
+    fn the_register_resets_to_the_pinned_seed_states() {
+        for (seed, state) in [(0u64, 0xe220_a839u32), (7, 0x63cb_e1e4)] {
+            let v = design(Unit::FloatMul, "bf16", Rounding::Stochastic(8), seed);
+            assert!(v.contains(&format!("sr_state <= 32'd{state};")), "{seed}");
+            assert!(v.contains(&format!("reset to {state:#010x} (seed {seed})")));
+            assert!(v.contains("if (in_valid) sr_state <= sr_next;"));
+            assert!(v.contains("assign sr_random = sr_next[31:24];"));
+        }
+        let v = design(Unit::FloatAdd, "bf16", Rounding::Nearest, 0);
+        assert!(!v.contains("sr_"));
+    }
+
+    /// Units without stochastic rounding, and a seed without it, are refused in one line.
+    #[test]
+    fn refusals_are_one_line() {
+        let f = "bf16".parse().unwrap();
+        let p = Params::new(Unit::Alu, f).rounding(Rounding::Stochastic(4), 0);
+        let e = generate(&p).unwrap_err().0;
+        assert!(
+            e.contains("float-add, float-mul, float-fma") && !e.contains('\n'),
+            "{e}"
+        );
+        let p = Params::new(Unit::FloatAdd, f).rounding(Rounding::Nearest, 3);
+        let e = generate(&p).unwrap_err().0;
+        assert!(e.contains("stochastic") && !e.contains('\n'), "{e}");
+    }
+}

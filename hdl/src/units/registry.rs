@@ -10,7 +10,8 @@
 
 use super::family::hw;
 use super::{
-    alu, array, convert, dfix, fix, float, lns, posit, q8, quant1, Built, GenError, Params, Unit,
+    alu, array, convert, dfix, fix, float, lns, mx, posit, q8, quant1, Built, GenError, Params,
+    Unit,
 };
 
 /// A design option of `lpgen rtl` besides `--format` and `--stages` (which every unit takes).
@@ -29,6 +30,8 @@ pub enum Opt {
     /// `--rows`, `--cols` (the shape of the dfix array whose flags it counts) and
     /// `--counter-bits`: the overflow monitor.
     Monitor,
+    /// `--format mx:ELEM[:bK]`: the unit works on MX blocks (element type, block size K).
+    Mx,
 }
 
 /// One unit's entry.
@@ -77,7 +80,7 @@ fn lane_unit(p: &Params) -> Result<Built, GenError> {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 18] = [
+pub static UNITS: [UnitEntry; 19] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -253,6 +256,16 @@ pub static UNITS: [UnitEntry; 18] = [
         build: float::fma,
         grid: |full| only(Unit::FloatFma, float::grid(full)),
     },
+    UnitEntry {
+        unit: Unit::MxDot,
+        name: "mx-dot",
+        help: "MX block dot product (--format mx:ELEM[:bK]): K exact element products, an \
+               exact fixed-point sum, the E8M0 scale exponents added",
+        options: &[Opt::Mx],
+        max_stages: |_| mx::DOT_STAGES,
+        build: mx::dot,
+        grid: mx::grid,
+    },
 ];
 
 /// The entry of `unit`.
@@ -320,6 +333,9 @@ mod tests {
             (Unit::FloatFma, "f16"),
             (Unit::Alu, "fp8:e4m3"),
             (Unit::Vector, "bf16"),
+            (Unit::MxDot, "mx:fp4:e2m1:b4"),
+            (Unit::MxDot, "mx:fp8:e5m2:b32"),
+            (Unit::MxDot, "mx:int8:b3"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
         }

@@ -20,6 +20,7 @@ mod float_words;
 mod fma;
 mod kahan;
 mod mac;
+mod mx;
 mod q8;
 mod quant1;
 pub(crate) mod words;
@@ -221,6 +222,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::Q8Enc | Unit::Q8Dec => q8::plan(p, mode),
         Unit::Convert => convert::plan(p, mode),
         Unit::DfixMonitor => dfix::plan_monitor(p, mode),
+        Unit::MxDot => mx::plan(p, mode),
     }
 }
 

@@ -147,7 +147,7 @@ pub(crate) fn dot(p: &Params) -> Result<Built, GenError> {
             }
             _ => prod,
         };
-        let t = prod.zext(sw);
+        let t = m.wire(&format!("prod{i}"), &prod).zext(sw);
         let t = mux(neg, &konst(sw, 0).sub(&t), &t);
         terms.push(m.wire(&format!("term{i}"), &t));
     }

@@ -304,6 +304,22 @@ for t in bf16 f16 fp8:e4m3; do
   cosim convert --format fix:15:16 --to $t --stages 2 --vectors "$VECTORS" --seed "$SEED"
 done
 
+# MX block dot products (issue 33): every element pair of the 4- and 6-bit types under seven
+# scale pairs at every stage count and block sizes 1, 4 and 32; every pair of the 8-bit types
+# at K = 2 and 32, random + corner blocks of them at every stage count (K = 32, and K = 2).
+# ONLY=mx-dot.
+for f in mx:fp4:e2m1 mx:fp6:e3m2 mx:fp6:e2m3; do
+  for s in $(stages 3); do cosim mx-dot --format $f:b4 --stages $s --exhaustive; done
+  cosim mx-dot --format $f --stages 3 --exhaustive
+  cosim mx-dot --format $f:b1 --stages 0 --exhaustive
+done
+for f in mx:fp8:e4m3 mx:fp8:e5m2 mx:int8; do
+  for s in $(stages 3); do cosim mx-dot --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+  cosim mx-dot --format $f:b2 --stages 1 --vectors "$VECTORS" --seed "$SEED"
+  cosim mx-dot --format $f:b2 --stages 2 --exhaustive
+  cosim mx-dot --format $f --stages 3 --exhaustive
+done
+
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done
 [ ${#failed_runs[@]} -eq 0 ]

@@ -6,7 +6,7 @@
 //! all-ones codes: NaN, ∞ or −max by element type, INT8's −2) repeated over a whole block,
 //! against itself and against a random block, under every scale pair of [`SCALES`] (1·1,
 //! the extremes 2^−127 and 2^127, and the NaN scale 0xFF on either side).
-//! Exhaustive (4- and 6-bit elements): every element pair (ca, cb), under each scale pair of
+//! Exhaustive (every element type): every element pair (ca, cb), under each scale pair of
 //! [`SCALES`], at position step mod K of blocks whose other elements are random.
 //! Vectors: random blocks — elements drawn from all codes a quarter of the time, else from
 //! the finite non-NaN ones; scales random, an extreme, or NaN.
@@ -20,7 +20,7 @@ use crate::rng::Rng;
 use crate::{Result, VerifError};
 
 /// Exhaustive runs take every element pair up to this element width.
-const MAX_EXHAUSTIVE_BITS: u32 = 6;
+const MAX_EXHAUSTIVE_BITS: u32 = 8;
 
 /// Scale pairs: one, the two extremes, mixed, an ordinary pair, and NaN on either side.
 const SCALES: [(u8, u8); 7] = [
@@ -191,14 +191,14 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         Mode::Exhaustive => {
             let mut step = 0usize;
             for &(sa, sb) in &SCALES {
-                for ca in 0..1u8 << w {
-                    for cb in 0..1u8 << w {
+                for ca in 0..1u16 << w {
+                    for cb in 0..1u16 << w {
                         let (mut a, mut b) = (
                             random_codes(&mut r, &mx, &finite),
                             random_codes(&mut r, &mx, &finite),
                         );
                         let at = step % mx.block;
-                        (a[at], b[at]) = (ca, cb);
+                        (a[at], b[at]) = (ca as u8, cb as u8);
                         step += 1;
                         op(ctx.chk, &block(sa, a), &block(sb, b))?;
                     }
@@ -214,4 +214,50 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The corner blocks reach every kind of result: NaN (the NaN scale), finite, and ±∞ for
+    /// E5M2; every corner code is an element word, and ±max and the smallest subnormal are
+    /// among them (written from the specification: E5M2 0x7b = 57344, 0x01 = 2^−16;
+    /// E2M1 0x7 = 6, 0x1 = 0.5).
+    #[test]
+    fn corners_reach_every_kind_of_result() {
+        let e5m2: MxFormat = "mx:fp8:e5m2:b2".parse().unwrap();
+        let c = corner_codes(&e5m2);
+        for code in [0x7b, 0xfb, 0x01, 0x7c, 0xfc] {
+            assert!(c.contains(&code), "{code:#x} in {c:x?}");
+        }
+        assert_eq!(e5m2.elem_to_f64(0x7b), 57344.0);
+        assert_eq!(e5m2.elem_to_f64(0x01), 2f64.powi(-16));
+        let fp4: MxFormat = "mx:fp4:e2m1:b2".parse().unwrap();
+        let c = corner_codes(&fp4);
+        assert!(
+            c.contains(&0x7) && c.contains(&0xf) && c.contains(&0x1),
+            "{c:x?}"
+        );
+        assert!(c.iter().all(|&x| x < 16));
+        let (mut nan, mut inf, mut fin) = (0, 0, 0);
+        for &x in &corner_codes(&e5m2) {
+            for &(sa, sb) in &SCALES {
+                let a = MxBlock {
+                    scale: sa,
+                    codes: vec![x; 2],
+                };
+                let b = MxBlock {
+                    scale: sb,
+                    codes: vec![x; 2],
+                };
+                match e5m2.dot_block(&a, &b).unwrap() {
+                    Exact::Nan => nan += 1,
+                    Exact::Inf(_) => inf += 1,
+                    Exact::Fin { .. } => fin += 1,
+                }
+            }
+        }
+        assert!(nan > 0 && inf > 0 && fin > 0, "{nan} {inf} {fin}");
+    }
 }

@@ -1,8 +1,9 @@
 //! The lean co-simulation of `mx-dot` CI runs (issue 33; scripts/cosim-full.sh runs every
 //! element type at every stage count with larger blocks): every element pair of the 4- and
 //! 6-bit types and of E4M3 under seven scale pairs, random and corner blocks of the 8-bit
-//! types, and two mutants it catches: a product whose sign ignores b's sign bit, and a scale
-//! exponent that drops one scale.
+//! types, `mx-enc` on random and corner blocks of every float element type, and three mutants
+//! it catches: a product whose sign ignores b's sign bit, a scale exponent that drops one
+//! scale, and an encoder rounding ties away from zero.
 
 mod common;
 
@@ -12,6 +13,10 @@ use lpgen_verif::{drivers::run_design, Mode, RunOptions};
 
 fn mx(f: &str, stages: u32) -> Params {
     Params::parse(Unit::MxDot, f).unwrap().stages(stages)
+}
+
+fn mx_enc(f: &str, stages: u32) -> Params {
+    Params::parse(Unit::MxEnc, f).unwrap().stages(stages)
 }
 
 #[test]
@@ -44,6 +49,11 @@ fn mx_dot_8_bit_random_and_corner_blocks() {
 /// Runs a mutant of `p`'s Verilog (`from` replaced by `to`, exactly one site) exhaustively
 /// and returns (failed, first mismatch).
 fn mutant(p: &Params, from: &str, to: &str) -> (u64, String) {
+    mutant_in(p, from, to, Mode::Exhaustive)
+}
+
+/// [`mutant`] in `mode`.
+fn mutant_in(p: &Params, from: &str, to: &str, mode: Mode) -> (u64, String) {
     let mut d = generate(p).unwrap();
     assert_eq!(
         d.verilog.text().matches(from).count(),
@@ -53,7 +63,7 @@ fn mutant(p: &Params, from: &str, to: &str) -> (u64, String) {
     for f in &mut d.verilog.files {
         f.text = f.text.replacen(from, to, 1);
     }
-    let r = run_design(&toolchain(), p, &d, RunOptions::new(Mode::Exhaustive, 1)).unwrap();
+    let r = run_design(&toolchain(), p, &d, RunOptions::new(mode, 1)).unwrap();
     eprintln!(
         "mutant {from:?} -> {to:?}: {} passed, {} failed",
         r.passed, r.failed
@@ -85,6 +95,39 @@ fn mutation_a_broken_scale_add_is_caught() {
     assert!(failed > 100, "{failed} failed");
     assert!(
         first.contains("exp") && first.contains("<-- differs"),
+        "{first}"
+    );
+}
+
+#[test]
+fn mx_enc_random_and_corner_blocks() {
+    let tc = toolchain();
+    for (f, s) in [
+        ("mx:fp4:e2m1:b4", 3),
+        ("mx:fp6:e3m2:b3", 0),
+        ("mx:fp6:e2m3:b2", 1),
+        ("mx:fp8:e4m3:b8", 2),
+        ("mx:fp8:e5m2", 3),
+    ] {
+        let r = check(&tc, &mx_enc(f, s), Mode::Vectors(20_000), 0xe);
+        assert!(r.passed > 20_000, "{f}: {}", r.passed);
+    }
+}
+
+/// mx-enc's element 0 rounding ties away from zero (the rounder's `| round_frac` replaced by
+/// `| 1'b1`): the random blocks' few-bit values at midpoints catch it.
+#[test]
+fn mutation_enc_ties_away_from_zero_is_caught() {
+    let p = mx_enc("mx:fp4:e2m1:b2", 0);
+    let (failed, first) = mutant_in(
+        &p,
+        "| subnormal_sticky) | round_frac));",
+        "| subnormal_sticky) | 1'b1));",
+        Mode::Vectors(20_000),
+    );
+    assert!(failed > 100, "{failed} failed");
+    assert!(
+        first.contains("codes") && first.contains("<-- differs"),
         "{first}"
     );
 }

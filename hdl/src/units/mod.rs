@@ -64,10 +64,11 @@ pub enum Unit {
     FloatMul,
     FloatFma,
     MxDot,
+    MxEnc,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 19] = [
+    pub const ALL: [Unit; 20] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -87,6 +88,7 @@ impl Unit {
         Unit::FloatMul,
         Unit::FloatFma,
         Unit::MxDot,
+        Unit::MxEnc,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).

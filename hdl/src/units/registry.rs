@@ -80,7 +80,7 @@ fn lane_unit(p: &Params) -> Result<Built, GenError> {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 19] = [
+pub static UNITS: [UnitEntry; 20] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -264,7 +264,18 @@ pub static UNITS: [UnitEntry; 19] = [
         options: &[Opt::Mx],
         max_stages: |_| mx::DOT_STAGES,
         build: mx::dot,
-        grid: mx::grid,
+        grid: |full| only(Unit::MxDot, mx::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::MxEnc,
+        name: "mx-enc",
+        help: "MX block encoder (--format mx:ELEM[:bK], float elements): K f32 words in, the \
+               shared E8M0 scale from the largest exponent, each element rounded to nearest \
+               even, saturating",
+        options: &[Opt::Mx],
+        max_stages: |_| mx::ENC_STAGES,
+        build: mx::enc,
+        grid: |full| only(Unit::MxEnc, mx::grid(full)),
     },
 ];
 
@@ -336,6 +347,8 @@ mod tests {
             (Unit::MxDot, "mx:fp4:e2m1:b4"),
             (Unit::MxDot, "mx:fp8:e5m2:b32"),
             (Unit::MxDot, "mx:int8:b3"),
+            (Unit::MxEnc, "mx:fp4:e2m1:b4"),
+            (Unit::MxEnc, "mx:fp8:e5m2"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
         }

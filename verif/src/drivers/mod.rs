@@ -21,6 +21,7 @@ mod fma;
 mod kahan;
 mod mac;
 mod mx;
+mod mx_enc;
 mod q8;
 mod quant1;
 pub(crate) mod words;
@@ -223,6 +224,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::Convert => convert::plan(p, mode),
         Unit::DfixMonitor => dfix::plan_monitor(p, mode),
         Unit::MxDot => mx::plan(p, mode),
+        Unit::MxEnc => mx_enc::plan(p, mode),
     }
 }
 

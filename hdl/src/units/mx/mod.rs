@@ -1,16 +1,18 @@
-//! MX block units (OCP Microscaling v1.0, issue 33): `mx-dot`, bit-exact to the golden
+//! MX block units (OCP Microscaling v1.0, issue 33): `mx-dot` and `mx-enc`, bit-exact to the golden
 //! `lpgen_golden::mx` (docs/formats.md, "MX block formats"; docs/rtl.md, "MX units").
 //! The element decoders are the float units' (`lpgen_float_decode_*`, with `:nonan` for
 //! FP6/FP4); the format rules (element types, E8M0, the block size) are the golden
 //! [`MxFormat`]'s.
 
 mod dot;
+mod enc;
 
 use lpgen_golden::mx::MxFormat;
 
 use super::{GenError, Params, Unit};
 
 pub(crate) use dot::{dot, DOT_STAGES};
+pub(crate) use enc::{enc, ENC_STAGES};
 
 /// An MX design has an MX format and only an MX unit takes one (`takes_mx`: the registry
 /// entry's `Opt::Mx`).
@@ -24,7 +26,7 @@ pub(crate) fn check(p: &Params, takes_mx: bool) -> Result<(), GenError> {
             p.format
         ))),
         (Some(mx), false) => Err(GenError(format!(
-            "{mx} is an MX block format: only mx-dot takes it (unit '{}' needs a scalar format)",
+            "{mx} is an MX block format: only mx-dot and mx-enc take it (unit '{}' needs a scalar format)",
             p.unit.name()
         ))),
     }
@@ -35,7 +37,7 @@ fn mx_format(p: &Params) -> MxFormat {
     p.mx.expect("checked: an MX unit has an MX format")
 }
 
-/// The MX designs of the lint grid: every element type at a small and the default block
+/// The MX designs of the lint grid (mx-enc: float elements): every element type at a small and the default block
 /// size (full: every stage count), lean: three element types at both ends of `--stages`.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let formats: Vec<&str> = if full {
@@ -54,18 +56,19 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         vec!["mx:fp8:e4m3:b4", "mx:fp4:e2m1", "mx:int8:b3"]
     };
     let stages: Vec<u32> = if full {
-        (0..=DOT_STAGES).collect()
+        (0..=DOT_STAGES.max(ENC_STAGES)).collect()
     } else {
-        vec![0, DOT_STAGES]
+        vec![0, DOT_STAGES.max(ENC_STAGES)]
     };
     let mut g = vec![];
-    for f in formats {
-        for &s in &stages {
-            g.push(
-                Params::parse(Unit::MxDot, f)
-                    .expect("an MX format")
-                    .stages(s),
-            );
+    for (unit, max) in [(Unit::MxDot, DOT_STAGES), (Unit::MxEnc, ENC_STAGES)] {
+        for f in &formats {
+            if unit == Unit::MxEnc && f.starts_with("mx:int8") {
+                continue;
+            }
+            for &s in stages.iter().filter(|&&s| s <= max) {
+                g.push(Params::parse(unit, f).expect("an MX format").stages(s));
+            }
         }
     }
     g

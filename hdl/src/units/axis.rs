@@ -338,7 +338,10 @@ mod tests {
         for u in Unit::ALL {
             assert_eq!(
                 streams(&params(u, "fix:7:8", 0)).is_ok(),
-                !matches!(u, Unit::Array | Unit::Quant1 | Unit::DfixMonitor)
+                !matches!(
+                    u,
+                    Unit::Array | Unit::Quant1 | Unit::DfixMonitor | Unit::MxDot | Unit::MxEnc
+                )
             );
         }
         assert!(streams(&params(Unit::LnsKahan, "lns:4:4", 1)).is_ok());

@@ -106,8 +106,8 @@ fn mx_enc_random_and_corner_blocks() {
         ("mx:fp4:e2m1:b4", 3),
         ("mx:fp6:e3m2:b3", 0),
         ("mx:fp6:e2m3:b2", 1),
-        ("mx:fp8:e4m3:b8", 2),
-        ("mx:fp8:e5m2", 3),
+        ("mx:fp8:e4m3:b4", 2),
+        ("mx:fp8:e5m2:b5", 3),
     ] {
         let r = check(&tc, &mx_enc(f, s), Mode::Vectors(20_000), 0xe);
         assert!(r.passed > 20_000, "{f}: {}", r.passed);

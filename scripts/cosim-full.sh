@@ -363,6 +363,29 @@ for f in bf16 f16:sat:ftz; do
 done
 cosim float-fma --format float:11:52 --rounding stochastic:18 --rounding-seed 11 --stages 7 --vectors "$VECTORS" --seed "$SEED"
 
+# MX block dot products (issue 33): every element pair of the 4- and 6-bit types under seven
+# scale pairs at every stage count and block sizes 1, 4 and 32; every pair of the 8-bit types
+# at K = 2 and 32, random + corner blocks of them at every stage count (K = 32, and K = 2).
+# ONLY=mx-dot.
+for f in mx:fp4:e2m1 mx:fp6:e3m2 mx:fp6:e2m3; do
+  for s in $(stages 3); do cosim mx-dot --format $f:b4 --stages $s --exhaustive; done
+  cosim mx-dot --format $f --stages 3 --exhaustive
+  cosim mx-dot --format $f:b1 --stages 0 --exhaustive
+done
+for f in mx:fp8:e4m3 mx:fp8:e5m2 mx:int8; do
+  for s in $(stages 3); do cosim mx-dot --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+  cosim mx-dot --format $f:b2 --stages 1 --vectors "$VECTORS" --seed "$SEED"
+  cosim mx-dot --format $f:b2 --stages 2 --exhaustive
+  cosim mx-dot --format $f --stages 3 --exhaustive
+done
+# MX block encoder (f32 words in, float elements): random + corner blocks, every stage count
+# at K = 32, K = 1 and 3 at the most stages. ONLY=mx-enc.
+for f in mx:fp4:e2m1 mx:fp6:e3m2 mx:fp6:e2m3 mx:fp8:e4m3 mx:fp8:e5m2; do
+  for s in $(stages 3); do cosim mx-enc --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+  cosim mx-enc --format $f:b1 --stages 3 --vectors "$VECTORS" --seed "$SEED"
+  cosim mx-enc --format $f:b3 --stages 3 --vectors "$VECTORS" --seed "$SEED"
+done
+
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done
 [ ${#failed_runs[@]} -eq 0 ]

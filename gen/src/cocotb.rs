@@ -54,9 +54,10 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::Alu | Unit::Vector => return None,
         Unit::Convert => return None,
         Unit::Quant1 | Unit::DfixMonitor => return None,
+        Unit::MxDot | Unit::MxEnc => "the bench has no model of MX blocks yet",
     };
     Some(format!(
-        "--testbench cocotb: {} is not covered ({why}); covered: every unit (array: --pe \
+        "--testbench cocotb: {} is not covered ({why}); covered: every unit but mx-dot and mx-enc (array: --pe \
          lns-kahan, lns-plain, posit-quire, fix, dfix)",
         p.unit.name()
     ))

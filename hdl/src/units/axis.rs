@@ -59,6 +59,9 @@ fn streams(p: &Params) -> Result<(), &'static str> {
         Unit::Array => Err("gives results only for steps marked last"),
         Unit::Quant1 => Err("takes each column twice and answers after the second pass"),
         Unit::DfixMonitor => Err("counts read-outs and gives no result per input"),
+        Unit::MxDot | Unit::MxEnc => {
+            Err("is not wrapped yet (its ports are block buses; issue 33)")
+        }
     }
 }
 
@@ -335,7 +338,10 @@ mod tests {
         for u in Unit::ALL {
             assert_eq!(
                 streams(&params(u, "fix:7:8", 0)).is_ok(),
-                !matches!(u, Unit::Array | Unit::Quant1 | Unit::DfixMonitor)
+                !matches!(
+                    u,
+                    Unit::Array | Unit::Quant1 | Unit::DfixMonitor | Unit::MxDot | Unit::MxEnc
+                )
             );
         }
         assert!(streams(&params(Unit::LnsKahan, "lns:4:4", 1)).is_ok());

@@ -23,12 +23,14 @@ mod lns;
 mod posit;
 mod quant1;
 pub use quant1::quant1_gap;
+mod mx;
 mod q8;
 
 use std::fmt;
 
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::family::{pe_kind, pe_kinds, FamilyEntry, PeInfo};
+use lpgen_golden::mx::MxFormat;
 use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{Format, Rounding, SumMode};
 
@@ -61,10 +63,12 @@ pub enum Unit {
     FloatAdd,
     FloatMul,
     FloatFma,
+    MxDot,
+    MxEnc,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 18] = [
+    pub const ALL: [Unit; 20] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -83,6 +87,8 @@ impl Unit {
         Unit::FloatAdd,
         Unit::FloatMul,
         Unit::FloatFma,
+        Unit::MxDot,
+        Unit::MxEnc,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).
@@ -233,6 +239,9 @@ pub struct Params {
     /// The seed of that stream (`stochastic:R` only): the register resets to
     /// `lpgen_golden::rounding::Xorshift32::from_seed(seed)`, as the golden `Rounder`.
     pub rounding_seed: u64,
+    /// The MX block format of an MX unit (`--format mx:ELEM[:bK]`; `format` is then f32,
+    /// unused): `Some` exactly for the units that take [`Opt::Mx`].
+    pub mx: Option<MxFormat>,
 }
 
 impl Params {
@@ -254,6 +263,7 @@ impl Params {
             acc: None,
             rounding: Rounding::Nearest,
             rounding_seed: 0,
+            mx: None,
         }
     }
 
@@ -262,8 +272,16 @@ impl Params {
         Params::new(unit, Format::Dfix(f))
     }
 
-    /// A unit on the format named `format`.
+    /// A unit on the format named `format` (an MX block format: [`Params::mx`]).
     pub fn parse(unit: Unit, format: &str) -> Result<Params, GenError> {
+        if lpgen_golden::mx::is_mx(format) {
+            let mx: MxFormat = format
+                .parse()
+                .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
+            let mut p = Params::new(unit, Format::F32(lpgen_golden::F32));
+            p.mx = Some(mx);
+            return Ok(p);
+        }
         let f: Format = format
             .parse()
             .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
@@ -272,7 +290,10 @@ impl Params {
 
     /// The format as names, manifests and reports spell it (`dfix:10`, `fix:7:8`).
     pub fn format_name(&self) -> String {
-        self.format.to_string()
+        match self.mx {
+            Some(mx) => mx.to_string(),
+            None => self.format.to_string(),
+        }
     }
 
     /// The dfix format of a design on dfix words.
@@ -466,6 +487,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
         family::hw(&p.format).check_lane(p)?;
     }
     let e = entry(p.unit);
+    mx::check(p, e.takes(Opt::Mx))?;
     let max = (e.max_stages)(p);
     if p.stages > max {
         let hint = match p.unit {

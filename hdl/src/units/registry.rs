@@ -10,7 +10,8 @@
 
 use super::family::hw;
 use super::{
-    alu, array, convert, dfix, fix, float, lns, posit, q8, quant1, Built, GenError, Params, Unit,
+    alu, array, convert, dfix, fix, float, lns, mx, posit, q8, quant1, Built, GenError, Params,
+    Unit,
 };
 use lpgen_golden::Rounding;
 
@@ -32,6 +33,8 @@ pub enum Opt {
     Monitor,
     /// `--rounding nearest|stochastic:R` and `--rounding-seed`: how results are rounded.
     Rounding,
+    /// `--format mx:ELEM[:bK]`: the unit works on MX blocks (element type, block size K).
+    Mx,
 }
 
 /// One unit's entry.
@@ -80,7 +83,7 @@ fn lane_unit(p: &Params) -> Result<Built, GenError> {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 18] = [
+pub static UNITS: [UnitEntry; 20] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -257,6 +260,27 @@ pub static UNITS: [UnitEntry; 18] = [
         build: float::fma,
         grid: |full| only(Unit::FloatFma, float::grid(full)),
     },
+    UnitEntry {
+        unit: Unit::MxDot,
+        name: "mx-dot",
+        help: "MX block dot product (--format mx:ELEM[:bK]): K exact element products, an \
+               exact fixed-point sum, the E8M0 scale exponents added",
+        options: &[Opt::Mx],
+        max_stages: |_| mx::DOT_STAGES,
+        build: mx::dot,
+        grid: |full| only(Unit::MxDot, mx::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::MxEnc,
+        name: "mx-enc",
+        help: "MX block encoder (--format mx:ELEM[:bK], float elements): K f32 words in, the \
+               shared E8M0 scale from the largest exponent, each element rounded to nearest \
+               even, saturating",
+        options: &[Opt::Mx],
+        max_stages: |_| mx::ENC_STAGES,
+        build: mx::enc,
+        grid: |full| only(Unit::MxEnc, mx::grid(full)),
+    },
 ];
 
 /// Refuses a rounding the unit does not take, and a seed without a stream, in one line.
@@ -348,6 +372,11 @@ mod tests {
             (Unit::FloatFma, "f16"),
             (Unit::Alu, "fp8:e4m3"),
             (Unit::Vector, "bf16"),
+            (Unit::MxDot, "mx:fp4:e2m1:b4"),
+            (Unit::MxDot, "mx:fp8:e5m2:b32"),
+            (Unit::MxDot, "mx:int8:b3"),
+            (Unit::MxEnc, "mx:fp4:e2m1:b4"),
+            (Unit::MxEnc, "mx:fp8:e5m2"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
         }

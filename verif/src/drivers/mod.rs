@@ -20,6 +20,8 @@ mod float_words;
 mod fma;
 mod kahan;
 mod mac;
+mod mx;
+mod mx_enc;
 mod q8;
 mod quant1;
 mod stochastic;
@@ -225,6 +227,8 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::Q8Enc | Unit::Q8Dec => q8::plan(p, mode),
         Unit::Convert => convert::plan(p, mode),
         Unit::DfixMonitor => dfix::plan_monitor(p, mode),
+        Unit::MxDot => mx::plan(p, mode),
+        Unit::MxEnc => mx_enc::plan(p, mode),
     }
 }
 

@@ -107,14 +107,26 @@ fn decode_module(m: &Module, f: FloatFormat) -> Rc<SubModule> {
     let (e, mf) = (f.exp_bits, f.frac_bits);
     let name = format!(
         "lpgen_float_decode_e{e}m{mf}{}{}",
-        if f.finite { "_fn" } else { "" },
+        if f.no_nan {
+            "_nonan"
+        } else if f.finite {
+            "_fn"
+        } else {
+            ""
+        },
         if f.ftz { "_ftz" } else { "" }
     );
     m.define_ok(&name, StagePlan::none(), |r| {
         r.header.push(format!(
             "Decodes a word of float:{e}:{mf}{}{}: sign, NaN, {}zero, biased exponent (1 for \
              subnormals), significand with its hidden bit.",
-            if f.finite { ":fn" } else { "" },
+            if f.no_nan {
+                ":nonan (no NaN code)"
+            } else if f.finite {
+                ":fn"
+            } else {
+                ""
+            },
             if f.ftz {
                 ":ftz (subnormals read as zeros)"
             } else {
@@ -129,7 +141,10 @@ fn decode_module(m: &Module, f: FloatFormat) -> Rc<SubModule> {
         let field_ones = field.all();
         let field_zero = r.wire("field_zero", &field.any().not());
         let frac_zero = frac.any().not();
-        let nan = if f.finite {
+        // :nonan (the MX FP6/FP4 elements): no NaN code; the all-ones field is normal.
+        let nan = if f.no_nan {
+            konst(1, 0)
+        } else if f.finite {
             field_ones.and(&frac.all())
         } else {
             field_ones.and(&frac.any())

@@ -218,7 +218,7 @@ impl MxFormat {
     }
 
     /// The exponent of the last place of every element value (float: emin − M; INT8: −6).
-    fn elem_lsb(&self) -> i64 {
+    pub fn elem_lsb(&self) -> i64 {
         match self.elem {
             Elem::Float(f) => f.emin() - i64::from(f.frac_bits),
             Elem::Int8 => -6,

@@ -1,0 +1,75 @@
+//! MX block units (OCP Microscaling v1.0, issue 33): `mx-dot` and `mx-enc`, bit-exact to the golden
+//! `lpgen_golden::mx` (docs/formats.md, "MX block formats"; docs/rtl.md, "MX units").
+//! The element decoders are the float units' (`lpgen_float_decode_*`, with `:nonan` for
+//! FP6/FP4); the format rules (element types, E8M0, the block size) are the golden
+//! [`MxFormat`]'s.
+
+mod dot;
+mod enc;
+
+use lpgen_golden::mx::MxFormat;
+
+use super::{GenError, Params, Unit};
+
+pub(crate) use dot::{dot, DOT_STAGES};
+pub(crate) use enc::{enc, ENC_STAGES};
+
+/// An MX design has an MX format and only an MX unit takes one (`takes_mx`: the registry
+/// entry's `Opt::Mx`).
+pub(crate) fn check(p: &Params, takes_mx: bool) -> Result<(), GenError> {
+    match (p.mx, takes_mx) {
+        (Some(_), true) | (None, false) => Ok(()),
+        (None, true) => Err(GenError(format!(
+            "unit '{}' needs an MX block format (--format mx:ELEM[:bK], e.g. mx:fp8:e4m3, \
+             mx:fp4:e2m1:b8), not {}",
+            p.unit.name(),
+            p.format
+        ))),
+        (Some(mx), false) => Err(GenError(format!(
+            "{mx} is an MX block format: only mx-dot and mx-enc take it (unit '{}' needs a scalar format)",
+            p.unit.name()
+        ))),
+    }
+}
+
+/// The MX format of an MX design (checked by [`check`] before any generator runs).
+fn mx_format(p: &Params) -> MxFormat {
+    p.mx.expect("checked: an MX unit has an MX format")
+}
+
+/// The MX designs of the lint grid (mx-enc: float elements): every element type at a small and the default block
+/// size (full: every stage count), lean: three element types at both ends of `--stages`.
+pub(crate) fn grid(full: bool) -> Vec<Params> {
+    let formats: Vec<&str> = if full {
+        vec![
+            "mx:fp8:e4m3",
+            "mx:fp8:e5m2",
+            "mx:fp6:e3m2",
+            "mx:fp6:e2m3",
+            "mx:fp4:e2m1",
+            "mx:int8",
+            "mx:fp8:e5m2:b2",
+            "mx:fp6:e2m3:b5",
+            "mx:int8:b1",
+        ]
+    } else {
+        vec!["mx:fp8:e4m3:b4", "mx:fp4:e2m1", "mx:int8:b3"]
+    };
+    let stages: Vec<u32> = if full {
+        (0..=DOT_STAGES.max(ENC_STAGES)).collect()
+    } else {
+        vec![0, DOT_STAGES.max(ENC_STAGES)]
+    };
+    let mut g = vec![];
+    for (unit, max) in [(Unit::MxDot, DOT_STAGES), (Unit::MxEnc, ENC_STAGES)] {
+        for f in &formats {
+            if unit == Unit::MxEnc && f.starts_with("mx:int8") {
+                continue;
+            }
+            for &s in stages.iter().filter(|&&s| s <= max) {
+                g.push(Params::parse(unit, f).expect("an MX format").stages(s));
+            }
+        }
+    }
+    g
+}

@@ -1,0 +1,133 @@
+//! The lean co-simulation of `mx-dot` CI runs (issue 33; scripts/cosim-full.sh runs every
+//! element type at every stage count with larger blocks): every element pair of the 4- and
+//! 6-bit types and of E4M3 under seven scale pairs, random and corner blocks of the 8-bit
+//! types, `mx-enc` on random and corner blocks of every float element type, and three mutants
+//! it catches: a product whose sign ignores b's sign bit, a scale exponent that drops one
+//! scale, and an encoder rounding ties away from zero.
+
+mod common;
+
+use common::{check, toolchain};
+use lpgen_hdl::{generate, Params, Unit};
+use lpgen_verif::{drivers::run_design, Mode, RunOptions};
+
+fn mx(f: &str, stages: u32) -> Params {
+    Params::parse(Unit::MxDot, f).unwrap().stages(stages)
+}
+
+fn mx_enc(f: &str, stages: u32) -> Params {
+    Params::parse(Unit::MxEnc, f).unwrap().stages(stages)
+}
+
+#[test]
+fn mx_dot_fp4_fp6_and_e4m3_all_element_pairs() {
+    let tc = toolchain();
+    for (f, s, w) in [
+        ("mx:fp4:e2m1:b4", 3, 4),
+        ("mx:fp6:e3m2:b3", 1, 6),
+        ("mx:fp6:e2m3:b2", 0, 6),
+        ("mx:fp8:e4m3:b2", 2, 8),
+    ] {
+        let r = check(&tc, &mx(f, s), Mode::Exhaustive, 0x33);
+        assert!(r.passed >= 7 << (2 * w), "{f}: {}", r.passed);
+    }
+}
+
+#[test]
+fn mx_dot_8_bit_random_and_corner_blocks() {
+    let tc = toolchain();
+    for (f, s) in [
+        ("mx:fp8:e4m3:b8", 1),
+        ("mx:fp8:e5m2:b32", 3),
+        ("mx:int8:b5", 0),
+    ] {
+        let r = check(&tc, &mx(f, s), Mode::Vectors(5_000), 0x8);
+        assert!(r.passed > 5_000, "{f}: {}", r.passed);
+    }
+}
+
+/// Runs a mutant of `p`'s Verilog (`from` replaced by `to`, exactly one site) exhaustively
+/// and returns (failed, first mismatch).
+fn mutant(p: &Params, from: &str, to: &str) -> (u64, String) {
+    mutant_in(p, from, to, Mode::Exhaustive)
+}
+
+/// [`mutant`] in `mode`.
+fn mutant_in(p: &Params, from: &str, to: &str, mode: Mode) -> (u64, String) {
+    let mut d = generate(p).unwrap();
+    assert_eq!(
+        d.verilog.text().matches(from).count(),
+        1,
+        "mutation site {from}"
+    );
+    for f in &mut d.verilog.files {
+        f.text = f.text.replacen(from, to, 1);
+    }
+    let r = run_design(&toolchain(), p, &d, RunOptions::new(mode, 1)).unwrap();
+    eprintln!(
+        "mutant {from:?} -> {to:?}: {} passed, {} failed",
+        r.passed, r.failed
+    );
+    (r.failed, r.details.first().cloned().unwrap_or_default())
+}
+
+/// The sign of product 0 taken from a alone (b's sign bit ignored).
+#[test]
+fn mutation_a_broken_product_sign_is_caught() {
+    let p = mx("mx:fp4:e2m1:b2", 0);
+    let (failed, first) = mutant(
+        &p,
+        "neg0 = (a0_decode_sign ^ b0_decode_sign);",
+        "neg0 = a0_decode_sign;",
+    );
+    assert!(failed > 100, "{failed} failed");
+    assert!(
+        first.contains("acc") && first.contains("<-- differs"),
+        "{first}"
+    );
+}
+
+/// The exponent computed from xa alone (xb's scale dropped).
+#[test]
+fn mutation_a_broken_scale_add_is_caught() {
+    let p = mx("mx:fp4:e2m1:b2", 0);
+    let (failed, first) = mutant(&p, "({1'b0, xa} + {1'b0, xb})", "({1'b0, xa} + {1'b0, xa})");
+    assert!(failed > 100, "{failed} failed");
+    assert!(
+        first.contains("exp") && first.contains("<-- differs"),
+        "{first}"
+    );
+}
+
+#[test]
+fn mx_enc_random_and_corner_blocks() {
+    let tc = toolchain();
+    for (f, s) in [
+        ("mx:fp4:e2m1:b4", 3),
+        ("mx:fp6:e3m2:b3", 0),
+        ("mx:fp6:e2m3:b2", 1),
+        ("mx:fp8:e4m3:b4", 2),
+        ("mx:fp8:e5m2:b5", 3),
+    ] {
+        let r = check(&tc, &mx_enc(f, s), Mode::Vectors(20_000), 0xe);
+        assert!(r.passed > 20_000, "{f}: {}", r.passed);
+    }
+}
+
+/// mx-enc's element 0 rounding ties away from zero (the rounder's `| round_frac` replaced by
+/// `| 1'b1`): the random blocks' few-bit values at midpoints catch it.
+#[test]
+fn mutation_enc_ties_away_from_zero_is_caught() {
+    let p = mx_enc("mx:fp4:e2m1:b2", 0);
+    let (failed, first) = mutant_in(
+        &p,
+        "| subnormal_sticky) | round_frac));",
+        "| subnormal_sticky) | 1'b1));",
+        Mode::Vectors(20_000),
+    );
+    assert!(failed > 100, "{failed} failed");
+    assert!(
+        first.contains("codes") && first.contains("<-- differs"),
+        "{first}"
+    );
+}

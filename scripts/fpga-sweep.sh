@@ -9,6 +9,9 @@
 #                                             # (ARRAY_PE=KIND: that PE kind only)
 #   scripts/fpga-sweep.sh array T PE F R C     # one array run (ARRAY_STAGES=S: at S stages,
 #                                             # PE kept; ARRAY_FLOORPLAN=1: --floorplan)
+#   scripts/fpga-sweep.sh madd [TARGET...]    # each family's multiply-add at 8 and 16 bits
+#                                             # (float-fma, posit-mac, lns-kahan), at --stages
+#                                             # 0 and the deepest (default: all three devices)
 #   scripts/fpga-sweep.sh render              # merge the runs into docs/fpga-runs.jsonl and
 #                                             # rewrite the tables of docs/fpga.md and the
 #                                             # figure docs/fpga-units.png from it
@@ -83,6 +86,29 @@ units() {
         synth "$key" "$u" --format "$f" --stages "$s" --target "$t"
         # A unit that does not fit at one depth does not fit deeper (registers only add).
         if grep -qs "does not fit" "$OUT/res/$key.err"; then break; fi
+      done
+    done
+  done
+}
+
+# Each family's multiply-add at 8 and 16 bits (issue 32): a float fused multiply-add, the
+# posit quire MAC and the LNS Kahan MAC, words of the same width (lns:3:3 and lns:5:9 are 8
+# and 16 bits: 2+I+F).
+MADD=(
+  "float-fma fp8:e4m3" "float-fma fp8:e5m2" "posit-mac posit:8" "lns-kahan lns:3:3"
+  "float-fma f16" "float-fma bf16" "posit-mac posit:16" "lns-kahan lns:5:9"
+)
+
+# madd [TARGET...]: the MADD units at stages 0 and the deepest on each target.
+madd() {
+  local targets=("$@")
+  [ ${#targets[@]} -gt 0 ] || targets=(ice40-up5k ice40-hx8k ecp5-85k)
+  for t in "${targets[@]}"; do
+    for uf in "${MADD[@]}"; do
+      set -- $uf
+      local u=$1 f=$2 s
+      for s in 0 "$(max_stages "$u" --format "$f")"; do
+        synth "${t}_${u}_${f//:/_}_s$s" "$u" --format "$f" --stages "$s" --target "$t"
       done
     done
   done
@@ -197,13 +223,14 @@ arrays() {
 main() {
 case "${1:-}" in
   units) shift; units "$@" ;;
+  madd) shift; madd "$@" ;;
   arrays) shift; arrays "$@" ;;
   arrays-deep) shift; DEEP=1 arrays "$@" ;;
   array) shift; array_run "$@" ;;
   render)
     python3 scripts/fpga-render.py docs/fpga-runs.jsonl docs/fpga.md "$OUT/res"
     cargo run --release -q -p lpgen-fpga --example fpga-plot -- docs/fpga-runs.jsonl docs/fpga-units.png ;;
-  *) sed -n '2,19p' "$0"; exit 2 ;;
+  *) sed -n '2,24p' "$0"; exit 2 ;;
 esac
 }
 main "$@"; exit

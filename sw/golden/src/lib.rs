@@ -31,6 +31,7 @@ pub mod q8;
 pub mod rng;
 pub mod rounding;
 pub mod sum;
+mod table;
 
 pub use alu::{Alu, AluIn, AluOp, AluOut, ALU_OP_BITS};
 pub use arith::{Arith, BinOp, Bits};

@@ -183,6 +183,11 @@ impl Family for FloatFormat {
         assert_eq!(a.len(), b.len());
         Ok(match mode {
             SumMode::Quire => self.dot_exact(a, b),
+            // One table lookup per product and sum for formats of at most 8 bits.
+            SumMode::Naive => match super::ops::tables(*self) {
+                Some(t) => t.naive_dot(0, a, b),
+                None => sum::naive_dot(self, a, b),
+            },
             _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
         })
     }

@@ -9,7 +9,9 @@ use num_integer::Integer;
 use super::{Dy, FloatFormat, Val};
 use crate::arith::Bits;
 use crate::exact::Ratio;
+use crate::family::Format;
 use crate::rounding::Draw;
+use crate::table::{cached, OpTables, MAX_TABLE_BITS};
 
 fn bitlen(x: u128) -> i64 {
     128 - i64::from(x.leading_zeros())
@@ -74,6 +76,21 @@ fn mul_dy(a: Dy, b: Dy) -> Dy {
     }
 }
 
+/// The rounded sum and product of every pair of words of `f`, built from
+/// [`FloatFormat::add_d`] and [`FloatFormat::mul_d`] rounding to nearest, or `None` when `f`
+/// is wider than [`MAX_TABLE_BITS`].
+pub(crate) fn tables(f: FloatFormat) -> Option<&'static OpTables> {
+    (f.width() <= MAX_TABLE_BITS).then(|| {
+        cached(Format::Float(f), || {
+            OpTables::build(
+                f.width(),
+                |a, b| f.add_d(a, b, Draw::Nearest),
+                |a, b| f.mul_d(a, b, Draw::Nearest),
+            )
+        })
+    })
+}
+
 impl FloatFormat {
     /// The sum of two exact values rounded once, with IEEE's zero sign: an exact zero sum is
     /// +0 unless both terms are −0 (or zeros of negative sign).
@@ -85,9 +102,13 @@ impl FloatFormat {
         self.round_dy(s, draw)
     }
 
-    /// a + b, rounded once.
+    /// a + b, rounded once (by table for formats of at most 8 bits, [`tables`]).
+    #[inline]
     pub fn add(&self, a: Bits, b: Bits) -> Bits {
-        self.add_d(a, b, Draw::Nearest)
+        match tables(*self) {
+            Some(t) => t.add(a, b),
+            None => self.add_d(a, b, Draw::Nearest),
+        }
     }
 
     /// a + b, rounded once by `draw`.
@@ -105,9 +126,13 @@ impl FloatFormat {
         self.add(a, self.neg(b))
     }
 
-    /// a · b, rounded once.
+    /// a · b, rounded once (by table for formats of at most 8 bits, [`tables`]).
+    #[inline]
     pub fn mul(&self, a: Bits, b: Bits) -> Bits {
-        self.mul_d(a, b, Draw::Nearest)
+        match tables(*self) {
+            Some(t) => t.mul(a, b),
+            None => self.mul_d(a, b, Draw::Nearest),
+        }
     }
 
     /// a · b, rounded once by `draw`.

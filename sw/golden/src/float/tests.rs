@@ -282,3 +282,55 @@ fn nonan_prints_and_refuses() {
         assert!(!e.0.contains('\n'), "{s}: {e}");
     }
 }
+
+/// Formats of at most 8 bits add and multiply by table: on every pair of words of every
+/// variant the table holds the computed operation (`add_d`/`mul_d` rounding to nearest), and
+/// sub and a naive dot product through it equal the computed ones.
+#[test]
+fn tables_hold_the_computed_operations_for_every_pair() {
+    use crate::rounding::Draw;
+    for s in [
+        "fp8:e4m3",
+        "fp8:e5m2",
+        "float:4:3",
+        "float:3:4:sat",
+        "float:2:5:ftz",
+        "fp8:e4m3:sat",
+        "float:2:1:nonan",
+        "float:3:2:nonan",
+    ] {
+        let f = fmt(s);
+        assert!(ops::tables(f).is_some(), "{s}");
+        let words = 1u64 << f.width();
+        for a in 0..words {
+            for b in 0..words {
+                assert_eq!(
+                    f.add(a, b),
+                    f.add_d(a, b, Draw::Nearest),
+                    "{s} {a:#x}+{b:#x}"
+                );
+                assert_eq!(
+                    f.mul(a, b),
+                    f.mul_d(a, b, Draw::Nearest),
+                    "{s} {a:#x}*{b:#x}"
+                );
+                assert_eq!(
+                    f.sub(a, b),
+                    f.add_d(a, f.neg(b), Draw::Nearest),
+                    "{s} {a:#x}-{b:#x}"
+                );
+            }
+        }
+        let mut next = crate::test_words(0x5eed_f10a);
+        for len in [0usize, 1, 7, 100] {
+            let a: Vec<u64> = (0..len).map(|_| next() % words).collect();
+            let b: Vec<u64> = (0..len).map(|_| next() % words).collect();
+            let computed = a.iter().zip(&b).fold(0, |s, (&x, &y)| {
+                f.add_d(s, f.mul_d(x, y, Draw::Nearest), Draw::Nearest)
+            });
+            let dot = Family::dot(&f, SumMode::Naive, &a, &b).unwrap();
+            assert_eq!(dot, computed, "{s}: naive dot of {len} terms");
+        }
+    }
+    assert!(ops::tables(fmt("float:5:3")).is_none(), "9 bits: no table");
+}

@@ -138,7 +138,7 @@ impl Family for PositFormat {
         assert_eq!(a.len(), b.len());
         Ok(match mode {
             SumMode::Naive => match super::table::tables(*self) {
-                Some(t) => t.naive_dot(self.n, a, b),
+                Some(t) => t.ops.naive_dot(0, a, b),
                 None => sum::naive_dot(self, a, b),
             },
             SumMode::Quire => self.dot_quire(a, b),

@@ -4,22 +4,15 @@
 //! golden operations themselves (so they cannot disagree with them: one source of truth), once
 //! per format, and shared; the tests compare the fast paths with the operations word for word.
 
-use std::cell::Cell;
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
-
 use super::quire::{product, Quire};
 use super::PositFormat;
-
-/// Formats up to this width have tables: 2^16 entries per operation.
-pub const MAX_TABLE_BITS: u32 = 8;
+use crate::family::Format;
+use crate::table::{cached, OpTables, MAX_TABLE_BITS};
 
 /// The tables of one format.
 pub(crate) struct Tables {
-    /// a·b rounded, at `a << n | b`.
-    pub mul: Vec<u8>,
-    /// a + b rounded, at `a << n | b`.
-    pub add: Vec<u8>,
+    /// Every rounded product and sum of two words.
+    pub ops: OpTables,
     /// Each word decoded for exact products (present when the quire has at most 128 bits).
     pub terms: Option<Vec<Term>>,
     /// The quire's fraction bits less 62: with it, a product's position in quire LSBs.
@@ -34,41 +27,14 @@ pub(crate) struct Term {
     pub e: i32,
 }
 
-/// The tables of `f`, or `None` when it is wider than [`MAX_TABLE_BITS`]. Built once per
-/// format and kept for the process (a few formats of at most 2^MAX_TABLE_BITS words each), so
-/// that a reference costs no reference count: a dot product per output element, on several
-/// threads, would otherwise contend on one shared counter.
+/// The tables of `f`, or `None` when it is wider than [`MAX_TABLE_BITS`] (built once per
+/// format, [`cached`]).
 pub(crate) fn tables(f: PositFormat) -> Option<&'static Tables> {
-    if f.n > MAX_TABLE_BITS {
-        return None;
-    }
-    // Each thread remembers the last format it asked for (a dot product per output element
-    // would otherwise take the shared lock every time).
-    thread_local! {
-        static LAST: Cell<Option<(PositFormat, &'static Tables)>> = const { Cell::new(None) };
-    }
-    static CACHE: OnceLock<Mutex<HashMap<PositFormat, &'static Tables>>> = OnceLock::new();
-    LAST.with(|last| {
-        if let Some((g, t)) = last.get() {
-            if g == f {
-                return Some(t);
-            }
-        }
-        let mut cache = CACHE
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let t: &'static Tables = cache
-            .entry(f)
-            .or_insert_with(|| Box::leak(Box::new(build(f))));
-        last.set(Some((f, t)));
-        Some(t)
-    })
+    (f.n <= MAX_TABLE_BITS).then(|| cached(Format::Posit(f), || build(f)))
 }
 
 fn build(f: PositFormat) -> Tables {
     let words = 1u64 << f.n;
-    let pairs = || (0..words).flat_map(move |a| (0..words).map(move |b| (a, b)));
     let quire = Quire::new(f);
     let terms = (quire.limbs.len() <= 2).then(|| {
         (0..words)
@@ -89,8 +55,7 @@ fn build(f: PositFormat) -> Tables {
             .collect()
     });
     Tables {
-        mul: pairs().map(|(a, b)| f.mul(a, b) as u8).collect(),
-        add: pairs().map(|(a, b)| f.add(a, b) as u8).collect(),
+        ops: OpTables::build(f.n, |a, b| f.add(a, b), |a, b| f.mul(a, b)),
         terms,
         product_shift: quire.frac_bits - 62,
     }
@@ -115,15 +80,6 @@ impl Tables {
             acc = acc.wrapping_add(((p.m * q.m) as i128).wrapping_shl(shift) as u128);
         }
         Some(acc)
-    }
-
-    /// Σ a_k·b_k with a rounding after every product and every addition, from 0, in order
-    /// (`sum::naive_dot`).
-    pub fn naive_dot(&self, n: u32, a: &[u64], b: &[u64]) -> u64 {
-        a.iter().zip(b).fold(0u64, |s, (&x, &y)| {
-            let p = self.mul[(x << n | y) as usize] as u64;
-            self.add[(s << n | p) as usize] as u64
-        })
     }
 }
 
@@ -150,9 +106,8 @@ mod tests {
             let t = tables(f).unwrap();
             for a in 0..1u64 << f.n {
                 for b in 0..1u64 << f.n {
-                    let i = (a << f.n | b) as usize;
-                    assert_eq!(t.mul[i] as u64, f.mul(a, b), "{f:?} {a:#x}*{b:#x}");
-                    assert_eq!(t.add[i] as u64, f.add(a, b), "{f:?} {a:#x}+{b:#x}");
+                    assert_eq!(t.ops.mul(a, b), f.mul(a, b), "{f:?} {a:#x}*{b:#x}");
+                    assert_eq!(t.ops.add(a, b), f.add(a, b), "{f:?} {a:#x}+{b:#x}");
                     let mut q = Quire::new(f);
                     q.add_product(a, b);
                     assert_eq!(f.dot_quire(&[a], &[b]), q.to_posit(), "{f:?} {a:#x}·{b:#x}");
@@ -183,7 +138,7 @@ mod tests {
                         "{f:?} quire, {len} terms"
                     );
                     assert_eq!(
-                        t.naive_dot(f.n, &a, &b),
+                        t.ops.naive_dot(0, &a, &b),
                         sum::naive_dot(&f, &a, &b),
                         "{f:?} naive, {len} terms"
                     );

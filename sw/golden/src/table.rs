@@ -1,0 +1,94 @@
+//! Exact table-driven fast paths for formats of at most 8 bits: every rounded sum and product
+//! of two words is looked up instead of decoded, computed and encoded. A family builds its
+//! tables from its own golden operations (so they cannot disagree with them: one source of
+//! truth), once per format per process, and keeps them here; the families' tests compare the
+//! fast paths with the operations on every pair of words.
+
+use std::any::Any;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use crate::family::Format;
+
+/// Formats up to this width have tables: 2^16 entries per operation.
+pub const MAX_TABLE_BITS: u32 = 8;
+
+/// The rounded sum and product of every pair of words of an `n`-bit format, at `a << n | b`.
+pub(crate) struct OpTables {
+    pub n: u32,
+    pub add: Vec<u8>,
+    pub mul: Vec<u8>,
+}
+
+impl OpTables {
+    /// The tables of an `n`-bit format (n ≤ [`MAX_TABLE_BITS`]) from its operations.
+    pub fn build(n: u32, add: impl Fn(u64, u64) -> u64, mul: impl Fn(u64, u64) -> u64) -> Self {
+        assert!(n <= MAX_TABLE_BITS, "{n}-bit words have no tables");
+        let words = 1u64 << n;
+        let pairs = || (0..words).flat_map(move |a| (0..words).map(move |b| (a, b)));
+        OpTables {
+            n,
+            add: pairs().map(|(a, b)| add(a, b) as u8).collect(),
+            mul: pairs().map(|(a, b)| mul(a, b) as u8).collect(),
+        }
+    }
+
+    #[inline]
+    fn at(&self, a: u64, b: u64) -> usize {
+        (a << self.n | b) as usize
+    }
+
+    /// a + b rounded.
+    #[inline]
+    pub fn add(&self, a: u64, b: u64) -> u64 {
+        self.add[self.at(a, b)] as u64
+    }
+
+    /// a · b rounded.
+    #[inline]
+    pub fn mul(&self, a: u64, b: u64) -> u64 {
+        self.mul[self.at(a, b)] as u64
+    }
+
+    /// Σ a_k·b_k with a rounding after every product and every addition, from the word
+    /// `zero`, in order (`sum::naive_dot`).
+    pub fn naive_dot(&self, zero: u64, a: &[u64], b: &[u64]) -> u64 {
+        a.iter()
+            .zip(b)
+            .fold(zero, |s, (&x, &y)| self.add(s, self.mul(x, y)))
+    }
+}
+
+/// The tables of `key`, built by `build` on first use and kept for the process (a few formats
+/// of at most 2^[`MAX_TABLE_BITS`] words each), so that a reference costs no reference count:
+/// a dot product per output element, on several threads, would otherwise contend on one
+/// shared counter. Each family keeps one table type `T` per format.
+pub(crate) fn cached<T: Any + Send + Sync>(key: Format, build: impl FnOnce() -> T) -> &'static T {
+    type Entry = &'static (dyn Any + Send + Sync);
+    // Each thread remembers the last format it asked for (an operation per word would
+    // otherwise take the shared lock every time).
+    thread_local! {
+        static LAST: Cell<Option<(Format, Entry)>> = const { Cell::new(None) };
+    }
+    static CACHE: OnceLock<Mutex<HashMap<Format, Entry>>> = OnceLock::new();
+    let entry = LAST.with(|last| {
+        if let Some((k, t)) = last.get() {
+            if k == key {
+                return t;
+            }
+        }
+        let mut cache = CACHE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let t: Entry = *cache
+            .entry(key)
+            .or_insert_with(|| Box::leak(Box::new(build())));
+        last.set(Some((key, t)));
+        t
+    });
+    entry
+        .downcast_ref()
+        .expect("one table type per format (the family's)")
+}

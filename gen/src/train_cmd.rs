@@ -480,6 +480,14 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
         test.truncate(n);
     }
     let cfg = config(a, (1, train.shape.0, train.shape.1), train.classes)?;
+    if let Some(rate) = lpgen_train::optim::vanishing_rate(&cfg) {
+        eprintln!(
+            "lpgen: warning: the optimizer's rate {rate} (sgd: --lr / --batch) is 0 in {} \
+             (stage O): no weight will change; raise --lr, lower --batch or keep O in a wider \
+             format (--precision)",
+            cfg.stages.o
+        );
+    }
     let plan = Plan {
         epochs: a.epochs,
         max_steps: a.max_steps,

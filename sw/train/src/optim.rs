@@ -6,7 +6,7 @@
 
 use lpgen_golden::{AluOp, Format};
 
-use crate::config::{AdaGradAt, Optimizer, Place};
+use crate::config::{AdaGradAt, Config, Optimizer, Place};
 use crate::machine::{Machine, Mat, Word};
 use crate::model::Params;
 use crate::net::Net;
@@ -16,6 +16,21 @@ use crate::TrainError;
 /// Newton steps of the reciprocal square root: from a start within a factor √2 the relative
 /// error falls 0.29, 0.12, 0.02, 6e-4, 5e-7, 4e-13, past f32's precision at the sixth.
 const RSQRT_STEPS: usize = 6;
+
+/// The optimizer's rate constant in its format O at the first step: SGD multiplies the summed
+/// gradient by lr/batch, AdaGrad and RMSProp the normalized one by lr. `Some(rate)` when the
+/// rate rounds to zero there, so that no weight can ever change: fp8:e4m3,
+/// whose smallest subnormal is 2^−9, rounds seed 004's 0.0625/64 = 2^−10 to 0 (a tie, to the
+/// even zero). `lpgen train` warns of it.
+pub fn vanishing_rate(cfg: &Config) -> Option<f64> {
+    let rate = match cfg.optimizer {
+        Optimizer::Sgd => cfg.lr / cfg.batch as f64,
+        Optimizer::AdaGrad { .. } | Optimizer::RmsProp { .. } => cfg.lr,
+    };
+    let o = cfg.stages.o;
+    let held = o.calc().to_f64(o.calc().from_f64(rate));
+    (rate > 0.0 && held == 0.0).then_some(rate)
+}
 
 impl<M: Machine> Net<'_, M> {
     /// Applies one step of the configured optimizer to a layer's parameters: `gw` and `gb`
@@ -266,6 +281,34 @@ mod tests {
     use crate::machine::Golden;
     use crate::net::tests::cfg;
     use lpgen_golden::F32;
+
+    /// Seed 004's SGD rate 0.0625/64 = 2^−10 is half fp8:e4m3's smallest subnormal and rounds
+    /// to zero; fp8:e5m2 (2^−16) and posit:8:2 hold it, and a batch of 32 gives e4m3 2^−9.
+    #[test]
+    fn a_rate_that_rounds_to_zero_is_found() {
+        let at = |f: &str, lr: f64, batch: usize, optimizer: Optimizer| {
+            let mut c = cfg(f);
+            (c.lr, c.batch, c.optimizer) = (lr, batch, optimizer);
+            vanishing_rate(&c)
+        };
+        assert_eq!(
+            at("fp8:e4m3", 0.0625, 64, Optimizer::Sgd),
+            Some(0.0625 / 64.0)
+        );
+        assert_eq!(at("fp8:e4m3", 0.0625, 32, Optimizer::Sgd), None);
+        assert_eq!(at("fp8:e5m2", 0.0625, 64, Optimizer::Sgd), None);
+        assert_eq!(at("posit:8:2", 0.0625, 64, Optimizer::Sgd), None);
+        let rms = Optimizer::RmsProp {
+            decay: 0.9,
+            eps: 1e-8,
+        };
+        assert_eq!(
+            at("fp8:e4m3", 0.0625, 64, rms),
+            None,
+            "RMSProp's rate is lr"
+        );
+        assert_eq!(at("fp8:e4m3", 0.0009, 1, rms), Some(0.0009));
+    }
 
     #[test]
     fn rsqrt_converges_in_every_family() {

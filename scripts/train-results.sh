@@ -39,6 +39,15 @@ declare -A ROWS=(
   [lenet-posit8-2]="--format posit:8:2 $LENET"
   [lenet-posit8-2-quire]="--format posit:8:2 --quire $LENET"
   [lenet-O12-L9-FBG8q]="--precision O12-L9-FBG8q $LENET"
+  # Issue 32: floats on the same MLP. fp8:e4m3 alone: seed 004's SGD rate 0.0625/64 = 2^-10
+  # rounds to 0 (lpgen train warns); the mixed rows keep the optimizer and loss in bf16, the
+  # forward pass in E4M3 and the backward pass in E5M2 (the FP8 training recipe).
+  [fashion-fp8-e4m3]="--format fp8:e4m3 $FASHION"
+  [fashion-fp8-e5m2]="--format fp8:e5m2 $FASHION"
+  [fashion-fp8-e5m2-quire]="--format fp8:e5m2 --quire $FASHION"
+  [fashion-fp8-e5m2-sr8]="--format fp8:e5m2 --rounding stochastic:8 $FASHION"
+  [fashion-fp8-mixed]="--precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2 $FASHION"
+  [fashion-fp8-mixed-quire]="--precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2q $FASHION"
   # Convolutions on the generated array: a few LeNet-5 steps through the RTL, the golden
   # model in lockstep (0 differing bits), on 256 test images.
   [lenet-rtl-steps]="--format lns:5:6 --backend rtl --check --model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --normalize global --schedule fixed --epochs 1 --max-steps 3 --test-limit 256"
@@ -51,6 +60,8 @@ declare -A ROWS=(
 )
 ORDER=(mnist-f32 mnist-lns-kahan mnist-lns-no-update-kahan mnist-lns-matmul-kahan mnist-lns-keep5
        mnist-lns-keep4 fashion-f32 fashion-posit8-2 fashion-posit8-2-quire fashion-O12-L9-FBG8q
+       fashion-fp8-e4m3 fashion-fp8-e5m2 fashion-fp8-e5m2-quire fashion-fp8-e5m2-sr8
+       fashion-fp8-mixed fashion-fp8-mixed-quire
        lenet-f32 lenet-posit8-2 lenet-posit8-2-quire lenet-O12-L9-FBG8q lenet-rtl-steps
        mnist-rtl-epoch mnist-golden-epoch mnist-rtl-epoch-nocheck)
 

@@ -91,20 +91,14 @@ units() {
   done
 }
 
-# Each family's multiply-add at 8 and 16 bits (issue 32): a float fused multiply-add, the
-# posit quire MAC and the LNS Kahan MAC, words of the same width (lns:3:3 and lns:5:9 are 8
-# and 16 bits: 2+I+F).
-MADD=(
-  "float-fma fp8:e4m3" "float-fma fp8:e5m2" "posit-mac posit:8" "lns-kahan lns:3:3"
-  "float-fma f16" "float-fma bf16" "posit-mac posit:16" "lns-kahan lns:5:9"
-)
-
-# madd [TARGET...]: the MADD units at stages 0 and the deepest on each target.
+# madd [TARGET...]: each family's multiply-add at 8 and 16 bits (issue 32; the list is
+# fpga-render.py's MADD, which renders their table) at stages 0 and the deepest.
 madd() {
-  local targets=("$@")
+  local targets=("$@") madd_units
   [ ${#targets[@]} -gt 0 ] || targets=(ice40-up5k ice40-hx8k ecp5-85k)
+  mapfile -t madd_units < <(python3 scripts/fpga-render.py --madd)
   for t in "${targets[@]}"; do
-    for uf in "${MADD[@]}"; do
+    for uf in "${madd_units[@]}"; do
       set -- $uf
       local u=$1 f=$2 s
       for s in 0 "$(max_stages "$u" --format "$f")"; do

@@ -401,8 +401,8 @@ impl Machine for Rtl {
     ) -> Result<Vec<u64>, TrainError> {
         if f == Format::F32(F32) || !f.entry().lanes {
             // dfix storage runs: f32 arithmetic on the host (no f32 vector unit); a family
-            // without ALU lanes yet (float:E:M) computes its lanes on the host too, its
-            // products on its array.
+            // without ALU lanes (its registry entry's `lanes`) computes its lanes on the host
+            // too, its products on its array.
             return self.host.lanes(f, op, a, b);
         }
         self.vector_run((f, f), op, a, b, "y")

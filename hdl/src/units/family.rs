@@ -17,9 +17,14 @@ pub(crate) trait HwFamily {
     fn lane_stages(&self) -> u32;
     /// Refuses an `alu` or `vector` of `p` the family's lane cannot be (before its stages are
     /// checked, so the refusal names the reason).
-    fn check_lane(&self, p: &Params) -> Result<(), GenError>;
-    /// The `alu` or `vector` design on this family's words.
-    fn lane_unit(&self, p: &Params) -> Result<Built, GenError>;
+    fn check_lane(&self, p: &Params) -> Result<(), GenError> {
+        super::alu::check(p)
+    }
+    /// The `alu` or `vector` design on this family's words (the golden-ALU lane of
+    /// `alu::lane_unit`, unless the family has a lane of its own).
+    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
+        super::alu::lane_unit(p)
+    }
     /// Every opcode's result of one lane converting to and from `to` (wires named `px…`).
     fn lane_ops(
         &self,
@@ -33,8 +38,11 @@ pub(crate) trait HwFamily {
     fn convert_stages(&self, to: Format) -> u32;
     /// `x` of this format converted to `to`.
     fn convert(&self, m: &mut Module, to: Format, px: &str, x: &E) -> E;
-    /// (name, digest) of every table a design on these words holds.
-    fn tables(&self) -> Vec<(String, String)>;
+    /// (name, digest) of every table a design on these words holds (families with ROM
+    /// tables, LNS's G tables, say which).
+    fn tables(&self) -> Vec<(String, String)> {
+        vec![]
+    }
     /// The lane's `nan` output for result `y` where the family has more than one NaN word
     /// (float); `None`: `y` equals the family's one NaN word (`Calc::nan`).
     fn nan_flag(&self, _y: &E) -> Option<E> {
@@ -76,12 +84,6 @@ impl HwFamily for NoHardware {
     fn lane_stages(&self) -> u32 {
         0
     }
-    fn check_lane(&self, p: &Params) -> Result<(), GenError> {
-        super::alu::check(p)
-    }
-    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
-        super::alu::lane_unit(p)
-    }
     fn lane_ops(
         &self,
         _: &mut Module,
@@ -97,8 +99,5 @@ impl HwFamily for NoHardware {
     }
     fn convert(&self, _: &mut Module, _: Format, _: &str, _: &E) -> E {
         no_hardware(self, "convert")
-    }
-    fn tables(&self) -> Vec<(String, String)> {
-        vec![]
     }
 }

@@ -154,7 +154,4 @@ impl HwFamily for DfixFormat {
     fn convert(&self, _: &mut Module, _: Format, _: &str, _: &E) -> E {
         no_hardware(self, "convert")
     }
-    fn tables(&self) -> Vec<(String, String)> {
-        vec![]
-    }
 }

@@ -7,9 +7,8 @@ use lpgen_golden::{AluOp, FixFormat, Format};
 
 use super::{rne_shr, saturate};
 use crate::ir::{cat, konst, mux, Module, E};
-use crate::units::alu::{self, LaneIn, OpResults};
+use crate::units::alu::{LaneIn, OpResults};
 use crate::units::family::{no_hardware, HwFamily};
-use crate::units::{Built, GenError, Params};
 
 /// Candidate stage boundaries of a fix lane: the divider's two (the multiplier uses one).
 pub(crate) const LANE_STAGES: u32 = 2;
@@ -148,12 +147,6 @@ impl HwFamily for FixFormat {
     fn lane_stages(&self) -> u32 {
         LANE_STAGES
     }
-    fn check_lane(&self, p: &Params) -> Result<(), GenError> {
-        alu::check(p)
-    }
-    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
-        alu::lane_unit(p)
-    }
     fn lane_ops(
         &self,
         m: &mut Module,
@@ -179,8 +172,5 @@ impl HwFamily for FixFormat {
             Format::Float(t) => crate::units::float::fix_to_float(m, *self, t, x),
             _ => no_hardware(&to, "conversion from fix"),
         }
-    }
-    fn tables(&self) -> Vec<(String, String)> {
-        vec![]
     }
 }

@@ -18,7 +18,7 @@ use super::{is_nan_word, qnan, ADD_STAGES, MUL_STAGES};
 use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule, E};
 use crate::units::alu::{self, LaneIn, OpResults};
 use crate::units::family::{no_hardware, HwFamily};
-use crate::units::{Built, GenError, Params};
+use crate::units::{GenError, Params};
 
 /// Candidate stage boundaries of a float lane: the adder's 5 (the longest datapath).
 pub(crate) const LANE_STAGES: u32 = max(max(ADD_STAGES, MUL_STAGES), DIV_STAGES);
@@ -234,9 +234,6 @@ impl HwFamily for FloatFormat {
             _ => Ok(()),
         }
     }
-    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
-        alu::lane_unit(p)
-    }
     fn lane_ops(
         &self,
         m: &mut Module,
@@ -266,9 +263,6 @@ impl HwFamily for FloatFormat {
     }
     fn nan_flag(&self, y: &E) -> Option<E> {
         Some(is_nan_word(*self, y))
-    }
-    fn tables(&self) -> Vec<(String, String)> {
-        vec![]
     }
 }
 

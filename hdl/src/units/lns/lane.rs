@@ -7,9 +7,8 @@ use lpgen_golden::{AluOp, Format, LnsFormat};
 
 use super::{add_module, fields, mul_core, nan_word, saturate, AddStages, Negate, ADD_CANDIDATES};
 use crate::ir::{cat, konst, mux, signed_konst, Module, E};
-use crate::units::alu::{self, LaneIn, OpResults};
+use crate::units::alu::{LaneIn, OpResults};
 use crate::units::family::{no_hardware, HwFamily};
-use crate::units::{Built, GenError, Params};
 
 /// Candidate stage boundaries of an LNS lane: those of the adder, its longest datapath.
 pub(crate) const LANE_STAGES: u32 = ADD_CANDIDATES;
@@ -135,12 +134,6 @@ pub(crate) fn convert(m: &mut Module, s: LnsFormat, d: LnsFormat, px: &str, x: &
 impl HwFamily for LnsFormat {
     fn lane_stages(&self) -> u32 {
         LANE_STAGES
-    }
-    fn check_lane(&self, p: &Params) -> Result<(), GenError> {
-        alu::check(p)
-    }
-    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
-        alu::lane_unit(p)
     }
     fn lane_ops(
         &self,

@@ -9,9 +9,8 @@ use super::decode::{decode, frac_width, max_scale};
 use super::encode::encode;
 use super::{add_core, mul_core, nar_word, ADD_STAGES};
 use crate::ir::{cat, konst, mux, signed_bits, Module, E};
-use crate::units::alu::{self, LaneIn, OpResults};
+use crate::units::alu::{LaneIn, OpResults};
 use crate::units::family::{no_hardware, HwFamily};
-use crate::units::{Built, GenError, Params};
 
 /// Candidate stage boundaries of a posit lane: the adder's and the divider's 4.
 pub(crate) const LANE_STAGES: u32 = ADD_STAGES;
@@ -151,12 +150,6 @@ impl HwFamily for PositFormat {
     fn lane_stages(&self) -> u32 {
         LANE_STAGES
     }
-    fn check_lane(&self, p: &Params) -> Result<(), GenError> {
-        alu::check(p)
-    }
-    fn lane_unit(&self, p: &Params) -> Result<Built, GenError> {
-        alu::lane_unit(p)
-    }
     fn lane_ops(
         &self,
         m: &mut Module,
@@ -183,8 +176,5 @@ impl HwFamily for PositFormat {
             no_hardware(&to, "conversion from posit")
         };
         convert(m, *self, t, px, x)
-    }
-    fn tables(&self) -> Vec<(String, String)> {
-        vec![]
     }
 }

@@ -194,8 +194,10 @@ enum Family {
     /// dfix:W words: `lpgen rtl` only (array --pe dfix, vector, alu, dfix-monitor).
     Dfix,
     /// float:E:M words and their names: `lpgen rtl` only (float-add, float-mul, float-fma,
-    /// alu, vector, convert).
+    /// alu, vector, convert, array --pe float).
     Float,
+    /// mx:ELEM[:bK] blocks: `lpgen rtl` only (mx-dot, mx-enc).
+    Mx,
 }
 
 /// A valid format of `family`; `small` keeps it cheap to generate as an array.
@@ -224,6 +226,15 @@ fn valid_format(r: &mut Rng, family: Family, small: bool) -> String {
             };
             let suffix = r.pick(&["", ":sat", ":ftz", ":sat:ftz"]);
             format!("{base}{suffix}")
+        }
+        Family::Mx => {
+            let elem = r.pick(&[
+                "fp8:e4m3", "fp8:e5m2", "fp6:e3m2", "fp6:e2m3", "fp4:e2m1", "int8",
+            ]);
+            match r.below(2) {
+                0 => format!("mx:{elem}"),
+                _ => format!("mx:{elem}:b{}", n(r, 1, 1024, 8)),
+            }
         }
     }
 }
@@ -453,7 +464,7 @@ fn golden(r: &mut Rng) -> (Vec<OsString>, Vec<u8>) {
 /// One `lpgen rtl …` argument vector.
 fn rtl(r: &mut Rng) -> Vec<OsString> {
     use Family::*;
-    const UNITS: [(&str, &[Family]); 18] = [
+    const UNITS: [(&str, &[Family]); 20] = [
         ("lns-mul", &[Lns]),
         ("lns-add", &[Lns]),
         ("lns-kahan", &[Lns]),
@@ -463,7 +474,7 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("fix-mac", &[Fix]),
         ("alu", &[Lns, Posit, Fix, Dfix, Float]),
         ("vector", &[Lns, Posit, Fix, Dfix, Float]),
-        ("array", &[Lns, Posit, Fix, Dfix]),
+        ("array", &[Lns, Posit, Fix, Dfix, Float]),
         ("quant1", &[Fix, Posit]),
         ("q8-enc", &[Posit, Fix, F32]),
         ("q8-dec", &[Posit, Fix, F32]),
@@ -472,6 +483,8 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("float-add", &[Float]),
         ("float-mul", &[Float]),
         ("float-fma", &[Float]),
+        ("mx-dot", &[Mx]),
+        ("mx-enc", &[Mx]),
     ];
     let (unit, families) = r.pick(&UNITS);
     let family = r.pick(families);
@@ -523,7 +536,8 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
             Lns => r.pick(&["lns-kahan", "lns-plain"]),
             Posit => "posit-quire",
             Dfix => "dfix",
-            _ => "fix",
+            Float => "float",
+            Fix | F32 | Mx => "fix",
         };
         a.push(match r.sane() {
             true => pe.into(),
@@ -536,9 +550,39 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
                     "fix",
                     "posit",
                     "dfix",
+                    "float",
                 ])
                 .into(),
         });
+        if family == Float && r.chance(40) || r.chance(3) {
+            a.push("--acc".into());
+            a.push(match r.sane() {
+                true => valid_format(r, Float, true).into(),
+                false => format(r),
+            });
+        }
+    }
+    if unit.starts_with("float-") && r.chance(40) || r.chance(3) {
+        a.push("--rounding".into());
+        a.push(match r.sane() {
+            true => format!("stochastic:{}", r.range(1, 32)).into(),
+            false => r
+                .pick(&[
+                    "stochastic:0",
+                    "stochastic:99",
+                    "stochastic",
+                    "nearest:1",
+                    "up",
+                ])
+                .into(),
+        });
+        if r.chance(60) {
+            a.push("--rounding-seed".into());
+            a.push(match r.sane() {
+                true => digits(r, 1, 19).into(),
+                false => junk(r),
+            });
+        }
     }
     if unit == "dfix-monitor" && r.chance(40) || r.chance(3) {
         a.push("--counter-bits".into());

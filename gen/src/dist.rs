@@ -33,14 +33,14 @@ pub fn check_workers(workers: usize) -> CliResult {
 
 /// This process's rank of an `mpirun` job.
 #[cfg(feature = "mpi")]
-pub fn mpi_transport() -> CliResult<Box<dyn lpgen_comm::Transport>> {
+pub fn mpi_transport() -> CliResult<Box<dyn lpgen_comm::Transport + Send>> {
     Ok(Box::new(
         lpgen_comm::mpi::init().map_err(|e| CliError(e.to_string()))?,
     ))
 }
 
 #[cfg(not(feature = "mpi"))]
-pub fn mpi_transport() -> CliResult<Box<dyn lpgen_comm::Transport>> {
+pub fn mpi_transport() -> CliResult<Box<dyn lpgen_comm::Transport + Send>> {
     Err(CliError(
         "this lpgen was built without MPI: build it with `cargo build --release -p lpgen --features mpi` (docs/dist.md)"
             .into(),

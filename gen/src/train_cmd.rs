@@ -182,9 +182,14 @@ pub struct TrainArgs {
     #[arg(long)]
     no_error_feedback: bool,
     /// Seed 001 §2.2: split each minibatch in two halves; a half's aggregated gradient is
-    /// applied after the next half's gradients are computed (a delayed update)
+    /// applied after the next half's gradients are computed (a delayed update), its exchange
+    /// running on a communication thread while that next half is computed
     #[arg(long)]
     double_buffer: bool,
+    /// With --double-buffer: exchange and compute in turn on the worker's thread, without the
+    /// overlap (the same model word for word; for measuring what the overlap hides)
+    #[arg(long)]
+    no_overlap: bool,
     /// Where the workers run: local (--workers threads) or mpi (one worker per rank of
     /// `mpirun -np K lpgen train --dist mpi ...`; an lpgen built with --features mpi)
     #[arg(long, default_value = "local")]
@@ -339,11 +344,13 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
     })
 }
 
-/// How this run's workers cooperate (`--compress`, `--no-error-feedback`, `--double-buffer`).
+/// How this run's workers cooperate (`--compress`, `--no-error-feedback`, `--double-buffer`,
+/// `--no-overlap`).
 fn sharing(a: &TrainArgs) -> CliResult<Sharing> {
     Ok(Sharing {
         exchange: Exchange::parse(&a.compress, !a.no_error_feedback)?,
         double_buffer: a.double_buffer,
+        overlap: !a.no_overlap,
     })
 }
 
@@ -558,7 +565,7 @@ struct Run<'a> {
     data: (&'a data::Dataset, &'a data::Dataset),
     plan: &'a Plan,
     /// This process's rank of an `mpirun` job.
-    transport: Option<Box<dyn lpgen_comm::Transport>>,
+    transport: Option<Box<dyn lpgen_comm::Transport + Send>>,
 }
 
 impl Run<'_> {

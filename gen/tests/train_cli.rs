@@ -270,6 +270,7 @@ fn bad_input_is_refused_in_one_line() {
             "give --compress q8:TYPE",
         ),
         (&["--adagrad-at", "local"], "applies to --optimizer adagrad"),
+        (&["--no-overlap"], "applies to --double-buffer"),
         (
             &["--optimizer", "adagrad", "--adagrad-at", "server"],
             "expected local, aggregate or momentum",

@@ -29,6 +29,12 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
     }
     // Data parallelism: checked before the dataset is read.
     Exchange::parse(&a.compress, !a.no_error_feedback)?;
+    if a.no_overlap && !a.double_buffer {
+        return Err(bad(
+            "--no-overlap applies to --double-buffer (whose exchange it runs in turn with the computation)"
+                .into(),
+        ));
+    }
     let mpi = crate::dist::is_mpi(&a.dist, a.workers)?;
     if a.compress_grad.is_some() && (mpi || a.workers > 1 || a.compress != "none") {
         return Err(bad(

@@ -1,7 +1,8 @@
 //! Communication for lpgen's data-parallel training (issue 20, seed 001 §3.1): collectives over
 //! byte buffers, with two transports behind one trait.
 //!
-//! - [`local`]: K endpoints for K threads of one process (std channels), nothing to install;
+//! - [`local`]: K endpoints for K threads of one process (std channels), nothing to install
+//!   ([`local_with_link`]: the same over simulated wires of a given bandwidth);
 //! - `mpi` (cargo feature `mpi`): one endpoint per MPI rank over the system's OpenMPI, started
 //!   by `mpirun -np K` (`docs/dist.md`).
 //!
@@ -47,7 +48,7 @@ mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 
-pub use local::{local, local_with_timeout, LocalTransport};
+pub use local::{local, local_with_link, local_with_timeout, LocalTransport};
 
 /// How long a collective waits for a peer before it fails: long enough for the slowest rank's
 /// step (an RTL-simulated minibatch can take minutes), short enough that a stuck job ends.

@@ -1,6 +1,12 @@
 //! The `local` transport: K endpoints for K threads of one process. Each ordered pair of ranks
 //! has its own unbounded channel, so sends never block and a receive names its source; a
 //! message carries its collective and sequence number, checked on receipt.
+//!
+//! [`local_with_link`] adds a simulated wire of a given bandwidth between every ordered pair
+//! of ranks: a message is delivered once its last byte would have crossed (messages on one
+//! wire one after another), and the receiver waits for that asleep, using no core, as a rank
+//! waits for a network card. It stands in for a network on a machine of few cores, where the
+//! host's own work would otherwise be all there is to the exchange (docs/perf.md).
 
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -11,6 +17,15 @@ struct Msg {
     op: Op,
     seq: u64,
     data: Vec<u8>,
+    /// When its last byte has crossed the simulated wire (now, without one).
+    ready: Instant,
+}
+
+/// The simulated wires of [`local_with_link`]: bytes per second, and when the wire to each
+/// rank is free again.
+struct Link {
+    bytes_per_second: f64,
+    free_at: Vec<Instant>,
 }
 
 /// One rank's endpoint; move it into that rank's thread.
@@ -23,6 +38,7 @@ pub struct LocalTransport {
     progress: Progress,
     timeout: Duration,
     counters: Counters,
+    link: Option<Link>,
 }
 
 /// K connected endpoints, index = rank, with [`DEFAULT_TIMEOUT`].
@@ -41,6 +57,7 @@ pub fn local_with_timeout(k: usize, timeout: Duration) -> Vec<LocalTransport> {
             progress: Progress::default(),
             timeout,
             counters: Counters::default(),
+            link: None,
         })
         .collect();
     for i in 0..k {
@@ -53,11 +70,48 @@ pub fn local_with_timeout(k: usize, timeout: Duration) -> Vec<LocalTransport> {
     ends
 }
 
+/// K connected endpoints (with [`DEFAULT_TIMEOUT`]) whose messages cross simulated wires of
+/// `bytes_per_second` each, one per ordered pair of ranks: a message of n bytes sent at t is
+/// received no earlier than max(t, the wire's previous message done) + n / bytes_per_second.
+pub fn local_with_link(k: usize, bytes_per_second: f64) -> Vec<LocalTransport> {
+    assert!(
+        bytes_per_second > 0.0 && bytes_per_second.is_finite(),
+        "a link of {bytes_per_second} bytes/s"
+    );
+    let mut ends = local_with_timeout(k, DEFAULT_TIMEOUT);
+    let now = Instant::now();
+    for e in &mut ends {
+        e.link = Some(Link {
+            bytes_per_second,
+            free_at: vec![now; k],
+        });
+    }
+    ends
+}
+
 impl LocalTransport {
     fn send(&mut self, op: Op, seq: u64, to: usize, data: Vec<u8>) -> Result<(), CommError> {
         let len = data.len() as u64;
+        let now = Instant::now();
+        let ready = match &mut self.link {
+            Some(link) => {
+                let start = link.free_at[to].max(now);
+                link.free_at[to] =
+                    start + Duration::from_secs_f64(len as f64 / link.bytes_per_second);
+                link.free_at[to]
+            }
+            None => now,
+        };
         let sender = self.to[to].as_ref().expect("a peer");
-        if sender.send(Msg { op, seq, data }).is_err() {
+        if sender
+            .send(Msg {
+                op,
+                seq,
+                data,
+                ready,
+            })
+            .is_err()
+        {
             return Err(self.progress.fail(format!(
                 "local {} #{seq}: rank {to} has stopped (its thread ended or failed)",
                 op.name()
@@ -104,6 +158,11 @@ impl LocalTransport {
                     m.op.name(),
                     m.seq
                 )));
+            }
+            // The simulated wire: the message is here once its last byte has crossed.
+            let wire = m.ready.saturating_duration_since(Instant::now());
+            if !wire.is_zero() {
+                std::thread::sleep(wire);
             }
             self.counters.received += m.data.len() as u64;
             out.push(m.data);

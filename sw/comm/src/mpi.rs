@@ -14,6 +14,13 @@
 //! then kills the whole job with its own (multi-line) report; and MPI itself may abort the job
 //! on a transport failure. Either way no rank hangs.
 //!
+//! **Threads.** MPI is initialized at the level `MPI_THREAD_SERIALIZED`, and the endpoint is
+//! `Send`: any one thread at a time may run its collectives. The trainer's overlapped double
+//! buffering (`--double-buffer`) runs each exchange on a communication thread while the
+//! worker's own thread computes the next half-minibatch and makes no MPI call (the endpoint is
+//! moved to that thread and back, so two threads never call MPI at once); an MPI library that
+//! cannot give this level is refused in one line.
+//!
 //! **Tags.** A header's tag is (sequence number mod 8192)·2 + collective, its payload's that plus
 //! 16384 (below the 32767 that MPI guarantees). MPI keeps messages of one sender in order, so
 //! the next header from a rank belongs to the collective in progress; anything else fails as a
@@ -22,7 +29,7 @@
 use std::mem::ManuallyDrop;
 use std::time::{Duration, Instant};
 
-use mpi::environment::Universe;
+use mpi::environment::{Threading, Universe};
 use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::request::{Request, StaticScope};
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -69,8 +76,15 @@ pub fn init_with_timeout(timeout: Duration) -> Result<MpiTransport, CommError> {
             LAUNCHER_VARS.join(", ")
         )));
     }
-    let universe = mpi::initialize()
+    let (universe, level) = mpi::initialize_with_threading(Threading::Serialized)
         .ok_or_else(|| CommError("MPI is already initialized in this process".into()))?;
+    if !matches!(level, Threading::Serialized | Threading::Multiple) {
+        drop(universe);
+        return Err(CommError(format!(
+            "this MPI library gives the thread level {level:?}, and the mpi transport needs \
+             Serialized (a collective may run on a thread other than main)"
+        )));
+    }
     let world = universe.world();
     Ok(MpiTransport {
         universe: ManuallyDrop::new(universe),
@@ -80,6 +94,12 @@ pub fn init_with_timeout(timeout: Duration) -> Result<MpiTransport, CommError> {
         counters: Counters::default(),
     })
 }
+
+// SAFETY: MPI was initialized at MPI_THREAD_SERIALIZED (checked in `init_with_timeout`), which
+// lets any thread call MPI as long as no two do at once. Every MPI call of this endpoint goes
+// through `&mut self` or `Drop`, so moving the endpoint to another thread (what `Send` allows)
+// never makes two calls concurrent; `MpiTransport` is not `Sync`.
+unsafe impl Send for MpiTransport {}
 
 /// Added to a header's tag for its payload.
 const PAYLOAD_TAG: i32 = 1 << 14;

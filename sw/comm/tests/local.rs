@@ -1,11 +1,14 @@
 //! The `local` transport: collectives for K = 1..4 with deterministic contents ordered by source
 //! rank, byte counters, broadcast, and the one-line failures: options that differ across ranks,
-//! a rank that never arrives (timeout), a rank that stops, and mismatched collectives.
+//! a rank that never arrives (timeout), a rank that stops, and mismatched collectives; the
+//! simulated wires of `local_with_link` take the bytes' time.
 
 use std::thread;
 use std::time::{Duration, Instant};
 
-use lpgen_comm::{local, local_with_timeout, CommError, LocalTransport, Transport};
+use lpgen_comm::{
+    local, local_with_link, local_with_timeout, CommError, LocalTransport, Transport,
+};
 
 /// Runs `f` on every endpoint in its own thread; results by rank.
 fn run<T: Send>(ends: Vec<LocalTransport>, f: impl Fn(&mut LocalTransport) -> T + Sync) -> Vec<T> {
@@ -164,4 +167,27 @@ fn wrong_slice_count_is_refused() {
     let mut ends = local(1);
     let e = ends[0].all_to_all(vec![vec![], vec![]]).unwrap_err();
     assert_eq!(e.0, "all_to_all #1: 2 slices for 1 ranks");
+}
+
+/// Over wires of 1 MB/s, two all_to_alls of 40,000-byte slices (K = 3) take at least
+/// 2 × 40 ms (each rank waits for its peers' slices, and the second collective's cannot leave
+/// before the first's), deliver the same slices as without wires, and count the same bytes.
+#[test]
+fn simulated_wires_take_the_bytes_time() {
+    let big = |i: usize, j: usize| vec![(i * 3 + j) as u8; 40_000];
+    let go = |t: &mut LocalTransport| {
+        let start = Instant::now();
+        let me = t.rank();
+        let mut got = vec![];
+        for _ in 0..2 {
+            got.push(t.all_to_all((0..3).map(|j| big(me, j)).collect()).unwrap());
+        }
+        (start.elapsed(), got, t.counters())
+    };
+    let wired = run(local_with_link(3, 1e6), go);
+    let plain = run(local(3), go);
+    for ((time, got, counters), (_, want, want_counters)) in wired.iter().zip(&plain) {
+        assert!(*time >= Duration::from_millis(80), "{time:?}");
+        assert_eq!((got, counters), (want, want_counters));
+    }
 }

@@ -17,7 +17,7 @@ use lpgen_train::rtl::Rtl;
 use lpgen_train::trainer::{self, Plan};
 
 /// Builds a fresh machine for a run.
-type MakeMachine = Box<dyn Fn() -> Box<dyn Machine<Word = u64>>>;
+type MakeMachine = Box<dyn Fn() -> Box<dyn Machine<Word = u64> + Send>>;
 
 fn config(f: &str, quire: bool) -> Config {
     let stages = Stages::all(f.parse().unwrap());

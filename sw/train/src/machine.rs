@@ -22,9 +22,11 @@ pub mod golden;
 mod pool;
 #[cfg(feature = "rtl")]
 pub mod rtl;
+mod shared;
 pub use checked::Checked;
 pub use golden::Golden;
 pub use pool::{fill_in_parallel, in_parallel};
+pub use shared::Shared;
 
 /// How a matrix product accumulates (the array's PE kind).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

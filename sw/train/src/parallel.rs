@@ -12,7 +12,9 @@
 //! codes ([`Exchange`]). AdaGrad may normalize on the worker before the exchange or on the
 //! owner between its two steps (`--adagrad-at`, §4); the state that this leaves on a worker
 //! (residuals, AdaGrad's squares) is [`Worker::state`], checkpointed beside the model. Double
-//! buffering (§2.2) is the trainer's: it delays each half-minibatch's update by one half.
+//! buffering (§2.2) is the trainer's: it delays each half-minibatch's update by one half, and
+//! (unless [`Sharing::overlap`] is off) runs each half's exchange on a communication thread
+//! while the next half is computed (`trainer/overlap.rs`).
 
 use lpgen_comm::exchange;
 use lpgen_comm::{partition, Transport};
@@ -80,6 +82,10 @@ impl std::fmt::Display for Exchange {
 pub struct Sharing {
     pub exchange: Exchange,
     pub double_buffer: bool,
+    /// With `double_buffer`: each half's exchange runs on a communication thread while the
+    /// next half is computed (the paper's point); off (`--no-overlap`), the two take turns on
+    /// the worker's thread. Both give the same model word for word.
+    pub overlap: bool,
 }
 
 impl From<Exchange> for Sharing {
@@ -87,6 +93,7 @@ impl From<Exchange> for Sharing {
         Sharing {
             exchange,
             double_buffer: false,
+            overlap: false,
         }
     }
 }
@@ -94,7 +101,8 @@ impl From<Exchange> for Sharing {
 /// One worker's part of the aggregation: its rank's transport and, per exchanged matrix, the
 /// state that lives on a worker rather than in the model.
 pub struct Worker<'t> {
-    pub transport: &'t mut dyn Transport,
+    /// `Send`, so that an overlapped exchange can run on a communication thread.
+    pub transport: &'t mut (dyn Transport + Send),
     pub sharing: Sharing,
     slots: Vec<Slot>,
     /// Bytes this worker's exchanges would have sent as plain words (the compression ratio's
@@ -114,7 +122,10 @@ struct Slot {
 }
 
 impl<'t> Worker<'t> {
-    pub fn new(transport: &'t mut dyn Transport, sharing: impl Into<Sharing>) -> Worker<'t> {
+    pub fn new(
+        transport: &'t mut (dyn Transport + Send),
+        sharing: impl Into<Sharing>,
+    ) -> Worker<'t> {
         Worker {
             transport,
             sharing: sharing.into(),

@@ -333,6 +333,81 @@ fn double_buffering_applies_each_half_one_half_late() {
     let _ = std::fs::remove_dir_all(&ds);
 }
 
+/// Overlapped double buffering (each half's exchange on a communication thread while the next
+/// half is computed) gives the turn-taking rule's model word for word and the same training
+/// figures, over every exchange, with AdaGrad normalizing on the workers (machine operations in
+/// the exchange) and without, for K = 1..3, odd minibatches and uneven shares included.
+#[test]
+fn overlapped_double_buffering_gives_the_turn_taking_models_word_for_word() {
+    let ds = tmp("ds-overlap");
+    write_dataset(&ds, 40);
+    let train = data::load(&ds, Split::Train).unwrap();
+    let test = data::load(&ds, Split::Test).unwrap();
+    let data = (&train, &test);
+    let out = tmp("overlap");
+    let adagrad = |at| Optimizer::AdaGrad { eps: 1e-8, at };
+    let q8 = Exchange::Q8("q8:dynamic-tree".parse().unwrap());
+    let cases = [
+        ("f32", Exchange::Words, 2, Optimizer::Sgd, 10),
+        (
+            "f32",
+            Exchange::OneBit { feedback: true },
+            2,
+            adagrad(AdaGradAt::Local),
+            9,
+        ),
+        (
+            "posit:16:1",
+            Exchange::OneBit { feedback: true },
+            3,
+            adagrad(AdaGradAt::Aggregate),
+            10,
+        ),
+        ("lns:5:6", q8, 1, Optimizer::Sgd, 7),
+        (
+            "fix:7:8",
+            Exchange::Words,
+            3,
+            adagrad(AdaGradAt::Momentum),
+            11,
+        ),
+    ];
+    for (f, exchange, k, optimizer, batch) in cases {
+        let mut cfg = config(f);
+        cfg.optimizer = optimizer;
+        cfg.batch = batch;
+        if optimizer != Optimizer::Sgd {
+            cfg.lr = 0.05;
+        }
+        let turns = Sharing {
+            exchange,
+            double_buffer: true,
+            overlap: false,
+        };
+        let overlapped = Sharing {
+            overlap: true,
+            ..turns
+        };
+        let (a, ha) = train_k(&cfg, data, k, turns, &out);
+        let (b, hb) = train_k(&cfg, data, k, overlapped, &out);
+        let what = format!("{f}, {exchange}, K = {k}, {optimizer:?}, batch {batch}");
+        assert!(a == b, "{what}: the overlapped model differs");
+        let figures = |h: &[EpochMetrics]| -> Vec<[u64; 4]> {
+            h.iter()
+                .map(|m| [m.train_loss, m.train_acc, m.test_loss, m.test_acc].map(f64::to_bits))
+                .collect()
+        };
+        assert_eq!(figures(&ha), figures(&hb), "{what}: figures");
+        assert_eq!(
+            ha.iter().map(|m| m.bytes_sent_per_step).collect::<Vec<_>>(),
+            hb.iter().map(|m| m.bytes_sent_per_step).collect::<Vec<_>>(),
+            "{what}: bytes"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&ds);
+}
+
 /// `--resume` with workers: each worker's residuals and AdaGrad squares are written beside the
 /// checkpoint every epoch, so a run stopped after epoch 1 and resumed ends word for word as
 /// the uninterrupted run (K = 2, 1-bit exchange with error feedback, AdaGrad at the

@@ -1,5 +1,6 @@
-//! One epoch of a run: its steps (each minibatch, both halves with double buffering), its
-//! metrics, the learning-rate schedule and the files written after it.
+//! One epoch of a run: its steps (each minibatch, both halves with double buffering, the
+//! overlapped ones in `overlap.rs`), its metrics, the learning-rate schedule and the files
+//! written after it.
 
 use super::*;
 
@@ -50,7 +51,7 @@ pub(super) struct Epoch<W> {
 
 /// Trains epoch `epoch`: its shuffled batches, one [`train_step`] each, then the test pass;
 /// returns the epoch's metrics.
-pub(super) fn train_epoch<M: Machine>(
+pub(super) fn train_epoch<M: Machine + Send>(
     machine: &mut M,
     run: &RunContext<'_>,
     state: &mut State<M::Word>,
@@ -76,12 +77,6 @@ pub(super) fn train_epoch<M: Machine>(
     if let Some(s) = &mut state.storage {
         s.epoch = EpochCounts::default();
     }
-    let mut net = Net {
-        m: machine,
-        cfg,
-        storage: state.storage.as_mut(),
-        stream: state.stream.as_mut(),
-    };
     let mut ep = Epoch {
         number: epoch,
         start,
@@ -97,42 +92,72 @@ pub(super) fn train_epoch<M: Machine>(
         correct: 0,
         seen: 0,
     };
-    for (s, &chunk) in batches[..steps].iter().enumerate() {
-        let model = &mut state.model;
-        train_step(
-            &mut net,
-            model,
-            worker.as_deref_mut(),
-            run,
-            &mut ep,
-            (s, chunk),
-        )?;
-        if run.show && (s % 10 == 0 || s + 1 == steps) {
-            progress(
-                epoch,
-                run.plan.epochs,
-                s + 1,
-                steps,
-                ep.seen as f64 / start.elapsed().as_secs_f64(),
-            );
+    // The overlapped exchange runs without the rounding stream (its draws would be taken in
+    // another order): a run with one takes turns.
+    let overlap = worker
+        .as_ref()
+        .is_some_and(|w| w.sharing.double_buffer && w.sharing.overlap)
+        && state.stream.is_none();
+    match worker.as_deref_mut() {
+        Some(w) if overlap => {
+            overlap::train_steps(machine, run, state, w, &mut ep, &batches[..steps])?
         }
-    }
-    // The epoch ends with every gradient applied (so a checkpoint holds no pending one).
-    if let Some((grads, n)) = ep.pending.take() {
-        net.apply(
-            &mut state.model,
-            grads,
-            ep.lr,
-            n,
-            ep.momentum,
-            ep.normalized,
-        )?;
+        _ => {
+            let mut net = Net {
+                m: &mut *machine,
+                cfg,
+                storage: state.storage.as_mut(),
+                stream: state.stream.as_mut(),
+            };
+            for (s, &chunk) in batches[..steps].iter().enumerate() {
+                let model = &mut state.model;
+                train_step(
+                    &mut net,
+                    model,
+                    worker.as_deref_mut(),
+                    run,
+                    &mut ep,
+                    (s, chunk),
+                )?;
+                progress_line(run, &ep, s);
+            }
+            // The epoch ends with every gradient applied (so a checkpoint holds no pending one).
+            if let Some((grads, n)) = ep.pending.take() {
+                net.apply(
+                    &mut state.model,
+                    grads,
+                    ep.lr,
+                    n,
+                    ep.momentum,
+                    ep.normalized,
+                )?;
+            }
+        }
     }
     let train_secs = start.elapsed().as_secs_f64();
     if run.show {
         eprintln!();
     }
+    let mut net = Net {
+        m: machine,
+        cfg,
+        storage: state.storage.as_mut(),
+        stream: state.stream.as_mut(),
+    };
     epoch_metrics(&mut net, &state.model, run, worker, ep, train_secs)
+}
+
+/// The progress bar after step `s` of epoch `ep` (every tenth step and the last).
+pub(super) fn progress_line<W>(run: &RunContext<'_>, ep: &Epoch<W>, s: usize) {
+    if run.show && (s % 10 == 0 || s + 1 == ep.steps) {
+        progress(
+            ep.number,
+            run.plan.epochs,
+            s + 1,
+            ep.steps,
+            ep.seen as f64 / ep.start.elapsed().as_secs_f64(),
+        );
+    }
 }
 
 /// Step `s` of an epoch, on minibatch `chunk` (in two halves when double buffering): this
@@ -153,19 +178,12 @@ pub(super) fn train_step<M: Machine>(
         Some(_) => cfg.stream(&[epoch as u64, s as u64, run.rank as u64]),
         None => cfg.stream(&[epoch as u64, s as u64]),
     };
-    let halves = if ep.double_buffer {
-        let (first, second) = chunk.split_at(chunk.len().div_ceil(2));
-        vec![first, second]
-    } else {
-        vec![chunk]
-    };
-    for part in halves.into_iter().filter(|p| !p.is_empty()) {
+    for part in halves(chunk, ep.double_buffer) {
         let mine = match &worker {
             Some(w) => &part[w.share(part.len())],
             None => part,
         };
-        let x = batch_input(run.train, mine, &run.mean, &run.sd, &run.fcalc);
-        let labels: Vec<u8> = mine.iter().map(|&i| run.train.labels[i]).collect();
+        let (x, labels) = half_input(run, mine);
         let (fw, grads) = net.gradients(model, x, &labels, &mut noise)?;
         let grads = match worker.as_deref_mut() {
             Some(w) => w.aggregate(net, grads, chunk.len())?,
@@ -181,15 +199,47 @@ pub(super) fn train_step<M: Machine>(
         if let Some((grads, n)) = ready {
             net.apply(model, grads, ep.lr, n, ep.momentum, ep.normalized)?;
         }
-        if let Some(s) = net.storage.as_deref_mut() {
-            s.examples(mine.len() as u64);
-        }
-        let (l, c) = score(&fw, &labels, cfg.stages.l);
-        ep.loss += l;
-        ep.correct += c;
-        ep.seen += mine.len();
+        tally(net, ep, &fw, &labels);
     }
     Ok(())
+}
+
+/// The parts of minibatch `chunk` that are computed in turn: its two halves when double
+/// buffering (the first one sample longer when the size is odd; an empty half is skipped),
+/// else the whole.
+pub(super) fn halves(chunk: &[usize], double_buffer: bool) -> Vec<&[usize]> {
+    if double_buffer {
+        let (first, second) = chunk.split_at(chunk.len().div_ceil(2));
+        [first, second]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect()
+    } else {
+        vec![chunk]
+    }
+}
+
+/// The input words and labels of the samples `mine`.
+pub(super) fn half_input<W: Word>(run: &RunContext<'_>, mine: &[usize]) -> (Mat<W>, Vec<u8>) {
+    let x = batch_input(run.train, mine, &run.mean, &run.sd, &run.fcalc);
+    let labels = mine.iter().map(|&i| run.train.labels[i]).collect();
+    (x, labels)
+}
+
+/// Adds a computed part's samples to the storage's count and its scores to the epoch's.
+pub(super) fn tally<M: Machine>(
+    net: &mut Net<'_, M>,
+    ep: &mut Epoch<M::Word>,
+    fw: &Forward<M::Word>,
+    labels: &[u8],
+) {
+    if let Some(s) = net.storage.as_deref_mut() {
+        s.examples(labels.len() as u64);
+    }
+    let (l, c) = score(fw, labels, net.cfg.stages.l);
+    ep.loss += l;
+    ep.correct += c;
+    ep.seen += labels.len();
 }
 
 /// The metrics of a trained epoch: the training figures (summed over the workers), the test

@@ -27,6 +27,7 @@ use crate::TrainError;
 use lpgen_golden::Rounding;
 
 mod epoch;
+mod overlap;
 mod results;
 
 use epoch::{save_epoch, schedule_next_epoch, train_epoch, RunContext};
@@ -180,7 +181,7 @@ pub fn evaluate<M: Machine>(
 
 /// Runs the training of `plan` with `cfg` on `train` / `test` through `machine`; calls
 /// `report` with each epoch's JSON line.
-pub fn run<M: Machine>(
+pub fn run<M: Machine + Send>(
     machine: &mut M,
     cfg: &Config,
     train: &Dataset,
@@ -194,7 +195,7 @@ pub fn run<M: Machine>(
 /// [`run`] as one of the data-parallel workers of `worker` (`None`: alone). Every worker
 /// trains on its share of each minibatch and applies the aggregated gradients; only rank 0
 /// writes the results and reports.
-pub fn run_worker<M: Machine>(
+pub fn run_worker<M: Machine + Send>(
     machine: &mut M,
     cfg: &Config,
     train: &Dataset,

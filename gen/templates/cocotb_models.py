@@ -19,6 +19,10 @@ MANIFEST = json.loads((HERE / "@TOP@.json").read_text())
 # A wrapper (`--wrap axis`) names the unit it wraps, whose manifest lies beside its own.
 WRAPS = MANIFEST.get("wraps")
 UNIT = json.loads((HERE / f"{WRAPS}.json").read_text()) if WRAPS else MANIFEST
+# A wrapper's bench streams beats, not cycles: the models of units that interleave
+# accumulations by cycle (lns-kahan, arrays) then give every cycle a step (beat n in slot
+# n mod P) and leave out the waits a `last` needs (the wrapper holds its stream for them).
+STREAM = bool(WRAPS)
 
 
 def has_port(name):
@@ -243,7 +247,7 @@ def array_unit(rng, n):
     queues = [deque() for _ in range(slots)]
     cycles = []
     last_at = -(10**9)
-    while len(cycles) < n or any(queues):
+    while len(cycles) < n or (any(queues) and not STREAM):
         t = len(cycles)
         q = queues[t % slots]
         if not q and t >= n:
@@ -252,10 +256,12 @@ def array_unit(rng, n):
         if not q:
             q.extend(tile())
         ev = q[0]
-        if ev is not None and ev[0]["last"] and t - last_at < spacing:
+        if not STREAM and ev is not None and ev[0]["last"] and t - last_at < spacing:
             cycles.append((bubble(), None))
             continue
         q.popleft()
+        if ev is None and STREAM:
+            continue
         if ev is None:
             cycles.append((bubble(), None))
             continue
@@ -358,9 +364,9 @@ def kahan_unit(rng, n):
         ]
 
     cycles = []
-    while len(cycles) < n or any(queues):
+    while len(cycles) < n or (any(queues) and not STREAM):
         s = len(cycles) % slots
-        if rng.random() < 1 / 7 or (len(cycles) >= n and not queues[s]):
+        if not STREAM and (rng.random() < 1 / 7 or (len(cycles) >= n and not queues[s])):
             cycles.append((bubble(), None))
             continue
         if not queues[s]:

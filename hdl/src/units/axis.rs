@@ -1,5 +1,5 @@
-//! `lpgen rtl … --wrap axis`: an AXI4-Stream wrapper around a unit that gives one result per
-//! input at a fixed latency (docs/rtl.md, "AXI4-Stream wrapper").
+//! `lpgen rtl … --wrap axis`: an AXI4-Stream wrapper around any unit (docs/rtl.md,
+//! "AXI4-Stream wrapper"). One beat is one `in_valid` step.
 //!
 //! | port | dir | width | meaning |
 //! | --- | --- | --- | --- |
@@ -7,19 +7,24 @@
 //! | `s_axis_tvalid`, `s_axis_tlast` | in | 1 | |
 //! | `s_axis_tready` | out | 1 | a beat is taken when tvalid and tready are both high |
 //! | `m_axis_tdata` | out | Σ outputs, to bytes | the unit's outputs but out_valid, in port order, the first at bit 0; zeros above |
-//! | `m_axis_tvalid`, `m_axis_tlast` | out | 1 | tlast: the input beat's, carried through the pipeline |
+//! | `m_axis_tvalid`, `m_axis_tlast` | out | 1 | tlast: the result's beat's (or that of a beat without a result since the previous result), carried through the pipeline |
 //! | `m_axis_tready` | in | 1 | |
 //!
-//! The unit's pipeline cannot stall, so the wrapper gives credit: every beat taken is a place
-//! in a result buffer of L + 2 entries (L the unit's latency), and `s_axis_tready` is high
-//! while fewer than L + 2 beats are taken and not yet delivered. A result leaves the unit L
-//! cycles after its beat and waits in the buffer until `m_axis_tready`: nothing is dropped or
-//! duplicated, and at L + 2 a stream runs at one beat a cycle while the sink is ready
-//! (s_axis_tready is a register's output, with no path from m_axis_tready). The first result
-//! appears on m_axis_tdata L + 1 cycles after its beat.
+//! The unit's pipeline cannot stall, so the wrapper gives credit: every beat taken that will
+//! give a result is a place in a result buffer of L + 2 entries (L the unit's latency), and
+//! `s_axis_tready` is high while fewer than L + 2 such beats are taken and not yet delivered.
+//! A result leaves the unit L cycles after its beat and waits in the buffer until
+//! `m_axis_tready`: nothing is dropped or duplicated, and at L + 2 a stream runs at one beat a
+//! cycle while the sink is ready (s_axis_tready is a function of registers, with no path from
+//! any input). The first result appears on m_axis_tdata L + 1 cycles after its beat.
+//!
+//! [`Stream`] holds the rules of units whose beats do not each give a result (the array:
+//! only `last` beats), that need cycles between some steps (the array's `last` spacing,
+//! quant1's division), that obey an input without `in_valid` (dfix-monitor's `clear`) or
+//! that interleave accumulations by cycle (beat n is issued in a cycle of slot n mod P).
 //!
 //! Built in the IR: the unit is an instance of its generated top (the files of its own
-//! design, unchanged), the buffer is state registers.
+//! design, unchanged), the buffer and counters are state registers.
 
 use std::rc::Rc;
 

@@ -49,6 +49,9 @@ pub struct StreamRules {
     /// take no beat.
     pub hold_when: BTreeMap<String, u32>,
     pub hold: u32,
+    /// 1-bit inputs the unit obeys without `in_valid`, given to it only with a beat taken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gated: Vec<String>,
     /// Beat n joins the unit's accumulation n mod `slots`.
     pub slots: u32,
 }

@@ -66,6 +66,7 @@ impl Stream {
                 .map(|(n, v)| (n.to_string(), u32::from(*v)))
                 .collect(),
             hold: self.hold,
+            gated: self.gated.iter().map(|g| g.to_string()).collect(),
             slots: self.slots,
         }
     }
@@ -529,6 +530,7 @@ mod tests {
             ["clear"],
             "a clear alone would act while no beat is taken"
         );
+        assert_eq!(mon.rules().gated, ["clear"]);
         assert_eq!(
             stream_of(&params(Unit::PositAdd, "posit:8:0", 2)),
             Stream::every_beat()

@@ -119,8 +119,8 @@ impl PyFormat {
         self.out(py, &shape, out)
     }
 
-    /// The float array PE's read-out with `--acc A` (docs/rtl.md): s = A.fma(a_k, b_k, s)
-    /// from +0 over k (the words widened to A), then s converted to this format, rounded once.
+    /// The float array PE's read-out with `--acc A` (docs/rtl.md): the golden
+    /// `FloatFormat::dot_wide` (`WideAcc`) of each lane.
     pub fn acc_dot_words<'py>(
         &self,
         py: Python<'py>,
@@ -145,14 +145,7 @@ impl PyFormat {
         let out_shape = without_axis(&shape, axis);
         let lanes: usize = out_shape.iter().product();
         let out = (0..lanes)
-            .map(|i| {
-                let mut s = wide.zero_of(false);
-                for j in i * k..(i + 1) * k {
-                    let (x, y) = (f.convert(&wide, a[j]), f.convert(&wide, b[j]));
-                    s = wide.fma(x, y, s);
-                }
-                wide.convert(&f, s)
-            })
+            .map(|i| f.dot_wide(&wide, &a[i * k..(i + 1) * k], &b[i * k..(i + 1) * k]))
             .collect();
         self.out(py, &out_shape, out)
     }

@@ -15,20 +15,22 @@ use crate::{CliError, CliResult};
 
 const TEST_PY: &str = include_str!("../templates/cocotb_test.py");
 /// The unit models: one file `models_<top>.py`, written from two templates (number units;
-/// dfix units and quant1, with the `UNITS` table).
-const MODELS_PY: [&str; 2] = [
+/// MX units; dfix units and quant1, with the `UNITS` table).
+const MODELS_PY: [&str; 3] = [
     include_str!("../templates/cocotb_models.py"),
+    include_str!("../templates/cocotb_models_mx.py"),
     include_str!("../templates/cocotb_models_dfix.py"),
 ];
 const RUN_PY: &str = include_str!("../templates/cocotb_run.py");
 
 /// The array PE kinds the bench models.
-const MODELLED_PES: [PeKind; 5] = [
+const MODELLED_PES: [PeKind; 6] = [
     PeKind::LnsKahan,
     PeKind::LnsPlain,
     PeKind::PositQuire,
     PeKind::Fix,
     PeKind::Dfix,
+    PeKind::Float,
 ];
 
 /// Why the cocotb bench cannot check `p`'s design, or None when it can. Every unit is named:
@@ -36,29 +38,25 @@ const MODELLED_PES: [PeKind; 5] = [
 pub fn unsupported(p: &Params) -> Option<String> {
     let why = match p.unit {
         Unit::PositAdd | Unit::PositMul | Unit::LnsAdd | Unit::LnsMul => return None,
-        // The package's add and mul round to nearest only.
-        Unit::FloatAdd | Unit::FloatMul | Unit::FloatFma
-            if p.rounding != lpgen_golden::Rounding::Nearest =>
-        {
-            "stochastic rounding has no Python model yet"
-        }
+        // Nearest, and stochastic:R through `lpgen.Rounder` (the golden stream).
         Unit::FloatAdd | Unit::FloatMul | Unit::FloatFma => return None,
         Unit::Q8Enc | Unit::Q8Dec => return None,
-        // PEs whose read-out is the registry's dot product in their mode, rounded once, and
-        // the dfix PE's read-out at a shift (`Format.dfix_dot`); a PE kind not listed here
-        // is refused.
+        // PEs whose read-out is the registry's dot product in their mode, rounded once (the
+        // float PE's exact accumulator too; with `--acc`: `Format.acc_dot`), and the dfix
+        // PE's read-out at a shift (`Format.dfix_dot`); a PE kind not listed here is refused.
         Unit::Array if MODELLED_PES.contains(&p.pe) => return None,
-        Unit::Array => "its PE kind has no model yet (float: no Python model of its accumulators)",
+        Unit::Array => "its PE kind has no model yet",
         Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,
         // Lanes of every family with lanes: `Format.alu`, and `Format.dfix_lane` on dfix.
         Unit::Alu | Unit::Vector => return None,
         Unit::Convert => return None,
         Unit::Quant1 | Unit::DfixMonitor => return None,
-        Unit::MxDot | Unit::MxEnc => "the bench has no model of MX blocks yet",
+        // `lpgen.MxFormat`: dot_block and quantize_block.
+        Unit::MxDot | Unit::MxEnc => return None,
     };
     Some(format!(
-        "--testbench cocotb: {} is not covered ({why}); covered: every unit but mx-dot and mx-enc (array: --pe \
-         lns-kahan, lns-plain, posit-quire, fix, dfix)",
+        "--testbench cocotb: {} is not covered ({why}); covered: every unit (array: --pe lns-kahan, \
+         lns-plain, posit-quire, fix, dfix, float)",
         p.unit.name()
     ))
 }
@@ -116,7 +114,7 @@ mod tests {
         for u in Unit::ALL {
             let mut p = Params::new(u, "posit:8:0".parse().unwrap());
             p.pe = PeKind::PositQuire;
-            let keyed = MODELS_PY[1].contains(&format!("    \"{}\": ", u.name()));
+            let keyed = MODELS_PY[2].contains(&format!("    \"{}\": ", u.name()));
             assert_eq!(unsupported(&p).is_none(), keyed, "{}", u.name());
         }
     }

@@ -19,6 +19,10 @@ MANIFEST = json.loads((HERE / "@TOP@.json").read_text())
 # A wrapper (`--wrap axis`) names the unit it wraps, whose manifest lies beside its own.
 WRAPS = MANIFEST.get("wraps")
 UNIT = json.loads((HERE / f"{WRAPS}.json").read_text()) if WRAPS else MANIFEST
+# A wrapper's bench streams beats, not cycles: the models of units that interleave
+# accumulations by cycle (lns-kahan, arrays) then give every cycle a step (beat n in slot
+# n mod P) and leave out the waits a `last` needs (the wrapper holds its stream for them).
+STREAM = bool(WRAPS)
 
 
 def has_port(name):
@@ -133,7 +137,7 @@ def fma_unit(rng, n):
             c = random_words(rng, fmt, 1)[0]
         cases.append((a, b, c))
     a, b, c = (as_u64([x[i] for x in cases]) for i in range(3))
-    y = fmt.fma(a, b, c)
+    y = fmt.fma(a, b, c, rounder=rounder())
     nan = isnan_words(fmt, y)
     return [
         ({"a": int(a[i]), "b": int(b[i]), "c": int(c[i])}, {"y": int(y[i]), "nan": int(nan[i])})
@@ -148,7 +152,17 @@ def either(flag, when, otherwise, flags):
     return tuple(np.where(flag, w, o) for w, o in zip(when, otherwise))
 
 
+def rounder():
+    """The unit's stochastic rounding stream as it resets (`lpgen.Rounder`, the golden
+    xorshift32 generator: one draw per operation in order), or None for nearest."""
+    par = UNIT["parameters"]
+    return lpgen.Rounder(par["rounding"], par["rounding_seed"]) if par.get("rounding") else None
+
+
 def add_or_sub(fmt, a, b, sub, flags):
+    r = rounder()
+    if r is not None:  # one operation at a time: add and sub draw from one stream in order
+        return as_u64([int((fmt.sub if s else fmt.add)(x, y, rounder=r)) for x, y, s in zip(a, b, sub)])
     return either(sub, fmt.sub(a, b, flags=flags), fmt.add(a, b, flags=flags), flags)
 
 
@@ -157,7 +171,8 @@ def mul_or_div(fmt, a, b, div, flags):
 
 
 def mul_only(fmt, a, b, _, flags):
-    return fmt.mul(a, b, flags=flags)
+    r = rounder()
+    return fmt.mul(a, b, rounder=r) if r is not None else fmt.mul(a, b, flags=flags)
 
 
 def pe_mode(fmt, pe):
@@ -177,7 +192,8 @@ def array_unit(rng, n):
     (`accumulations` in the manifest) get P streams of tiles, step t of the stream belonging
     to slot t mod P, each slot with its own tiles; a `last` step waits (its slot gets a
     bubble) until R + C - 1 cycles after the previous `last` of any slot. Each `last` expects
-    every PE's dot product so far, in the PE's accumulation mode, on c_out (PE r*C + c at bits
+    every PE's dot product so far, in the PE's accumulation mode (the float PE with `--acc A`:
+    `Format.acc_dot`), on c_out (PE r*C + c at bits
     W*(r*C + c)); the dfix PE's at a random read-out shift given with `last`, with both
     overflow flags (`dfix_array_readout`)."""
     fmt = lpgen.Format(UNIT["format"])
@@ -227,8 +243,11 @@ def array_unit(rng, n):
                 s, exp = dfix_array_readout(rng, fmt, a[: kk + 1], b[: kk + 1])
                 shift = {"shift": shift_bits(s)}
             elif last:
-                # c[r, c] = sum over steps 0..kk of a[., r] * b[., c]
-                c = fmt.dot(a[: kk + 1].T[:, None, :], b[: kk + 1].T[None, :, :], mode=mode)
+                # c[r, c] = sum over steps 0..kk of a[., r] * b[., c] (the float PE with
+                # --acc A: the wide fma chain, `Format.acc_dot`)
+                ta, tb = a[: kk + 1].T[:, None, :], b[: kk + 1].T[None, :, :]
+                acc = par.get("acc")
+                c = fmt.acc_dot(ta, tb, acc=acc) if acc else fmt.dot(ta, tb, mode=mode)
                 exp = {"c_out": sum(int(x) << (w * i) for i, x in enumerate(c.reshape(-1)))}
             ins = shift | {
                 "in_valid": 1,
@@ -243,7 +262,7 @@ def array_unit(rng, n):
     queues = [deque() for _ in range(slots)]
     cycles = []
     last_at = -(10**9)
-    while len(cycles) < n or any(queues):
+    while len(cycles) < n or (any(queues) and not STREAM):
         t = len(cycles)
         q = queues[t % slots]
         if not q and t >= n:
@@ -252,10 +271,12 @@ def array_unit(rng, n):
         if not q:
             q.extend(tile())
         ev = q[0]
-        if ev is not None and ev[0]["last"] and t - last_at < spacing:
+        if not STREAM and ev is not None and ev[0]["last"] and t - last_at < spacing:
             cycles.append((bubble(), None))
             continue
         q.popleft()
+        if ev is None and STREAM:
+            continue
         if ev is None:
             cycles.append((bubble(), None))
             continue
@@ -358,9 +379,9 @@ def kahan_unit(rng, n):
         ]
 
     cycles = []
-    while len(cycles) < n or any(queues):
+    while len(cycles) < n or (any(queues) and not STREAM):
         s = len(cycles) % slots
-        if rng.random() < 1 / 7 or (len(cycles) >= n and not queues[s]):
+        if not STREAM and (rng.random() < 1 / 7 or (len(cycles) >= n and not queues[s])):
             cycles.append((bubble(), None))
             continue
         if not queues[s]:

@@ -215,6 +215,8 @@ UNITS = {
     "q8-dec": q8_dec_unit,
     "dfix-monitor": monitor_unit,
     "quant1": quant1_unit,
+    "mx-dot": mx_dot_unit,
+    "mx-enc": mx_enc_unit,
 }
 
 

@@ -70,16 +70,6 @@ fn bad_requests_are_refused_in_one_line() {
         (&["fix-mac", "--rounding", "stochastic:4"], "nearest only"),
         (&["alu", "--rounding", "stochastic:4"], "nearest only"),
         (&["float-add", "--rounding-seed", "3"], "needs --rounding"),
-        (
-            &[
-                "float-add",
-                "--rounding",
-                "stochastic:4",
-                "--testbench",
-                "cocotb",
-            ],
-            "no Python model",
-        ),
     ] {
         let mut args = vec!["rtl"];
         args.extend_from_slice(&extra[..1]);

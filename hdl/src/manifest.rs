@@ -34,6 +34,26 @@ pub struct Manifest {
     /// `<wraps>.json` lies beside this one. Absent for a unit's own design.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wraps: Option<String>,
+    /// A wrapper's: how it streams the unit (docs/rtl.md, "AXI4-Stream wrapper").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamRules>,
+}
+
+/// How an AXI4-Stream wrapper maps beats to the unit's steps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamRules {
+    /// The 1-bit input whose beats give a result (`last` for the array); absent: every beat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_when: Option<String>,
+    /// After a beat whose 1-bit inputs have these values (name → 0 or 1), `hold` cycles
+    /// take no beat.
+    pub hold_when: BTreeMap<String, u32>,
+    pub hold: u32,
+    /// 1-bit inputs the unit obeys without `in_valid`, given to it only with a beat taken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gated: Vec<String>,
+    /// Beat n joins the unit's accumulation n mod `slots`.
+    pub slots: u32,
 }
 
 /// The parameters that selected the design: `stages`, and those of the unit's registry

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::arrays::{array_out, value_error, values_in, words_dtype, words_in};
+use crate::rounded::PyRounder;
 
 /// A number format of lpgen's registry (`posit:8:2`, `lns:5:6`, `fix:7:8`, `f32`, `dfix:10` …)
 /// with its golden arithmetic on numpy arrays of words.
@@ -212,54 +213,58 @@ impl PyFormat {
 
     /// a + b, elementwise on words (numpy broadcasting), rounded once; with `flags=True`
     /// (words, overflow): overflow says the result saturated (lns, dfix).
-    #[pyo3(signature = (a, b, flags=false))]
+    #[pyo3(signature = (a, b, flags=false, rounder=None))]
     fn add<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         flags: bool,
+        rounder: Option<&PyRounder>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.arith(py, BinOp::Add, a, b, flags)
+        self.arith_rounded(py, BinOp::Add, a, b, flags, rounder)
     }
 
     /// a − b, elementwise on words (numpy broadcasting), rounded once; with `flags=True`
     /// (words, overflow): overflow says the result saturated (lns, dfix).
-    #[pyo3(signature = (a, b, flags=false))]
+    #[pyo3(signature = (a, b, flags=false, rounder=None))]
     fn sub<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         flags: bool,
+        rounder: Option<&PyRounder>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.arith(py, BinOp::Sub, a, b, flags)
+        self.arith_rounded(py, BinOp::Sub, a, b, flags, rounder)
     }
 
     /// a · b, elementwise on words (numpy broadcasting), rounded once; with `flags=True`
     /// (words, overflow): overflow says the result saturated (lns, dfix).
-    #[pyo3(signature = (a, b, flags=false))]
+    #[pyo3(signature = (a, b, flags=false, rounder=None))]
     fn mul<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         flags: bool,
+        rounder: Option<&PyRounder>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.arith(py, BinOp::Mul, a, b, flags)
+        self.arith_rounded(py, BinOp::Mul, a, b, flags, rounder)
     }
 
     /// a / b, elementwise on words (numpy broadcasting), rounded once; with `flags=True`
     /// (words, overflow): overflow says the result saturated (lns, dfix).
-    #[pyo3(signature = (a, b, flags=false))]
+    #[pyo3(signature = (a, b, flags=false, rounder=None))]
     fn div<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         flags: bool,
+        rounder: Option<&PyRounder>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.arith(py, BinOp::Div, a, b, flags)
+        self.arith_rounded(py, BinOp::Div, a, b, flags, rounder)
     }
 
     /// The larger of a and b, elementwise on words (the family's order).
@@ -305,14 +310,35 @@ impl PyFormat {
     /// a · b + c rounded once, elementwise on words (numpy broadcasting): the exact
     /// accumulation of `dot(…, mode="quire")` over the two terms [a, c]·[b, 1], for families
     /// that offer it and hold 1 exactly; NotImplementedError otherwise (issue 32).
+    /// With `rounder` (a `Rounder`, float formats): rounded stochastically, one draw each.
+    #[pyo3(signature = (a, b, c, rounder=None))]
     fn fma<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         c: &Bound<'py, PyAny>,
+        rounder: Option<&PyRounder>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.fma_words(py, a, b, c)
+        match rounder {
+            Some(r) => self.fma_rounded(py, [a, b, c], r),
+            None => self.fma_words(py, a, b, c),
+        }
+    }
+
+    /// The float array PE's read-out with `--acc A` along `axis` (docs/rtl.md, `array`):
+    /// s = A.fma(a_k, b_k, s) from +0, k in order, on the words widened to A, then s
+    /// converted to this format (the golden float operations).
+    #[pyo3(signature = (a, b, acc, axis=-1))]
+    fn acc_dot<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        acc: &str,
+        axis: isize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.acc_dot_words(py, a, b, acc, axis)
     }
 
     /// Σ_k a_k·b_k along `axis` of the broadcast words (the golden `Calc::dot`, k = 0, 1, …

@@ -9,6 +9,9 @@
 //!   `lpgen.formats()`, the registry's families;
 //! - `lane.rs`: `Format.alu`, one lane of the vector ALU, and `Format.dfix_lane`, the dfix
 //!   lane; `dfix.rs`: `Format.dfix_dot`, the dfix PE's read-out;
+//! - `rounded.rs`: `lpgen.Rounder`, a stochastic rounding stream for the elementwise
+//!   operations, and `Format.acc_dot`, the float PE's read-out with a wider accumulator;
+//! - `mx.rs`: `lpgen.MxFormat`, the OCP MX block formats (quantize, dequantize, dot_block);
 //! - `arrays.rs`: numpy in and out, broadcasting, the parallel loops.
 //!
 //! `docs/python.md` is the guide; errors are `ValueError`s with the command line's one-line
@@ -19,7 +22,9 @@ mod codecs;
 mod dfix;
 mod format;
 mod lane;
+mod mx;
 mod ops;
+mod rounded;
 
 /// lpgen's bit-exact golden model of low-precision number formats on numpy arrays
 /// (docs/python.md).
@@ -29,6 +34,12 @@ mod lpgen_module {
 
     #[pymodule_export]
     use crate::format::PyFormat;
+
+    #[pymodule_export]
+    use crate::rounded::PyRounder;
+
+    #[pymodule_export]
+    use crate::mx::PyMxFormat;
 
     #[pymodule_export]
     use crate::codecs::{formats, onebit, q8_decode, q8_encode};

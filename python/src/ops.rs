@@ -99,6 +99,26 @@ impl PyFormat {
         self.out(py, &shape, out)
     }
 
+    /// `op` of `a` and `b` rounded by `rounder` when given (never with `flags`), else as
+    /// [`PyFormat::arith`].
+    pub fn arith_rounded<'py>(
+        &self,
+        py: Python<'py>,
+        op: BinOp,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        flags: bool,
+        rounder: Option<&crate::rounded::PyRounder>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match rounder {
+            Some(_) if flags => Err(value_error(
+                "flags=True and a rounder: the stochastic operations give no flags",
+            )),
+            Some(r) => self.binop_rounded(py, op, a, b, r),
+            None => self.arith(py, op, a, b, flags),
+        }
+    }
+
     /// `op` of `a` and `b`: the words, or with `flags` the tuple (words, overflow).
     pub fn arith<'py>(
         &self,

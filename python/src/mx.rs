@@ -1,0 +1,224 @@
+//! `lpgen.MxFormat`: the OCP MX block formats (`mx:ELEM[:bK]`, docs/formats.md "MX block
+//! formats") on numpy arrays, every rule the golden `lpgen_golden::MxFormat`'s: conversion of
+//! a block (§6.3), dequantization, and the exact block dot product (§6.4).
+//!
+//! A block is a scale byte (E8M0) and 1..=K element codes; one block is a 1-D array of codes
+//! (its scale an integer), n blocks of one length a 2-D array n × L (their scales a 1-D
+//! array of n).
+
+use lpgen_golden::mx::{Exact, MxBlock};
+use lpgen_golden::MxFormat;
+use numpy::ndarray::ArrayD;
+use numpy::{AllowTypeChange, PyArrayLikeDyn};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use pyo3::IntoPyObjectExt;
+
+use crate::arrays::{array_out, value_error, values_in, words_in};
+
+/// An MX block format: `MxFormat("mx:fp8:e4m3")` (K = 32) or `MxFormat("mx:fp4:e2m1:b8")`.
+#[pyclass(module = "lpgen", name = "MxFormat", frozen)]
+pub struct PyMxFormat {
+    mx: MxFormat,
+}
+
+/// Rows of `a` (1-D: one row; 2-D: n rows), or the one-line refusal.
+fn rows<T: Copy>(a: &ArrayD<T>, what: &str) -> PyResult<(Vec<Vec<T>>, bool)> {
+    match a.shape() {
+        [_] => Ok((vec![a.iter().copied().collect()], false)),
+        [n, l] => {
+            let v: Vec<T> = a.iter().copied().collect();
+            Ok((
+                (0..*n).map(|i| v[i * l..(i + 1) * l].to_vec()).collect(),
+                true,
+            ))
+        }
+        s => Err(value_error(format!(
+            "{what}: one block (1-D) or n blocks (2-D, n × L), not {} dimensions",
+            s.len()
+        ))),
+    }
+}
+
+impl PyMxFormat {
+    /// Blocks from scales and codes of matching shapes.
+    fn blocks(
+        &self,
+        scales: &Bound<'_, PyAny>,
+        codes: &Bound<'_, PyAny>,
+    ) -> PyResult<(Vec<MxBlock>, bool)> {
+        let name = self.mx.to_string();
+        let (codes, batch) = rows(
+            &words_in(codes, self.mx.elem_width(), &format!("{name} elements"))?,
+            "codes",
+        )?;
+        let scales: Vec<u64> = words_in(scales, 8, "E8M0 scales")?
+            .iter()
+            .copied()
+            .collect();
+        let want = if batch { codes.len() } else { 1 };
+        if scales.len() != want {
+            return Err(value_error(format!(
+                "{} scales for {want} block(s): give one scale per block",
+                scales.len()
+            )));
+        }
+        let blocks = scales
+            .iter()
+            .zip(codes)
+            .map(|(&s, c)| MxBlock {
+                scale: s as u8,
+                codes: c.iter().map(|&x| x as u8).collect(),
+            })
+            .collect();
+        Ok((blocks, batch))
+    }
+}
+
+#[pymethods]
+impl PyMxFormat {
+    #[new]
+    fn new(spec: &str) -> PyResult<PyMxFormat> {
+        Ok(PyMxFormat {
+            mx: spec.parse().map_err(value_error)?,
+        })
+    }
+
+    /// K, the most elements of a block.
+    #[getter]
+    fn block(&self) -> usize {
+        self.mx.block
+    }
+
+    /// The element type (`fp8:e4m3`, `int8`, …).
+    #[getter]
+    fn elem(&self) -> &'static str {
+        self.mx.elem_name
+    }
+
+    /// Bits of an element code.
+    #[getter]
+    fn elem_width(&self) -> u32 {
+        self.mx.elem_width()
+    }
+
+    fn __str__(&self) -> String {
+        self.mx.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("lpgen.MxFormat({:?})", self.mx.to_string())
+    }
+
+    /// One block of 1..=K values (1-D) or n blocks (2-D, n × L, L ≤ K) converted as §6.3:
+    /// `(scale, codes)`, the scale an int (1-D) or a uint8 array of n, the codes uint8.
+    fn quantize_block<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let (xs, shape) = values_in(&x);
+        let (xs, batch) = rows(
+            &ArrayD::from_shape_vec(shape.clone(), xs).expect("shape"),
+            "x",
+        )?;
+        let blocks: Vec<MxBlock> = xs
+            .iter()
+            .map(|b| self.mx.quantize_block(b))
+            .collect::<Result<_, _>>()
+            .map_err(value_error)?;
+        let codes: Vec<u8> = blocks.iter().flat_map(|b| b.codes.clone()).collect();
+        let codes = array_out(py, &shape, codes)?;
+        let scales: Vec<u8> = blocks.iter().map(|b| b.scale).collect();
+        let scales = if batch {
+            array_out(py, &[scales.len()], scales)?
+        } else {
+            scales[0].into_bound_py_any(py)?
+        };
+        PyTuple::new(py, [scales, codes])
+    }
+
+    /// The values X · P_i of blocks (`scale`, `codes` as `quantize_block` gives them), exact
+    /// in float64; NaN throughout a block with the NaN scale 0xFF.
+    fn dequantize_block<'py>(
+        &self,
+        py: Python<'py>,
+        scale: &Bound<'py, PyAny>,
+        codes: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (blocks, batch) = self.blocks(scale, codes)?;
+        let mut out = vec![];
+        for b in &blocks {
+            out.extend(self.mx.dequantize_block(b).map_err(value_error)?);
+        }
+        let shape = if batch {
+            vec![blocks.len(), blocks.first().map_or(0, |b| b.codes.len())]
+        } else {
+            vec![out.len()]
+        };
+        array_out(py, &shape, out)
+    }
+
+    /// §6.4, exact: X_A·X_B·Σ P_A,i·P_B,i of block pairs (one: 1-D codes, int scales; n:
+    /// 2-D codes, scale arrays). `(num, exp, nan, inf, inf_neg)`: the result num·2^exp when
+    /// finite (num an int, exactly the `mx-dot` unit's `acc`; both 0 otherwise), NaN, ±∞ and
+    /// its sign; for n pairs a list of ints and numpy arrays.
+    fn dot_block<'py>(
+        &self,
+        py: Python<'py>,
+        scale_a: &Bound<'py, PyAny>,
+        codes_a: &Bound<'py, PyAny>,
+        scale_b: &Bound<'py, PyAny>,
+        codes_b: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let (a, batch) = self.blocks(scale_a, codes_a)?;
+        let (b, batch_b) = self.blocks(scale_b, codes_b)?;
+        if batch != batch_b || a.len() != b.len() {
+            return Err(value_error(format!(
+                "{} block(s) of a and {} of b: give as many of each",
+                a.len(),
+                b.len()
+            )));
+        }
+        let (mut num, mut exp, mut nan, mut inf, mut neg) =
+            (vec![], vec![], vec![], vec![], vec![]);
+        for (x, y) in a.iter().zip(&b) {
+            let (n, e, f) = match self.mx.dot_block(x, y).map_err(value_error)? {
+                Exact::Nan => (0, 0, [true, false, false]),
+                Exact::Inf(s) => (0, 0, [false, true, s]),
+                Exact::Fin { num, exp } => {
+                    let n = i128::try_from(num).expect("a block's exact sum fits an i128");
+                    (n, exp, [false; 3])
+                }
+            };
+            num.push(n);
+            exp.push(e);
+            nan.push(f[0]);
+            inf.push(f[1]);
+            neg.push(f[2]);
+        }
+        if !batch {
+            return PyTuple::new(
+                py,
+                [
+                    num[0].into_bound_py_any(py)?,
+                    exp[0].into_bound_py_any(py)?,
+                    nan[0].into_bound_py_any(py)?,
+                    inf[0].into_bound_py_any(py)?,
+                    neg[0].into_bound_py_any(py)?,
+                ],
+            );
+        }
+        let n = [num.len()];
+        PyTuple::new(
+            py,
+            [
+                num.into_bound_py_any(py)?,
+                array_out(py, &n, exp)?,
+                array_out(py, &n, nan)?,
+                array_out(py, &n, inf)?,
+                array_out(py, &n, neg)?,
+            ],
+        )
+    }
+}

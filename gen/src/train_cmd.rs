@@ -490,8 +490,8 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     if let Some(rate) = lpgen_train::optim::vanishing_rate(&cfg) {
         eprintln!(
             "lpgen: warning: the optimizer's rate {rate} (sgd: --lr / --batch) is 0 in {} \
-             (stage O): no weight will change; raise --lr, lower --batch or keep O in a wider \
-             format (--precision)",
+             (stage O): a full batch changes no weight; raise --lr, lower --batch or keep O in a \
+             wider format (--precision)",
             cfg.stages.o
         );
     }

@@ -19,7 +19,8 @@ const RSQRT_STEPS: usize = 6;
 
 /// The optimizer's rate constant in its format O at the first step: SGD multiplies the summed
 /// gradient by lr/batch, AdaGrad and RMSProp the normalized one by lr. `Some(rate)` when the
-/// rate rounds to zero there, so that no weight can ever change: fp8:e4m3,
+/// rate rounds to zero there, so that no full batch changes a weight (only a smaller last
+/// batch of an epoch has a larger rate): fp8:e4m3,
 /// whose smallest subnormal is 2^−9, rounds seed 004's 0.0625/64 = 2^−10 to 0 (a tie, to the
 /// even zero). `lpgen train` warns of it.
 pub fn vanishing_rate(cfg: &Config) -> Option<f64> {

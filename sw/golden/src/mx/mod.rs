@@ -9,8 +9,10 @@
 //! command line lists [`SYNTAX`] beside the families' syntaxes.
 
 mod block;
+mod product;
 
 pub use block::{Accumulation, Exact, MxBlock};
+pub use product::{MxQuantizer, MxVector};
 
 use std::fmt;
 

@@ -18,7 +18,10 @@ pub struct MxVector {
     format: MxFormat,
     scales: Vec<u8>,
     codes: Vec<u8>,
-    ints: Vec<Option<i64>>,
+    /// Each element's integer at 2^lsb (0 for a NaN or ±∞ element).
+    ints: Vec<i64>,
+    /// Per block: whether an element is NaN or ±∞.
+    special: Vec<bool>,
 }
 
 /// Quantizes vectors of one MX format for products: [`MxFormat::quantize`] with every
@@ -75,12 +78,14 @@ impl MxQuantizer {
             .chunks(f.block)
             .map(|c| f.quantize_block_into(c, &mut codes))
             .collect();
-        let ints = codes.iter().map(|&c| self.table[usize::from(c)]).collect();
+        let ints: Vec<Option<i64>> = codes.iter().map(|&c| self.table[usize::from(c)]).collect();
+        let special = ints.chunks(f.block).map(|b| b.contains(&None)).collect();
         MxVector {
             format: *f,
             scales,
             codes,
-            ints,
+            ints: ints.into_iter().map(|i| i.unwrap_or(0)).collect(),
+            special,
         }
     }
 }
@@ -124,22 +129,19 @@ impl MxVector {
         let mut acc = 0f32;
         for (i, (p, q)) in self.ints.chunks(k).zip(other.ints.chunks(k)).enumerate() {
             let (sa, sb) = (self.scales[i], other.scales[i]);
+            let plain = !(self.special[i] || other.special[i]);
             let exact = match (MxFormat::scale_exp(sa), MxFormat::scale_exp(sb)) {
-                (Some(ea), Some(eb)) => {
+                (Some(ea), Some(eb)) if plain => {
                     let exp = 2 * lsb + i64::from(ea) + i64::from(eb);
-                    let sum: Option<i128> = if wide {
+                    let sum: i128 = if wide {
                         p.iter()
                             .zip(q)
-                            .map(|(a, b)| Some(i128::from((*a)?) * i128::from((*b)?)))
+                            .map(|(&a, &b)| i128::from(a) * i128::from(b))
                             .sum()
                     } else {
-                        p.iter()
-                            .zip(q)
-                            .map(|(a, b)| Some((*a)? * (*b)?))
-                            .sum::<Option<i64>>()
-                            .map(i128::from)
+                        i128::from(p.iter().zip(q).map(|(&a, &b)| a * b).sum::<i64>())
                     };
-                    sum.map(|s| (s, exp))
+                    Some((sum, exp))
                 }
                 _ => None,
             };
@@ -147,7 +149,7 @@ impl MxVector {
                 // Exact in f64 (|s| < 2^53, 2^exp normal, the product far from f64's
                 // limits): one rounding, to nearest f32, as the float family rounds.
                 Some((s, exp)) if s.unsigned_abs() < 1 << 53 && (-900..=900).contains(&exp) => {
-                    (s as f64 * pow2(exp)) as f32
+                    (s as i64 as f64 * pow2(exp)) as f32
                 }
                 Some((s, exp)) => {
                     f32::from_bits(f32_format().round(s < 0, s.unsigned_abs(), exp) as u32)

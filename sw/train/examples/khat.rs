@@ -49,6 +49,7 @@ fn config(batch: usize) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        mx: None,
         max_norm: None,
         batch,
         lr: 0.1,
@@ -246,6 +247,7 @@ fn main() {
         m: &mut machine,
         cfg: &cfg,
         storage: None,
+        mx: None,
         stream: None,
     };
     let mut noise = cfg.stream(&[0]);

@@ -444,6 +444,7 @@ pub(crate) mod tests {
             optimizer: Optimizer::Sgd,
             compression: Default::default(),
             storage: None,
+            mx: None,
             max_norm: None,
             batch: 2,
             lr: 0.1,
@@ -465,6 +466,7 @@ pub(crate) mod tests {
             m: &mut g,
             cfg: &c,
             storage: None,
+            mx: None,
             stream: None,
         };
         let f: Format = "lns:5:6".parse().unwrap();
@@ -491,6 +493,7 @@ pub(crate) mod tests {
                 m: &mut g,
                 cfg: &c,
                 storage: None,
+                mx: None,
                 stream: None,
             };
             let calc = fmt.calc();

@@ -247,7 +247,6 @@ fn main() {
         m: &mut machine,
         cfg: &cfg,
         storage: None,
-        mx: None,
         stream: None,
     };
     let mut noise = cfg.stream(&[0]);

@@ -386,7 +386,6 @@ mod tests {
                 layers: vec![layer.clone(), layer],
             },
             storage: None,
-            mx: None,
             stream: None,
         };
         let dir = std::env::temp_dir().join(format!("lpgen-ck-{}", std::process::id()));

@@ -466,7 +466,6 @@ pub(crate) mod tests {
             m: &mut g,
             cfg: &c,
             storage: None,
-            mx: None,
             stream: None,
         };
         let f: Format = "lns:5:6".parse().unwrap();
@@ -493,7 +492,6 @@ pub(crate) mod tests {
                 m: &mut g,
                 cfg: &c,
                 storage: None,
-                mx: None,
                 stream: None,
             };
             let calc = fmt.calc();

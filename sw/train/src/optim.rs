@@ -282,7 +282,6 @@ mod tests {
                 m: &mut g,
                 cfg: &c,
                 storage: None,
-                mx: None,
                 stream: None,
             };
             let xs = [0.03, 0.25, 0.3, 1.0, 2.0, 3.0, 7.5, 50.0];

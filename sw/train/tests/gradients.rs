@@ -117,7 +117,6 @@ fn backward_passes_match_the_derivative_of_the_loss() {
         m: &mut g,
         cfg: &cfg,
         storage: None,
-        mx: None,
         stream: None,
     };
     // One SGD step without momentum: w' = w − (lr / batch)·∂L/∂w, so the gradient is read
@@ -179,7 +178,6 @@ fn every_optimizer_reduces_the_loss_in_every_family() {
                 m: &mut g,
                 cfg: &cfg,
                 storage: None,
-                mx: None,
                 stream: None,
             };
             let before = loss(&mut net, &model, &x, &labels);
@@ -210,7 +208,6 @@ fn dropout_is_seeded_and_off_at_test_time() {
         m: &mut g,
         cfg: &plain,
         storage: None,
-        mx: None,
         stream: None,
     };
     let want = net.forward(&model, x.clone()).unwrap().probs;
@@ -218,7 +215,6 @@ fn dropout_is_seeded_and_off_at_test_time() {
         m: &mut g,
         cfg: &dropped,
         storage: None,
-        mx: None,
         stream: None,
     };
     assert_eq!(net.forward(&model, x.clone()).unwrap().probs, want);
@@ -242,7 +238,6 @@ fn dropout_is_seeded_and_off_at_test_time() {
         m: &mut g,
         cfg: &plain,
         storage: None,
-        mx: None,
         stream: None,
     };
     assert_ne!(a, run(&mut net, 1), "dropout changed nothing");
@@ -261,7 +256,6 @@ fn compressed_gradients_and_activations_change_the_step_and_still_train() {
             m: &mut g,
             cfg,
             storage: None,
-            mx: None,
             stream: None,
         };
         let mut m = start.clone();

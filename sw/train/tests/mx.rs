@@ -140,8 +140,8 @@ fn an_mx_step_quantizes_every_product_along_its_reduction_dimension() {
         panic!("layer 2 is dense")
     };
     for s in 0..batch {
-        for u in 0..8 {
-            let want = reference_dot(&row(&x, s), &row(w1, u)) + f(b1[u]);
+        for (u, &bias) in b1.iter().enumerate() {
+            let want = reference_dot(&row(&x, s), &row(w1, u)) + f(bias);
             assert_eq!(f(z1.at(s, u)).to_bits(), want.to_bits(), "z1[{s}][{u}]");
         }
     }

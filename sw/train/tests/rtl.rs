@@ -280,6 +280,7 @@ fn dfix_products_run_on_the_dfix_array() {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: Some(storage),
+        mx: None,
         max_norm: None,
         batch: 10,
         lr: 0.1,

@@ -137,7 +137,7 @@ impl MxFormat {
     /// returns the scale byte.
     pub(super) fn quantize_block_into(&self, xs: &[f64], codes: &mut Vec<u8>) -> u8 {
         if xs.iter().any(|x| !x.is_finite()) {
-            codes.extend(std::iter::repeat(0).take(xs.len()));
+            codes.resize(codes.len() + xs.len(), 0);
             return SCALE_NAN;
         }
         let amax = xs.iter().fold(0f64, |m, x| m.max(x.abs()));

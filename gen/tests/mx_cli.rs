@@ -112,6 +112,9 @@ fn bad_input_is_one_line_and_status_2() {
 #[test]
 fn train_refuses_in_one_line() {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
+    // Nothing should be written; a run let through by mistake writes here, not to /.
+    let out = std::env::temp_dir().join(format!("lpgen-mx-refused-{}", std::process::id()));
+    let out = out.to_str().unwrap();
     for (extra, why) in [
         (&["--format", "mx:fp5:e2m2"][..], "unknown MX element"),
         (&["--format", "mx:fp8:e4m3:b0"], "block size 0"),
@@ -141,13 +144,17 @@ fn train_refuses_in_one_line() {
             "not both",
         ),
     ] {
-        let mut args = vec!["train", "--dataset", data, "--out", "/nonexistent-lpgen-mx"];
+        let mut args = vec!["train", "--dataset", data, "--out", out, "--epochs", "1"];
         args.extend_from_slice(extra);
         let (code, _, err) = lpgen(&args);
         assert_eq!(code, Some(2), "{extra:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
         assert!(err.contains(why), "{extra:?}: {err}");
     }
+    assert!(
+        !std::path::Path::new(out).exists(),
+        "a refused run wrote {out}"
+    );
 }
 
 /// The golden and f32 machines train an MX run to the same figures here: both take the golden

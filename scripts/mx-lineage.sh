@@ -9,8 +9,10 @@
 # run is skipped); the table is printed at the end.
 #   scripts/mx-lineage.sh            every run, then the tables
 #   scripts/mx-lineage.sh --table    the tables from $OUT/*/metrics.jsonl
+# f32 and MXFP8 E4M3 are also run with the seeds in EXTRA_SEEDS (<net>-<case>-s<seed>/), for the
+# spread between seeds.
 # Environment: OUT (results/mx-lineage), MLP_EPOCHS (5), LENET_EPOCHS (3), LENET_TRAIN (10000),
-# LENET_TEST (2000), LPGEN (target/release/lpgen).
+# LENET_TEST (2000), EXTRA_SEEDS ("2 3"), LPGEN (target/release/lpgen).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
@@ -20,6 +22,7 @@ MLP_EPOCHS=${MLP_EPOCHS:-5}
 LENET_EPOCHS=${LENET_EPOCHS:-3}
 LENET_TRAIN=${LENET_TRAIN:-10000}
 LENET_TEST=${LENET_TEST:-2000}
+EXTRA_SEEDS=${EXTRA_SEEDS:-2 3}
 MLP="--dataset $DATA/mnist-10k --epochs $MLP_EPOCHS"
 LENET="--model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --momentum-from 1 --schedule step:4 --normalize global --epochs $LENET_EPOCHS --train-limit $LENET_TRAIN --test-limit $LENET_TEST"
 
@@ -96,5 +99,17 @@ if [ "${1:-}" != "--table" ]; then
     # shellcheck disable=SC2086
     run mlp "$name" $MLP $opts
   done < <(mlp_cases_late)
+  for s in $EXTRA_SEEDS; do
+    EPOCHS=$LENET_EPOCHS
+    # shellcheck disable=SC2086
+    run lenet "f32-s$s" $LENET --backend f32 --seed "$s"
+    # shellcheck disable=SC2086
+    run lenet "mx-fp8-e4m3-s$s" $LENET --backend f32 --format mx:fp8:e4m3 --seed "$s"
+    EPOCHS=$MLP_EPOCHS
+    # shellcheck disable=SC2086
+    run mlp "f32-s$s" $MLP --backend f32 --seed "$s"
+    # shellcheck disable=SC2086
+    run mlp "mx-fp8-e4m3-s$s" $MLP --backend f32 --format mx:fp8:e4m3 --seed "$s"
+  done
 fi
 table

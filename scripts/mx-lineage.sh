@@ -66,7 +66,8 @@ for net in ("mlp", "lenet"):
     rows = sorted(d for d in os.listdir(out) if d.startswith(net + "-") and os.path.isdir(f"{out}/{d}"))
     if not rows:
         continue
-    print(f"\n{net}: | case | epochs | final test accuracy % | final train loss | seconds per epoch |")
+    print(f"\n{net}\n\n| case | epochs | final test accuracy % | final train loss | seconds per epoch |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     for d in rows:
         m = [json.loads(l) for l in open(f"{out}/{d}/metrics.jsonl") if l.strip()]
         last = m[-1]

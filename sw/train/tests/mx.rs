@@ -204,3 +204,45 @@ fn an_mx_step_quantizes_every_product_along_its_reduction_dimension() {
         "the test exercises the hidden layer's gradient"
     );
 }
+
+/// The machine's MX product adds the blocks in f32, in order (not exactly): blocks of very
+/// different magnitudes, so that the f32 additions round, against the reference; and the
+/// operands exercise both dimensions (A's rows and B's columns cut along k = 12).
+#[test]
+fn the_mx_product_adds_the_blocks_in_f32_in_order() {
+    use lpgen_train::machine::Machine;
+    let (m, k, n) = (4, 12, 5);
+    // Block b of each row of A scaled by 2^(20, 0, -7, 11)[b].
+    let scale = [20, 0, -7, 11];
+    let a = Mat {
+        rows: m,
+        cols: k,
+        data: (0..m * k)
+            .map(|i| u64::from((value(i) * 2f32.powi(scale[i % k / 3])).to_bits()))
+            .collect(),
+    };
+    let b = Mat {
+        rows: k,
+        cols: n,
+        data: words(k * n, 300),
+    };
+    let c = Golden::default()
+        .mx_matmul(FORMAT.parse().unwrap(), a.view(), b.view())
+        .unwrap();
+    let mut rounded = 0;
+    for i in 0..m {
+        for j in 0..n {
+            let (ra, cb) = (row(&a, i), column(&b, j));
+            let want = reference_dot(&ra, &cb);
+            assert_eq!(f(c.at(i, j)).to_bits(), want.to_bits(), "C[{i}][{j}]");
+            // The same blocks added exactly (f64 holds these sums), rounded once.
+            let exact = ra
+                .chunks(3)
+                .zip(cb.chunks(3))
+                .map(|(x, y)| f64::from(reference_dot(x, y)))
+                .sum::<f64>() as f32;
+            rounded += usize::from(exact != want);
+        }
+    }
+    assert!(rounded > 0, "some sums round in f32");
+}

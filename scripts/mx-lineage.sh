@@ -9,7 +9,8 @@
 # run is skipped); the table is printed at the end.
 #   scripts/mx-lineage.sh            every run, then the tables
 #   scripts/mx-lineage.sh --table    the tables from $OUT/*/metrics.jsonl
-# f32 and MXFP8 E4M3 are also run with the seeds in EXTRA_SEEDS (<net>-<case>-s<seed>/), for the
+# LeNet-5 f32 and MXFP8 E4M3 also run on all of Fashion-MNIST (lenet-full-*, LENET_EPOCHS
+# epochs). f32 and MXFP8 E4M3 are also run with the seeds in EXTRA_SEEDS (<net>-<case>-s<seed>/), for the
 # spread between seeds.
 # Environment: OUT (results/mx-lineage), MLP_EPOCHS (5), LENET_EPOCHS (3), LENET_TRAIN (10000),
 # LENET_TEST (2000), EXTRA_SEEDS ("2 3"), LPGEN (target/release/lpgen).
@@ -100,6 +101,13 @@ if [ "${1:-}" != "--table" ]; then
     # shellcheck disable=SC2086
     run mlp "$name" $MLP $opts
   done < <(mlp_cases_late)
+  # LeNet-5 on all of Fashion-MNIST (60k/10k), f32 and MXFP8 E4M3.
+  EPOCHS=$LENET_EPOCHS
+  FULL="--model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --momentum-from 1 --schedule step:4 --normalize global --epochs $LENET_EPOCHS"
+  # shellcheck disable=SC2086
+  run lenet full-f32 $FULL --backend f32
+  # shellcheck disable=SC2086
+  run lenet full-mx-fp8-e4m3 $FULL --backend f32 --format mx:fp8:e4m3
   for s in $EXTRA_SEEDS; do
     EPOCHS=$LENET_EPOCHS
     # shellcheck disable=SC2086

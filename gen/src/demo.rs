@@ -197,6 +197,7 @@ fn train(out: &mut dyn Write) -> CliResult {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        mx: None,
         max_norm: None,
         batch: 20,
         lr: 0.1,

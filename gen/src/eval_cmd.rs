@@ -223,6 +223,7 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
         accumulate,
         keep_bits: a.keep_bits,
         storage: storage.as_ref().map(|s| s.config),
+        mx: None,
         ..ck.run.cfg.clone()
     };
     let (mut train, mut test) = data::load_pair(&a.dataset)?;

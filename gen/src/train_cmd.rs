@@ -23,12 +23,15 @@ use crate::{emit, CliError, CliResult};
 
 mod checks;
 mod dfix;
+mod mx;
 
 #[derive(Args)]
 pub struct TrainArgs {
     /// Number format of every stage, e.g. lns:5:6, posit:8:2, fix:7:8 (f32 with --backend f32);
     /// or dfix:P:U, seed 002's low-precision storage: f32 arithmetic, values stored in dynamic
-    /// fixed point of P bits (propagations) and U bits (parameter updates), signs included
+    /// fixed point of P bits (propagations) and U bits (parameter updates), signs included;
+    /// or mx:ELEM[:bK] (OCP MX: every layer product on blocks of K along its reduction
+    /// dimension, f32 elsewhere; --backend golden or f32)
     #[arg(long)]
     format: Option<String>,
     /// dfix: training examples between scale updates [default: 10000]
@@ -217,8 +220,10 @@ const MAX_WEIGHTS: usize = 1 << 26;
 /// columns) in `classes` classes.
 fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResult<Config> {
     let storage = dfix::storage(a)?;
+    let blocks = mx::blocks(a)?;
     let (stages, quire) = match (&a.format, &a.precision, a.backend.as_str()) {
         (Some(_), None, _) if storage.is_some() => (Stages::all(Format::F32(F32)), a.quire),
+        (Some(_), None, _) if blocks.is_some() => (Stages::all(Format::F32(F32)), false),
         (Some(_), Some(_), _) => {
             return Err(bad("give --format or --precision, not both".into()));
         }
@@ -332,6 +337,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         optimizer,
         compression,
         storage,
+        mx: blocks,
         max_norm: a.max_norm,
         batch: a.batch,
         lr: a.lr,

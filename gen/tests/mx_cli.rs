@@ -106,3 +106,99 @@ fn bad_input_is_one_line_and_status_2() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+/// `lpgen train --format mx:…`: bad strings, the rtl backend (no MX array PE) and options
+/// that do not apply are refused in one line with status 2, before the dataset is read.
+#[test]
+fn train_refuses_in_one_line() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
+    // Nothing should be written; a run let through by mistake writes here, not to /.
+    let out = std::env::temp_dir().join(format!("lpgen-mx-refused-{}", std::process::id()));
+    let out = out.to_str().unwrap();
+    for (extra, why) in [
+        (&["--format", "mx:fp5:e2m2"][..], "unknown MX element"),
+        (&["--format", "mx:fp8:e4m3:b0"], "block size 0"),
+        (&["--format", "mx:int8:b100000"], "block size 100000"),
+        (
+            &["--format", "mx:fp8:e4m3", "--backend", "rtl"],
+            "no array PE consumes MX blocks",
+        ),
+        (
+            &["--format", "mx:fp8:e4m3", "--quire"],
+            "--quire does not apply",
+        ),
+        (
+            &["--format", "mx:fp8:e4m3", "--kahan", "all"],
+            "--kahan does not apply",
+        ),
+        (
+            &["--format", "mx:fp8:e4m3", "--accumulate", "matmul=exact"],
+            "--accumulate does not apply",
+        ),
+        (
+            &["--format", "mx:fp8:e4m3", "--rounding", "stochastic:8"],
+            "--rounding does not apply",
+        ),
+        (
+            &["--format", "mx:fp8:e4m3", "--precision", "O16-LFBG8"],
+            "not both",
+        ),
+    ] {
+        let mut args = vec!["train", "--dataset", data, "--out", out, "--epochs", "1"];
+        args.extend_from_slice(extra);
+        let (code, _, err) = lpgen(&args);
+        assert_eq!(code, Some(2), "{extra:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(err.contains(why), "{extra:?}: {err}");
+    }
+    assert!(
+        !std::path::Path::new(out).exists(),
+        "a refused run wrote {out}"
+    );
+}
+
+/// The golden and f32 machines train an MX run to the same figures here: both take the golden
+/// MX product and their f32 lanes agree bit for bit (the f32 machine's own sums, bias
+/// gradients and softmax denominators, may round differently in general; on this run they
+/// do not).
+#[test]
+fn train_golden_and_f32_agree() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
+    let dir = std::env::temp_dir().join(format!("lpgen-mx-train-{}", std::process::id()));
+    let mut lines = vec![];
+    for backend in ["golden", "f32"] {
+        let out = dir.join(backend);
+        let (code, stdout, err) = lpgen(&[
+            "train",
+            "--format",
+            "mx:fp8:e4m3",
+            "--backend",
+            backend,
+            "--dataset",
+            data,
+            "--hidden",
+            "16",
+            "--epochs",
+            "2",
+            "--schedule",
+            "fixed",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, Some(0), "{backend}: {err}");
+        // The figures of each epoch without the backend's name and the timings.
+        let figures: Vec<String> = stdout
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                format!(
+                    "{} {} {} {}",
+                    v["train_loss"], v["train_acc"], v["test_loss"], v["test_acc"]
+                )
+            })
+            .collect();
+        lines.push(figures);
+    }
+    assert_eq!(lines[0], lines[1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -335,8 +335,8 @@ impl std::str::FromStr for Format {
         match FAMILIES.iter().find(|f| f.name == parts[0]) {
             Some(f) => (f.parse)(fields, underflow, s),
             None if crate::mx::is_mx(s) => err(format!(
-                "{s:?} is an MX block format ({}), not a scalar number format: `lpgen golden` \
-                 and `lpgen quant` take it",
+                "{s:?} is an MX block format ({}), not a scalar number format: `lpgen golden`, \
+                 `lpgen quant` and `lpgen train --format` take it",
                 crate::mx::SYNTAX
             )),
             None => err(format!("unknown format {s:?}: expected {}", syntaxes())),

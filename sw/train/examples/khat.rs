@@ -63,6 +63,7 @@ fn config(batch: usize) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        mx: None,
         max_norm: None,
         batch,
         lr: 0.1,

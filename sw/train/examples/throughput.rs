@@ -35,6 +35,7 @@ fn config(f: &str, quire: bool) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        mx: None,
         max_norm: None,
         batch: 20,
         lr: 0.1,

@@ -1,6 +1,7 @@
 //! What a training run is: the formats of its stages, where Kahan sums and quires are used,
 //! the network and the optimiser (seed 000 ch. 4, seed 004 ch. 4).
 
+use lpgen_golden::mx::MxFormat;
 use lpgen_golden::{Format, Rounding};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -293,6 +294,10 @@ pub struct Config {
     /// Seed 002's low-precision storage (`--format dfix:P:U`): f32 arithmetic, every value
     /// rounded onto its group's (dynamic) fixed-point grid as it is stored.
     pub storage: Option<StorageConfig>,
+    /// `--format mx:ELEM[:bK]` (issue 33): f32 stages, every product of a layer's weighted sums
+    /// and gradients on operands quantized in MX blocks along its reduction dimension
+    /// (`Machine::mx_matmul`); `None` otherwise.
+    pub mx: Option<MxFormat>,
     /// Seed 002 §8: after each update, every weight vector (a row of W) longer than this is
     /// scaled back to this length.
     pub max_norm: Option<f64>,
@@ -321,6 +326,7 @@ impl Config {
         ) + &self
             .storage
             .map_or(String::new(), |s| format!(" storage=[{}]", s.describe()))
+            + &self.mx.map_or(String::new(), |m| format!(" mx=[{m}]"))
             + &self
                 .max_norm
                 .map_or(String::new(), |c| format!(" max_norm={c}"))

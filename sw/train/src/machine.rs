@@ -8,6 +8,7 @@
 //! two agree bit for bit; the float machine ([`f32`](mod@f32)) trains in native IEEE binary32.
 
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::mx::MxFormat;
 use lpgen_golden::onebit::{Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{AluOp, Format, SumMode};
@@ -19,12 +20,14 @@ use crate::TrainError;
 mod checked;
 pub mod f32;
 pub mod golden;
+pub mod mx;
 mod pool;
 #[cfg(feature = "rtl")]
 pub mod rtl;
 mod shared;
 pub use checked::Checked;
 pub use golden::Golden;
+pub use mx::mx_product;
 pub use pool::{fill_in_parallel, in_parallel};
 pub use shared::Shared;
 
@@ -296,6 +299,21 @@ pub trait Machine {
         check_shapes(a.view(), b.view())?;
         Ok(dfix_product(f, (a, ea), (b, eb), e))
     }
+    /// `--format mx:ELEM[:bK]` (issue 33): C = A·B of f32 words, every row of A and column of
+    /// B quantized in MX blocks along the reduction dimension, the blocks' exact dot products
+    /// added in f32 ([`mx_product`]). Machines without an MX product refuse.
+    fn mx_matmul(
+        &mut self,
+        mx: MxFormat,
+        a: View<'_, Self::Word>,
+        b: View<'_, Self::Word>,
+    ) -> Result<Mat<Self::Word>, TrainError> {
+        let _ = (a, b);
+        Err(TrainError(format!(
+            "the {} machine has no MX product for {mx}",
+            self.name()
+        )))
+    }
     /// `--rounding stochastic:R`: C = A·B in format `f`, each element accumulated exactly and
     /// read out once, rounded with its own draw (`draws`, row-major). Machines without
     /// stochastic rounding refuse.
@@ -428,6 +446,15 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
         e: i32,
     ) -> Result<DfixProduct, TrainError> {
         (**self).dfix_matmul(f, a, b, e)
+    }
+
+    fn mx_matmul(
+        &mut self,
+        mx: MxFormat,
+        a: View<'_, M::Word>,
+        b: View<'_, M::Word>,
+    ) -> Result<Mat<M::Word>, TrainError> {
+        (**self).mx_matmul(mx, a, b)
     }
 
     fn matmul_rounded(

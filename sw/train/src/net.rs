@@ -444,6 +444,7 @@ pub(crate) mod tests {
             optimizer: Optimizer::Sgd,
             compression: Default::default(),
             storage: None,
+            mx: None,
             max_norm: None,
             batch: 2,
             lr: 0.1,

@@ -43,7 +43,9 @@ impl<M: Machine> Net<'_, M> {
 
     /// C = A·B stored (`training`): with a stream and exact accumulation, each element read
     /// out once with the next rows·cols positions (row-major); the other accumulations round
-    /// at every step, to nearest.
+    /// at every step, to nearest. With `--format mx:…` (training and test passes alike) the
+    /// machine's MX product: both operands in blocks along the reduction dimension, whichever
+    /// product this is (forward X·Wᵀ, dW = δᵀ·X, dX = δ·W, a convolution's im2col rows).
     pub(crate) fn matmul_stored(
         &mut self,
         f: Format,
@@ -51,6 +53,9 @@ impl<M: Machine> Net<'_, M> {
         (a, b): (View<'_, M::Word>, View<'_, M::Word>),
         training: bool,
     ) -> Result<Mat<M::Word>, TrainError> {
+        if let Some(mx) = self.cfg.mx {
+            return self.m.mx_matmul(mx, a, b);
+        }
         match self.stream.as_deref_mut() {
             Some(s) if training && acc == Accumulate::Exact => {
                 let draws = s.take(a.rows() * b.cols());

@@ -64,6 +64,7 @@ fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
         optimizer,
         compression: Default::default(),
         storage: None,
+        mx: None,
         max_norm: None,
         batch: 3,
         lr: 0.05,

@@ -34,6 +34,7 @@ fn config(f: &str) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        mx: None,
         max_norm: None,
         batch: 10,
         lr: 0.5,

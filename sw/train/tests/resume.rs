@@ -15,16 +15,27 @@ mod common;
 use common::write_dataset;
 
 fn config(f: &str) -> Config {
+    // An MX format trains f32 stages with MX products.
+    let mx = f.parse::<lpgen_golden::mx::MxFormat>().ok();
     Config {
-        stages: Stages::all(f.parse().unwrap()),
+        stages: Stages::all(if mx.is_some() {
+            lpgen_golden::Format::F32(lpgen_golden::F32)
+        } else {
+            f.parse().unwrap()
+        }),
         quire: f.starts_with("posit"),
-        kahan: KahanPlaces::all(),
+        kahan: if mx.is_some() {
+            KahanPlaces::default()
+        } else {
+            KahanPlaces::all()
+        },
         accumulate: Default::default(),
         keep_bits: None,
         arch: Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        mx,
         max_norm: None,
         batch: 5,
         lr: 0.5,
@@ -50,7 +61,12 @@ fn a_resumed_run_ends_bit_identical_to_an_uninterrupted_one() {
     write_dataset(&ds, 40);
     let train = data::load(&ds, Split::Train).unwrap();
     let test = data::load(&ds, Split::Test).unwrap();
-    for (f, adaptive) in [("lns:5:6", false), ("posit:16", false), ("fix:7:8", true)] {
+    for (f, adaptive) in [
+        ("lns:5:6", false),
+        ("posit:16", false),
+        ("fix:7:8", true),
+        ("mx:fp8:e4m3:b4", true),
+    ] {
         let mut cfg = config(f);
         if adaptive {
             // Optimizer state and dropout masks must survive the resume too.
@@ -118,6 +134,11 @@ fn a_resumed_run_ends_bit_identical_to_an_uninterrupted_one() {
         // Another configuration may not resume this checkpoint.
         let mut other = cfg.clone();
         other.lr = 0.25;
+        if other.mx.is_some() {
+            // Nor another block format.
+            other.lr = cfg.lr;
+            other.mx = Some("mx:fp8:e5m2:b4".parse().unwrap());
+        }
         let e = trainer::run(
             &mut Golden::default(),
             &other,

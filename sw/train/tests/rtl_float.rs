@@ -35,6 +35,7 @@ fn float_training_on_the_float_array_gives_the_golden_words() {
             optimizer: Optimizer::Sgd,
             compression: Default::default(),
             storage: None,
+            mx: None,
             max_norm: None,
             batch: 10,
             lr: 0.1,

@@ -31,6 +31,7 @@ fn config(f: &str, rounding: Rounding) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage: None,
+        mx: None,
         max_norm: None,
         batch: BATCH,
         lr: 0.5,

@@ -32,6 +32,7 @@ fn config(storage: Option<StorageConfig>) -> Config {
         optimizer: Optimizer::Sgd,
         compression: Default::default(),
         storage,
+        mx: None,
         max_norm: None,
         batch: 5,
         lr: 0.2,

@@ -128,11 +128,17 @@ impl MxFormat {
                 xs.len()
             ));
         }
+        let mut codes = Vec::with_capacity(xs.len());
+        let scale = self.quantize_block_into(xs, &mut codes);
+        Ok(MxBlock { scale, codes })
+    }
+
+    /// [`Self::quantize_block`] of 1 ..= K values (unchecked), the codes appended to `codes`;
+    /// returns the scale byte.
+    pub(super) fn quantize_block_into(&self, xs: &[f64], codes: &mut Vec<u8>) -> u8 {
         if xs.iter().any(|x| !x.is_finite()) {
-            return Ok(MxBlock {
-                scale: SCALE_NAN,
-                codes: vec![0; xs.len()],
-            });
+            codes.resize(codes.len() + xs.len(), 0);
+            return SCALE_NAN;
         }
         let amax = xs.iter().fold(0f64, |m, x| m.max(x.abs()));
         let e = if amax == 0.0 {
@@ -141,20 +147,14 @@ impl MxFormat {
             (floor_log2(amax) - i64::from(self.emax_elem()))
                 .clamp(i64::from(SCALE_EXP_MIN), i64::from(SCALE_EXP_MAX))
         };
-        let codes = xs
-            .iter()
-            .map(|&x| {
-                let (neg, sig, exp) = f64_parts(x);
-                match self.elem {
-                    Elem::Float(f) => f.round(neg, u128::from(sig), exp - e) as u8,
-                    Elem::Int8 => int8_code(neg, sig, exp - e),
-                }
-            })
-            .collect();
-        Ok(MxBlock {
-            scale: (e + i64::from(SCALE_BIAS)) as u8,
-            codes,
-        })
+        codes.extend(xs.iter().map(|&x| {
+            let (neg, sig, exp) = f64_parts(x);
+            match self.elem {
+                Elem::Float(f) => f.round(neg, u128::from(sig), exp - e) as u8,
+                Elem::Int8 => int8_code(neg, sig, exp - e),
+            }
+        }));
+        (e + i64::from(SCALE_BIAS)) as u8
     }
 
     /// `xs` in blocks of K (the last one shorter where K does not divide the length).
@@ -183,7 +183,7 @@ impl MxFormat {
     }
 
     /// An element word's exact value (float: NaN, ±∞ or a dyadic; INT8: k · 2^−6).
-    fn elem_value(&self, code: u8) -> Val {
+    pub(super) fn elem_value(&self, code: u8) -> Val {
         match self.elem {
             Elem::Float(f) => f.decode(Bits::from(code)),
             Elem::Int8 => {

@@ -9,8 +9,10 @@
 //! command line lists [`SYNTAX`] beside the families' syntaxes.
 
 mod block;
+mod product;
 
 pub use block::{Accumulation, Exact, MxBlock};
+pub use product::{MxQuantizer, MxVector};
 
 use std::fmt;
 
@@ -37,7 +39,8 @@ pub const SCALE_EXP_MIN: i32 = -127;
 pub const SCALE_EXP_MAX: i32 = 127;
 
 /// The syntax, for help texts and refusals.
-pub const SYNTAX: &str = "mx:ELEM[:bK] (MX block formats for `golden`/`quant`: ELEM fp8:e4m3, \
+pub const SYNTAX: &str =
+    "mx:ELEM[:bK] (MX block formats for `golden`/`quant`/`train`: ELEM fp8:e4m3, \
                           fp8:e5m2, fp6:e3m2, fp6:e2m3, fp4:e2m1 or int8; K 1..=1024, default 32)";
 
 /// How an element is coded.

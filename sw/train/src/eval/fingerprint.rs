@@ -28,7 +28,7 @@ pub struct RunConfig {
 }
 
 /// The keys of a fingerprint in the order it prints them; `true`: always present.
-const KEYS: [(&str, bool); 27] = [
+const KEYS: [(&str, bool); 28] = [
     ("O", true),
     ("L", true),
     ("F", true),
@@ -48,6 +48,7 @@ const KEYS: [(&str, bool); 27] = [
     ("normalize", true),
     ("seed", true),
     ("storage", false),
+    ("mx", false),
     ("max_norm", false),
     ("accumulate", false),
     ("rounding", false),
@@ -311,7 +312,7 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
             _ => return Err(bad("quire")),
         },
         kahan: KahanPlaces::parse(get(6)).map_err(|_| bad("kahan"))?,
-        accumulate: v[20]
+        accumulate: v[21]
             .map(|a| AccumulatePlaces::parse(a).map_err(|_| bad("accumulate")))
             .transpose()?
             .unwrap_or_default(),
@@ -322,7 +323,15 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
         storage: v[18]
             .map(|s| storage(s).ok_or_else(|| bad("storage")))
             .transpose()?,
-        max_norm: v[19].map(|_| real(19)).transpose()?,
+        mx: v[19]
+            .map(|m| {
+                m.strip_prefix('[')
+                    .and_then(|m| m.strip_suffix(']'))
+                    .and_then(|m| m.parse().ok())
+                    .ok_or_else(|| bad("mx"))
+            })
+            .transpose()?,
+        max_norm: v[20].map(|_| real(20)).transpose()?,
         batch: num(11)? as usize,
         lr: real(12)?,
         momentum: real(13)?,
@@ -331,18 +340,18 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
         normalize: by_debug([Normalize::PerPixel, Normalize::Global], get(16))
             .ok_or_else(|| bad("normalize"))?,
         seed: num(17)?,
-        rounding: v[21]
+        rounding: v[22]
             .map(|r| r.parse().map_err(|_| bad("rounding")))
             .transpose()?
             .unwrap_or(Rounding::Nearest),
     };
-    let own = format!("{} train={} test={}", cfg.fingerprint(), get(22), get(23));
+    let own = format!("{} train={} test={}", cfg.fingerprint(), get(23), get(24));
     if !fp.starts_with(&own) {
         return Err(bad("it does not print back as itself"));
     }
     Ok(RunConfig {
         cfg,
-        train_digest: hex(22)?,
-        test_digest: hex(23)?,
+        train_digest: hex(23)?,
+        test_digest: hex(24)?,
     })
 }

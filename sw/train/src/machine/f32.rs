@@ -194,6 +194,15 @@ impl Machine for Float {
         Ok(a.to_vec())
     }
 
+    fn mx_matmul(
+        &mut self,
+        mx: lpgen_golden::mx::MxFormat,
+        a: View<'_, f32>,
+        b: View<'_, f32>,
+    ) -> Result<Mat<f32>, TrainError> {
+        crate::machine::mx_product(mx, a, b, self.threads)
+    }
+
     fn name(&self) -> String {
         "f32".into()
     }

@@ -205,6 +205,15 @@ impl Machine for Golden {
         Ok(self.map_lanes(a.len(), lane))
     }
 
+    fn mx_matmul(
+        &mut self,
+        mx: lpgen_golden::mx::MxFormat,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+    ) -> Result<Mat<u64>, TrainError> {
+        crate::machine::mx_product(mx, a, b, self.threads)
+    }
+
     fn name(&self) -> String {
         self.label.clone()
     }

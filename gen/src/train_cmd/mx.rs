@@ -1,0 +1,45 @@
+//! `lpgen train --format mx:ELEM[:bK]` (issue 33): the MX block format of the products, and
+//! the options and backends that do not go with it, refused in one line each.
+
+use lpgen_golden::mx::{self, MxFormat};
+use lpgen_golden::Rounding;
+
+use super::{bad, TrainArgs};
+use crate::CliResult;
+
+/// The MX format of `--format mx:…`, or `None` for any other format.
+pub(super) fn blocks(a: &TrainArgs) -> CliResult<Option<MxFormat>> {
+    let Some(f) = a.format.as_deref().filter(|f| mx::is_mx(f)) else {
+        return Ok(None);
+    };
+    let m: MxFormat = f.parse()?;
+    match a.backend.as_str() {
+        "golden" | "f32" => {}
+        "rtl" => {
+            return Err(bad(format!(
+                "--format {m} on --backend rtl: no array PE consumes MX blocks yet (mx-dot and mx-enc are single-block units, not an array); train on --backend golden or f32"
+            )))
+        }
+        other => {
+            return Err(bad(format!(
+                "unknown backend {other:?}: expected f32, golden or rtl"
+            )))
+        }
+    }
+    let given = [
+        ("--quire", a.quire),
+        ("--kahan", a.kahan.is_some()),
+        ("--accumulate", a.accumulate.is_some()),
+        ("--keep-bits", a.keep_bits.is_some()),
+        (
+            "--rounding",
+            a.rounding.parse::<Rounding>()? != Rounding::Nearest,
+        ),
+    ];
+    if let Some((option, _)) = given.iter().find(|g| g.1) {
+        return Err(bad(format!(
+            "{option} does not apply to --format {m}: its products are MX block dot products summed in f32 (OCP MX §6.4) and everything else is f32"
+        )));
+    }
+    Ok(Some(m))
+}

@@ -1,0 +1,229 @@
+//! Vectors quantized once and dotted many times: what a matrix product of MX operands needs
+//! (training: every row of A and every column of B quantized in blocks along the reduction
+//! dimension, then every pair dotted). [`MxVector::dot_f32`] is [`MxFormat::dot_f32`] of the
+//! same blocks, bit for bit, without building a big integer per block: each block's exact sum
+//! is an integer at 2^(2·lsb) that fits an i128 (docs/formats.md: "every block's exact dot
+//! product fits an i128"), rounded to f32 by the float family's one rounding.
+
+use crate::float::{FloatFormat, Val};
+
+use super::{Elem, MxBlock, MxFormat};
+
+/// A vector of values quantized in blocks of K (the last block shorter where K does not
+/// divide the length), kept for [`MxVector::dot_f32`]: the scale bytes, the element codes and
+/// each element as a signed integer at 2^lsb (`None` for a NaN or ±∞ element; such a block
+/// takes the general [`MxFormat::dot_block`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MxVector {
+    format: MxFormat,
+    scales: Vec<u8>,
+    codes: Vec<u8>,
+    /// Each element's integer at 2^lsb (0 for a NaN or ±∞ element).
+    ints: Vec<i64>,
+    /// Per block: whether an element is NaN or ±∞.
+    special: Vec<bool>,
+}
+
+/// Quantizes vectors of one MX format for products: [`MxFormat::quantize`] with every
+/// element code's integer at 2^lsb looked up in a table made once.
+#[derive(Clone, Debug)]
+pub struct MxQuantizer {
+    format: MxFormat,
+    table: Vec<Option<i64>>,
+}
+
+/// Whether Σ over a block of products of element integers fits an i64: each element integer
+/// is below 2^bits, so a product below 2^(2·bits) and K of them below 2^(2·bits + ⌈log2 K⌉).
+fn fits_i64(format: &MxFormat) -> bool {
+    let bits = match format.elem {
+        // The largest finite magnitude at 2^lsb: below 2^(emax + 1 − lsb).
+        Elem::Float(f) => (f.emax() + 1 - (f.emin() - i64::from(f.frac_bits))) as u32,
+        Elem::Int8 => 8,
+    };
+    2 * bits + format.block.next_power_of_two().trailing_zeros() < 63
+}
+
+/// 2^e as an f64, for e in the normal range.
+fn pow2(e: i64) -> f64 {
+    debug_assert!((-1022..=1023).contains(&e));
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+impl MxFormat {
+    /// A quantizer for vectors of this format.
+    pub fn quantizer(&self) -> MxQuantizer {
+        let lsb = self.elem_lsb();
+        let table = (0..1u16 << self.elem_width())
+            .map(|c| match self.elem_value(c as u8) {
+                Val::Fin(d) => {
+                    let m = (d.sig << (d.exp - lsb)) as i64;
+                    Some(if d.neg { -m } else { m })
+                }
+                Val::Nan | Val::Inf(_) => None,
+            })
+            .collect();
+        MxQuantizer {
+            format: *self,
+            table,
+        }
+    }
+}
+
+impl MxQuantizer {
+    /// `xs` quantized as [`MxFormat::quantize`] does, decoded for products.
+    pub fn quantize_vector(&self, xs: &[f64]) -> MxVector {
+        let f = &self.format;
+        let mut codes = Vec::with_capacity(xs.len());
+        let scales = xs
+            .chunks(f.block)
+            .map(|c| f.quantize_block_into(c, &mut codes))
+            .collect();
+        let ints: Vec<Option<i64>> = codes.iter().map(|&c| self.table[usize::from(c)]).collect();
+        let special = ints.chunks(f.block).map(|b| b.contains(&None)).collect();
+        MxVector {
+            format: *f,
+            scales,
+            codes,
+            ints: ints.into_iter().map(|i| i.unwrap_or(0)).collect(),
+            special,
+        }
+    }
+}
+
+impl MxVector {
+    /// The blocks (scale and element codes).
+    pub fn blocks(&self) -> Vec<MxBlock> {
+        self.scales
+            .iter()
+            .zip(self.codes.chunks(self.format.block))
+            .map(|(&scale, c)| MxBlock {
+                scale,
+                codes: c.to_vec(),
+            })
+            .collect()
+    }
+
+    /// The values the blocks stand for, X · P_i (exact in f64; NaN under a NaN scale).
+    pub fn values(&self) -> Vec<f64> {
+        self.blocks()
+            .iter()
+            .flat_map(|b| {
+                self.format
+                    .dequantize_block(b)
+                    .expect("blocks of this format")
+            })
+            .collect()
+    }
+
+    /// [`MxFormat::dot_f32`] of the two vectors' blocks (the specification's reference
+    /// accumulation: each block's exact dot product rounded to f32, added in block order to
+    /// an f32 accumulator from +0). The vectors must be of one format and one length.
+    pub fn dot_f32(&self, other: &MxVector) -> f32 {
+        assert!(
+            self.format == other.format && self.codes.len() == other.codes.len(),
+            "MX vectors of one format and length"
+        );
+        let k = self.format.block;
+        let wide = !fits_i64(&self.format);
+        let lsb = self.format.elem_lsb();
+        let mut acc = 0f32;
+        for (i, (p, q)) in self.ints.chunks(k).zip(other.ints.chunks(k)).enumerate() {
+            let (sa, sb) = (self.scales[i], other.scales[i]);
+            let plain = !(self.special[i] || other.special[i]);
+            let exact = match (MxFormat::scale_exp(sa), MxFormat::scale_exp(sb)) {
+                (Some(ea), Some(eb)) if plain => {
+                    let exp = 2 * lsb + i64::from(ea) + i64::from(eb);
+                    let sum: i128 = if wide {
+                        p.iter()
+                            .zip(q)
+                            .map(|(&a, &b)| i128::from(a) * i128::from(b))
+                            .sum()
+                    } else {
+                        i128::from(p.iter().zip(q).map(|(&a, &b)| a * b).sum::<i64>())
+                    };
+                    Some((sum, exp))
+                }
+                _ => None,
+            };
+            acc += match exact {
+                // Exact in f64 (|s| < 2^53, 2^exp normal, the product far from f64's
+                // limits): one rounding, to nearest f32, as the float family rounds.
+                Some((s, exp)) if s.unsigned_abs() < 1 << 53 && (-900..=900).contains(&exp) => {
+                    (s as i64 as f64 * pow2(exp)) as f32
+                }
+                Some((s, exp)) => {
+                    f32::from_bits(f32_format().round(s < 0, s.unsigned_abs(), exp) as u32)
+                }
+                // A NaN scale or a special element: the general block product.
+                None => {
+                    let (a, b) = (&self.blocks()[i], &other.blocks()[i]);
+                    let d = self.format.dot_block(a, b).expect("blocks of one format");
+                    f32::from_bits(d.round_to(&f32_format()) as u32)
+                }
+            };
+        }
+        acc
+    }
+}
+
+fn f32_format() -> FloatFormat {
+    FloatFormat::new(8, 23, false, false, false).expect("binary32")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mx::ELEMS;
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    /// Random values of wide range, with zeros, ties near the element grid and, rarely, NaN.
+    fn values(rng: &mut Pcg64, n: usize, nan: bool) -> Vec<f64> {
+        (0..n)
+            .map(|_| match rng.gen_range(0..40) {
+                0 => 0.0,
+                1 if nan => f64::NAN,
+                2 => f64::from(rng.gen_range(-16i32..16)) * 0.25,
+                _ => {
+                    let m: f64 = rng.gen_range(-1.0..1.0);
+                    // Tiny and huge blocks too: f32 subnormal, zero and infinite block sums.
+                    m * 2f64.powi(rng.gen_range(-100..100))
+                }
+            })
+            .collect()
+    }
+
+    /// The fast dot product is the general one (`dot_f32` over the same blocks), bit for bit,
+    /// for every element type, short and long blocks, NaN blocks included.
+    #[test]
+    fn dot_f32_is_the_blocks_general_dot_product() {
+        let mut rng = Pcg64::seed_from_u64(33);
+        for &(name, _) in ELEMS {
+            for k in [32, 7, 1024] {
+                let f = MxFormat::new(name, k).unwrap();
+                for round in 0..60 {
+                    let n = rng.gen_range(1..3 * k.min(100));
+                    let (a, b) = (
+                        values(&mut rng, n, round % 7 == 0),
+                        values(&mut rng, n, false),
+                    );
+                    let qz = f.quantizer();
+                    let (va, vb) = (qz.quantize_vector(&a), qz.quantize_vector(&b));
+                    assert_eq!(va.blocks(), f.quantize(&a));
+                    let want = f.dot_f32(&va.blocks(), &vb.blocks()).unwrap();
+                    let got = va.dot_f32(&vb);
+                    assert_eq!(got.to_bits(), want.to_bits(), "{f} n={n}: {got} vs {want}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn values_are_the_dequantized_blocks() {
+        let f = MxFormat::new("fp4:e2m1", 3).unwrap();
+        let v = f.quantizer().quantize_vector(&[1.0, -6.5, 0.3, 5.0]);
+        // Block 1: max 6.5, e = 2 − 2 = 0: 1, −6 (saturated), 0.5 (0.3 to nearest of 0, 0.5);
+        // block 2: max 5, e = 0: 5 to nearest of 4 and 6, a tie, to the even code (4).
+        assert_eq!(v.values(), vec![1.0, -6.0, 0.5, 4.0]);
+    }
+}

@@ -1,6 +1,6 @@
 //! Training in float formats through the simulated RTL: every matrix product on the `float`
-//! array PE (exact accumulation, `--quire`), lanes and conversions on the host (float:E:M has
-//! no ALU lanes yet), checked word for word against the golden machine.
+//! array PE (exact accumulation, `--quire`), lanes and conversions on the float `vector`
+//! unit, checked word for word against the golden machine.
 
 use std::path::PathBuf;
 

@@ -389,3 +389,63 @@ fn deeper_arrays_give_the_golden_products() {
         .unwrap_err();
     assert_eq!(e.0, "--array-stages 10: this run's fix PEs take at most 9");
 }
+
+/// Float formats (every matrix product on the `float` array PE with exact accumulation,
+/// `--quire`; lanes and conversions on the float `vector` unit) train word for word as the
+/// golden machine does.
+#[test]
+fn float_training_on_the_float_array_gives_the_golden_words() {
+    let ds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist-300");
+    let mut train = data::load(&ds, Split::Train).unwrap();
+    let mut test = data::load(&ds, Split::Test).unwrap();
+    train.truncate(40);
+    test.truncate(10);
+    for f in ["bf16", "fp8:e5m2"] {
+        let cfg = Config {
+            stages: Stages::all(f.parse().unwrap()),
+            quire: true,
+            kahan: KahanPlaces::default(),
+            accumulate: Default::default(),
+            keep_bits: None,
+            arch: Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
+            optimizer: Optimizer::Sgd,
+            compression: Default::default(),
+            storage: None,
+            mx: None,
+            max_norm: None,
+            batch: 10,
+            lr: 0.1,
+            momentum: 0.5,
+            momentum_from: 1,
+            schedule: Schedule::Fixed,
+            normalize: Normalize::PerPixel,
+            seed: 3,
+            rounding: lpgen_golden::Rounding::Nearest,
+        };
+        let plan = Plan {
+            epochs: 1,
+            max_steps: None,
+            out: tmp(&format!("float-{f}")),
+            resume: false,
+            progress: false,
+        };
+        let mut sink = |_: &str| Ok(());
+        let mut checked = Checked {
+            dut: Rtl::new(2, 2, 4).unwrap().with_array_stages(2),
+            reference: Golden::default(),
+            ops: 0,
+        };
+        let rtl = trainer::run(&mut checked, &cfg, &train, &test, &plan, &mut sink).unwrap();
+        assert!(
+            checked.ops > 100,
+            "{f}: {} operations compared",
+            checked.ops
+        );
+        let init = lpgen_train::model::Model::init(&cfg);
+        assert_ne!(
+            rtl.model.layers[0].w, init.layers[0].w,
+            "{f}: nothing trained"
+        );
+        let _ = std::fs::remove_dir_all(tmp(&format!("float-{f}")));
+    }
+}

@@ -108,6 +108,44 @@ pub fn lanes_back<T: Copy>(v: Vec<T>, shape: &[usize], axis: usize) -> Vec<T> {
     arr.permuted_axes(IxDyn(&inverse)).iter().copied().collect()
 }
 
+/// Two operands broadcast together and laid out lane by lane along one axis: lane i of
+/// each is `[i * k, (i + 1) * k)`, the lanes in the C order of the other axes.
+pub struct PairedLanes<T> {
+    pub a: Vec<T>,
+    pub b: Vec<T>,
+    /// Elements per lane (`shape[axis]`).
+    pub k: usize,
+    /// The lanes' count (the product of `out_shape`).
+    pub lanes: usize,
+    /// The broadcast shape and the axis (for [`lanes_back`]).
+    pub shape: Vec<usize>,
+    pub axis: usize,
+    /// `shape` without `axis`: one result per lane.
+    pub out_shape: Vec<usize>,
+}
+
+/// `a` and `b` broadcast together, their lanes along `axis` (negative from the end) made
+/// consecutive ([`PairedLanes`]); a `ValueError` when they do not broadcast or the axis is out
+/// of range.
+pub fn paired_lanes<T: Copy>(
+    a: &ArrayD<T>,
+    b: &ArrayD<T>,
+    axis: isize,
+) -> PyResult<PairedLanes<T>> {
+    let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
+    let axis = norm_axis(axis, shape.len())?;
+    let out_shape = without_axis(&shape, axis);
+    Ok(PairedLanes {
+        a: lanes_last(broadcast_to(a, &shape), &shape, axis),
+        b: lanes_last(broadcast_to(b, &shape), &shape, axis),
+        k: shape[axis],
+        lanes: out_shape.iter().product(),
+        shape,
+        axis,
+        out_shape,
+    })
+}
+
 /// `shape` without `axis`.
 pub fn without_axis(shape: &[usize], axis: usize) -> Vec<usize> {
     let mut s = shape.to_vec();

@@ -6,10 +6,7 @@ use lpgen_golden::Format;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::arrays::{
-    array_out, broadcast_shape, broadcast_to, lanes_last, norm_axis, par_map, value_error,
-    without_axis,
-};
+use crate::arrays::{array_out, paired_lanes, par_map, value_error, PairedLanes};
 use crate::format::PyFormat;
 
 /// Σ_k a_k·b_k along `axis` of the broadcast words (integers, scale 0), accumulated exactly
@@ -35,14 +32,14 @@ pub fn dfix_dot<'py>(
             "shift {shift} is out of range: give -{limit}..={limit}"
         )));
     }
-    let (a, b) = (f.words(a)?, f.words(b)?);
-    let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
-    let axis = norm_axis(axis, shape.len())?;
-    let k = shape[axis];
-    let a = lanes_last(broadcast_to(&a, &shape), &shape, axis);
-    let b = lanes_last(broadcast_to(&b, &shape), &shape, axis);
-    let out_shape = without_axis(&shape, axis);
-    let lanes: usize = out_shape.iter().product();
+    let PairedLanes {
+        a,
+        b,
+        k,
+        lanes,
+        out_shape,
+        ..
+    } = paired_lanes(&f.words(a)?, &f.words(b)?, axis)?;
     let out = py.detach(|| {
         par_map(lanes, |i| {
             let lane = i * k..(i + 1) * k;

@@ -8,8 +8,8 @@ use pyo3::exceptions::PyNotImplementedError;
 use pyo3::prelude::*;
 
 use crate::arrays::{
-    array_out, broadcast_shape, broadcast_to, lanes_back, lanes_last, norm_axis, par_map,
-    par_try_map, shape_text, value_error, without_axis, words_out,
+    array_out, broadcast_shape, broadcast_to, lanes_back, lanes_last, norm_axis, paired_lanes,
+    par_map, par_try_map, shape_text, value_error, without_axis, words_out, PairedLanes,
 };
 use crate::format::PyFormat;
 
@@ -193,13 +193,15 @@ impl PyFormat {
                 self.format
             )));
         }
-        let (a, b) = (self.words(a)?, self.words(b)?);
-        let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
-        let axis = norm_axis(axis, shape.len())?;
-        let k = shape[axis];
-        let a = lanes_last(broadcast_to(&a, &shape), &shape, axis);
-        let b = lanes_last(broadcast_to(&b, &shape), &shape, axis);
-        let lanes: usize = without_axis(&shape, axis).iter().product();
+        let PairedLanes {
+            a,
+            b,
+            k,
+            lanes,
+            shape,
+            axis,
+            ..
+        } = paired_lanes(&self.words(a)?, &self.words(b)?, axis)?;
         let runs = py.detach(|| {
             par_try_map(lanes, |i| {
                 let lane = i * k..(i + 1) * k;

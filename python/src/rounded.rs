@@ -8,9 +8,7 @@ use std::sync::Mutex;
 use lpgen_golden::{BinOp, Bits, Format, Rounder, Rounding};
 use pyo3::prelude::*;
 
-use crate::arrays::{
-    broadcast_shape, broadcast_to, lanes_last, norm_axis, value_error, without_axis,
-};
+use crate::arrays::{broadcast_shape, broadcast_to, paired_lanes, value_error, PairedLanes};
 use crate::format::PyFormat;
 
 /// A stochastic rounding stream: `Rounder("stochastic:R", seed=S)`. Hand it to
@@ -136,14 +134,14 @@ impl PyFormat {
                 self.format
             )));
         };
-        let (a, b) = (self.words(a)?, self.words(b)?);
-        let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
-        let axis = norm_axis(axis, shape.len())?;
-        let k = shape[axis];
-        let a = lanes_last(broadcast_to(&a, &shape), &shape, axis);
-        let b = lanes_last(broadcast_to(&b, &shape), &shape, axis);
-        let out_shape = without_axis(&shape, axis);
-        let lanes: usize = out_shape.iter().product();
+        let PairedLanes {
+            a,
+            b,
+            k,
+            lanes,
+            out_shape,
+            ..
+        } = paired_lanes(&self.words(a)?, &self.words(b)?, axis)?;
         let out = (0..lanes)
             .map(|i| f.dot_wide(&wide, &a[i * k..(i + 1) * k], &b[i * k..(i + 1) * k]))
             .collect();

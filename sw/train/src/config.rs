@@ -344,7 +344,7 @@ impl Config {
     /// family's rule from `--quire` and `--kahan`.
     pub fn accumulation(&self, place: Place, f: Format) -> Accumulate {
         let kahan = match place {
-            Place::Matmul => self.kahan.matmul,
+            Place::Forward | Place::Backward | Place::Gradient => self.kahan.matmul,
             Place::Sums => self.kahan.sums,
             Place::Softmax => self.kahan.softmax,
             Place::Update => self.kahan.update,

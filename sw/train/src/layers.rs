@@ -140,7 +140,7 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<Output<M::Word>, TrainError> {
         let st = self.cfg.stages;
         let f = st.f;
-        let acc = self.cfg.accumulation(Place::Matmul, f);
+        let acc = self.cfg.accumulation(Place::Forward, f);
         let training = noise.is_some();
         Ok(match *layer {
             Layer::Dense { .. } => {
@@ -364,7 +364,7 @@ impl<M: Machine> Net<'_, M> {
             Some(gw) => gw,
             None => self.matmul_stored(
                 g,
-                cfg.accumulation(Place::Matmul, g),
+                cfg.accumulation(Place::Gradient, g),
                 (dg.t(), a_g.view()),
                 true,
             )?,
@@ -388,7 +388,7 @@ impl<M: Machine> Net<'_, M> {
                 Some(e) => e,
                 None => self.matmul_stored(
                     b,
-                    cfg.accumulation(Place::Matmul, b),
+                    cfg.accumulation(Place::Backward, b),
                     (delta.b.view(), w_b.view()),
                     true,
                 )?,
@@ -440,7 +440,7 @@ impl<M: Machine> Net<'_, M> {
         let cols_g = self.convert(st.f, g, cols)?;
         let mut gw = self.matmul_stored(
             g,
-            cfg.accumulation(Place::Matmul, g),
+            cfg.accumulation(Place::Gradient, g),
             (dg.t(), cols_g.view()),
             true,
         )?;
@@ -460,7 +460,7 @@ impl<M: Machine> Net<'_, M> {
             let flipped = flipped_kernels(&w_b, channels, kernel);
             let mut e = self.matmul_stored(
                 b,
-                cfg.accumulation(Place::Matmul, b),
+                cfg.accumulation(Place::Backward, b),
                 (rows.view(), flipped.t()),
                 true,
             )?;

@@ -9,11 +9,16 @@ use crate::config::{KahanPlaces, Stages};
 use crate::machine::Accumulate;
 use crate::TrainError;
 
-/// A place where training accumulates (seed 000 Table 4.5's placements).
+/// A place where training accumulates (seed 000 Table 4.5's placements; the matrix products
+/// split by pass, seed 004's F, B and G stages, so that a quire can be given to some of them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
-    /// Matrix products (forward, backward and weight gradients).
-    Matmul,
+    /// The forward pass's matrix products (dense layers and convolutions).
+    Forward,
+    /// The backward pass's matrix products (the error at a layer's input).
+    Backward,
+    /// The weight gradients' matrix products.
+    Gradient,
     /// Tensor sums: bias gradients, the max-norm's row lengths, the workers' gradient sums.
     Sums,
     /// The softmax's denominator.
@@ -23,11 +28,22 @@ pub enum Place {
 }
 
 impl Place {
-    pub const ALL: [Place; 4] = [Place::Matmul, Place::Sums, Place::Softmax, Place::Update];
+    pub const ALL: [Place; 6] = [
+        Place::Forward,
+        Place::Backward,
+        Place::Gradient,
+        Place::Sums,
+        Place::Softmax,
+        Place::Update,
+    ];
+    /// `matmul` on the command line: every matrix product, the three passes.
+    pub const MATMUL: [Place; 3] = [Place::Forward, Place::Backward, Place::Gradient];
 
     pub fn name(self) -> &'static str {
         match self {
-            Place::Matmul => "matmul",
+            Place::Forward => "forward",
+            Place::Backward => "backward",
+            Place::Gradient => "gradient",
             Place::Sums => "sums",
             Place::Softmax => "softmax",
             Place::Update => "update",
@@ -39,7 +55,7 @@ impl Place {
 /// family's rule (`TrainFamily::accumulation` from `--quire` and `--kahan`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct AccumulatePlaces {
-    pub chosen: [Option<Accumulate>; 4],
+    pub chosen: [Option<Accumulate>; 6],
 }
 
 /// An accumulation's name on the command line.
@@ -53,12 +69,13 @@ fn accumulate_name(a: Accumulate) -> &'static str {
 }
 
 impl AccumulatePlaces {
-    /// A comma list of `place=mode`: places matmul, sums, softmax, update (or `all`), modes
-    /// naive, kahan, pairwise, exact (the format's exact accumulator: quires for posits).
+    /// A comma list of `place=mode`: places matmul (or one pass of it: forward, backward,
+    /// gradient), sums, softmax, update (or `all`), modes naive, kahan, pairwise, exact (the
+    /// format's exact accumulator: quires for posits).
     pub fn parse(s: &str) -> Result<AccumulatePlaces, TrainError> {
         let bad = |why: String| {
             TrainError(format!(
-                "--accumulate {s:?}: {why} (expected e.g. matmul=pairwise,update=kahan: places matmul, sums, softmax, update or all; modes naive, kahan, pairwise, exact)"
+                "--accumulate {s:?}: {why} (expected e.g. matmul=pairwise,update=kahan: places matmul (or forward, backward, gradient), sums, softmax, update or all; modes naive, kahan, pairwise, exact)"
             ))
         };
         let mut p = AccumulatePlaces::default();
@@ -75,20 +92,25 @@ impl AccumulatePlaces {
             .into_iter()
             .find(|a| accumulate_name(*a) == mode)
             .ok_or_else(|| bad(format!("unknown mode {mode:?}")))?;
-            let places: Vec<usize> = match place {
-                "all" => (0..4).collect(),
-                _ => vec![Place::ALL
-                    .iter()
-                    .position(|q| q.name() == place)
-                    .ok_or_else(|| bad(format!("unknown place {place:?}")))?],
+            let places: &[Place] = match place {
+                "all" => &Place::ALL,
+                "matmul" => &Place::MATMUL,
+                _ => std::slice::from_ref(
+                    Place::ALL
+                        .iter()
+                        .find(|q| q.name() == place)
+                        .ok_or_else(|| bad(format!("unknown place {place:?}")))?,
+                ),
             };
-            for i in places {
-                if p.chosen[i].replace(mode).is_some() {
-                    return Err(bad(format!("{} given twice", Place::ALL[i].name())));
+            for &q in places {
+                if p.chosen[q as usize].replace(mode).is_some() {
+                    return Err(bad(format!("{} given twice", q.name())));
                 }
             }
         }
-        if let Some(m) = p.chosen[3].filter(|m| !matches!(m, Accumulate::Naive | Accumulate::Kahan))
+        if let Some(m) = p
+            .get(Place::Update)
+            .filter(|m| !matches!(m, Accumulate::Naive | Accumulate::Kahan))
         {
             return Err(bad(format!(
                 "update={}: the update adds one term per weight and step, so naive or kahan",
@@ -102,14 +124,20 @@ impl AccumulatePlaces {
         self.chosen[place as usize]
     }
 
-    /// `matmul=pairwise,update=kahan`; empty when nothing is chosen.
+    /// `matmul=pairwise,update=kahan` (`matmul` where the three passes have one mode, so a
+    /// run that named it keeps its fingerprint); empty when nothing is chosen.
     pub fn describe(&self) -> String {
-        Place::ALL
-            .iter()
-            .filter_map(|&q| {
-                self.get(q)
-                    .map(|a| format!("{}={}", q.name(), accumulate_name(a)))
-            })
+        let matmul = self.get(Place::Forward);
+        let one_matmul = matmul.is_some() && Place::MATMUL.iter().all(|&q| self.get(q) == matmul);
+        let named = |q: Place, a: Accumulate| format!("{}={}", q.name(), accumulate_name(a));
+        let rest = Place::ALL.iter().filter_map(|&q| {
+            let grouped = one_matmul && Place::MATMUL.contains(&q);
+            self.get(q).filter(|_| !grouped).map(|a| named(q, a))
+        });
+        one_matmul
+            .then(|| format!("matmul={}", accumulate_name(matmul.unwrap())))
+            .into_iter()
+            .chain(rest)
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -189,7 +217,9 @@ mod tests {
     #[test]
     fn accumulate_places_parse_and_refuse() {
         let p = AccumulatePlaces::parse("matmul=pairwise,update=kahan").unwrap();
-        assert_eq!(p.get(Place::Matmul), Some(Accumulate::Pairwise));
+        for q in Place::MATMUL {
+            assert_eq!(p.get(q), Some(Accumulate::Pairwise), "{q:?}");
+        }
         assert_eq!(p.get(Place::Update), Some(Accumulate::Kahan));
         assert_eq!((p.get(Place::Sums), p.get(Place::Softmax)), (None, None));
         assert_eq!(p.describe(), "matmul=pairwise,update=kahan");
@@ -199,11 +229,25 @@ mod tests {
             .iter()
             .all(|&q| all.get(q) == Some(Accumulate::Naive)));
         assert_eq!(AccumulatePlaces::default().describe(), "");
+        // The passes one at a time; all three with one mode print as `matmul`.
+        let fg = AccumulatePlaces::parse("gradient=exact,forward=exact").unwrap();
+        assert_eq!(fg.get(Place::Backward), None);
+        assert_eq!(fg.describe(), "forward=exact,gradient=exact");
+        assert_eq!(AccumulatePlaces::parse(&fg.describe()).unwrap(), fg);
+        let three = AccumulatePlaces::parse("forward=kahan,backward=kahan,gradient=kahan");
+        assert_eq!(three.unwrap().describe(), "matmul=kahan");
+        let mixed =
+            AccumulatePlaces::parse("forward=exact,backward=kahan,gradient=kahan,sums=exact");
+        assert_eq!(
+            mixed.unwrap().describe(),
+            "forward=exact,backward=kahan,gradient=kahan,sums=exact"
+        );
         for (bad, why) in [
             ("matmul=exactly", "unknown mode \"exactly\""),
             ("gemm=naive", "unknown place \"gemm\""),
             ("matmul", "is not place=mode"),
             ("all=kahan,sums=naive", "sums given twice"),
+            ("matmul=exact,backward=naive", "backward given twice"),
             ("update=pairwise", "naive or kahan"),
             ("update=exact", "naive or kahan"),
         ] {
@@ -235,7 +279,7 @@ mod tests {
                 cfg.quire = quire;
                 cfg.kahan = kahan;
                 let rule = crate::family::train_family(&fmt).accumulation(quire, kahan.matmul);
-                for q in [Place::Matmul, Place::Sums, Place::Softmax] {
+                for q in [Place::Forward, Place::Gradient, Place::Sums, Place::Softmax] {
                     assert_eq!(cfg.accumulation(q, fmt), rule, "{f} {q:?}");
                 }
                 assert_eq!(cfg.kahan_update(), kahan.update);
@@ -244,7 +288,7 @@ mod tests {
             cfg.accumulate = AccumulatePlaces::parse("softmax=pairwise,update=naive").unwrap();
             assert_eq!(cfg.accumulation(Place::Softmax, fmt), Accumulate::Pairwise);
             assert_eq!(
-                cfg.accumulation(Place::Matmul, fmt),
+                cfg.accumulation(Place::Backward, fmt),
                 crate::family::train_family(&fmt).accumulation(true, true)
             );
             assert!(!cfg.kahan_update());

@@ -23,6 +23,8 @@ FASHION_SGD="--dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --momentum 0.5
 FASHION="--hidden 100 --activation relu $FASHION_SGD"
 # The thesis' own network: LeNet-5 (seed 004 Listing A.2) with the same training.
 LENET="--model lenet5 $FASHION_SGD"
+# The same on MNIST-10k (seed 004 ch. 5 evaluates LeNet-5 on MNIST too).
+LENET_MNIST="--model lenet5 ${FASHION_SGD/fashion-mnist/mnist-10k}"
 
 declare -A ROWS=(
   [mnist-f32]="--backend f32 $MNIST"
@@ -36,6 +38,7 @@ declare -A ROWS=(
   [fashion-posit8-2-quire]="--format posit:8:2 --quire $FASHION"
   [fashion-O12-L9-FBG8q]="--precision O12-L9-FBG8q $FASHION"
   [lenet-f32]="--backend f32 $LENET"
+  [lenet-mnist-f32]="--backend f32 $LENET_MNIST"
   [lenet-posit8-2]="--format posit:8:2 $LENET"
   [lenet-posit8-2-quire]="--format posit:8:2 --quire $LENET"
   [lenet-O12-L9-FBG8q]="--precision O12-L9-FBG8q $LENET"
@@ -62,7 +65,7 @@ ORDER=(mnist-f32 mnist-lns-kahan mnist-lns-no-update-kahan mnist-lns-matmul-kaha
        mnist-lns-keep4 fashion-f32 fashion-posit8-2 fashion-posit8-2-quire fashion-O12-L9-FBG8q
        fashion-fp8-e4m3 fashion-fp8-e5m2 fashion-fp8-e5m2-quire fashion-fp8-e5m2-sr8
        fashion-fp8-mixed fashion-fp8-mixed-quire
-       lenet-f32 lenet-posit8-2 lenet-posit8-2-quire lenet-O12-L9-FBG8q lenet-rtl-steps
+       lenet-f32 lenet-mnist-f32 lenet-posit8-2 lenet-posit8-2-quire lenet-O12-L9-FBG8q lenet-rtl-steps
        mnist-rtl-epoch mnist-golden-epoch mnist-rtl-epoch-nocheck)
 
 table() {

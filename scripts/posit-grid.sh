@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Seed 004 Table 4.1 (LeNet-5 trained in posit(8,0), (8,1), (8,2), each with and without
+# quires) and the quire ablation on posit(8,2): which sums take the quire, the forward pass's
+# products (F), the backward pass's (B), the weight gradients' (G), the tensor sums and the
+# softmax (`--accumulate`, docs/train.md). LeNet-5 with seed 004's Fashion-MNIST training
+# (scripts/train-results.sh's LENET), shortened to fit a shared 2-core machine: the first
+# TRAIN training images, EPOCHS epochs, the whole test split.
+# Runs go to results/pgrid-<row>/ (scripts/lib-runs.sh); `--table` prints the table.
+# Environment: TRAIN (10000), EPOCHS (3), JOBS (1), ROWS (a subset, by name), LPGEN.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib-runs.sh
+source scripts/lib-runs.sh
+LPGEN=${LPGEN:-target/release/lpgen}
+DATA=${LPGEN_DATASETS:-../shared/datasets}
+TRAIN=${TRAIN:-10000}
+EPOCHS=${EPOCHS:-3}
+PREFIX=pgrid
+PAPER="thesis (Table 4.1, 10 epochs on 60k)"
+NET="--model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --momentum 0.5 --momentum-from 1 --schedule step:4 --normalize global --train-limit $TRAIN --epochs $EPOCHS --threads 1"
+
+# row|the thesis' accuracy (Table 4.1)|options
+rows() {
+  cat <<'ROWS'
+f32|90.28|--backend f32
+p80|10.00|--format posit:8:0
+p80-quire|15.12|--format posit:8:0 --quire
+p81|12.54|--format posit:8:1
+p81-quire|15.41|--format posit:8:1 --quire
+p82|12.55|--format posit:8:2
+p82-quire|19.39|--format posit:8:2 --quire
+p82-F|—|--format posit:8:2 --accumulate forward=exact
+p82-B|—|--format posit:8:2 --accumulate backward=exact
+p82-G|—|--format posit:8:2 --accumulate gradient=exact
+p82-FBG|—|--format posit:8:2 --accumulate matmul=exact
+p82-sums|—|--format posit:8:2 --accumulate sums=exact,softmax=exact
+p82-quire-but-G|—|--format posit:8:2 --quire --accumulate gradient=naive
+ROWS
+}
+
+[[ "${1:-}" == --table ]] || rows | run_rows
+rows | print_table

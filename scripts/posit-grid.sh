@@ -2,7 +2,9 @@
 # Seed 004 Table 4.1 (LeNet-5 trained in posit(8,0), (8,1), (8,2), each with and without
 # quires) and the quire ablation on posit(8,2): which sums take the quire, the forward pass's
 # products (F), the backward pass's (B), the weight gradients' (G), the tensor sums and the
-# softmax (`--accumulate`, docs/train.md). LeNet-5 with seed 004's Fashion-MNIST training
+# softmax (`--accumulate`, docs/train.md); and Fig. 4.7: 12-bit posits for the optimizer and
+# loss, 7, 6 or 5 bits everywhere else with quires, saturating at minpos or underflowing to 0
+# (`:u`, the rows ending in u). LeNet-5 with seed 004's Fashion-MNIST training
 # (scripts/train-results.sh's LENET), shortened to fit a shared 2-core machine: the first
 # TRAIN training images, EPOCHS epochs, the whole test split.
 # Runs go to results/pgrid-<row>/ (scripts/lib-runs.sh); `--table` prints the table.
@@ -35,6 +37,12 @@ p82-G|—|--format posit:8:2 --accumulate gradient=exact
 p82-FBG|—|--format posit:8:2 --accumulate matmul=exact
 p82-sums|—|--format posit:8:2 --accumulate sums=exact,softmax=exact
 p82-quire-but-G|—|--format posit:8:2 --quire --accumulate gradient=naive
+FBG7|—|--precision O12-L12-FBG7q
+FBG7u|—|--precision O12-L12-FBG7uq
+FBG6|—|--precision O12-L12-FBG6q
+FBG6u|—|--precision O12-L12-FBG6uq
+FBG5|—|--precision O12-L12-FBG5q
+FBG5u|—|--precision O12-L12-FBG5uq
 ROWS
 }
 

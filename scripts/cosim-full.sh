@@ -378,9 +378,9 @@ for f in mx:fp8:e4m3 mx:fp8:e5m2 mx:int8; do
   cosim mx-dot --format $f:b2 --stages 2 --exhaustive
   cosim mx-dot --format $f --stages 3 --exhaustive
 done
-# MX block encoder (f32 words in, float elements): random + corner blocks, every stage count
-# at K = 32, K = 1 and 3 at the most stages. ONLY=mx-enc.
-for f in mx:fp4:e2m1 mx:fp6:e3m2 mx:fp6:e2m3 mx:fp8:e4m3 mx:fp8:e5m2; do
+# MX block encoder (f32 words in): random + corner blocks, every stage count at K = 32, K = 1
+# and 3 at the most stages. ONLY=mx-enc.
+for f in mx:fp4:e2m1 mx:fp6:e3m2 mx:fp6:e2m3 mx:fp8:e4m3 mx:fp8:e5m2 mx:int8; do
   for s in $(stages 3); do cosim mx-enc --format $f --stages $s --vectors "$VECTORS" --seed "$SEED"; done
   cosim mx-enc --format $f:b1 --stages 3 --vectors "$VECTORS" --seed "$SEED"
   cosim mx-enc --format $f:b3 --stages 3 --vectors "$VECTORS" --seed "$SEED"

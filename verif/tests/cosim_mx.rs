@@ -1,9 +1,9 @@
 //! The lean co-simulation of `mx-dot` CI runs (issue 33; scripts/cosim-full.sh runs every
 //! element type at every stage count with larger blocks): every element pair of the 4- and
 //! 6-bit types and of E4M3 under seven scale pairs, random and corner blocks of the 8-bit
-//! types, `mx-enc` on random and corner blocks of every float element type, and three mutants
-//! it catches: a product whose sign ignores b's sign bit, a scale exponent that drops one
-//! scale, and an encoder rounding ties away from zero.
+//! types, `mx-enc` on random and corner blocks of every element type, and four mutants it
+//! catches: a product whose sign ignores b's sign bit, a scale exponent that drops one scale,
+//! and a float and an INT8 encoder rounding ties away from zero.
 
 mod common;
 
@@ -108,10 +108,31 @@ fn mx_enc_random_and_corner_blocks() {
         ("mx:fp6:e2m3:b2", 1),
         ("mx:fp8:e4m3:b4", 2),
         ("mx:fp8:e5m2:b5", 3),
+        ("mx:int8:b3", 0),
+        ("mx:int8:b4", 2),
     ] {
         let r = check(&tc, &mx_enc(f, s), Mode::Vectors(20_000), 0xe);
         assert!(r.passed > 20_000, "{f}: {}", r.passed);
     }
+}
+
+/// mx-enc's INT8 element 0 rounding ties away from zero (the round-up condition's
+/// `sticky | q[1]` replaced by 1): the two tie corners and the random blocks' few-bit values
+/// at midpoints catch it (INT8 keeps 7 bits, so random ties are rarer than in the floats).
+#[test]
+fn mutation_enc_int8_ties_away_from_zero_is_caught() {
+    let p = mx_enc("mx:int8:b2", 0);
+    let (failed, first) = mutant_in(
+        &p,
+        "(x0_q[0] & (x0_sticky | x0_q[1]))",
+        "(x0_q[0] & 1'b1)",
+        Mode::Vectors(20_000),
+    );
+    assert!(failed > 10, "{failed} failed");
+    assert!(
+        first.contains("codes") && first.contains("<-- differs"),
+        "{first}"
+    );
 }
 
 /// mx-enc's element 0 rounding ties away from zero (the rounder's `| round_frac` replaced by

@@ -273,9 +273,9 @@ pub static UNITS: [UnitEntry; 20] = [
     UnitEntry {
         unit: Unit::MxEnc,
         name: "mx-enc",
-        help: "MX block encoder (--format mx:ELEM[:bK], float elements): K f32 words in, the \
-               shared E8M0 scale from the largest exponent, each element rounded to nearest \
-               even, saturating",
+        help: "MX block encoder (--format mx:ELEM[:bK]): K f32 words in, the shared E8M0 \
+               scale from the largest exponent, each element rounded to nearest even, \
+               saturating",
         options: &[Opt::Mx],
         max_stages: |_| mx::ENC_STAGES,
         build: mx::enc,
@@ -377,6 +377,7 @@ mod tests {
             (Unit::MxDot, "mx:int8:b3"),
             (Unit::MxEnc, "mx:fp4:e2m1:b4"),
             (Unit::MxEnc, "mx:fp8:e5m2"),
+            (Unit::MxEnc, "mx:int8:b3"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
         }

@@ -2,7 +2,8 @@
 //! the golden `MxFormat::quantize_block` (the f32 words' values, exact in f64).
 //!
 //! Corner blocks: all +0, ±0 mixed, zeros with one subnormal, all subnormal, a NaN, +∞ or −∞
-//! among ordinary values, ±max f32, values around 2^emax·2^±127 (the scale's clamps).
+//! among ordinary values, ±max f32, values around 2^emax·2^±127 (the scale's clamps), ties
+//! of the INT8 rounding.
 //! Random blocks: a block exponent from 2^−150 to 2^128, each element of either sign, a few
 //! binades below it, with a full random significand or (a third of the time) one of at most
 //! four bits (ties of the element rounding); an eighth of the blocks any f32 patterns.
@@ -43,6 +44,10 @@ fn corners(k: usize) -> Vec<Vec<u32>> {
         with(0x0080_0000, 1, 0x0000_0003),
         fill(0x0080_0000),
         with(0x4040_0000, 0, 0x3ec0_0000),
+        // Under a block maximum of 1.0 (INT8: k = 64·x), 2.5/64 and −3.5/64: ties of the
+        // INT8 rounding (to 2 and −4), and exact in the float elements' grids.
+        with(0x3d20_0000, 1, 0x3f80_0000),
+        with(0xbd60_0000, 1, 0x3f80_0000),
     ]
 }
 

@@ -37,7 +37,7 @@ fn mx_format(p: &Params) -> MxFormat {
     p.mx.expect("checked: an MX unit has an MX format")
 }
 
-/// The MX designs of the lint grid (mx-enc: float elements): every element type at a small and the default block
+/// The MX designs of the lint grid: every element type at a small and the default block
 /// size (full: every stage count), lean: three element types at both ends of `--stages`.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let formats: Vec<&str> = if full {
@@ -63,9 +63,6 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
     let mut g = vec![];
     for (unit, max) in [(Unit::MxDot, DOT_STAGES), (Unit::MxEnc, ENC_STAGES)] {
         for f in &formats {
-            if unit == Unit::MxEnc && f.starts_with("mx:int8") {
-                continue;
-            }
             for &s in stages.iter().filter(|&&s| s <= max) {
                 g.push(Params::parse(unit, f).expect("an MX format").stages(s));
             }

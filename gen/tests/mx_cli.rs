@@ -107,8 +107,8 @@ fn bad_input_is_one_line_and_status_2() {
     }
 }
 
-/// `lpgen train --format mx:…`: bad strings, the rtl backend (no MX array PE) and options
-/// that do not apply are refused in one line with status 2, before the dataset is read.
+/// `lpgen train --format mx:…`: bad strings, an unknown backend, more array stages than the
+/// mx PE takes on the rtl backend, and options that do not apply are refused in one line with status 2, before the dataset is read.
 #[test]
 fn train_refuses_in_one_line() {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
@@ -120,8 +120,19 @@ fn train_refuses_in_one_line() {
         (&["--format", "mx:fp8:e4m3:b0"], "block size 0"),
         (&["--format", "mx:int8:b100000"], "block size 100000"),
         (
-            &["--format", "mx:fp8:e4m3", "--backend", "rtl"],
-            "no array PE consumes MX blocks",
+            &["--format", "mx:fp8:e4m3", "--backend", "tpu"],
+            "unknown backend",
+        ),
+        (
+            &[
+                "--format",
+                "mx:fp8:e4m3",
+                "--backend",
+                "rtl",
+                "--array-stages",
+                "7",
+            ],
+            "takes at most 6",
         ),
         (
             &["--format", "mx:fp8:e4m3", "--quire"],

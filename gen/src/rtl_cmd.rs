@@ -65,11 +65,13 @@ fn format_help() -> String {
 
 /// `--pe`'s help: every PE kind of the registry with its family and accumulation.
 fn pe_help() -> String {
-    let kinds: Vec<String> = lpgen_golden::family::pe_kinds()
+    let mut kinds: Vec<String> = lpgen_golden::family::pe_kinds()
         .map(|(f, pe)| format!("{} ({} words, {})", pe.name, f.name, pe.mode.name()))
         .collect();
+    let mx = &lpgen_golden::mx::PE;
+    kinds.push(format!("{} (mx:ELEM[:bK] blocks: {})", mx.name, mx.about));
     format!(
-        "Array PE kind: {} (default: the format family's first)",
+        "Array PE kind: {} (default: the format family's first; mx for MX formats)",
         kinds.join(", ")
     )
 }

@@ -31,7 +31,8 @@ pub struct TrainArgs {
     /// or dfix:P:U, seed 002's low-precision storage: f32 arithmetic, values stored in dynamic
     /// fixed point of P bits (propagations) and U bits (parameter updates), signs included;
     /// or mx:ELEM[:bK] (OCP MX: every layer product on blocks of K along its reduction
-    /// dimension, f32 elsewhere; --backend golden or f32)
+    /// dimension, f32 elsewhere; --backend golden, f32, or rtl: the products on the array's
+    /// mx PE)
     #[arg(long)]
     format: Option<String>,
     /// dfix: training examples between scale updates [default: 10000]
@@ -165,7 +166,7 @@ pub struct TrainArgs {
     lanes: u32,
     /// rtl backend: pipeline stages of the arrays (fix PEs up to 6, LNS PEs up to 5, where
     /// beyond 2 they interleave accumulations and the run streams that many tiles at once,
-    /// posit-quire PEs up to 8, dfix PEs up to 2)
+    /// posit-quire PEs up to 8, dfix PEs up to 2, mx PEs up to 6)
     #[arg(long, default_value_t = 0)]
     array_stages: u32,
     /// Threads of the f32 and golden machines (default: every core); results do not depend
@@ -545,7 +546,8 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
                 &mut report,
             )?;
             let ops: u64 = machines.iter().map(|m| m.ops).sum();
-            eprintln!("--check: {ops} operations, 0 differing bits");
+            let of_mx = mx::products(machines.iter().map(|m| m.dut.mx_products()).sum());
+            eprintln!("--check: {ops} operations{of_mx}, 0 differing bits");
         }
         ("rtl", false) => {
             run.train(

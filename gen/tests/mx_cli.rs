@@ -107,8 +107,8 @@ fn bad_input_is_one_line_and_status_2() {
     }
 }
 
-/// `lpgen train --format mx:…`: bad strings, the rtl backend (no MX array PE) and options
-/// that do not apply are refused in one line with status 2, before the dataset is read.
+/// `lpgen train --format mx:…`: bad strings, an unknown backend, more array stages than the
+/// mx PE takes on the rtl backend, and options that do not apply are refused in one line with status 2, before the dataset is read.
 #[test]
 fn train_refuses_in_one_line() {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
@@ -120,8 +120,19 @@ fn train_refuses_in_one_line() {
         (&["--format", "mx:fp8:e4m3:b0"], "block size 0"),
         (&["--format", "mx:int8:b100000"], "block size 100000"),
         (
-            &["--format", "mx:fp8:e4m3", "--backend", "rtl"],
-            "no array PE consumes MX blocks",
+            &["--format", "mx:fp8:e4m3", "--backend", "tpu"],
+            "unknown backend",
+        ),
+        (
+            &[
+                "--format",
+                "mx:fp8:e4m3",
+                "--backend",
+                "rtl",
+                "--array-stages",
+                "7",
+            ],
+            "takes at most 6",
         ),
         (
             &["--format", "mx:fp8:e4m3", "--quire"],
@@ -200,5 +211,69 @@ fn train_golden_and_f32_agree() {
         lines.push(figures);
     }
     assert_eq!(lines[0], lines[1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `lpgen rtl array --format mx:…`: the array of `mx` PEs (the default PE for MX formats),
+/// its manifest's block-wide operand buses; and `--pe` other than mx with an MX format, or
+/// mx with a scalar format, refused in one line with status 2 before any file is written.
+#[test]
+fn rtl_array_takes_mx_blocks_with_the_mx_pe() {
+    let dir = std::env::temp_dir().join(format!("lpgen-mx-array-{}", std::process::id()));
+    let out = dir.to_str().unwrap();
+    let (code, _, err) = lpgen(&[
+        "rtl",
+        "array",
+        "--format",
+        "mx:fp4:e2m1:b8",
+        "--rows",
+        "2",
+        "--cols",
+        "2",
+        "--stages",
+        "2",
+        "--out",
+        out,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let top = "lpgen_array_mx_fp4_e2m1_b8_2x2_mx_s2";
+    let manifest = std::fs::read_to_string(dir.join(format!("{top}.json"))).unwrap();
+    let m: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(m["format"], "mx:fp4:e2m1:b8");
+    assert_eq!(m["parameters"]["pe"], "mx");
+    let width = |name: &str| {
+        m["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()["width"]
+            .clone()
+    };
+    // Two blocks of 8 + 8·4 bits in; four f32 words out.
+    assert_eq!(width("a_in"), 80);
+    assert_eq!(width("c_out"), 128);
+    let _ = std::fs::remove_dir_all(&dir);
+    for (args, why) in [
+        (
+            &["--format", "mx:int8", "--pe", "float"][..],
+            "take --pe mx",
+        ),
+        (
+            &["--format", "fp8:e4m3", "--pe", "mx"],
+            "works on MX blocks",
+        ),
+        (&["--format", "mx:int8", "--stages", "7"], "0..=6"),
+    ] {
+        let mut all = vec!["rtl", "array", "--out", out];
+        all.extend_from_slice(args);
+        let (code, _, err) = lpgen(&all);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        // (`lpgen rtl` makes the output directory first; no file goes into it.)
+        let files = std::fs::read_dir(&dir).map_or(0, |d| d.count());
+        assert_eq!(files, 0, "{args:?} wrote into {out}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

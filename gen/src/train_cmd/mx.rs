@@ -14,17 +14,21 @@ pub(super) fn blocks(a: &TrainArgs) -> CliResult<Option<MxFormat>> {
     };
     let m: MxFormat = f.parse()?;
     match a.backend.as_str() {
-        "golden" | "f32" => {}
-        "rtl" => {
-            return Err(bad(format!(
-                "--format {m} on --backend rtl: no array PE consumes MX blocks yet (mx-dot and mx-enc are single-block units, not an array); train on --backend golden or f32"
-            )))
-        }
+        // rtl: the products on `array --format mx:…` (the mx PE), everything else on the
+        // host's golden f32 operations, as for dfix storage.
+        "golden" | "f32" | "rtl" => {}
         other => {
             return Err(bad(format!(
                 "unknown backend {other:?}: expected f32, golden or rtl"
             )))
         }
+    }
+    let most = lpgen_hdl::units::array_max_stages(lpgen_hdl::PeKind::Mx);
+    if a.backend == "rtl" && a.array_stages > most {
+        return Err(bad(format!(
+            "--array-stages {}: the mx array PE of --format {m} takes at most {most}",
+            a.array_stages
+        )));
     }
     let given = [
         ("--quire", a.quire),
@@ -42,4 +46,12 @@ pub(super) fn blocks(a: &TrainArgs) -> CliResult<Option<MxFormat>> {
         )));
     }
     Ok(Some(m))
+}
+
+/// What `--check` adds to its summary about MX products run on the array (nothing for none).
+pub(super) fn products(n: u64) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(" ({n} MX products on the array)"),
+    }
 }

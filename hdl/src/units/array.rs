@@ -41,6 +41,23 @@ pub fn pe_instance_name(row: u32, col: u32) -> String {
 
 /// The generator of `p.pe`, if the registry gives that PE to the format's family.
 fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
+    // MX blocks go with the MX PE only (the format is then f32, unused).
+    match (p.mx, p.pe == PeKind::Mx) {
+        (Some(_), true) => return Ok(p.pe.gen()),
+        (Some(mx), false) => {
+            return Err(GenError(format!(
+                "array PE '{}' does not work on {mx}: MX blocks take --pe mx (the default for mx:… formats)",
+                p.pe.name()
+            )))
+        }
+        (None, true) => {
+            return Err(GenError(format!(
+                "array PE 'mx' works on MX blocks (--format mx:ELEM[:bK], e.g. mx:fp8:e4m3), not {}",
+                p.format
+            )))
+        }
+        (None, false) => {}
+    }
     let entry = p.format.entry();
     if let (Some(acc), false) = (p.acc, p.pe == PeKind::Float) {
         return Err(GenError(format!(
@@ -88,9 +105,9 @@ fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<SubModule>,
         p.format_name().replace(':', "_"),
         pe_stages + readout
     );
-    let w = p.format.width();
+    let w = gen.operand_bits(p);
     // The result register also holds the PE's flags above the word.
-    let result_width = w + gen.flags().len() as u32;
+    let result_width = gen.result_bits(p) + gen.flags().len() as u32;
     let (boundaries, plan) = gen.plan(p);
     let sideband = gen.sideband();
     m.define(&name, plan, |pe| {
@@ -232,7 +249,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let (mut m, valid) = start(&outer, 2)?;
     m.name = top_name(p);
     let (rows, cols) = (p.rows, p.cols);
-    let w = p.format.width();
+    let w = gen.operand_bits(p);
     let a_in = m.input("a_in", rows * w);
     let b_in = m.input("b_in", cols * w);
     let clear = m.input("clear", 1);
@@ -338,6 +355,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     m.comment("results, row-major; out_valid follows the corner PE's last step");
     results.reverse();
     let flags = gen.flags();
+    let w = gen.result_bits(p);
     if flags.is_empty() {
         m.output("c_out", &cat(&results));
     } else {
@@ -436,5 +454,6 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             g.push(p);
         }
     }
+    g.extend(super::mx::array_grid(full));
     g
 }

@@ -148,10 +148,17 @@ impl PeKind {
     /// float:E:M: exact products in an exact fixed-point accumulator over the format's
     /// range, rounded once at read-out (`units/float/pe.rs`).
     pub const Float: PeKind = PeKind(&lpgen_golden::float::FAMILY.pes[0]);
+    /// MX blocks (`--format mx:ELEM[:bK]`): each step a block pair's exact dot product,
+    /// rounded to f32 and added in f32 (`units/mx/pe.rs`). The block formats' PE, not a
+    /// family's (`lpgen_golden::mx::PE`).
+    pub const Mx: PeKind = PeKind(&lpgen_golden::mx::PE);
 
-    /// Every PE kind of the registry, in its order.
+    /// Every PE kind: the family registry's, in its order, then the MX PE.
     pub fn all() -> Vec<PeKind> {
-        pe_kinds().map(|(_, info)| PeKind(info)).collect()
+        pe_kinds()
+            .map(|(_, info)| PeKind(info))
+            .chain([PeKind::Mx])
+            .collect()
     }
 
     /// As `--pe` names it.
@@ -159,9 +166,10 @@ impl PeKind {
         self.0.name
     }
 
-    /// The registry's word on this PE: its family and the accumulation it performs.
-    pub fn info(self) -> (&'static FamilyEntry, &'static PeInfo) {
-        pe_kind(self.name()).expect("a PeKind is a registry PE")
+    /// The registry's word on this PE: its family and the accumulation it performs (`None`
+    /// for the MX PE, which no family has).
+    pub fn info(self) -> Option<(&'static FamilyEntry, &'static PeInfo)> {
+        pe_kind(self.name()).ok()
     }
 
     /// The registry's default PE of `format`'s family (the first it lists); formats without
@@ -204,7 +212,16 @@ pub(crate) fn pe_list(entry: &FamilyEntry) -> String {
 impl std::str::FromStr for PeKind {
     type Err = GenError;
     fn from_str(s: &str) -> Result<PeKind, GenError> {
-        let (_, info) = pe_kind(s).map_err(|e| GenError(e.0))?;
+        if s == PeKind::Mx.name() {
+            return Ok(PeKind::Mx);
+        }
+        let (_, info) = pe_kind(s).map_err(|_| {
+            let names: Vec<&str> = PeKind::all().iter().map(|k| k.name()).collect();
+            GenError(format!(
+                "unknown PE kind {s:?}: expected {}",
+                lpgen_golden::family::or_list(&names)
+            ))
+        })?;
         Ok(PeKind(info))
     }
 }
@@ -280,6 +297,8 @@ impl Params {
                 .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
             let mut p = Params::new(unit, Format::F32(lpgen_golden::F32));
             p.mx = Some(mx);
+            // An array on MX blocks: the MX PE.
+            p.pe = PeKind::Mx;
             return Ok(p);
         }
         let f: Format = format
@@ -566,13 +585,21 @@ mod family_tests {
     fn pe_kinds_are_the_registrys() {
         let generators: Vec<&str> = pe::PE_GENERATORS.iter().map(|(n, _)| *n).collect();
         let registry: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();
-        assert_eq!(generators, registry);
+        assert_eq!(generators.last(), Some(&PeKind::Mx.name()));
+        assert_eq!(generators[..generators.len() - 1], registry[..]);
         for k in PeKind::all() {
-            let (family, info) = k.info();
-            assert_eq!(info.name, k.name());
-            assert!(family.pes.contains(info));
+            match k.info() {
+                Some((family, info)) => {
+                    assert_eq!(info.name, k.name());
+                    assert!(family.pes.contains(info));
+                }
+                None => assert_eq!(k, PeKind::Mx),
+            }
             assert!(k.gen().max_stages() >= 2, "{}", k.name());
+            assert_eq!(k.name().parse::<PeKind>().unwrap(), k);
         }
+        let e = "mxx".parse::<PeKind>().unwrap_err().0;
+        assert!(e.contains("float or mx"), "{e}");
         // The named constants are the registry's PEs of those names.
         for (k, name) in [
             (PeKind::LnsKahan, "lns-kahan"),

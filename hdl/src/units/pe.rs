@@ -1,6 +1,6 @@
 //! What the systolic array (`units/array.rs`) needs of a PE kind: [`ArrayPe`], one
 //! implementation per PE kind of the golden registry, each in its family's module
-//! (`lns/mac.rs`, `posit/quire.rs`, `fix/mod.rs`, `dfix/mod.rs`), registered in
+//! (`lns/mac.rs`, `posit/quire.rs`, `fix/mod.rs`, `dfix/mod.rs`, `float/pe.rs`, `mx/pe.rs`), registered in
 //! [`PE_GENERATORS`].
 
 use super::{GenError, Params, PeIo, PeKind};
@@ -41,6 +41,16 @@ pub(crate) trait ArrayPe: Sync {
     fn flags(&self) -> &'static [&'static str];
     /// The control that travels with `last`, if the PE has one.
     fn sideband(&self) -> Option<Sideband>;
+    /// Bits of an operand (the words of `a_in` and `b_in`, one per step): a word of the
+    /// format, unless the PE takes something else (the `mx` PE: a block).
+    fn operand_bits(&self, p: &Params) -> u32 {
+        p.format.width()
+    }
+    /// Bits of a result word (the words of `c_out`, without the flags): a word of the format
+    /// unless the PE reads out another (the `mx` PE: f32).
+    fn result_bits(&self, p: &Params) -> u32 {
+        p.format.width()
+    }
     /// Builds the PE's arithmetic into `pe`: returns {flags, word}, the accumulator's
     /// read-out (rounded once where the accumulator is wide). `side` is the sideband, in the
     /// PE's input cycle.
@@ -54,14 +64,16 @@ pub(crate) trait ArrayPe: Sync {
 }
 
 /// The generator of every PE kind of the registry, by its name: the registration of every
-/// PE in this crate (one line each).
-pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 6] = [
+/// PE in this crate (one line each). The families' PEs in the golden registry's order, then
+/// the MX block formats' (`lpgen_golden::mx::PE`).
+pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 7] = [
     ("lns-kahan", &super::lns::KAHAN_PE),
     ("lns-plain", &super::lns::PLAIN_PE),
     ("posit-quire", &super::posit::QUIRE_PE),
     ("fix", &super::fix::FIX_PE),
     ("dfix", &super::dfix::DFIX_PE),
     ("float", &super::float::FLOAT_PE),
+    ("mx", &super::mx::MX_PE),
 ];
 
 impl PeKind {

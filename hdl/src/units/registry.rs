@@ -177,7 +177,7 @@ pub static UNITS: [UnitEntry; 20] = [
         unit: Unit::Array,
         name: "array",
         help:
-            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix, dfix, float [--acc A])",
+            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix, dfix, float [--acc A]; mx for --format mx:ELEM[:bK], one block per step)",
         options: &[Opt::Array],
         max_stages: |p| array::array_max_stages(p.pe),
         build: array::array,
@@ -388,6 +388,8 @@ mod tests {
             (PeKind::Fix, "fix:3:4"),
             (PeKind::Dfix, "dfix:6"),
             (PeKind::Float, "fp8:e4m3"),
+            (PeKind::Mx, "mx:fp4:e2m1:b2"),
+            (PeKind::Mx, "mx:fp8:e5m2"),
         ] {
             let mut p = Params::parse(Unit::Array, f).unwrap();
             p.pe = pe;

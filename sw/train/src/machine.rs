@@ -27,7 +27,7 @@ pub mod rtl;
 mod shared;
 pub use checked::Checked;
 pub use golden::Golden;
-pub use mx::mx_product;
+pub use mx::{mx_product, mx_vectors};
 pub use pool::{fill_in_parallel, in_parallel};
 pub use shared::Shared;
 

@@ -449,3 +449,74 @@ fn float_training_on_the_float_array_gives_the_golden_words() {
         let _ = std::fs::remove_dir_all(tmp(&format!("float-{f}")));
     }
 }
+
+/// `--format mx:fp8:e4m3` on the rtl backend: every layer product (forward, ∇W, input error;
+/// training and test passes) on the generated `array --pe mx` (3×2 PEs, 2 stages), checked in
+/// lockstep against the golden MX product, ends with the golden run's weights, bit for bit.
+/// The 784 inputs make 25 blocks of 32, the last 16 long (padded with code 0 on the array).
+#[test]
+fn mx_rtl_training_ends_with_the_golden_weights() {
+    let ds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist-300");
+    let mut train = data::load(&ds, Split::Train).unwrap();
+    let mut test = data::load(&ds, Split::Test).unwrap();
+    train.truncate(30);
+    test.truncate(10);
+    let cfg = Config {
+        stages: Stages::all(lpgen_golden::Format::F32(F32)),
+        quire: false,
+        kahan: KahanPlaces::default(),
+        accumulate: Default::default(),
+        keep_bits: None,
+        arch: Arch::mlp((1, 28, 28), &[12], Activation::Relu, 10),
+        optimizer: Optimizer::Sgd,
+        compression: Default::default(),
+        storage: None,
+        mx: Some("mx:fp8:e4m3".parse().unwrap()),
+        max_norm: None,
+        batch: 10,
+        lr: 0.1,
+        momentum: 0.5,
+        momentum_from: 1,
+        schedule: Schedule::Fixed,
+        normalize: Normalize::PerPixel,
+        seed: 5,
+        rounding: lpgen_golden::Rounding::Nearest,
+    };
+    let plan = |name: &str| Plan {
+        epochs: 2,
+        max_steps: None,
+        out: tmp(name),
+        resume: false,
+        progress: false,
+    };
+    let mut sink = |_: &str| Ok(());
+    let golden = trainer::run(
+        &mut Golden::default(),
+        &cfg,
+        &train,
+        &test,
+        &plan("mx-g"),
+        &mut sink,
+    )
+    .unwrap();
+    let mut checked = Checked {
+        dut: Rtl::new(3, 2, 4).unwrap().with_array_stages(2),
+        reference: Golden::default(),
+        ops: 0,
+    };
+    let rtl = trainer::run(&mut checked, &cfg, &train, &test, &plan("mx-r"), &mut sink).unwrap();
+    // 3 training steps an epoch, each 2 forward products, 2 ∇W and 1 input error, and the
+    // test pass's forward products: all on the array.
+    assert!(
+        checked.dut.mx_products() >= 30,
+        "{}",
+        checked.dut.mx_products()
+    );
+    assert_eq!(checked.dut.mx_designs(), 1);
+    assert_eq!(rtl.model, golden.model, "weights after 2 epochs");
+    let init = lpgen_train::model::Model::init(&cfg);
+    assert_ne!(rtl.model.layers[0].w, init.layers[0].w);
+    for d in ["mx-g", "mx-r"] {
+        let _ = std::fs::remove_dir_all(tmp(d));
+    }
+}

@@ -21,6 +21,7 @@ mod fma;
 mod kahan;
 mod mac;
 mod mx;
+mod mx_array;
 mod mx_enc;
 mod q8;
 mod quant1;
@@ -220,6 +221,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::LnsKahan => kahan::plan(p, mode),
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
         Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),
+        Unit::Array if p.pe == PeKind::Mx => mx_array::plan(p, mode),
         Unit::Array => array::plan(p, mode),
         Unit::Alu | Unit::Vector if p.dfix_format().is_some() => dfix_lane::plan(p, mode),
         Unit::Alu | Unit::Vector => alu::plan(p, mode),
@@ -246,6 +248,8 @@ struct Describer {
     w: u32,
     /// `convert`'s output `y` holds words of `--to`, not of the format.
     y_to: Option<(Calc, u32)>,
+    /// An array on MX blocks: (operand bits, element bits) of `a_in` and `b_in`.
+    blocks: Option<(usize, u32)>,
     layout: Layout,
 }
 
@@ -261,12 +265,38 @@ impl Describer {
             (Unit::Convert, Some(t)) => Some((t.calc(), t.width())),
             _ => None,
         };
+        let blocks = match (p.unit, p.mx) {
+            (Unit::Array, Some(mx)) => {
+                Some((8 + mx.block * mx.elem_width() as usize, mx.elem_width()))
+            }
+            _ => None,
+        };
         Describer {
             calc: p.format.calc(),
             w: p.format.width(),
             y_to,
+            blocks,
             layout: layout.clone(),
         }
+    }
+
+    /// An MX array's operand port as blocks: `a_in=[x=0x7f: 01 02 …; …]` (scale byte, then
+    /// the element codes in hex); `None` for other ports and designs.
+    fn block_port(&self, slots: &[u64], port: &crate::layout::Port) -> Option<String> {
+        let (ob, w) = self.blocks?;
+        if !["a_in", "b_in"].contains(&port.name.as_str()) {
+            return None;
+        }
+        let s = &slots[port.slot..port.slot + port.slots()];
+        let blocks: Vec<String> = (0..port.width as usize / ob)
+            .map(|j| {
+                let codes: Vec<String> = (0..(ob - 8) / w as usize)
+                    .map(|i| format!("{:02x}", get_bits(s, j * ob + 8 + i * w as usize, w)))
+                    .collect();
+                format!("x={:#04x}: {}", get_bits(s, j * ob, 8), codes.join(" "))
+            })
+            .collect();
+        Some(format!("\n    {}=[{}]", port.name, blocks.join("; ")))
     }
 
     /// The calculator and word width of a port's words.
@@ -319,6 +349,10 @@ impl Describer {
             .iter()
             .filter(|p| p.input && p.name != "rst")
         {
+            if let Some(text) = self.block_port(&m.ins, p) {
+                s += &text;
+                continue;
+            }
             let ws = self.words(&m.ins, p);
             if ws.len() == 1 {
                 s += &format!(" {}={}", p.name, self.value(&p.name, ws[0]));

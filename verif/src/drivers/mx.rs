@@ -23,7 +23,7 @@ use crate::{Result, VerifError};
 const MAX_EXHAUSTIVE_BITS: u32 = 8;
 
 /// Scale pairs: one, the two extremes, mixed, an ordinary pair, and NaN on either side.
-const SCALES: [(u8, u8); 7] = [
+pub(crate) const SCALES: [(u8, u8); 7] = [
     (127, 127),
     (0, 0),
     (254, 254),
@@ -33,7 +33,7 @@ const SCALES: [(u8, u8); 7] = [
     (3, SCALE_NAN),
 ];
 
-fn mx_of(p: &Params) -> Result<MxFormat> {
+pub(crate) fn mx_of(p: &Params) -> Result<MxFormat> {
     p.mx.ok_or_else(|| {
         VerifError(format!(
             "{} needs an MX block format (--format mx:ELEM[:bK])",
@@ -44,7 +44,7 @@ fn mx_of(p: &Params) -> Result<MxFormat> {
 
 /// The element codes that are worth a whole block: ±0, ±the smallest nonzero, ±max, the
 /// all-ones code (NaN, ∞, or −max) and INT8's 0x80.
-fn corner_codes(mx: &MxFormat) -> Vec<u8> {
+pub(crate) fn corner_codes(mx: &MxFormat) -> Vec<u8> {
     let w = mx.elem_width();
     let all = (1u16 << w) - 1;
     let sign = 1u8 << (w - 1);
@@ -80,7 +80,7 @@ fn corner_codes(mx: &MxFormat) -> Vec<u8> {
 }
 
 /// The finite codes (random elements that give a finite result).
-fn finite_codes(mx: &MxFormat) -> Vec<u8> {
+pub(crate) fn finite_codes(mx: &MxFormat) -> Vec<u8> {
     (0..1u16 << mx.elem_width())
         .map(|c| c as u8)
         .filter(|&c| mx.elem_to_f64(c).is_finite())

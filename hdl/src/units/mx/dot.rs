@@ -89,24 +89,47 @@ pub(crate) fn dot(p: &Params) -> Result<Built, GenError> {
     let xb = m.input("xb", 8);
     let pa = m.input("pa", k * w);
     let pb = m.input("pb", k * w);
+    let d = block_dot(&mut m, &mx, (&xa, &pa), (&xb, &pb));
+    m.stage();
+    m.output("acc", &d.acc);
+    m.output("exp", &d.exp);
+    m.output("nan", &d.nan);
+    m.output("inf", &d.inf);
+    m.output("inf_neg", &d.inf_neg);
+    finish(m, &valid, vec![])
+}
+
+/// A block pair's exact dot product: `acc`·2^`exp` (both 0 with `nan` or `inf`), or NaN, or
+/// ±∞ (`inf`, `inf_neg`).
+pub(crate) struct BlockDot {
+    /// Two's complement, the exact Σ P_A,i·P_B,i at the element's last place squared.
+    pub acc: E,
+    /// Signed: 2·lsb + (xa − 127) + (xb − 127).
+    pub exp: E,
+    pub nan: E,
+    pub inf: E,
+    pub inf_neg: E,
+}
+
+/// The datapath of `mx-dot` from the scales and element buses of blocks a and b (`xa`, `pa`;
+/// `xb`, `pb`): decode, multiply and align, an exact sum. Marks two candidate boundaries
+/// (after the decode, after the products); the sum ends in the cycle it returns in. Shared by
+/// `mx-dot` and the array's `mx` PE (`pe.rs`).
+pub(crate) fn block_dot(
+    m: &mut Module,
+    mx: &MxFormat,
+    (xa, pa): (&E, &E),
+    (xb, pb): (&E, &E),
+) -> BlockDot {
+    let (k, w) = (mx.block as u32, mx.elem_width());
     m.comment("decode the scales (E8M0: 0xFF is NaN) and every element of both blocks");
     let scale_nan = named("MX_SCALE_NAN", 8, u128::from(SCALE_NAN));
     let mut nans = vec![xa.eq(&scale_nan).or(&xb.eq(&scale_nan))];
     let (mut pos_inf, mut neg_inf) = (vec![], vec![]);
     let mut elems = vec![];
     for i in 0..k {
-        let a = element(
-            &mut m,
-            &mx,
-            &format!("a{i}"),
-            &pa.bits(i * w + w - 1, i * w),
-        );
-        let b = element(
-            &mut m,
-            &mx,
-            &format!("b{i}"),
-            &pb.bits(i * w + w - 1, i * w),
-        );
+        let a = element(m, mx, &format!("a{i}"), &pa.bits(i * w + w - 1, i * w));
+        let b = element(m, mx, &format!("b{i}"), &pb.bits(i * w + w - 1, i * w));
         let neg = m.wire(&format!("neg{i}"), &a.sign.xor(&b.sign));
         nans.extend(a.nan.iter().chain(b.nan.iter()).cloned());
         if let (Some(ia), Some(ib)) = (&a.inf, &b.inf) {
@@ -135,7 +158,7 @@ pub(crate) fn dot(p: &Params) -> Result<Built, GenError> {
     let exp = m.wire("exp_sum", &xa.zext(ew).add(&xb.zext(ew)).add(&off));
     m.stage();
     m.comment("multiply the significands exactly; shift each product to the block's fixed point");
-    let pw = product_bits(&mx);
+    let pw = product_bits(mx);
     let sw = pw + 1 + k.next_power_of_two().trailing_zeros();
     let mut terms = vec![];
     for (i, (a, b, neg)) in elems.iter().enumerate() {
@@ -167,13 +190,11 @@ pub(crate) fn dot(p: &Params) -> Result<Built, GenError> {
         terms = next;
         level += 1;
     }
-    let acc = mux(&special, &konst(sw, 0), &terms[0]);
-    let exp = mux(&special, &konst(ew, 0), &exp);
-    m.stage();
-    m.output("acc", &acc);
-    m.output("exp", &exp);
-    m.output("nan", &nan);
-    m.output("inf", &inf);
-    m.output("inf_neg", &inf_neg);
-    finish(m, &valid, vec![])
+    BlockDot {
+        acc: mux(&special, &konst(sw, 0), &terms[0]),
+        exp: mux(&special, &konst(ew, 0), &exp),
+        nan,
+        inf,
+        inf_neg,
+    }
 }

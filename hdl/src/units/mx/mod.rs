@@ -1,4 +1,5 @@
-//! MX block units (OCP Microscaling v1.0, issue 33): `mx-dot` and `mx-enc`, bit-exact to the golden
+//! MX block units (OCP Microscaling v1.0, issue 33): `mx-dot`, `mx-enc` and the array's `mx`
+//! PE (`pe.rs`), bit-exact to the golden
 //! `lpgen_golden::mx` (docs/formats.md, "MX block formats"; docs/rtl.md, "MX units").
 //! The element decoders are the float units' (`lpgen_float_decode_*`, with `:nonan` for
 //! FP6/FP4); the format rules (element types, E8M0, the block size) are the golden
@@ -6,6 +7,7 @@
 
 mod dot;
 mod enc;
+mod pe;
 
 use lpgen_golden::mx::MxFormat;
 
@@ -13,12 +15,14 @@ use super::{GenError, Params, Unit};
 
 pub(crate) use dot::{dot, DOT_STAGES};
 pub(crate) use enc::{enc, ENC_STAGES};
+pub(crate) use pe::{MX_PE, MX_PE_MAX_STAGES};
 
 /// An MX design has an MX format and only an MX unit takes one (`takes_mx`: the registry
-/// entry's `Opt::Mx`).
+/// entry's `Opt::Mx`); the array takes one with its `mx` PE (the array pairs PE and format).
 pub(crate) fn check(p: &Params, takes_mx: bool) -> Result<(), GenError> {
     match (p.mx, takes_mx) {
         (Some(_), true) | (None, false) => Ok(()),
+        (Some(_), false) if p.unit == Unit::Array => Ok(()),
         (None, true) => Err(GenError(format!(
             "unit '{}' needs an MX block format (--format mx:ELEM[:bK], e.g. mx:fp8:e4m3, \
              mx:fp4:e2m1:b8), not {}",
@@ -26,7 +30,7 @@ pub(crate) fn check(p: &Params, takes_mx: bool) -> Result<(), GenError> {
             p.format
         ))),
         (Some(mx), false) => Err(GenError(format!(
-            "{mx} is an MX block format: only mx-dot and mx-enc take it (unit '{}' needs a scalar format)",
+            "{mx} is an MX block format: only mx-dot, mx-enc and array (--pe mx) take it (unit '{}' needs a scalar format)",
             p.unit.name()
         ))),
     }
@@ -66,6 +70,43 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             for &s in stages.iter().filter(|&&s| s <= max) {
                 g.push(Params::parse(unit, f).expect("an MX format").stages(s));
             }
+        }
+    }
+    g
+}
+
+/// The `array --pe mx` designs of the lint grid. Full: every element type 1×1 at every stage
+/// count (0..=6; K = 32 for E4M3, small blocks for the others), E4M3 K = 32 2×2 at 0 and 2
+/// and a 4×4 of FP4 blocks of 8 at 2. Lean: E4M3 blocks of 4 and INT8 blocks of 3, 1×1, at
+/// 0, 2 and 6.
+pub(crate) fn array_grid(full: bool) -> Vec<Params> {
+    let mut shapes: Vec<(&str, (u32, u32), Vec<u32>)> = vec![];
+    let all: Vec<u32> = (0..=MX_PE_MAX_STAGES).collect();
+    if full {
+        for f in [
+            "mx:fp8:e4m3",
+            "mx:fp8:e5m2:b2",
+            "mx:fp6:e3m2:b3",
+            "mx:fp6:e2m3:b5",
+            "mx:fp4:e2m1:b4",
+            "mx:int8:b3",
+        ] {
+            shapes.push((f, (1, 1), all.clone()));
+        }
+        shapes.push(("mx:fp8:e4m3", (2, 2), vec![0, 2]));
+        shapes.push(("mx:fp4:e2m1:b8", (4, 4), vec![2]));
+    } else {
+        shapes.push(("mx:fp8:e4m3:b4", (1, 1), vec![0, 2, MX_PE_MAX_STAGES]));
+        shapes.push(("mx:int8:b3", (1, 1), vec![0, 2, MX_PE_MAX_STAGES]));
+    }
+    let mut g = vec![];
+    for (f, (rows, cols), stages) in shapes {
+        for s in stages {
+            let mut p = Params::parse(Unit::Array, f)
+                .expect("an MX format")
+                .stages(s);
+            (p.rows, p.cols) = (rows, cols);
+            g.push(p);
         }
     }
     g

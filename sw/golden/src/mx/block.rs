@@ -299,14 +299,19 @@ impl MxFormat {
         })
     }
 
-    /// Σ over block pairs, in f32 ([`Accumulation::F32`]).
+    /// Σ over block pairs, in f32 ([`Accumulation::F32`], [`F32Acc`]).
     pub fn dot_f32(&self, a: &[MxBlock], b: &[MxBlock]) -> Result<f32, FormatError> {
-        let f32_format = FloatFormat::new(8, 23, false, false, false).expect("binary32");
-        let mut acc = 0f32;
+        let mut acc = F32Acc::new();
         for p in self.block_dots(a, b)? {
-            acc += f32::from_bits(p.round_to(&f32_format) as u32);
+            acc.add(p.to_f32());
         }
-        Ok(acc)
+        Ok(acc.result())
+    }
+
+    /// One block pair's dot product (§6.4, exact) rounded once to f32, to nearest even: the
+    /// term [`F32Acc`] adds (NaN: f32's canonical NaN; an exact zero: +0).
+    pub fn dot_block_f32(&self, a: &MxBlock, b: &MxBlock) -> Result<f32, FormatError> {
+        Ok(self.dot_block(a, b)?.to_f32())
     }
 
     /// The dot product of two block vectors with the accumulation chosen, as an f64 (F32:
@@ -330,7 +335,53 @@ impl MxFormat {
     }
 }
 
+/// The specification's reference accumulation ([`Accumulation::F32`]) one block at a time,
+/// as an array PE performs it: an f32 register starting at +0, each block's dot product
+/// rounded once to f32 ([`MxFormat::dot_block_f32`]) and added to it, each addition rounded to
+/// nearest even (IEEE binary32: +0 + −0 = +0, ∞ − ∞ = NaN). A NaN result is f32's canonical
+/// NaN 0x7fc00000 whatever NaN the host's f32 addition makes (x86 gives ∞ − ∞ the sign bit),
+/// so that the result is one word on every host and in hardware.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct F32Acc {
+    sum: f32,
+}
+
+/// f32's canonical NaN (quiet, positive, payload 0).
+pub const F32_NAN: u32 = 0x7fc0_0000;
+
+impl F32Acc {
+    /// The accumulator at +0.
+    pub fn new() -> F32Acc {
+        F32Acc { sum: 0.0 }
+    }
+
+    /// Back to +0.
+    pub fn clear(&mut self) {
+        self.sum = 0.0;
+    }
+
+    /// Adds one block's term (rounded to f32 already).
+    pub fn add(&mut self, term: f32) {
+        self.sum += term;
+    }
+
+    /// The sum (NaN: [`F32_NAN`]).
+    pub fn result(&self) -> f32 {
+        if self.sum.is_nan() {
+            f32::from_bits(F32_NAN)
+        } else {
+            self.sum
+        }
+    }
+}
+
 impl Exact {
+    /// The value rounded to nearest f32 (NaN: [`F32_NAN`]).
+    pub fn to_f32(&self) -> f32 {
+        let f32_format = FloatFormat::new(8, 23, false, false, false).expect("binary32");
+        f32::from_bits(self.round_to(&f32_format) as u32)
+    }
+
     /// The word of float format `f` nearest to the value (ties to even; NaN, ±∞ as `f` has
     /// them): the float family's one rounding, given at most 120 significant bits with a
     /// sticky bit below them.

@@ -11,12 +11,12 @@
 mod block;
 mod product;
 
-pub use block::{Accumulation, Exact, MxBlock};
+pub use block::{Accumulation, Exact, F32Acc, MxBlock, F32_NAN};
 pub use product::{MxQuantizer, MxVector};
 
 use std::fmt;
 
-use crate::family::Format;
+use crate::family::{Format, PeInfo};
 use crate::float::FloatFormat;
 use crate::format::{err, FormatError};
 
@@ -37,6 +37,16 @@ pub const SCALE_NAN: u8 = 0xff;
 /// The range of the shared exponent (the scale bytes 0x00 ..= 0xfe).
 pub const SCALE_EXP_MIN: i32 = -127;
 pub const SCALE_EXP_MAX: i32 = 127;
+
+/// The array PE on MX blocks (`lpgen rtl array --format mx:ELEM[:bK]`, `--pe mx`): each step
+/// one block pair's exact dot product (§6.4), rounded once to f32 and added to an f32
+/// accumulator ([`F32Acc`], the specification's reference accumulation). Not a family's PE
+/// (MX is no family, docs/decisions.md): the block formats' one PE kind, listed here.
+pub static PE: PeInfo = PeInfo {
+    name: "mx",
+    mode: crate::SumMode::Naive,
+    about: "MX blocks: exact block dot products, each rounded to f32 and added in f32",
+};
 
 /// The syntax, for help texts and refusals.
 pub const SYNTAX: &str =

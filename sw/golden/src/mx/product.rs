@@ -7,7 +7,7 @@
 
 use crate::float::{FloatFormat, Val};
 
-use super::{Elem, MxBlock, MxFormat};
+use super::{Elem, F32Acc, MxBlock, MxFormat};
 
 /// A vector of values quantized in blocks of K (the last block shorter where K does not
 /// divide the length), kept for [`MxVector::dot_f32`]: the scale bytes, the element codes and
@@ -126,7 +126,7 @@ impl MxVector {
         let k = self.format.block;
         let wide = !fits_i64(&self.format);
         let lsb = self.format.elem_lsb();
-        let mut acc = 0f32;
+        let mut acc = F32Acc::new();
         for (i, (p, q)) in self.ints.chunks(k).zip(other.ints.chunks(k)).enumerate() {
             let (sa, sb) = (self.scales[i], other.scales[i]);
             let plain = !(self.special[i] || other.special[i]);
@@ -145,7 +145,7 @@ impl MxVector {
                 }
                 _ => None,
             };
-            acc += match exact {
+            acc.add(match exact {
                 // Exact in f64 (|s| < 2^53, 2^exp normal, the product far from f64's
                 // limits): one rounding, to nearest f32, as the float family rounds.
                 Some((s, exp)) if s.unsigned_abs() < 1 << 53 && (-900..=900).contains(&exp) => {
@@ -158,11 +158,11 @@ impl MxVector {
                 None => {
                     let (a, b) = (&self.blocks()[i], &other.blocks()[i]);
                     let d = self.format.dot_block(a, b).expect("blocks of one format");
-                    f32::from_bits(d.round_to(&f32_format()) as u32)
+                    d.to_f32()
                 }
-            };
+            });
         }
-        acc
+        acc.result()
     }
 }
 
@@ -216,6 +216,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Block by block, [`F32Acc`] from +0 is `dot_f32`; +∞ and −∞ blocks (E5M2 elements at
+    /// the largest scales: each block's sum overflows f32) add to f32's canonical NaN
+    /// 0x7fc00000 (x86's ∞ − ∞ would be 0xffc00000), and a lone −0 term leaves +0.
+    #[test]
+    fn the_f32_accumulator_is_dot_f32_and_its_nan_is_canonical() {
+        let f = MxFormat::new("fp8:e5m2", 2).unwrap();
+        let block = |scale: u8, codes: [u8; 2]| MxBlock {
+            scale,
+            codes: codes.to_vec(),
+        };
+        // 57344² · 2^254 overflows f32: +∞, then −∞ (a's second block negated).
+        let a = [block(254, [0x7b, 0]), block(254, [0xfb, 0])];
+        let b = [block(254, [0x7b, 0]), block(254, [0x7b, 0])];
+        let got = f.dot_f32(&a, &b).unwrap();
+        assert_eq!(got.to_bits(), 0x7fc0_0000, "{got}");
+        let mut acc = F32Acc::new();
+        for (x, y) in a.iter().zip(&b) {
+            acc.add(f.dot_block_f32(x, y).unwrap());
+        }
+        assert_eq!(acc.result().to_bits(), 0x7fc0_0000);
+        // −(2^−16)² · 2^−254 rounds to −0 in f32; +0 + −0 = +0.
+        let tiny = f
+            .dot_f32(&[block(0, [0x81, 0])], &[block(0, [0x01, 0])])
+            .unwrap();
+        assert_eq!(tiny.to_bits(), 0, "{tiny}");
+        let term = f
+            .dot_block_f32(&block(0, [0x81, 0]), &block(0, [0x01, 0]))
+            .unwrap();
+        assert_eq!(term.to_bits(), 0x8000_0000, "{term}");
+        // The vectors' fast path agrees (its NaN too).
+        let qz = f.quantizer();
+        let (va, vb) = (
+            qz.quantize_vector(&[f64::INFINITY, 1.0]),
+            qz.quantize_vector(&[1.0, 1.0]),
+        );
+        assert_eq!(va.dot_f32(&vb).to_bits(), 0x7fc0_0000);
     }
 
     #[test]

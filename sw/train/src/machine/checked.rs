@@ -6,6 +6,7 @@ use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{AluOp, Format, SumMode};
 
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::mx::MxFormat;
 
 use super::{Accumulate, DfixProduct, Machine, Mat, View};
 use crate::TrainError;
@@ -155,6 +156,25 @@ impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
             &[got.overflows, got.overflows_at_half],
             &[want.overflows, want.overflows_at_half],
         )?;
+        Ok(got)
+    }
+
+    fn mx_matmul(
+        &mut self,
+        mx: MxFormat,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+    ) -> Result<Mat, TrainError> {
+        let got = self.dut.mx_matmul(mx, a, b)?;
+        let want = self.reference.mx_matmul(mx, a, b)?;
+        let what = format!(
+            "{mx} product of f32 words, {}x{} by {}x{}, row-major",
+            a.rows(),
+            a.cols(),
+            b.rows(),
+            b.cols()
+        );
+        self.compare(what, &got.data, &want.data)?;
         Ok(got)
     }
 

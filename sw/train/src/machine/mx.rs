@@ -10,15 +10,14 @@ use lpgen_golden::{Format, F32};
 use super::{check_shapes, fill_in_parallel, in_parallel, Mat, View, Word};
 use crate::TrainError;
 
-/// The golden MX product of the f32 words `a` (m×k) and `b` (k×n), on `threads` threads
-/// (each output computed whole by one thread: the result does not depend on the count).
-pub fn mx_product<W: Word>(
+/// Every row of `a` and every column of `b` (f32 words) quantized in blocks along the
+/// reduction dimension (golden `MxQuantizer::quantize_vector`), on `threads` threads.
+pub fn mx_vectors<W: Word>(
     mx: MxFormat,
     a: View<'_, W>,
     b: View<'_, W>,
     threads: usize,
-) -> Result<Mat<W>, TrainError> {
-    check_shapes(a, b)?;
+) -> (Vec<MxVector>, Vec<MxVector>) {
     let f = Format::F32(F32);
     // Row i of A and column j of B, each a vector along the reduction dimension.
     let (rows, cols) = (a.row_major(), b.columns());
@@ -29,7 +28,19 @@ pub fn mx_product<W: Word>(
             quantizer.quantize_vector(&xs)
         })
     };
-    let (qa, qb) = (vectors(&rows), vectors(&cols));
+    (vectors(&rows), vectors(&cols))
+}
+
+/// The golden MX product of the f32 words `a` (m×k) and `b` (k×n), on `threads` threads
+/// (each output computed whole by one thread: the result does not depend on the count).
+pub fn mx_product<W: Word>(
+    mx: MxFormat,
+    a: View<'_, W>,
+    b: View<'_, W>,
+    threads: usize,
+) -> Result<Mat<W>, TrainError> {
+    check_shapes(a, b)?;
+    let (qa, qb) = mx_vectors(mx, a, b, threads);
     let n = b.cols();
     let mut c = Mat::filled(a.rows(), n, W::from_bits(0));
     fill_in_parallel(threads, &mut c.data, |start, out| {

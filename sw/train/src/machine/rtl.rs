@@ -4,17 +4,21 @@
 //! pads them with the format's zero, and moves words. Seed 003's codecs run on the `q8-enc`
 //! and `q8-dec` units (`rtl/q8.rs`).
 
+mod mx;
 mod q8;
+mod tiles;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::mx::MxFormat;
 use lpgen_golden::onebit::{self, Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{AluOp, Format, SumMode, ALU_OP_BITS, F32};
 use lpgen_hdl::{generate, Params, PeKind, Unit};
 use lpgen_verif::layout::{get_bits, put_bits, Layout};
 use lpgen_verif::{Model, Toolchain};
+use tiles::stream_tiles;
 
 use crate::compress::through_codec;
 use crate::family::train_family;
@@ -94,6 +98,9 @@ pub struct Rtl {
     codecs: HashMap<(Format, Q8Type, &'static str), Device>,
     /// `array --pe dfix` units by word width.
     dfix_arrays: HashMap<u32, Device>,
+    /// `array --pe mx` units by MX format (`rtl/mx.rs`), and the products run on them.
+    mx_arrays: HashMap<MxFormat, Device>,
+    mx_products: u64,
     /// The host's golden f32 operations, for dfix storage runs (f32 arithmetic, products on
     /// the dfix array).
     host: Golden,
@@ -116,6 +123,8 @@ impl Rtl {
             quantizers: HashMap::new(),
             codecs: HashMap::new(),
             dfix_arrays: HashMap::new(),
+            mx_arrays: HashMap::new(),
+            mx_products: 0,
             host: Golden {
                 threads: 1,
                 ..Golden::new("host", None)
@@ -450,140 +459,17 @@ impl Machine for Rtl {
         })
     }
 
+    /// On the `array --pe mx` unit of the format (`rtl/mx.rs`).
+    fn mx_matmul(
+        &mut self,
+        mx: MxFormat,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+    ) -> Result<Mat, TrainError> {
+        self.mx_product(mx, a, b)
+    }
+
     fn name(&self) -> String {
         "rtl".into()
     }
-}
-
-/// Streams the tiles of A·B through an array `dev` of `rows` × `cols` PEs, `w`-bit words, the
-/// edges padded with `zero`. With `shift` (a dfix array: the read-out shift, given with each
-/// tile's last step) it also counts the set `overflow` and `overflow_half` flags of the
-/// outputs that are not padding.
-///
-/// The host protocol of docs/rtl.md, `array`: cycle t belongs to accumulation t mod P (P = 1
-/// unless the PEs interleave); tile i goes to accumulation i mod P, each accumulation takes
-/// its tiles in order, one step k = 0..K−1 in each of its cycles, and a `last` step comes at
-/// least R + C − 1 cycles after the one before it, of any accumulation (else that cycle is a
-/// bubble). Results come out in the order of the `last` steps.
-fn stream_tiles(
-    dev: &mut Device,
-    (rows, cols): (usize, usize),
-    w: u32,
-    zero: u64,
-    a: &Mat,
-    b: &Mat,
-    shift: Option<i64>,
-) -> Result<(Mat, (u64, u64)), TrainError> {
-    let k_len = a.cols;
-    if k_len == 0 {
-        return Err(TrainError(
-            "a matrix product with K = 0 has no steps to stream".into(),
-        ));
-    }
-    let is = dev.layout.in_slots;
-    let (pa, pb, pv, pc, pl) = (
-        dev.pos("a_in"),
-        dev.pos("b_in"),
-        dev.pos("in_valid"),
-        dev.pos("clear"),
-        dev.pos("last"),
-    );
-    let ps = shift.map(|_| dev.pos("shift"));
-    let tiles: Vec<(usize, usize)> = (0..a.rows.div_ceil(rows))
-        .flat_map(|ti| (0..b.cols.div_ceil(cols)).map(move |tj| (ti * rows, tj * cols)))
-        .collect();
-    let slots = dev.accumulations;
-    let spacing = rows + cols - 1;
-    // Per accumulation: the tiles still to do, in order, and the next step of the first.
-    let mut queues: Vec<VecDeque<usize>> = (0..slots)
-        .map(|s| (s..tiles.len()).step_by(slots).collect())
-        .collect();
-    let mut next_k = vec![0usize; slots];
-    let mut order = vec![];
-    let mut last_at: Option<usize> = None;
-    let mut ins = vec![];
-    let mut t = 0;
-    while order.len() < tiles.len() {
-        let slot = t % slots;
-        let mut words = vec![0u64; is];
-        if let Some(&tile) = queues[slot].front() {
-            let k = next_k[slot];
-            let last = k + 1 == k_len;
-            let too_early = last && last_at.is_some_and(|l| t - l < spacing);
-            if !too_early {
-                let (i0, j0) = tiles[tile];
-                put_bits(&mut words, pv, 1, 1);
-                put_bits(&mut words, pc, 1, (k == 0) as u64);
-                put_bits(&mut words, pl, 1, last as u64);
-                if let (Some(ps), Some(s), true) = (ps, shift, last) {
-                    put_bits(&mut words, ps, lpgen_hdl::units::DFIX_SHIFT_BITS, s as u64);
-                }
-                for r in 0..rows {
-                    let v = if i0 + r < a.rows {
-                        a.at(i0 + r, k)
-                    } else {
-                        zero
-                    };
-                    put_bits(&mut words, pa + r * w as usize, w, v);
-                }
-                for c in 0..cols {
-                    let v = if j0 + c < b.cols {
-                        b.at(k, j0 + c)
-                    } else {
-                        zero
-                    };
-                    put_bits(&mut words, pb + c * w as usize, w, v);
-                }
-                if last {
-                    order.push(tile);
-                    last_at = Some(t);
-                    queues[slot].pop_front();
-                    next_k[slot] = 0;
-                } else {
-                    next_k[slot] = k + 1;
-                }
-            }
-        }
-        ins.extend_from_slice(&words);
-        t += 1;
-    }
-    let cycles = t;
-    let outs = dev.stream(ins, cycles);
-    let os = dev.layout.out_slots;
-    let (po, pov) = (dev.pos("c_out"), dev.pos("out_valid"));
-    let flags = shift.map(|_| (dev.pos("overflow"), dev.pos("overflow_half")));
-    let mut data = vec![zero; a.rows * b.cols];
-    let mut counts = (0, 0);
-    let mut done = 0;
-    for cyc in outs.chunks(os) {
-        if get_bits(cyc, pov, 1) == 0 {
-            continue;
-        }
-        let (i0, j0) = *order.get(done).map(|&tile| &tiles[tile]).ok_or_else(|| {
-            TrainError("the array gave more results than tiles (a generator bug)".into())
-        })?;
-        for r in 0..rows.min(a.rows - i0) {
-            for c in 0..cols.min(b.cols - j0) {
-                data[(i0 + r) * b.cols + j0 + c] =
-                    get_bits(cyc, po + (r * cols + c) * w as usize, w);
-                if let Some((pf, ph)) = flags {
-                    counts.0 += get_bits(cyc, pf + r * cols + c, 1);
-                    counts.1 += get_bits(cyc, ph + r * cols + c, 1);
-                }
-            }
-        }
-        done += 1;
-    }
-    if done != tiles.len() {
-        return Err(TrainError(format!(
-            "the array gave {done} results for {} tiles (a generator bug)",
-            tiles.len()
-        )));
-    }
-    let c = Mat {
-        rows: a.rows,
-        cols: b.cols,
-        data,
-    };
-    Ok((c, counts))
 }

@@ -1,0 +1,181 @@
+//! Streaming a matrix product through a generated `array` (the host protocol of docs/rtl.md,
+//! `array`), for every PE kind: words of the format, or MX blocks (`rtl/mx.rs`).
+
+use std::collections::VecDeque;
+
+use lpgen_verif::layout::{get_bits, put_bits};
+
+use super::Device;
+use crate::machine::Mat;
+use crate::TrainError;
+
+/// Writes operand (i, k) of A (or (k, j) of B) at a bit position of an input buffer: the
+/// caller's words or blocks, and the padding beyond the matrix (i ≥ its rows) for the PEs
+/// outside it.
+pub(super) type Put<'a> = &'a dyn Fn(&mut [u64], usize, usize, usize);
+
+/// The product to stream: A is m × k, B is k × n, one step per k.
+pub(super) struct Operands<'a> {
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    /// Bits of one operand on `a_in`/`b_in` (a word of the format, or a block).
+    pub bits: u32,
+    /// `a(buf, pos, i, k)`: A[i][k] at bit `pos`.
+    pub a: Put<'a>,
+    /// `b(buf, pos, k, j)`: B[k][j] at bit `pos`.
+    pub b: Put<'a>,
+    /// Bits of a result word on `c_out`.
+    pub out_bits: u32,
+}
+
+/// Streams A·B of two matrices of `w`-bit words through `dev`, padded with the format's
+/// `zero` ([`stream`]).
+pub(super) fn stream_tiles(
+    dev: &mut Device,
+    shape: (usize, usize),
+    w: u32,
+    zero: u64,
+    a: &Mat,
+    b: &Mat,
+    shift: Option<i64>,
+) -> Result<(Mat, (u64, u64)), TrainError> {
+    let put_a = |buf: &mut [u64], pos: usize, i: usize, k: usize| {
+        put_bits(buf, pos, w, if i < a.rows { a.at(i, k) } else { zero });
+    };
+    let put_b = |buf: &mut [u64], pos: usize, k: usize, j: usize| {
+        put_bits(buf, pos, w, if j < b.cols { b.at(k, j) } else { zero });
+    };
+    let ops = Operands {
+        m: a.rows,
+        k: a.cols,
+        n: b.cols,
+        bits: w,
+        a: &put_a,
+        b: &put_b,
+        out_bits: w,
+    };
+    stream(dev, shape, &ops, zero, shift)
+}
+
+/// Streams the tiles of A·B through an array `dev` of `rows` × `cols` PEs; returns the m × n
+/// result words (`fill` where nothing is read, i.e. nowhere). With `shift` (a dfix array: the
+/// read-out shift, given with each tile's last step) it also counts the set `overflow` and
+/// `overflow_half` flags of the outputs that are not padding.
+///
+/// The host protocol of docs/rtl.md, `array`: cycle t belongs to accumulation t mod P (P = 1
+/// unless the PEs interleave); tile i goes to accumulation i mod P, each accumulation takes
+/// its tiles in order, one step k = 0..K−1 in each of its cycles, and a `last` step comes at
+/// least R + C − 1 cycles after the one before it, of any accumulation (else that cycle is a
+/// bubble). Results come out in the order of the `last` steps.
+pub(super) fn stream(
+    dev: &mut Device,
+    (rows, cols): (usize, usize),
+    ops: &Operands<'_>,
+    fill: u64,
+    shift: Option<i64>,
+) -> Result<(Mat, (u64, u64)), TrainError> {
+    let k_len = ops.k;
+    if k_len == 0 {
+        return Err(TrainError(
+            "a matrix product with K = 0 has no steps to stream".into(),
+        ));
+    }
+    let (w, wo) = (ops.bits as usize, ops.out_bits);
+    let is = dev.layout.in_slots;
+    let (pa, pb, pv, pc, pl) = (
+        dev.pos("a_in"),
+        dev.pos("b_in"),
+        dev.pos("in_valid"),
+        dev.pos("clear"),
+        dev.pos("last"),
+    );
+    let ps = shift.map(|_| dev.pos("shift"));
+    let tiles: Vec<(usize, usize)> = (0..ops.m.div_ceil(rows))
+        .flat_map(|ti| (0..ops.n.div_ceil(cols)).map(move |tj| (ti * rows, tj * cols)))
+        .collect();
+    let slots = dev.accumulations;
+    let spacing = rows + cols - 1;
+    // Per accumulation: the tiles still to do, in order, and the next step of the first.
+    let mut queues: Vec<VecDeque<usize>> = (0..slots)
+        .map(|s| (s..tiles.len()).step_by(slots).collect())
+        .collect();
+    let mut next_k = vec![0usize; slots];
+    let mut order = vec![];
+    let mut last_at: Option<usize> = None;
+    let mut ins = vec![];
+    let mut t = 0;
+    while order.len() < tiles.len() {
+        let slot = t % slots;
+        let mut words = vec![0u64; is];
+        if let Some(&tile) = queues[slot].front() {
+            let k = next_k[slot];
+            let last = k + 1 == k_len;
+            let too_early = last && last_at.is_some_and(|l| t - l < spacing);
+            if !too_early {
+                let (i0, j0) = tiles[tile];
+                put_bits(&mut words, pv, 1, 1);
+                put_bits(&mut words, pc, 1, (k == 0) as u64);
+                put_bits(&mut words, pl, 1, last as u64);
+                if let (Some(ps), Some(s), true) = (ps, shift, last) {
+                    put_bits(&mut words, ps, lpgen_hdl::units::DFIX_SHIFT_BITS, s as u64);
+                }
+                for r in 0..rows {
+                    (ops.a)(&mut words, pa + r * w, i0 + r, k);
+                }
+                for c in 0..cols {
+                    (ops.b)(&mut words, pb + c * w, k, j0 + c);
+                }
+                if last {
+                    order.push(tile);
+                    last_at = Some(t);
+                    queues[slot].pop_front();
+                    next_k[slot] = 0;
+                } else {
+                    next_k[slot] = k + 1;
+                }
+            }
+        }
+        ins.extend_from_slice(&words);
+        t += 1;
+    }
+    let cycles = t;
+    let outs = dev.stream(ins, cycles);
+    let os = dev.layout.out_slots;
+    let (po, pov) = (dev.pos("c_out"), dev.pos("out_valid"));
+    let flags = shift.map(|_| (dev.pos("overflow"), dev.pos("overflow_half")));
+    let mut data = vec![fill; ops.m * ops.n];
+    let mut counts = (0, 0);
+    let mut done = 0;
+    for cyc in outs.chunks(os) {
+        if get_bits(cyc, pov, 1) == 0 {
+            continue;
+        }
+        let (i0, j0) = *order.get(done).map(|&tile| &tiles[tile]).ok_or_else(|| {
+            TrainError("the array gave more results than tiles (a generator bug)".into())
+        })?;
+        for r in 0..rows.min(ops.m - i0) {
+            for c in 0..cols.min(ops.n - j0) {
+                data[(i0 + r) * ops.n + j0 + c] =
+                    get_bits(cyc, po + (r * cols + c) * wo as usize, wo);
+                if let Some((pf, ph)) = flags {
+                    counts.0 += get_bits(cyc, pf + r * cols + c, 1);
+                    counts.1 += get_bits(cyc, ph + r * cols + c, 1);
+                }
+            }
+        }
+        done += 1;
+    }
+    if done != tiles.len() {
+        return Err(TrainError(format!(
+            "the array gave {done} results for {} tiles (a generator bug)",
+            tiles.len()
+        )));
+    }
+    let c = Mat {
+        rows: ops.m,
+        cols: ops.n,
+        data,
+    };
+    Ok((c, counts))
+}

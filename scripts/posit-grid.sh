@@ -37,12 +37,12 @@ p82-G|—|--format posit:8:2 --accumulate gradient=exact
 p82-FBG|—|--format posit:8:2 --accumulate matmul=exact
 p82-sums|—|--format posit:8:2 --accumulate sums=exact,softmax=exact
 p82-quire-but-G|—|--format posit:8:2 --quire --accumulate gradient=naive
-FBG7|—|--precision O12-L12-FBG7q
-FBG7u|—|--precision O12-L12-FBG7uq
-FBG6|—|--precision O12-L12-FBG6q
-FBG6u|—|--precision O12-L12-FBG6uq
 FBG5|—|--precision O12-L12-FBG5q
 FBG5u|—|--precision O12-L12-FBG5uq
+FBG6|—|--precision O12-L12-FBG6q
+FBG6u|—|--precision O12-L12-FBG6uq
+FBG7|—|--precision O12-L12-FBG7q
+FBG7u|—|--precision O12-L12-FBG7uq
 ROWS
 }
 

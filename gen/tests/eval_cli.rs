@@ -246,7 +246,10 @@ fn bad_input_gets_one_line() {
     );
     run(&["--format", "dfix:1"], "must be 2..=32");
     run(&["--format", "dfix:10:x"], "not dfix:P:U with whole widths");
-    run(&["--format", "store:lns:5:6"], "storage rounds to a float format");
+    run(
+        &["--format", "store:lns:5:6"],
+        "storage rounds to a float format",
+    );
     run(&["--format", "store:bf16/"], "is not store:F or store:P/U");
     run(&["--format", "posit:8:2", "--limit", "0"], "--limit 0");
     run(

@@ -200,8 +200,14 @@ fn bad_input_is_refused_in_one_line() {
     );
     dfix(&["--format", "dfix:10:12", "--workers", "2"], "one worker");
     // Float storage: float formats that f32 holds, no dfix options, one worker, f32 or golden.
-    dfix(&["--format", "store:posit:8:2"], "storage rounds to a float format");
-    dfix(&["--format", "store:fix:7:8"], "storage rounds to a float format");
+    dfix(
+        &["--format", "store:posit:8:2"],
+        "storage rounds to a float format",
+    );
+    dfix(
+        &["--format", "store:fix:7:8"],
+        "storage rounds to a float format",
+    );
     dfix(&["--format", "store:dfix:10"], "is --format dfix:P:U");
     dfix(&["--format", "store:float:0:3"], "E = 0");
     dfix(&["--format", "store:float:11:52"], "f32 does not hold");
@@ -212,7 +218,10 @@ fn bad_input_is_refused_in_one_line() {
         "not float storage",
     );
     dfix(&["--format", "store:f16", "--workers", "2"], "one worker");
-    dfix(&["--format", "store:f16", "--kahan", "all"], "--kahan applies");
+    dfix(
+        &["--format", "store:f16", "--kahan", "all"],
+        "--kahan applies",
+    );
     dfix(
         &["--format", "lns:5:6", "--scale-every", "5"],
         "apply to --format dfix",

@@ -323,7 +323,7 @@ fn dfix_products_run_on_the_dfix_array() {
     assert_eq!(rtl.storage, golden.storage);
     // Exact products differ from f32 products rounded as stored.
     let mut f32_products = cfg.clone();
-    if let Some(s) = &mut f32_products.storage {
+    if let Some(StorageConfig::Dfix(s)) = &mut f32_products.storage {
         s.exact_products = false;
     }
     let other = trainer::run(

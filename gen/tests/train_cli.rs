@@ -218,6 +218,19 @@ fn bad_input_is_refused_in_one_line() {
         "not float storage",
     );
     dfix(&["--format", "store:f16", "--workers", "2"], "one worker");
+    for (backend, more, needle) in [
+        (
+            "golden",
+            &["--rounding", "stochastic:8"][..],
+            "rounds to nearest even",
+        ),
+        ("rtl", &[][..], "on --backend f32 or golden"),
+    ] {
+        let mut args = vec!["train", "--backend", backend, "--dataset", d];
+        args.extend_from_slice(&["--format", "store:f16"]);
+        args.extend_from_slice(more);
+        fails_with(&args, needle);
+    }
     dfix(
         &["--format", "store:f16", "--kahan", "all"],
         "--kahan applies",

@@ -8,13 +8,13 @@
 # their mean and its ratio to f32's mean (the paper's "normalized test error").
 #   scripts/seed002-fashion-knees.sh           every run, then the table
 #   scripts/seed002-fashion-knees.sh --table   the table from finished runs
-# Environment: EPOCHS (5), SEEDS (1 2), JOBS (1), HIDDEN (120,120), WIDTHS (5 6 7 8 9 10), LPGEN.
+# Environment: EPOCHS (5), SEEDS (1 2 3), JOBS (1), HIDDEN (120,120), WIDTHS (5 6 7 8 9 10), LPGEN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
 DATA=${LPGEN_DATASETS:-../shared/datasets}
 EPOCHS=${EPOCHS:-5}
-SEEDS=${SEEDS:-1 2}
+SEEDS=${SEEDS:-1 2 3}
 JOBS=${JOBS:-1}
 HIDDEN=${HIDDEN:-120,120}
 WIDTHS=${WIDTHS:-5 6 7 8 9 10}
@@ -65,6 +65,6 @@ print("| row | options | test error per seed (epochs) | mean | / f32 | overflow 
 print("| --- | --- | --- | ---: | ---: | --- |")
 for row, (opts, runs, mean) in got.items():
     per = ", ".join(f"{100 * e:.2f} % (s{s}, {n})" for s, e, n, _ in runs)
-    rates = ", ".join("" if o is None else f"{o:.1e}" for *_, o in runs)
+    rates = ", ".join(f"{o:.1e}" for *_, o in runs if o is not None)
     print(f"| {row} | {('`' + opts + '`') if opts else '(none)'} | {per} | {100 * mean:.2f} % | {mean / base:.2f} | {rates} |")
 PY

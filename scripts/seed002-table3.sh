@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Seed 002 Table 3's permutation-invariant MNIST rows on MNIST-10k: f32, fixed point 20/20
-# (radix point after bit 5) and dynamic fixed point 10/12, each over SEEDS seeds, with the
-# maxout network of seed002-figures.sh at HIDDEN units (Goodfellow et al.'s 240 x 5 pieces).
-# Runs go to results/s002-t3-<row>-s<seed>/ (a finished run is skipped), two at a time; the
-# table prints test errors (mean over seeds) and the ratio to f32 beside the paper's.
-# Environment: EPOCHS (20), SEEDS (1 2 3), JOBS (2), HIDDEN (240,240), LPGEN.
+# (radix point after bit 5), dynamic fixed point 10/12 and half precision floating point
+# (store:f16: f32 arithmetic, every stored value rounded to binary16), each over SEEDS seeds,
+# with the maxout network of seed002-figures.sh at HIDDEN units (Goodfellow et al.'s 240 x 5
+# pieces). Runs go to results/s002-t3-<row>-s<seed>/ (a finished run is skipped), JOBS at a
+# time; the table prints test errors (mean over seeds) and the ratio to f32 beside the paper's.
+# Environment: EPOCHS (20), SEEDS (1 2 3), JOBS (2), HIDDEN (240,240), ROWS (every row; e.g.
+# "f32 half" runs those only, the table still lists every row), LPGEN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
@@ -13,6 +15,7 @@ EPOCHS=${EPOCHS:-20}
 SEEDS=${SEEDS:-1 2 3}
 JOBS=${JOBS:-2}
 HIDDEN=${HIDDEN:-240,240}
+ROWS=${ROWS:-}
 NET="--backend f32 --model maxout --hidden $HIDDEN --maxout-k 5 --dropout 0.2,0.5,0.5 --dataset $DATA/mnist-10k --normalize global --batch 100 --lr 0.1 --momentum 0.5 --max-norm 1.9365 --schedule fixed --epochs $EPOCHS --threads 1"
 
 # row|paper's test error|options
@@ -20,6 +23,14 @@ rows() {
   echo "f32|1.05|"
   echo "fix-20-20|1.39|--format dfix:20:20 --radix-point 5"
   echo "dfix-10-12|1.28|--format dfix:10:12 --scale-every 2000"
+  echo "half|1.10|--format store:f16"
+}
+
+# The rows to run: ROWS, or every row.
+chosen() {
+  rows | while IFS='|' read -r row rest; do
+    if [[ -z $ROWS || " $ROWS " == *" $row "* ]]; then echo "$row|$rest"; fi
+  done
 }
 
 run_one() {
@@ -37,7 +48,7 @@ export LPGEN NET EPOCHS
 
 if [[ "${1:-}" != --table ]]; then
   for s in $SEEDS; do
-    rows | while IFS='|' read -r row _ opts; do printf '%s\0' "$row-s$s|$opts --seed $s"; done
+    chosen | while IFS='|' read -r row _ opts; do printf '%s\0' "$row-s$s|$opts --seed $s"; done
   done | xargs -0 -P "$JOBS" -I{} bash -c 'IFS="|" read -r n o <<<"$1"; run_one "$n" "$o"' _ {}
 fi
 

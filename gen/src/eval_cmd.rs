@@ -15,7 +15,7 @@ use lpgen_train::eval::{self, Checkpoint, Scores};
 use lpgen_train::float::Float;
 use lpgen_train::machine::{all_cores, Checked, Golden, Machine};
 use lpgen_train::rtl::Rtl;
-use lpgen_train::storage::{Storage, StorageConfig};
+use lpgen_train::storage::{DfixConfig, FloatConfig, Storage, StorageConfig};
 
 use crate::{emit, CliError, CliResult};
 
@@ -26,13 +26,14 @@ pub struct EvalArgs {
     checkpoint: PathBuf,
     /// The format to evaluate in, every stage (e.g. posit:6:1, lns:5:6, f32); dfix:P:U is
     /// seed 002's storage (a dfix run of P:U with its own scales, any other model with scales
-    /// fitted on 10,000 training images' forward passes)
+    /// fitted on 10,000 training images' forward passes); store:P/U its float storage (f32
+    /// arithmetic, parameters and stored values rounded to the float formats)
     #[arg(long)]
     format: Option<String>,
     /// Stage formats as `lpgen train --precision` takes them (e.g. O16-L12-FBG8q)
     #[arg(long)]
     precision: Option<String>,
-    /// f32, golden or rtl (default: f32 for f32 and dfix storage, golden otherwise)
+    /// f32, golden or rtl (default: f32 for f32 and storage, golden otherwise)
     #[arg(long)]
     backend: Option<String>,
     /// Run the golden model in lockstep and stop at the first differing bit (rtl backend)
@@ -84,7 +85,8 @@ fn bad(s: impl Into<String>) -> CliError {
 }
 
 /// The evaluation's stages, quire and storage from `--format` / `--precision` (checked
-/// before the checkpoint is read, except a dfix storage's match with the checkpoint's).
+/// before the checkpoint is read, except a dfix storage's match with the checkpoint's);
+/// `true`: seed 002's storage (dfix:P:U or store:P/U).
 fn stages(a: &EvalArgs) -> CliResult<(Stages, bool, bool)> {
     match (&a.format, &a.precision) {
         (Some(_), Some(_)) => Err(bad("give --format or --precision, not both")),
@@ -95,7 +97,7 @@ fn stages(a: &EvalArgs) -> CliResult<(Stages, bool, bool)> {
             let (s, q) = parse_precision(p)?;
             Ok((s, q || a.quire, false))
         }
-        (Some(f), None) if f.trim().starts_with("dfix:") => {
+        (Some(f), None) if f.trim().starts_with("dfix:") || f.trim().starts_with("store:") => {
             Ok((Stages::all(Format::F32(F32)), a.quire, true))
         }
         (Some(f), None) => Ok((Stages::all(f.parse::<Format>()?), a.quire, false)),
@@ -109,20 +111,38 @@ fn dfix_storage(
     (propagation, update): (DfixFormat, DfixFormat),
     ck: &Checkpoint,
 ) -> CliResult<(Storage, bool)> {
-    if let (Some(run), Some(storage)) = (ck.run.cfg.storage, ck.state.storage.clone()) {
+    if let (Some(StorageConfig::Dfix(run)), Some(storage)) =
+        (ck.run.cfg.storage, ck.state.storage.clone())
+    {
         if (run.propagation, run.update) == (propagation, update) && !run.exact_products {
             return Ok((storage, false));
         }
     }
-    let config = StorageConfig {
+    let config = StorageConfig::Dfix(DfixConfig {
         propagation,
         update,
         scale_every: 10_000,
         max_overflow: 1e-4,
         radix_point: None,
         exact_products: false,
-    };
+    });
     Ok((Storage::new(config, ck.state.model.layers.len()), true))
+}
+
+/// The storage of `--format dfix:P:U` or `store:P/U` (checked before anything is read), with
+/// whether it must be prepared on the checkpoint (`true`: scales fitted, parameters stored).
+enum EvalStorage {
+    Dfix((DfixFormat, DfixFormat)),
+    /// A float has no scales; the parameters are rounded to its formats (`fit`).
+    Float(FloatConfig),
+}
+
+fn eval_storage(a: &EvalArgs) -> CliResult<EvalStorage> {
+    let spec = a.format.as_deref().unwrap_or_default().trim();
+    match spec.strip_prefix("store:") {
+        Some(s) => Ok(EvalStorage::Float(FloatConfig::parse(s)?)),
+        None => Ok(EvalStorage::Dfix(dfix_widths(a)?)),
+    }
 }
 
 /// The widths of `--format dfix:P:U` (or dfix:W), checked before anything is read.
@@ -147,7 +167,7 @@ fn dfix_widths(a: &EvalArgs) -> CliResult<(DfixFormat, DfixFormat)> {
 
 /// The backend: `--backend`, or f32 for f32 stages and golden otherwise; f32 stages run on
 /// the f32 machine and every other format on golden or rtl, as in training.
-fn backend(a: &EvalArgs, stages: &Stages, dfix: bool) -> CliResult<String> {
+fn backend(a: &EvalArgs, stages: &Stages, stored: bool) -> CliResult<String> {
     let f32_stages = stages.list().iter().all(|f| *f == Format::F32(F32));
     let b = a
         .backend
@@ -167,7 +187,7 @@ fn backend(a: &EvalArgs, stages: &Stages, dfix: bool) -> CliResult<String> {
             stages.describe()
         )));
     }
-    if b != "f32" && f32_stages && !dfix {
+    if b != "f32" && f32_stages && !stored {
         return Err(bad("format f32 runs on --backend f32"));
     }
     if a.check && b != "rtl" {
@@ -180,10 +200,10 @@ fn backend(a: &EvalArgs, stages: &Stages, dfix: bool) -> CliResult<String> {
 
 pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
     // Every option is checked before the checkpoint and the dataset are read.
-    let (stages, quire, dfix) = stages(a)?;
+    let (stages, quire, stored) = stages(a)?;
     let kahan = kahan_places(a.kahan.as_deref(), &stages)?;
-    let widths = dfix.then(|| dfix_widths(a)).transpose()?;
-    let backend = backend(a, &stages, dfix)?;
+    let wanted = stored.then(|| eval_storage(a)).transpose()?;
+    let backend = backend(a, &stages, stored)?;
     let accumulate = match &a.accumulate {
         Some(p) if backend == "f32" => {
             return Err(bad(format!(
@@ -210,11 +230,16 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
         lpgen_hdl::limits::check_lanes(a.lanes)?;
     }
     let ck = eval::read_checkpoint(&a.checkpoint)?;
-    let (mut storage, fit) = if let Some(widths) = widths {
-        let (s, fit) = dfix_storage(widths, &ck)?;
-        (Some(s), fit)
-    } else {
-        (None, false)
+    let (mut storage, fit) = match wanted {
+        Some(EvalStorage::Dfix(widths)) => {
+            let (s, fit) = dfix_storage(widths, &ck)?;
+            (Some(s), fit)
+        }
+        Some(EvalStorage::Float(c)) => {
+            let layers = ck.state.model.layers.len();
+            (Some(Storage::new(StorageConfig::Float(c), layers)), true)
+        }
+        None => (None, false),
     };
     let cfg = Config {
         stages,
@@ -222,7 +247,7 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
         kahan,
         accumulate,
         keep_bits: a.keep_bits,
-        storage: storage.as_ref().map(|s| s.config),
+        storage: storage.as_ref().map(Storage::config),
         mx: None,
         ..ck.run.cfg.clone()
     };
@@ -281,10 +306,10 @@ fn measure<M: Machine>(
     Ok((s, m.name()))
 }
 
-/// The formats of `c`: its stages', or `dfix:P:U` for seed 002's storage.
+/// The formats of `c`: its stages', or `dfix:P:U` / `store:P/U` for seed 002's storage.
 fn name(c: &Config) -> String {
     match c.storage {
-        Some(s) => format!("dfix:{}:{}", s.propagation.width, s.update.width),
+        Some(s) => s.name(),
         None => c.stages.describe(),
     }
 }
@@ -301,7 +326,7 @@ fn report(
     let trained = &ck.run.cfg;
     let describe = |c: &Config| {
         let storage = c.storage.map_or(String::new(), |s| {
-            format!(" with dfix storage ({})", s.describe())
+            format!(" with {} storage ({})", s.kind(), s.describe())
         });
         let placed = match c.accumulate.describe() {
             d if d.is_empty() => String::new(),

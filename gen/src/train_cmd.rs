@@ -30,9 +30,11 @@ pub struct TrainArgs {
     /// Number format of every stage, e.g. lns:5:6, posit:8:2, fix:7:8 (f32 with --backend f32);
     /// or dfix:P:U, seed 002's low-precision storage: f32 arithmetic, values stored in dynamic
     /// fixed point of P bits (propagations) and U bits (parameter updates), signs included;
-    /// or mx:ELEM[:bK] (OCP MX: every layer product on blocks of K along its reduction
-    /// dimension, f32 elsewhere; --backend golden, f32, or rtl: the products on the array's
-    /// mx PE)
+    /// or store:P/U (store:F for P = U = F), the same storage in float formats rounded to
+    /// nearest even (store:f16 is seed 002's half precision; P, U: f16, bf16, fp8:e4m3,
+    /// float:E:M…, f32); or mx:ELEM[:bK] (OCP MX: every layer product on blocks of K along
+    /// its reduction dimension, f32 elsewhere; --backend golden, f32, or rtl: the products on
+    /// the array's mx PE)
     #[arg(long)]
     format: Option<String>,
     /// dfix: training examples between scale updates [default: 10000]
@@ -255,7 +257,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
     };
     if storage.is_some() && a.kahan.is_some() {
         return Err(bad(
-            "--kahan applies to arithmetic formats; dfix storage computes in f32 and rounds as it stores"
+            "--kahan applies to arithmetic formats; storage (dfix:P:U, store:F) computes in f32 and rounds as it stores"
                 .into(),
         ));
     }

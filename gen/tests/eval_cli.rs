@@ -82,7 +82,7 @@ fn eval(run: &Path, args: &[&str]) -> serde_json::Value {
 /// the very test loss and accuracy (as f64s) its training printed.
 #[test]
 fn a_checkpoint_in_its_own_format_scores_what_its_training_printed() {
-    let runs: [(&str, &[&str], &[&str]); 8] = [
+    let runs: [(&str, &[&str], &[&str]); 9] = [
         (
             "posit",
             &["--format", "posit:8:2"],
@@ -111,6 +111,12 @@ fn a_checkpoint_in_its_own_format_scores_what_its_training_printed() {
             "dfix",
             &["--format", "dfix:10:12", "--scale-every", "40"],
             &["--format", "dfix:10:12", "--backend", "golden"],
+        ),
+        // Float storage (seed 002's half precision): no scales, the parameters already f16.
+        (
+            "float",
+            &["--format", "store:f16"],
+            &["--format", "store:f16", "--backend", "golden"],
         ),
     ];
     for family in lpgen_golden::FAMILIES {
@@ -240,6 +246,11 @@ fn bad_input_gets_one_line() {
     );
     run(&["--format", "dfix:1"], "must be 2..=32");
     run(&["--format", "dfix:10:x"], "not dfix:P:U with whole widths");
+    run(
+        &["--format", "store:lns:5:6"],
+        "storage rounds to a float format",
+    );
+    run(&["--format", "store:bf16/"], "is not store:F or store:P/U");
     run(&["--format", "posit:8:2", "--limit", "0"], "--limit 0");
     run(
         &["--precision", "O12-L12-FBG=posit:6:9:u"],

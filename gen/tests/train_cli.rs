@@ -199,6 +199,42 @@ fn bad_input_is_refused_in_one_line() {
         "applies to dense layers",
     );
     dfix(&["--format", "dfix:10:12", "--workers", "2"], "one worker");
+    // Float storage: float formats that f32 holds, no dfix options, one worker, f32 or golden.
+    dfix(
+        &["--format", "store:posit:8:2"],
+        "storage rounds to a float format",
+    );
+    dfix(
+        &["--format", "store:fix:7:8"],
+        "storage rounds to a float format",
+    );
+    dfix(&["--format", "store:dfix:10"], "is --format dfix:P:U");
+    dfix(&["--format", "store:float:0:3"], "E = 0");
+    dfix(&["--format", "store:float:11:52"], "f32 does not hold");
+    dfix(&["--format", "store:f16/"], "is not store:F or store:P/U");
+    dfix(&["--format", "store:"], "is not store:F or store:P/U");
+    dfix(
+        &["--format", "store:f16", "--scale-every", "10"],
+        "not float storage",
+    );
+    dfix(&["--format", "store:f16", "--workers", "2"], "one worker");
+    for (backend, more, needle) in [
+        (
+            "golden",
+            &["--rounding", "stochastic:8"][..],
+            "rounds to nearest even",
+        ),
+        ("rtl", &[][..], "on --backend f32 or golden"),
+    ] {
+        let mut args = vec!["train", "--backend", backend, "--dataset", d];
+        args.extend_from_slice(&["--format", "store:f16"]);
+        args.extend_from_slice(more);
+        fails_with(&args, needle);
+    }
+    dfix(
+        &["--format", "store:f16", "--kahan", "all"],
+        "--kahan applies",
+    );
     dfix(
         &["--format", "lns:5:6", "--scale-every", "5"],
         "apply to --format dfix",

@@ -5,6 +5,7 @@ use super::{bad, TrainArgs, MAX_THREADS};
 use crate::CliResult;
 use lpgen_golden::Rounding;
 use lpgen_train::parallel::Exchange;
+use lpgen_train::storage::StorageConfig;
 
 /// Checks the options that need no dataset; returns whether this process is a rank of an
 /// `mpirun` job.
@@ -42,13 +43,15 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
                 .into(),
         ));
     }
-    if super::dfix::storage(a)?.is_some()
-        && (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer)
-    {
-        return Err(bad(
-            "dfix storage trains one worker: each worker's overflow counts would move its scales apart"
-                .into(),
-        ));
+    let storage = super::dfix::storage(a)?;
+    if storage.is_some() && (mpi || a.workers > 1 || a.compress != "none" || a.double_buffer) {
+        return Err(bad(match storage {
+            Some(StorageConfig::Float(_)) => {
+                "float storage trains one worker (data-parallel storage runs are not implemented)"
+            }
+            _ => "dfix storage trains one worker: each worker's overflow counts would move its scales apart",
+        }
+        .into()));
     }
     crate::dist::check_workers(a.workers)?;
     if rounding(a)? != Rounding::Nearest {
@@ -64,11 +67,20 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
                 a.rounding
             )));
         }
-        if super::dfix::storage(a)?.is_some() {
-            return Err(bad(format!(
-                "--rounding {}: dfix storage rounds to nearest onto its groups' grids; stochastic rounding is for float and fix formats",
-                a.rounding
-            )));
+        match storage {
+            Some(StorageConfig::Dfix(_)) => {
+                return Err(bad(format!(
+                    "--rounding {}: dfix storage rounds to nearest onto its groups' grids; stochastic rounding is for float and fix formats",
+                    a.rounding
+                )))
+            }
+            Some(StorageConfig::Float(_)) => {
+                return Err(bad(format!(
+                    "--rounding {}: float storage rounds to nearest even (stochastic storage is not implemented)",
+                    a.rounding
+                )))
+            }
+            None => {}
         }
     }
     if a.backend == "rtl" {

@@ -1,20 +1,36 @@
-//! `lpgen train --format dfix:P:U` (seed 002's low-precision storage): the widths and the
-//! options that go with them, checked in one line each.
+//! `lpgen train --format dfix:P:U` and `--format store:P/U` (seed 002's low-precision
+//! storage): the widths or float formats and the options that go with them, checked in one
+//! line each.
 
 use lpgen_golden::dfix::DfixFormat;
-use lpgen_train::storage::StorageConfig;
+use lpgen_train::storage::{DfixConfig, FloatConfig, StorageConfig};
 
 use super::{bad, TrainArgs};
 use crate::CliResult;
 
-/// Seed 002's storage of `--format dfix:P:U` (or dfix:W for P = U = W) with its options.
+/// Seed 002's storage of `--format dfix:P:U` (or dfix:W for P = U = W) with its options, or
+/// of `--format store:P/U` (or store:F).
 pub(super) fn storage(a: &TrainArgs) -> CliResult<Option<StorageConfig>> {
-    let Some(spec) = a
-        .format
-        .as_deref()
-        .and_then(|f| f.trim().strip_prefix("dfix:"))
-    else {
-        if a.scale_every.is_some()
+    let format = a.format.as_deref().map(str::trim);
+    let dfix_options = a.scale_every.is_some()
+        || a.max_overflow.is_some()
+        || a.radix_point.is_some()
+        || a.dfix_products.is_some();
+    if let Some(spec) = format.and_then(|f| f.strip_prefix("store:")) {
+        if dfix_options {
+            return Err(bad(
+                "--scale-every, --max-overflow, --radix-point and --dfix-products apply to --format dfix:P:U, not float storage".into(),
+            ));
+        }
+        if a.backend == "rtl" {
+            return Err(bad(
+                "float storage computes in f32 and rounds as it stores: train it on --backend f32 or golden".into(),
+            ));
+        }
+        return Ok(Some(StorageConfig::Float(FloatConfig::parse(spec)?)));
+    }
+    let Some(spec) = format.and_then(|f| f.strip_prefix("dfix:")) else {
+        if dfix_options
             || a.max_overflow.is_some()
             || a.radix_point.is_some()
             || a.dfix_products.is_some()
@@ -98,12 +114,12 @@ pub(super) fn storage(a: &TrainArgs) -> CliResult<Option<StorageConfig>> {
                 .into(),
         ));
     }
-    Ok(Some(StorageConfig {
+    Ok(Some(StorageConfig::Dfix(DfixConfig {
         propagation,
         update,
         scale_every,
         max_overflow,
         radix_point: a.radix_point,
         exact_products,
-    }))
+    })))
 }

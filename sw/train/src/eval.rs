@@ -160,8 +160,8 @@ pub fn check_training_data(run: &RunConfig, train: &Dataset) -> Result<(), Train
 /// weight and bias counted in its group, then the forward passes of the first
 /// `scale_every` training images (inputs normalised by `moments`) counted in theirs; each
 /// group's scale is set where the update rule would settle (`Storage::end_fit`), and the
-/// parameters are stored onto their groups' grids as a dfix run stores them. `model` is in
-/// the run's F (f32).
+/// parameters are stored onto their groups' grids as a dfix run stores them. A float storage
+/// fits nothing: the parameters are rounded to its format. `model` is in the run's F (f32).
 pub fn fit_storage<M: Machine>(
     machine: &mut M,
     cfg: &Config,
@@ -180,7 +180,7 @@ pub fn fit_storage<M: Machine>(
         storage.begin_fit();
         // While fitting, stores only count: the parameters stay as they are.
         store_params(storage, model);
-        let n = (storage.config.scale_every as usize).clamp(1, train.len());
+        let n = (storage.fit_examples() as usize).clamp(1, train.len());
         let fcalc = f.calc();
         let idx: Vec<usize> = (0..n).collect();
         let mut net = Net {

@@ -1,7 +1,7 @@
 //! The network's side of seed 002's storage (`storage.rs`): the [`Net`] methods through which
 //! its passes meet the storage groups. Storing a tensor in a group, reading parameters at the
 //! propagation width, and the dense products on stored words (`--dfix-products exact`).
-//! Without `--format dfix:P:U` each is the identity (or `None`, for the caller's own product).
+//! Without storage (`--format dfix:P:U` or `store:P/U`) each is the identity (or `None`, for the caller's own product).
 
 use std::borrow::Cow;
 
@@ -12,7 +12,7 @@ use crate::TrainError;
 
 impl<M: Machine> Net<'_, M> {
     /// Stores `words` in group `role` of weighted layer `layer` (seed 002's storage; nothing
-    /// without it). `training`: overflows count towards the scale updates.
+    /// without it). `training`: the epoch counts them (dfix: towards the scale updates).
     pub(crate) fn store(
         &mut self,
         layer: usize,
@@ -51,7 +51,8 @@ impl<M: Machine> Net<'_, M> {
         let s = self
             .storage
             .as_deref()
-            .expect("exact products need storage");
+            .and_then(Storage::dfix)
+            .expect("exact products need dfix storage");
         let ((fa, ea), (fb, eb), (fo, eo)) = (
             s.operand(layer, a_role),
             s.operand(layer, b_role),
@@ -81,11 +82,8 @@ impl<M: Machine> Net<'_, M> {
             .as_deref_mut()
             .expect("exact products need storage");
         s.count(
-            layer,
-            out,
-            p.c.data.len() as u64,
-            p.overflows,
-            p.overflows_at_half,
+            (layer, out),
+            (p.c.data.len() as u64, p.overflows, p.overflows_at_half),
             training,
         );
         Ok(Some(Mat {

@@ -256,20 +256,20 @@ fn the_q8_units_give_the_golden_words() {
 fn dfix_products_run_on_the_dfix_array() {
     use lpgen_golden::dfix::DfixFormat;
     use lpgen_golden::Format;
-    use lpgen_train::storage::StorageConfig;
+    use lpgen_train::storage::{DfixConfig, StorageConfig};
     let ds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist-300");
     let mut train = data::load(&ds, Split::Train).unwrap();
     let mut test = data::load(&ds, Split::Test).unwrap();
     train.truncate(40);
     test.truncate(20);
-    let storage = StorageConfig {
+    let storage = StorageConfig::Dfix(DfixConfig {
         propagation: DfixFormat::new(8).unwrap(),
         update: DfixFormat::new(12).unwrap(),
         scale_every: 20,
         max_overflow: 0.01,
         radix_point: None,
         exact_products: true,
-    };
+    });
     let cfg = Config {
         stages: Stages::all(Format::F32(F32)),
         quire: false,
@@ -323,7 +323,7 @@ fn dfix_products_run_on_the_dfix_array() {
     assert_eq!(rtl.storage, golden.storage);
     // Exact products differ from f32 products rounded as stored.
     let mut f32_products = cfg.clone();
-    if let Some(s) = &mut f32_products.storage {
+    if let Some(StorageConfig::Dfix(s)) = &mut f32_products.storage {
         s.exact_products = false;
     }
     let other = trainer::run(

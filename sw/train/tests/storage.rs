@@ -1,7 +1,8 @@
 //! Seed 002's low-precision storage in training (`--format dfix:P:U`): the parameters a run
 //! ends with lie on their groups' grids, the scales move and are reported, a resumed run ends
 //! word for word like an uninterrupted one (the scales are in the checkpoint), and the
-//! max-norm constraint holds.
+//! max-norm constraint holds. Float storage (`--format store:f16`): the values it keeps are
+//! binary16's, rounded as the `half` crate rounds.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use lpgen_train::config::{
 };
 use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::float::Float;
-use lpgen_train::storage::StorageConfig;
+use lpgen_train::storage::{DfixConfig, FloatConfig, Role, Storage, StorageConfig};
 use lpgen_train::trainer::{self, EpochMetrics, Plan};
 
 mod common;
@@ -46,14 +47,14 @@ fn config(storage: Option<StorageConfig>) -> Config {
 }
 
 fn dfix(p: u32, u: u32, radix_point: Option<u32>) -> StorageConfig {
-    StorageConfig {
+    StorageConfig::Dfix(DfixConfig {
         propagation: DfixFormat::new(p).unwrap(),
         update: DfixFormat::new(u).unwrap(),
         scale_every: 20,
         max_overflow: 0.01,
         radix_point,
         exact_products: false,
-    }
+    })
 }
 
 fn tmp(name: &str) -> PathBuf {
@@ -225,5 +226,135 @@ fn fixed_point_keeps_its_radix_point_and_max_norm_holds() {
         })
         .fold(0.0, f64::max);
     assert!(longest > 0.5, "{longest}");
+    let _ = std::fs::remove_dir_all(out);
+}
+
+fn float(spec: &str) -> StorageConfig {
+    StorageConfig::Float(FloatConfig::parse(spec).unwrap())
+}
+
+/// binary16's nearest value of `x` by the `half` crate (an implementation of IEEE 754's
+/// conversion independent of lpgen's golden model).
+fn half_rounded(x: f32) -> f32 {
+    half::f16::from_f32(x).to_f32()
+}
+
+/// `--format store:f16` (seed 002's half precision row): every parameter and velocity a run
+/// ends with is a binary16 value, by the `half` crate; the run reports no scales; resumed
+/// after an epoch it ends word for word as the uninterrupted run (the checkpoint's storage
+/// line round-trips), and the rounding changed training.
+#[test]
+fn half_precision_storage_keeps_binary16_values_and_resumes_exactly() {
+    let (train, test) = data("half");
+    let cfg = config(Some(float("f16")));
+    let (a, b) = (tmp("half-a"), tmp("half-b"));
+    let mut lines = vec![];
+    let mut report = |l: &str| {
+        lines.push(l.to_string());
+        Ok(())
+    };
+    let run = |plan: &Plan, sink: &mut dyn FnMut(&str) -> Result<(), _>| {
+        trainer::run(&mut Float { threads: 1 }, &cfg, &train, &test, plan, sink).unwrap()
+    };
+    let whole = run(&plan(&a, 3, false), &mut report);
+    let mut stored = 0;
+    for p in &whole.model.layers {
+        for words in [&p.w.data, &p.b, &p.vw, &p.vb] {
+            for &w in words {
+                assert_eq!(w.to_bits(), half_rounded(w).to_bits(), "{w} is not an f16");
+                stored += usize::from(w != 0.0);
+            }
+        }
+    }
+    assert!(stored > 100, "{stored} nonzero stored values");
+    for l in &lines {
+        let m = EpochMetrics::from_json(l).unwrap();
+        assert_eq!(m.scales, None, "a float has no scales");
+        assert_eq!(m.overflow_rate, Some(0.0));
+    }
+    let mut sink = |_: &str| Ok(());
+    run(&plan(&b, 1, false), &mut sink);
+    let resumed = run(&plan(&b, 3, true), &mut sink);
+    assert_eq!(whole.model, resumed.model);
+    let plain = trainer::run(
+        &mut Float { threads: 1 },
+        &config(None),
+        &train,
+        &test,
+        &plan(&b, 3, false),
+        &mut sink,
+    )
+    .unwrap();
+    assert_ne!(plain.model, whole.model);
+    for d in [a, b] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// The rounding of f16 storage against the `half` crate and the golden model's binary16
+/// (`lpgen_golden` `FloatFormat` of `f16`), on the values an unrounded tiny run stores (its
+/// weights, biases and velocities) and on 2^16 random f32 words spread over binary16's range
+/// and beyond (subnormals, ties, overflow), bit for bit.
+#[test]
+fn f16_storage_rounds_as_the_half_crate_and_golden_binary16() {
+    let (train, test) = data("half-values");
+    let out = tmp("half-values");
+    let plain = trainer::run(
+        &mut Float { threads: 1 },
+        &config(None),
+        &train,
+        &test,
+        &plan(&out, 2, false),
+        &mut |_| Ok(()),
+    )
+    .unwrap();
+    let mut values: Vec<f32> = plain
+        .model
+        .layers
+        .iter()
+        .flat_map(|p| {
+            [&p.w.data, &p.b, &p.vw, &p.vb]
+                .into_iter()
+                .flatten()
+                .copied()
+        })
+        .collect();
+    let run_values = values.len();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..1 << 16 {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let r = (state >> 32) as u32;
+        // Sign, an exponent from 2^−30 to 2^17 (below the smallest subnormal to beyond 65504),
+        // any fraction; every fourth word ends in a tie at binary16's fraction width.
+        let exp = 127 - 30 + (r >> 8) % 48;
+        let mut frac = (state >> 8) as u32 & 0x7f_ffff;
+        if r & 3 == 0 {
+            frac = (frac & !0x1fff) | 0x1000;
+        }
+        values.push(f32::from_bits((r & 1) << 31 | exp << 23 | frac));
+    }
+    let golden: lpgen_golden::float::FloatFormat = match "f16".parse::<Format>().unwrap() {
+        Format::Float(f) => f,
+        other => panic!("f16 is {other:?}"),
+    };
+    let mut stored = values.clone();
+    let mut s = Storage::new(float("f16"), 1);
+    s.store(Format::F32(F32), 0, Role::WeightedSum, &mut stored, true);
+    for (&x, &y) in values.iter().zip(&stored) {
+        assert_eq!(
+            y.to_bits(),
+            half_rounded(x).to_bits(),
+            "{x:e}: stored {y:e}"
+        );
+        let g = golden.to_f64(golden.from_f64(x as f64)) as f32;
+        assert_eq!(y.to_bits(), g.to_bits(), "{x:e}: golden {g:e}");
+    }
+    assert!(run_values > 100 && stored.iter().any(|y| y.is_infinite()));
+    assert!(
+        stored.iter().any(|&y| y != 0.0 && y.abs() < 2f32.powi(-14)),
+        "subnormals"
+    );
     let _ = std::fs::remove_dir_all(out);
 }

@@ -14,7 +14,7 @@ use crate::config::{
     AccumulatePlaces, Activation, AdaGradAt, Config, KahanPlaces, Normalize, Optimizer, Schedule,
     Stages,
 };
-use crate::storage::StorageConfig;
+use crate::storage::{DfixConfig, FloatConfig, StorageConfig};
 use crate::TrainError;
 
 /// The configuration of a run and the digests of the data it trained on.
@@ -137,10 +137,13 @@ fn schedule(text: &str) -> Option<Schedule> {
     by_debug([Schedule::Fixed, halving], text)
 }
 
-/// `dynamic fixed point P/U bits, scales every N examples at R overflow[, exact products]`
-/// or `fixed point P/U bits, radix point after bit R[, exact products]`.
+/// `dynamic fixed point P/U bits, scales every N examples at R overflow[, exact products]`,
+/// `fixed point P/U bits, radix point after bit R[, exact products]` or `floating point P/U`.
 fn storage(text: &str) -> Option<StorageConfig> {
     let inner = text.strip_prefix('[')?.strip_suffix(']')?;
+    if let Some(spec) = inner.strip_prefix("floating point ") {
+        return FloatConfig::parse(spec).ok().map(StorageConfig::Float);
+    }
     let (inner, exact_products) = match inner.strip_suffix(", exact products") {
         Some(i) => (i, true),
         None => (inner, false),
@@ -151,7 +154,7 @@ fn storage(text: &str) -> Option<StorageConfig> {
     };
     let (widths, rest) = rest.split_once(" bits, ")?;
     let (p, u) = widths.split_once('/')?;
-    let mut s = StorageConfig {
+    let mut s = DfixConfig {
         propagation: DfixFormat::new(p.parse().ok()?).ok()?,
         update: DfixFormat::new(u.parse().ok()?).ok()?,
         scale_every: 10_000,
@@ -169,7 +172,7 @@ fn storage(text: &str) -> Option<StorageConfig> {
     } else {
         s.radix_point = Some(rest.strip_prefix("radix point after bit ")?.parse().ok()?);
     }
-    Some(s)
+    Some(StorageConfig::Dfix(s))
 }
 
 /// The layers of `Arch::describe` (`1x28x28: dense 512, sigmoid, dense 10`), each layer's

@@ -4,7 +4,7 @@ use crate::compress::Compression;
 use crate::config::{
     parse_precision, Activation, AdaGradAt, KahanPlaces, Optimizer, Schedule, Stages,
 };
-use crate::storage::StorageConfig;
+use crate::storage::{DfixConfig, FloatConfig, StorageConfig};
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::q8::Q8Type;
 
@@ -69,14 +69,19 @@ fn fingerprints_read_back_as_the_configuration_that_printed_them() {
     // Fixed point takes no --scale-every (its scales never move): the default stays.
     for (radix_point, exact_products, scale_every) in [(None, false, 2000), (Some(5), true, 10_000)]
     {
-        c.storage = Some(StorageConfig {
+        c.storage = Some(StorageConfig::Dfix(DfixConfig {
             propagation: DfixFormat::new(10).unwrap(),
             update: DfixFormat::new(12).unwrap(),
             scale_every,
             max_overflow: 1e-4,
             radix_point,
             exact_products,
-        });
+        }));
+        configs.push(c.clone());
+    }
+    // Float storage: named formats, a float:E:M with suffixes, P != U.
+    for spec in ["f16", "bf16/f32", "fp8:e4m3/float:6:9:sat:ftz"] {
+        c.storage = Some(StorageConfig::Float(FloatConfig::parse(spec).unwrap()));
         configs.push(c.clone());
     }
     for cfg in configs {

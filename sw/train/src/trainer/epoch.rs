@@ -266,7 +266,7 @@ pub(super) fn epoch_metrics<M: Machine>(
     // Every worker holds the same model, so every worker's test pass gives the same figures.
     let (test_loss, test_acc) = evaluate(net, model, run.test, (&run.mean, &run.sd))?;
     // The scales as the epoch leaves them, and the rate of stored values that saturated.
-    let scales = net.storage.as_deref().map(Storage::scales);
+    let scales = net.storage.as_deref().and_then(Storage::scales);
     let overflow_rate = net
         .storage
         .as_deref()

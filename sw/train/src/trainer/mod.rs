@@ -357,7 +357,7 @@ fn fit_scales<M: Machine>(
         return Ok(());
     };
     storage.begin_fit();
-    let examples = storage.config.scale_every.max(1) as usize;
+    let examples = storage.fit_examples().max(1) as usize;
     let mut model = state.model.clone();
     let mut net = Net {
         m: machine,

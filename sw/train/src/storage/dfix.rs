@@ -1,14 +1,12 @@
-//! Seed 002's low-precision *storage* (Courbariaux et al., Algorithm 1): the arithmetic stays
-//! in f32, and every value is rounded as it is stored, onto the grid of its group's dynamic
-//! fixed-point format (`lpgen_golden::dfix`). Each layer with weights has ten groups (§5, and
-//! Courbariaux's code): its input, weighted sums, their errors, the error it passes back, its
-//! weights and biases, their gradients and their changes. Parameters are stored at the update
-//! width U and read at the propagation width P (§6); everything else is stored at P.
+//! Seed 002's dynamic fixed-point storage (`--format dfix:P:U`, Courbariaux et al.,
+//! Algorithm 1): every stored value is rounded onto the grid of its group's dynamic
+//! fixed-point format (`lpgen_golden::dfix`). Parameters are stored at the update width U and
+//! read at the propagation width P (§6); everything else is stored at P.
 //!
 //! Dynamic fixed point moves each group's scale every `scale_every` training examples by the
 //! overflow rates (golden `Group::update`); the initial scales come from a short f32 run
-//! (§9.3, [`Storage::begin_fit`]). Seed 002's fixed point is the same storage with one global
-//! radix point that never moves (`radix_point`).
+//! (§9.3, [`DfixGroups::begin_fit`]). Seed 002's fixed point is the same storage with one
+//! global radix point that never moves (`radix_point`).
 
 use std::collections::BTreeMap;
 
@@ -17,12 +15,13 @@ use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::Format;
 use serde::{Deserialize, Serialize};
 
+use super::{EpochCounts, Role};
 use crate::machine::Word;
 use crate::TrainError;
 
 /// What `--format dfix:P:U` (with `--scale-every`, `--max-overflow`, `--radix-point`) asks for.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StorageConfig {
+pub struct DfixConfig {
     /// Activations, gradients, and parameters as propagations read them.
     pub propagation: DfixFormat,
     /// Parameters and their changes, as the update reads and writes them.
@@ -40,7 +39,7 @@ pub struct StorageConfig {
     pub exact_products: bool,
 }
 
-impl StorageConfig {
+impl DfixConfig {
     /// A group's format: parameters and their changes at U, the rest at P.
     fn format(&self, role: Role) -> DfixFormat {
         if role.is_update() {
@@ -68,89 +67,19 @@ impl StorageConfig {
     }
 }
 
-/// The ten groups of a layer with weights.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
-    /// What the layer reads (the previous layer's outputs, post-nonlinearity and dropout).
-    Input,
-    /// x·Wᵀ + b.
-    WeightedSum,
-    /// dE/d(weighted sum).
-    SumError,
-    /// dE/d(input): the error the layer passes back.
-    InputError,
-    Weights,
-    Biases,
-    WeightGradient,
-    BiasGradient,
-    /// ΔW: the change the update adds (SGD's velocity).
-    WeightChange,
-    BiasChange,
-}
-
-impl Role {
-    pub const ALL: [Role; 10] = [
-        Role::Input,
-        Role::WeightedSum,
-        Role::SumError,
-        Role::InputError,
-        Role::Weights,
-        Role::Biases,
-        Role::WeightGradient,
-        Role::BiasGradient,
-        Role::WeightChange,
-        Role::BiasChange,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Input => "input",
-            Role::WeightedSum => "sum",
-            Role::SumError => "sum_error",
-            Role::InputError => "input_error",
-            Role::Weights => "weights",
-            Role::Biases => "biases",
-            Role::WeightGradient => "weight_grad",
-            Role::BiasGradient => "bias_grad",
-            Role::WeightChange => "weight_change",
-            Role::BiasChange => "bias_change",
-        }
-    }
-
-    /// Stored at the update width.
-    fn is_update(self) -> bool {
-        matches!(
-            self,
-            Role::Weights | Role::Biases | Role::WeightChange | Role::BiasChange
-        )
-    }
-
-    fn index(self) -> usize {
-        Role::ALL.iter().position(|&r| r == self).expect("listed")
-    }
-}
-
-/// Values stored in one epoch, and how many of them saturated.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct EpochCounts {
-    pub stored: u64,
-    pub overflows: u64,
-}
-
 /// The groups of a run and where their scale updates stand.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Storage {
-    pub config: StorageConfig,
+pub struct DfixGroups {
+    pub config: DfixConfig,
     /// `groups[layer][role.index()]`, layers with weights in order.
     groups: Vec<[Group; 10]>,
     /// Training examples since the last scale update.
     since_update: u64,
-    pub epoch: EpochCounts,
     /// While the initial scales are fitted: per group, how many values needed each scale.
     fitting: Option<Vec<[BTreeMap<i32, u64>; 10]>>,
 }
 
-/// The checkpointed part of a [`Storage`] (its configuration is the run's).
+/// The checkpointed part of a [`DfixGroups`] (its configuration is the run's).
 #[derive(Serialize, Deserialize)]
 struct Saved {
     since_update: u64,
@@ -158,11 +87,11 @@ struct Saved {
     groups: Vec<[[i64; 4]; 10]>,
 }
 
-impl Storage {
+impl DfixGroups {
     /// The groups of `layers` layers with weights. Fixed point: every group at its radix
-    /// point's scale; dynamic: scale 0 until [`Storage::begin_fit`] and
-    /// [`Storage::end_fit`] set them.
-    pub fn new(config: StorageConfig, layers: usize) -> Storage {
+    /// point's scale; dynamic: scale 0 until [`DfixGroups::begin_fit`] and
+    /// [`DfixGroups::end_fit`] set them.
+    pub fn new(config: DfixConfig, layers: usize) -> DfixGroups {
         let group = |role: Role| {
             let f = config.format(role);
             // r integer bits of W − 1: the scale is r − (W − 1).
@@ -171,11 +100,10 @@ impl Storage {
                 .map_or(0, |r| r as i32 - (f.width as i32 - 1));
             Group::new(f, scale)
         };
-        Storage {
+        DfixGroups {
             config,
             groups: (0..layers).map(|_| Role::ALL.map(group)).collect(),
             since_update: 0,
-            epoch: EpochCounts::default(),
             fitting: None,
         }
     }
@@ -185,7 +113,7 @@ impl Storage {
         self.config.radix_point.is_none()
     }
 
-    /// From here to [`Storage::end_fit`], stored values are kept in f32 and only counted:
+    /// From here to [`DfixGroups::end_fit`], stored values are kept in f32 and only counted:
     /// the higher-precision run of §9.3.
     pub fn begin_fit(&mut self) {
         self.fitting = Some(
@@ -199,7 +127,7 @@ impl Storage {
     /// Sets every group's scale to where the update rule would settle for the values the fit
     /// saw (golden `Group::settled_scale`); a group that saw only zeros (or nothing) keeps
     /// the scale that holds ±1.
-    pub fn end_fit(&mut self) {
+    pub fn end_fit(&mut self, epoch: &mut EpochCounts) {
         let Some(fitting) = self.fitting.take() else {
             return;
         };
@@ -215,19 +143,19 @@ impl Storage {
             }
         }
         self.since_update = 0;
-        self.epoch = EpochCounts::default();
+        *epoch = EpochCounts::default();
     }
 
     /// Stores `words` (f32 words of `f`) in group `role` of layer `layer`: rounds them onto the
-    /// group's grid, counting overflows when `training` (test passes are rounded the same,
-    /// but their overflows do not steer the scales).
+    /// group's grid, counting overflows when `training` (in the group and in `epoch`; test
+    /// passes are rounded the same, but their overflows do not steer the scales).
     pub fn store<W: Word>(
         &mut self,
         f: Format,
-        layer: usize,
-        role: Role,
+        (layer, role): (usize, Role),
         words: &mut [W],
         training: bool,
+        epoch: &mut EpochCounts,
     ) {
         let mut xs: Vec<f64> = words.iter().map(|w| w.value(f)).collect();
         let group = &mut self.groups[layer][role.index()];
@@ -243,8 +171,8 @@ impl Storage {
         if training {
             let before = group.overflows;
             group.store(&mut xs);
-            self.epoch.stored += xs.len() as u64;
-            self.epoch.overflows += group.overflows - before;
+            epoch.stored += xs.len() as u64;
+            epoch.overflows += group.overflows - before;
         } else {
             // Rounded the same way, the counts dropped.
             round_onto_grid(group.format, group.scale, &mut xs);
@@ -290,12 +218,10 @@ impl Storage {
     /// saturated and `overflows_at_half` would have at half the scale (`training` only).
     pub fn count(
         &mut self,
-        layer: usize,
-        role: Role,
-        seen: u64,
-        overflows: u64,
-        overflows_at_half: u64,
+        (layer, role): (usize, Role),
+        (seen, overflows, overflows_at_half): (u64, u64, u64),
         training: bool,
+        epoch: &mut EpochCounts,
     ) {
         if !training || self.fitting.is_some() {
             return;
@@ -304,8 +230,8 @@ impl Storage {
         g.seen += seen;
         g.overflows += overflows;
         g.overflows_at_half += overflows_at_half;
-        self.epoch.stored += seen;
-        self.epoch.overflows += overflows;
+        epoch.stored += seen;
+        epoch.overflows += overflows;
     }
 
     /// Counts `examples` more training examples; every `scale_every` of them each group's
@@ -358,7 +284,7 @@ impl Storage {
         serde_json::to_string(&saved).expect("storage state serializes")
     }
 
-    /// Restores what [`Storage::save`] wrote into groups of the same shape.
+    /// Restores what [`DfixGroups::save`] wrote into groups of the same shape.
     pub fn restore(&mut self, line: &str) -> Result<(), TrainError> {
         let bad =
             |why: String| TrainError(format!("checkpoint storage scales are unusable: {why}"));
@@ -391,8 +317,8 @@ mod tests {
     use super::*;
     use lpgen_golden::F32;
 
-    fn config(p: u32, u: u32, radix_point: Option<u32>) -> StorageConfig {
-        StorageConfig {
+    fn config(p: u32, u: u32, radix_point: Option<u32>) -> DfixConfig {
+        DfixConfig {
             propagation: DfixFormat::new(p).unwrap(),
             update: DfixFormat::new(u).unwrap(),
             scale_every: 100,
@@ -404,7 +330,8 @@ mod tests {
 
     #[test]
     fn fixed_point_puts_every_group_at_the_radix_point() {
-        let s = Storage::new(config(10, 12, Some(5)), 2);
+        let s = DfixGroups::new(config(10, 12, Some(5)), 2);
+        let mut epoch = EpochCounts::default();
         // 10 bits with 5 integer bits: scale 5 − 9 = −4; 12 bits: 5 − 11 = −6. Range ±32.
         let scales = s.scales();
         assert_eq!(scales["L1.input"], -4);
@@ -412,10 +339,16 @@ mod tests {
         assert_eq!(scales.len(), 20);
         let mut s = s;
         let mut words = [40.0f32, 0.03, -1.0];
-        s.store(Format::F32(F32), 0, Role::Input, &mut words, true);
+        s.store(
+            Format::F32(F32),
+            (0, Role::Input),
+            &mut words,
+            true,
+            &mut epoch,
+        );
         assert_eq!(words, [31.9375, 0.0, -1.0]); // 511/16 saturated; 0.03 < 1/32 rounds to 0
         assert_eq!(
-            s.epoch,
+            epoch,
             EpochCounts {
                 stored: 3,
                 overflows: 1
@@ -427,10 +360,17 @@ mod tests {
 
     #[test]
     fn parameters_are_read_at_the_propagation_width_over_the_same_range() {
-        let mut s = Storage::new(config(4, 8, None), 1);
+        let mut s = DfixGroups::new(config(4, 8, None), 1);
+        let mut epoch = EpochCounts::default();
         s.groups[0][Role::Weights.index()].scale = -7; // 8 bits: steps of 1/128, range ±1
         let mut w = [0.3f32, -0.99, 0.05];
-        s.store(Format::F32(F32), 0, Role::Weights, &mut w, true);
+        s.store(
+            Format::F32(F32),
+            (0, Role::Weights),
+            &mut w,
+            true,
+            &mut epoch,
+        );
         assert_eq!(w, [38.0 / 128.0, -127.0 / 128.0, 6.0 / 128.0]);
         // 4 bits over ±1: steps of 1/8 (scale −3); −127/128 rounds to −1 (fits: −8/8).
         let read = s.read(Format::F32(F32), 0, Role::Weights, &w);
@@ -439,30 +379,45 @@ mod tests {
 
     #[test]
     fn fitting_counts_and_then_settles_scales_and_updates_move_them() {
-        let mut s = Storage::new(config(8, 8, None), 1);
+        let mut s = DfixGroups::new(config(8, 8, None), 1);
+        let mut epoch = EpochCounts::default();
         s.begin_fit();
         let mut xs: Vec<f32> = (0..1000)
             .map(|i| if i < 5 { 1000.0 } else { 1.0 })
             .collect();
         let copy = xs.clone();
-        s.store(Format::F32(F32), 0, Role::WeightedSum, &mut xs, true);
+        s.store(
+            Format::F32(F32),
+            (0, Role::WeightedSum),
+            &mut xs,
+            true,
+            &mut epoch,
+        );
         assert_eq!(xs, copy, "the fit keeps f32 values");
-        s.end_fit();
+        s.end_fit(&mut epoch);
         // 0.5 % need scale 3 (1000 < 128·8), the rest −6 (1 = 64·2^−6): at 1 % the group
         // settles at −6; a group that saw nothing holds ±1.
         assert_eq!(s.scales()["L1.sum"], -6);
         assert_eq!(s.scales()["L1.weights"], -6);
         // 5 % overflow at −6: after 100 examples the scale doubles.
         let mut xs: Vec<f32> = (0..100).map(|i| if i < 5 { 3.0 } else { 1.0 }).collect();
-        s.store(Format::F32(F32), 0, Role::WeightedSum, &mut xs, true);
+        s.store(
+            Format::F32(F32),
+            (0, Role::WeightedSum),
+            &mut xs,
+            true,
+            &mut epoch,
+        );
         s.examples(99);
         assert_eq!(s.scales()["L1.sum"], -6);
         s.examples(1);
         assert_eq!(s.scales()["L1.sum"], -5);
         let saved = s.save();
-        let mut back = Storage::new(config(8, 8, None), 1);
+        let mut back = DfixGroups::new(config(8, 8, None), 1);
         back.restore(&saved).unwrap();
         assert_eq!(back.groups, s.groups);
-        assert!(Storage::new(config(8, 8, None), 2).restore(&saved).is_err());
+        assert!(DfixGroups::new(config(8, 8, None), 2)
+            .restore(&saved)
+            .is_err());
     }
 }

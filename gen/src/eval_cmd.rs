@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::mx::{self, MxFormat};
 use lpgen_golden::{Format, F32};
 use lpgen_train::config::{
     check_accumulation, kahan_places, parse_precision, AccumulatePlaces, Config, Stages,
@@ -27,7 +28,8 @@ pub struct EvalArgs {
     /// The format to evaluate in, every stage (e.g. posit:6:1, lns:5:6, f32); dfix:P:U is
     /// seed 002's storage (a dfix run of P:U with its own scales, any other model with scales
     /// fitted on 10,000 training images' forward passes); store:P/U its float storage (f32
-    /// arithmetic, parameters and stored values rounded to the float formats)
+    /// arithmetic, parameters and stored values rounded to the float formats); mx:ELEM[:bK]
+    /// every layer product on MX blocks (as lpgen train --format mx:…), f32 elsewhere
     #[arg(long)]
     format: Option<String>,
     /// Stage formats as `lpgen train --precision` takes them (e.g. O16-L12-FBG8q)
@@ -100,6 +102,9 @@ fn stages(a: &EvalArgs) -> CliResult<(Stages, bool, bool)> {
         (Some(f), None) if f.trim().starts_with("dfix:") || f.trim().starts_with("store:") => {
             Ok((Stages::all(Format::F32(F32)), a.quire, true))
         }
+        (Some(f), None) if mx::is_mx(f.trim()) => {
+            Ok((Stages::all(Format::F32(F32)), a.quire, false))
+        }
         (Some(f), None) => Ok((Stages::all(f.parse::<Format>()?), a.quire, false)),
     }
 }
@@ -165,8 +170,37 @@ fn dfix_widths(a: &EvalArgs) -> CliResult<(DfixFormat, DfixFormat)> {
     Ok((width(p)?, width(u)?))
 }
 
+/// `--format mx:ELEM[:bK]`: the products' MX format (`None` for any other format), with the
+/// options that do not go with it refused as `lpgen train` refuses them.
+fn mx_blocks(a: &EvalArgs) -> CliResult<Option<MxFormat>> {
+    let Some(f) = a.format.as_deref().map(str::trim).filter(|f| mx::is_mx(f)) else {
+        return Ok(None);
+    };
+    let m: MxFormat = f.parse()?;
+    let given = [
+        ("--quire", a.quire),
+        ("--kahan", a.kahan.is_some()),
+        ("--accumulate", a.accumulate.is_some()),
+        ("--keep-bits", a.keep_bits.is_some()),
+    ];
+    if let Some((option, _)) = given.iter().find(|g| g.1) {
+        return Err(bad(format!(
+            "{option} does not apply to --format {m}: its products are MX block dot products summed in f32 (OCP MX §6.4) and everything else is f32"
+        )));
+    }
+    let most = lpgen_hdl::units::array_max_stages(lpgen_hdl::PeKind::Mx);
+    if a.array_stages > most {
+        return Err(bad(format!(
+            "--array-stages {}: the mx array PE of --format {m} takes at most {most}",
+            a.array_stages
+        )));
+    }
+    Ok(Some(m))
+}
+
 /// The backend: `--backend`, or f32 for f32 stages and golden otherwise; f32 stages run on
-/// the f32 machine and every other format on golden or rtl, as in training.
+/// the f32 machine and every other format on golden or rtl, as in training (`stored`: seed
+/// 002's storage or MX products, f32 arithmetic that also runs on golden and rtl).
 fn backend(a: &EvalArgs, stages: &Stages, stored: bool) -> CliResult<String> {
     let f32_stages = stages.list().iter().all(|f| *f == Format::F32(F32));
     let b = a
@@ -203,7 +237,8 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
     let (stages, quire, stored) = stages(a)?;
     let kahan = kahan_places(a.kahan.as_deref(), &stages)?;
     let wanted = stored.then(|| eval_storage(a)).transpose()?;
-    let backend = backend(a, &stages, stored)?;
+    let blocks = mx_blocks(a)?;
+    let backend = backend(a, &stages, stored || blocks.is_some())?;
     let accumulate = match &a.accumulate {
         Some(p) if backend == "f32" => {
             return Err(bad(format!(
@@ -248,7 +283,7 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
         accumulate,
         keep_bits: a.keep_bits,
         storage: storage.as_ref().map(Storage::config),
-        mx: None,
+        mx: blocks,
         ..ck.run.cfg.clone()
     };
     let (mut train, mut test) = data::load_pair(&a.dataset)?;
@@ -306,11 +341,13 @@ fn measure<M: Machine>(
     Ok((s, m.name()))
 }
 
-/// The formats of `c`: its stages', or `dfix:P:U` / `store:P/U` for seed 002's storage.
+/// The formats of `c`: its stages', `dfix:P:U` / `store:P/U` for seed 002's storage, or
+/// the MX format of its products.
 fn name(c: &Config) -> String {
-    match c.storage {
-        Some(s) => s.name(),
-        None => c.stages.describe(),
+    match (c.storage, c.mx) {
+        (Some(s), _) => s.name(),
+        (None, Some(m)) => m.to_string(),
+        (None, None) => c.stages.describe(),
     }
 }
 
@@ -328,6 +365,10 @@ fn report(
         let storage = c.storage.map_or(String::new(), |s| {
             format!(" with {} storage ({})", s.kind(), s.describe())
         });
+        let storage = match c.mx {
+            Some(m) => format!("{storage} with {m} products"),
+            None => storage,
+        };
         let placed = match c.accumulate.describe() {
             d if d.is_empty() => String::new(),
             d => format!(", accumulate={d}"),

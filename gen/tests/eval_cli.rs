@@ -1,5 +1,6 @@
 //! `lpgen eval` as a user meets it: a checkpoint evaluated in the format it trained in gives
-//! the test figures its training run printed for that epoch, in every family; an f32 model
+//! the test figures its training run printed for that epoch, in every family and with MX
+//! products; an f32 model
 //! evaluated in small posits (and in dfix storage) scores differently; bad input gets one line and exit status 2.
 
 mod common;
@@ -82,7 +83,7 @@ fn eval(run: &Path, args: &[&str]) -> serde_json::Value {
 /// the very test loss and accuracy (as f64s) its training printed.
 #[test]
 fn a_checkpoint_in_its_own_format_scores_what_its_training_printed() {
-    let runs: [(&str, &[&str], &[&str]); 9] = [
+    let runs: [(&str, &[&str], &[&str]); 11] = [
         (
             "posit",
             &["--format", "posit:8:2"],
@@ -118,6 +119,17 @@ fn a_checkpoint_in_its_own_format_scores_what_its_training_printed() {
             &["--format", "store:f16"],
             &["--format", "store:f16", "--backend", "golden"],
         ),
+        // MX products (issue 33), on the f32 machine and on golden.
+        (
+            "mx",
+            &["--format", "mx:fp8:e4m3:b8"],
+            &["--format", "mx:fp8:e4m3:b8"],
+        ),
+        (
+            "mx",
+            &["--format", "mx:fp8:e4m3:b8"],
+            &["--format", "mx:fp8:e4m3:b8", "--backend", "golden"],
+        ),
     ];
     for family in lpgen_golden::FAMILIES {
         assert!(
@@ -130,6 +142,10 @@ fn a_checkpoint_in_its_own_format_scores_what_its_training_printed() {
         let out = tmp(&format!("own-{i}"));
         let trained = train(&out, train_args);
         let got = eval(&out, eval_args);
+        if *family == "mx" {
+            assert_eq!(got["format"], "mx:fp8:e4m3:b8");
+            assert_eq!(got["trained"], "mx:fp8:e4m3:b8");
+        }
         for key in ["test_loss", "test_acc"] {
             assert_eq!(got[key], trained[key], "{family} {train_args:?}: {key}");
         }
@@ -252,6 +268,11 @@ fn bad_input_gets_one_line() {
     );
     run(&["--format", "store:bf16/"], "is not store:F or store:P/U");
     run(&["--format", "posit:8:2", "--limit", "0"], "--limit 0");
+    run(
+        &["--format", "mx:fp8:e4m3", "--quire"],
+        "--quire does not apply to --format mx:fp8:e4m3",
+    );
+    run(&["--format", "mx:fp5:e2m2"], "mx:fp5:e2m2");
     run(
         &["--precision", "O12-L12-FBG=posit:6:9:u"],
         "es = 9 is too large",

@@ -37,6 +37,8 @@ p82-G|—|--format posit:8:2 --accumulate gradient=exact
 p82-FBG|—|--format posit:8:2 --accumulate matmul=exact
 p82-sums|—|--format posit:8:2 --accumulate sums=exact,softmax=exact
 p82-quire-but-G|—|--format posit:8:2 --quire --accumulate gradient=naive
+p82-quire-but-softmax|—|--format posit:8:2 --quire --accumulate softmax=naive
+p82-quire-but-sums|—|--format posit:8:2 --quire --accumulate sums=naive
 FBG5|—|--precision O12-L12-FBG5q
 FBG5u|—|--precision O12-L12-FBG5uq
 FBG6|—|--precision O12-L12-FBG6q

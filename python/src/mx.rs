@@ -4,9 +4,10 @@
 //!
 //! A block is a scale byte (E8M0) and 1..=K element codes; one block is a 1-D array of codes
 //! (its scale an integer), n blocks of one length a 2-D array n × L (their scales a 1-D
-//! array of n).
+//! array of n). A vector of any length is blocks of K with the last one shorter
+//! (`quantize`, `dequantize`, `dot`: the codes a 1-D array, the scales one per block).
 
-use lpgen_golden::mx::{Exact, MxBlock};
+use lpgen_golden::mx::{Accumulation, Exact, MxBlock};
 use lpgen_golden::MxFormat;
 use numpy::ndarray::ArrayD;
 use numpy::{AllowTypeChange, PyArrayLikeDyn};
@@ -73,6 +74,40 @@ impl PyMxFormat {
             .collect();
         Ok((blocks, batch))
     }
+
+    /// The blocks of a vector: 1-D codes cut in blocks of K (the last shorter), one scale
+    /// per block.
+    fn vector(
+        &self,
+        scales: &Bound<'_, PyAny>,
+        codes: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<MxBlock>> {
+        let name = self.mx.to_string();
+        let codes = words_in(codes, self.mx.elem_width(), &format!("{name} elements"))?;
+        let scales = words_in(scales, 8, "E8M0 scales")?;
+        if codes.ndim() != 1 || scales.ndim() != 1 || codes.is_empty() {
+            return Err(value_error(
+                "a vector's codes and scales are 1-D arrays, at least one code",
+            ));
+        }
+        let want = codes.len().div_ceil(self.mx.block);
+        if scales.len() != want {
+            return Err(value_error(format!(
+                "{} codes are {want} block(s) of {name}, not {}: give one scale per block",
+                codes.len(),
+                scales.len()
+            )));
+        }
+        let codes: Vec<u8> = codes.iter().map(|&c| c as u8).collect();
+        Ok(scales
+            .iter()
+            .zip(codes.chunks(self.mx.block))
+            .map(|(&s, c)| MxBlock {
+                scale: s as u8,
+                codes: c.to_vec(),
+            })
+            .collect())
+    }
 }
 
 #[pymethods]
@@ -136,6 +171,72 @@ impl PyMxFormat {
             scales[0].into_bound_py_any(py)?
         };
         PyTuple::new(py, [scales, codes])
+    }
+
+    /// A vector of any length (1-D) converted as §6.3 in blocks of K, the last holding the
+    /// remaining values: `(scales, codes)`, uint8 arrays of ⌈n/K⌉ and n.
+    fn quantize<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let (xs, shape) = values_in(&x);
+        if shape.len() != 1 || xs.is_empty() {
+            return Err(value_error(format!(
+                "quantize takes a 1-D vector of at least one value, not shape {shape:?} (quantize_block takes blocks)"
+            )));
+        }
+        let blocks = self.mx.quantize(&xs);
+        let codes: Vec<u8> = blocks.iter().flat_map(|b| b.codes.clone()).collect();
+        let scales: Vec<u8> = blocks.iter().map(|b| b.scale).collect();
+        PyTuple::new(
+            py,
+            [
+                array_out(py, &[scales.len()], scales)?,
+                array_out(py, &[codes.len()], codes)?,
+            ],
+        )
+    }
+
+    /// The values of a vector's blocks (`quantize`'s scales and codes), exact in float64.
+    fn dequantize<'py>(
+        &self,
+        py: Python<'py>,
+        scales: &Bound<'py, PyAny>,
+        codes: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut out = vec![];
+        for b in &self.vector(scales, codes)? {
+            out.extend(self.mx.dequantize_block(b).map_err(value_error)?);
+        }
+        array_out(py, &[out.len()], out)
+    }
+
+    /// The dot product of two vectors' blocks (§6.4 per block) with the accumulation across
+    /// blocks `acc`: "f32" (the specification's reference: each block's exact sum rounded to
+    /// f32 and added in f32, in block order from +0; the result an f32 value) or "exact"
+    /// (every block added exactly, rounded once to float64).
+    #[pyo3(signature = (scales_a, codes_a, scales_b, codes_b, acc = "f32"))]
+    fn dot(
+        &self,
+        scales_a: &Bound<'_, PyAny>,
+        codes_a: &Bound<'_, PyAny>,
+        scales_b: &Bound<'_, PyAny>,
+        codes_b: &Bound<'_, PyAny>,
+        acc: &str,
+    ) -> PyResult<f64> {
+        let acc: Accumulation = acc.parse().map_err(value_error)?;
+        let (a, b) = (
+            self.vector(scales_a, codes_a)?,
+            self.vector(scales_b, codes_b)?,
+        );
+        let len = |v: &[MxBlock]| v.iter().map(|x| x.codes.len()).sum::<usize>();
+        if len(&a) != len(&b) {
+            return Err(value_error(
+                "vectors of different lengths have no dot product",
+            ));
+        }
+        self.mx.dot(&a, &b, acc).map_err(value_error)
     }
 
     /// The values X · P_i of blocks (`scale`, `codes` as `quantize_block` gives them), exact

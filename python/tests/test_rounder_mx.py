@@ -125,6 +125,48 @@ def test_mx_dot_block_is_exact():
     assert mx.dot_block(0xFF, ca[0], int(sb[0]), cb[0])[2] is True
 
 
+def test_mx_vector_quantize_and_dot_over_many_blocks():
+    # A vector of 19 values in blocks of 8: 8, 8 and 3, each block as quantize_block gives it.
+    mx = lpgen.MxFormat("mx:fp4:e2m1:b8")
+    rng = np.random.default_rng(2)
+    # Blocks of very different scales: f32 accumulation loses the small blocks, exact not.
+    x = rng.normal(size=19) * np.repeat([2.0 ** 20, 2.0 ** -10, 1.0], [8, 8, 3])
+    y = rng.normal(size=19)
+    sx, cx = mx.quantize(x)
+    sy, cy = mx.quantize(y)
+    assert sx.shape == (3,) and cx.shape == (19,)
+    for i, lo in enumerate([0, 8, 16]):
+        s, c = mx.quantize_block(x[lo:lo + 8])
+        assert s == sx[i] and list(c) == list(cx[lo:lo + 8])
+    vx, vy = mx.dequantize(sx, cx), mx.dequantize(sy, cy)
+    assert list(vx[16:]) == list(mx.dequantize_block(int(sx[2]), cx[16:]))
+    # The specification's reference (§6.4 and its f32 accumulation), written here from its
+    # words: each block's exact sum (exact in float64 for FP4 elements) rounded to f32, added
+    # to an f32 accumulator from +0 in block order; "exact": everything added exactly.
+    parts = [sum(Fraction(p) * Fraction(q) for p, q in zip(vx[lo:lo + 8], vy[lo:lo + 8]))
+             for lo in [0, 8, 16]]
+    acc = np.float32(0.0)
+    for part in parts:
+        assert Fraction(float(part)) == part
+        acc = np.float32(acc + np.float32(float(part)))
+    assert mx.dot(sx, cx, sy, cy) == float(acc)
+    assert mx.dot(sx, cx, sy, cy, acc="exact") == float(sum(parts))
+    assert float(acc) != float(sum(parts))
+
+
+@pytest.mark.parametrize("call", [
+    lambda mx: mx.quantize(np.zeros((2, 2))),
+    lambda mx: mx.quantize([]),
+    lambda mx: mx.dequantize([127], np.zeros(9, dtype=np.uint8)),      # 9 codes are 2 blocks
+    lambda mx: mx.dequantize([127, 127], np.zeros((2, 8), dtype=np.uint8)),
+    lambda mx: mx.dot([127], [1, 2], [127], [1, 2, 3]),                 # 2 and 3 elements
+    lambda mx: mx.dot([127], [1, 2], [127], [1, 2], acc="f16"),
+])
+def test_bad_mx_vector_input_raises_value_error(call):
+    with pytest.raises(ValueError):
+        call(lpgen.MxFormat("mx:fp4:e2m1:b8"))
+
+
 @pytest.mark.parametrize("call", [
     lambda mx: lpgen.MxFormat("mx:fp9:e4m3"),
     lambda mx: lpgen.MxFormat("mx:fp4:e2m1:b0"),

@@ -7,8 +7,9 @@
 # (`:u`, the rows ending in u). LeNet-5 with seed 004's Fashion-MNIST training
 # (scripts/train-results.sh's LENET), shortened to fit a shared 2-core machine: the first
 # TRAIN training images, EPOCHS epochs, the whole test split.
-# Runs go to results/pgrid-<row>/ (scripts/lib-runs.sh); `--table` prints the table.
-# Environment: TRAIN (10000), EPOCHS (3), JOBS (1), ROWS (a subset, by name), LPGEN.
+# Runs go to results/PREFIX-<row>/ (scripts/lib-runs.sh); `--table` prints the table.
+# Environment: TRAIN (10000), EPOCHS (3), JOBS (1), ROWS (a subset, by name), PREFIX (pgrid),
+# LPGEN. The ablation on all the data, one epoch: TRAIN=60000 EPOCHS=1 PREFIX=pgrid60k.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-runs.sh
@@ -17,7 +18,7 @@ LPGEN=${LPGEN:-target/release/lpgen}
 DATA=${LPGEN_DATASETS:-../shared/datasets}
 TRAIN=${TRAIN:-10000}
 EPOCHS=${EPOCHS:-3}
-PREFIX=pgrid
+PREFIX=${PREFIX:-pgrid}
 PAPER="thesis (Table 4.1, 10 epochs on 60k)"
 NET="--model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --momentum 0.5 --momentum-from 1 --schedule step:4 --normalize global --train-limit $TRAIN --epochs $EPOCHS --threads 1"
 

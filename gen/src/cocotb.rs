@@ -24,13 +24,14 @@ const MODELS_PY: [&str; 3] = [
 const RUN_PY: &str = include_str!("../templates/cocotb_run.py");
 
 /// The array PE kinds the bench models.
-const MODELLED_PES: [PeKind; 6] = [
+const MODELLED_PES: [PeKind; 7] = [
     PeKind::LnsKahan,
     PeKind::LnsPlain,
     PeKind::PositQuire,
     PeKind::Fix,
     PeKind::Dfix,
     PeKind::Float,
+    PeKind::Mx,
 ];
 
 /// Why the cocotb bench cannot check `p`'s design, or None when it can. Every unit is named:
@@ -42,8 +43,9 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::FloatAdd | Unit::FloatMul | Unit::FloatFma => return None,
         Unit::Q8Enc | Unit::Q8Dec => return None,
         // PEs whose read-out is the registry's dot product in their mode, rounded once (the
-        // float PE's exact accumulator too; with `--acc`: `Format.acc_dot`), and the dfix
-        // PE's read-out at a shift (`Format.dfix_dot`); a PE kind not listed here is refused.
+        // float PE's exact accumulator too; with `--acc`: `Format.acc_dot`), the dfix PE's
+        // read-out at a shift (`Format.dfix_dot`) and the mx PE's f32 block dot product
+        // (`MxFormat.dot`); a PE kind not listed here is refused.
         Unit::Array if MODELLED_PES.contains(&p.pe) => return None,
         Unit::Array => "its PE kind has no model yet",
         Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,
@@ -56,7 +58,7 @@ pub fn unsupported(p: &Params) -> Option<String> {
     };
     Some(format!(
         "--testbench cocotb: {} is not covered ({why}); covered: every unit (array: --pe lns-kahan, \
-         lns-plain, posit-quire, fix, dfix, float)",
+         lns-plain, posit-quire, fix, dfix, float, mx)",
         p.unit.name()
     ))
 }

@@ -185,6 +185,30 @@ def pe_mode(fmt, pe):
     raise ValueError(f"PE kind {pe} is not registered for {fmt}")
 
 
+class WordOperands:
+    """The operands of a number format's array PE: words of the format in and out; each
+    `last` expects the dot products so far in the PE's accumulation mode (the float PE with
+    `--acc A`: `Format.acc_dot`)."""
+
+    def __init__(self, par):
+        self.fmt = lpgen.Format(UNIT["format"])
+        self.mode = pe_mode(self.fmt, par["pe"])
+        self.acc = par.get("acc")
+        self.width_in = self.width_out = self.fmt.width
+        self.zero = int(self.fmt.encode(0.0))
+        self.dtype = np.uint64
+
+    def random(self, rng, n):
+        return as_u64(random_words(rng, self.fmt, n))
+
+    def expect(self, a, b):
+        """c[r, c] = sum over the steps of a[., r] * b[., c], row-major."""
+        ta, tb = a.T[:, None, :], b.T[None, :, :]
+        if self.acc:
+            return self.fmt.acc_dot(ta, tb, acc=self.acc).reshape(-1)
+        return self.fmt.dot(ta, tb, mode=self.mode).reshape(-1)
+
+
 def array_unit(rng, n):
     """The systolic array: random tiles (every other one smaller than the array, zero words
     outside it) of K = 1..24 steps, bubbles with random operands and controls inside a tile,
@@ -192,18 +216,17 @@ def array_unit(rng, n):
     (`accumulations` in the manifest) get P streams of tiles, step t of the stream belonging
     to slot t mod P, each slot with its own tiles; a `last` step waits (its slot gets a
     bubble) until R + C - 1 cycles after the previous `last` of any slot. Each `last` expects
-    every PE's dot product so far, in the PE's accumulation mode (the float PE with `--acc A`:
-    `Format.acc_dot`), on c_out (PE r*C + c at bits
-    W*(r*C + c)); the dfix PE's at a random read-out shift given with `last`, with both
-    overflow flags (`dfix_array_readout`)."""
-    fmt = lpgen.Format(UNIT["format"])
+    every PE's result so far on c_out (PE r*C + c at bits W*(r*C + c)), as the operand kind
+    says (`WordOperands`; the mx PE's `MxOperands`); the dfix PE's at a random read-out shift
+    given with `last`, with both overflow flags (`dfix_array_readout`)."""
     par = UNIT["parameters"]
-    rows, cols, w = par["rows"], par["cols"], fmt.width
+    ops = MxOperands(par) if par["pe"] == "mx" else WordOperands(par)
+    fmt = None if par["pe"] == "mx" else ops.fmt
+    rows, cols, w, wout = par["rows"], par["cols"], ops.width_in, ops.width_out
     slots = par.get("accumulations", 1)
-    mode = pe_mode(fmt, par["pe"])
-    zero = int(fmt.encode(0.0))
+    zero = ops.zero
     spacing = rows + cols - 1
-    dfix = fmt.family == "dfix"
+    dfix = fmt is not None and fmt.family == "dfix"
 
     def garbage_shift():
         return {"shift": rng.getrandbits(port_width("shift"))} if dfix else {}
@@ -228,10 +251,10 @@ def array_unit(rng, n):
         k = rng.randint(1, 24)
         split = rng.randint(1, k - 1) if k >= 2 else k
         snapshot = rng.random() < 1 / 3
-        a = np.full((k, rows), zero, dtype=np.uint64)
-        b = np.full((k, cols), zero, dtype=np.uint64)
-        a[:, :m] = as_u64(random_words(rng, fmt, k * m)).reshape(k, m)
-        b[:, :nn] = as_u64(random_words(rng, fmt, k * nn)).reshape(k, nn)
+        a = np.full((k, rows), zero, dtype=ops.dtype)
+        b = np.full((k, cols), zero, dtype=ops.dtype)
+        a[:, :m] = ops.random(rng, k * m).reshape(k, m)
+        b[:, :nn] = ops.random(rng, k * nn).reshape(k, nn)
         events = []
         for kk in range(k):
             if kk == split:
@@ -243,12 +266,8 @@ def array_unit(rng, n):
                 s, exp = dfix_array_readout(rng, fmt, a[: kk + 1], b[: kk + 1])
                 shift = {"shift": shift_bits(s)}
             elif last:
-                # c[r, c] = sum over steps 0..kk of a[., r] * b[., c] (the float PE with
-                # --acc A: the wide fma chain, `Format.acc_dot`)
-                ta, tb = a[: kk + 1].T[:, None, :], b[: kk + 1].T[None, :, :]
-                acc = par.get("acc")
-                c = fmt.acc_dot(ta, tb, acc=acc) if acc else fmt.dot(ta, tb, mode=mode)
-                exp = {"c_out": sum(int(x) << (w * i) for i, x in enumerate(c.reshape(-1)))}
+                c = ops.expect(a[: kk + 1], b[: kk + 1])
+                exp = {"c_out": sum(int(x) << (wout * i) for i, x in enumerate(c))}
             ins = shift | {
                 "in_valid": 1,
                 "a_in": sum(int(x) << (w * i) for i, x in enumerate(a[kk])),

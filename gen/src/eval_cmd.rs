@@ -183,18 +183,8 @@ fn mx_blocks(a: &EvalArgs) -> CliResult<Option<MxFormat>> {
         ("--accumulate", a.accumulate.is_some()),
         ("--keep-bits", a.keep_bits.is_some()),
     ];
-    if let Some((option, _)) = given.iter().find(|g| g.1) {
-        return Err(bad(format!(
-            "{option} does not apply to --format {m}: its products are MX block dot products summed in f32 (OCP MX §6.4) and everything else is f32"
-        )));
-    }
-    let most = lpgen_hdl::units::array_max_stages(lpgen_hdl::PeKind::Mx);
-    if a.array_stages > most {
-        return Err(bad(format!(
-            "--array-stages {}: the mx array PE of --format {m} takes at most {most}",
-            a.array_stages
-        )));
-    }
+    let stages = (a.backend.as_deref() == Some("rtl")).then_some(a.array_stages);
+    crate::train_cmd::mx::check_options(m, &given, stages)?;
     Ok(Some(m))
 }
 

@@ -23,7 +23,7 @@ use crate::{emit, CliError, CliResult};
 
 mod checks;
 mod dfix;
-mod mx;
+pub(crate) mod mx;
 
 #[derive(Args)]
 pub struct TrainArgs {

@@ -23,13 +23,6 @@ pub(super) fn blocks(a: &TrainArgs) -> CliResult<Option<MxFormat>> {
             )))
         }
     }
-    let most = lpgen_hdl::units::array_max_stages(lpgen_hdl::PeKind::Mx);
-    if a.backend == "rtl" && a.array_stages > most {
-        return Err(bad(format!(
-            "--array-stages {}: the mx array PE of --format {m} takes at most {most}",
-            a.array_stages
-        )));
-    }
     let given = [
         ("--quire", a.quire),
         ("--kahan", a.kahan.is_some()),
@@ -40,12 +33,31 @@ pub(super) fn blocks(a: &TrainArgs) -> CliResult<Option<MxFormat>> {
             a.rounding.parse::<Rounding>()? != Rounding::Nearest,
         ),
     ];
+    let stages = (a.backend == "rtl").then_some(a.array_stages);
+    check_options(m, &given, stages)?;
+    Ok(Some(m))
+}
+
+/// The refusals `lpgen train` and `lpgen eval` share for `--format {m}`: an option `given`
+/// (name, whether it was given) that does not apply to MX products, and `--array-stages`
+/// beyond the mx array PE's (`array_stages`: on the rtl backend).
+pub(crate) fn check_options(
+    m: MxFormat,
+    given: &[(&str, bool)],
+    array_stages: Option<u32>,
+) -> CliResult {
+    let most = lpgen_hdl::units::array_max_stages(lpgen_hdl::PeKind::Mx);
+    if let Some(s) = array_stages.filter(|&s| s > most) {
+        return Err(bad(format!(
+            "--array-stages {s}: the mx array PE of --format {m} takes at most {most}"
+        )));
+    }
     if let Some((option, _)) = given.iter().find(|g| g.1) {
         return Err(bad(format!(
             "{option} does not apply to --format {m}: its products are MX block dot products summed in f32 (OCP MX §6.4) and everything else is f32"
         )));
     }
-    Ok(Some(m))
+    Ok(())
 }
 
 /// What `--check` adds to its summary about MX products run on the array (nothing for none).

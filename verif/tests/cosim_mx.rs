@@ -8,8 +8,8 @@
 mod common;
 
 use common::{check, toolchain};
-use lpgen_hdl::{generate, Params, Unit};
-use lpgen_verif::{drivers::run_design, Mode, RunOptions};
+use lpgen_hdl::{Params, Unit};
+use lpgen_verif::Mode;
 
 fn mx(f: &str, stages: u32) -> Params {
     Params::parse(Unit::MxDot, f).unwrap().stages(stages)
@@ -49,26 +49,7 @@ fn mx_dot_8_bit_random_and_corner_blocks() {
 /// Runs a mutant of `p`'s Verilog (`from` replaced by `to`, exactly one site) exhaustively
 /// and returns (failed, first mismatch).
 fn mutant(p: &Params, from: &str, to: &str) -> (u64, String) {
-    mutant_in(p, from, to, Mode::Exhaustive)
-}
-
-/// [`mutant`] in `mode`.
-fn mutant_in(p: &Params, from: &str, to: &str, mode: Mode) -> (u64, String) {
-    let mut d = generate(p).unwrap();
-    assert_eq!(
-        d.verilog.text().matches(from).count(),
-        1,
-        "mutation site {from}"
-    );
-    for f in &mut d.verilog.files {
-        f.text = f.text.replacen(from, to, 1);
-    }
-    let r = run_design(&toolchain(), p, &d, RunOptions::new(mode, 1)).unwrap();
-    eprintln!(
-        "mutant {from:?} -> {to:?}: {} passed, {} failed",
-        r.passed, r.failed
-    );
-    (r.failed, r.details.first().cloned().unwrap_or_default())
+    common::mutant(p, from, to, Mode::Exhaustive)
 }
 
 /// The sign of product 0 taken from a alone (b's sign bit ignored).
@@ -122,7 +103,7 @@ fn mx_enc_random_and_corner_blocks() {
 #[test]
 fn mutation_enc_int8_ties_away_from_zero_is_caught() {
     let p = mx_enc("mx:int8:b2", 0);
-    let (failed, first) = mutant_in(
+    let (failed, first) = common::mutant(
         &p,
         "(x0_q[0] & (x0_sticky | x0_q[1]))",
         "(x0_q[0] & 1'b1)",
@@ -140,7 +121,7 @@ fn mutation_enc_int8_ties_away_from_zero_is_caught() {
 #[test]
 fn mutation_enc_ties_away_from_zero_is_caught() {
     let p = mx_enc("mx:fp4:e2m1:b2", 0);
-    let (failed, first) = mutant_in(
+    let (failed, first) = common::mutant(
         &p,
         "| subnormal_sticky) | round_frac));",
         "| subnormal_sticky) | 1'b1));",

@@ -8,9 +8,9 @@
 
 mod common;
 
-use common::{check, toolchain};
-use lpgen_hdl::{generate, Params, Unit};
-use lpgen_verif::{drivers::run_design, Mode, RunOptions};
+use common::{check, mutant, toolchain};
+use lpgen_hdl::{Params, Unit};
+use lpgen_verif::Mode;
 
 fn array(f: &str, rows: u32, cols: u32, stages: u32) -> Params {
     let mut p = Params::parse(Unit::Array, f).unwrap().stages(stages);
@@ -44,26 +44,6 @@ fn mx_arrays_every_element_pair_of_fp4_and_fp6() {
         let r = check(&tc, &array(f, 2, 2, s), Mode::Exhaustive, 0x33b);
         assert!(r.passed >= 7 << (2 * w), "{f}: {}", r.passed);
     }
-}
-
-/// Runs a mutant of `p`'s Verilog (`from` replaced by `to`, exactly one site) and returns
-/// (failed, first mismatch).
-fn mutant(p: &Params, from: &str, to: &str, mode: Mode) -> (u64, String) {
-    let mut d = generate(p).unwrap();
-    assert_eq!(
-        d.verilog.text().matches(from).count(),
-        1,
-        "mutation site {from}"
-    );
-    for f in &mut d.verilog.files {
-        f.text = f.text.replacen(from, to, 1);
-    }
-    let r = run_design(&toolchain(), p, &d, RunOptions::new(mode, 1)).unwrap();
-    eprintln!(
-        "mutant {from:?} -> {to:?}: {} passed, {} failed",
-        r.passed, r.failed
-    );
-    (r.failed, r.details.first().cloned().unwrap_or_default())
 }
 
 /// The lowest bit of the exponent sum xa + xb + offset flipped.

@@ -41,3 +41,23 @@ pub fn check(tc: &Toolchain, p: &Params, mode: Mode, seed: u64) -> Report {
     );
     r
 }
+
+/// Runs a mutant of `p`'s Verilog (`from` replaced by `to`; the text must hold exactly one
+/// such site) in `mode` and returns (failed, first mismatch).
+pub fn mutant(p: &Params, from: &str, to: &str, mode: Mode) -> (u64, String) {
+    let mut d = lpgen_hdl::generate(p).unwrap();
+    assert_eq!(
+        d.verilog.text().matches(from).count(),
+        1,
+        "mutation site {from}"
+    );
+    for f in &mut d.verilog.files {
+        f.text = f.text.replacen(from, to, 1);
+    }
+    let r = run_design(&toolchain(), p, &d, RunOptions::new(mode, 1)).unwrap();
+    eprintln!(
+        "mutant {from:?} -> {to:?}: {} passed, {} failed",
+        r.passed, r.failed
+    );
+    (r.failed, r.details.first().cloned().unwrap_or_default())
+}

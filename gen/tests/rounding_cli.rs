@@ -259,6 +259,29 @@ fn training_refuses_what_it_cannot_round_stochastically_in_one_line() {
             vec!["--format", "dfix:8:12", "--rounding", "stochastic:8"],
             "dfix",
         ),
+        (
+            // Float storage rounds its stored values stochastically, on f32 or golden.
+            vec![
+                "--format",
+                "store:f16",
+                "--backend",
+                "f32",
+                "--rounding",
+                "stochastic:8",
+            ],
+            "",
+        ),
+        (
+            vec![
+                "--format",
+                "store:f16",
+                "--backend",
+                "rtl",
+                "--rounding",
+                "stochastic:8",
+            ],
+            "--backend f32 or golden",
+        ),
     ] {
         let mut a = vec![
             "train",
@@ -271,7 +294,7 @@ fn training_refuses_what_it_cannot_round_stochastically_in_one_line() {
         let out = lpgen(&a, "");
         let err = String::from_utf8_lossy(&out.stderr);
         if needle.is_empty() {
-            // Mixed float stages round stochastically: refused only for want of the data.
+            // Refused only for want of the data.
             assert!(err.contains("nonexistent-lpgen-data"), "{more:?}: {err}");
             continue;
         }

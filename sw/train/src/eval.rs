@@ -172,14 +172,15 @@ pub fn fit_storage<M: Machine>(
     let f = cfg.stages.f;
     let store_params = |storage: &mut Storage, model: &mut Model<M::Word>| {
         for (i, l) in model.layers.iter_mut().enumerate() {
-            storage.store(f, i, Role::Weights, &mut l.w.data, false);
-            storage.store(f, i, Role::Biases, &mut l.b, false);
+            storage.store(f, (i, Role::Weights), &mut l.w.data, (false, None))?;
+            storage.store(f, (i, Role::Biases), &mut l.b, (false, None))?;
         }
+        Ok::<(), TrainError>(())
     };
     if storage.needs_fit() {
         storage.begin_fit();
         // While fitting, stores only count: the parameters stay as they are.
-        store_params(storage, model);
+        store_params(storage, model)?;
         let n = (storage.fit_examples() as usize).clamp(1, train.len());
         let fcalc = f.calc();
         let idx: Vec<usize> = (0..n).collect();
@@ -195,8 +196,7 @@ pub fn fit_storage<M: Machine>(
         }
         storage.end_fit();
     }
-    store_params(storage, model);
-    Ok(())
+    store_params(storage, model)
 }
 
 /// Evaluates checkpoint `ck` with configuration `cfg` (the run's network with the

@@ -145,7 +145,7 @@ impl<M: Machine> Net<'_, M> {
         Ok(match *layer {
             Layer::Dense { .. } => {
                 let (at, p) = params.expect("a dense layer has parameters");
-                self.store(at, Role::Input, &mut a.data, training);
+                self.store(at, Role::Input, &mut a.data, training)?;
                 let w = self.convert(st.o, f, &p.w)?;
                 let w = self.read_weights(at, w);
                 let b = self.convert_words(st.o, f, &p.b)?;
@@ -165,7 +165,7 @@ impl<M: Machine> Net<'_, M> {
                 // An exact product's read-out counted the sums' overflows: the bias's addition
                 // is rounded onto the grid uncounted.
                 let counted = training && !self.exact_products();
-                self.store(at, Role::WeightedSum, &mut z.data, counted);
+                self.store(at, Role::WeightedSum, &mut z.data, counted)?;
                 (z, Cache::Dense { input: a })
             }
             Layer::Conv {
@@ -177,7 +177,7 @@ impl<M: Machine> Net<'_, M> {
                 ..
             } => {
                 let (at, p) = params.expect("a convolution has parameters");
-                self.store(at, Role::Input, &mut a.data, training);
+                self.store(at, Role::Input, &mut a.data, training)?;
                 let w = self.convert(st.o, f, &p.w)?;
                 let w = self.read_weights(at, w);
                 let b = self.convert_words(st.o, f, &p.b)?;
@@ -186,7 +186,7 @@ impl<M: Machine> Net<'_, M> {
                 let cols = im2col(&a, (channels, height, width), kernel, pad, zero);
                 let y = self.matmul_stored(f, acc, (cols.view(), w.t()), training)?;
                 let mut y = self.add_bias(f, &y, &b, training)?;
-                self.store(at, Role::WeightedSum, &mut y.data, training);
+                self.store(at, Role::WeightedSum, &mut y.data, training)?;
                 (to_channel_major(&y, a.rows), Cache::Conv { cols })
             }
             Layer::MaxPool {
@@ -290,13 +290,14 @@ impl<M: Machine> Net<'_, M> {
 
     /// Stores the error arriving at a layer's weighted sums (seed 002's storage); the copy in
     /// G, present at the last layer, becomes the stored one (storage runs in one format).
-    fn store_sum_error(&mut self, at: usize, delta: &mut Delta<M::Word>) {
+    fn store_sum_error(&mut self, at: usize, delta: &mut Delta<M::Word>) -> Result<(), TrainError> {
         if self.storage.is_some() {
-            self.store(at, Role::SumError, &mut delta.b.data, true);
+            self.store(at, Role::SumError, &mut delta.b.data, true)?;
             if delta.g.is_some() {
                 delta.g = Some(delta.b.clone());
             }
         }
+        Ok(())
     }
 
     /// The backward pass of one layer: the error at its input (when `propagate`) and, for a
@@ -345,7 +346,7 @@ impl<M: Machine> Net<'_, M> {
         let st = self.cfg.stages;
         let cfg = self.cfg;
         let (b, g) = (st.b, st.g);
-        self.store_sum_error(at, &mut delta);
+        self.store_sum_error(at, &mut delta)?;
         let dg = match delta.g {
             Some(dg) => dg,
             None => self.convert(b, g, &delta.b)?.into_owned(),
@@ -371,9 +372,9 @@ impl<M: Machine> Net<'_, M> {
         };
         let mut gb = self.row_sums(g, cfg.accumulation(Place::Sums, g), dg.t())?;
         if !exact {
-            self.store(at, Role::WeightGradient, &mut gw.data, true);
+            self.store(at, Role::WeightGradient, &mut gw.data, true)?;
         }
-        self.store(at, Role::BiasGradient, &mut gb, true);
+        self.store(at, Role::BiasGradient, &mut gb, true)?;
         let next = if propagate {
             let w_b = self.convert(st.o, b, &p.w)?;
             let w_b = self.read_weights(at, w_b);
@@ -394,7 +395,7 @@ impl<M: Machine> Net<'_, M> {
                 )?,
             };
             if !exact {
-                self.store(at, Role::InputError, &mut e.data, true);
+                self.store(at, Role::InputError, &mut e.data, true)?;
             }
             Some(Delta { b: e, g: None })
         } else {
@@ -428,7 +429,7 @@ impl<M: Machine> Net<'_, M> {
         let st = self.cfg.stages;
         let cfg = self.cfg;
         let (b, g) = (st.b, st.g);
-        self.store_sum_error(at, &mut delta);
+        self.store_sum_error(at, &mut delta)?;
         let samples = delta.b.rows;
         // Rows of (sample, position), one column per filter.
         let dg = match &delta.g {
@@ -445,8 +446,8 @@ impl<M: Machine> Net<'_, M> {
             true,
         )?;
         let mut gb = self.row_sums(g, cfg.accumulation(Place::Sums, g), dg.t())?;
-        self.store(at, Role::WeightGradient, &mut gw.data, true);
-        self.store(at, Role::BiasGradient, &mut gb, true);
+        self.store(at, Role::WeightGradient, &mut gw.data, true)?;
+        self.store(at, Role::BiasGradient, &mut gb, true)?;
         let next = if propagate {
             let out = (
                 filters,
@@ -464,7 +465,7 @@ impl<M: Machine> Net<'_, M> {
                 (rows.view(), flipped.t()),
                 true,
             )?;
-            self.store(at, Role::InputError, &mut e.data, true);
+            self.store(at, Role::InputError, &mut e.data, true)?;
             Some(Delta {
                 b: to_channel_major(&e, samples),
                 g: None,

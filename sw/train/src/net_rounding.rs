@@ -1,15 +1,26 @@
 //! Where `--rounding stochastic:R` rounds (docs/train.md "Stochastic rounding"): the
 //! operations whose results a training step stores, each tensor taking the next positions of
 //! the run's stream (`rounding.rs`). Without a stream, and in test passes, they are the
-//! machine's own (nearest) operations.
+//! machine's own (nearest) operations. With seed 002's storage the arithmetic is f32's, to
+//! nearest: the stream rounds the stored values (`net_storage.rs`), not these results.
 
 use lpgen_golden::{AluOp, Format};
 
 use crate::machine::{Accumulate, Machine, Mat, View};
 use crate::net::Net;
+use crate::rounding::Stream;
 use crate::TrainError;
 
 impl<M: Machine> Net<'_, M> {
+    /// The stream that rounds the format's operations: the run's, unless storage rounds the
+    /// stored values instead (its arithmetic is f32's).
+    fn arithmetic_stream(&mut self) -> Option<&mut Stream> {
+        match self.storage {
+            Some(_) => None,
+            None => self.stream.as_deref_mut(),
+        }
+    }
+
     /// y = op(a, b) stored (`training`): with a stream, each of add, sub, mul and div rounded
     /// with the next a.len() positions; other operations do not round.
     pub(crate) fn lanes_stored(
@@ -20,7 +31,7 @@ impl<M: Machine> Net<'_, M> {
         training: bool,
     ) -> Result<Vec<M::Word>, TrainError> {
         let rounds = matches!(op, AluOp::Add | AluOp::Sub | AluOp::Mul | AluOp::Div);
-        match self.stream.as_deref_mut() {
+        match self.arithmetic_stream() {
             Some(s) if training && rounds => {
                 let draws = s.take(a.len());
                 self.m.lanes_rounded(f, op, a, b, &draws)
@@ -56,7 +67,7 @@ impl<M: Machine> Net<'_, M> {
         if let Some(mx) = self.cfg.mx {
             return self.m.mx_matmul(mx, a, b);
         }
-        match self.stream.as_deref_mut() {
+        match self.arithmetic_stream() {
             Some(s) if training && acc == Accumulate::Exact => {
                 let draws = s.take(a.rows() * b.cols());
                 self.m.matmul_rounded(f, a, b, &draws)

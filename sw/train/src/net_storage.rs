@@ -12,18 +12,22 @@ use crate::TrainError;
 
 impl<M: Machine> Net<'_, M> {
     /// Stores `words` in group `role` of weighted layer `layer` (seed 002's storage; nothing
-    /// without it). `training`: the epoch counts them (dfix: towards the scale updates).
+    /// without it). `training`: the epoch counts them (dfix: towards the scale updates). With
+    /// `--rounding stochastic:R` (a stream: training passes only) the tensor takes the next
+    /// words.len() positions of the stream and is stored rounded stochastically.
     pub(crate) fn store(
         &mut self,
         layer: usize,
         role: Role,
         words: &mut [M::Word],
         training: bool,
-    ) {
+    ) -> Result<(), TrainError> {
         let f = self.cfg.stages.f;
-        if let Some(s) = self.storage.as_deref_mut() {
-            s.store(f, layer, role, words, training);
-        }
+        let Some(s) = self.storage.as_deref_mut() else {
+            return Ok(());
+        };
+        let draws = self.stream.as_deref_mut().map(|st| st.take(words.len()));
+        s.store(f, (layer, role), words, (training, draws.as_ref()))
     }
 
     /// Whether products run on the stored dfix words (`--dfix-products exact`).

@@ -96,7 +96,7 @@ impl<M: Machine> Net<'_, M> {
             };
             let change = if self.storage.is_some() {
                 let mut stored = change;
-                self.store(at, changes, &mut stored, true);
+                self.store(at, changes, &mut stored, true)?;
                 // Where the change is the velocity, the stored velocity is what momentum keeps.
                 let velocity = match self.cfg.optimizer {
                     Optimizer::Sgd => true,
@@ -117,7 +117,7 @@ impl<M: Machine> Net<'_, M> {
             if let (Role::Weights, Some(limit)) = (params, self.cfg.max_norm) {
                 self.max_norm(w, rows, limit)?;
             }
-            self.store(at, params, w, true);
+            self.store(at, params, w, true)?;
         }
         Ok(())
     }

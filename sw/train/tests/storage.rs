@@ -341,7 +341,13 @@ fn f16_storage_rounds_as_the_half_crate_and_golden_binary16() {
     };
     let mut stored = values.clone();
     let mut s = Storage::new(float("f16"), 1);
-    s.store(Format::F32(F32), 0, Role::WeightedSum, &mut stored, true);
+    s.store(
+        Format::F32(F32),
+        (0, Role::WeightedSum),
+        &mut stored,
+        (true, None),
+    )
+    .unwrap();
     for (&x, &y) in values.iter().zip(&stored) {
         assert_eq!(
             y.to_bits(),
@@ -357,4 +363,106 @@ fn f16_storage_rounds_as_the_half_crate_and_golden_binary16() {
         "subnormals"
     );
     let _ = std::fs::remove_dir_all(out);
+}
+
+/// The golden stream's draw at `state`: one xorshift32 step (13, 17, 5; Marsaglia 2003), the
+/// top `r` bits of the new state (docs/formats.md, "Stochastic rounding").
+fn draw(state: u32, r: u32) -> u64 {
+    let mut x = state;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    u64::from(x >> (32 - r))
+}
+
+/// `--format store:f16 --rounding stochastic:8`: each stored value is one of its two binary16
+/// neighbours, the one farther from zero exactly when d + r ≥ 2^8 (d: the top 8 bits of the
+/// distance past the nearer-to-zero neighbour in units of the step between them; r: the
+/// stream's draw). The neighbours come from the `half` crate and the bit pattern, the rule from
+/// the documentation's words: not from the golden model.
+#[test]
+fn stochastic_f16_storage_steps_by_the_stream() {
+    const R: u32 = 8;
+    let mut values = vec![];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..1 << 14 {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let r = (state >> 32) as u32;
+        // From below binary16's smallest subnormal (2^−24) to below its largest value.
+        let exp = 127 - 28 + (r >> 8) % 43;
+        let frac = (state >> 8) as u32 & 0x7f_ffff;
+        values.push(f32::from_bits((r & 1) << 31 | exp << 23 | frac));
+    }
+    values.extend([1.0, -0.5, 0.0, 1.0 + 2f32.powi(-11), 3.0 * 2f32.powi(-26)]);
+    let mut stream = lpgen_train::rounding::Stream::new(lpgen_golden::Rounding::Stochastic(R), 11);
+    let draws = stream.take(values.len());
+    let mut stored = values.clone();
+    let mut s = Storage::new(float("f16"), 1);
+    s.store(
+        Format::F32(F32),
+        (0, Role::WeightedSum),
+        &mut stored,
+        (true, Some(&draws)),
+    )
+    .unwrap();
+    let (mut ups, mut inexact) = (0, 0);
+    for (i, (&x, &y)) in values.iter().zip(&stored).enumerate() {
+        let near = half::f16::from_f32(x);
+        // The neighbour toward zero and the one away from it (magnitudes as bit patterns).
+        let lo = if near.to_f32().abs() <= x.abs() {
+            near
+        } else {
+            half::f16::from_bits(near.to_bits() - 1)
+        };
+        let hi = half::f16::from_bits(lo.to_bits() + 1);
+        let (a, b) = (f64::from(lo.to_f32().abs()), f64::from(hi.to_f32().abs()));
+        let past = (f64::from(x.abs()) - a) / (b - a);
+        assert!((0.0..1.0).contains(&past), "{x:e}: {a:e} {b:e}");
+        let d = (past * f64::from(1u32 << R)).floor() as u64;
+        let up = d + draw(draws.states[i], R) >= 1 << R;
+        let want = if up { hi } else { lo }.to_f32();
+        assert_eq!(y.to_bits(), want.to_bits(), "{x:e}: stored {y:e}, d {d}");
+        inexact += usize::from(past > 0.0);
+        ups += usize::from(up);
+    }
+    // Both ways are taken, and about as often as the distances say (not always the nearer).
+    assert!(
+        inexact > 15_000 && ups > 4_000 && ups < inexact - 4_000,
+        "{ups} of {inexact}"
+    );
+}
+
+/// A run with stochastic float storage keeps binary16 values, resumes word for word (the
+/// stream is in the checkpoint), and differs from the run that rounds to nearest; dfix storage
+/// refuses the stream.
+#[test]
+fn stochastic_half_storage_trains_resumes_and_differs_from_nearest() {
+    let (train, test) = data("half-sr");
+    let mut cfg = config(Some(float("f16")));
+    cfg.rounding = lpgen_golden::Rounding::Stochastic(8);
+    let (a, b) = (tmp("half-sr-a"), tmp("half-sr-b"));
+    let mut sink = |_: &str| Ok(());
+    let run = |cfg: &Config, plan: &Plan, sink: &mut dyn FnMut(&str) -> Result<(), _>| {
+        trainer::run(&mut Float { threads: 1 }, cfg, &train, &test, plan, sink)
+    };
+    let whole = run(&cfg, &plan(&a, 3, false), &mut sink).unwrap();
+    for p in &whole.model.layers {
+        for &w in p.w.data.iter().chain(&p.b).chain(&p.vw).chain(&p.vb) {
+            assert_eq!(w.to_bits(), half_rounded(w).to_bits(), "{w} is not an f16");
+        }
+    }
+    run(&cfg, &plan(&b, 1, false), &mut sink).unwrap();
+    let resumed = run(&cfg, &plan(&b, 3, true), &mut sink).unwrap();
+    assert_eq!(whole.model, resumed.model);
+    let nearest = run(&config(Some(float("f16"))), &plan(&b, 3, false), &mut sink).unwrap();
+    assert_ne!(nearest.model, whole.model);
+    let mut dfix_sr = config(Some(dfix(8, 8, None)));
+    dfix_sr.rounding = lpgen_golden::Rounding::Stochastic(8);
+    let e = run(&dfix_sr, &plan(&b, 1, false), &mut sink).unwrap_err().0;
+    assert!(e.contains("no stochastic rounding"), "{e}");
+    for d in [a, b] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }

@@ -4,13 +4,17 @@
 //! grid: parameters and their changes in the update format U, everything else (and the
 //! parameters as propagations read them) in the propagation format P. Seed 002's "half
 //! precision floating point" row (Table 3) is `store:f16`, 16 bits for both. A float has no
-//! scale to move: there is nothing to fit and nothing to checkpoint.
+//! scale to move: there is nothing to fit and nothing to checkpoint. With
+//! `--rounding stochastic:R` each stored value of a training pass is rounded stochastically
+//! instead (golden `FloatFormat::from_f64_with`), element i with the i-th draw of the
+//! tensor's positions of the run's stream.
 
 use lpgen_golden::float::FloatFormat;
 use lpgen_golden::Format;
 
 use super::{EpochCounts, Role};
 use crate::machine::Word;
+use crate::rounding::Draws;
 use crate::TrainError;
 
 /// What `--format store:P/U` asks for: the float formats values are stored in.
@@ -94,26 +98,31 @@ impl FloatConfig {
         }
     }
 
-    /// Stores `words` (f32 words of `f`) in group `role`: each rounded to nearest even to the
-    /// group's float format. When `training`, `epoch` counts them and those that overflowed
-    /// (a finite value beyond the largest finite number, stored as ±∞, NaN or ±max).
+    /// Stores `words` (f32 words of `f`) in group `role`: each rounded to the group's float
+    /// format, to nearest even, or with `draws` stochastically (word i with draw i). When
+    /// `training`, `epoch` counts them and those that overflowed (a finite value beyond the
+    /// largest finite number, stored as ±∞, NaN or ±max).
     pub fn store<W: Word>(
         &self,
         f: Format,
         role: Role,
         words: &mut [W],
-        training: bool,
+        (training, draws): (bool, Option<&Draws>),
         epoch: &mut EpochCounts,
     ) {
         let to = self.format(role);
         let max = to.to_f64(to.max_finite(false));
-        for w in words.iter_mut() {
+        for (i, w) in words.iter_mut().enumerate() {
             let x = w.value(f);
             if training {
                 epoch.stored += 1;
                 epoch.overflows += u64::from(x.is_finite() && x.abs() > max);
             }
-            *w = W::constant(f, to.to_f64(to.from_f64(x)));
+            let stored = match draws {
+                Some(d) => to.from_f64_with(x, &mut d.rounder(i)),
+                None => to.from_f64(x),
+            };
+            *w = W::constant(f, to.to_f64(stored));
         }
     }
 
@@ -188,7 +197,7 @@ mod tests {
             -0.1,                 // a sign and an ordinary fraction
         ];
         let mut epoch = EpochCounts::default();
-        s.store(F, Role::WeightedSum, &mut words, true, &mut epoch);
+        s.store(F, Role::WeightedSum, &mut words, (true, None), &mut epoch);
         assert_eq!(words[0], 1.0);
         assert_eq!(words[1], 1.0 + 2.0 * ulp);
         assert_eq!(words[2], 1.0 + ulp);
@@ -207,7 +216,7 @@ mod tests {
         );
         // Not training: rounded the same, not counted.
         let mut again = [1.0 + ulp / 2.0];
-        s.store(F, Role::Input, &mut again, false, &mut epoch);
+        s.store(F, Role::Input, &mut again, (false, None), &mut epoch);
         assert_eq!((again[0], epoch.stored), (1.0, 8));
     }
 
@@ -216,12 +225,12 @@ mod tests {
         let s = FloatConfig::parse("fp8:e5m2/f16").unwrap();
         let mut epoch = EpochCounts::default();
         let mut w = [1.0f32 + 2f32.powi(-10), 0.3];
-        s.store(F, Role::Weights, &mut w, true, &mut epoch);
+        s.store(F, Role::Weights, &mut w, (true, None), &mut epoch);
         assert_eq!(w[0], 1.0 + 2f32.powi(-10), "f16 holds it");
         // e5m2: two fraction bits; 1 + 2^−10 → 1; 0.3 (f16: (1 + 205/1024) · 2^−2) → 1.25 · 2^−2.
         assert_eq!(s.read(F, &w), [1.0, 0.3125]);
         let mut sums = [1.0f32 + 2f32.powi(-10)];
-        s.store(F, Role::WeightedSum, &mut sums, true, &mut epoch);
+        s.store(F, Role::WeightedSum, &mut sums, (true, None), &mut epoch);
         assert_eq!(sums, [1.0], "activations at P");
         let same = FloatConfig::parse("f16").unwrap();
         assert_eq!(same.read(F, &[0.1f32]), [0.1], "P = U: read as stored");

@@ -22,6 +22,7 @@ pub use dfix::{DfixConfig, DfixGroups};
 pub use float::FloatConfig;
 
 use crate::machine::Word;
+use crate::rounding::Draws;
 use crate::TrainError;
 
 /// What `--format dfix:P:U` or `--format store:P/U` asks for.
@@ -204,20 +205,27 @@ impl Storage {
     }
 
     /// Stores `words` (f32 words of `f`) in group `role` of layer `layer`, rounding them to
-    /// the storage's format; when `training` the epoch counts them (and dfix's scale updates
-    /// see their overflows).
+    /// the storage's format (float storage: stochastically with `draws`, word i with draw i;
+    /// dfix storage takes none, `lpgen train` refuses the combination); when `training` the
+    /// epoch counts them (and dfix's scale updates see their overflows).
     pub fn store<W: Word>(
         &mut self,
         f: Format,
-        layer: usize,
-        role: Role,
+        (layer, role): (usize, Role),
         words: &mut [W],
-        training: bool,
-    ) {
+        (training, draws): (bool, Option<&Draws>),
+    ) -> Result<(), TrainError> {
         match &mut self.kind {
+            Kind::Dfix(_) if draws.is_some() => {
+                return Err(TrainError(
+                    "dfix storage rounds to nearest onto its groups' grids: it takes no stochastic rounding"
+                        .into(),
+                ))
+            }
             Kind::Dfix(g) => g.store(f, (layer, role), words, training, &mut self.epoch),
-            Kind::Float(c) => c.store(f, role, words, training, &mut self.epoch),
+            Kind::Float(c) => c.store(f, role, words, (training, draws), &mut self.epoch),
         }
+        Ok(())
     }
 
     /// A parameter group's words as propagations read them (§6: at P).

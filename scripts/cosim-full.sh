@@ -364,6 +364,19 @@ for f in bf16 f16:sat:ftz; do
   for s in 0 7; do cosim float-fma --format $f --rounding stochastic:16 --rounding-seed 5 --stages $s --vectors "$VECTORS" --seed "$SEED"; done
 done
 cosim float-fma --format float:11:52 --rounding stochastic:18 --rounding-seed 11 --stages 7 --vectors "$VECTORS" --seed "$SEED"
+# convert to floats (ONLY='convert --format'): every word of each 16- and 8-bit source at every
+# stage count, random words of the wider ones.
+for pair in "bf16 fp8:e4m3 8" "f16 fp8:e5m2:ftz 32" "fp8:e5m2 float:3:4:sat 9" "bf16 f16 7" \
+  "f16 f16 5" "fix:7:8 bf16 13" "fix:7:8 fp8:e4m3 1"; do
+  set -- $pair
+  for s in $(stages "$(max_convert_stages "$1" "$2")"); do
+    cosim convert --format "$1" --to "$2" --rounding stochastic:$3 --rounding-seed 9 --stages $s --exhaustive
+  done
+done
+for pair in "float:8:23 bf16 16" "fix:15:16 f16:sat 20" "float:11:52 bf16 32"; do
+  set -- $pair
+  cosim convert --format "$1" --to "$2" --rounding stochastic:$3 --rounding-seed 9 --stages 2 --vectors "$VECTORS" --seed "$SEED"
+done
 
 # MX block dot products (issue 33): every element pair of the 4- and 6-bit types under seven
 # scale pairs at every stage count and block sizes 1, 4 and 32; every pair of the 8-bit types

@@ -415,7 +415,7 @@ def convert_unit(rng, n):
     fmt = lpgen.Format(UNIT["format"])
     to = lpgen.Format(UNIT["parameters"]["to"])
     xs = corner_words(fmt) + random_words(rng, fmt, n)
-    y = fmt.convert(as_u64(xs), to)
+    y = fmt.convert(as_u64(xs), to, rounder=rounder())
     return [({"x": xs[i]}, {"y": int(y[i])}) for i in range(len(xs))]
 
 

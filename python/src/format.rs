@@ -432,14 +432,21 @@ impl PyFormat {
     /// Each word converted to the format `to` (a `Format` or a format string) of the same
     /// family, as the golden ALU's `convert` (the hardware `convert` unit's and the ALU lane's
     /// rule): posit and fix rounded to nearest (ties to even) and saturated, LNS by its log
-    /// rounded to the target's fraction bits (docs/formats.md).
+    /// rounded to the target's fraction bits (docs/formats.md). With `rounder` (a `Rounder`):
+    /// rounded stochastically where `to` is a float (from a float or fix format), one draw per
+    /// word in C order, as the `convert` unit with `--rounding stochastic:R`.
+    #[pyo3(signature = (words, to, rounder=None))]
     fn convert<'py>(
         &self,
         py: Python<'py>,
         words: &Bound<'py, PyAny>,
         to: &Bound<'py, PyAny>,
+        rounder: Option<&PyRounder>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let t = crate::codecs::format_arg(to)?;
+        if let Some(r) = rounder {
+            return self.convert_rounded(py, words, &t, r);
+        }
         if self.calc.convert_to(&t.calc, 0).is_none() {
             return Err(value_error(format!(
                 "convert converts within one family, not {} to {}",

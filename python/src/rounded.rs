@@ -89,6 +89,26 @@ impl PyFormat {
         self.out(py, &shape, out.map_err(value_error)?)
     }
 
+    /// Each word converted to `to` by the stream `r` (golden `alu::convert_with`: float
+    /// results only), in C order, one draw each.
+    pub fn convert_rounded<'py>(
+        &self,
+        py: Python<'py>,
+        words: &Bound<'py, PyAny>,
+        to: &PyFormat,
+        r: &PyRounder,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        lpgen_golden::alu::convert_pair(self.format, to.format).map_err(value_error)?;
+        let w = self.words(words)?;
+        let shape = w.shape().to_vec();
+        let mut g = r.lock();
+        let out: Result<Vec<Bits>, _> = w
+            .iter()
+            .map(|&x| lpgen_golden::alu::convert_with(&self.calc, &to.calc, x, &mut g))
+            .collect();
+        to.out(py, &shape, out.map_err(value_error)?)
+    }
+
     /// a·b + c rounded once by the stream `r` (float formats), elementwise in C order.
     pub fn fma_rounded<'py>(
         &self,

@@ -180,3 +180,45 @@ def test_bad_mx_vector_input_raises_value_error(call):
 def test_bad_mx_input_raises_value_error(call):
     with pytest.raises(ValueError):
         call(lpgen.MxFormat("mx:fp4:e2m1:b8"))
+
+
+def xorshift_draws(state, bits, n):
+    """The stream's next n draws from `state`, by its documented step (13, 17, 5)."""
+    out = []
+    for _ in range(n):
+        state ^= (state << 13) & 0xFFFFFFFF
+        state ^= state >> 17
+        state ^= (state << 5) & 0xFFFFFFFF
+        out.append(state >> (32 - bits))
+    return out
+
+
+def test_stochastic_convert_steps_by_the_rule():
+    # bf16 words into fp8:e4m3 (the `convert` unit with --rounding stochastic:6): of the two
+    # E4M3 neighbours, the one farther from zero iff d + r >= 2^6 (d: the top 6 bits of the
+    # distance past the nearer one, in steps; r: the draw); neighbours from E4M3's own values
+    f, t = lpgen.Format("bf16"), lpgen.Format("fp8:e4m3")
+    mags = sorted({Fraction(float(t.decode(w))) for w in range(0x7F)})
+    rng = np.random.default_rng(8)
+    vals = rng.normal(size=2000) * 2.0 ** rng.integers(-12, 8, 2000)
+    words = f.encode(np.clip(vals, -440, 440))
+    r = lpgen.Rounder("stochastic:6", seed=4)
+    draws = xorshift_draws(r.state, 6, len(words))
+    got = f.convert(words, t, rounder=r)
+    ups = 0
+    for w, y, draw in zip(words, got, draws):
+        x = Fraction(float(f.decode(w)))
+        i = max(k for k, m in enumerate(mags) if m <= abs(x))
+        lo, hi = mags[i], mags[min(i + 1, len(mags) - 1)]
+        d = int((abs(x) - lo) / (hi - lo) * 64) if hi > lo else 0
+        up = d + draw >= 64
+        ups += up
+        mag = hi if up else lo
+        assert y == t.encode(float(mag) if x >= 0 else -float(mag)) | (0x80 if x < 0 else 0), \
+            (hex(int(w)), hex(int(y)), d, draw)
+    assert 100 < ups < 1500
+    # nearest without a rounder; stochastic only into floats
+    assert list(f.convert(words, t)) != list(got)
+    for src, dst in [("bf16", "fix:7:8"), ("posit:16:1", "posit:8:2")]:
+        with pytest.raises(ValueError):
+            lpgen.Format(src).convert([1], dst, rounder=lpgen.Rounder("stochastic:4"))

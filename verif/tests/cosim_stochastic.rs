@@ -5,9 +5,10 @@
 //! Every fp8:e4m3 pair (add with both settings of `sub`, at 5 stages; mul at 2), every
 //! fp8:e5m2:ftz product with R = 12 (more random bits than discarded ones), random and
 //! corner bf16 sums (R = 8) and products (R = 32), float-fma on every float:2:2 triple
-//! (R = 5) and random bf16 triples near cancellation (R = 32); and three mutants it catches: a wrong
+//! (R = 5) and random bf16 triples near cancellation (R = 32); `convert` to floats on every
+//! bf16 word (into fp8:e4m3) and every fix:7:8 word (into bf16); and mutants it catches: a wrong
 //! stream step (xorshift's 17 → 15), the stream stepping on idle cycles too, and the
-//! comparison d + r > 2^R instead of ≥.
+//! comparison d + r > 2^R instead of ≥, and convert's discarded bits taken one place low.
 
 mod common;
 
@@ -59,20 +60,47 @@ fn float_fma_float_2_2_all_triples_and_bf16_random() {
     assert!(r.passed > 20_000, "{}", r.passed);
 }
 
+/// `convert --rounding stochastic:R` (float results): `from` to `to` at `stages`.
+fn convert_sr(from: &str, to: &str, stages: u32, r: u32, seed: u64) -> Params {
+    let mut p = sr(Unit::Convert, from, stages, r, seed);
+    p.to = Some(to.parse().unwrap());
+    p
+}
+
+/// Every bf16 word into fp8:e4m3 (R = 8, 2 stages) and every fix:7:8 word into bf16 (R = 13,
+/// 1 stage), against golden `alu::convert_with`; and the mutant whose discarded bits are
+/// taken one place low is caught.
+#[test]
+fn convert_to_floats_all_words() {
+    let tc = toolchain();
+    let p = convert_sr("bf16", "fp8:e4m3", 2, 8, 3);
+    let r = check(&tc, &p, Mode::Exhaustive, 0);
+    assert_eq!(r.passed, 1 << 16);
+    let q = convert_sr("fix:7:8", "bf16", 1, 13, 5);
+    let r = check(&tc, &q, Mode::Exhaustive, 0);
+    assert_eq!(r.passed, 1 << 16);
+    let f = mutant(
+        &tc,
+        &p,
+        "assign round_discard = subnormal_sig[7:0];",
+        "assign round_discard = {subnormal_sig[6:0], 1'b0};",
+    );
+    assert!(f > 1000, "{f} failed");
+}
+
 fn mul_e4m3() -> Params {
     sr(Unit::FloatMul, "fp8:e4m3", 2, 4, 7)
 }
 
-/// Runs fp8:e4m3 float-mul (R = 4) with `from` replaced by `to` in its Verilog, exhaustively;
-/// returns the failures.
-fn mutant(tc: &Toolchain, from: &str, to: &str) -> u64 {
-    let p = mul_e4m3();
-    let mut d = generate(&p).unwrap();
+/// Runs design `p` with `from` replaced by `to` in its Verilog, exhaustively; returns the
+/// failures.
+fn mutant(tc: &Toolchain, p: &Params, from: &str, to: &str) -> u64 {
+    let mut d = generate(p).unwrap();
     assert_eq!(d.verilog.text().matches(from).count(), 1, "mutation site");
     for f in &mut d.verilog.files {
         f.text = f.text.replacen(from, to, 1);
     }
-    let r = run_design(tc, &p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
+    let r = run_design(tc, p, &d, RunOptions::new(Mode::Exhaustive, 0)).unwrap();
     eprintln!(
         "mutant {from:?} -> {to:?}: {} passed, {} failed",
         r.passed, r.failed
@@ -86,12 +114,19 @@ fn mutant(tc: &Toolchain, from: &str, to: &str) -> u64 {
 #[test]
 fn mutants_of_the_stream_and_the_comparison_are_caught() {
     let tc = toolchain();
+    let mul = mul_e4m3();
     // A wrong stream step.
-    let f = mutant(&tc, "{17'd0, sr_x13[31:17]}", "{15'd0, sr_x13[31:15]}");
+    let f = mutant(
+        &tc,
+        &mul,
+        "{17'd0, sr_x13[31:17]}",
+        "{15'd0, sr_x13[31:15]}",
+    );
     assert!(f > 1000, "{f} failed");
     // The stream steps on idle cycles too.
     let f = mutant(
         &tc,
+        &mul,
         "if (in_valid) sr_state <= sr_next;",
         "sr_state <= sr_next;",
     );
@@ -99,6 +134,7 @@ fn mutants_of_the_stream_and_the_comparison_are_caught() {
     // Moves iff d + r > 2^R (d + r < 2^(R+1): the carry and a nonzero sum below it).
     let f = mutant(
         &tc,
+        &mul,
         "assign round_up = round_up_wide[4];",
         "assign round_up = round_up_wide[4] & (|round_up_wide[3:0]);",
     );

@@ -26,6 +26,8 @@ fn formats(p: &Params) -> Result<(Format, Format), GenError> {
         )));
     };
     lpgen_golden::alu::convert_pair(p.format, to).map_err(|e| GenError(e.to_string()))?;
+    lpgen_golden::alu::convert_rounding(p.format, to, p.rounding)
+        .map_err(|e| GenError(e.to_string()))?;
     for f in [p.format, to] {
         if let Format::Float(x) = f {
             float::check_hardware(x, "convert")?;
@@ -43,8 +45,14 @@ pub(crate) fn convert(p: &Params) -> Result<Built, GenError> {
     let (f, to) = formats(p)?;
     let (mut m, valid) = start(p, max_stages(p))?;
     let x = m.input("x", f.width());
+    let random = float::random_bits(&mut m, p, &valid);
     m.stage();
-    let y = hw(&f).convert(&mut m, to, "", &x);
+    let y = match &random {
+        None => hw(&f).convert(&mut m, to, "", &x),
+        Some(r) => float::convert_stochastic(&mut m, (f, to), &x, r).ok_or_else(|| {
+            GenError(format!("convert {f} to {to}: no stochastic rounding (a lpgen bug: the golden check passed)"))
+        })?,
+    };
     m.output("y", &y);
     finish(m, &valid, vec![])
 }

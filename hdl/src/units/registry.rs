@@ -216,8 +216,9 @@ pub static UNITS: [UnitEntry; 20] = [
         unit: Unit::Convert,
         name: "convert",
         help: "one word of --format converted to --to (same family: posit, lns, fix or float; \
-               or float and fix), the ALU lane's conversion alone",
-        options: &[Opt::To],
+               or float and fix), the ALU lane's conversion alone; float results also \
+               stochastic:R",
+        options: &[Opt::To, Opt::Rounding],
         max_stages: convert::max_stages,
         build: convert::convert,
         grid: convert::grid,

@@ -19,6 +19,7 @@ use crate::fixed::FixFormat;
 use crate::format::{err, Format, FormatError};
 use crate::lns::LnsFormat;
 use crate::posit::PositFormat;
+use crate::rounding::{Rounder, Rounding};
 
 /// The opcodes of a lane. Codes 11..=15 are unassigned and give the zero word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +202,32 @@ pub fn convert(from: &Calc, to: &Calc, a: Bits) -> Bits {
         _ => from
             .convert_to(to, a)
             .unwrap_or_else(|| panic!("convert across families: {from:?} to {to:?}")),
+    }
+}
+
+/// [`convert`] rounded by `r`: to nearest as [`convert`], or stochastically (one draw per
+/// conversion, whatever the word) where [`convert_rounding`] allows it, by the float family's
+/// rounding (`FloatFormat::convert_with` / `from_fix_with`).
+pub fn convert_with(from: &Calc, to: &Calc, a: Bits, r: &mut Rounder) -> Result<Bits, FormatError> {
+    convert_rounding(from.format(), to.format(), r.rounding())?;
+    Ok(match (from, to) {
+        (Calc::Float(f), Calc::Float(t)) => f.convert_with(t, a, r),
+        (Calc::Fix(f), Calc::Float(t)) => t.from_fix_with(*f, a, r),
+        // Rounding to nearest (convert_rounding refused stochastic rounding of the rest).
+        _ => convert(from, to, a),
+    })
+}
+
+/// Whether `convert` rounds F to T by `rounding`: every pair to nearest; stochastically only
+/// where the result is a float (float to float, fix to float). One line otherwise.
+pub fn convert_rounding(f: Format, t: Format, rounding: Rounding) -> Result<(), FormatError> {
+    match (rounding, f, t) {
+        (Rounding::Nearest, _, _)
+        | (Rounding::Stochastic(_), Format::Float(_) | Format::Fix(_), Format::Float(_)) => Ok(()),
+        (r, f, t) => err(format!(
+            "rounding {r}: convert rounds stochastically to float formats (from float or fix), \
+             not {f} to {t}"
+        )),
     }
 }
 

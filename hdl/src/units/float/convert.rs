@@ -1,14 +1,16 @@
 //! Float conversions, each rounded once to nearest even as the golden model rounds them: among
 //! float formats (golden `FloatFormat::convert`, the lanes' `t_in`/`t_out` and the `convert`
 //! unit) and between float and fix (golden `FloatFormat::to_fix` / `from_fix`, the `convert`
-//! unit's cross-family pairs). Each marks [`CONVERT_STAGES`] candidate boundary.
+//! unit's cross-family pairs). Each marks [`CONVERT_STAGES`] candidate boundary. The `convert`
+//! unit's float results may instead be rounded stochastically ([`convert_stochastic`]).
 
-use lpgen_golden::{FixFormat, FloatFormat};
+use lpgen_golden::{FixFormat, FloatFormat, Format};
 
 use super::super::fix::saturate;
 use super::super::posit::decode::lzc;
 use super::div::infinite_word;
-use super::{decode, qnan, round_encode, zero_word};
+use super::lane::same_format;
+use super::{decode, qnan, round_encode_with, zero_word};
 use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
 
 /// Candidate boundaries of each conversion: the rounder's (float results), between the
@@ -28,6 +30,18 @@ fn pad_to(sig: &E, w: u32) -> E {
 /// one brought to the top (subnormals of `s`), rounded once in `d`; NaN → `d`'s NaN, ±∞ →
 /// `d`'s infinite result, ±0 (and `:ftz` subnormals of `s`) → ±0.
 pub(crate) fn float_to_float(m: &mut Module, s: FloatFormat, d: FloatFormat, x: &E) -> E {
+    float_to_float_with(m, s, d, x, None)
+}
+
+/// [`float_to_float`], rounded stochastically with `random` (this conversion's R bits) when
+/// given: the significand is exact, so the R bits below the last place are too.
+fn float_to_float_with(
+    m: &mut Module,
+    s: FloatFormat,
+    d: FloatFormat,
+    x: &E,
+    random: Option<&E>,
+) -> E {
     m.comment(&format!("decode x ({s})"));
     let dx = decode(m, s, "x", x);
     m.comment("normalise: the significand's leading one to the top (subnormals)");
@@ -45,7 +59,7 @@ pub(crate) fn float_to_float(m: &mut Module, s: FloatFormat, d: FloatFormat, x: 
         .sub(&lz.zext(bw))
         .add(&signed_konst(bw, shift));
     let be = m.wire("norm_exp", &be);
-    let word = round_encode(m, d, &dx.sign, &be, &norm);
+    let word = round_encode_with(m, d, &dx.sign, &be, &norm, random);
     m.comment("specials: NaN, infinity, zero");
     let word = mux(&dx.zero, &zero_word(d, &dx.sign), &word);
     let word = match &dx.inf {
@@ -58,6 +72,11 @@ pub(crate) fn float_to_float(m: &mut Module, s: FloatFormat, d: FloatFormat, x: 
 /// `x` of fix format `s` as a word of float format `d`: the magnitude of the two's-complement
 /// integer, its leading one to the top, rounded once in `d` (value v·2^−F); zero → +0.
 pub(crate) fn fix_to_float(m: &mut Module, s: FixFormat, d: FloatFormat, x: &E) -> E {
+    fix_to_float_with(m, s, d, x, None)
+}
+
+/// [`fix_to_float`], rounded stochastically with `random` when given (the magnitude is exact).
+fn fix_to_float_with(m: &mut Module, s: FixFormat, d: FloatFormat, x: &E, random: Option<&E>) -> E {
     let w = s.width();
     m.comment(&format!("magnitude and sign of x ({s})"));
     let neg = m.wire("x_neg", &x.msb());
@@ -71,9 +90,27 @@ pub(crate) fn fix_to_float(m: &mut Module, s: FixFormat, d: FloatFormat, x: &E) 
         .max(d.exp_bits + 2)
         .max(lz.width + 1);
     let be = m.wire("norm_exp", &signed_konst(bw, e0).sub(&lz.zext(bw)));
-    let word = round_encode(m, d, &neg, &be, &norm);
+    let word = round_encode_with(m, d, &neg, &be, &norm, random);
     m.comment("specials: zero");
     mux(&is_zero, &konst(d.width(), 0), &word)
+}
+
+/// The `convert` unit's conversion of `x` from `f` to `t` rounded stochastically with
+/// `random` (golden `alu::convert_with`): float to float (a word of the same format passes
+/// unchanged: exact, it never moves) and fix to float; `None` for the pairs golden
+/// `alu::convert_rounding` refuses (checked before the design is built).
+pub(crate) fn convert_stochastic(
+    m: &mut Module,
+    (f, t): (Format, Format),
+    x: &E,
+    random: &E,
+) -> Option<E> {
+    match (f, t) {
+        (Format::Float(s), Format::Float(d)) if s == d => Some(same_format(d, x)),
+        (Format::Float(s), Format::Float(d)) => Some(float_to_float_with(m, s, d, x, Some(random))),
+        (Format::Fix(s), Format::Float(d)) => Some(fix_to_float_with(m, s, d, x, Some(random))),
+        _ => None,
+    }
 }
 
 /// `x` of float format `s` as a word of fix format `d`: the value times 2^F rounded to the

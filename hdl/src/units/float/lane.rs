@@ -197,7 +197,7 @@ fn order_key(f: FloatFormat, x: &E) -> E {
 
 /// `x` converted to its own format, as the golden conversion decodes and rounds it: a NaN
 /// becomes the canonical NaN, with `:ftz` a subnormal zero of its sign, any other word itself.
-fn same_format(f: FloatFormat, x: &E) -> E {
+pub(super) fn same_format(f: FloatFormat, x: &E) -> E {
     mux(&is_nan_word(f, x), &qnan(f), &canon(f, x))
 }
 

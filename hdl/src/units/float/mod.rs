@@ -31,12 +31,12 @@ use super::{GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, named, signed_konst, Module, StagePlan, SubModule, E};
 
 pub(crate) use add::{add, add_decoded, ADD_STAGES};
-pub(crate) use convert::{fix_to_float, CONVERT_STAGES};
+pub(crate) use convert::{convert_stochastic, fix_to_float, CONVERT_STAGES};
 pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use lane::check_hardware;
 pub(crate) use mul::{mul, MUL_STAGES};
 pub(crate) use pe::FLOAT_PE;
-pub(crate) use stochastic::stochastic_header;
+pub(crate) use stochastic::{random_bits, stochastic_header};
 
 pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {
     match f {

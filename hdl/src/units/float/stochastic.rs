@@ -1,5 +1,5 @@
-//! Stochastic rounding of `float-add`, `float-mul` and `float-fma` (`--rounding
-//! stochastic:R`, issue 32):
+//! Stochastic rounding of `float-add`, `float-mul`, `float-fma` and `convert` to floats
+//! (`--rounding stochastic:R`, issue 32):
 //! the unit holds the golden stream's generator, a 32-bit xorshift32 state register
 //! (`sr_state`). It resets (on `rst`) to the golden `Xorshift32::from_seed(seed)` state, a
 //! constant of the design, and steps once in every cycle with `in_valid`: the operation
@@ -11,7 +11,7 @@
 use lpgen_golden::rounding::Xorshift32;
 use lpgen_golden::Rounding;
 
-use super::super::{Params, Unit};
+use super::super::{convert, Params, Unit};
 use super::{ADD_STAGES, FMA_STAGES, MUL_STAGES};
 use crate::ir::{cat, konst, Module, E};
 
@@ -50,14 +50,15 @@ pub(crate) fn random_bits(m: &mut Module, p: &Params, in_valid: &E) -> Option<E>
 }
 
 /// The stochastic designs of the lint grid: (format, R, seed) × float-add, float-mul,
-/// float-fma at stages 0 and max (lean: four of them).
+/// float-fma at stages 0 and max (lean: four of them); `convert` to floats, seven pairs at
+/// every stage count (lean: two).
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let units = [
         (Unit::FloatAdd, ADD_STAGES),
         (Unit::FloatMul, MUL_STAGES),
         (Unit::FloatFma, FMA_STAGES),
     ];
-    let mut g = vec![];
+    let mut g = convert_grid(full);
     let mut push = |unit, f: &str, r, seed, s| {
         let p = Params::new(unit, f.parse().expect("a float format"));
         g.push(p.rounding(Rounding::Stochastic(r), seed).stages(s));
@@ -82,6 +83,36 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             let r = if unit == Unit::FloatFma { r.min(18) } else { r };
             for s in [0, max] {
                 push(unit, f, r, seed, s);
+            }
+        }
+    }
+    g
+}
+
+/// The `convert` designs of [`grid`]: conversions to floats, rounded stochastically.
+fn convert_grid(full: bool) -> Vec<Params> {
+    let mut g = vec![];
+    let design = |from: &str, to: &str, r, seed| {
+        let mut p = Params::new(Unit::Convert, from.parse().expect("a grid format"));
+        p.to = Some(to.parse().expect("a grid format"));
+        p.rounding(Rounding::Stochastic(r), seed)
+    };
+    if !full {
+        g.push(design("bf16", "fp8:e4m3", 8, 3).stages(2));
+        g.push(design("fix:7:8", "bf16", 13, 5).stages(0));
+    } else {
+        for (from, to, r, seed) in [
+            ("bf16", "fp8:e4m3", 8, 3),
+            ("float:8:23", "bf16", 16, 1),
+            ("f16", "fp8:e5m2:ftz", 32, 2),
+            ("fp8:e5m2", "float:3:4:sat", 9, 4),
+            ("f16", "f16", 5, 6),
+            ("fix:7:8", "bf16", 13, 5),
+            ("fix:15:16", "f16:sat", 20, 7),
+        ] {
+            let p = design(from, to, r, seed);
+            for s in 0..=convert::max_stages(&p) {
+                g.push(p.clone().stages(s));
             }
         }
     }

@@ -7,13 +7,28 @@
 use super::{FloatFormat, Val};
 use crate::arith::Bits;
 use crate::fixed::{rne_shift, FixFormat};
+use crate::rounding::{Draw, Rounder};
 
 impl FloatFormat {
     /// The word of fix format `s` as a word of this format: its exact value
     /// s.to_int(a) · 2^−F rounded once (zero gives +0).
     pub fn from_fix(&self, s: FixFormat, a: Bits) -> Bits {
+        self.fix_value_rounded(s, a, Draw::Nearest)
+    }
+
+    /// [`Self::from_fix`] rounded by `r` (one draw, even where the value is exact).
+    pub fn from_fix_with(&self, s: FixFormat, a: Bits, r: &mut Rounder) -> Bits {
+        self.fix_value_rounded(s, a, r.draw())
+    }
+
+    fn fix_value_rounded(&self, s: FixFormat, a: Bits, draw: Draw) -> Bits {
         let v = s.to_int(a);
-        self.round(v < 0, u128::from(v.unsigned_abs()), -i64::from(s.frac_bits))
+        self.round_with(
+            v < 0,
+            u128::from(v.unsigned_abs()),
+            -i64::from(s.frac_bits),
+            draw,
+        )
     }
 
     /// This format's word `a` as a word of fix format `t`: its exact value rounded to t's F

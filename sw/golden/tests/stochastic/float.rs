@@ -3,6 +3,7 @@
 use lpgen_golden::float::FloatFormat;
 use lpgen_golden::rounding::{Draw, Rounder, Rounding};
 use lpgen_golden::Format;
+use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -265,4 +266,44 @@ fn stochastic_rounding_is_unbiased_where_nearest_is_not() {
     // Past 2 the terms are an eighth of the last place (and less past 4, 8): the sum's σ
     // stays under 0.2; 0.5 is more than two last places at 9 (0.0625 each).
     assert!((f.to_f64(sto) - 9.0).abs() < 0.5, "{}", f.to_f64(sto));
+}
+
+/// Fix to float through `alu::convert_with` (the `convert` unit's pair): one draw per word and
+/// the rule on the two's-complement value v·2^−F, every word of fix:7:8 into fp8:e4m3, bf16 and
+/// fp8:e5m2:sat; a nearest rounder converts as `alu::convert`; float to fix and pairs of other
+/// families are refused in one line under stochastic rounding.
+#[test]
+fn fix_to_float_conversions_round_by_the_rule() {
+    use lpgen_golden::alu::{convert, convert_with};
+    let from: Format = "fix:7:8".parse().unwrap();
+    for (to_p, bits) in [
+        (p("fp8:e4m3", 4, 3, true, false, false), 5),
+        (p("bf16", 8, 7, false, false, false), 13),
+        (p("fp8:e5m2:sat", 5, 2, false, true, false), 2),
+    ] {
+        let to = Format::Float(golden(&to_p));
+        let (fc, tc) = (from.calc(), to.calc());
+        let mut rounder = Rounder::new(Rounding::Stochastic(bits), 9);
+        let mut nearest = Rounder::new(Rounding::Nearest, 0);
+        let mut gen = RefGen::new(9);
+        for a in 0..1u64 << 16 {
+            let got = convert_with(&fc, &tc, a, &mut rounder).unwrap();
+            let v = i64::from(a as u16 as i16);
+            let draw = Some((bits, gen.draw(bits)));
+            let want = to_p.round_dy(&BigInt::from(v), -8, draw, false);
+            assert_eq!(got, want, "fix:7:8 {a:#06x} -> {}", to_p.name);
+            let near = convert_with(&fc, &tc, a, &mut nearest).unwrap();
+            assert_eq!(near, convert(&fc, &tc, a));
+        }
+    }
+    let mut r = Rounder::new(Rounding::Stochastic(8), 1);
+    for (f, t) in [
+        ("bf16", "fix:7:8"),
+        ("posit:16:1", "posit:8:2"),
+        ("fix:7:8", "fix:3:4"),
+    ] {
+        let (f, t): (Format, Format) = (f.parse().unwrap(), t.parse().unwrap());
+        let e = convert_with(&f.calc(), &t.calc(), 1, &mut r).unwrap_err().0;
+        assert!(e.contains("to float formats") && !e.contains('\n'), "{e}");
+    }
 }

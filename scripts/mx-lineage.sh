@@ -4,7 +4,7 @@
 # (per-tensor scales; in training only on gradients and hidden activations), MXINT8 and
 # MXFP8/MXFP6/MXFP4 (per-32 E8M0 scales on every layer product's operands): final test accuracy
 # of the MNIST-10k MLP (lpgen train's default 784-512-10 sigmoid net) and of LeNet-5 on
-# Fashion-MNIST (f32 and MXFP8 only, on a subset), and the quantization error of each code
+# Fashion-MNIST (on a subset), and the quantization error of each code
 # (`lpgen quant`, seed 003 Table 1's distributions). Runs go to $OUT/<net>-<case>/ (a finished
 # run is skipped); the table is printed at the end.
 #   scripts/mx-lineage.sh            every run, then the tables
@@ -47,6 +47,12 @@ lenet_cases() {
   echo "f32|--backend f32"
   echo "mx-fp8-e4m3|--backend f32 --format mx:fp8:e4m3"
   echo "mx-fp8-e5m2|--backend f32 --format mx:fp8:e5m2"
+}
+
+# The rest of the lineage on LeNet-5 (run after the MLP's late cases).
+lenet_cases_late() {
+  mlp_cases | tail -n +2 | grep -v -e '^mx-fp8'
+  mlp_cases_late
 }
 
 run() { # net case options...
@@ -101,6 +107,11 @@ if [ "${1:-}" != "--table" ]; then
     # shellcheck disable=SC2086
     run mlp "$name" $MLP $opts
   done < <(mlp_cases_late)
+  EPOCHS=$LENET_EPOCHS
+  while IFS='|' read -r name opts; do
+    # shellcheck disable=SC2086
+    run lenet "$name" $LENET $opts
+  done < <(lenet_cases_late)
   # LeNet-5 on all of Fashion-MNIST (60k/10k), f32 and MXFP8 E4M3.
   EPOCHS=$LENET_EPOCHS
   FULL="--model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --momentum-from 1 --schedule step:4 --normalize global --epochs $LENET_EPOCHS"

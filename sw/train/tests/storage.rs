@@ -320,21 +320,9 @@ fn f16_storage_rounds_as_the_half_crate_and_golden_binary16() {
         })
         .collect();
     let run_values = values.len();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    for _ in 0..1 << 16 {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let r = (state >> 32) as u32;
-        // Sign, an exponent from 2^−30 to 2^17 (below the smallest subnormal to beyond 65504),
-        // any fraction; every fourth word ends in a tie at binary16's fraction width.
-        let exp = 127 - 30 + (r >> 8) % 48;
-        let mut frac = (state >> 8) as u32 & 0x7f_ffff;
-        if r & 3 == 0 {
-            frac = (frac & !0x1fff) | 0x1000;
-        }
-        values.push(f32::from_bits((r & 1) << 31 | exp << 23 | frac));
-    }
+    // From 2^−30 to 2^17 (below the smallest subnormal to beyond 65504); every fourth word
+    // ends in a tie at binary16's fraction width.
+    values.extend(random_f32s(0x9e37_79b9_7f4a_7c15, 1 << 16, (-30, 48), true));
     let golden: lpgen_golden::float::FloatFormat = match "f16".parse::<Format>().unwrap() {
         Format::Float(f) => f,
         other => panic!("f16 is {other:?}"),
@@ -365,6 +353,27 @@ fn f16_storage_rounds_as_the_half_crate_and_golden_binary16() {
     let _ = std::fs::remove_dir_all(out);
 }
 
+/// `n` f32 words from an LCG seeded `seed`: random signs and fractions, binary exponents
+/// from `lo` to `lo + span − 1`; with `ties`, every fourth word ends in a tie at binary16's
+/// fraction width.
+fn random_f32s(seed: u64, n: usize, (lo, span): (i32, u32), ties: bool) -> Vec<f32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (state >> 32) as u32;
+            let exp = (127 + lo) as u32 + (r >> 8) % span;
+            let mut frac = (state >> 8) as u32 & 0x7f_ffff;
+            if ties && r & 3 == 0 {
+                frac = (frac & !0x1fff) | 0x1000;
+            }
+            f32::from_bits((r & 1) << 31 | exp << 23 | frac)
+        })
+        .collect()
+}
+
 /// The golden stream's draw at `state`: one xorshift32 step (13, 17, 5; Marsaglia 2003), the
 /// top `r` bits of the new state (docs/formats.md, "Stochastic rounding").
 fn draw(state: u32, r: u32) -> u64 {
@@ -383,18 +392,8 @@ fn draw(state: u32, r: u32) -> u64 {
 #[test]
 fn stochastic_f16_storage_steps_by_the_stream() {
     const R: u32 = 8;
-    let mut values = vec![];
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    for _ in 0..1 << 14 {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let r = (state >> 32) as u32;
-        // From below binary16's smallest subnormal (2^−24) to below its largest value.
-        let exp = 127 - 28 + (r >> 8) % 43;
-        let frac = (state >> 8) as u32 & 0x7f_ffff;
-        values.push(f32::from_bits((r & 1) << 31 | exp << 23 | frac));
-    }
+    // From below binary16's smallest subnormal (2^−24) to below its largest value.
+    let mut values = random_f32s(0x2545_f491_4f6c_dd1d, 1 << 14, (-28, 43), false);
     values.extend([1.0, -0.5, 0.0, 1.0 + 2f32.powi(-11), 3.0 * 2f32.powi(-26)]);
     let mut stream = lpgen_train::rounding::Stream::new(lpgen_golden::Rounding::Stochastic(R), 11);
     let draws = stream.take(values.len());

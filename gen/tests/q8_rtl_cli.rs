@@ -107,7 +107,8 @@ fn bad_convert_requests_are_refused_in_one_line() {
     );
     for (f, t) in [
         ("posit:16:1", "lns:4:3"),
-        ("f32", "f32"),
+        ("f32", "posit:8:0"),
+        ("f32", "lns:4:3"),
         ("fix:7:8", "posit:8:0"),
     ] {
         refused(

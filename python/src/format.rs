@@ -430,7 +430,7 @@ impl PyFormat {
     }
 
     /// Each word converted to the format `to` (a `Format` or a format string) of the same
-    /// family, as the golden ALU's `convert` (the hardware `convert` unit's and the ALU lane's
+    /// family, or between float (f32 too) and fix formats, as the golden ALU's `convert` (the hardware `convert` unit's and the ALU lane's
     /// rule): posit and fix rounded to nearest (ties to even) and saturated, LNS by its log
     /// rounded to the target's fraction bits (docs/formats.md). With `rounder` (a `Rounder`):
     /// rounded stochastically where `to` is a float (from a float or fix format), one draw per
@@ -447,20 +447,20 @@ impl PyFormat {
         if let Some(r) = rounder {
             return self.convert_rounded(py, words, &t, r);
         }
-        if self.calc.convert_to(&t.calc, 0).is_none() {
-            return Err(value_error(format!(
-                "convert converts within one family, not {} to {}",
-                self.format, t.format
-            )));
+        // One family (its own conversion), or a pair of the `convert` unit: float and fix,
+        // f32 as float:8:23 (golden `alu::convert`).
+        let same_family = self.calc.convert_to(&t.calc, 0).is_some();
+        if !same_family {
+            lpgen_golden::alu::convert_pair(self.format, t.format).map_err(value_error)?;
         }
         let w = self.words(words)?;
         let shape = w.shape().to_vec();
         let w: Vec<Bits> = w.iter().copied().collect();
         let (from, to_calc) = (self.calc, t.calc);
         let out = py.detach(|| {
-            crate::arrays::par_map(w.len(), |i| {
-                from.convert_to(&to_calc, w[i])
-                    .expect("checked: one family")
+            crate::arrays::par_map(w.len(), |i| match from.convert_to(&to_calc, w[i]) {
+                Some(y) => y,
+                None => lpgen_golden::alu::convert(&from, &to_calc, w[i]),
             })
         });
         t.out(py, &shape, out)

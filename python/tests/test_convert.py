@@ -1,5 +1,6 @@
-"""`Format.convert`: words of one format converted to another of the same family (the golden
-ALU's conversion, which the hardware `convert` unit and the ALU lane's `t_out` implement)."""
+"""`Format.convert`: words of one format converted to another of the same family, or between
+float (f32 too) and fix formats (the golden ALU's conversion, which the hardware `convert` unit
+and the ALU lane's `t_out` implement)."""
 
 import numpy as np
 import pytest
@@ -41,7 +42,7 @@ def test_lns_widening_keeps_the_value_and_narrowing_undoes_it(narrow, wide):
 
 
 def test_convert_refuses_another_family():
-    with pytest.raises(ValueError, match="convert converts within one family, not posit:8:0 to lns:4:4"):
+    with pytest.raises(ValueError, match="convert converts within one family.* not posit:8:0 to lns:4:4"):
         lpgen.Format("posit:8:0").convert([0], "lns:4:4")
     with pytest.raises(ValueError):
         lpgen.Format("posit:8:0").convert([0], "posit:1")
@@ -78,3 +79,28 @@ def test_alu_lane_follows_its_definition(src, dst, rng):
             assert (y == zero).all(), f"unassigned op {op}"
     with pytest.raises(ValueError, match="an ALU lane converts within one family"):
         f.alu(0, a, b, sel, 0, to="f32")
+
+
+def test_f32_to_bf16_is_the_classic_round_to_nearest_even(rng):
+    # the hardware `convert --format f32 --to bf16`: bf16 = the top 16 bits of the f32 word
+    # after adding 0x7fff plus the kept lowest bit (ties to even), for finite words that do not
+    # round past bf16's largest value
+    u = rng.integers(0, 1 << 32, 20000, dtype=np.uint64)
+    u = u[(u & 0x7F800000) != 0x7F800000]
+    want = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    want = want[(want & 0x7F80) != 0x7F80]
+    u = u[((u + 0x7FFF + ((u >> 16) & 1)) >> 16 & 0x7F80) != 0x7F80]
+    got = lpgen.Format("f32").convert(u, "bf16")
+    assert (got == want).all()
+
+
+def test_float_and_fix_convert_both_ways():
+    # fix:7:8 words are v/256 (up to 15 bits of magnitude, f16 keeps 11): into f16 as the
+    # value rounded once (the f64 path of encode), and back from f16 to the nearest fix word
+    fx, h = lpgen.Format("fix:7:8"), lpgen.Format("f16")
+    x = np.arange(1 << 16, dtype=np.uint64)
+    assert_same_words(fx.convert(x, h), h.encode(fx.decode(x)), "fix:7:8 -> f16")
+    y = h.convert(np.arange(1 << 16, dtype=np.uint64), fx)
+    v = h.decode(np.arange(1 << 16, dtype=np.uint64))
+    finite = np.isfinite(v)
+    assert_same_words(y[finite], fx.encode(v[finite]), "f16 -> fix:7:8")

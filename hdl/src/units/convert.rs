@@ -10,12 +10,14 @@
 //!
 //! One conversion a cycle. `--stages 1` registers the input.
 
+use lpgen_golden::alu::convert_format;
 use lpgen_golden::Format;
 
 use super::family::hw;
 use super::{finish, float, start, Built, GenError, Params, Unit};
 
-/// The pair (F, T): `--to` given, a pair golden `alu::convert_pair` converts (one family
+/// The pair (F, T) as the datapath converts it (f32 as `float:8:23`, golden
+/// `alu::convert_format`): `--to` given, a pair golden `alu::convert_pair` converts (one family
 /// with lanes, or float and fix), not a float without RTL (`:nonan`).
 fn formats(p: &Params) -> Result<(Format, Format), GenError> {
     let Some(to) = p.to else {
@@ -28,12 +30,13 @@ fn formats(p: &Params) -> Result<(Format, Format), GenError> {
     lpgen_golden::alu::convert_pair(p.format, to).map_err(|e| GenError(e.to_string()))?;
     lpgen_golden::alu::convert_rounding(p.format, to, p.rounding)
         .map_err(|e| GenError(e.to_string()))?;
-    for f in [p.format, to] {
-        if let Format::Float(x) = f {
+    let (f, to) = (convert_format(p.format), convert_format(to));
+    for x in [f, to] {
+        if let Format::Float(x) = x {
             float::check_hardware(x, "convert")?;
         }
     }
-    Ok((p.format, to))
+    Ok((f, to))
 }
 
 /// Candidate boundaries (1 until the pair is known to be a posit conversion).

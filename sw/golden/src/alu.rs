@@ -195,13 +195,22 @@ pub fn result(
 /// `a` of format `from` converted to `to`: both of one family (see [`Alu::new`]), or one
 /// float and one fix format (the `convert` unit's cross-family pairs, [`convert_pair`]; the
 /// float family's rule, `float/fix.rs`).
+/// f32 converts as `float:8:23` ([`convert_format`]).
 pub fn convert(from: &Calc, to: &Calc, a: Bits) -> Bits {
-    match (from, to) {
-        (Calc::Float(f), Calc::Fix(t)) => f.to_fix(*t, a),
-        (Calc::Fix(f), Calc::Float(t)) => t.from_fix(*f, a),
-        _ => from
-            .convert_to(to, a)
+    match (as_float(from), as_float(to)) {
+        (Calc::Float(f), Calc::Fix(t)) => f.to_fix(t, a),
+        (Calc::Fix(f), Calc::Float(t)) => t.from_fix(f, a),
+        (from, to) => from
+            .convert_to(&to, a)
             .unwrap_or_else(|| panic!("convert across families: {from:?} to {to:?}")),
+    }
+}
+
+/// The calculator `convert` uses for `c`: f32's is `float:8:23`'s ([`convert_format`]).
+fn as_float(c: &Calc) -> Calc {
+    match c {
+        Calc::F32(x) => Calc::Float(x.as_float()),
+        other => *other,
     }
 }
 
@@ -210,9 +219,9 @@ pub fn convert(from: &Calc, to: &Calc, a: Bits) -> Bits {
 /// rounding (`FloatFormat::convert_with` / `from_fix_with`).
 pub fn convert_with(from: &Calc, to: &Calc, a: Bits, r: &mut Rounder) -> Result<Bits, FormatError> {
     convert_rounding(from.format(), to.format(), r.rounding())?;
-    Ok(match (from, to) {
-        (Calc::Float(f), Calc::Float(t)) => f.convert_with(t, a, r),
-        (Calc::Fix(f), Calc::Float(t)) => t.from_fix_with(*f, a, r),
+    Ok(match (as_float(from), as_float(to)) {
+        (Calc::Float(f), Calc::Float(t)) => f.convert_with(&t, a, r),
+        (Calc::Fix(f), Calc::Float(t)) => t.from_fix_with(f, a, r),
         // Rounding to nearest (convert_rounding refused stochastic rounding of the rest).
         _ => convert(from, to, a),
     })
@@ -221,24 +230,35 @@ pub fn convert_with(from: &Calc, to: &Calc, a: Bits, r: &mut Rounder) -> Result<
 /// Whether `convert` rounds F to T by `rounding`: every pair to nearest; stochastically only
 /// where the result is a float (float to float, fix to float). One line otherwise.
 pub fn convert_rounding(f: Format, t: Format, rounding: Rounding) -> Result<(), FormatError> {
-    match (rounding, f, t) {
+    match (rounding, convert_format(f), convert_format(t)) {
         (Rounding::Nearest, _, _)
         | (Rounding::Stochastic(_), Format::Float(_) | Format::Fix(_), Format::Float(_)) => Ok(()),
-        (r, f, t) => err(format!(
+        (r, _, _) => err(format!(
             "rounding {r}: convert rounds stochastically to float formats (from float or fix), \
              not {f} to {t}"
         )),
     }
 }
 
+/// The format the `convert` unit converts `f` as: f32 as `float:8:23` (the same words), any
+/// other format itself.
+pub fn convert_format(f: Format) -> Format {
+    match f {
+        Format::F32(x) => Format::Float(x.as_float()),
+        other => other,
+    }
+}
+
 /// Refuses a pair the `convert` unit does not convert: it converts within one family that
-/// has lanes, and between float and fix (both ways).
+/// has lanes, and between float and fix (both ways); f32 converts as `float:8:23`
+/// ([`convert_format`]).
 pub fn convert_pair(f: Format, t: Format) -> Result<(), FormatError> {
+    let (cf, ct) = (convert_format(f), convert_format(t));
     let float_fix = matches!(
-        (f, t),
+        (cf, ct),
         (Format::Float(_), Format::Fix(_)) | (Format::Fix(_), Format::Float(_))
     );
-    if float_fix || (f.entry().lanes && f.same_family(&t)) {
+    if float_fix || (cf.entry().lanes && cf.same_family(&ct)) {
         return Ok(());
     }
     err(format!(

@@ -57,6 +57,12 @@ fn b(x: f32) -> Bits {
 }
 
 impl F32 {
+    /// IEEE binary32 as the float family's `float:8:23`: the same words and the same rounding
+    /// (where a unit of the float family takes f32 words, e.g. the `convert` unit).
+    pub fn as_float(self) -> crate::float::FloatFormat {
+        crate::float::FloatFormat::new(8, 23, false, false, false).expect("float:8:23 is a float")
+    }
+
     #[inline(always)]
     fn add(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) + f(y))

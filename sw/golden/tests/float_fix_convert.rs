@@ -306,5 +306,7 @@ fn convert_pairs_are_within_a_family_or_float_and_fix() {
     let ok = |f: &str, t: &str| convert_pair(f.parse().unwrap(), t.parse().unwrap()).is_ok();
     assert!(ok("bf16", "fix:7:8") && ok("fix:7:8", "fp8:e4m3") && ok("f16", "bf16"));
     assert!(!ok("posit:8", "fix:7:8") && !ok("bf16", "posit:16") && !ok("lns:5:6", "f16"));
-    assert!(!ok("f32", "fix:7:8") && !ok("dfix:8", "bf16"));
+    assert!(!ok("dfix:8", "bf16") && !ok("f32", "posit:8"));
+    // f32 converts as float:8:23 (the same words).
+    assert!(ok("f32", "fix:7:8") && ok("fix:7:8", "f32") && ok("f32", "bf16") && ok("f32", "f32"));
 }

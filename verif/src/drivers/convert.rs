@@ -8,7 +8,7 @@
 //! points), and an idle cycle with a changed `x` before every 13th conversion, on which the
 //! stream must not step.
 
-use lpgen_golden::alu::{convert, convert_pair, convert_rounding, convert_with};
+use lpgen_golden::alu::{convert, convert_format, convert_pair, convert_rounding, convert_with};
 use lpgen_golden::{Format, Rounder, Rounding};
 use lpgen_hdl::Params;
 
@@ -20,7 +20,8 @@ use crate::{Result, VerifError};
 /// Exhaustive runs take every input word up to this width.
 const MAX_EXHAUSTIVE_BITS: u32 = 16;
 
-/// (F, T), refused as the generator refuses them.
+/// (F, T) as the unit converts them (f32 as `float:8:23`), refused as the generator refuses
+/// them.
 fn formats(p: &Params) -> Result<(Format, Format)> {
     let Some(to) = p.to else {
         return Err(VerifError(
@@ -31,7 +32,7 @@ fn formats(p: &Params) -> Result<(Format, Format)> {
     };
     convert_pair(p.format, to).map_err(|e| VerifError(e.to_string()))?;
     convert_rounding(p.format, to, p.rounding).map_err(|e| VerifError(e.to_string()))?;
-    Ok((p.format, to))
+    Ok((convert_format(p.format), convert_format(to)))
 }
 
 /// An idle cycle before every this many conversions (stochastic rounding only).

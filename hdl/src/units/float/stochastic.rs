@@ -103,7 +103,7 @@ fn convert_grid(full: bool) -> Vec<Params> {
     } else {
         for (from, to, r, seed) in [
             ("bf16", "fp8:e4m3", 8, 3),
-            ("float:8:23", "bf16", 16, 1),
+            ("f32", "bf16", 16, 1),
             ("f16", "fp8:e5m2:ftz", 32, 2),
             ("fp8:e5m2", "float:3:4:sat", 9, 4),
             ("f16", "f16", 5, 6),

@@ -7,9 +7,10 @@
 
 mod dot;
 mod enc;
+mod enc_fix;
 mod pe;
 
-use lpgen_golden::mx::MxFormat;
+use lpgen_golden::mx::{MxFormat, MxInput};
 
 use super::{GenError, Params, Unit};
 
@@ -19,7 +20,18 @@ pub(crate) use pe::{MX_PE, MX_PE_MAX_STAGES};
 
 /// An MX design has an MX format and only an MX unit takes one (`takes_mx`: the registry
 /// entry's `Opt::Mx`); the array takes one with its `mx` PE (the array pairs PE and format).
-pub(crate) fn check(p: &Params, takes_mx: bool) -> Result<(), GenError> {
+/// An input format (`--input`) only for a unit that takes one, and one the golden
+/// [`MxInput`] takes.
+pub(crate) fn check(p: &Params, takes_mx: bool, takes_input: bool) -> Result<(), GenError> {
+    if let Some(f) = p.input {
+        if !takes_input {
+            return Err(GenError(format!(
+                "--input {f} is for mx-enc (the words a block conversion takes), not unit '{}'",
+                p.unit.name()
+            )));
+        }
+        MxInput::new(f).map_err(|e| GenError(format!("mx-enc --input {}", e.0)))?;
+    }
     match (p.mx, takes_mx) {
         (Some(_), true) | (None, false) => Ok(()),
         (Some(_), false) if p.unit == Unit::Array => Ok(()),
@@ -33,6 +45,23 @@ pub(crate) fn check(p: &Params, takes_mx: bool) -> Result<(), GenError> {
             "{mx} is an MX block format: only mx-dot, mx-enc and array (--pe mx) take it (unit '{}' needs a scalar format)",
             p.unit.name()
         ))),
+    }
+}
+
+/// The input words of `mx-enc` (checked by [`check`]): f32 unless `--input` says otherwise.
+fn input_of(p: &Params) -> MxInput {
+    p.input.map_or(MxInput::F32, |f| {
+        MxInput::new(f).expect("checked: an input the golden MxInput takes")
+    })
+}
+
+/// The input format as design names and manifests show it: `None` for f32 words (the
+/// default, so that a design on f32 words is the one it always was).
+pub(crate) fn shown_input(p: &Params) -> Option<String> {
+    match p.input.map(MxInput::new) {
+        Some(Ok(MxInput::F32)) | None => None,
+        Some(Ok(i)) => Some(i.to_string()),
+        Some(Err(_)) => p.input.map(|f| f.to_string()),
     }
 }
 

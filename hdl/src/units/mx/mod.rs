@@ -101,7 +101,48 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             }
         }
     }
+    g.extend(input_grid(full));
     g
+}
+
+/// The `mx-enc --input` designs of the lint grid. Full: bf16, f16, an FP8 with subnormals
+/// (float:4:3), float:8:2 (8 exponent bits, INT8's padded significand) and two fix formats,
+/// each into E4M3 (K = 32), FP4 and INT8 (small blocks) at every stage count. Lean: f16 into
+/// E4M3, fix:7:8 into INT8 and bf16 into FP4, at one end of `--stages` each.
+fn input_grid(full: bool) -> Vec<Params> {
+    let mut designs: Vec<(&str, &str, u32)> = vec![];
+    if full {
+        for input in [
+            "bf16",
+            "f16",
+            "float:4:3",
+            "float:8:2",
+            "fix:7:8",
+            "fix:0:15",
+        ] {
+            for f in ["mx:fp8:e4m3", "mx:fp4:e2m1:b5", "mx:int8:b3"] {
+                for s in 0..=ENC_STAGES {
+                    designs.push((f, input, s));
+                }
+            }
+        }
+    } else {
+        designs = vec![
+            ("mx:fp8:e4m3:b4", "f16", 0),
+            ("mx:int8:b3", "fix:7:8", ENC_STAGES),
+            ("mx:fp4:e2m1", "bf16", ENC_STAGES),
+        ];
+    }
+    designs
+        .into_iter()
+        .map(|(f, input, s)| {
+            let mut p = Params::parse(Unit::MxEnc, f)
+                .expect("an MX format")
+                .stages(s);
+            p.input = Some(input.parse().expect("an input format"));
+            p
+        })
+        .collect()
 }
 
 /// The `array --pe mx` designs of the lint grid. Full: every element type 1×1 at every stage

@@ -440,12 +440,15 @@ fn random_words(rng: &mut Pcg64, float: Option<(u32, u32)>, width: u32, k: usize
     }
 }
 
+/// An input format: its name, (E, M) for floats, its width.
+type InputCase = (&'static str, Option<(u32, u32)>, u32);
+
 /// Blocks of f32, bf16, f16, IEEE-style FP8/FP9 and fix words (`quantize_words`) convert as
 /// §6.3 on the values their formats' specs give the words, for every element type.
 #[test]
 fn blocks_of_words_convert_as_the_reference() {
     let mut rng = Pcg64::seed_from_u64(0x33_0002);
-    let inputs: [(&str, Option<(u32, u32)>, u32); 9] = [
+    let inputs: [InputCase; 9] = [
         ("f32", Some((8, 23)), 32),
         ("bf16", Some((8, 7)), 16),
         ("f16", Some((5, 10)), 16),

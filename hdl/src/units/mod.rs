@@ -574,12 +574,9 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
             .header
             .push(float::stochastic_header(r, p.rounding_seed));
     }
-    if let (true, Some(input)) = (e.takes(Opt::Input), mx::shown_input(p)) {
-        built
-            .module
-            .header
-            .push(format!("Input: {input} words (docs/rtl.md, MX units)."));
-    }
+    let input = mx::shown_input(p).filter(|_| e.takes(Opt::Input));
+    (built.module.header)
+        .extend(input.map(|i| format!("Input: {i} words (docs/rtl.md, MX units).")));
     let verilog = Verilog::of(&built.module, emit::verilog(&built.module));
     let manifest = manifest(p, &built, &top, verilog.names());
     Ok(Design {

@@ -46,6 +46,10 @@ pub struct GoldenArgs {
     /// The seed of stochastic rounding's generator (default 0)
     #[arg(long)]
     seed: Option<u64>,
+    /// mx formats, quantize: the operands are words of this format (bf16, f16, float:E:M up
+    /// to binary32, fix:I:F; 0x bits or decimals rounded to it), as mx-enc --input takes them
+    #[arg(long)]
+    input: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -225,7 +229,17 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
                  --scale, --rounding or --seed (MX conversion rounds to nearest)"
             )));
         }
-        return crate::golden_mx::run(&f, &args.op, &args.args, out);
+        let input = match &args.input {
+            Some(i) => Some(i.parse::<lpgen_golden::mx::MxInput>()?),
+            None => None,
+        };
+        return crate::golden_mx::run(&f, &args.op, &args.args, input, out);
+    }
+    if let Some(i) = &args.input {
+        return Err(CliError(format!(
+            "--input {i} is for mx formats' quantize (a block of words), not {}",
+            args.format
+        )));
     }
     let format: Format = args.format.parse()?;
     let calc = format.calc();

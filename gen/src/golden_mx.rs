@@ -2,13 +2,16 @@
 //! "MX block formats"). Operations:
 //!
 //! - `quantize x1 … xK`: one block of exactly K decimal reals (nan, inf allowed) → the scale
-//!   (byte and 2^e), the element codes (hex) and the dequantized values;
+//!   (byte and 2^e), the element codes (hex) and the dequantized values; with `--input F`
+//!   (bf16, f16, float:E:M, fix:I:F: the words `mx-enc --input F` takes) each operand is a
+//!   word of F (0x bits, or a decimal real rounded to the nearest word as the F calculator
+//!   reads it) and the block is `MxFormat::quantize_words` of them;
 //! - `dequantize SCALE C1 … Cn`: a scale byte and 1..=K element codes (0x hex or decimal) →
 //!   the values;
 //! - `dot a1,b1 a2,b2 …`: two vectors (any length ≥ 1) quantized in blocks of K (the last one
 //!   shorter), each block's exact dot product, and the total accumulated exactly and in f32.
 
-use lpgen_golden::mx::{Exact, MxBlock, MxFormat};
+use lpgen_golden::mx::{Exact, MxBlock, MxFormat, MxInput};
 
 use crate::{emit, CliError, CliResult};
 
@@ -72,8 +75,18 @@ fn exact_text(x: &Exact) -> String {
     format!("{} ({x})", num(x.to_f64()))
 }
 
-/// The lines `op` prints for `args`.
-pub fn eval(f: &MxFormat, op: &str, args: &[String]) -> CliResult<Vec<String>> {
+/// The lines `op` prints for `args` (`input`: the operands of `quantize` are words of it).
+pub fn eval(
+    f: &MxFormat,
+    op: &str,
+    args: &[String],
+    input: Option<MxInput>,
+) -> CliResult<Vec<String>> {
+    if let (Some(i), false) = (input, op == "quantize") {
+        return Err(CliError(format!(
+            "--input {i} is for quantize (a block of words), not {op}"
+        )));
+    }
     match op {
         "quantize" => {
             if args.len() != f.block {
@@ -84,11 +97,23 @@ pub fn eval(f: &MxFormat, op: &str, args: &[String]) -> CliResult<Vec<String>> {
                     args.len()
                 )));
             }
-            let xs = args
-                .iter()
-                .map(|a| real(a))
-                .collect::<CliResult<Vec<_>>>()?;
-            let b = f.quantize_block(&xs)?;
+            let b = match input {
+                None => {
+                    let xs = args
+                        .iter()
+                        .map(|a| real(a))
+                        .collect::<CliResult<Vec<_>>>()?;
+                    f.quantize_block(&xs)?
+                }
+                Some(i) => {
+                    let calc = i.format().calc();
+                    let words = args
+                        .iter()
+                        .map(|a| calc.parse(a).map_err(CliError::from))
+                        .collect::<CliResult<Vec<_>>>()?;
+                    f.quantize_words(i, &words)?
+                }
+            };
             Ok(vec![
                 scale_text(b.scale),
                 codes_text(f, &b),
@@ -152,8 +177,14 @@ fn dot(f: &MxFormat, args: &[String]) -> CliResult<Vec<String>> {
 }
 
 /// Runs the calculator on the command line's operands.
-pub fn run(f: &MxFormat, op: &str, args: &[String], out: &mut dyn std::io::Write) -> CliResult {
-    for line in eval(f, op, args)? {
+pub fn run(
+    f: &MxFormat,
+    op: &str,
+    args: &[String],
+    input: Option<MxInput>,
+    out: &mut dyn std::io::Write,
+) -> CliResult {
+    for line in eval(f, op, args, input)? {
         emit(out, &line)?;
     }
     Ok(())

@@ -36,6 +36,10 @@ pub struct DesignArgs {
     /// the exact accumulator)
     #[arg(long)]
     acc: Option<String>,
+    /// The words mx-enc takes: f32 (default), bf16, f16, float:E:M (IEEE-style, E <= 8,
+    /// M <= 23) or fix:I:F
+    #[arg(long)]
+    input: Option<String>,
     /// Conversion format of an alu/vector lane (same family; default: --format) and of convert (required)
     #[arg(long)]
     to: Option<String>,
@@ -97,6 +101,9 @@ impl DesignArgs {
         }
         if let Some(to) = &self.to {
             p.to = Some(to.parse()?);
+        }
+        if let Some(input) = &self.input {
+            p.input = Some(input.parse()?);
         }
         p.q8 = self.q8.parse()?;
         p.counter_bits = self.counter_bits;

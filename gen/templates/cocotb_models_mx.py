@@ -53,13 +53,45 @@ def mx_dot_unit(rng, n):
     ]
 
 
+def mx_enc_words_unit(rng, n, mx, fmt):
+    """mx-enc --input F (bf16, f16, float:E:M, fix:I:F): x (K words of F) -> scale, codes, the
+    golden `quantize_block` of the words' values (`Format.decode`: exact in float64). Corner
+    blocks (zeros, the sign bit alone (-0 or the most negative fix word), the lowest bit,
+    all ones, the largest positive word), then n random blocks: an eighth any bit patterns,
+    the others words of either sign with magnitudes of a few bit lengths below a random one."""
+    k, w = mx.block, mx.elem_width
+    nw = port_width("x") // k
+    sign, ones = 1 << (nw - 1), (1 << nw) - 1
+
+    def fill(words):
+        return (words * k)[:k]
+
+    blocks = [fill([0]), fill([sign, 0]), [1] + fill([0])[1:], fill([ones, 1]),
+              fill([sign - 1, sign]), fill([sign - 1, 1])]
+    for _ in range(n):
+        if rng.random() < 1 / 8:
+            blocks.append([rng.getrandbits(nw) for _ in range(k)])
+            continue
+        top = rng.randint(0, nw - 1)
+        blocks.append([(sign if rng.random() < 0.5 else 0)
+                       | rng.getrandbits(max(0, top - rng.randint(0, 2))) for _ in range(k)])
+    xs = fmt.decode(as_u64(blocks))
+    scales, codes = mx.quantize_block(xs)
+    return [
+        ({"x": mx_pack(blocks[i], nw)}, {"scale": int(scales[i]), "codes": mx_pack(codes[i], w)})
+        for i in range(len(blocks))
+    ]
+
+
 def mx_enc_unit(rng, n):
     """mx-enc: x (K f32 words) -> scale, codes. Corner blocks (zeros of both signs, a
     subnormal, subnormals only, a NaN, +inf, -inf, the largest and smallest normal f32), then n
     random blocks (a block exponent 2^-150..2^127 with elements a few binades below it; an
-    eighth any bit patterns)."""
+    eighth any bit patterns). Other input words (`--input`): `mx_enc_words_unit`."""
     mx = lpgen.MxFormat(UNIT["format"])
     k, w = mx.block, mx.elem_width
+    if "input" in UNIT["parameters"]:
+        return mx_enc_words_unit(rng, n, mx, lpgen.Format(UNIT["parameters"]["input"]))
 
     def fill(words):
         return (words * k)[:k]

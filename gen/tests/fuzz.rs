@@ -584,6 +584,16 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
             });
         }
     }
+    if unit == "mx-enc" && r.chance(50) || r.chance(3) {
+        // mx-enc's input words: float (bf16, f16, float:E:M; some too wide or not IEEE-style),
+        // fix, or anything.
+        a.push("--input".into());
+        a.push(match r.sane() {
+            true if r.chance(50) => valid_format(r, Float, true).into(),
+            true => valid_format(r, Fix, true).into(),
+            false => format(r),
+        });
+    }
     if unit == "dfix-monitor" && r.chance(40) || r.chance(3) {
         a.push("--counter-bits".into());
         a.push(match r.sane() {

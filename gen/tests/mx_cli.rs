@@ -42,6 +42,177 @@ fn quantize_prints_scale_codes_and_values() {
 }
 
 #[test]
+fn quantize_takes_words_of_an_input_format() {
+    // fix:7:8 words −128, 1.0 (decimal, read as the word 0x0100), −1, 0.5 into INT8: max
+    // 2^7, e = 7 (scale 0x86); k = x/2^7·64: −64 (0xc0); 0.5 and −0.5 tie to 0; 0.25 → 0.
+    let (code, out, err) = lpgen(&[
+        "golden",
+        "mx:int8:b4",
+        "quantize",
+        "--input",
+        "fix:7:8",
+        "0x8000",
+        "1",
+        "0xff00",
+        "0x80",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        out,
+        "scale 0x86 2^7\ncodes 0xc0 0x00 0x00 0x00\nvalues -128 0 0 0\n"
+    );
+    // f16 subnormals 2^−24, 3·2^−24 into E4M3: max 1.5·2^−23, e = −23 − 8 = −31 (0x60);
+    // elements 2^7 (0x70) and 1.5·2^8 (0x7c).
+    let (code, out, err) = lpgen(&[
+        "golden",
+        "mx:fp8:e4m3:b2",
+        "quantize",
+        "--input",
+        "f16",
+        "0x0001",
+        "0x0003",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.starts_with("scale 0x60 2^-31\ncodes 0x70 0x7c\n"),
+        "{out}"
+    );
+}
+
+/// `--input` refused in one line, status 2: formats mx-enc does not take, words too wide,
+/// an operation or a unit it is not for.
+#[test]
+fn bad_inputs_are_one_line_and_status_2() {
+    let out = "/tmp/lpgen-mx-cli-bad-input";
+    for args in [
+        &[
+            "golden",
+            "mx:int8:b2",
+            "quantize",
+            "--input",
+            "posit:8:0",
+            "1",
+            "2",
+        ][..],
+        &[
+            "golden",
+            "mx:int8:b2",
+            "quantize",
+            "--input",
+            "float:9:23",
+            "1",
+            "2",
+        ],
+        &[
+            "golden",
+            "mx:int8:b2",
+            "quantize",
+            "--input",
+            "fp8:e4m3",
+            "1",
+            "2",
+        ],
+        &[
+            "golden",
+            "mx:int8:b2",
+            "quantize",
+            "--input",
+            "bf16",
+            "0x10000",
+            "2",
+        ],
+        &[
+            "golden",
+            "mx:int8:b2",
+            "dequantize",
+            "--input",
+            "bf16",
+            "0x7f",
+            "1",
+        ],
+        &["golden", "bf16", "add", "--input", "bf16", "1", "2"],
+        &[
+            "rtl",
+            "mx-enc",
+            "--format",
+            "mx:int8",
+            "--input",
+            "posit:8:0",
+            "--out",
+            out,
+        ],
+        &[
+            "rtl", "mx-enc", "--format", "mx:int8", "--input", "lns:4:4", "--out", out,
+        ],
+        &[
+            "rtl",
+            "mx-enc",
+            "--format",
+            "mx:int8",
+            "--input",
+            "float:8:24",
+            "--out",
+            out,
+        ],
+        &[
+            "rtl", "mx-enc", "--format", "mx:int8", "--input", "bf16:ftz", "--out", out,
+        ],
+        &[
+            "rtl", "mx-dot", "--format", "mx:int8", "--input", "bf16", "--out", out,
+        ],
+        &[
+            "rtl",
+            "float-add",
+            "--format",
+            "bf16",
+            "--input",
+            "bf16",
+            "--out",
+            out,
+        ],
+    ] {
+        let (code, _, err) = lpgen(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// `lpgen rtl mx-enc --input`: the design's name and manifest say the input (f32: neither).
+#[test]
+fn rtl_mx_enc_names_its_input() {
+    let dir = std::env::temp_dir().join(format!("lpgen-mx-enc-input-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = lpgen(&[
+        "rtl",
+        "mx-enc",
+        "--format",
+        "mx:int8:b2",
+        "--input",
+        "fix:7:8",
+        "--out",
+        d,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let top = "lpgen_mx_enc_mx_int8_b2_in_fix_7_8_s0";
+    assert!(out.contains(&format!("{top}.v")), "{out}");
+    let manifest = std::fs::read_to_string(dir.join(format!("{top}.json"))).unwrap();
+    assert!(manifest.contains("\"input\": \"fix:7:8\""), "{manifest}");
+    let v = std::fs::read_to_string(dir.join(format!("{top}.v"))).unwrap();
+    assert!(v.contains("input  wire [31:0] x,"), "two 16-bit words");
+    for input in [None, Some("f32")] {
+        let mut args = vec!["rtl", "mx-enc", "--format", "mx:int8:b2", "--out", d];
+        args.extend(input.map(|i| ["--input", i]).into_iter().flatten());
+        let (code, out, err) = lpgen(&args);
+        assert_eq!(code, Some(0), "{err}");
+        assert!(out.contains("lpgen_mx_enc_mx_int8_b2_s0.v"), "{out}");
+        let m = std::fs::read_to_string(dir.join("lpgen_mx_enc_mx_int8_b2_s0.json")).unwrap();
+        assert!(!m.contains("\"input\": \""), "{m}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn dot_prints_blocks_and_both_accumulations() {
     // K = 2: block 0 = (1, 2)·(3, 4) = 11 exactly; block 1 = (0.5)·(0.5) = 0.25.
     let (code, out, err) = lpgen(&["golden", "mx:fp8:e4m3:b2", "dot", "1,3", "2,4", "0.5,0.5"]);

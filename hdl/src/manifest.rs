@@ -93,6 +93,9 @@ pub struct Parameters {
     /// The seed of the stochastic rounding's xorshift32 stream (with `rounding`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounding_seed: Option<u64>,
+    /// The input word format of `mx-enc` (`--input`); absent for f32 words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
 }
 
 /// One port of the top module.

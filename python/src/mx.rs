@@ -7,7 +7,7 @@
 //! array of n). A vector of any length is blocks of K with the last one shorter
 //! (`quantize`, `dequantize`, `dot`: the codes a 1-D array, the scales one per block).
 
-use lpgen_golden::mx::{Accumulation, Exact, MxBlock};
+use lpgen_golden::mx::{Accumulation, Exact, MxBlock, MxInput};
 use lpgen_golden::MxFormat;
 use numpy::ndarray::ArrayD;
 use numpy::{AllowTypeChange, PyArrayLikeDyn};
@@ -39,6 +39,25 @@ fn rows<T: Copy>(a: &ArrayD<T>, what: &str) -> PyResult<(Vec<Vec<T>>, bool)> {
             s.len()
         ))),
     }
+}
+
+/// `(scale, codes)` of converted blocks: the codes in `shape`, the scale an int (one block)
+/// or a uint8 array (`batch`: one per block).
+fn blocks_out<'py>(
+    py: Python<'py>,
+    shape: &[usize],
+    batch: bool,
+    blocks: &[MxBlock],
+) -> PyResult<Bound<'py, PyTuple>> {
+    let codes: Vec<u8> = blocks.iter().flat_map(|b| b.codes.clone()).collect();
+    let codes = array_out(py, shape, codes)?;
+    let scales: Vec<u8> = blocks.iter().map(|b| b.scale).collect();
+    let scales = if batch {
+        array_out(py, &[scales.len()], scales)?
+    } else {
+        scales[0].into_bound_py_any(py)?
+    };
+    PyTuple::new(py, [scales, codes])
 }
 
 impl PyMxFormat {
@@ -162,15 +181,29 @@ impl PyMxFormat {
             .map(|b| self.mx.quantize_block(b))
             .collect::<Result<_, _>>()
             .map_err(value_error)?;
-        let codes: Vec<u8> = blocks.iter().flat_map(|b| b.codes.clone()).collect();
-        let codes = array_out(py, &shape, codes)?;
-        let scales: Vec<u8> = blocks.iter().map(|b| b.scale).collect();
-        let scales = if batch {
-            array_out(py, &[scales.len()], scales)?
-        } else {
-            scales[0].into_bound_py_any(py)?
-        };
-        PyTuple::new(py, [scales, codes])
+        blocks_out(py, &shape, batch, &blocks)
+    }
+
+    /// One block of 1..=K words (1-D) or n blocks (2-D, n × L) of the word format `input`
+    /// (f32, bf16, f16, an IEEE-style float:E:M up to binary32 or fix:I:F: the words
+    /// `mx-enc --input` takes) converted as §6.3 on their exact values (the golden
+    /// `quantize_words`): `(scale, codes)` as `quantize_block` gives them.
+    fn quantize_words<'py>(
+        &self,
+        py: Python<'py>,
+        words: &Bound<'py, PyAny>,
+        input: &str,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let inp: MxInput = input.parse().map_err(value_error)?;
+        let arr = words_in(words, inp.width(), &format!("{inp} words"))?;
+        let shape = arr.shape().to_vec();
+        let (ws, batch) = rows(&arr, "words")?;
+        let blocks: Vec<MxBlock> = ws
+            .iter()
+            .map(|b| self.mx.quantize_words(inp, b))
+            .collect::<Result<_, _>>()
+            .map_err(value_error)?;
+        blocks_out(py, &shape, batch, &blocks)
     }
 
     /// A vector of any length (1-D) converted as §6.3 in blocks of K, the last holding the

@@ -47,6 +47,9 @@ DESIGNS = {
                    "stochastic:6", "--rounding-seed", "2", "--stages", "2"],
     "mx-dot": ["mx-dot", "--format", "mx:fp4:e2m1:b4", "--stages", "2"],
     "mx-enc": ["mx-enc", "--format", "mx:fp8:e4m3:b4", "--stages", "3"],
+    # mx-enc on other words (--input): f16 (subnormal blocks), fix (the most negative word).
+    "mx-enc-f16": ["mx-enc", "--format", "mx:fp4:e2m1:b4", "--input", "f16", "--stages", "3"],
+    "mx-enc-fix": ["mx-enc", "--format", "mx:int8:b3", "--input", "fix:7:8"],
     "mx-array": ["array", "--format", "mx:fp4:e2m1:b4", "--rows", "2", "--cols", "2",
                  "--stages", "2"],
     # Verilator only: three interleaved accumulations per PE, and big enough that Verilator
@@ -56,7 +59,7 @@ DESIGNS = {
 }
 # Fewest results each design's 300 vectors give (arrays: one per tile, lns-kahan: a step in
 # three cycles).
-MIN_RESULTS = {"float-pe": 10, "mx-array": 10, "float-pe-acc": 10, "mx-enc": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
+MIN_RESULTS = {"float-pe": 10, "mx-array": 10, "float-pe-acc": 10, "mx-enc": 300, "mx-enc-f16": 300, "mx-enc-fix": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
                "quant1": 60}
 # Fewest results with an overflow flag set (the flags are compared).
 MIN_FLAGGED = {"lns-add": 5, "lns-kahan-s3": 50, "fix-mac": 50, "dfix-vector": 30,
@@ -144,6 +147,8 @@ MUTANTS = [
      "golden"),
     ("mx-enc", "scale bit 0 flipped", r"assign scale = (.*);", r"assign scale = \1 ^ 8'd1;",
      "golden"),
+    ("mx-enc-fix", "INT8 ties away from zero", r"\(x0_q\[0\] & \(x0_sticky \| x0_q\[1\]\)\)",
+     "(x0_q[0] & 1'b1)", "golden"),
     ("lns-kahan-s3", "a bubble's clear obeyed", r"assign clear_step = \(clear_d1 & in_valid_d1\);",
      "assign clear_step = clear_d1;", "golden"),
 ]

@@ -222,3 +222,27 @@ def test_stochastic_convert_steps_by_the_rule():
     for src, dst in [("bf16", "fix:7:8"), ("posit:16:1", "posit:8:2")]:
         with pytest.raises(ValueError):
             lpgen.Format(src).convert([1], dst, rounder=lpgen.Rounder("stochastic:4"))
+
+
+def test_mx_quantize_words_by_hand():
+    """Blocks of words (`mx-enc --input`), worked out from §6.3 by hand. fix:7:8 into INT8:
+    -128, 1, -1, 0.5; max 2^7, e = 7 (scale 134); k = x/2^7*64: -64 (0xC0), 0.5 and -0.5 tie
+    to 0, 0.25 gives 0. f16 subnormals into E4M3: 2^-24, 3*2^-24, 0, -2^-23; max 1.5*2^-23,
+    e = -23 - 8 = -31 (scale 96); elements 2^7 (0x70), 1.5*2^8 (0x7C), 0, -2^8 (0xF8)."""
+    scale, codes = lpgen.MxFormat("mx:int8:b4").quantize_words([0x8000, 0x100, 0xFF00, 0x80],
+                                                               "fix:7:8")
+    assert (scale, list(codes)) == (134, [0xC0, 0, 0, 0])
+    scale, codes = lpgen.MxFormat("mx:fp8:e4m3:b4").quantize_words([1, 3, 0, 0x8002], "f16")
+    assert (scale, list(codes)) == (96, [0x70, 0x7C, 0, 0xF8])
+    # bf16 words, two blocks: [1, 2.5, 0, -tiny] (e = 1: 32, 80, 0, 0) and one with +inf.
+    scales, codes = lpgen.MxFormat("mx:int8:b4").quantize_words(
+        np.array([[0x3F80, 0x4020, 0, 0x8001], [0x7F80, 0, 0, 0]], dtype=np.uint16), "bf16")
+    assert list(scales) == [128, 255] and codes.tolist() == [[32, 80, 0, 0], [0, 0, 0, 0]]
+
+
+@pytest.mark.parametrize("words,inp", [([1, 2], "posit:8:0"), ([1, 2], "float:9:23"),
+                                       ([0x10000, 2], "bf16"), ([1] * 5, "bf16"),
+                                       ([1, 2], "fp8:e4m3")])
+def test_bad_mx_words_raise_value_error(words, inp):
+    with pytest.raises(ValueError):
+        lpgen.MxFormat("mx:int8:b4").quantize_words(words, inp)

@@ -1,9 +1,11 @@
 //! The lean co-simulation of `mx-dot` CI runs (issue 33; scripts/cosim-full.sh runs every
 //! element type at every stage count with larger blocks): every element pair of the 4- and
 //! 6-bit types and of E4M3 under seven scale pairs, random and corner blocks of the 8-bit
-//! types, `mx-enc` on random and corner blocks of every element type, and four mutants it
-//! catches: a product whose sign ignores b's sign bit, a scale exponent that drops one scale,
-//! and a float and an INT8 encoder rounding ties away from zero.
+//! types, `mx-enc` on random and corner blocks of every element type (f32 words, and bf16, f16,
+//! FP8 and fix words through `--input`), and the mutants it catches: a product whose sign
+//! ignores b's sign bit, a scale exponent that drops one scale, a float and an INT8 encoder
+//! rounding ties away from zero (f32 and fix words), an f16 block of subnormals scaled as if its
+//! leading one were at the top, and a fix magnitude that is off by one for negative words.
 
 mod common;
 
@@ -17,6 +19,13 @@ fn mx(f: &str, stages: u32) -> Params {
 
 fn mx_enc(f: &str, stages: u32) -> Params {
     Params::parse(Unit::MxEnc, f).unwrap().stages(stages)
+}
+
+/// `mx-enc` on words of `input`.
+fn mx_enc_in(f: &str, input: &str, stages: u32) -> Params {
+    let mut p = mx_enc(f, stages);
+    p.input = Some(input.parse().unwrap());
+    p
 }
 
 #[test]
@@ -128,6 +137,79 @@ fn mutation_enc_ties_away_from_zero_is_caught() {
         Mode::Vectors(20_000),
     );
     assert!(failed > 100, "{failed} failed");
+    assert!(
+        first.contains("codes") && first.contains("<-- differs"),
+        "{first}"
+    );
+}
+
+/// `--input`: bf16, f16, an FP8 with subnormals and fix words into float and INT8 elements,
+/// at 0 and the deepest `--stages`, blocks of 1, 3, 4 and 32.
+#[test]
+fn mx_enc_bf16_f16_fp8_and_fix_inputs() {
+    let tc = toolchain();
+    for (f, input, s) in [
+        ("mx:fp8:e4m3:b4", "bf16", 3),
+        ("mx:int8:b3", "bf16", 0),
+        ("mx:fp4:e2m1:b4", "f16", 0),
+        ("mx:int8:b3", "f16", 3),
+        ("mx:fp6:e2m3:b3", "float:4:3", 3),
+        ("mx:fp8:e5m2:b1", "f16", 0),
+        ("mx:fp8:e4m3", "fix:7:8", 3),
+        ("mx:int8:b4", "fix:7:8", 0),
+        ("mx:fp6:e3m2:b3", "fix:0:15", 0),
+        ("mx:int8:b3", "fix:31:0", 3),
+    ] {
+        let r = check(&tc, &mx_enc_in(f, input, s), Mode::Vectors(6_000), 0x1e);
+        assert!(r.passed > 6_000, "{f} of {input}: {}", r.passed);
+    }
+}
+
+/// f16 words: a block of subnormals scaled from its largest field alone (the leading one of
+/// the fractions' OR ignored: `MX_SCALE_OFFSET - lz` replaced by `MX_SCALE_OFFSET`).
+#[test]
+fn mutation_f16_subnormal_block_scale_is_caught() {
+    let p = mx_enc_in("mx:fp8:e4m3:b2", "f16", 0);
+    let (failed, first) = common::mutant(
+        &p,
+        "(MX_SCALE_OFFSET - {4'd0, frac_or_lzc_count})",
+        "MX_SCALE_OFFSET",
+        Mode::Vectors(20_000),
+    );
+    assert!(failed > 10, "{failed} failed");
+    // The codes of a block of subnormals (the first port the report compares) move with it.
+    assert!(
+        first.contains("codes") && first.contains("<-- differs"),
+        "{first}"
+    );
+}
+
+/// fix words: a negative word's magnitude as its ones' complement (one too small; the most
+/// negative word's 2^(W−1) − 1).
+#[test]
+fn mutation_fix_negative_magnitude_is_caught() {
+    let p = mx_enc_in("mx:int8:b2", "fix:7:8", 0);
+    let (failed, first) = common::mutant(
+        &p,
+        "(x0_neg ? (16'd0 - x[15:0]) : x[15:0])",
+        "(x0_neg ? (~x[15:0]) : x[15:0])",
+        Mode::Vectors(20_000),
+    );
+    assert!(failed > 10, "{failed} failed");
+    assert!(first.contains("<-- differs"), "{first}");
+}
+
+/// fix words into INT8: element 0 rounding ties away from zero.
+#[test]
+fn mutation_fix_int8_ties_away_from_zero_is_caught() {
+    let p = mx_enc_in("mx:int8:b2", "fix:7:8", 0);
+    let (failed, first) = common::mutant(
+        &p,
+        "(x0_q[0] & (x0_sticky | x0_q[1]))",
+        "(x0_q[0] & 1'b1)",
+        Mode::Vectors(20_000),
+    );
+    assert!(failed > 10, "{failed} failed");
     assert!(
         first.contains("codes") && first.contains("<-- differs"),
         "{first}"

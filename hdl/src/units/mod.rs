@@ -259,6 +259,9 @@ pub struct Params {
     /// The MX block format of an MX unit (`--format mx:ELEM[:bK]`; `format` is then f32,
     /// unused): `Some` exactly for the units that take [`Opt::Mx`].
     pub mx: Option<MxFormat>,
+    /// The input word format of `mx-enc` (`--input`; `None`: f32). A format the golden
+    /// [`lpgen_golden::mx::MxInput`] takes (checked by `generate`).
+    pub input: Option<Format>,
 }
 
 impl Params {
@@ -281,6 +284,7 @@ impl Params {
             rounding: Rounding::Nearest,
             rounding_seed: 0,
             mx: None,
+            input: None,
         }
     }
 
@@ -392,6 +396,9 @@ pub fn top_name(p: &Params) -> String {
     if let (true, Rounding::Stochastic(r)) = (e.takes(Opt::Rounding), p.rounding) {
         extra = format!("_sr{r}");
     }
+    if let (true, Some(input)) = (e.takes(Opt::Input), mx::shown_input(p)) {
+        extra = format!("_in_{}", input.replace(':', "_"));
+    }
     let to = match p.to {
         Some(t) if e.takes(Opt::To) && t != p.format => {
             format!("_to_{}", t.to_string().replace(':', "_"))
@@ -467,6 +474,7 @@ fn parameters(p: &Params) -> Parameters {
         acc: p.acc.filter(|_| array).map(|a| a.to_string()),
         rounding: (p.rounding != Rounding::Nearest).then(|| p.rounding.to_string()),
         rounding_seed: (p.rounding != Rounding::Nearest).then_some(p.rounding_seed),
+        input: e.takes(Opt::Input).then(|| mx::shown_input(p)).flatten(),
     }
 }
 
@@ -507,7 +515,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
         family::hw(&p.format).check_lane(p)?;
     }
     let e = entry(p.unit);
-    mx::check(p, e.takes(Opt::Mx))?;
+    mx::check(p, e.takes(Opt::Mx), e.takes(Opt::Input))?;
     let max = (e.max_stages)(p);
     if p.stages > max {
         let hint = match p.unit {
@@ -566,6 +574,9 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
             .header
             .push(float::stochastic_header(r, p.rounding_seed));
     }
+    let input = mx::shown_input(p).filter(|_| e.takes(Opt::Input));
+    (built.module.header)
+        .extend(input.map(|i| format!("Input: {i} words (docs/rtl.md, MX units).")));
     let verilog = Verilog::of(&built.module, emit::verilog(&built.module));
     let manifest = manifest(p, &built, &top, verilog.names());
     Ok(Design {

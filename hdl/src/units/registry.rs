@@ -35,6 +35,8 @@ pub enum Opt {
     Rounding,
     /// `--format mx:ELEM[:bK]`: the unit works on MX blocks (element type, block size K).
     Mx,
+    /// `--input F`: the format of the words a block conversion takes (mx-enc; default f32).
+    Input,
 }
 
 /// One unit's entry.
@@ -274,10 +276,10 @@ pub static UNITS: [UnitEntry; 20] = [
     UnitEntry {
         unit: Unit::MxEnc,
         name: "mx-enc",
-        help: "MX block encoder (--format mx:ELEM[:bK]): K f32 words in, the shared E8M0 \
-               scale from the largest exponent, each element rounded to nearest even, \
-               saturating",
-        options: &[Opt::Mx],
+        help: "MX block encoder (--format mx:ELEM[:bK], --input f32|bf16|f16|float:E:M|fix:I:F): \
+               K words in, the shared E8M0 scale from the largest exponent, each element \
+               rounded to nearest even, saturating",
+        options: &[Opt::Mx, Opt::Input],
         max_stages: |_| mx::ENC_STAGES,
         build: mx::enc,
         grid: |full| only(Unit::MxEnc, mx::grid(full)),

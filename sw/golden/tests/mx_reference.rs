@@ -20,7 +20,7 @@
 #[path = "mx_reference/spec.rs"]
 mod spec;
 
-use lpgen_golden::mx::{Accumulation, Exact, MxBlock, MxFormat};
+use lpgen_golden::mx::{Accumulation, Exact, MxBlock, MxFormat, MxInput};
 use num_bigint::BigInt;
 use num_traits::Zero;
 use rand::{Rng, SeedableRng};
@@ -360,4 +360,122 @@ fn an_exact_sum_rounds_once_to_f64_with_every_bit() {
         exp: -100,
     };
     assert_eq!(tie.to_f64(), 2f64.powi(100));
+}
+
+/// A word's value as the spec of its input format says: IEEE-style float words by the spec's
+/// element decoding (`value` with IEEE specials), fix:I:F words as the two's complement
+/// integer of W bits times 2^−F.
+fn input_value(input: &str, w: u64) -> f64 {
+    let float = |e: u32, m: u32| {
+        v_f64(value(
+            Kind::Float {
+                e,
+                m,
+                special: Special::Ieee,
+            },
+            w,
+        ))
+    };
+    match input {
+        "f32" => float(8, 23),
+        "bf16" => float(8, 7),
+        "f16" => float(5, 10),
+        "float:4:3" => float(4, 3),
+        "float:3:5" => float(3, 5),
+        fix => {
+            let (i, f) = match fix.split(':').collect::<Vec<_>>()[..] {
+                ["fix", i, f] => (i.parse::<u32>().unwrap(), f.parse::<i32>().unwrap()),
+                _ => panic!("{fix}"),
+            };
+            let width = 1 + i + f as u32;
+            let k = ((w << (64 - width)) as i64) >> (64 - width);
+            k as f64 * 2f64.powi(-f)
+        }
+    }
+}
+
+/// A random block of `width`-bit words: an eighth all random bits; else words near a top
+/// (float: exponent fields a few below a random one, zeros and subnormals among them; fix:
+/// integers of a few bit lengths below a random one, the most negative word among them).
+fn random_words(rng: &mut Pcg64, float: Option<(u32, u32)>, width: u32, k: usize) -> Vec<u64> {
+    let mask = (1u64 << width) - 1;
+    if rng.gen_range(0..8) == 0 {
+        return (0..k).map(|_| rng.gen::<u64>() & mask).collect();
+    }
+    let sign = 1u64 << (width - 1);
+    match float {
+        Some((e, m)) => {
+            let top = rng.gen_range(0..(1u64 << e) - 1);
+            (0..k)
+                .map(|_| {
+                    let field = top.saturating_sub(rng.gen_range(0..4));
+                    let frac = match rng.gen_range(0..4) {
+                        0 => 0,
+                        1 => rng.gen_range(0..4) << (m.saturating_sub(2)),
+                        _ => rng.gen::<u64>() & ((1 << m) - 1),
+                    };
+                    let s = if rng.gen() { sign } else { 0 };
+                    s | field << m | frac
+                })
+                .collect()
+        }
+        None => {
+            let bits = rng.gen_range(0..width);
+            (0..k)
+                .map(|_| match rng.gen_range(0..12) {
+                    0 => sign,
+                    1 => 0,
+                    _ => {
+                        let b = bits.saturating_sub(rng.gen_range(0..3));
+                        let v = rng.gen::<u64>() & ((1u64 << b) - 1);
+                        if rng.gen() {
+                            v.wrapping_neg() & mask
+                        } else {
+                            v
+                        }
+                    }
+                })
+                .collect()
+        }
+    }
+}
+
+/// An input format: its name, (E, M) for floats, its width.
+type InputCase = (&'static str, Option<(u32, u32)>, u32);
+
+/// Blocks of f32, bf16, f16, IEEE-style FP8/FP9 and fix words (`quantize_words`) convert as
+/// §6.3 on the values their formats' specs give the words, for every element type.
+#[test]
+fn blocks_of_words_convert_as_the_reference() {
+    let mut rng = Pcg64::seed_from_u64(0x33_0002);
+    let inputs: [InputCase; 9] = [
+        ("f32", Some((8, 23)), 32),
+        ("bf16", Some((8, 7)), 16),
+        ("f16", Some((5, 10)), 16),
+        ("float:4:3", Some((4, 3)), 8),
+        ("float:3:5", Some((3, 5)), 9),
+        ("fix:7:8", None, 16),
+        ("fix:0:15", None, 16),
+        ("fix:31:0", None, 32),
+        ("fix:2:29", None, 32),
+    ];
+    for (input, float, width) in inputs {
+        let inp: MxInput = input.parse().unwrap();
+        assert_eq!(inp.width(), width, "{input}");
+        for (name, kind, emax, _) in TYPES {
+            for k in [32, 5] {
+                let f = fmt(name, k);
+                for _ in 0..600 {
+                    let words = random_words(&mut rng, float, width, k);
+                    let xs: Vec<f64> = words.iter().map(|&w| input_value(input, w)).collect();
+                    let b = f.quantize_words(inp, &words).unwrap();
+                    assert_eq!(
+                        (b.scale, codes(&b)),
+                        ref_block(kind, emax, &xs),
+                        "{name} of {input} words {words:x?}"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -18,7 +18,7 @@ use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
 pub(crate) const CONVERT_STAGES: u32 = 1;
 
 /// `sig` padded with zeros below to at least `w` bits.
-fn pad_to(sig: &E, w: u32) -> E {
+pub(crate) fn pad_to(sig: &E, w: u32) -> E {
     if sig.width >= w {
         sig.clone()
     } else {

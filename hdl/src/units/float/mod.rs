@@ -31,7 +31,7 @@ use super::{GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, named, signed_konst, Module, StagePlan, SubModule, E};
 
 pub(crate) use add::{add, add_decoded, ADD_STAGES};
-pub(crate) use convert::{convert_stochastic, fix_to_float, CONVERT_STAGES};
+pub(crate) use convert::{convert_stochastic, fix_to_float, pad_to, CONVERT_STAGES};
 pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use lane::check_hardware;
 pub(crate) use mul::{mul, MUL_STAGES};

@@ -7,9 +7,10 @@
 
 mod dot;
 mod enc;
+mod enc_fix;
 mod pe;
 
-use lpgen_golden::mx::MxFormat;
+use lpgen_golden::mx::{MxFormat, MxInput};
 
 use super::{GenError, Params, Unit};
 
@@ -19,7 +20,18 @@ pub(crate) use pe::{MX_PE, MX_PE_MAX_STAGES};
 
 /// An MX design has an MX format and only an MX unit takes one (`takes_mx`: the registry
 /// entry's `Opt::Mx`); the array takes one with its `mx` PE (the array pairs PE and format).
-pub(crate) fn check(p: &Params, takes_mx: bool) -> Result<(), GenError> {
+/// An input format (`--input`) only for a unit that takes one, and one the golden
+/// [`MxInput`] takes.
+pub(crate) fn check(p: &Params, takes_mx: bool, takes_input: bool) -> Result<(), GenError> {
+    if let Some(f) = p.input {
+        if !takes_input {
+            return Err(GenError(format!(
+                "--input {f} is for mx-enc (the words a block conversion takes), not unit '{}'",
+                p.unit.name()
+            )));
+        }
+        MxInput::new(f).map_err(|e| GenError(format!("mx-enc --input {}", e.0)))?;
+    }
     match (p.mx, takes_mx) {
         (Some(_), true) | (None, false) => Ok(()),
         (Some(_), false) if p.unit == Unit::Array => Ok(()),
@@ -33,6 +45,23 @@ pub(crate) fn check(p: &Params, takes_mx: bool) -> Result<(), GenError> {
             "{mx} is an MX block format: only mx-dot, mx-enc and array (--pe mx) take it (unit '{}' needs a scalar format)",
             p.unit.name()
         ))),
+    }
+}
+
+/// The input words of `mx-enc` (checked by [`check`]): f32 unless `--input` says otherwise.
+fn input_of(p: &Params) -> MxInput {
+    p.input.map_or(MxInput::F32, |f| {
+        MxInput::new(f).expect("checked: an input the golden MxInput takes")
+    })
+}
+
+/// The input format as design names and manifests show it: `None` for f32 words (the
+/// default, so that a design on f32 words is the one it always was).
+pub(crate) fn shown_input(p: &Params) -> Option<String> {
+    match p.input.map(MxInput::new) {
+        Some(Ok(MxInput::F32)) | None => None,
+        Some(Ok(i)) => Some(i.to_string()),
+        Some(Err(_)) => p.input.map(|f| f.to_string()),
     }
 }
 
@@ -72,7 +101,48 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             }
         }
     }
+    g.extend(input_grid(full));
     g
+}
+
+/// The `mx-enc --input` designs of the lint grid. Full: bf16, f16, an FP8 with subnormals
+/// (float:4:3), float:8:2 (8 exponent bits, INT8's padded significand) and two fix formats,
+/// each into E4M3 (K = 32), FP4 and INT8 (small blocks) at every stage count. Lean: f16 into
+/// E4M3, fix:7:8 into INT8 and bf16 into FP4, at one end of `--stages` each.
+fn input_grid(full: bool) -> Vec<Params> {
+    let mut designs: Vec<(&str, &str, u32)> = vec![];
+    if full {
+        for input in [
+            "bf16",
+            "f16",
+            "float:4:3",
+            "float:8:2",
+            "fix:7:8",
+            "fix:0:15",
+        ] {
+            for f in ["mx:fp8:e4m3", "mx:fp4:e2m1:b5", "mx:int8:b3"] {
+                for s in 0..=ENC_STAGES {
+                    designs.push((f, input, s));
+                }
+            }
+        }
+    } else {
+        designs = vec![
+            ("mx:fp8:e4m3:b4", "f16", 0),
+            ("mx:int8:b3", "fix:7:8", ENC_STAGES),
+            ("mx:fp4:e2m1", "bf16", ENC_STAGES),
+        ];
+    }
+    designs
+        .into_iter()
+        .map(|(f, input, s)| {
+            let mut p = Params::parse(Unit::MxEnc, f)
+                .expect("an MX format")
+                .stages(s);
+            p.input = Some(input.parse().expect("an input format"));
+            p
+        })
+        .collect()
 }
 
 /// The `array --pe mx` designs of the lint grid. Full: every element type 1×1 at every stage

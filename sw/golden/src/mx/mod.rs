@@ -9,9 +9,11 @@
 //! command line lists [`SYNTAX`] beside the families' syntaxes.
 
 mod block;
+mod input;
 mod product;
 
 pub use block::{Accumulation, Exact, F32Acc, MxBlock, F32_NAN};
+pub use input::{MxInput, INPUT_MAX_EXP_BITS, INPUT_MAX_FRAC_BITS, INPUT_SYNTAX};
 pub use product::{MxQuantizer, MxVector};
 
 use std::fmt;

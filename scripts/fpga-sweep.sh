@@ -131,7 +131,11 @@ mx() {
         [ "$s" = 0 ] && [[ $s0_targets != *",$t,"* ]] && continue
         local key="${t}_${stem}_s$s" nodsp=()
         [ "$u" = array ] && [ "$s" = 0 ] && key="${t}_${stem}"
-        if [ "$s" != 0 ] && grep -qs "does not fit" "$OUT/res/${t}_${stem}"{,_s0}.err; then
+        # Stages 0's outcome: its run in logic (_nodsp) if it ran out of DSPs.
+        local first="$OUT/res/${t}_${stem}"
+        [ "$u" = array ] || first="${first}_s0"
+        [ -e "${first}_nodsp.json" ] || [ -e "${first}_nodsp.err" ] && first="${first}_nodsp"
+        if [ "$s" != 0 ] && grep -qs "does not fit" "$first.err"; then
           [ -s "$OUT/res/$key.err" ] || echo "not run: stages 0 does not fit" >"$OUT/res/$key.err"
           continue
         fi

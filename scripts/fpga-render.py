@@ -5,6 +5,8 @@ Usage: fpga-render.py RUNS DOC [RESULTS_DIR]
        fpga-render.py --check RUNS DOC
        fpga-render.py --madd     (the multiply-add units, one "unit format" a line, for
                                   scripts/fpga-sweep.sh madd)
+       fpga-render.py --mx       (the MX designs, one "key-stem unit format targets-of-stages-0
+                                  [args]" a line, for scripts/fpga-sweep.sh mx)
 
 RUNS (docs/fpga-runs.jsonl) is the committed record of every run, one JSON object a line:
 lpgen synth's --json object with a "key", or {"key", "error"} for a run that failed. The
@@ -42,6 +44,18 @@ MADD = [
     (16, "lns-kahan", "lns:5:9"),
 ]
 TARGETS = ["ice40-up5k", "ice40-hx8k", "ecp5-85k"]
+
+# The MX units (issue 33): mx-dot and mx-enc for every element type at the specification's block
+# size 32 and at 8 (small enough for the iCE40s), the array's mx PE as a 1x1 for two element
+# types, and beside them the q8 encoder (seed 003) on f32 words. scripts/fpga-sweep.sh mx runs
+# each at stages 0 and its deepest, but the K = 32 units on the ECP5 at their deepest only
+# (each such run takes 1.5-2 min on the shared machine, and the sweep was to stay well under
+# 90 minutes); their table is mx_table's, not the units tables'.
+MX_ELEMS = ["fp8:e4m3", "fp8:e5m2", "fp6:e3m2", "fp6:e2m3", "fp4:e2m1", "int8"]
+MX_BLOCKS = [8, 32]
+MX_ARRAY = [("fp8:e4m3", 8), ("fp4:e2m1", 8)]
+MX_Q8 = ("q8-enc", "f32", "q8:dynamic-tree")
+MX_UNITS = ["mx-dot", "mx-enc", "q8-enc"]  # rendered by mx_table only
 
 UNIT_ORDER = ["posit-add", "posit-mul", "posit-mac", "lns-add", "lns-mul", "lns-kahan", "fix-mac"]
 FORMAT_ORDER = ["posit:8:1", "posit:16:1", "posit:32:2", "posit:8", "posit:16",
@@ -124,12 +138,12 @@ def fmt(x, nd=2):
 def unit_rows(ok, err, target):
     runs = {}
     for key, r in ok.items():
-        if r["target"] == target and r["unit"] != "array":
+        if r["target"] == target and r["unit"] not in ["array"] + MX_UNITS:
             runs.setdefault((r["unit"], r["format"]), []).append(r)
     failed = {}
     for key, e in err.items():
         m = re.match(rf"{re.escape(target)}_([a-z-]+)_(.+)_s(\d+)$", key)
-        if m and m.group(1) != "array":
+        if m and m.group(1) not in ["array"] + MX_UNITS:
             failed.setdefault(m.group(1), []).append((m.group(2), int(m.group(3)), e["error"]))
     return runs, failed
 
@@ -244,6 +258,101 @@ def madd_table(ok, err):
     return out
 
 
+def mx_designs():
+    """The MX sweep's designs: (unit, format, extra "lpgen synth" arguments, key stem, K, the
+    targets on which stages 0 is run)."""
+    units, rest = [], []
+    for k in MX_BLOCKS:
+        for unit in ["mx-dot", "mx-enc"]:
+            for e in MX_ELEMS:
+                s0 = TARGETS if k != 32 else TARGETS[:2]
+                units.append((unit, f"mx:{e}:b{k}", "", f"{unit}_mx_{e.replace(':', '_')}_b{k}", k, s0))
+    for e, k in MX_ARRAY:
+        rest.append(("array", f"mx:{e}:b{k}", "", f"array_mx_mx_{e.replace(':', '_')}_b{k}_1x1", k,
+                     TARGETS))
+    u, f, q8 = MX_Q8
+    rest.append((u, f, f"--q8 {q8}", f"{u}_{f}_{q8[3:]}", 1, TARGETS))
+    # The sweep's order: the small blocks, the array PE and q8-enc, then the long K = 32 runs.
+    n8 = sum(1 for d in units if d[4] == 8)
+    return units[:n8] + rest + units[n8:]
+
+
+RESOURCE = {"ICESTORM_LC": "LC", "TRELLIS_COMB": "LUT", "TRELLIS_SLICE": "slice",
+            "ICESTORM_DSP": "DSP", "MULT18X18D": "DSP", "ICESTORM_RAM": "BRAM", "DP16KD": "BRAM"}
+
+
+def failure_text(e):
+    """A failed run's cell: "does not fit (N of M LC)", "not run", or "failed"."""
+    m = re.search(r"does not fit .*?\((\w+) (\d+) of (\d+)\)", e)
+    if m:
+        return f"does not fit ({m.group(2)} of {m.group(3)} {RESOURCE.get(m.group(1), m.group(1))})"
+    return "not run" if e.startswith("not run") else "failed"
+
+
+def mx_runs(ok, err, t, stem):
+    """The runs of one design on target t: {stages: record or {"error": ...}}; a run with
+    multipliers in logic (_nodsp) stands for the one that ran out of DSPs."""
+    out = {}
+    for key, rec in sorted(list(ok.items()) + list(err.items())):
+        m = re.match(rf"{re.escape(t)}_{re.escape(stem)}(?:_s(\d+))?(_nodsp)?$", key)
+        if m and (m.group(2) or int(m.group(1) or 0) not in out):
+            out[int(m.group(1) or 0)] = rec
+    return out
+
+
+def mx_order(d):
+    """The table's order: mx-dot, mx-enc, the array PE, q8-enc; by K, then element type."""
+    unit, f, _, _, k, _ = d
+    elem = f[3:].rsplit(":b", 1)[0]
+    return (["mx-dot", "mx-enc", "array", "q8-enc"].index(unit), k,
+            MX_ELEMS.index(elem) if elem in MX_ELEMS else 0)
+
+
+def mx_table(ok, err):
+    out = ["### MX units (issue 33) beside the q8 encoder (serial wrapper, seed 1)", "",
+           "`scripts/fpga-sweep.sh mx`: mx-dot (two blocks in, the exact block dot product out) "
+           "and mx-enc (K f32 words in, the E8M0 scale and K element codes out) per element type at "
+           "K = 8 and the specification's K = 32, the array's `mx` PE as a 1×1 array (f32 "
+           "accumulation), and seed 003's q8-enc on one f32 word (dynamic tree; its K is 1), each "
+           "at stages 0 and its deepest (S); on the ECP5 the K = 32 units at their deepest only (a run "
+           "there takes 1.5 to 2 minutes on the shared machine). LC/elem is the deepest run's LCs (LUT4s on the ECP5) "
+           "over K, the serial wrapper included. A run that does not fit says how many cells it "
+           "needed; a deeper run after one that did not fit is not run (registers only add).", "",
+           "| device | unit | element | K | LC s0 | FF s0 | DSP s0 | Fmax s0 (MHz) | S | LC | FF | DSP | BRAM | Fmax (MHz) | LC/elem |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    fails = []
+    for t in TARGETS:
+        for unit, f, extra, stem, k, _ in sorted(mx_designs(), key=mx_order):
+            runs = mx_runs(ok, err, t, stem)
+            if not runs:
+                continue
+            elem = f[3:].rsplit(":b", 1)[0] if f.startswith("mx:") else f"{f}, {extra.split()[-1]}"
+            name = "array (mx PE, 1×1)" if unit == "array" else unit
+            cells = []
+            deep = max(runs)
+            for s, n in ((0, 4), (deep, 6)):
+                r = runs.get(s)
+                if s == deep:
+                    cells.append(str(deep))
+                if r is None:
+                    cells += ["–"] * (n - (s == deep))
+                elif "error" in r:
+                    cells += [failure_text(r["error"])] + ["–"] * (n - 1 - (s == deep))
+                    if failure_text(r["error"]) == "failed":
+                        fails.append(f"- `{t}` `{unit} {f}` stages {s}: {r['error'][:160]}")
+                else:
+                    cells += [str(r["lc"]), str(r["ff"]), dsp_text(r)]
+                    if s == deep:
+                        cells.append(str(r["bram"]))
+                    cells.append(fmt(r["fmax_mhz"]))
+            d = runs.get(deep)
+            cells.append(f"{d['lc'] / k:.0f}" if d and "error" not in d else "–")
+            out.append(f"| {t} | {name} | {elem} | {k} | " + " | ".join(cells) + " |")
+    if fails:
+        out += ["", "Runs that failed for another reason than size:", ""] + fails
+    return out
+
+
 def dsp_text(r):
     """DSP count, or 'logic' when multipliers were kept out of DSPs (--no-dsp)."""
     return str(r["dsp"]) if r.get("dsp_inference", True) else f"{r['dsp']} (--no-dsp)"
@@ -259,7 +368,7 @@ def array_error_groups(err):
     groups = {}
     for k, e in err.items():
         m = re.match(r"^(ice40-up5k|ice40-hx8k|ecp5-85k)_array_([a-z-]+)_(.+)_(\d+x\d+)(?:_s(\d+))?(_fp)?(_nodsp)?$", k)
-        if m:
+        if m and m.group(2) != "mx":
             t, pe, fkey, size, stages, fp, nodsp = m.groups()
             groups.setdefault((t, pe, fkey, stages_text(int(stages or 0), bool(fp))), []).append(
                 (size + (nodsp or ""), e["error"]))
@@ -269,7 +378,7 @@ def array_error_groups(err):
 def arrays_table(ok, err):
     rows = {}
     for key, r in ok.items():
-        if r["unit"] == "array":
+        if r["unit"] == "array" and r["pe"] != "mx":
             key = (r["target"], r["pe"], r["format"], stages_text(r["stages"], r.get("floorplan", False)))
             rows.setdefault(key, []).append(r)
     errors = array_error_groups(err)
@@ -307,8 +416,9 @@ def render(ok, err):
             f"<!-- generated by scripts/fpga-sweep.sh render from {len(ok)} runs "
             "(docs/fpga-runs.jsonl); do not edit by hand -->", ""]
     body += refs_table(ok) + [""] + kahan_vs_mac(ok) + [""] + madd_table(ok, err) + [""]
+    body += mx_table(ok, err) + [""]
     for t in ["ice40-up5k", "ice40-hx8k", "ecp5-85k"]:
-        if any(r["target"] == t and r["unit"] != "array" for r in ok.values()):
+        if any(r["target"] == t and r["unit"] not in ["array"] + MX_UNITS for r in ok.values()):
             body += units_table(ok, err, t) + [""]
     body += arrays_table(ok, err) + ["", "<!-- sweep:end -->"]
     return "\n".join(body)
@@ -323,6 +433,10 @@ def main():
     args = sys.argv[1:]
     if args == ["--madd"]:
         print("\n".join(f"{u} {f}" for _, u, f in MADD))
+        return
+    if args == ["--mx"]:
+        print("\n".join(f"{stem} {unit} {f} {','.join(s0)} {extra}".rstrip()
+                         for unit, f, extra, stem, _, s0 in mx_designs()))
         return
     check = args[:1] == ["--check"]
     if check:

@@ -12,6 +12,10 @@
 #   scripts/fpga-sweep.sh madd [TARGET...]    # each family's multiply-add at 8 and 16 bits
 #                                             # (float-fma, posit-mac, lns-kahan), at --stages
 #                                             # 0 and the deepest (default: all three devices)
+#   scripts/fpga-sweep.sh mx [TARGET...]      # the MX units (issue 33): mx-dot and mx-enc per
+#                                             # element type at K = 8 and 32, the array's mx PE
+#                                             # as a 1x1, q8-enc on f32 words beside them, at
+#                                             # --stages 0 and the deepest (default: all three)
 #   scripts/fpga-sweep.sh render              # merge the runs into docs/fpga-runs.jsonl and
 #                                             # rewrite the tables of docs/fpga.md and the
 #                                             # figure docs/fpga-units.png from it
@@ -103,6 +107,42 @@ madd() {
       local u=$1 f=$2 s
       for s in 0 "$(max_stages "$u" --format "$f")"; do
         synth "${t}_${u}_${f//:/_}_s$s" "$u" --format "$f" --stages "$s" --target "$t"
+      done
+    done
+  done
+}
+
+# mx [TARGET...]: the MX designs of issue 33 (the list is fpga-render.py's mx_designs, which
+# renders their table), each at its deepest stages and, on the targets the list names, at
+# stages 0 first. A design that does not fit at stages 0 is not run deeper (registers only
+# add); one that ran out of DSPs is run again with multipliers in logic (--no-dsp, key
+# _nodsp), as the array sweep does.
+mx() {
+  local targets=("$@") designs
+  [ ${#targets[@]} -gt 0 ] || targets=(ice40-up5k ice40-hx8k ecp5-85k)
+  mapfile -t designs < <(python3 scripts/fpga-render.py --mx)
+  for t in "${targets[@]}"; do
+    for d in "${designs[@]}"; do
+      set -- $d
+      local stem=$1 u=$2 f=$3 s0_targets=",$4," extra=("${@:5}") size=() s deepest
+      [ "$u" = array ] && size=(--pe mx --rows 1 --cols 1)
+      deepest=$(max_stages "$u" --format "$f" "${extra[@]}" "${size[@]}")
+      for s in 0 "$deepest"; do
+        [ "$s" = 0 ] && [[ $s0_targets != *",$t,"* ]] && continue
+        local key="${t}_${stem}_s$s" nodsp=()
+        [ "$u" = array ] && [ "$s" = 0 ] && key="${t}_${stem}"
+        # Stages 0's outcome: its run in logic (_nodsp) if it ran out of DSPs.
+        local first="$OUT/res/${t}_${stem}"
+        [ "$u" = array ] || first="${first}_s0"
+        [ -e "${first}_nodsp.json" ] || [ -e "${first}_nodsp.err" ] && first="${first}_nodsp"
+        if [ "$s" != 0 ] && grep -qs "does not fit" "$first.err"; then
+          [ -s "$OUT/res/$key.err" ] || echo "not run: stages 0 does not fit" >"$OUT/res/$key.err"
+          continue
+        fi
+        synth "$key" "$u" --format "$f" "${extra[@]}" "${size[@]}" --stages "$s" --target "$t"
+        if grep -qs "does not fit.*\(ICESTORM_DSP\|MULT18X18D\)" "$OUT/res/$key.err"; then
+          synth "${key}_nodsp" "$u" --format "$f" "${extra[@]}" "${size[@]}" --stages "$s" --target "$t" --no-dsp
+        fi
       done
     done
   done
@@ -218,13 +258,14 @@ main() {
 case "${1:-}" in
   units) shift; units "$@" ;;
   madd) shift; madd "$@" ;;
+  mx) shift; mx "$@" ;;
   arrays) shift; arrays "$@" ;;
   arrays-deep) shift; DEEP=1 arrays "$@" ;;
   array) shift; array_run "$@" ;;
   render)
     python3 scripts/fpga-render.py docs/fpga-runs.jsonl docs/fpga.md "$OUT/res"
     cargo run --release -q -p lpgen-fpga --example fpga-plot -- docs/fpga-runs.jsonl docs/fpga-units.png ;;
-  *) sed -n '2,24p' "$0"; exit 2 ;;
+  *) sed -n '2,28p' "$0"; exit 2 ;;
 esac
 }
 main "$@"; exit

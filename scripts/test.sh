@@ -24,6 +24,7 @@ bash scripts/mpi-train-smoke.sh
 # Co-simulation shared among ranks: alone, threads and MPI ranks give one count.
 bash scripts/mpi-cosim-smoke.sh
 python3 scripts/fpga-render.py --check docs/fpga-runs.jsonl docs/fpga.md
+python3 scripts/fpga-render-test.py
 # The Python package (python/, docs/python.md): built into the venv scripts/setup.sh makes, and
 # compared with `lpgen golden`, the binary the MPI steps above built (so this build is a no-op).
 cargo build -p lpgen --features mpi --locked

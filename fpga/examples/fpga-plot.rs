@@ -60,6 +60,9 @@ const FORMAT_ORDER: [&str; 8] = [
     "lns:4:4",
     "fix:7:8",
 ];
+/// Units that only the MX table of docs/fpga.md shows (scripts/fpga-render.py's MX_UNITS):
+/// dozens of block sizes and element types would crowd the picture.
+const OWN_TABLE: [&str; 3] = ["mx-dot", "mx-enc", "q8-enc"];
 const TARGET_ORDER: [&str; 3] = ["ice40-up5k", "ice40-hx8k", "ecp5-85k"];
 
 /// One colour per unit (the "tab10" palette).
@@ -105,7 +108,7 @@ fn run(runs: &Path, out: &Path) -> Result<(), String> {
             continue;
         }
         let r = Run::deserialize(&value).map_err(at)?;
-        if r.unit != "array" {
+        if r.unit != "array" && !OWN_TABLE.contains(&r.unit.as_str()) {
             let t = (order(&TARGET_ORDER, &r.target), r.target.clone());
             by_target.entry(t).or_default().push(r);
         }

@@ -61,7 +61,8 @@ pub(crate) fn convert(p: &Params) -> Result<Built, GenError> {
 }
 
 /// The lint grid: lean, the two conversions the FPGA table measures (no and all stages);
-/// full, narrowing and widening pairs of each family and F = T, every stage count.
+/// full, narrowing and widening pairs of each family and F = T, every stage count; then the
+/// conversions to floats rounded stochastically (`float::stochastic_convert_grid`).
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let pairs: &[(&str, &str)] = if full {
         &[
@@ -105,5 +106,6 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             g.push(p.clone().stages(s));
         }
     }
+    g.extend(float::stochastic_convert_grid(full));
     g
 }

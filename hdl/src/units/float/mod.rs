@@ -36,7 +36,9 @@ pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use lane::check_hardware;
 pub(crate) use mul::{mul, MUL_STAGES};
 pub(crate) use pe::FLOAT_PE;
-pub(crate) use stochastic::{random_bits, stochastic_header};
+pub(crate) use stochastic::{
+    convert_grid as stochastic_convert_grid, random_bits, stochastic_header,
+};
 
 pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {
     match f {

@@ -50,15 +50,14 @@ pub(crate) fn random_bits(m: &mut Module, p: &Params, in_valid: &E) -> Option<E>
 }
 
 /// The stochastic designs of the lint grid: (format, R, seed) × float-add, float-mul,
-/// float-fma at stages 0 and max (lean: four of them); `convert` to floats, seven pairs at
-/// every stage count (lean: two).
+/// float-fma at stages 0 and max (lean: four of them). `convert`'s are [`convert_grid`].
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let units = [
         (Unit::FloatAdd, ADD_STAGES),
         (Unit::FloatMul, MUL_STAGES),
         (Unit::FloatFma, FMA_STAGES),
     ];
-    let mut g = convert_grid(full);
+    let mut g = vec![];
     let mut push = |unit, f: &str, r, seed, s| {
         let p = Params::new(unit, f.parse().expect("a float format"));
         g.push(p.rounding(Rounding::Stochastic(r), seed).stages(s));
@@ -89,8 +88,9 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
     g
 }
 
-/// The `convert` designs of [`grid`]: conversions to floats, rounded stochastically.
-fn convert_grid(full: bool) -> Vec<Params> {
+/// The stochastic `convert` designs of the lint grid (the convert unit's grid takes them):
+/// conversions to floats, seven pairs at every stage count (lean: two).
+pub(crate) fn convert_grid(full: bool) -> Vec<Params> {
     let mut g = vec![];
     let design = |from: &str, to: &str, r, seed| {
         let mut p = Params::new(Unit::Convert, from.parse().expect("a grid format"));

@@ -384,11 +384,11 @@ done
 # mx-enc on other input words (issue 33, `--input`): every input into each element type at 0
 # and 3 stages, MXIN_VECTORS (4000) random + corner blocks each (ONLY='mx-enc.*--input';
 # 2026-11-27: 210 runs, 842 492 blocks, 0 mismatches, docs/rtl.md).
-for in in bf16 f16 float:4:3 float:8:2 float:3:5 float:2:1 float:7:23 float:8:23 float:5:2:sat \
+for inp in bf16 f16 float:4:3 float:8:2 float:3:5 float:2:1 float:7:23 float:8:23 float:5:2:sat \
   fix:7:8 fix:0:15 fix:31:0 fix:0:1 fix:3:28 fix:1:0; do
   for f in mx:fp8:e4m3 mx:fp8:e5m2:b7 mx:fp6:e3m2:b5 mx:fp6:e2m3:b3 mx:fp4:e2m1:b4 mx:int8:b6 mx:int8:b1; do
     for s in 0 3; do
-      cosim mx-enc --format $f --input $in --stages $s --vectors "${MXIN_VECTORS:-4000}" --seed 0x33
+      cosim mx-enc --format $f --input $inp --stages $s --vectors "${MXIN_VECTORS:-4000}" --seed 0x33
     done
   done
 done

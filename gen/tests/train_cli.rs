@@ -220,9 +220,9 @@ fn bad_input_is_refused_in_one_line() {
     dfix(&["--format", "store:f16", "--workers", "2"], "one worker");
     for (backend, more, needle) in [
         (
-            "golden",
+            "rtl",
             &["--rounding", "stochastic:8"][..],
-            "rounds to nearest even",
+            "on --backend f32 or golden",
         ),
         ("rtl", &[][..], "on --backend f32 or golden"),
     ] {

@@ -106,22 +106,28 @@ fn mx_enc_random_and_corner_blocks() {
     }
 }
 
+/// Runs an mx-enc mutant of `p` (`from` replaced by `to`) on 20,000 random and corner blocks
+/// and asserts that it is caught: more than `min` blocks differ, the first in `port`.
+fn enc_mutant_caught(p: &Params, (from, to): (&str, &str), min: u64, port: &str) {
+    let (failed, first) = common::mutant(p, from, to, Mode::Vectors(20_000));
+    assert!(failed > min, "{failed} failed");
+    assert!(
+        first.contains(port) && first.contains("<-- differs"),
+        "{first}"
+    );
+}
+
 /// mx-enc's INT8 element 0 rounding ties away from zero (the round-up condition's
 /// `sticky | q[1]` replaced by 1): the two tie corners and the random blocks' few-bit values
 /// at midpoints catch it (INT8 keeps 7 bits, so random ties are rarer than in the floats).
 #[test]
 fn mutation_enc_int8_ties_away_from_zero_is_caught() {
     let p = mx_enc("mx:int8:b2", 0);
-    let (failed, first) = common::mutant(
+    enc_mutant_caught(
         &p,
-        "(x0_q[0] & (x0_sticky | x0_q[1]))",
-        "(x0_q[0] & 1'b1)",
-        Mode::Vectors(20_000),
-    );
-    assert!(failed > 10, "{failed} failed");
-    assert!(
-        first.contains("codes") && first.contains("<-- differs"),
-        "{first}"
+        ("(x0_q[0] & (x0_sticky | x0_q[1]))", "(x0_q[0] & 1'b1)"),
+        10,
+        "codes",
     );
 }
 
@@ -130,16 +136,14 @@ fn mutation_enc_int8_ties_away_from_zero_is_caught() {
 #[test]
 fn mutation_enc_ties_away_from_zero_is_caught() {
     let p = mx_enc("mx:fp4:e2m1:b2", 0);
-    let (failed, first) = common::mutant(
+    enc_mutant_caught(
         &p,
-        "| subnormal_sticky) | round_frac));",
-        "| subnormal_sticky) | 1'b1));",
-        Mode::Vectors(20_000),
-    );
-    assert!(failed > 100, "{failed} failed");
-    assert!(
-        first.contains("codes") && first.contains("<-- differs"),
-        "{first}"
+        (
+            "| subnormal_sticky) | round_frac));",
+            "| subnormal_sticky) | 1'b1));",
+        ),
+        100,
+        "codes",
     );
 }
 
@@ -170,17 +174,15 @@ fn mx_enc_bf16_f16_fp8_and_fix_inputs() {
 #[test]
 fn mutation_f16_subnormal_block_scale_is_caught() {
     let p = mx_enc_in("mx:fp8:e4m3:b2", "f16", 0);
-    let (failed, first) = common::mutant(
-        &p,
-        "(MX_SCALE_OFFSET - {4'd0, frac_or_lzc_count})",
-        "MX_SCALE_OFFSET",
-        Mode::Vectors(20_000),
-    );
-    assert!(failed > 10, "{failed} failed");
     // The codes of a block of subnormals (the first port the report compares) move with it.
-    assert!(
-        first.contains("codes") && first.contains("<-- differs"),
-        "{first}"
+    enc_mutant_caught(
+        &p,
+        (
+            "(MX_SCALE_OFFSET - {4'd0, frac_or_lzc_count})",
+            "MX_SCALE_OFFSET",
+        ),
+        10,
+        "codes",
     );
 }
 
@@ -189,29 +191,25 @@ fn mutation_f16_subnormal_block_scale_is_caught() {
 #[test]
 fn mutation_fix_negative_magnitude_is_caught() {
     let p = mx_enc_in("mx:int8:b2", "fix:7:8", 0);
-    let (failed, first) = common::mutant(
+    enc_mutant_caught(
         &p,
-        "(x0_neg ? (16'd0 - x[15:0]) : x[15:0])",
-        "(x0_neg ? (~x[15:0]) : x[15:0])",
-        Mode::Vectors(20_000),
+        (
+            "(x0_neg ? (16'd0 - x[15:0]) : x[15:0])",
+            "(x0_neg ? (~x[15:0]) : x[15:0])",
+        ),
+        10,
+        "",
     );
-    assert!(failed > 10, "{failed} failed");
-    assert!(first.contains("<-- differs"), "{first}");
 }
 
 /// fix words into INT8: element 0 rounding ties away from zero.
 #[test]
 fn mutation_fix_int8_ties_away_from_zero_is_caught() {
     let p = mx_enc_in("mx:int8:b2", "fix:7:8", 0);
-    let (failed, first) = common::mutant(
+    enc_mutant_caught(
         &p,
-        "(x0_q[0] & (x0_sticky | x0_q[1]))",
-        "(x0_q[0] & 1'b1)",
-        Mode::Vectors(20_000),
-    );
-    assert!(failed > 10, "{failed} failed");
-    assert!(
-        first.contains("codes") && first.contains("<-- differs"),
-        "{first}"
+        ("(x0_q[0] & (x0_sticky | x0_q[1]))", "(x0_q[0] & 1'b1)"),
+        10,
+        "codes",
     );
 }

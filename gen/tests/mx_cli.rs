@@ -171,11 +171,16 @@ fn bad_inputs_are_one_line_and_status_2() {
             out,
         ],
     ] {
-        let (code, _, err) = lpgen(args);
-        assert_eq!(code, Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        refused_in_one_line(args);
     }
+}
+
+/// `lpgen ARGS` exits 2 with one line on stderr, and no panic.
+fn refused_in_one_line(args: &[&str]) {
+    let (code, _, err) = lpgen(args);
+    assert_eq!(code, Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
 }
 
 /// `lpgen rtl mx-enc --input`: the design's name and manifest say the input (f32: neither).
@@ -271,10 +276,7 @@ fn bad_input_is_one_line_and_status_2() {
             "/nonexistent-lpgen-mx",
         ],
     ] {
-        let (code, _, err) = lpgen(args);
-        assert_eq!(code, Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        refused_in_one_line(args);
     }
 }
 

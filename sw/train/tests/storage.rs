@@ -327,15 +327,7 @@ fn f16_storage_rounds_as_the_half_crate_and_golden_binary16() {
         Format::Float(f) => f,
         other => panic!("f16 is {other:?}"),
     };
-    let mut stored = values.clone();
-    let mut s = Storage::new(float("f16"), 1);
-    s.store(
-        Format::F32(F32),
-        (0, Role::WeightedSum),
-        &mut stored,
-        (true, None),
-    )
-    .unwrap();
+    let stored = stored_f16(&values, None);
     for (&x, &y) in values.iter().zip(&stored) {
         assert_eq!(
             y.to_bits(),
@@ -374,6 +366,21 @@ fn random_f32s(seed: u64, n: usize, (lo, span): (i32, u32), ties: bool) -> Vec<f
         .collect()
 }
 
+/// `values` stored as weighted sums in `store:f16` storage (a training pass), rounded with
+/// `draws` when given.
+fn stored_f16(values: &[f32], draws: Option<&lpgen_train::rounding::Draws>) -> Vec<f32> {
+    let mut stored = values.to_vec();
+    let mut s = Storage::new(float("f16"), 1);
+    s.store(
+        Format::F32(F32),
+        (0, Role::WeightedSum),
+        &mut stored,
+        (true, draws),
+    )
+    .unwrap();
+    stored
+}
+
 /// The golden stream's draw at `state`: one xorshift32 step (13, 17, 5; Marsaglia 2003), the
 /// top `r` bits of the new state (docs/formats.md, "Stochastic rounding").
 fn draw(state: u32, r: u32) -> u64 {
@@ -397,15 +404,7 @@ fn stochastic_f16_storage_steps_by_the_stream() {
     values.extend([1.0, -0.5, 0.0, 1.0 + 2f32.powi(-11), 3.0 * 2f32.powi(-26)]);
     let mut stream = lpgen_train::rounding::Stream::new(lpgen_golden::Rounding::Stochastic(R), 11);
     let draws = stream.take(values.len());
-    let mut stored = values.clone();
-    let mut s = Storage::new(float("f16"), 1);
-    s.store(
-        Format::F32(F32),
-        (0, Role::WeightedSum),
-        &mut stored,
-        (true, Some(&draws)),
-    )
-    .unwrap();
+    let stored = stored_f16(&values, Some(&draws));
     let (mut ups, mut inexact) = (0, 0);
     for (i, (&x, &y)) in values.iter().zip(&stored).enumerate() {
         let near = half::f16::from_f32(x);

@@ -6,7 +6,7 @@
 # loss, 7, 6 or 5 bits everywhere else with quires, saturating at minpos or underflowing to 0
 # (`:u`, the rows ending in u). Issue 32's floats beside them: FP8 E4M3 and E5M2 with and
 # without exact accumulation, E5M2 with stochastic rounding, and the FP8 recipe (bf16 optimizer
-# and loss, E4M3 forward, E5M2 backward and gradients). LeNet-5 with seed 004's Fashion-MNIST training
+# and loss, E4M3 forward, E5M2 backward and gradients); bf16 and f16 everywhere. LeNet-5 with seed 004's Fashion-MNIST training
 # (scripts/train-results.sh's LENET), shortened to fit a shared 2-core machine: the first
 # TRAIN training images, EPOCHS epochs, the whole test split.
 # Runs go to results/PREFIX-<row>/ (scripts/lib-runs.sh); `--table` prints the table.
@@ -58,6 +58,8 @@ e5m2-quire|—|--format fp8:e5m2 --quire
 e5m2-sr8|—|--format fp8:e5m2 --rounding stochastic:8
 fp8-mixed|—|--precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2
 fp8-mixed-quire|—|--precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2 --quire
+bf16|—|--format bf16
+f16|—|--format f16
 ROWS
 }
 

@@ -174,9 +174,10 @@ impl Family for FloatFormat {
         }
     }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
-        Ok(match mode {
-            SumMode::Quire => self.sum_exact(xs),
-            _ => sum::rounded_sum(self, mode, xs).expect("a rounded mode"),
+        Ok(match (mode, self.narrow()) {
+            (SumMode::Quire, _) => self.sum_exact(xs),
+            (_, Some(n)) => sum::rounded_sum(&n, mode, xs).expect("a rounded mode"),
+            (_, None) => sum::rounded_sum(self, mode, xs).expect("a rounded mode"),
         })
     }
     fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
@@ -184,11 +185,17 @@ impl Family for FloatFormat {
         Ok(match mode {
             SumMode::Quire => self.dot_exact(a, b),
             // One table lookup per product and sum for formats of at most 8 bits.
-            SumMode::Naive => match super::ops::tables(*self) {
-                Some(t) => t.naive_dot(0, a, b),
-                None => sum::naive_dot(self, a, b),
+            SumMode::Naive => match (super::ops::tables(*self), self.narrow()) {
+                (Some(t), _) => t.naive_dot(0, a, b),
+                (None, Some(n)) => sum::naive_dot(&n, a, b),
+                (None, None) => sum::naive_dot(self, a, b),
             },
-            _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
+            // bf16, f16 and their like keep their partial results as f32s.
+            _ => match self.narrow() {
+                Some(n) => sum::rounded_dot(&n, mode, a, b),
+                None => sum::rounded_dot(self, mode, a, b),
+            }
+            .expect("a rounded mode"),
         })
     }
     fn convert_to(&self, to: &FloatFormat, a: Bits) -> Bits {

@@ -15,12 +15,14 @@
 mod acc;
 mod family;
 mod fix;
+mod narrow;
 mod ops;
 mod stochastic;
 mod wide_acc;
 
 pub use acc::ExactAcc;
 pub use family::FAMILY;
+pub use narrow::Narrow;
 pub use wide_acc::WideAcc;
 
 use std::fmt;

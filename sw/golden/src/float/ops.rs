@@ -102,11 +102,15 @@ impl FloatFormat {
         self.round_dy(s, draw)
     }
 
-    /// a + b, rounded once (by table for formats of at most 8 bits, [`tables`]).
+    /// a + b, rounded once (by table for formats of at most 8 bits, [`tables`]; by f32 for
+    /// bf16, f16 and their like, [`FloatFormat::narrow`]).
     #[inline]
     pub fn add(&self, a: Bits, b: Bits) -> Bits {
-        match tables(*self) {
-            Some(t) => t.add(a, b),
+        if let Some(t) = tables(*self) {
+            return t.add(a, b);
+        }
+        match self.narrow() {
+            Some(n) => n.add(a, b),
             None => self.add_d(a, b, Draw::Nearest),
         }
     }
@@ -126,11 +130,15 @@ impl FloatFormat {
         self.add(a, self.neg(b))
     }
 
-    /// a · b, rounded once (by table for formats of at most 8 bits, [`tables`]).
+    /// a · b, rounded once (by table for formats of at most 8 bits, [`tables`]; by f32 for
+    /// bf16, f16 and their like, [`FloatFormat::narrow`]).
     #[inline]
     pub fn mul(&self, a: Bits, b: Bits) -> Bits {
-        match tables(*self) {
-            Some(t) => t.mul(a, b),
+        if let Some(t) = tables(*self) {
+            return t.mul(a, b);
+        }
+        match self.narrow() {
+            Some(n) => n.mul(a, b),
             None => self.mul_d(a, b, Draw::Nearest),
         }
     }

@@ -1,4 +1,5 @@
-//! Throughput of the golden model on one core, side by side with the `softposit` crate.
+//! Throughput of the golden model on one core, side by side with the `softposit` crate (and,
+//! for bf16 and f16, with the `half` crate: `cases/float.rs`).
 //!
 //! ```text
 //! cargo bench -p lpgen-golden --bench golden             # 7 rounds of >= 100 ms each
@@ -26,10 +27,13 @@ use std::time::Instant;
 
 use lpgen_golden::posit::{PositFormat, PositStandard, Quire};
 use lpgen_golden::sum::kahan_dot;
-use lpgen_golden::{Lns, LnsFormat};
+use lpgen_golden::{FloatFormat, Lns, LnsFormat};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use softposit::{Quire as SpQuire, P16E1, P32E2, P8E0, Q16E1, Q32E2, Q8E0};
+
+#[path = "cases/float.rs"]
+mod float;
 
 /// Operand pairs per array.
 const PAIRS: usize = 4096;
@@ -237,7 +241,7 @@ fn measure(mut case: Case, plan: &Plan) -> Row {
 fn print_header() {
     println!(
         "{:<11} {:<14} {:<7} {:>10} {:>10} {:>7} {:>7}",
-        "format", "op", "unit", "ours", "softposit", "ratio", "spread"
+        "format", "op", "unit", "ours", "reference", "ratio", "spread"
     );
     println!("{}", "-".repeat(72));
 }
@@ -479,6 +483,11 @@ fn main() {
     let la = lns_conv(normals(&mut rng, PAIRS));
     let lb = lns_conv(normals(&mut rng, PAIRS));
 
+    let bf = FloatFormat::new(8, 7, false, false, false).unwrap(); // bf16
+    let hf = FloatFormat::new(5, 10, false, false, false).unwrap(); // f16
+    let (ba, bb) = float::operands(bf, &mut rng);
+    let (ha, hb) = float::operands(hf, &mut rng);
+
     let mut cases: Vec<Case> = vec![];
     let mut checks: Vec<String> = vec![];
     cases.extend(posit_cases::<P8E0>(
@@ -536,13 +545,26 @@ fn main() {
         softposit: None,
     });
 
+    cases.extend(float::cases::<float::Bf16>(
+        "bf16",
+        bf,
+        (&ba, &bb),
+        &mut checks,
+    ));
+    cases.extend(float::cases::<float::F16>(
+        "f16",
+        hf,
+        (&ha, &hb),
+        &mut checks,
+    ));
+
     println!(
         "lpgen-golden throughput, one core: {} rounds of >= {} ms CPU time per side, \
          {PAIRS} operand pairs, median shown",
         plan.rounds,
         plan.min_time.as_millis()
     );
-    println!("Same results as softposit on the benchmark operands:");
+    println!("Same results as softposit (and half) on the benchmark operands:");
     for c in &checks {
         println!("  {c}");
     }

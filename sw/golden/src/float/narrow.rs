@@ -32,19 +32,12 @@ pub struct Narrow {
     f: FloatFormat,
     /// f32's exponent bias minus the format's.
     rebias: u32,
-    /// 2^(emin − M), the weight of a subnormal's last bit.
-    sub_lsb: f32,
-    /// 1.5 · 2^(emin − M + 23): x + this − this rounds |x| < 2^emin to a multiple of sub_lsb.
-    sub_magic: f32,
-    /// The f32 bits of 2^emin and of the largest finite value.
-    min_normal: u32,
-    max_finite: u32,
 }
 
 impl FloatFormat {
     /// The binary32 path of this format, if its sums and products are f32's rounded once more
     /// (the module documentation says which formats and why).
-    #[inline]
+    #[inline(always)]
     pub fn narrow(&self) -> Option<Narrow> {
         let plain = !(self.finite || self.sat || self.ftz || self.no_nan);
         let (e, m) = (self.exp_bits, self.frac_bits);
@@ -65,18 +58,24 @@ fn f32_pow2(k: i64) -> f32 {
 impl Narrow {
     /// The path's constants for `f` (whether the path is exact for `f` is
     /// [`FloatFormat::narrow`]'s to say).
+    #[inline(always)]
     fn new(f: FloatFormat) -> Narrow {
-        let m = i64::from(f.frac_bits);
-        let rebias = (127 - f.bias()) as u32;
-        let max_field = (f.exp_ones() - 1) as u32 + rebias;
         Narrow {
             f,
-            rebias,
-            sub_lsb: f32_pow2(f.emin() - m),
-            sub_magic: 1.5 * f32_pow2(f.emin() - m + 23),
-            min_normal: (rebias + 1) << 23,
-            max_finite: max_field << 23 | (f.frac_mask() as u32) << (23 - m),
+            rebias: (127 - f.bias()) as u32,
         }
+    }
+
+    /// 2^(emin − M), the weight of a subnormal's last bit.
+    fn sub_lsb(&self) -> f32 {
+        f32_pow2(self.f.emin() - i64::from(self.f.frac_bits))
+    }
+
+    /// The f32 bits of the largest finite value.
+    #[inline(always)]
+    fn max_finite(&self) -> u32 {
+        let max_field = (self.f.exp_ones() - 1) as u32 + self.rebias;
+        max_field << 23 | (self.f.frac_mask() as u32) << (23 - self.f.frac_bits)
     }
 
     /// `x` (an f32) rounded to the nearest value of the format, ties to the even one, as an
@@ -85,9 +84,11 @@ impl Narrow {
     pub fn round_f32(&self, x: f32) -> f32 {
         let u = x.to_bits();
         let (sign, abs) = (u & 0x8000_0000, u & 0x7fff_ffff);
-        if abs < self.min_normal {
-            // The subnormal grid: the FPU rounds x + 1.5 · 2^(emin − M + 23) to it.
-            let y = (x + self.sub_magic) - self.sub_magic;
+        if abs < (self.rebias + 1) << 23 {
+            // Below 2^emin, the subnormal grid: x + 1.5 · 2^(emin − M + 23) has its last
+            // place at 2^(emin − M), so the FPU rounds x there.
+            let magic = 1.5 * f32_pow2(self.f.emin() - i64::from(self.f.frac_bits) + 23);
+            let y = (x + magic) - magic;
             return f32::from_bits(y.to_bits() | sign);
         }
         if abs >= 0x7f80_0000 {
@@ -95,11 +96,17 @@ impl Narrow {
         }
         let k = 23 - self.f.frac_bits;
         let r = (abs + (1 << (k - 1)) - 1 + ((abs >> k) & 1)) & !((1 << k) - 1);
-        f32::from_bits(sign | if r > self.max_finite { 0x7f80_0000 } else { r })
+        f32::from_bits(
+            sign | if r > self.max_finite() {
+                0x7f80_0000
+            } else {
+                r
+            },
+        )
     }
 
     /// The exact value of a word (NaN words give an f32 NaN).
-    #[inline]
+    #[inline(always)]
     pub fn to_f32(&self, w: Bits) -> f32 {
         let m = self.f.frac_bits;
         let e = self.f.exp_bits;
@@ -113,7 +120,7 @@ impl Narrow {
                 0x7fc0_0000
             }
         } else if field == 0 {
-            (frac as f32 * self.sub_lsb).to_bits()
+            (frac as f32 * self.sub_lsb()).to_bits()
         } else {
             (field + self.rebias) << 23 | frac << (23 - m)
         };
@@ -122,7 +129,7 @@ impl Narrow {
 
     /// The word nearest to `x`, ties to the even word (NaN → the canonical NaN, ±∞ and what
     /// rounds past the largest finite value → ±∞).
-    #[inline]
+    #[inline(always)]
     pub fn from_f32(&self, x: f32) -> Bits {
         let f = &self.f;
         let m = f.frac_bits;
@@ -165,13 +172,13 @@ impl Narrow {
     }
 
     /// a + b rounded to nearest.
-    #[inline]
+    #[inline(always)]
     pub fn add(&self, a: Bits, b: Bits) -> Bits {
         self.from_f32(self.to_f32(a) + self.to_f32(b))
     }
 
     /// a · b rounded to nearest.
-    #[inline]
+    #[inline(always)]
     pub fn mul(&self, a: Bits, b: Bits) -> Bits {
         self.from_f32(self.to_f32(a) * self.to_f32(b))
     }
@@ -312,6 +319,31 @@ mod tests {
                 );
                 same_value(&n, Arith::mul(&n, n.load(a), n.load(b)), n.mul(a, b));
             }
+        }
+    }
+
+    /// Every pair of bf16 and of f16 words, sums and products: the path is the slow path
+    /// (2 · 2 · 2^32 operations on two threads; about 10 minutes here:
+    /// `cargo test --release -p lpgen-golden --lib every_pair -- --ignored`).
+    #[test]
+    #[ignore]
+    fn every_pair_of_bf16_and_f16() {
+        for (e, m) in [(8, 7), (5, 10)] {
+            let f = plain(e, m);
+            let n = f.narrow().unwrap();
+            let half = |lo: u64, hi: u64| {
+                for a in lo..hi {
+                    for b in 0..=f.mask() {
+                        assert_eq!(n.add(a, b), f.add_d(a, b, Draw::Nearest), "{a:#x}+{b:#x}");
+                        assert_eq!(n.mul(a, b), f.mul_d(a, b, Draw::Nearest), "{a:#x}*{b:#x}");
+                    }
+                }
+            };
+            let mid = 1 << (f.width() - 1);
+            std::thread::scope(|s| {
+                s.spawn(|| half(0, mid));
+                half(mid, f.mask() + 1);
+            });
         }
     }
 

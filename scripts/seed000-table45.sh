@@ -6,7 +6,8 @@
 # (as the thesis' did) and varies the matrix products, the softmax and the tensor sums
 # (`--kahan`, `--accumulate`; docs/train.md). The last row (pairwise everywhere) is ours.
 # Runs go to results/s000-t45-<row>/ (scripts/lib-runs.sh); `--table` prints the table.
-# Environment: HIDDEN (100), BATCH (256), LR (1), TRAIN (10000), EPOCHS (5), JOBS (1), ROWS, LPGEN.
+# Environment: HIDDEN (100), BATCH (256), LR (1), TRAIN (10000), EPOCHS (5), JOBS (1), ROWS, LPGEN,
+# PREFIX (s000-t45; longer sums: BATCH=2048 PREFIX=s000-t45-b2048).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-runs.sh
@@ -18,7 +19,7 @@ BATCH=${BATCH:-256}
 LR=${LR:-1}
 TRAIN=${TRAIN:-10000}
 EPOCHS=${EPOCHS:-5}
-PREFIX=s000-t45
+PREFIX=${PREFIX:-s000-t45}
 PAPER="thesis: validation frame error (TIMIT)"
 ERROR=1
 NET="--dataset $DATA/fashion-mnist --hidden $HIDDEN --activation sigmoid --batch $BATCH --lr $LR --momentum 0.5 --momentum-from 2 --schedule fixed --train-limit $TRAIN --epochs $EPOCHS --threads 1"

@@ -51,6 +51,8 @@ declare -A ROWS=(
   [fashion-fp8-e5m2-sr8]="--format fp8:e5m2 --rounding stochastic:8 $FASHION"
   [fashion-fp8-mixed]="--precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2 $FASHION"
   [fashion-fp8-mixed-quire]="--precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2q $FASHION"
+  # bf16 everywhere (the golden model's binary32 path: docs/perf.md).
+  [fashion-bf16]="--format bf16 $FASHION"
   # Convolutions on the generated array: a few LeNet-5 steps through the RTL, the golden
   # model in lockstep (0 differing bits), on 256 test images.
   [lenet-rtl-steps]="--format lns:5:6 --backend rtl --check --model lenet5 --dataset $DATA/fashion-mnist --batch 64 --lr 0.0625 --normalize global --schedule fixed --epochs 1 --max-steps 3 --test-limit 256"

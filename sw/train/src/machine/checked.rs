@@ -211,7 +211,12 @@ impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
         let got = self.dut.lanes_rounded(f, op, a, b, draws)?;
         let want = self.reference.lanes_rounded(f, op, a, b, draws)?;
         self.compare(
-            format!("{} on {} words of {f}, {}", op.name(), a.len(), draws.rounding),
+            format!(
+                "{} on {} words of {f}, {}",
+                op.name(),
+                a.len(),
+                draws.rounding
+            ),
             &got,
             &want,
         )?;

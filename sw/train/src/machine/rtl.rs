@@ -498,6 +498,18 @@ impl Machine for Rtl {
                 a.len()
             )));
         }
+        // The unit rounds lane j of a beat with the state j + 1 steps after the beat's
+        // first: a tensor's draws are consecutive positions (`Stream::take`).
+        let next = |s: u32| Xorshift32::at(s).map(|mut g| g.step());
+        let states = &draws.states;
+        if let Some(i) = (1..states.len()).find(|&i| next(states[i - 1]) != Some(states[i])) {
+            return Err(TrainError(format!(
+                "draw {i} of {} does not follow on from draw {} (a trainer bug: the rtl lanes \
+                 take consecutive positions)",
+                states.len(),
+                i - 1
+            )));
+        }
         let rounds = matches!(op, AluOp::Add | AluOp::Sub | AluOp::Mul | AluOp::Div);
         match (f, draws.rounding) {
             (_, Rounding::Nearest) => self.lanes(f, op, a, b),

@@ -1,13 +1,14 @@
 //! The lean co-simulation of the stochastic float lanes CI runs (issue 32): `alu` / `vector
 //! --rounding stochastic:R --rounding-seed S` against the golden `Rounder` replaying the
 //! lanes' stream (docs/rtl.md): a beat of add, sub, mul or div rounds lane j with the state
-//! after j+1 steps and advances L; idle cycles, non-rounding opcodes and `sr_load`s (alone,
-//! with a rounding beat, with another opcode) interleaved (verif `drivers/lane_sr.rs`).
+//! after j+1 steps and advances L; idle cycles, non-rounding opcodes and `sr_load`s (in an
+//! idle cycle, where they must not load; with a rounding beat; with another opcode)
+//! interleaved (verif `drivers/lane_sr.rs`).
 //! Every fp8:e4m3 pair of add, sub, mul and div on one lane (no stages) and on four lanes
 //! (5 stages); random and corner bf16 operations on three lanes converting to fp8:e5m2
 //! (scripts/cosim-full.sh runs more); and mutants it catches: lane j rounded with the state
-//! after j steps, the stream stepping on non-rounding opcodes, and a load that replaces the
-//! step instead of coming before it.
+//! after j steps, the stream stepping on non-rounding opcodes, a load that replaces the step
+//! instead of coming before it, and a load taken without in_valid.
 
 mod common;
 
@@ -86,14 +87,18 @@ fn vector_fp8_e4m3_all_pairs_and_mutants() {
         &p,
         &[
             (
-                "assign sr_base = (sr_load ? sr_load_state : sr_state);",
+                "assign sr_base = (sr_take ? sr_load_state : sr_state);",
                 "assign sr_base = sr_state;",
             ),
             (
                 "sr_state <= (sr_advance ? sr_l3_next : sr_base);",
-                "sr_state <= (sr_load ? sr_load_state : sr_l3_next);",
+                "sr_state <= (sr_take ? sr_load_state : sr_l3_next);",
             ),
         ],
     );
+    assert!(f > 10, "{f} failed");
+    // A load without in_valid (a stalled stream would repeat it).
+    let take = "assign sr_take = (sr_load & in_valid);";
+    let f = mutant(&p, &[(take, "assign sr_take = sr_load;")]);
     assert!(f > 10, "{f} failed");
 }

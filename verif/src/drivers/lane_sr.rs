@@ -1,14 +1,15 @@
 //! `alu` and `vector` float lanes with `--rounding stochastic:R` (docs/rtl.md): the golden
 //! `Rounder` replays the unit's stream. A beat of a rounding opcode (add, sub, mul, div)
 //! rounds lane j with the next draw after lanes 0..j (`Calc::binop_with`), so L draws per
-//! beat in lane order; other opcodes take none. `sr_load` puts the golden rounder at the
-//! loaded state first (the same cycle's beat, if any, draws from there).
+//! beat in lane order; other opcodes take none. `sr_load` with `in_valid` puts the golden
+//! rounder at the loaded state first (a rounding beat in that cycle draws from there).
 //!
 //! Between the beats of rounding operations, by beat count: an idle cycle (`in_valid` low,
 //! a rounding opcode and other operands on the inputs) before every 13th, a beat of a
 //! non-rounding opcode (max, min, lt, neg, abs, select, convert, an unassigned code) before
-//! every 7th, and a load of a random state every 29th, in turn alone (in an idle cycle),
-//! with the rounding beat, or with a non-rounding beat. No restart points: every result
+//! every 7th, and `sr_load` of a random state every 29th, in turn in an idle cycle (where it
+//! must not load: a load is part of a beat), with the rounding beat, or with a non-rounding
+//! beat (a load alone). No restart points: every result
 //! depends on the beats before it (a distributed run checks it all on rank 0).
 //!
 //! Exhaustive (8-bit words at most): every pair for each of add, sub, mul, div, L pairs per
@@ -113,8 +114,11 @@ impl Lanes<'_> {
         if let Some(s) = load {
             put_bits(&mut ins, p.load, 1, 1);
             put_bits(&mut ins, p.load_state, 32, u64::from(s));
-            let gen = Xorshift32::at(s).expect("a nonzero state");
-            self.rounder = Rounder::with_generator(self.rounding, gen);
+            // A load is part of a beat: without in_valid it is ignored.
+            if valid {
+                let gen = Xorshift32::at(s).expect("a nonzero state");
+                self.rounder = Rounder::with_generator(self.rounding, gen);
+            }
         }
         let rounds = ROUNDING.iter().find(|(o, _)| o.code() == op).map(|r| r.1);
         let mut want = vec![0u64; self.out_n];

@@ -58,8 +58,8 @@ fn step(m: &mut Module, px: &str, x: &E) -> E {
 pub(crate) fn lanes_header(bits: u32, seed: u64, lanes: u32) -> String {
     format!(
         "Rounding: stochastic:{bits} in add, sub, mul, div (other opcodes and t_out to \
-         nearest), xorshift32 (13, 17, 5) reset to {:#010x} (seed {seed}); sr_load loads \
-         sr_load_state first; then an in_valid cycle with a rounding opcode rounds lane j with \
+         nearest), xorshift32 (13, 17, 5) reset to {:#010x} (seed {seed}); in an in_valid \
+         cycle sr_load loads sr_load_state first, then a rounding opcode rounds lane j with \
          the top {bits} bits of the state after j+1 steps and advances {lanes} steps.",
         Xorshift32::from_seed(seed).state()
     )
@@ -68,10 +68,12 @@ pub(crate) fn lanes_header(bits: u32, seed: u64, lanes: u32) -> String {
 /// The random bits of each of `lanes` lanes (`alu`/`vector` with `stochastic:R`), or `None`
 /// for rounding to nearest; adds the inputs `sr_load`, `sr_load_state` and the register
 /// `sr_state` (reset as [`random_bits`]'). In a cycle, the base state is `sr_load_state`
-/// when `sr_load` is high, else the register; lane j takes the top R bits of the base after
-/// j+1 steps (a chain of xorshift steps as wiring). The register takes the base after
+/// when `sr_load` and `in_valid` are high (a load is part of a beat, so a stream wrapper's
+/// stalls cannot repeat it), else the register; lane j takes the top R bits of the base
+/// after j+1 steps (a chain of xorshift steps as wiring). The register takes the base after
 /// `lanes` steps in a cycle with `in_valid` and a rounding opcode (`rounds`), else the base
-/// (so a load alone places the stream, and a load with an operation rounds it from there).
+/// (so a load with a non-rounding opcode places the stream, and a load with a rounding one
+/// rounds that beat from there).
 pub(crate) fn lane_random_bits(
     m: &mut Module,
     p: &Params,
@@ -87,7 +89,8 @@ pub(crate) fn lane_random_bits(
     m.comment("stochastic rounding: the xorshift32 stream, one step per lane of a rounding op");
     let reset = Xorshift32::from_seed(p.rounding_seed).state();
     let state = m.state("sr_state", 32, Some(u128::from(reset)));
-    let mut x = m.wire("sr_base", &mux(&load, &load_state, &state));
+    let take = m.wire("sr_take", &load.and(in_valid));
+    let mut x = m.wire("sr_base", &mux(&take, &load_state, &state));
     let base = x.clone();
     let mut randoms = vec![];
     for j in 0..lanes {
@@ -95,7 +98,7 @@ pub(crate) fn lane_random_bits(
         randoms.push(m.wire(&format!("sr_l{j}_random"), &x.bits(31, 32 - bits)));
     }
     let advance = m.wire("sr_advance", &in_valid.and(rounds));
-    m.drive(&state, &mux(&advance, &x, &base), Some(&load.or(&advance)));
+    m.drive(&state, &mux(&advance, &x, &base), Some(&take.or(&advance)));
     Some(randoms)
 }
 
@@ -195,8 +198,9 @@ mod tests {
     }
 
     /// A stochastic vector: the register resets to the seed's state; lane j rounds with the
-    /// state after j+1 steps from the base (sr_load_state when sr_load); the register takes
-    /// the base after L steps on in_valid with a rounding opcode (0..=3), else the base.
+    /// state after j+1 steps from the base (sr_load_state when sr_load with in_valid); the
+    /// register takes the base after L steps on in_valid with a rounding opcode (0..=3),
+    /// else the base.
     #[test]
     fn vector_lanes_chain_l_steps_and_load_first() {
         let mut p = Params::new(Unit::Vector, "bf16".parse().unwrap());
@@ -206,13 +210,14 @@ mod tests {
         let v = d.verilog.text();
         for line in [
             "sr_state <= 32'd1674306020;",
-            "assign sr_base = (sr_load ? sr_load_state : sr_state);",
+            "assign sr_take = (sr_load & in_valid);",
+            "assign sr_base = (sr_take ? sr_load_state : sr_state);",
             "assign sr_l0_x13 = (sr_base ^ {sr_base[18:0], 13'd0});",
             "assign sr_l1_x13 = (sr_l0_next ^ {sr_l0_next[18:0], 13'd0});",
             "assign sr_l2_random = sr_l2_next[31:24];",
             "assign sr_advance = (in_valid & ((((op == 4'd0) | (op == 4'd1)) | (op == 4'd2)) \
              | (op == 4'd3)));",
-            "if ((sr_load | sr_advance)) sr_state <= (sr_advance ? sr_l2_next : sr_base);",
+            "if ((sr_take | sr_advance)) sr_state <= (sr_advance ? sr_l2_next : sr_base);",
             "advances 3 steps.",
             "module lpgen_float_div_bf16_sr8 (",
         ] {

@@ -34,6 +34,9 @@
 # convert to floats with stochastic rounding (ONLY='convert --format .* --rounding', same
 # seed, 1000000 vectors, 2026-11-27): 23 runs, 4 114 944 results (1 114 880 in 20 exhaustive
 # runs), 0 failed.
+# The stochastic float lanes added since (ONLY='^(alu|vector) .*--rounding', same seed, 1000000
+# vectors, 2026-11-27, about 12 min on the shared machine): 17 runs, 5 984 198 cycles checked
+# (every output of every lane; 3 021 760 in 12 exhaustive runs), 0 failed.
 # The MX arrays added since (ONLY='--pe mx', same seed, 20000 vectors, 2026-11-27): 23 runs,
 # 576 046 read-outs compared (518 252 in 4 exhaustive runs), 0 failed.
 set -uo pipefail

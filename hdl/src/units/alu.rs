@@ -8,6 +8,8 @@
 //! - `a`, `b` (L·w), `sel` (L), `t_in` (L·wt)
 //! - `y` (L·w): the opcode's result; `t_out` (L·wt): `a` converted to T, on every opcode
 //! - `cmp` (2L): a vs b, 0 equal, 1 less, 2 greater, 3 unordered; `nan` (L): `y` is NaN/NaR
+//! - with `--rounding stochastic:R` (float lanes): `sr_load` (1), `sr_load_state` (32), the
+//!   rounding stream's placement (`float::lane_random_bits`, docs/rtl.md)
 //!
 //! Every op has its own datapath; all start together and the result is chosen by `op` at
 //! the end, so the latency is that of the longest (the add, or the posit divider) and a new

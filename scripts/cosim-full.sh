@@ -34,6 +34,9 @@
 # convert to floats with stochastic rounding (ONLY='convert --format .* --rounding', same
 # seed, 1000000 vectors, 2026-11-27): 23 runs, 4 114 944 results (1 114 880 in 20 exhaustive
 # runs), 0 failed.
+# The stochastic float lanes added since (ONLY='^(alu|vector) .*--rounding', same seed, 1000000
+# vectors, 2026-11-27, about 12 min on the shared machine): 17 runs, 5 984 198 cycles checked
+# (every output of every lane; 3 021 760 in 12 exhaustive runs), 0 failed.
 # The MX arrays added since (ONLY='--pe mx', same seed, 20000 vectors, 2026-11-27): 23 runs,
 # 576 046 read-outs compared (518 252 in 4 exhaustive runs), 0 failed.
 set -uo pipefail
@@ -380,6 +383,20 @@ for pair in "float:8:23 bf16 16" "fix:15:16 f16:sat 20" "float:11:52 bf16 32"; d
   set -- $pair
   cosim convert --format "$1" --to "$2" --rounding stochastic:$3 --rounding-seed 9 --stages 2 --vectors "$VECTORS" --seed "$SEED"
 done
+
+# Stochastic float lanes (issue 32, alu/vector --rounding stochastic:R; ONLY='^(alu|vector) .*--rounding'):
+# the golden stream replayed L draws per beat of add/sub/mul/div, with idle cycles,
+# non-rounding opcodes and sr_load placements interleaved (verif drivers/lane_sr.rs). Every
+# pair of the 8-bit formats for the four rounding opcodes; random + corners for the wider.
+for s in $(stages 5); do cosim alu --format fp8:e4m3 --rounding stochastic:4 --rounding-seed 1 --stages $s --exhaustive; done
+for s in 0 5; do cosim vector --lanes 4 --format fp8:e4m3 --rounding stochastic:4 --rounding-seed 1 --stages $s --exhaustive; done
+for s in 0 5; do cosim alu --format fp8:e5m2 --rounding stochastic:12 --rounding-seed 2 --stages $s --exhaustive; done
+cosim alu --format float:3:4:sat:ftz --rounding stochastic:9 --rounding-seed 3 --stages 3 --exhaustive
+cosim vector --lanes 2 --format fp8:e4m3 --to bf16 --rounding stochastic:1 --rounding-seed 4 --stages 2 --exhaustive
+for s in 0 5; do cosim vector --lanes 4 --format bf16 --rounding stochastic:8 --rounding-seed 5 --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+cosim vector --lanes 16 --format bf16 --to fp8:e5m2 --rounding stochastic:32 --rounding-seed 6 --stages 2 --vectors "$VECTORS" --seed "$SEED"
+cosim alu --format f16:sat:ftz --rounding stochastic:13 --rounding-seed 7 --stages 2 --vectors "$VECTORS" --seed "$SEED"
+cosim alu --format float:11:52 --rounding stochastic:32 --rounding-seed 8 --stages 5 --vectors "$VECTORS" --seed "$SEED"
 
 # mx-enc on other input words (issue 33, `--input`): every input into each element type at 0
 # and 3 stages, MXIN_VECTORS (4000) random + corner blocks each (ONLY='mx-enc.*--input';

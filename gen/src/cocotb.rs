@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use lpgen_golden::Rounding;
 use lpgen_hdl::{Design, Params, PeKind, Unit};
 
 use crate::rtl_cmd::write_atomic;
@@ -49,7 +50,11 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::Array if MODELLED_PES.contains(&p.pe) => return None,
         Unit::Array => "its PE kind has no model yet",
         Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,
-        // Lanes of every family with lanes: `Format.alu`, and `Format.dfix_lane` on dfix.
+        // Lanes of every family with lanes: `Format.alu`, and `Format.dfix_lane` on dfix;
+        // not the stochastic float lanes (their stream, `sr_load` and L steps a beat).
+        Unit::Alu | Unit::Vector if p.rounding != Rounding::Nearest => {
+            "its stochastic lanes have no model yet (the stream's L steps a beat, sr_load)"
+        }
         Unit::Alu | Unit::Vector => return None,
         Unit::Convert => return None,
         Unit::Quant1 | Unit::DfixMonitor => return None,

@@ -278,6 +278,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         // `checks`), and the stages compute in f32 to nearest.
         lpgen_train::rounding::check(rounding, &stages.list())?;
     }
+    checks::rtl_rounding(a, rounding, &stages.list())?;
     let arch = arch(a, input, classes)?;
     let schedule = match a.schedule.as_str() {
         "fixed" => Schedule::Fixed,

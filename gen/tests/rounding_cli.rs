@@ -242,7 +242,18 @@ fn training_refuses_what_it_cannot_round_stochastically_in_one_line() {
                 "--rounding",
                 "stochastic:8",
             ],
-            "--backend golden",
+            "float array PE, which accumulates exactly and reads out to nearest",
+        ),
+        (
+            vec![
+                "--format",
+                "fix:7:8",
+                "--backend",
+                "rtl",
+                "--rounding",
+                "stochastic:8",
+            ],
+            "fix:7:8 lanes round to nearest on the RTL",
         ),
         (
             vec![

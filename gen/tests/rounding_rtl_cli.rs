@@ -68,7 +68,17 @@ fn bad_requests_are_refused_in_one_line() {
             "nearest or stochastic:R",
         ),
         (&["fix-mac", "--rounding", "stochastic:4"], "nearest only"),
-        (&["alu", "--rounding", "stochastic:4"], "nearest only"),
+        (&["array", "--rounding", "stochastic:4"], "nearest only"),
+        (
+            &[
+                "vector",
+                "--rounding",
+                "stochastic:4",
+                "--testbench",
+                "cocotb",
+            ],
+            "its stochastic lanes have no model yet",
+        ),
         (&["float-add", "--rounding-seed", "3"], "needs --rounding"),
     ] {
         let mut args = vec!["rtl"];

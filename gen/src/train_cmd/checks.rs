@@ -3,7 +3,7 @@
 
 use super::{bad, TrainArgs, MAX_THREADS};
 use crate::CliResult;
-use lpgen_golden::Rounding;
+use lpgen_golden::{Format, Rounding};
 use lpgen_train::parallel::Exchange;
 use lpgen_train::storage::StorageConfig;
 
@@ -56,9 +56,11 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
     crate::dist::check_workers(a.workers)?;
     if rounding(a)? != Rounding::Nearest {
         // Float storage rounds its stored values on the host, whatever computes in f32 (its
-        // parser, `dfix::storage`, has refused rtl).
+        // parser, `dfix::storage`, has refused rtl). The rtl backend rounds float lanes
+        // (`rtl_rounding` refuses what it does not).
         let storage_rounds = matches!(storage, Some(StorageConfig::Float(_)));
-        if a.backend != "golden" && !(storage_rounds && a.backend == "f32") {
+        let on_rtl = a.backend == "rtl" && storage.is_none();
+        if a.backend != "golden" && !(storage_rounds && a.backend == "f32") && !on_rtl {
             return Err(bad(format!(
                 "--rounding {} runs on --backend golden (the {} backend rounds to nearest)",
                 a.rounding, a.backend
@@ -117,4 +119,26 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
 /// `--rounding`: nearest or stochastic:R (the golden parser's one-line refusal otherwise).
 pub(super) fn rounding(a: &TrainArgs) -> CliResult<Rounding> {
     Ok(a.rounding.parse::<Rounding>()?)
+}
+
+/// `--rounding stochastic:R` on `--backend rtl`, refused in one line: the RTL machine rounds
+/// float lanes stochastically (`Rtl::lanes_rounded`, the `vector --rounding` unit), but every
+/// float product on the RTL accumulates exactly in the float array PE, whose read-out rounds
+/// to nearest (so a float run has rounded products to hand it), and other families' lanes
+/// have no stochastic RTL.
+pub(super) fn rtl_rounding(a: &TrainArgs, rounding: Rounding, stages: &[Format]) -> CliResult {
+    if a.backend != "rtl" || rounding == Rounding::Nearest {
+        return Ok(());
+    }
+    if let Some(f) = stages.iter().find(|f| !matches!(f, Format::Float(_))) {
+        return Err(bad(format!(
+            "--rounding {rounding} on --backend rtl: {f} lanes round to nearest on the RTL \
+             (stochastic lanes: float formats); use --backend golden"
+        )));
+    }
+    Err(bad(format!(
+        "--rounding {rounding} on --backend rtl: float products run on the float array PE, \
+         which accumulates exactly and reads out to nearest (its stochastic read-out is not \
+         built; the float lanes are); use --backend golden"
+    )))
 }

@@ -8,15 +8,18 @@
 //! - `a`, `b` (L·w), `sel` (L), `t_in` (L·wt)
 //! - `y` (L·w): the opcode's result; `t_out` (L·wt): `a` converted to T, on every opcode
 //! - `cmp` (2L): a vs b, 0 equal, 1 less, 2 greater, 3 unordered; `nan` (L): `y` is NaN/NaR
+//! - with `--rounding stochastic:R` (float lanes): `sr_load` (1), `sr_load_state` (32), the
+//!   rounding stream's placement (`float::lane_random_bits`, docs/rtl.md)
 //!
 //! Every op has its own datapath; all start together and the result is chosen by `op` at
 //! the end, so the latency is that of the longest (the add, or the posit divider) and a new
 //! operation of any kind enters every cycle. `--stages S` spreads S registers over each
 //! datapath's candidate boundaries (LNS 3, posit 4, fix 2, float 5).
 
-use lpgen_golden::{AluOp, Calc, Format, ALU_OP_BITS};
+use lpgen_golden::{AluOp, Calc, Format, Rounding, ALU_OP_BITS};
 
 use super::family::hw;
+use super::float::lane_random_bits;
 use super::{finish, start, Built, GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, Module, E};
 
@@ -27,6 +30,9 @@ pub(crate) struct LaneIn {
     pub b: E,
     pub sel: E,
     pub t_in: E,
+    /// This lane's random bits (`stochastic:R`; `None` rounds to nearest): rounding opcodes
+    /// (add, sub, mul, div) round with them.
+    pub random: Option<E>,
 }
 
 /// One lane's outputs.
@@ -73,6 +79,23 @@ fn formats(p: &Params) -> Result<(Format, Format), GenError> {
 /// Refuses a lane the golden ALU does not define (another family's `--to`, f32).
 pub(crate) fn check(p: &Params) -> Result<(), GenError> {
     formats(p).map(|_| ())
+}
+
+/// The opcodes whose results round, so that `stochastic:R` lanes draw for them (golden
+/// `RoundedOps::binop_with`: add, sub, mul, div take one draw each).
+pub(crate) const ROUNDING_OPS: [AluOp; 4] = [AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Div];
+
+/// Refuses stochastic lanes of a family whose lanes have no stochastic datapath (float
+/// lanes have it), in one line.
+pub(crate) fn check_rounding(p: &Params) -> Result<(), GenError> {
+    match (p.rounding, p.format) {
+        (Rounding::Nearest, _) | (_, Format::Float(_)) => Ok(()),
+        (r, f) => Err(GenError(format!(
+            "unit '{}': {f} lanes round to nearest only, not {r} (stochastic lanes: float \
+             formats)",
+            p.unit.name()
+        ))),
+    }
 }
 
 /// Builds one lane (wires named `PX…`).
@@ -125,6 +148,13 @@ fn build(p: &Params, lanes: u32) -> Result<Built, GenError> {
     let b = m.input("b", lanes * w);
     let sel = m.input("sel", lanes);
     let t_in = m.input("t_in", lanes * wt);
+    let is_op = |o: AluOp| op.eq_k(o.code() as u128);
+    let rounds = ROUNDING_OPS
+        .iter()
+        .map(|&o| is_op(o))
+        .reduce(|x, y| x.or(&y));
+    let rounds = rounds.expect("four opcodes");
+    let randoms = lane_random_bits(&mut m, p, &valid, &rounds, lanes);
     let word = |bus: &E, i: u32, w: u32| bus.bits(i * w + w - 1, i * w);
     let mut fork = m.fork();
     let mut outs = vec![];
@@ -140,6 +170,7 @@ fn build(p: &Params, lanes: u32) -> Result<Built, GenError> {
             b: word(&b, i, w),
             sel: sel.bit(i),
             t_in: word(&t_in, i, wt),
+            random: randoms.as_ref().map(|r| r[i as usize].clone()),
         };
         outs.push(lane(&mut m, f, to, &px, &io));
         m.next_branch(&mut fork);
@@ -225,6 +256,41 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             p.to = to;
             g.push(p);
         }
+    }
+    g.extend(stochastic_grid(full));
+    g
+}
+
+/// The stochastic float lanes of the lint grid: (format, --to, R, seed) × alu at stages 0
+/// and max, vector of 4 lanes at 0 and max and of 16 at 2 (lean: two designs).
+fn stochastic_grid(full: bool) -> Vec<Params> {
+    let design = |unit, f: &str, t: &str, r, seed, lanes, s| {
+        let f: Format = f.parse().expect("a grid format");
+        let mut p = Params::new(unit, f).rounding(Rounding::Stochastic(r), seed);
+        p.to = Some(t.parse().expect("a grid format")).filter(|t| *t != f);
+        p.lanes = lanes;
+        p.stages(s)
+    };
+    if !full {
+        return vec![
+            design(Unit::Alu, "fp8:e4m3", "bf16", 4, 1, 1, 5),
+            design(Unit::Vector, "bf16", "bf16", 8, 7, 4, 0),
+        ];
+    }
+    let mut g = vec![];
+    for (f, t, r, seed) in [
+        ("fp8:e4m3", "bf16", 4, 1),
+        ("fp8:e5m2:ftz", "fp8:e5m2:ftz", 1, 2),
+        ("bf16", "bf16", 8, 7),
+        ("f16:sat:ftz", "f16", 13, 5),
+        ("float:11:52", "float:11:52", 32, 11),
+    ] {
+        let max = candidates(f.parse().expect("a grid format"));
+        for s in [0, max] {
+            g.push(design(Unit::Alu, f, t, r, seed, 1, s));
+            g.push(design(Unit::Vector, f, t, r, seed, 4, s));
+        }
+        g.push(design(Unit::Vector, f, t, r, seed, 16, 2));
     }
     g
 }

@@ -394,7 +394,7 @@ pub fn top_name(p: &Params) -> String {
         extra = format!("_{}", p.q8.name().replace('-', "_"));
     }
     if let (true, Rounding::Stochastic(r)) = (e.takes(Opt::Rounding), p.rounding) {
-        extra = format!("_sr{r}");
+        extra = format!("{extra}_sr{r}");
     }
     if let (true, Some(input)) = (e.takes(Opt::Input), mx::shown_input(p)) {
         extra = format!("_in_{}", input.replace(':', "_"));
@@ -512,6 +512,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
     registry::check_rounding(p)?;
     dfix::check(p)?;
     if matches!(p.unit, Unit::Alu | Unit::Vector) {
+        alu::check_rounding(p)?;
         family::hw(&p.format).check_lane(p)?;
     }
     let e = entry(p.unit);
@@ -569,10 +570,11 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
         },
     ];
     if let Rounding::Stochastic(r) = p.rounding {
-        built
-            .module
-            .header
-            .push(float::stochastic_header(r, p.rounding_seed));
+        let line = match p.unit {
+            Unit::Alu | Unit::Vector => float::lanes_header(r, p.rounding_seed, p.lanes),
+            _ => float::stochastic_header(r, p.rounding_seed),
+        };
+        built.module.header.push(line);
     }
     let input = mx::shown_input(p).filter(|_| e.takes(Opt::Input));
     (built.module.header)

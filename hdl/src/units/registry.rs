@@ -152,8 +152,9 @@ pub static UNITS: [UnitEntry; 20] = [
     UnitEntry {
         unit: Unit::Alu,
         name: "alu",
-        help: "one vector lane of a format: add sub mul div max min lt neg abs select convert",
-        options: &[Opt::To],
+        help: "one vector lane of a format: add sub mul div max min lt neg abs select convert; \
+               float lanes also stochastic:R",
+        options: &[Opt::To, Opt::Rounding],
         max_stages: lane_stages,
         build: lane_unit,
         grid: |full| {
@@ -165,8 +166,8 @@ pub static UNITS: [UnitEntry; 20] = [
     UnitEntry {
         unit: Unit::Vector,
         name: "vector",
-        help: "--lanes L lanes of alu sharing one opcode",
-        options: &[Opt::Lanes, Opt::To],
+        help: "--lanes L lanes of alu sharing one opcode; float lanes also stochastic:R",
+        options: &[Opt::Lanes, Opt::To, Opt::Rounding],
         max_stages: lane_stages,
         build: lane_unit,
         grid: |full| {

@@ -19,6 +19,7 @@ mod dfix_lane;
 mod float_words;
 mod fma;
 mod kahan;
+mod lane_sr;
 mod mac;
 mod mx;
 mod mx_array;
@@ -223,6 +224,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),
         Unit::Array if p.pe == PeKind::Mx => mx_array::plan(p, mode),
         Unit::Array => array::plan(p, mode),
+        Unit::Alu | Unit::Vector if p.rounding != Rounding::Nearest => lane_sr::plan(p, mode),
         Unit::Alu | Unit::Vector if p.dfix_format().is_some() => dfix_lane::plan(p, mode),
         Unit::Alu | Unit::Vector => alu::plan(p, mode),
         Unit::Quant1 => quant1::plan(p, mode),

@@ -34,12 +34,8 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
 }
 
 /// The adder's datapath: y in the cycle it ends in. Marks [`ADD_STAGES`] boundaries.
-pub(crate) fn add_core(m: &mut Module, f: FloatFormat, a: &E, b: &E, sub: &E) -> E {
-    add_core_with(m, f, a, b, sub, None)
-}
-
-/// [`add_core`], rounded stochastically with `random` (R bits) when given. The sum then
-/// keeps R + 2 low bits (at least 3): after a one-place normalisation the top R discarded
+/// Rounded to nearest (`random` = `None`), or stochastically with `random` (R bits): the
+/// sum then keeps R + 2 low bits (at least 3): after a one-place normalisation the top R discarded
 /// bits are exact and the sticky bit lies below them (a cancellation of more places comes
 /// from an exponent difference ≤ 1, which loses no bits).
 pub(crate) fn add_core_with(

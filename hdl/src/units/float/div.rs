@@ -3,7 +3,7 @@
 use lpgen_golden::FloatFormat;
 
 use super::super::posit::decode::lzc;
-use super::{decode, inf_word, qnan, round_encode, signed_word, zero_word, Decoded};
+use super::{decode, inf_word, qnan, round_encode_with, signed_word, zero_word, Decoded};
 use crate::ir::{cat, konst, mux, named, signed_bits, signed_konst, Module, E};
 
 /// Candidate stage boundaries: after decoding and normalising the operands, halfway through
@@ -37,7 +37,7 @@ fn normalised(m: &mut Module, name: &str, d: &Decoded, bw: u32) -> (E, E) {
 /// one at bit Q or Q − 1 and M + 2 bits or more below it: every kept bit and the guard; the
 /// remainder is the sticky bit. Specials: a NaN operand, 0/0 and ∞/∞ give NaN; x/0 and ∞/x
 /// the infinite result of sign a⊕b; x/∞ and 0/x zero of that sign. Marks [`DIV_STAGES`].
-pub(crate) fn div_core(m: &mut Module, f: FloatFormat, a: &E, b: &E) -> E {
+pub(crate) fn div_core_with(m: &mut Module, f: FloatFormat, a: &E, b: &E, random: Option<&E>) -> E {
     let mf = f.frac_bits;
     let (bias, top) = (f.bias(), (1i64 << f.exp_bits) - 1);
     // The quotient's biased exponent: ea − eb + bias (− 1), ea, eb in [1 − M, 2^E − 1].
@@ -67,7 +67,7 @@ pub(crate) fn div_core(m: &mut Module, f: FloatFormat, a: &E, b: &E) -> E {
     let exp_diff = m.wire("exp_diff", &exp_diff);
     m.stage();
     m.comment("divide: restoring division, one quotient bit per step");
-    let q_bits = mf + 2;
+    let q_bits = mf + 1 + random.map_or(1, |r| r.width);
     let dw = mf + 2; // the partial remainder is below 2·divisor
     let divisor = sb.zext(dw + 1);
     let mut rem = sa.zext(dw);
@@ -95,7 +95,7 @@ pub(crate) fn div_core(m: &mut Module, f: FloatFormat, a: &E, b: &E) -> E {
     let sig = mux(&q_top, &q, &cat(&[q.low(q_bits), konst(1, 0)]));
     let norm = m.wire("quotient_sig", &cat(&[sig, sticky]));
     let be = m.wire("quotient_exp", &exp_diff.sub(&q_top.not().zext(bw)));
-    let word = round_encode(m, f, &neg, &be, &norm);
+    let word = round_encode_with(m, f, &neg, &be, &norm, random);
     m.comment("specials: NaN, an infinite result, a zero result");
     let word = mux(&is_zero, &zero_word(f, &neg), &word);
     let word = mux(&is_infinite, &infinite_word(f, &neg), &word);

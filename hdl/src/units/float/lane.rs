@@ -1,19 +1,20 @@
 //! The float datapaths of an ALU lane (see `units/alu.rs`), golden `FloatFormat` through
 //! `lpgen_golden::Alu`: add/sub, mul and div as instances of modules holding the very
-//! datapaths of `float-add`, `float-mul` ([`add_core`], [`mul_core`]) and the divider
-//! ([`div_core`]), one definition per format and cut pattern (`lpgen_float_add_<format>
-//! [_r<cuts>]`); the IEEE order for compare/max/min (−0 = +0, NaN unordered); neg/abs on the
-//! sign bit; conversion among float formats ([`float_to_float`]), and for the `convert` unit
-//! to and from fix.
+//! datapaths of `float-add`, `float-mul` ([`add_core_with`], [`mul_core_with`]) and the
+//! divider ([`div_core_with`]), one definition per format and cut pattern
+//! (`lpgen_float_add_<format>[_srR][_r<cuts>]`; `_srR`: rounded stochastically by an input
+//! `r` of R random bits, the lane's draw, `--rounding stochastic:R`); the IEEE order for
+//! compare/max/min (−0 = +0, NaN unordered); neg/abs on the sign bit; conversion among
+//! float formats ([`float_to_float`]), and for the `convert` unit to and from fix.
 
 use std::rc::Rc;
 
 use lpgen_golden::{AluOp, FloatFormat, Format};
 
-use super::add::add_core;
+use super::add::add_core_with;
 use super::convert::{float_to_fix, float_to_float, CONVERT_STAGES};
-use super::div::{div_core, DIV_STAGES};
-use super::mul::mul_core;
+use super::div::{div_core_with, DIV_STAGES};
+use super::mul::mul_core_with;
 use super::{is_nan_word, qnan, ADD_STAGES, MUL_STAGES};
 use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule, E};
 use crate::units::alu::{self, LaneIn, OpResults};
@@ -104,23 +105,31 @@ pub(crate) fn lane_ops(
     is: &dyn Fn(AluOp) -> E,
 ) -> OpResults {
     let n = |s: &str| format!("{px}{s}");
-    let ft = tag(f);
-    let ab = [("a", &io.a), ("b", &io.b)];
-    let mut fork = m.fork();
+    // Stochastic lanes: the rounding datapaths take this lane's random bits as input `r`
+    // and are modules of their own (`…_srR`).
+    let (ft, r) = match &io.random {
+        Some(r) => (format!("{}_sr{}", tag(f), r.width), Some(("r", r))),
+        None => (tag(f), None),
+    };
+    let how = if r.is_some() { ", rounded by r" } else { "" };
     let sub = is(AluOp::Sub);
-    let add_about = format!("{f}: y = a + b, or a - b when sub (golden FloatFormat::add, sub).");
-    let inputs = [ab[0], ab[1], ("sub", &sub)];
+    let ab: Vec<(&str, &E)> = [("a", &io.a), ("b", &io.b)].into_iter().chain(r).collect();
+    let mut abs = vec![("a", &io.a), ("b", &io.b), ("sub", &sub)];
+    abs.extend(r);
+    let mut fork = m.fork();
+    let add_about =
+        format!("{f}: y = a + b, or a - b when sub (golden FloatFormat::add, sub){how}.");
     let add_y = op_instance(
         m,
         &format!("lpgen_float_add_{ft}"),
         &add_about,
         &n("add"),
-        &inputs,
+        &abs,
         ADD_STAGES,
-        |r, i| add_core(r, f, &i[0], &i[1], &i[2]),
+        |r, i| add_core_with(r, f, &i[0], &i[1], &i[2], i.get(3)),
     );
     m.next_branch(&mut fork);
-    let mul_about = format!("{f}: y = a * b (golden FloatFormat::mul).");
+    let mul_about = format!("{f}: y = a * b (golden FloatFormat::mul){how}.");
     let mul_y = op_instance(
         m,
         &format!("lpgen_float_mul_{ft}"),
@@ -128,10 +137,10 @@ pub(crate) fn lane_ops(
         &n("mul"),
         &ab,
         MUL_STAGES,
-        |r, i| mul_core(r, f, &i[0], &i[1]),
+        |r, i| mul_core_with(r, f, &i[0], &i[1], i.get(2)),
     );
     m.next_branch(&mut fork);
-    let div_about = format!("{f}: y = a / b (golden FloatFormat::div).");
+    let div_about = format!("{f}: y = a / b (golden FloatFormat::div){how}.");
     let div_y = op_instance(
         m,
         &format!("lpgen_float_div_{ft}"),
@@ -139,7 +148,7 @@ pub(crate) fn lane_ops(
         &n("div"),
         &ab,
         DIV_STAGES,
-        |r, i| div_core(r, f, &i[0], &i[1]),
+        |r, i| div_core_with(r, f, &i[0], &i[1], i.get(2)),
     );
     m.next_branch(&mut fork);
     let from_t = convert_instance(m, t, f, &n("from_t"), &io.t_in);

@@ -29,12 +29,8 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
 }
 
 /// The multiplier's datapath: y in the cycle it ends in. Marks [`MUL_STAGES`] boundaries.
-pub(crate) fn mul_core(m: &mut Module, f: FloatFormat, a: &E, b: &E) -> E {
-    mul_core_with(m, f, a, b, None)
-}
-
-/// [`mul_core`], rounded stochastically with `random` (R bits) when given (the product is
-/// exact, so its discarded bits are).
+/// Rounded to nearest (`random` = `None`), or stochastically with `random` (R bits) (the
+/// product is exact, so its discarded bits are).
 pub(crate) fn mul_core_with(m: &mut Module, f: FloatFormat, a: &E, b: &E, random: Option<&E>) -> E {
     let mf = i64::from(f.frac_bits);
     m.comment("decode a and b (sign, exponent, significand; NaN, infinity, zero)");

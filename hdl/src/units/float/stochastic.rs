@@ -13,7 +13,7 @@ use lpgen_golden::Rounding;
 
 use super::super::{convert, Params, Unit};
 use super::{ADD_STAGES, FMA_STAGES, MUL_STAGES};
-use crate::ir::{cat, konst, Module, E};
+use crate::ir::{cat, konst, mux, Module, E};
 
 /// The header line of a stochastic design.
 pub(crate) fn stochastic_header(bits: u32, seed: u64) -> String {
@@ -42,11 +42,64 @@ pub(crate) fn random_bits(m: &mut Module, p: &Params, in_valid: &E) -> Option<E>
     m.comment("stochastic rounding: the xorshift32 stream, one step per operation");
     let reset = Xorshift32::from_seed(p.rounding_seed).state();
     let state = m.state("sr_state", 32, Some(u128::from(reset)));
-    let x = m.wire("sr_x13", &state.xor(&shl32(&state, 13)));
-    let x = m.wire("sr_x17", &x.xor(&shr32(&x, 17)));
-    let next = m.wire("sr_next", &x.xor(&shl32(&x, 5)));
+    let next = step(m, "sr_", &state);
     m.drive(&state, &next, Some(in_valid));
     Some(m.wire("sr_random", &next.bits(31, 32 - bits)))
+}
+
+/// One xorshift32 step (13, 17, 5) of `x` as wiring: wires `PXx13`, `PXx17`, `PXnext`.
+fn step(m: &mut Module, px: &str, x: &E) -> E {
+    let x = m.wire(&format!("{px}x13"), &x.xor(&shl32(x, 13)));
+    let x = m.wire(&format!("{px}x17"), &x.xor(&shr32(&x, 17)));
+    m.wire(&format!("{px}next"), &x.xor(&shl32(&x, 5)))
+}
+
+/// The header line of a stochastic `alu`/`vector` design of `lanes` lanes.
+pub(crate) fn lanes_header(bits: u32, seed: u64, lanes: u32) -> String {
+    format!(
+        "Rounding: stochastic:{bits} in add, sub, mul, div (other opcodes and t_out to \
+         nearest), xorshift32 (13, 17, 5) reset to {:#010x} (seed {seed}); in an in_valid \
+         cycle sr_load loads sr_load_state first, then a rounding opcode rounds lane j with \
+         the top {bits} bits of the state after j+1 steps and advances {lanes} steps.",
+        Xorshift32::from_seed(seed).state()
+    )
+}
+
+/// The random bits of each of `lanes` lanes (`alu`/`vector` with `stochastic:R`), or `None`
+/// for rounding to nearest; adds the inputs `sr_load`, `sr_load_state` and the register
+/// `sr_state` (reset as [`random_bits`]'). In a cycle, the base state is `sr_load_state`
+/// when `sr_load` and `in_valid` are high (a load is part of a beat, so a stream wrapper's
+/// stalls cannot repeat it), else the register; lane j takes the top R bits of the base
+/// after j+1 steps (a chain of xorshift steps as wiring). The register takes the base after
+/// `lanes` steps in a cycle with `in_valid` and a rounding opcode (`rounds`), else the base
+/// (so a load with a non-rounding opcode places the stream, and a load with a rounding one
+/// rounds that beat from there).
+pub(crate) fn lane_random_bits(
+    m: &mut Module,
+    p: &Params,
+    in_valid: &E,
+    rounds: &E,
+    lanes: u32,
+) -> Option<Vec<E>> {
+    let Rounding::Stochastic(bits) = p.rounding else {
+        return None;
+    };
+    let load = m.input("sr_load", 1);
+    let load_state = m.input("sr_load_state", 32);
+    m.comment("stochastic rounding: the xorshift32 stream, one step per lane of a rounding op");
+    let reset = Xorshift32::from_seed(p.rounding_seed).state();
+    let state = m.state("sr_state", 32, Some(u128::from(reset)));
+    let take = m.wire("sr_take", &load.and(in_valid));
+    let mut x = m.wire("sr_base", &mux(&take, &load_state, &state));
+    let base = x.clone();
+    let mut randoms = vec![];
+    for j in 0..lanes {
+        x = step(m, &format!("sr_l{j}_"), &x);
+        randoms.push(m.wire(&format!("sr_l{j}_random"), &x.bits(31, 32 - bits)));
+    }
+    let advance = m.wire("sr_advance", &in_valid.and(rounds));
+    m.drive(&state, &mux(&advance, &x, &base), Some(&take.or(&advance)));
+    Some(randoms)
 }
 
 /// The stochastic designs of the lint grid: (format, R, seed) × float-add, float-mul,
@@ -144,15 +197,58 @@ mod tests {
         assert!(!v.contains("sr_"));
     }
 
+    /// A stochastic vector: the register resets to the seed's state; lane j rounds with the
+    /// state after j+1 steps from the base (sr_load_state when sr_load with in_valid); the
+    /// register takes the base after L steps on in_valid with a rounding opcode (0..=3),
+    /// else the base.
+    #[test]
+    fn vector_lanes_chain_l_steps_and_load_first() {
+        let mut p = Params::new(Unit::Vector, "bf16".parse().unwrap());
+        p.lanes = 3;
+        let d = generate(&p.rounding(Rounding::Stochastic(8), 7)).unwrap();
+        assert_eq!(d.top, "lpgen_vector_bf16_l3_sr8_s0");
+        let v = d.verilog.text();
+        for line in [
+            "sr_state <= 32'd1674306020;",
+            "assign sr_take = (sr_load & in_valid);",
+            "assign sr_base = (sr_take ? sr_load_state : sr_state);",
+            "assign sr_l0_x13 = (sr_base ^ {sr_base[18:0], 13'd0});",
+            "assign sr_l1_x13 = (sr_l0_next ^ {sr_l0_next[18:0], 13'd0});",
+            "assign sr_l2_random = sr_l2_next[31:24];",
+            "assign sr_advance = (in_valid & ((((op == 4'd0) | (op == 4'd1)) | (op == 4'd2)) \
+             | (op == 4'd3)));",
+            "if ((sr_take | sr_advance)) sr_state <= (sr_advance ? sr_l2_next : sr_base);",
+            "advances 3 steps.",
+            "module lpgen_float_div_bf16_sr8 (",
+        ] {
+            assert!(v.contains(line), "{line}");
+        }
+        assert_eq!(
+            v.matches(".r(sr_l1_random)").count(),
+            3,
+            "add, mul, div of lane 1"
+        );
+    }
+
     /// Units without stochastic rounding, and a seed without it, are refused in one line.
     #[test]
     fn refusals_are_one_line() {
         let f = "bf16".parse().unwrap();
-        let p = Params::new(Unit::Alu, f).rounding(Rounding::Stochastic(4), 0);
+        let p = Params::new(Unit::Array, f).rounding(Rounding::Stochastic(4), 0);
         let e = generate(&p).unwrap_err().0;
         assert!(
-            e.contains("float-add, float-mul, float-fma") && !e.contains('\n'),
+            e.contains("alu, vector, convert, float-add, float-mul, float-fma")
+                && !e.contains('\n'),
             "{e}"
+        );
+        let p = Params::new(Unit::Vector, "fix:7:8".parse().unwrap());
+        let e = generate(&p.rounding(Rounding::Stochastic(4), 0))
+            .unwrap_err()
+            .0;
+        assert_eq!(
+            e,
+            "unit 'vector': fix:7:8 lanes round to nearest only, not stochastic:4 \
+             (stochastic lanes: float formats)"
         );
         let p = Params::new(Unit::FloatAdd, f).rounding(Rounding::Nearest, 3);
         let e = generate(&p).unwrap_err().0;

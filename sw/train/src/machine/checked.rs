@@ -9,6 +9,7 @@ use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::mx::MxFormat;
 
 use super::{Accumulate, DfixProduct, Machine, Mat, View};
+use crate::rounding::Draws;
 use crate::TrainError;
 
 /// `--check`: every operation runs on `dut` and on `reference`; the first word that differs
@@ -175,6 +176,50 @@ impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
             b.cols()
         );
         self.compare(what, &got.data, &want.data)?;
+        Ok(got)
+    }
+
+    fn matmul_rounded(
+        &mut self,
+        f: Format,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+        draws: &Draws,
+    ) -> Result<Mat, TrainError> {
+        let got = self.dut.matmul_rounded(f, a, b, draws)?;
+        let want = self.reference.matmul_rounded(f, a, b, draws)?;
+        let what = format!(
+            "matmul in {f} read out by {}, {}x{} by {}x{}, row-major",
+            draws.rounding,
+            a.rows(),
+            a.cols(),
+            b.rows(),
+            b.cols()
+        );
+        self.compare(what, &got.data, &want.data)?;
+        Ok(got)
+    }
+
+    fn lanes_rounded(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[u64],
+        b: &[u64],
+        draws: &Draws,
+    ) -> Result<Vec<u64>, TrainError> {
+        let got = self.dut.lanes_rounded(f, op, a, b, draws)?;
+        let want = self.reference.lanes_rounded(f, op, a, b, draws)?;
+        self.compare(
+            format!(
+                "{} on {} words of {f}, {}",
+                op.name(),
+                a.len(),
+                draws.rounding
+            ),
+            &got,
+            &want,
+        )?;
         Ok(got)
     }
 

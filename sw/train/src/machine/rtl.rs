@@ -14,7 +14,8 @@ use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::mx::MxFormat;
 use lpgen_golden::onebit::{self, Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
-use lpgen_golden::{AluOp, Format, SumMode, ALU_OP_BITS, F32};
+use lpgen_golden::rounding::Xorshift32;
+use lpgen_golden::{AluOp, Format, Rounding, SumMode, ALU_OP_BITS, F32};
 use lpgen_hdl::{generate, Params, PeKind, Unit};
 use lpgen_verif::layout::{get_bits, put_bits, Layout};
 use lpgen_verif::{Model, Toolchain};
@@ -23,6 +24,7 @@ use tiles::stream_tiles;
 use crate::compress::through_codec;
 use crate::family::train_family;
 use crate::machine::{check_shapes, Accumulate, DfixProduct, Golden, Machine, Mat, View};
+use crate::rounding::Draws;
 use crate::TrainError;
 
 /// A loaded design and its port positions (bit offsets into the packed buffers).
@@ -90,8 +92,9 @@ pub struct Rtl {
     /// `--stages` of the arrays.
     array_stages: u32,
     arrays: HashMap<(Format, &'static str), Device>,
-    /// Vector units by (lane format, conversion format).
-    vectors: HashMap<(Format, Format), Device>,
+    /// Vector units by (lane format, conversion format, rounding: `stochastic:R` units are
+    /// placed on the stream by `sr_load`, docs/rtl.md).
+    vectors: HashMap<(Format, Format, Rounding), Device>,
     /// `quant1` units by (format, longest column).
     quantizers: HashMap<(Format, u32), Device>,
     /// `q8-enc` and `q8-dec` units by (format, type, unit name).
@@ -176,10 +179,10 @@ impl Rtl {
         Ok(self.arrays.get_mut(&key).expect("inserted"))
     }
 
-    fn vector(&mut self, f: Format, to: Format) -> Result<&mut Device, TrainError> {
-        let key = (f, to);
+    fn vector(&mut self, f: Format, to: Format, r: Rounding) -> Result<&mut Device, TrainError> {
+        let key = (f, to, r);
         if !self.vectors.contains_key(&key) {
-            let mut p = Params::new(Unit::Vector, f);
+            let mut p = Params::new(Unit::Vector, f).rounding(r, 0);
             p.lanes = self.lanes;
             p.to = Some(to);
             let d = Device::build(&self.tc, &p)?;
@@ -284,19 +287,22 @@ impl Rtl {
     }
 
     /// Streams `a` (and `b`) through the vector unit of (f, to) with `op`, `lanes` words per
-    /// cycle; returns the words of output port `out` (`y` in f, or `t_out` in `to`).
+    /// cycle; returns the words of output port `out` (`y` in f, or `t_out` in `to`). With
+    /// `draws`, on the `stochastic:R` unit: element i is rounded with draw i (`sr_load`s
+    /// place the unit's stream where it is not already at the beat's first state).
     fn vector_run(
         &mut self,
         (f, to): (Format, Format),
         op: AluOp,
-        a: &[u64],
-        b: &[u64],
+        (a, b): (&[u64], &[u64]),
         out: &str,
+        draws: Option<&Draws>,
     ) -> Result<Vec<u64>, TrainError> {
         let lanes = self.lanes as usize;
         let w = f.width();
         let wo = if out == "t_out" { to.width() } else { w };
-        let dev = self.vector(f, to)?;
+        let rounding = draws.map_or(Rounding::Nearest, |d| d.rounding);
+        let dev = self.vector(f, to, rounding)?;
         let is = dev.layout.in_slots;
         let (pop, pa, pb, pv) = (
             dev.pos("op"),
@@ -306,11 +312,17 @@ impl Rtl {
         );
         let cycles = a.len().div_ceil(lanes);
         let mut ins = vec![0u64; cycles * is];
+        let load = draws.map(|_| (dev.pos("sr_load"), dev.pos("sr_load_state")));
+        // The unit's stream state before the beat (None: not known, as after reset).
+        let mut at: Option<u32> = None;
         for (i, &x) in a.iter().enumerate() {
             let slot = &mut ins[(i / lanes) * is..][..is];
             if i % lanes == 0 {
                 put_bits(slot, pop, ALU_OP_BITS, op.code() as u64);
                 put_bits(slot, pv, 1, 1);
+                if let (Some(d), Some((pl, ps))) = (draws, load) {
+                    at = Some(place_stream(slot, (pl, ps), d.states[i], at, lanes)?);
+                }
             }
             let l = (i % lanes) * w as usize;
             put_bits(slot, pa + l, w, x);
@@ -414,7 +426,7 @@ impl Machine for Rtl {
             // too, its products on its array.
             return self.host.lanes(f, op, a, b);
         }
-        self.vector_run((f, f), op, a, b, "y")
+        self.vector_run((f, f), op, (a, b), "y", None)
     }
 
     /// On the vector unit of `from` with `--to` `to`: `t_out` is `a` converted.
@@ -426,7 +438,7 @@ impl Machine for Rtl {
             // No conversion unit for the family yet: the host's (golden) conversion.
             return self.host.convert(from, to, a);
         }
-        self.vector_run((from, to), AluOp::Add, a, &[], "t_out")
+        self.vector_run((from, to), AluOp::Add, (a, &[]), "t_out", None)
     }
 
     /// On the `array --pe dfix` unit of the format's width: the read-out shift e − (ea + eb)
@@ -469,7 +481,89 @@ impl Machine for Rtl {
         self.mx_product(mx, a, b)
     }
 
+    /// Float lanes on the `vector --rounding stochastic:R` unit; other families' lanes have
+    /// no stochastic RTL and refuse in one line.
+    fn lanes_rounded(
+        &mut self,
+        f: Format,
+        op: AluOp,
+        a: &[u64],
+        b: &[u64],
+        draws: &Draws,
+    ) -> Result<Vec<u64>, TrainError> {
+        if draws.len() != a.len() {
+            return Err(TrainError(format!(
+                "{} draws for {} results (a trainer bug)",
+                draws.len(),
+                a.len()
+            )));
+        }
+        // The unit rounds lane j of a beat with the state j + 1 steps after the beat's
+        // first: a tensor's draws are consecutive positions (`Stream::take`).
+        let next = |s: u32| Xorshift32::at(s).map(|mut g| g.step());
+        let states = &draws.states;
+        if let Some(i) = (1..states.len()).find(|&i| next(states[i - 1]) != Some(states[i])) {
+            return Err(TrainError(format!(
+                "draw {i} of {} does not follow on from draw {} (a trainer bug: the rtl lanes \
+                 take consecutive positions)",
+                states.len(),
+                i - 1
+            )));
+        }
+        let rounds = matches!(op, AluOp::Add | AluOp::Sub | AluOp::Mul | AluOp::Div);
+        match (f, draws.rounding) {
+            (_, Rounding::Nearest) => self.lanes(f, op, a, b),
+            (Format::Float(_), _) if rounds => {
+                self.vector_run((f, f), op, (a, b), "y", Some(draws))
+            }
+            (Format::Float(_), _) => Err(TrainError(format!(
+                "lane {} does not round (a trainer bug: only add, sub, mul and div take draws)",
+                op.name()
+            ))),
+            (_, r) => Err(TrainError(format!(
+                "--rounding {r} on --backend rtl: {f} lanes round to nearest on the RTL \
+                 (stochastic lanes: float formats); use --backend golden"
+            ))),
+        }
+    }
+
+    /// Refused: the float array PE rounds its read-out to nearest.
+    fn matmul_rounded(
+        &mut self,
+        f: Format,
+        _: View<'_, u64>,
+        _: View<'_, u64>,
+        draws: &Draws,
+    ) -> Result<Mat, TrainError> {
+        Err(TrainError(format!(
+            "--rounding {} on --backend rtl: the {f} array rounds its exact products' read-out \
+             to nearest (no --quire / --accumulate matmul=exact with stochastic rounding on rtl)",
+            draws.rounding
+        )))
+    }
+
     fn name(&self) -> String {
         "rtl".into()
     }
+}
+
+/// Puts the `sr_load` of a beat whose first draw is at `state` into `slot` unless the unit's
+/// stream is already there (`at`); returns the state after the beat's `lanes` steps.
+fn place_stream(
+    slot: &mut [u64],
+    (load, load_state): (usize, usize),
+    state: u32,
+    at: Option<u32>,
+    lanes: usize,
+) -> Result<u32, TrainError> {
+    if at != Some(state) {
+        put_bits(slot, load, 1, 1);
+        put_bits(slot, load_state, 32, u64::from(state));
+    }
+    let mut g = Xorshift32::at(state)
+        .ok_or_else(|| TrainError("a draw at state 0 (a trainer bug)".into()))?;
+    for _ in 0..lanes {
+        g.step();
+    }
+    Ok(g.state())
 }

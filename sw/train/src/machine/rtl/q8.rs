@@ -75,10 +75,10 @@ impl Rtl {
         if v.is_empty() {
             return Ok(f.calc().zero());
         }
-        v = self.vector_run((f, f), AluOp::Abs, &v, &[], "y")?;
+        v = self.vector_run((f, f), AluOp::Abs, (&v, &[]), "y", None)?;
         while v.len() > 1 {
             let (a, b) = v.split_at(v.len().div_ceil(2));
-            v = self.vector_run((f, f), AluOp::Max, a, b, "y")?;
+            v = self.vector_run((f, f), AluOp::Max, (a, b), "y", None)?;
         }
         Ok(v[0])
     }

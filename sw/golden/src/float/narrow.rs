@@ -265,6 +265,21 @@ mod tests {
         (word(ea, rng), word(eb, rng))
     }
 
+    /// The path's sum and product of two words are the slow path's.
+    fn agrees(n: &Narrow, a: Bits, b: Bits) {
+        let f = &n.f;
+        assert_eq!(
+            n.add(a, b),
+            f.add_d(a, b, Draw::Nearest),
+            "{f} {a:#x}+{b:#x}"
+        );
+        assert_eq!(
+            n.mul(a, b),
+            f.mul_d(a, b, Draw::Nearest),
+            "{f} {a:#x}*{b:#x}"
+        );
+    }
+
     /// A working value is the f32 of word `w` (both NaN, or the same bits).
     fn same_value(n: &Narrow, x: f32, w: Bits) {
         let y = n.to_f32(w);
@@ -296,27 +311,14 @@ mod tests {
             }
             for _ in 0..100_000 {
                 let (a, b) = pair(&f, &mut rng);
-                assert_eq!(
-                    n.add(a, b),
-                    f.add_d(a, b, Draw::Nearest),
-                    "float:{e}:{m} {a:#x}+{b:#x}"
-                );
-                assert_eq!(
-                    n.mul(a, b),
-                    f.mul_d(a, b, Draw::Nearest),
-                    "float:{e}:{m} {a:#x}*{b:#x}"
-                );
+                agrees(&n, a, b);
                 // The working values of sums and dot products, rounded in f32.
                 let (x, y) = (n.load(a), n.load(b));
                 same_value(&n, Arith::add(&n, x, y), n.add(a, b));
                 same_value(&n, Arith::sub(&n, x, y), f.sub(a, b));
                 same_value(&n, Arith::mul(&n, x, y), n.mul(a, b));
                 let (a, b) = tiny_product(&f, &mut rng);
-                assert_eq!(
-                    n.mul(a, b),
-                    f.mul_d(a, b, Draw::Nearest),
-                    "float:{e}:{m} {a:#x}*{b:#x}"
-                );
+                agrees(&n, a, b);
                 same_value(&n, Arith::mul(&n, n.load(a), n.load(b)), n.mul(a, b));
             }
         }
@@ -334,8 +336,7 @@ mod tests {
             let half = |lo: u64, hi: u64| {
                 for a in lo..hi {
                     for b in 0..=f.mask() {
-                        assert_eq!(n.add(a, b), f.add_d(a, b, Draw::Nearest), "{a:#x}+{b:#x}");
-                        assert_eq!(n.mul(a, b), f.mul_d(a, b, Draw::Nearest), "{a:#x}*{b:#x}");
+                        agrees(&n, a, b);
                     }
                 }
             };

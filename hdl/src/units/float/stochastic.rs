@@ -48,10 +48,19 @@ pub(crate) fn random_bits(m: &mut Module, p: &Params, in_valid: &E) -> Option<E>
 }
 
 /// One xorshift32 step (13, 17, 5) of `x` as wiring: wires `PXx13`, `PXx17`, `PXnext`.
-fn step(m: &mut Module, px: &str, x: &E) -> E {
+pub(crate) fn step(m: &mut Module, px: &str, x: &E) -> E {
     let x = m.wire(&format!("{px}x13"), &x.xor(&shl32(x, 13)));
     let x = m.wire(&format!("{px}x17"), &x.xor(&shr32(&x, 17)));
     m.wire(&format!("{px}next"), &x.xor(&shl32(&x, 5)))
+}
+
+/// The header line of a stochastic `array --pe float` design.
+pub(crate) fn array_header(bits: u32) -> String {
+    format!(
+        "Rounding: stochastic:{bits} at read-out, xorshift32 (13, 17, 5): sr_row_state (32 bits \
+         a row) comes with the last step, PE (r, c) steps what it receives once, rounds with \
+         the top {bits} bits and passes the stepped state right (PE (r, c): c+1 steps)."
+    )
 }
 
 /// The header line of a stochastic `alu`/`vector` design of `lanes` lanes.

@@ -243,12 +243,24 @@ mod tests {
     #[test]
     fn refusals_are_one_line() {
         let f = "bf16".parse().unwrap();
-        let p = Params::new(Unit::Array, f).rounding(Rounding::Stochastic(4), 0);
-        let e = generate(&p).unwrap_err().0;
+        let p = Params::new(Unit::FixMac, "fix:7:8".parse().unwrap());
+        let e = generate(&p.rounding(Rounding::Stochastic(4), 0))
+            .unwrap_err()
+            .0;
         assert!(
-            e.contains("alu, vector, convert, float-add, float-mul, float-fma")
+            e.contains("alu, vector, array, convert, float-add, float-mul, float-fma")
                 && !e.contains('\n'),
             "{e}"
+        );
+        // The array: only the float PE with its exact accumulator reads out stochastically.
+        let mut p = Params::new(Unit::Array, f).rounding(Rounding::Stochastic(4), 0);
+        p.pe = crate::PeKind::Float;
+        p.acc = Some("float:8:23".parse().unwrap());
+        let e = generate(&p).unwrap_err().0;
+        assert_eq!(
+            e,
+            "array PE 'float' --acc float:8:23 reads out to nearest only, not stochastic:4 \
+             (stochastic read-out: --pe float with its exact accumulator)"
         );
         let p = Params::new(Unit::Vector, "fix:7:8".parse().unwrap());
         let e = generate(&p.rounding(Rounding::Stochastic(4), 0))

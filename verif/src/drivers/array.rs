@@ -466,6 +466,50 @@ mod tests {
     use lpgen_golden::SumMode;
     use lpgen_hdl::{PeKind, Unit};
 
+    /// A row of stochastic read-outs is the golden `Calc::dot_exact_with` of each PE's terms,
+    /// PE (r, c) under a `Rounder` at the row's state after c draws.
+    #[test]
+    fn stochastic_rows_equal_the_golden_rounded_dot_products() {
+        let mut p = Params::new(Unit::Array, "fp8:e5m2".parse().unwrap());
+        (p.rows, p.cols, p.pe) = (2, 3, PeKind::Float);
+        let c = p.format.calc();
+        let words = Words::new(p.format);
+        let mut r = Rng(9);
+        let rounding = Rounding::Stochastic(5);
+        let mut moved = 0;
+        for t in 0..100u32 {
+            let k = 1 + r.below(20) as usize;
+            let a: Vec<Vec<u64>> = (0..k)
+                .map(|_| (0..2).map(|_| words.get(&mut r, true)).collect())
+                .collect();
+            let b: Vec<Vec<u64>> = (0..k)
+                .map(|_| (0..3).map(|_| words.get(&mut r, true)).collect())
+                .collect();
+            let mut pes = Pes::new(&p).unwrap();
+            for kk in 0..k {
+                pes.step(&a[kk], &b[kk], kk == 0);
+            }
+            for row in 0..2 {
+                let gen = Xorshift32::at(0x1234_5678 ^ (t * 2 + row as u32)).unwrap();
+                let got = pes
+                    .row_rounded(row, 3, &mut Rounder::with_generator(rounding, gen))
+                    .unwrap();
+                let mut g = gen;
+                for (col, &w) in got.iter().enumerate() {
+                    let x: Vec<u64> = a.iter().map(|v| v[row]).collect();
+                    let y: Vec<u64> = b.iter().map(|v| v[col]).collect();
+                    let want = c
+                        .dot_exact_with(&x, &y, &mut Rounder::with_generator(rounding, g))
+                        .unwrap();
+                    assert_eq!(w, want, "tile {t} ({row}, {col})");
+                    moved += usize::from(w != pes.word(row * 3 + col));
+                    g.step();
+                }
+            }
+        }
+        assert!(moved > 10, "{moved}");
+    }
+
     /// The incremental PE accumulators are the golden dot products (`Calc::dot`).
     #[test]
     fn pe_accumulators_equal_the_golden_dot_products() {

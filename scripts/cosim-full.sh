@@ -37,6 +37,8 @@
 # The stochastic float lanes added since (ONLY='^(alu|vector) .*--rounding', same seed, 1000000
 # vectors, 2026-11-27, about 12 min on the shared machine): 17 runs, 5 984 198 cycles checked
 # (every output of every lane; 3 021 760 in 12 exhaustive runs), 0 failed.
+# The float array PE's stochastic read-out added since (ONLY='array .*--rounding', same seed,
+# 200000 vectors, 2026-11-27): 8 runs, 380 046 read-outs (327 680 in 5 exhaustive runs), 0 failed.
 # The MX arrays added since (ONLY='--pe mx', same seed, 20000 vectors, 2026-11-27): 23 runs,
 # 576 046 read-outs compared (518 252 in 4 exhaustive runs), 0 failed.
 set -uo pipefail
@@ -397,6 +399,19 @@ for s in 0 5; do cosim vector --lanes 4 --format bf16 --rounding stochastic:8 --
 cosim vector --lanes 16 --format bf16 --to fp8:e5m2 --rounding stochastic:32 --rounding-seed 6 --stages 2 --vectors "$VECTORS" --seed "$SEED"
 cosim alu --format f16:sat:ftz --rounding stochastic:13 --rounding-seed 7 --stages 2 --vectors "$VECTORS" --seed "$SEED"
 cosim alu --format float:11:52 --rounding stochastic:32 --rounding-seed 8 --stages 5 --vectors "$VECTORS" --seed "$SEED"
+
+# The float array PE's stochastic read-out (issue 32, array --pe float --rounding stochastic:R;
+# ONLY='array .*--rounding'): each last step presents one state a row on sr_row_state, PE (r, c)
+# rounds with it after c + 1 steps (verif drivers/array.rs). Every pair of the 8-bit formats
+# through small arrays; random tiles for the wider. Run (VECTORS=200000, seed 0x5eedc051,
+# 2026-11-27, about 2 min): 8 runs, 380 046 read-outs compared (every word of c_out; 327 680
+# in 5 exhaustive runs), 0 failed.
+for s in 0 1 2; do cosim array --pe float --format fp8:e4m3 --rows 2 --cols 2 --rounding stochastic:4 --rounding-seed 1 --stages $s --exhaustive; done
+cosim array --pe float --format fp8:e5m2 --rows 1 --cols 3 --rounding stochastic:12 --rounding-seed 2 --stages 1 --exhaustive
+cosim array --pe float --format float:3:4:sat:ftz --rows 2 --cols 1 --rounding stochastic:9 --rounding-seed 3 --stages 2 --exhaustive
+cosim array --pe float --format bf16 --rows 2 --cols 3 --rounding stochastic:8 --rounding-seed 5 --stages 2 --vectors "$VECTORS" --seed "$SEED"
+cosim array --pe float --format fp8:e4m3 --rows 4 --cols 4 --rounding stochastic:32 --rounding-seed 6 --stages 0 --vectors "$VECTORS" --seed "$SEED"
+cosim array --pe float --format f16:sat:ftz --rows 3 --cols 2 --rounding stochastic:13 --rounding-seed 7 --stages 1 --vectors "$VECTORS" --seed "$SEED"
 
 # mx-enc on other input words (issue 33, `--input`): every input into each element type at 0
 # and 3 stages, MXIN_VECTORS (4000) random + corner blocks each (ONLY='mx-enc.*--input';

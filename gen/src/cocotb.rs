@@ -47,6 +47,9 @@ pub fn unsupported(p: &Params) -> Option<String> {
         // float PE's exact accumulator too; with `--acc`: `Format.acc_dot`), the dfix PE's
         // read-out at a shift (`Format.dfix_dot`) and the mx PE's f32 block dot product
         // (`MxFormat.dot`); a PE kind not listed here is refused.
+        Unit::Array if p.rounding != Rounding::Nearest => {
+            "its stochastic read-out has no model yet (sr_row_state, c + 1 steps a PE)"
+        }
         Unit::Array if MODELLED_PES.contains(&p.pe) => return None,
         Unit::Array => "its PE kind has no model yet",
         Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,

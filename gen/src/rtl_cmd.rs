@@ -50,8 +50,9 @@ pub struct DesignArgs {
     #[arg(long, default_value_t = lpgen_hdl::units::DFIX_COUNTER_BITS)]
     counter_bits: u32,
     /// Rounding of float-add/float-mul/float-fma results, float alu/vector lanes' add, sub,
-    /// mul, div and convert's float results: nearest, or stochastic:R (R random bits from the
-    /// golden xorshift32 stream, 1..=32; docs/rtl.md)
+    /// mul, div, convert's float results and the read-out of array --pe float (its state a
+    /// row on sr_row_state): nearest, or stochastic:R (R random bits from the golden
+    /// xorshift32 stream, 1..=32; docs/rtl.md)
     #[arg(long, default_value = "nearest")]
     rounding: String,
     /// Seed of the stochastic rounding's stream (u64; the register resets to the golden

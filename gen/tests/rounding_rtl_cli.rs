@@ -42,6 +42,32 @@ fn a_stochastic_design_names_its_rounding_and_seed() {
     let v = std::fs::read_to_string(dir.join(format!("{top}.v"))).unwrap();
     // Seed 7's state, 0x63cbe1e4 (docs/formats.md), in decimal.
     assert!(v.contains("sr_state <= 32'd1674306020;"));
+    // The float array PE's stochastic read-out: one 32-bit state a row, stepped once a PE.
+    let out = lpgen(&[
+        "rtl",
+        "array",
+        "--format",
+        "bf16",
+        "--pe",
+        "float",
+        "--rows",
+        "2",
+        "--cols",
+        "3",
+        "--rounding",
+        "stochastic:8",
+        "--out",
+        d,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = std::fs::read_to_string(dir.join("lpgen_array_bf16_2x3_float_sr8_s0.v")).unwrap();
+    assert!(v.contains("input  wire [63:0] sr_row_state,"), "{v}");
+    let pe = std::fs::read_to_string(dir.join("lpgen_pe_float_bf16_sr8_s0.v")).unwrap();
+    assert!(pe.contains("sr_row_state_out_q <= sr_next;"), "{pe}");
     // Nearest: no rounding parameters.
     let out = lpgen(&["rtl", "float-mul", "--format", "fp8:e4m3", "--out", d]);
     assert!(out.status.success());
@@ -68,7 +94,20 @@ fn bad_requests_are_refused_in_one_line() {
             "nearest or stochastic:R",
         ),
         (&["fix-mac", "--rounding", "stochastic:4"], "nearest only"),
-        (&["array", "--rounding", "stochastic:4"], "nearest only"),
+        (
+            &["array", "--acc", "float:8:23", "--rounding", "stochastic:4"],
+            "array PE 'float' --acc float:8:23 reads out to nearest only",
+        ),
+        (
+            &[
+                "array",
+                "--rounding",
+                "stochastic:4",
+                "--testbench",
+                "cocotb",
+            ],
+            "its stochastic read-out has no model yet",
+        ),
         (
             &[
                 "vector",

@@ -59,6 +59,17 @@ fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
         (None, false) => {}
     }
     let entry = p.format.entry();
+    if p.rounding != lpgen_golden::Rounding::Nearest
+        && entry.pe(p.pe.name()).is_some()
+        && !p.pe.gen().rounds_stochastically(p)
+    {
+        let acc = p.acc.map_or(String::new(), |a| format!(" --acc {a}"));
+        return Err(GenError(format!(
+            "array PE '{}'{acc} reads out to nearest only, not {} (stochastic read-out: --pe float with its exact accumulator)",
+            p.pe.name(),
+            p.rounding
+        )));
+    }
     if let (Some(acc), false) = (p.acc, p.pe == PeKind::Float) {
         return Err(GenError(format!(
             "--acc {acc} is for --pe float (the {} PE accumulates as its kind says)",
@@ -99,8 +110,12 @@ fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<SubModule>,
     let acc = p.acc.map_or(String::new(), |a| {
         format!("_acc_{}", a.to_string().replace(':', "_"))
     });
+    let sr = match p.rounding {
+        lpgen_golden::Rounding::Stochastic(r) => format!("_sr{r}"),
+        lpgen_golden::Rounding::Nearest => String::new(),
+    };
     let name = format!(
-        "{PE_MODULE_PREFIX}{}_{}{acc}_s{}",
+        "{PE_MODULE_PREFIX}{}_{}{acc}{sr}_s{}",
         p.pe.name().replace('-', "_"),
         p.format_name().replace(':', "_"),
         pe_stages + readout
@@ -109,7 +124,7 @@ fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<SubModule>,
     // The result register also holds the PE's flags above the word.
     let result_width = gen.result_bits(p) + gen.flags().len() as u32;
     let (boundaries, plan) = gen.plan(p);
-    let sideband = gen.sideband();
+    let sideband = gen.sideband(p);
     m.define(&name, plan, |pe| {
         pe.header.push(format!(
             "One {} PE of the array for {}; ports and timing: docs/rtl.md, array.",
@@ -127,9 +142,15 @@ fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<SubModule>,
         let valid = pe.input("valid", 1);
         let clear = pe.input("clear", 1);
         let last = pe.input("last", 1);
-        let side = sideband
-            .as_ref()
-            .map(|sb| (sb.port, pe.input(sb.port, (sb.pe_bits)(w))));
+        // What the PE uses and passes on: the sideband as received, or made of it (`pass`).
+        let side = sideband.as_ref().map(|sb| {
+            let s = pe.input(sb.port, (sb.pe_bits)(w));
+            let s = match sb.pass {
+                Some(pass) => pass(pe, &s),
+                None => s,
+            };
+            (sb.port, s)
+        });
         for (port, d, reset) in [
             ("a_out", &a, false),
             ("b_out", &b, false),
@@ -258,10 +279,20 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     m.reset_on_delay(&last);
     // The PE kind's sideband (dfix: the read-out shift e − (ea + eb), clamped and biased
     // once here).
-    let sideband = gen.sideband();
+    // A per-row sideband (the float PE's stochastic row states) has one part per row.
+    let sideband = gen.sideband(p);
     let side = sideband.as_ref().map(|sb| {
-        let s = m.input(sb.port, sb.bits);
-        (sb.prepare)(&mut m, &s, w)
+        if !sb.per_row {
+            let s = m.input(sb.port, sb.bits);
+            return vec![(sb.prepare)(&mut m, &s, w)];
+        }
+        let s = m.input(sb.port, rows * sb.bits);
+        (0..rows)
+            .map(|r| {
+                let part = s.bits(r * sb.bits + sb.bits - 1, r * sb.bits);
+                (sb.prepare)(&mut m, &part, w)
+            })
+            .collect::<Vec<E>>()
     });
     // Optional input register (the array's one candidate stage boundary).
     m.stage();
@@ -274,10 +305,21 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     let valid_skew = chain(&mut m, "step", &step, rows - 1, true);
     let clear_skew = chain(&mut m, "step_clear", &step_clear, rows - 1, true);
     let last_skew = chain(&mut m, "step_last", &step_last, rows - 1, true);
-    let side_skew = side.as_ref().map(|s| {
-        let s = m.now(s);
+    // Row r's sideband delayed r cycles: one chain for a broadcast value (tap r feeds row r),
+    // one per row for a per-row one.
+    let side_skew: Option<Vec<E>> = side.as_ref().map(|parts| {
         let port = sideband.as_ref().expect("a sideband").port;
-        chain(&mut m, &format!("step_{port}"), &s, rows - 1, false)
+        if let [s] = &parts[..] {
+            let s = m.now(s);
+            return chain(&mut m, &format!("step_{port}"), &s, rows - 1, false);
+        }
+        let mut taps = vec![];
+        for (r, s) in parts.iter().enumerate() {
+            let s = m.now(s);
+            let skew = chain(&mut m, &format!("step_{port}{r}"), &s, r as u32, false);
+            taps.push(skew[r].clone());
+        }
+        taps
     });
     m.comment("operands: row r's a delayed r cycles, column c's b delayed c cycles (the skew)");
     let mut left: Vec<FromLeft> = vec![];
@@ -390,7 +432,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
 /// fix PE at 1×1 and 2×3 at stages 0..=9, the others 1×1 at stages 0..=2, the LNS PEs 1×1
 /// at 5 and the posit-quire PE 1×1 at 8. The float PE: fp8:e4m3 as the other PEs, bf16 1×1
 /// only (0..=2); with `--acc`: fp8:e4m3 into bf16 and fp8:e5m2 into float:8:23, 1×1 at
-/// 0..=2 (and 2×3 in the full grid).
+/// 0..=2 (and 2×3 in the full grid); with `--rounding stochastic:R`, the designs below.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
         &[(1, 1), (2, 3), (4, 4), (8, 8), (16, 16)]
@@ -451,6 +493,26 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             let mut p = Params::new(super::Unit::Array, fmt.parse().unwrap()).stages(s);
             (p.rows, p.cols, p.pe) = (shape.0, shape.1, PeKind::Float);
             p.acc = Some(acc.parse().unwrap());
+            g.push(p);
+        }
+    }
+    // The float PE's stochastic read-out: lean, fp8:e4m3 2×2 at stages 1; full, fp8:e4m3
+    // 2×3 and bf16 1×1 at 0..=2, fp8:e5m2 4×4 at 2.
+    for (fmt, r, shape, stages) in [
+        ("fp8:e4m3", 4, (2, 2), &[1][..]),
+        ("fp8:e4m3", 4, (2, 3), &[0, 1, 2][..]),
+        ("bf16", 8, (1, 1), &[0, 1, 2][..]),
+        ("fp8:e5m2", 12, (4, 4), &[2][..]),
+    ] {
+        // The lean design is the 2×2 one; the full grid has the others.
+        if full == (shape == (2, 2)) {
+            continue;
+        }
+        for &s in stages {
+            let mut p = Params::new(super::Unit::Array, fmt.parse().unwrap())
+                .stages(s)
+                .rounding(lpgen_golden::Rounding::Stochastic(r), 3);
+            (p.rows, p.cols, p.pe) = (shape.0, shape.1, PeKind::Float);
             g.push(p);
         }
     }

@@ -572,6 +572,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
     if let Rounding::Stochastic(r) = p.rounding {
         let line = match p.unit {
             Unit::Alu | Unit::Vector => float::lanes_header(r, p.rounding_seed, p.lanes),
+            Unit::Array => float::array_header(r),
             _ => float::stochastic_header(r, p.rounding_seed),
         };
         built.module.header.push(line);

@@ -7,13 +7,19 @@ use super::{GenError, Params, PeIo, PeKind};
 use crate::ir::{Module, StagePlan, E};
 
 /// A runtime control of the PE that travels with the step marked `last`, from PE to PE like
-/// the other controls (the dfix read-out shift): an input port of the array, prepared once at
-/// its edge, then registered through every PE.
+/// the other controls (the dfix read-out shift; the float PE's stochastic row state): an
+/// input port of the array, prepared once at its edge, then registered through every PE.
 pub(crate) struct Sideband {
     /// The port's name (the array's input, the PE's input; `<port>_out` passes it on).
     pub port: &'static str,
-    /// Bits of the array's input port.
+    /// Bits of the array's input port (of each row's part, when `per_row`).
     pub bits: u32,
+    /// One value per row (the port is R·`bits` wide, row r in bits r·`bits` up, skewed down
+    /// the rows like `a_row<r>`) instead of one for the whole array.
+    pub per_row: bool,
+    /// What a PE makes of the value it receives before it uses it and passes it on (the
+    /// float PE's xorshift32 step), if anything: PE (r, c) then sees pass^(c+1) of its row's.
+    pub pass: Option<fn(m: &mut Module, s: &E) -> E>,
     /// Bits of what the PEs receive, for words of `w` bits.
     pub pe_bits: fn(w: u32) -> u32,
     /// The value the PEs receive, made from the port at the array's edge (for words of `w`
@@ -39,8 +45,13 @@ pub(crate) trait ArrayPe: Sync {
     /// Names of the flag bits the result carries above the word (low first): each becomes an
     /// output bus of the array beside `c_out`.
     fn flags(&self) -> &'static [&'static str];
-    /// The control that travels with `last`, if the PE has one.
-    fn sideband(&self) -> Option<Sideband>;
+    /// The control that travels with `last`, if the PE has one (for the design `p`).
+    fn sideband(&self, p: &Params) -> Option<Sideband>;
+    /// Whether the PE reads out with stochastic rounding (`--rounding stochastic:R`) for
+    /// `p`; refused in one line otherwise.
+    fn rounds_stochastically(&self, _: &Params) -> bool {
+        false
+    }
     /// Bits of an operand (the words of `a_in` and `b_in`, one per step): a word of the
     /// format, unless the PE takes something else (the `mx` PE: a block).
     fn operand_bits(&self, p: &Params) -> u32 {

@@ -2,7 +2,8 @@
 //! --rounding stochastic:R` unit, placed on the stream by `sr_load`, and give for element i
 //! the golden operation rounded by a `Rounder` at the draws' state i (docs/train.md: a result
 //! at position p is rounded by the generator after p steps, which steps once); the float
-//! array's exact products and other families' lanes refuse in one line.
+//! array's exact products are read out by `array --pe float --rounding stochastic:R`, element
+//! (i, j) at state i·n + j; other families' lanes and products refuse in one line.
 
 use lpgen_golden::arith::BinOp;
 use lpgen_golden::rounding::{Rounder, Rounding, Xorshift32};
@@ -85,15 +86,65 @@ fn the_rtl_machine_refuses_what_it_cannot_round_stochastically() {
         e.contains("fix:7:8 lanes round to nearest on the RTL"),
         "{e}"
     );
-    let bf16: Format = "bf16".parse().unwrap();
     let m = Mat {
         rows: 2,
         cols: 2,
-        data: vec![0x3f80; 4],
+        data: vec![0x100; 4],
     };
     let e = rtl
-        .matmul_rounded(bf16, m.view(), m.view(), &d)
+        .matmul_rounded(fix, m.view(), m.view(), &d)
         .unwrap_err()
         .0;
     assert!(e.contains("read-out") && !e.contains('\n'), "{e}");
+}
+
+/// Products on `array --pe float --rounding stochastic:R`: element (i, j) of A·B is the
+/// exact dot product of row i and column j rounded once by a `Rounder` at the draws' state
+/// i·n + j (written out here with the golden `dot_exact_with`), for shapes that leave partial
+/// tiles on both sides (5×7 times 7×4 on a 2×3 array) and two products one after another.
+#[test]
+fn stochastic_products_give_the_contract_words() {
+    let mut rtl = Rtl::new(2, 3, 4).unwrap();
+    let f: Format = "fp8:e5m2".parse().unwrap();
+    let c = f.calc();
+    let mut stream = Stream::new(Rounding::Stochastic(3), 21);
+    let (m, k, n) = (5, 7, 4);
+    let mut moved = 0;
+    for salt in [0u64, 7] {
+        let a = Mat {
+            rows: m,
+            cols: k,
+            // Finite words (the top exponent bit clear), so that sums round.
+            data: words(f, m * k, 1 + salt).iter().map(|w| w & 0xbf).collect(),
+        };
+        let b = Mat {
+            rows: k,
+            cols: n,
+            data: words(f, k * n, 2 + salt).iter().map(|w| w & 0xbf).collect(),
+        };
+        let d = stream.take(m * n);
+        let got = rtl.matmul_rounded(f, a.view(), b.view(), &d).unwrap();
+        let near = rtl
+            .matmul(
+                f,
+                lpgen_train::machine::Accumulate::Exact,
+                a.view(),
+                b.view(),
+            )
+            .unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let x: Vec<u64> = (0..k).map(|kk| a.data[i * k + kk]).collect();
+                let y: Vec<u64> = (0..k).map(|kk| b.data[kk * n + j]).collect();
+                let gen = Xorshift32::at(d.states[i * n + j]).unwrap();
+                let mut r = Rounder::with_generator(d.rounding, gen);
+                let want = c.dot_exact_with(&x, &y, &mut r).unwrap();
+                assert_eq!(got.data[i * n + j], want, "({i}, {j})");
+                moved += usize::from(want != near.data[i * n + j]);
+            }
+        }
+        stream.take(3);
+    }
+    // The draws are used: some products differ from nearest.
+    assert!(moved > 3, "{moved}");
 }

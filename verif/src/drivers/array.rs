@@ -6,9 +6,17 @@
 //! `c_out` exactly `latency` cycles later, and `out_valid` nowhere else. Arrays whose PEs
 //! interleave P accumulations (`lns-kahan` at stages 3..=5) get P such streams interleaved
 //! cycle by cycle.
+//!
+//! The float PE with `--rounding stochastic:R` reads out under the golden stream seeded with
+//! `--rounding-seed`: each `last` step presents on `sr_row_state` one state a row, row r the
+//! stream's state at position base + r·n (n = C plus a random gap of 0..=2, as a tile of a
+//! wider product), and expects PE (r, c) rounded by a `Rounder` at that state after c draws
+//! (`ExactAcc::result_with`, the read-out of `dot_exact_with`); the stream moves on R·n
+//! positions. Every other cycle carries random states, which the array must ignore.
 
 use lpgen_golden::float::{ExactAcc, WideAcc};
-use lpgen_golden::{FixAcc, Format, Kahan, Lns, Quire, SumMode};
+use lpgen_golden::rounding::{Rounder, Xorshift32};
+use lpgen_golden::{FixAcc, Format, Kahan, Lns, Quire, Rounding, SumMode};
 use lpgen_hdl::Params;
 
 use super::words::{family_words, FamilyWords};
@@ -167,6 +175,39 @@ impl Pes {
             Pes::WideFloat(v) => v[i].result(),
         }
     }
+
+    /// The read-out words of row `row`'s `cols` PEs, PE (row, c) rounded by `r` after c
+    /// draws (the exact float PE with stochastic rounding); `None` for other PEs.
+    fn row_rounded(&self, row: usize, cols: usize, r: &mut Rounder) -> Option<Vec<u64>> {
+        match self {
+            Pes::Float(v) => Some(
+                (0..cols)
+                    .map(|c| v[row * cols + c].result_with(r))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// The golden stream of a stochastic array (`sr_row_state`): where it is, and R.
+struct Stream {
+    gen: Xorshift32,
+    rounding: Rounding,
+    slot: usize,
+}
+
+impl Stream {
+    fn new(p: &Params, l: &crate::layout::Layout) -> Result<Option<Stream>> {
+        Ok(match p.rounding {
+            Rounding::Nearest => None,
+            Rounding::Stochastic(_) => Some(Stream {
+                gen: Xorshift32::from_seed(p.rounding_seed),
+                rounding: p.rounding,
+                slot: l.slot("sr_row_state")?,
+            }),
+        })
+    }
 }
 
 /// Operand words for tiles: the family's random words.
@@ -303,6 +344,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         ins: vec![0; l.in_slots],
         want: vec![0; l.out_slots],
     };
+    let mut stream = Stream::new(p, l)?;
     let (n, exhaustive) = match ctx.mode {
         Mode::Vectors(n) => (n, None),
         Mode::Exhaustive => (u64::MAX, exhaustive_pairs(p)),
@@ -311,11 +353,13 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     let mut r = Rng(ctx.seed);
     let spacing = (rows + cols - 1) as u64;
     let mut last_at: Option<u64> = None;
+    let stream_slot = stream.as_ref().map(|s| s.slot);
     let mask = (1u64 << io.w) - 1;
     let bubble = |ctx: &mut Ctx, io: &mut Io, r: &mut Rng| {
         let a: Vec<u64> = (0..io.rows).map(|_| r.next_u64() & mask).collect();
         let b: Vec<u64> = (0..io.cols).map(|_| r.next_u64() & mask).collect();
         io.set(&a, &b, false, r.coin(), r.coin());
+        junk_states(io, stream_slot, r);
         ctx.chk.push(&io.ins, None);
     };
     let mut queues: Vec<std::collections::VecDeque<Event>> =
@@ -359,11 +403,18 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 let pes = &mut pes[slot];
                 pes.step(&a, &b, clear);
                 io.set(&a, &b, true, clear, last);
+                if !last {
+                    junk_states(&mut io, stream_slot, &mut r);
+                }
                 if last {
                     last_at = Some(ctx.chk.cycle());
                     io.want.iter_mut().for_each(|x| *x = 0);
-                    for i in 0..rows * cols {
-                        put_bits(&mut io.want[io.c..], i * io.w as usize, io.w, pes.word(i));
+                    let words = match &mut stream {
+                        Some(s) => rounded_words(&mut io, pes, s, &mut r)?,
+                        None => (0..rows * cols).map(|i| pes.word(i)).collect(),
+                    };
+                    for (i, x) in words.into_iter().enumerate() {
+                        put_bits(&mut io.want[io.c..], i * io.w as usize, io.w, x);
                     }
                     ctx.chk.push(&io.ins, Some(&io.want));
                 } else {
@@ -375,11 +426,89 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
+/// Random states on `sr_row_state` (a cycle without `last`: the array ignores them).
+fn junk_states(io: &mut Io, slot: Option<usize>, r: &mut Rng) {
+    if let Some(slot) = slot {
+        for row in 0..io.rows {
+            put_bits(
+                &mut io.ins[slot..],
+                row * 32,
+                32,
+                r.next_u64() & 0xffff_ffff,
+            );
+        }
+    }
+}
+
+/// A `last` step of a stochastic array: presents row r's state (the stream at base + r·n,
+/// n = C + a gap of 0..=2) and returns the words it expects, row-major.
+fn rounded_words(io: &mut Io, pes: &Pes, s: &mut Stream, r: &mut Rng) -> Result<Vec<u64>> {
+    let n = io.cols + r.below(3) as usize;
+    let mut words = vec![];
+    for row in 0..io.rows {
+        let state = s.gen.state();
+        put_bits(&mut io.ins[s.slot..], row * 32, 32, u64::from(state));
+        let mut rounder = Rounder::with_generator(s.rounding, s.gen);
+        let got = pes.row_rounded(row, io.cols, &mut rounder).ok_or_else(|| {
+            VerifError("stochastic rounding: the float PE with its exact accumulator only".into())
+        })?;
+        words.extend(got);
+        for _ in 0..n {
+            s.gen.step();
+        }
+    }
+    Ok(words)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use lpgen_golden::SumMode;
     use lpgen_hdl::{PeKind, Unit};
+
+    /// A row of stochastic read-outs is the golden `Calc::dot_exact_with` of each PE's terms,
+    /// PE (r, c) under a `Rounder` at the row's state after c draws.
+    #[test]
+    fn stochastic_rows_equal_the_golden_rounded_dot_products() {
+        let mut p = Params::new(Unit::Array, "fp8:e5m2".parse().unwrap());
+        (p.rows, p.cols, p.pe) = (2, 3, PeKind::Float);
+        let c = p.format.calc();
+        let words = Words::new(p.format);
+        let mut r = Rng(9);
+        let rounding = Rounding::Stochastic(5);
+        let mut moved = 0;
+        for t in 0..100u32 {
+            let k = 1 + r.below(20) as usize;
+            let a: Vec<Vec<u64>> = (0..k)
+                .map(|_| (0..2).map(|_| words.get(&mut r, true)).collect())
+                .collect();
+            let b: Vec<Vec<u64>> = (0..k)
+                .map(|_| (0..3).map(|_| words.get(&mut r, true)).collect())
+                .collect();
+            let mut pes = Pes::new(&p).unwrap();
+            for kk in 0..k {
+                pes.step(&a[kk], &b[kk], kk == 0);
+            }
+            for row in 0..2 {
+                let gen = Xorshift32::at(0x1234_5678 ^ (t * 2 + row as u32)).unwrap();
+                let got = pes
+                    .row_rounded(row, 3, &mut Rounder::with_generator(rounding, gen))
+                    .unwrap();
+                let mut g = gen;
+                for (col, &w) in got.iter().enumerate() {
+                    let x: Vec<u64> = a.iter().map(|v| v[row]).collect();
+                    let y: Vec<u64> = b.iter().map(|v| v[col]).collect();
+                    let want = c
+                        .dot_exact_with(&x, &y, &mut Rounder::with_generator(rounding, g))
+                        .unwrap();
+                    assert_eq!(w, want, "tile {t} ({row}, {col})");
+                    moved += usize::from(w != pes.word(row * 3 + col));
+                    g.step();
+                }
+            }
+        }
+        assert!(moved > 10, "{moved}");
+    }
 
     /// The incremental PE accumulators are the golden dot products (`Calc::dot`).
     #[test]

@@ -158,10 +158,12 @@ impl ArrayPe for DfixPe {
         &["overflow", "overflow_half"]
     }
     /// The read-out shift e − (ea + eb), clamped and biased once at the array's edge.
-    fn sideband(&self) -> Option<Sideband> {
+    fn sideband(&self, _: &Params) -> Option<Sideband> {
         Some(Sideband {
             port: "shift",
             bits: DFIX_SHIFT_BITS,
+            per_row: false,
+            pass: None,
             pe_bits: dfix_shift_bits,
             prepare: |m, s, w| biased_shift(m, s, w, acc_bits(w)),
         })

@@ -37,8 +37,8 @@ pub(crate) use lane::check_hardware;
 pub(crate) use mul::{mul, MUL_STAGES};
 pub(crate) use pe::FLOAT_PE;
 pub(crate) use stochastic::{
-    convert_grid as stochastic_convert_grid, lane_random_bits, lanes_header, random_bits,
-    stochastic_header,
+    array_header, convert_grid as stochastic_convert_grid, lane_random_bits, lanes_header,
+    random_bits, stochastic_header,
 };
 
 pub(crate) fn float_format(f: Format, what: &str) -> Result<FloatFormat, GenError> {

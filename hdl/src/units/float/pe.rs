@@ -32,10 +32,15 @@ use lpgen_golden::float::ExactAcc;
 use lpgen_golden::{FloatFormat, Format};
 
 use super::super::posit::decode::{lzc, ubits};
-use super::{add_decoded, decode, float_format, inf_word, qnan, round_encode, zero_word, Decoded};
+use super::stochastic::step;
+use super::{
+    add_decoded, decode, float_format, inf_word, qnan, round_encode, round_encode_with, zero_word,
+    Decoded,
+};
 use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, StagePlan, E};
 use crate::units::pe::{ArrayPe, Sideband};
 use crate::units::{GenError, Params, PeIo};
+use lpgen_golden::Rounding;
 
 /// The float format of the PE, refusing `:nonan` (whose codes the float decoder does not
 /// read: every code finite).
@@ -50,8 +55,10 @@ fn pe_format(f: Format) -> Result<FloatFormat, GenError> {
 }
 
 /// Builds the PE's arithmetic: when `enable`, acc = (clear ? 0 : acc) + a·b exactly (the
-/// flags restart on clear too); returns the accumulator register's read-out, rounded once.
-fn exact_pe(m: &mut Module, f: FloatFormat, io: &PeIo) -> E {
+/// flags restart on clear too); returns the accumulator register's read-out, rounded once:
+/// to nearest, or with `state` (the stepped row state, in the cycle of the `last` step) by
+/// the top R bits of that state.
+fn exact_pe(m: &mut Module, f: FloatFormat, io: &PeIo, state: Option<(&E, u32)>) -> E {
     let qb = ExactAcc::bits(&f) as u32;
     m.comment("decode a and b; the product's sign, NaN (a NaN operand or 0*inf) and infinity");
     let da = decode(m, f, "a", &io.a);
@@ -110,7 +117,8 @@ fn exact_pe(m: &mut Module, f: FloatFormat, io: &PeIo) -> E {
         "acc_norm",
         &mag.shl(&lz.zext(ubits(u64::from(qb)).max(lz.width))),
     );
-    let keep_bits = f.frac_bits + 3;
+    // Stochastic: the top M + 1 + R bits exact (the sticky bit below them).
+    let keep_bits = f.frac_bits + 1 + state.map_or(2, |(_, r)| r.max(2));
     let top = norm.bits(qb - 1, qb - keep_bits);
     let sticky = norm.bits(qb - keep_bits - 1, 0).any();
     let rounded_in = m.wire("acc_top", &cat(&[top, sticky]));
@@ -119,7 +127,13 @@ fn exact_pe(m: &mut Module, f: FloatFormat, io: &PeIo) -> E {
     let hi = i64::from(qb) + 1 - f.bias() - 2 * i64::from(f.frac_bits);
     let bw = signed_bits(hi - i64::from(qb), hi).max(lz.width + 1);
     let be = m.wire("acc_exp", &signed_konst(bw, hi).sub(&lz.zext(bw)));
-    let word = round_encode(m, f, &acc_neg, &be, &rounded_in);
+    let random = state.map(|(s, r)| {
+        m.comment("stochastic read-out: the state of the last step, one cycle on with acc");
+        let s = m.now(s);
+        let q = m.register("sr_readout_state", &s, None);
+        m.wire("sr_random", &q.bits(31, 32 - r))
+    });
+    let word = round_encode_with(m, f, &acc_neg, &be, &rounded_in, random.as_ref());
     m.comment("specials: a zero sum is +0; infinities; NaN");
     let word = mux(&zero, &zero_word(f, &konst(1, 0)), &word);
     let (word, is_nan) = match infs {
@@ -306,14 +320,46 @@ impl ArrayPe for FloatPe {
     fn flags(&self) -> &'static [&'static str] {
         &[]
     }
-    fn sideband(&self) -> Option<Sideband> {
-        None
+    /// With `stochastic:R`: `sr_row_state`, one 32-bit state a row, presented with the
+    /// `last` step and skewed down the rows; each PE steps it once (xorshift32), rounds with
+    /// the stepped state and passes that on, so PE (r, c) rounds with the state after c + 1
+    /// steps (the golden stream's position row state + c).
+    fn sideband(&self, p: &Params) -> Option<Sideband> {
+        match p.rounding {
+            Rounding::Stochastic(_) => Some(Sideband {
+                port: "sr_row_state",
+                bits: 32,
+                per_row: true,
+                pass: Some(|m, s| step(m, "sr_", s)),
+                pe_bits: |_| 32,
+                prepare: |_, s, _| s.clone(),
+            }),
+            Rounding::Nearest => None,
+        }
     }
-    fn build(&self, pe: &mut Module, p: &Params, io: &PeIo, _: Option<&E>) -> Result<E, GenError> {
+    fn rounds_stochastically(&self, p: &Params) -> bool {
+        p.acc.is_none()
+    }
+    fn build(
+        &self,
+        pe: &mut Module,
+        p: &Params,
+        io: &PeIo,
+        side: Option<&E>,
+    ) -> Result<E, GenError> {
         let f = pe_format(p.format)?;
+        let state = match (p.rounding, side) {
+            (Rounding::Stochastic(r), Some(s)) => Some((s, r)),
+            (Rounding::Stochastic(_), None) => {
+                return Err(GenError(
+                    "the stochastic float PE needs its row state (generator bug)".into(),
+                ))
+            }
+            (Rounding::Nearest, _) => None,
+        };
         Ok(match p.acc {
             Some(acc) => wide_pe(pe, f, check_acc(f, acc)?, io),
-            None => exact_pe(pe, f, io),
+            None => exact_pe(pe, f, io, state),
         })
     }
 }

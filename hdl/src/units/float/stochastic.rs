@@ -48,10 +48,19 @@ pub(crate) fn random_bits(m: &mut Module, p: &Params, in_valid: &E) -> Option<E>
 }
 
 /// One xorshift32 step (13, 17, 5) of `x` as wiring: wires `PXx13`, `PXx17`, `PXnext`.
-fn step(m: &mut Module, px: &str, x: &E) -> E {
+pub(crate) fn step(m: &mut Module, px: &str, x: &E) -> E {
     let x = m.wire(&format!("{px}x13"), &x.xor(&shl32(x, 13)));
     let x = m.wire(&format!("{px}x17"), &x.xor(&shr32(&x, 17)));
     m.wire(&format!("{px}next"), &x.xor(&shl32(&x, 5)))
+}
+
+/// The header line of a stochastic `array --pe float` design.
+pub(crate) fn array_header(bits: u32) -> String {
+    format!(
+        "Rounding: stochastic:{bits} at read-out, xorshift32 (13, 17, 5): sr_row_state (32 bits \
+         a row) comes with the last step, PE (r, c) steps what it receives once, rounds with \
+         the top {bits} bits and passes the stepped state right (PE (r, c): c+1 steps)."
+    )
 }
 
 /// The header line of a stochastic `alu`/`vector` design of `lanes` lanes.
@@ -234,12 +243,24 @@ mod tests {
     #[test]
     fn refusals_are_one_line() {
         let f = "bf16".parse().unwrap();
-        let p = Params::new(Unit::Array, f).rounding(Rounding::Stochastic(4), 0);
-        let e = generate(&p).unwrap_err().0;
+        let p = Params::new(Unit::FixMac, "fix:7:8".parse().unwrap());
+        let e = generate(&p.rounding(Rounding::Stochastic(4), 0))
+            .unwrap_err()
+            .0;
         assert!(
-            e.contains("alu, vector, convert, float-add, float-mul, float-fma")
+            e.contains("alu, vector, array, convert, float-add, float-mul, float-fma")
                 && !e.contains('\n'),
             "{e}"
+        );
+        // The array: only the float PE with its exact accumulator reads out stochastically.
+        let mut p = Params::new(Unit::Array, f).rounding(Rounding::Stochastic(4), 0);
+        p.pe = crate::PeKind::Float;
+        p.acc = Some("float:8:23".parse().unwrap());
+        let e = generate(&p).unwrap_err().0;
+        assert_eq!(
+            e,
+            "array PE 'float' --acc float:8:23 reads out to nearest only, not stochastic:4 \
+             (stochastic read-out: --pe float with its exact accumulator)"
         );
         let p = Params::new(Unit::Vector, "fix:7:8".parse().unwrap());
         let e = generate(&p.rounding(Rounding::Stochastic(4), 0))

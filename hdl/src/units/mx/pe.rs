@@ -129,7 +129,7 @@ impl ArrayPe for MxPe {
     fn flags(&self) -> &'static [&'static str] {
         &[]
     }
-    fn sideband(&self) -> Option<Sideband> {
+    fn sideband(&self, _: &Params) -> Option<Sideband> {
         None
     }
     fn operand_bits(&self, p: &Params) -> u32 {

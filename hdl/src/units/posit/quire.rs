@@ -283,7 +283,7 @@ impl ArrayPe for QuirePe {
     fn flags(&self) -> &'static [&'static str] {
         &[]
     }
-    fn sideband(&self) -> Option<Sideband> {
+    fn sideband(&self, _: &Params) -> Option<Sideband> {
         None
     }
     fn build(&self, pe: &mut Module, p: &Params, io: &PeIo, _: Option<&E>) -> Result<E, GenError> {

@@ -9,6 +9,14 @@ use crate::rounding::{RoundedOps, Rounder};
 use super::acc::ExactAcc;
 use super::FloatFormat;
 
+impl ExactAcc {
+    /// The sum read out once by `r` (one draw): [`FloatFormat::dot_exact_with`]'s read-out,
+    /// for an accumulator fed step by step (the array PE's).
+    pub fn result_with(&self, r: &mut Rounder) -> Bits {
+        self.result_d(r.draw())
+    }
+}
+
 impl FloatFormat {
     /// a + b rounded by `r` (one draw).
     pub fn add_with(&self, a: Bits, b: Bits, r: &mut Rounder) -> Bits {

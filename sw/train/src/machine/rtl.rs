@@ -91,7 +91,8 @@ pub struct Rtl {
     lanes: u32,
     /// `--stages` of the arrays.
     array_stages: u32,
-    arrays: HashMap<(Format, &'static str), Device>,
+    /// Arrays by (format, PE kind, read-out rounding).
+    arrays: HashMap<(Format, &'static str, Rounding), Device>,
     /// Vector units by (lane format, conversion format, rounding: `stochastic:R` units are
     /// placed on the stream by `sr_load`, docs/rtl.md).
     vectors: HashMap<(Format, Format, Rounding), Device>,
@@ -165,11 +166,13 @@ impl Rtl {
         Ok(())
     }
 
-    fn array(&mut self, f: Format, pe: PeKind) -> Result<&mut Device, TrainError> {
-        let key = (f, pe.name());
+    fn array(&mut self, f: Format, pe: PeKind, r: Rounding) -> Result<&mut Device, TrainError> {
+        let key = (f, pe.name(), r);
         if !self.arrays.contains_key(&key) {
             self.check_array_stages(pe)?;
-            let mut p = Params::new(Unit::Array, f).stages(self.array_stages);
+            let mut p = Params::new(Unit::Array, f)
+                .stages(self.array_stages)
+                .rounding(r, 0);
             p.rows = self.rows;
             p.cols = self.cols;
             p.pe = pe;
@@ -408,8 +411,8 @@ impl Machine for Rtl {
         let pe = Rtl::pe(f, acc)?;
         let shape = (self.rows as usize, self.cols as usize);
         let zero = f.calc().zero();
-        let dev = self.array(f, pe)?;
-        let (c, _) = stream_tiles(dev, shape, f.width(), zero, &a, &b, None)?;
+        let dev = self.array(f, pe, Rounding::Nearest)?;
+        let (c, _) = stream_tiles(dev, shape, f.width(), zero, (&a, &b), None, None)?;
         Ok(c)
     }
 
@@ -463,7 +466,7 @@ impl Machine for Rtl {
         let dev = self.dfix_arrays.get_mut(&f.width).expect("inserted");
         let shift = e as i64 - (ea as i64 + eb as i64);
         let (c, (overflows, overflows_at_half)) =
-            stream_tiles(dev, shape, f.width, 0, a, b, Some(shift))?;
+            stream_tiles(dev, shape, f.width, 0, (a, b), Some(shift), None)?;
         Ok(DfixProduct {
             c,
             overflows,
@@ -528,18 +531,39 @@ impl Machine for Rtl {
     }
 
     /// Refused: the float array PE rounds its read-out to nearest.
+    /// On `array --pe float --rounding stochastic:R`: each tile's last step gives row r the
+    /// state of element (i0 + r, j0), and PE (r, c) rounds with that state after c + 1 steps,
+    /// element (i, j)'s at position i·n + j (docs/rtl.md, `array`).
     fn matmul_rounded(
         &mut self,
         f: Format,
-        _: View<'_, u64>,
-        _: View<'_, u64>,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
         draws: &Draws,
     ) -> Result<Mat, TrainError> {
-        Err(TrainError(format!(
-            "--rounding {} on --backend rtl: the {f} array rounds its exact products' read-out \
-             to nearest (no --quire / --accumulate matmul=exact with stochastic rounding on rtl)",
-            draws.rounding
-        )))
+        check_shapes(a, b)?;
+        let (m, n) = (a.rows(), b.cols());
+        if !matches!(f, Format::Float(_)) {
+            return Err(TrainError(format!(
+                "--rounding {} on --backend rtl: the {f} array reads out to nearest (stochastic \
+                 read-out: the float PE)",
+                draws.rounding
+            )));
+        }
+        if draws.len() != m * n {
+            return Err(TrainError(format!(
+                "{} draws for a product of {} results (a trainer bug)",
+                draws.len(),
+                m * n
+            )));
+        }
+        let (a, b) = (a.to_mat(), b.to_mat());
+        let shape = (self.rows as usize, self.cols as usize);
+        let zero = f.calc().zero();
+        let dev = self.array(f, PeKind::Float, draws.rounding)?;
+        let states = Some(&draws.states[..]);
+        let (c, _) = stream_tiles(dev, shape, f.width(), zero, (&a, &b), None, states)?;
+        Ok(c)
     }
 
     fn name(&self) -> String {

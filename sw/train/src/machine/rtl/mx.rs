@@ -73,6 +73,7 @@ impl Rtl {
             a: &put_a,
             b: &put_b,
             out_bits: 32,
+            states: None,
         };
         let shape = (self.rows as usize, self.cols as usize);
         let dev = self.mx_array(mx)?;

@@ -27,6 +27,9 @@ pub(super) struct Operands<'a> {
     pub b: Put<'a>,
     /// Bits of a result word on `c_out`.
     pub out_bits: u32,
+    /// A stochastic array's stream: the state of element (i, j) at i·n + j (`sr_row_state`,
+    /// row r of a tile at (i0, j0) takes element (i0 + r, j0)'s, given with the last step).
+    pub states: Option<&'a [u32]>,
 }
 
 /// Streams A·B of two matrices of `w`-bit words through `dev`, padded with the format's
@@ -36,9 +39,9 @@ pub(super) fn stream_tiles(
     shape: (usize, usize),
     w: u32,
     zero: u64,
-    a: &Mat,
-    b: &Mat,
+    (a, b): (&Mat, &Mat),
     shift: Option<i64>,
+    states: Option<&[u32]>,
 ) -> Result<(Mat, (u64, u64)), TrainError> {
     let put_a = |buf: &mut [u64], pos: usize, i: usize, k: usize| {
         put_bits(buf, pos, w, if i < a.rows { a.at(i, k) } else { zero });
@@ -54,6 +57,7 @@ pub(super) fn stream_tiles(
         a: &put_a,
         b: &put_b,
         out_bits: w,
+        states,
     };
     stream(dev, shape, &ops, zero, shift)
 }
@@ -91,6 +95,7 @@ pub(super) fn stream(
         dev.pos("last"),
     );
     let ps = shift.map(|_| dev.pos("shift"));
+    let pr = ops.states.map(|s| (dev.pos("sr_row_state"), s));
     let tiles: Vec<(usize, usize)> = (0..ops.m.div_ceil(rows))
         .flat_map(|ti| (0..ops.n.div_ceil(cols)).map(move |tj| (ti * rows, tj * cols)))
         .collect();
@@ -119,6 +124,14 @@ pub(super) fn stream(
                 put_bits(&mut words, pl, 1, last as u64);
                 if let (Some(ps), Some(s), true) = (ps, shift, last) {
                     put_bits(&mut words, ps, lpgen_hdl::units::DFIX_SHIFT_BITS, s as u64);
+                }
+                if let (Some((pr, states)), true) = (pr, last) {
+                    // Rows past the matrix read out padding: any nonzero state.
+                    for r in 0..rows {
+                        let i = i0 + r;
+                        let s = if i < ops.m { states[i * ops.n + j0] } else { 1 };
+                        put_bits(&mut words, pr + r * 32, 32, u64::from(s));
+                    }
                 }
                 for r in 0..rows {
                     (ops.a)(&mut words, pa + r * w, i0 + r, k);

@@ -66,7 +66,8 @@ pub fn unsupported(p: &Params) -> Option<String> {
     };
     Some(format!(
         "--testbench cocotb: {} is not covered ({why}); covered: every unit (array: --pe lns-kahan, \
-         lns-plain, posit-quire, fix, dfix, float, mx)",
+         lns-plain, posit-quire, fix, dfix, float, mx), rounding to nearest, and the stochastic \
+         float-add, float-mul, float-fma and convert",
         p.unit.name()
     ))
 }

@@ -466,6 +466,25 @@ mod tests {
     use lpgen_golden::SumMode;
     use lpgen_hdl::{PeKind, Unit};
 
+    /// A 2×3 tile of 1..=max_k random steps (small words) through fresh PEs: the operand
+    /// rows of A and B, and the PEs after the tile.
+    fn random_tile(p: &Params, words: &Words, r: &mut Rng, max_k: u64) -> (Tile, Tile, Pes) {
+        let k = 1 + r.below(max_k) as usize;
+        let mut rows = |n: usize| -> Tile {
+            (0..k)
+                .map(|_| (0..n).map(|_| words.get(r, true)).collect())
+                .collect()
+        };
+        let (a, b) = (rows(2), rows(3));
+        let mut pes = Pes::new(p).unwrap();
+        for kk in 0..k {
+            pes.step(&a[kk], &b[kk], kk == 0);
+        }
+        (a, b, pes)
+    }
+
+    type Tile = Vec<Vec<u64>>;
+
     /// A row of stochastic read-outs is the golden `Calc::dot_exact_with` of each PE's terms,
     /// PE (r, c) under a `Rounder` at the row's state after c draws.
     #[test]
@@ -478,17 +497,7 @@ mod tests {
         let rounding = Rounding::Stochastic(5);
         let mut moved = 0;
         for t in 0..100u32 {
-            let k = 1 + r.below(20) as usize;
-            let a: Vec<Vec<u64>> = (0..k)
-                .map(|_| (0..2).map(|_| words.get(&mut r, true)).collect())
-                .collect();
-            let b: Vec<Vec<u64>> = (0..k)
-                .map(|_| (0..3).map(|_| words.get(&mut r, true)).collect())
-                .collect();
-            let mut pes = Pes::new(&p).unwrap();
-            for kk in 0..k {
-                pes.step(&a[kk], &b[kk], kk == 0);
-            }
+            let (a, b, pes) = random_tile(&p, &words, &mut r, 20);
             for row in 0..2 {
                 let gen = Xorshift32::at(0x1234_5678 ^ (t * 2 + row as u32)).unwrap();
                 let got = pes
@@ -527,17 +536,7 @@ mod tests {
             let words = Words::new(p.format);
             let mut r = Rng(7);
             for _ in 0..50 {
-                let k = 1 + r.below(30) as usize;
-                let a: Vec<Vec<u64>> = (0..k)
-                    .map(|_| (0..2).map(|_| words.get(&mut r, true)).collect())
-                    .collect();
-                let b: Vec<Vec<u64>> = (0..k)
-                    .map(|_| (0..3).map(|_| words.get(&mut r, true)).collect())
-                    .collect();
-                let mut pes = Pes::new(&p).unwrap();
-                for kk in 0..k {
-                    pes.step(&a[kk], &b[kk], kk == 0);
-                }
+                let (a, b, pes) = random_tile(&p, &words, &mut r, 30);
                 for i in 0..6 {
                     let x: Vec<u64> = a.iter().map(|v| v[i / 3]).collect();
                     let y: Vec<u64> = b.iter().map(|v| v[i % 3]).collect();

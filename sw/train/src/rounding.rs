@@ -30,6 +30,17 @@ impl Draws {
         Rounder::with_generator(self.rounding, gen)
     }
 
+    /// One draw per result of a tensor of `results`, or the trainer bug that broke it.
+    pub fn check(&self, results: usize) -> Result<(), TrainError> {
+        if self.len() != results {
+            return Err(TrainError(format!(
+                "{} draws for {results} results (a trainer bug)",
+                self.len()
+            )));
+        }
+        Ok(())
+    }
+
     pub fn len(&self) -> usize {
         self.states.len()
     }

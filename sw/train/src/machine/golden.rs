@@ -153,7 +153,7 @@ impl Machine for Golden {
     ) -> Result<Mat, TrainError> {
         check_shapes(a, b)?;
         let (m, n, k) = (a.rows(), b.cols(), a.cols());
-        check_draws(draws, m * n)?;
+        draws.check(m * n)?;
         let c = f.calc();
         let (a_rows, b_cols) = (a.row_major(), b.columns());
         let mut data = vec![0u64; m * n];
@@ -182,7 +182,7 @@ impl Machine for Golden {
         b: &[u64],
         draws: &Draws,
     ) -> Result<Vec<u64>, TrainError> {
-        check_draws(draws, a.len())?;
+        draws.check(a.len())?;
         let op = match op {
             AluOp::Add => BinOp::Add,
             AluOp::Sub => BinOp::Sub,
@@ -220,16 +220,6 @@ impl Machine for Golden {
 }
 
 /// One draw per result.
-fn check_draws(draws: &Draws, results: usize) -> Result<(), TrainError> {
-    if draws.len() != results {
-        return Err(TrainError(format!(
-            "{} draws for {results} results (a trainer bug)",
-            draws.len()
-        )));
-    }
-    Ok(())
-}
-
 impl Golden {
     /// `lane(i)` for i in 0..n, shared among the threads in contiguous blocks.
     fn map_lanes(&self, n: usize, lane: impl Fn(usize) -> u64 + Sync) -> Vec<u64> {

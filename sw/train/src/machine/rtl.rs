@@ -494,13 +494,7 @@ impl Machine for Rtl {
         b: &[u64],
         draws: &Draws,
     ) -> Result<Vec<u64>, TrainError> {
-        if draws.len() != a.len() {
-            return Err(TrainError(format!(
-                "{} draws for {} results (a trainer bug)",
-                draws.len(),
-                a.len()
-            )));
-        }
+        draws.check(a.len())?;
         // The unit rounds lane j of a beat with the state j + 1 steps after the beat's
         // first: a tensor's draws are consecutive positions (`Stream::take`).
         let next = |s: u32| Xorshift32::at(s).map(|mut g| g.step());
@@ -550,13 +544,7 @@ impl Machine for Rtl {
                 draws.rounding
             )));
         }
-        if draws.len() != m * n {
-            return Err(TrainError(format!(
-                "{} draws for a product of {} results (a trainer bug)",
-                draws.len(),
-                m * n
-            )));
-        }
+        draws.check(m * n)?;
         let (a, b) = (a.to_mat(), b.to_mat());
         let shape = (self.rows as usize, self.cols as usize);
         let zero = f.calc().zero();

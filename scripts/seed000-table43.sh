@@ -5,19 +5,26 @@
 # 512, whose LNS run takes over an hour here), trained once in f32 and once in lns:5:6 with
 # Kahan sums everywhere (Table 4.2's two networks); then each is evaluated with `lpgen eval`
 # in f32 and in lns:5:6 (Kahan everywhere, the default for LNS).
-# Runs go to results/s000-t43-{f32,lns}/, evaluations to results/s000-t43.jsonl; `--table`
-# prints the table.  Environment: HIDDEN (100), EPOCHS (15), LPGEN, LPGEN_DATASETS.
+# Runs go to results/s000-t43-{f32,lns}/ (seed 1) and results/s000-t43-{f32,lns}-sS/ (seed S),
+# evaluations to results/s000-t43.jsonl; `--table` prints the table, with mean ± sd when more than
+# one seed has run.  Environment: SEEDS ("1"; "1 2 3" for three), HIDDEN (100), EPOCHS (15),
+# LPGEN, LPGEN_DATASETS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
 DATA=${LPGEN_DATASETS:-../shared/datasets}
 HIDDEN=${HIDDEN:-100}
 EPOCHS=${EPOCHS:-15}
+SEEDS=${SEEDS:-1}
 MNIST="--dataset $DATA/mnist-10k --hidden $HIDDEN --activation sigmoid --batch 20 --lr 0.1 --momentum 0.5 --momentum-from 2 --schedule halving --epochs $EPOCHS --threads 1"
 OUT=results/s000-t43.jsonl
 
+# The run directory of run $1 at seed $2 (seed 1 keeps the name it had before seeds).
+dir() { if [[ $2 == 1 ]]; then echo "results/s000-t43-$1"; else echo "results/s000-t43-$1-s$2"; fi; }
+
 train() {
-  local name=$1 opts=$2 out=results/s000-t43-$1
+  local opts="$2 --seed $3" out
+  out=$(dir "$1" "$3")
   if [[ -f $out/metrics.jsonl ]] && [[ $(wc -l <"$out/metrics.jsonl") -ge $EPOCHS ]]; then
     return 0
   fi
@@ -29,29 +36,47 @@ train() {
 }
 
 if [[ "${1:-}" != --table ]]; then
-  train f32 "--backend f32"
-  train lns "--format lns:5:6 --kahan all"
   touch "$OUT"
-  for run in f32 lns; do
-    for f in f32 lns:5:6; do
-      grep -q "\"run\":\"$run\",\"eval\":\"$f\"" "$OUT" && continue
-      echo "== lpgen eval --checkpoint results/s000-t43-$run --format $f" >&2
-      line=$("$LPGEN" eval --checkpoint "results/s000-t43-$run" --format "$f" \
-        --dataset "$DATA/mnist-10k" --threads 1 | tail -1)
-      echo "{\"run\":\"$run\",\"eval\":\"$f\",${line#\{}" >>"$OUT"
+  for seed in $SEEDS; do
+    train f32 "--backend f32" "$seed"
+    train lns "--format lns:5:6 --kahan all" "$seed"
+    for run in f32 lns; do
+      for f in f32 lns:5:6; do
+        # Seed 1's lines were written before seeds and carry no "seed" field.
+        key="\"run\":\"$run\",\"eval\":\"$f\""
+        [[ $seed != 1 ]] && key="\"seed\":$seed,$key"
+        if [[ $seed == 1 ]]; then
+          grep -v '"seed"' "$OUT" | grep -q "^{$key" && continue
+        else
+          grep -q "^{$key" "$OUT" && continue
+        fi
+        ckpt=$(dir "$run" "$seed")
+        echo "== lpgen eval --checkpoint $ckpt --format $f" >&2
+        line=$("$LPGEN" eval --checkpoint "$ckpt" --format "$f" \
+          --dataset "$DATA/mnist-10k" --threads 1 | tail -1)
+        echo "{$key,${line#\{}" >>"$OUT"
+      done
     done
   done
 fi
 python3 - "$OUT" <<'PY'
-import json, sys
-rows = {(r["run"], r["eval"]): r for r in map(json.loads, open(sys.argv[1]))}
+import json, statistics, sys
+rows = {}
+for r in map(json.loads, open(sys.argv[1])):
+    rows.setdefault((r["run"], r["eval"]), {})[r.get("seed", 1)] = 100 * (1 - r["test_acc"])
+def cell(errs):
+    if len(errs) == 1:
+        return f"{next(iter(errs.values())):.2f} %"
+    e = list(errs.values())
+    return f"{statistics.mean(e):.2f} ± {statistics.stdev(e):.2f} % (n = {len(e)})"
+
 paper = {("f32", "f32"): 2.14, ("f32", "lns:5:6"): 2.11, ("lns", "f32"): 2.34, ("lns", "lns:5:6"): 2.29}
 print("| trained in | evaluated in f32: error (thesis) | evaluated in lns:5:6: error (thesis) |")
 print("| --- | ---: | ---: |")
 for run, name in [("f32", "f32"), ("lns", "lns:5:6, Kahan everywhere")]:
     cells = []
     for f in ["f32", "lns:5:6"]:
-        r = rows.get((run, f))
-        cells.append(f"{100 * (1 - r['test_acc']):.2f} % ({paper[(run, f)]:.2f} %)" if r else "—")
+        errs = rows.get((run, f))
+        cells.append(f"{cell(errs)} ({paper[(run, f)]:.2f} %)" if errs else "—")
     print(f"| {name} | " + " | ".join(cells) + " |")
 PY

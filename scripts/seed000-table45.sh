@@ -4,10 +4,13 @@
 # 784-HIDDEN-10 on Fashion-MNIST with batch BATCH, so the weight gradients and bias sums add
 # BATCH terms and the first layer's products 784. Every row keeps Kahan in the weight update
 # (as the thesis' did) and varies the matrix products, the softmax and the tensor sums
-# (`--kahan`, `--accumulate`; docs/train.md). The last row (pairwise everywhere) is ours.
+# (`--kahan`, `--accumulate`; docs/train.md). The last two rows (Kahan in the softmax alone, and
+# pairwise everywhere) are ours.
 # Runs go to results/s000-t45-<row>/ (scripts/lib-runs.sh); `--table` prints the table.
 # Environment: HIDDEN (100), BATCH (256), LR (1), TRAIN (10000), EPOCHS (5), JOBS (1), ROWS, LPGEN,
-# PREFIX (s000-t45; longer sums: BATCH=2048 PREFIX=s000-t45-b2048).
+# PREFIX (s000-t45; longer sums: BATCH=2048 PREFIX=s000-t45-b2048), DATASET (Fashion-MNIST; a
+# 250-class task, whose softmax sums 250 terms: scripts/many-class-dataset.py writes it, and
+# DATASET=results/fashion-250 PREFIX=s000-t45-c250 runs the rows on it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib-runs.sh
@@ -20,9 +23,10 @@ LR=${LR:-1}
 TRAIN=${TRAIN:-10000}
 EPOCHS=${EPOCHS:-5}
 PREFIX=${PREFIX:-s000-t45}
+DATASET=${DATASET:-$DATA/fashion-mnist}
 PAPER="thesis: validation frame error (TIMIT)"
 ERROR=1
-NET="--dataset $DATA/fashion-mnist --hidden $HIDDEN --activation sigmoid --batch $BATCH --lr $LR --momentum 0.5 --momentum-from 2 --schedule fixed --train-limit $TRAIN --epochs $EPOCHS --threads 1"
+NET="--dataset $DATASET --hidden $HIDDEN --activation sigmoid --batch $BATCH --lr $LR --momentum 0.5 --momentum-from 2 --schedule fixed --train-limit $TRAIN --epochs $EPOCHS --threads 1"
 
 # row (matrix products, softmax, tensor sums)|the thesis' error|options
 rows() {
@@ -35,6 +39,7 @@ LP4-kahan-kahan-naive|42.25|--format lns:5:6 --kahan update,matmul,softmax
 LP5-kahan-naive-kahan|57.93|--format lns:5:6 --kahan update,matmul,sums
 LP6-kahan-pairwise-pairwise|42.06|--format lns:5:6 --kahan update,matmul --accumulate softmax=pairwise,sums=pairwise
 LP7-kahan-kahan-kahan|42.33|--format lns:5:6 --kahan all
+naive-kahan-naive|—|--format lns:5:6 --kahan update,softmax
 pairwise-pairwise-pairwise|—|--format lns:5:6 --kahan update --accumulate matmul=pairwise,softmax=pairwise,sums=pairwise
 ROWS
 }

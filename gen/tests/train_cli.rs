@@ -14,6 +14,11 @@ fn lpgen(args: &[&str]) -> Output {
 
 /// 30 random 4×4 images per split, labels 0..=9.
 fn dataset(dir: &Path) {
+    dataset_of(dir, 10)
+}
+
+/// 30 random 4×4 images per split, labels below `classes`.
+fn dataset_of(dir: &Path, classes: u64) {
     std::fs::create_dir_all(dir).unwrap();
     let mut s = 99u64;
     let mut next = || {
@@ -24,7 +29,7 @@ fn dataset(dir: &Path) {
         let mut img = vec![0, 0, 8, 3, 0, 0, 0, 30, 0, 0, 0, 4, 0, 0, 0, 4];
         img.extend((0..30 * 16).map(|_| next()));
         let mut lab = vec![0, 0, 8, 1, 0, 0, 0, 30];
-        lab.extend((0..30).map(|_| next() % 10));
+        lab.extend((0..30).map(|_| (next() as u64 % classes) as u8));
         std::fs::write(dir.join(format!("{split}-images-idx3-ubyte")), img).unwrap();
         std::fs::write(dir.join(format!("{split}-labels-idx1-ubyte")), lab).unwrap();
     }
@@ -89,6 +94,59 @@ fn a_short_run_writes_results_and_resumes() {
     fails_with(&a, "another configuration");
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&ds);
+}
+
+/// Labels above 9 make a wider output layer: a 30-class run trains and evaluates, and its
+/// checkpoint is refused on a ten-class dataset in one line.
+#[test]
+fn a_many_class_run_trains_and_evaluates() {
+    let (many, ten, out) = (tmp("ds30"), tmp("ds10"), tmp("out30"));
+    dataset_of(&many, 30);
+    dataset(&ten);
+    let (many_s, out_s) = (many.to_str().unwrap(), out.to_str().unwrap());
+    let o = lpgen(&[
+        "train",
+        "--format",
+        "lns:5:6",
+        "--dataset",
+        many_s,
+        "--hidden",
+        "4",
+        "--epochs",
+        "1",
+        "--out",
+        out_s,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = lpgen(&[
+        "eval",
+        "--checkpoint",
+        out_s,
+        "--format",
+        "f32",
+        "--dataset",
+        many_s,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m: serde_json::Value =
+        serde_json::from_str(String::from_utf8(o.stdout).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(m["test_images"], 30, "{m}");
+    let ten_s = ten.to_str().unwrap();
+    fails_with(
+        &[
+            "eval",
+            "--checkpoint",
+            out_s,
+            "--format",
+            "f32",
+            "--dataset",
+            ten_s,
+        ],
+        "in 30 classes",
+    );
+    for d in [many, ten, out] {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }
 
 #[test]

@@ -166,19 +166,25 @@ pub fn load(dir: &Path, split: Split) -> Result<Dataset, TrainError> {
             ldims[0]
         )));
     }
-    if let Some(l) = labels.iter().find(|&&l| l > 9) {
-        return Err(TrainError(format!(
-            "{}: label {l} out of range 0..=9",
-            lp.display()
-        )));
-    }
     Ok(Dataset {
+        classes: classes(&labels),
         images,
         labels,
         dim: idims[1] * idims[2],
         shape: (idims[1], idims[2]),
-        classes: 10,
     })
+}
+
+/// The class count of `labels`: MNIST's ten, or more when a label goes above 9 (IDX labels
+/// are bytes, so up to 256). Ten at least, so a small split that happens to lack label 9
+/// builds the same network as the full dataset.
+fn classes(labels: &[u8]) -> usize {
+    labels
+        .iter()
+        .map(|&l| l as usize + 1)
+        .max()
+        .unwrap_or(0)
+        .max(10)
 }
 
 /// Loads the training and test splits of `dir`, which must hold images of one shape.
@@ -195,6 +201,9 @@ pub fn load_pair(dir: &Path) -> Result<(Dataset, Dataset), TrainError> {
             test.shape.1
         )));
     }
+    // One network for both splits: the larger class count of the two.
+    let classes = train.classes.max(test.classes);
+    let (train, test) = (Dataset { classes, ..train }, Dataset { classes, ..test });
     Ok((train, test))
 }
 
@@ -313,5 +322,32 @@ mod tests {
         let d = load(&dir, Split::Test).unwrap();
         assert_eq!((d.len(), d.dim), (1996, 784));
         assert!(d.labels.iter().all(|&l| l < 10));
+        assert_eq!(d.classes, 10);
+    }
+
+    #[test]
+    fn both_splits_get_the_larger_class_count() {
+        let dir = std::env::temp_dir().join(format!("lpgen-classes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (split, labels) in [("train", [19u8, 0]), ("t10k", [4, 1])] {
+            let images = idx(3, &[2, 1, 1], &[7, 8]);
+            std::fs::write(dir.join(format!("{split}-images-idx3-ubyte")), images).unwrap();
+            let labels = idx(1, &[2], &labels);
+            std::fs::write(dir.join(format!("{split}-labels-idx1-ubyte")), labels).unwrap();
+        }
+        assert_eq!(load(&dir, Split::Test).unwrap().classes, 10);
+        let (train, test) = load_pair(&dir).unwrap();
+        assert_eq!((train.classes, test.classes), (20, 20));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn classes_are_ten_or_the_largest_label_plus_one() {
+        assert_eq!(classes(&[0, 3, 1]), 10);
+        assert_eq!(classes(&[]), 10);
+        assert_eq!(classes(&[9, 0]), 10);
+        assert_eq!(classes(&[10, 0]), 11);
+        assert_eq!(classes(&[199, 5]), 200);
+        assert_eq!(classes(&[255]), 256);
     }
 }

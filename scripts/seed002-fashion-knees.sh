@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 35 item 6: seed 002's propagation-width knee (Fig. 2, dynamic fixed point with 32-bit
-# updates) rerun on Fashion-MNIST (60,000 training images), with f32 and half precision
+# updates) and update-width knee (Fig. 3, 32-bit propagations and UPDATES-bit updates) rerun
+# on Fashion-MNIST (60,000 training images), with f32 and half precision
 # storage (store:f16, Table 3's half row) beside it: the maxout network of seed002-figures.sh
 # (HIDDEN units of 5 pieces), SEEDS, EPOCHS epochs, scales moved every 12,000 examples (5
 # times an epoch, as the paper's 10,000 of 50,000). Runs go to results/s002-fm-<row>-s<seed>/
@@ -8,7 +9,8 @@
 # their mean and its ratio to f32's mean (the paper's "normalized test error").
 #   scripts/seed002-fashion-knees.sh           every run, then the table
 #   scripts/seed002-fashion-knees.sh --table   the table from finished runs
-# Environment: EPOCHS (5), SEEDS (1 2 3), JOBS (1), HIDDEN (120,120), WIDTHS (5 6 7 8 9 10), LPGEN.
+# Environment: EPOCHS (5), SEEDS (1 2 3), JOBS (1), HIDDEN (120,120), WIDTHS (5 6 7 8 9 10),
+# UPDATES (6 7 8 10 12; Fig. 3's rows), LPGEN; an empty WIDTHS or UPDATES runs none of those rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
@@ -17,7 +19,8 @@ EPOCHS=${EPOCHS:-5}
 SEEDS=${SEEDS:-1 2 3}
 JOBS=${JOBS:-1}
 HIDDEN=${HIDDEN:-120,120}
-WIDTHS=${WIDTHS:-5 6 7 8 9 10}
+WIDTHS=${WIDTHS-5 6 7 8 9 10}
+UPDATES=${UPDATES-6 7 8 10 12}
 NET="--backend f32 --model maxout --hidden $HIDDEN --maxout-k 5 --dropout 0.2,0.5,0.5 --dataset $DATA/fashion-mnist --normalize global --batch 100 --lr 0.1 --momentum 0.5 --max-norm 1.9365 --schedule fixed --epochs $EPOCHS --threads 1"
 
 # row|options
@@ -25,6 +28,7 @@ rows() {
   echo "f32|"
   echo "half|--format store:f16"
   for p in $WIDTHS; do echo "dfix-p$p|--format dfix:$p:32 --scale-every 12000"; done
+  for u in $UPDATES; do echo "dfix-u$u|--format dfix:32:$u --scale-every 12000"; done
 }
 
 run_one() {

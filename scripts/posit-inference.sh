@@ -9,19 +9,34 @@
 #          the first of the tied classes is predicted).
 # One JSON line per evaluation in results/pinf-<dataset>.jsonl (an evaluation already there is
 # skipped); `--table` prints the tables.
-# Environment: LPGEN, LPGEN_DATASETS, THREADS (1), GRIDS ("loss16 all").
+# More seeds: SEEDS="2 3" trains the f32 models at those seeds (results/<row>-sS/) and writes
+# results/pinf-<dataset>-sS.jsonl; the table then adds the mean ± sd over seed 1 and those
+# seeds of every cell all of them have (WIDTHS="8" DATASETS=fashion-mnist GRIDS=loss16: the
+# 8-bit cells of Table 4.2, differences under a point).
+# Environment: LPGEN, LPGEN_DATASETS, THREADS (1), GRIDS ("loss16 all"), SEEDS (1),
+# WIDTHS ("8 7 6 5 4 3"), DATASETS ("mnist-10k fashion-mnist").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
 DATA=${LPGEN_DATASETS:-../shared/datasets}
 THREADS=${THREADS:-1}
 GRIDS=${GRIDS:-loss16 all}
+SEEDS=${SEEDS:-1}
+WIDTHS=${WIDTHS:-8 7 6 5 4 3}
+DATASETS=${DATASETS:-mnist-10k fashion-mnist}
 
 # dataset directory|training row
-SETS=("mnist-10k|lenet-mnist-f32" "fashion-mnist|lenet-f32")
+SETS=()
+for ds in $DATASETS; do
+  case $ds in
+    mnist-10k) SETS+=("mnist-10k|lenet-mnist-f32") ;;
+    fashion-mnist) SETS+=("fashion-mnist|lenet-f32") ;;
+    *) echo "posit-inference: unknown dataset '$ds' (mnist-10k, fashion-mnist)" >&2; exit 2 ;;
+  esac
+done
 
 formats() {
-  for n in 8 7 6 5 4 3; do
+  for n in $WIDTHS; do
     for es in 0 1 2; do
       ((es <= n - 3)) && echo "$n:$es"
     done
@@ -38,9 +53,15 @@ options() {
   esac
 }
 
+# Evaluates training row $2 at seed $3 on dataset $1.
 evaluate() {
-  local ds=$1 row=$2 out=results/pinf-$1.jsonl
-  [[ -s results/$row/checkpoint.lpck ]] || LPGEN_TRAIN_EXTRA="--threads $THREADS" bash scripts/train-results.sh "$row" >&2
+  local ds=$1 row=$2 seed=$3 out=results/pinf-$1.jsonl
+  if [[ $seed != 1 ]]; then
+    out=results/pinf-$ds-s$seed.jsonl
+    row=$row-s$seed
+  fi
+  [[ -s results/$row/checkpoint.lpck ]] ||
+    SEED=$seed LPGEN_TRAIN_EXTRA="--threads $THREADS" bash scripts/train-results.sh "$2" >&2
   touch "$out"
   local key
   key='{"grid":"f32","posit":"f32","quire":false,'
@@ -112,10 +133,42 @@ for item in sys.argv[1:]:
 PY
 }
 
+# Mean ± sd over seed 1 and the other seeds' files, of every cell all of them have.
+seeds_table() {
+  python3 - "$SEEDS" "${SETS[@]}" <<'PY'
+import json, os, statistics, sys
+seeds = sorted({1} | {int(s) for s in sys.argv[1].split()})
+if len(seeds) < 2:
+    sys.exit(0)
+for item in sys.argv[2:]:
+    ds = item.split("|")[0]
+    per = []
+    for s in seeds:
+        path = f"results/pinf-{ds}.jsonl" if s == 1 else f"results/pinf-{ds}-s{s}.jsonl"
+        if not os.path.exists(path):
+            break
+        per.append({(r["grid"], r["posit"], r["quire"]): 100 * r["test_acc"]
+                    for r in map(json.loads, filter(str.strip, open(path)))})
+    if len(per) < len(seeds):
+        continue
+    common = [k for k in per[0] if all(k in p for p in per)]
+    print(f"\n{ds}: accuracy over seeds {', '.join(map(str, seeds))} (mean ± sd; each seed)")
+    print("| grid | format | quire | mean ± sd | per seed |")
+    print("| --- | --- | --- | ---: | --- |")
+    for k in common:
+        v = [p[k] for p in per]
+        each = ", ".join(f"{x:.2f}" for x in v)
+        print(f"| {k[0]} | {k[1]} | {'yes' if k[2] else 'no'} | {statistics.mean(v):.2f} ± {statistics.stdev(v):.2f} % | {each} |")
+PY
+}
+
 if [[ "${1:-}" != --table ]]; then
-  for s in "${SETS[@]}"; do
-    IFS='|' read -r ds row <<<"$s"
-    evaluate "$ds" "$row"
+  for seed in $SEEDS; do
+    for s in "${SETS[@]}"; do
+      IFS='|' read -r ds row <<<"$s"
+      evaluate "$ds" "$row" "$seed"
+    done
   done
 fi
 table
+seeds_table

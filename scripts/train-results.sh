@@ -7,7 +7,8 @@
 #   scripts/train-results.sh --table    print the results table from results/*/metrics.jsonl
 #   scripts/train-results.sh --same-weights ROW1 ROW2   digests of the two rows' model words
 # LPGEN_TRAIN_EXTRA adds options to every run, e.g. "--threads 1" for a run in the background
-# (results do not depend on the thread count).
+# (results do not depend on the thread count). SEED=S (S other than 1) runs the rows at seed S
+# into results/<row>-sS/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
@@ -100,6 +101,8 @@ for r in "${rows[@]}"; do
   args=${ROWS[$r]:-}
   [ -n "$args" ] || { echo "unknown row '$r' (rows: ${ORDER[*]})" >&2; exit 2; }
   out=results/$r
+  # SEED (1 unless set) other than 1: the row at that seed, in results/<row>-s<SEED>/.
+  if [ "${SEED:-1}" != 1 ]; then out=results/$r-s$SEED; args="$args --seed $SEED"; fi
   # shellcheck disable=SC2086
   epochs=$(echo $args | sed -E 's/.*--epochs ([0-9]+).*/\1/')
   done_epochs=0

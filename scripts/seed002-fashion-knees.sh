@@ -10,7 +10,9 @@
 #   scripts/seed002-fashion-knees.sh           every run, then the table
 #   scripts/seed002-fashion-knees.sh --table   the table from finished runs
 # Environment: EPOCHS (5), SEEDS (1 2 3), JOBS (1), HIDDEN (120,120), WIDTHS (5 6 7 8 9 10),
-# UPDATES (6 7 8 10 12; Fig. 3's rows), LPGEN; an empty WIDTHS or UPDATES runs none of those rows.
+# UPDATES (6 7 8 10 12; Fig. 3's rows), FIXED (11 12 14) and FIXED_UPDATES (14 16): the fixed-point
+# series of Figs. 2 and 3 (radix point after 5 integer bits, as seed002-figures.sh), LPGEN. An
+# empty list runs none of its rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LPGEN=${LPGEN:-target/release/lpgen}
@@ -21,6 +23,8 @@ JOBS=${JOBS:-1}
 HIDDEN=${HIDDEN:-120,120}
 WIDTHS=${WIDTHS-5 6 7 8 9 10}
 UPDATES=${UPDATES-6 7 8 10 12}
+FIXED=${FIXED-11 12 14}
+FIXED_UPDATES=${FIXED_UPDATES-14 16}
 NET="--backend f32 --model maxout --hidden $HIDDEN --maxout-k 5 --dropout 0.2,0.5,0.5 --dataset $DATA/fashion-mnist --normalize global --batch 100 --lr 0.1 --momentum 0.5 --max-norm 1.9365 --schedule fixed --epochs $EPOCHS --threads 1"
 
 # row|options
@@ -29,6 +33,8 @@ rows() {
   echo "half|--format store:f16"
   for p in $WIDTHS; do echo "dfix-p$p|--format dfix:$p:32 --scale-every 12000"; done
   for u in $UPDATES; do echo "dfix-u$u|--format dfix:32:$u --scale-every 12000"; done
+  for p in $FIXED; do echo "fix-p$p|--format dfix:$p:32 --radix-point 5"; done
+  for u in $FIXED_UPDATES; do echo "fix-u$u|--format dfix:32:$u --radix-point 5"; done
 }
 
 run_one() {

@@ -1,0 +1,417 @@
+//! What selects a design: the unit, its PE kind and the parameters (`Params`), the refusal
+//! every generator returns (`GenError`), and the top-level module name they give.
+
+use std::fmt;
+
+use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::family::{pe_kind, pe_kinds, FamilyEntry, PeInfo};
+use lpgen_golden::mx::MxFormat;
+use lpgen_golden::q8::Q8Type;
+use lpgen_golden::{Format, Rounding, SumMode};
+
+use super::{entry, mx, Opt, DFIX_COUNTER_BITS, UNITS};
+
+/// The units `lpgen rtl` knows; each has one entry in [`UNITS`] (name, help, options,
+/// stages, generator, lint grid).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    LnsMul,
+    LnsAdd,
+    LnsKahan,
+    PositAdd,
+    PositMul,
+    PositMac,
+    FixMac,
+    Alu,
+    Vector,
+    Array,
+    Quant1,
+    Q8Enc,
+    Q8Dec,
+    Convert,
+    DfixMonitor,
+    FloatAdd,
+    FloatMul,
+    FloatFma,
+    MxDot,
+    MxEnc,
+}
+
+impl Unit {
+    pub const ALL: [Unit; 20] = [
+        Unit::LnsMul,
+        Unit::LnsAdd,
+        Unit::LnsKahan,
+        Unit::PositAdd,
+        Unit::PositMul,
+        Unit::PositMac,
+        Unit::FixMac,
+        Unit::Alu,
+        Unit::Vector,
+        Unit::Array,
+        Unit::Quant1,
+        Unit::Q8Enc,
+        Unit::Q8Dec,
+        Unit::Convert,
+        Unit::DfixMonitor,
+        Unit::FloatAdd,
+        Unit::FloatMul,
+        Unit::FloatFma,
+        Unit::MxDot,
+        Unit::MxEnc,
+    ];
+
+    /// As `lpgen rtl` names it (the registry's entry).
+    pub fn name(self) -> &'static str {
+        entry(self).name
+    }
+}
+
+impl std::str::FromStr for Unit {
+    type Err = GenError;
+    fn from_str(s: &str) -> Result<Unit, GenError> {
+        UNITS
+            .iter()
+            .find(|e| e.name == s)
+            .map(|e| e.unit)
+            .ok_or_else(|| {
+                let names: Vec<&str> = UNITS.iter().map(|e| e.name).collect();
+                GenError(format!(
+                    "unknown unit {s:?}: expected one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// A generator refusal: one line naming the problem and the fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GenError(pub String);
+
+impl fmt::Display for GenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GenError {}
+
+/// An array PE kind: one of the golden family registry's (`lpgen_golden::family::pe_kinds`,
+/// which says which format family and accumulation it is), each with its generator
+/// (`pe::PE_GENERATORS`; `pe_kinds_are_the_registrys` checks that every one has one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeKind(&'static PeInfo);
+
+#[allow(non_upper_case_globals)]
+impl PeKind {
+    /// LNS multiply + Kahan-compensated accumulate (seed 000).
+    pub const LnsKahan: PeKind = PeKind(&lpgen_golden::lns::FAMILY.pes[0]);
+    /// LNS multiply + plain accumulate.
+    pub const LnsPlain: PeKind = PeKind(&lpgen_golden::lns::FAMILY.pes[1]);
+    /// Posit multiply into a quire, rounded once at read-out.
+    pub const PositQuire: PeKind = PeKind(&lpgen_golden::posit::FAMILY.pes[0]);
+    /// Fixed-point MAC with a wide accumulator.
+    pub const Fix: PeKind = PeKind(&lpgen_golden::fixed::FAMILY.pes[0]);
+    /// Dynamic fixed point (`dfix:W`): the integer MAC of `Fix`, read out through a runtime
+    /// shift into the output group's scale, with the two overflow flags.
+    pub const Dfix: PeKind = PeKind(&lpgen_golden::dfix::FAMILY.pes[0]);
+    /// float:E:M: exact products in an exact fixed-point accumulator over the format's
+    /// range, rounded once at read-out (`units/float/pe.rs`).
+    pub const Float: PeKind = PeKind(&lpgen_golden::float::FAMILY.pes[0]);
+    /// MX blocks (`--format mx:ELEM[:bK]`): each step a block pair's exact dot product,
+    /// rounded to f32 and added in f32 (`units/mx/pe.rs`). The block formats' PE, not a
+    /// family's (`lpgen_golden::mx::PE`).
+    pub const Mx: PeKind = PeKind(&lpgen_golden::mx::PE);
+
+    /// Every PE kind: the family registry's, in its order, then the MX PE.
+    pub fn all() -> Vec<PeKind> {
+        pe_kinds()
+            .map(|(_, info)| PeKind(info))
+            .chain([PeKind::Mx])
+            .collect()
+    }
+
+    /// As `--pe` names it.
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    /// The registry's word on this PE: its family and the accumulation it performs (`None`
+    /// for the MX PE, which no family has).
+    pub fn info(self) -> Option<(&'static FamilyEntry, &'static PeInfo)> {
+        pe_kind(self.name()).ok()
+    }
+
+    /// The registry's default PE of `format`'s family (the first it lists); formats without
+    /// PEs (f32) get the registry's first, which the array refuses for them.
+    pub fn default_for(format: Format) -> PeKind {
+        let info = match format.entry().pes.first() {
+            Some(info) => info,
+            None => pe_kinds().next().expect("the registry has PEs").1,
+        };
+        PeKind(info)
+    }
+
+    /// The PE of `format`'s family that accumulates in `mode`, as the registry pairs them.
+    pub fn for_mode(format: Format, mode: SumMode) -> Result<PeKind, GenError> {
+        let entry = format.entry();
+        match entry.pes.iter().find(|p| p.mode == mode) {
+            Some(pe) => Ok(PeKind(pe)),
+            None => Err(GenError(format!(
+                "no array PE accumulates {format} in mode '{}' (PEs: {})",
+                mode.name(),
+                pe_list(entry)
+            ))),
+        }
+    }
+}
+
+/// A family's PE names, for messages (`none` where it has none).
+fn pe_list(entry: &FamilyEntry) -> String {
+    if entry.pes.is_empty() {
+        return "none".into();
+    }
+    entry
+        .pes
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl std::str::FromStr for PeKind {
+    type Err = GenError;
+    fn from_str(s: &str) -> Result<PeKind, GenError> {
+        if s == PeKind::Mx.name() {
+            return Ok(PeKind::Mx);
+        }
+        let (_, info) = pe_kind(s).map_err(|_| {
+            let names: Vec<&str> = PeKind::all().iter().map(|k| k.name()).collect();
+            GenError(format!(
+                "unknown PE kind {s:?}: expected {}",
+                lpgen_golden::family::or_list(&names)
+            ))
+        })?;
+        Ok(PeKind(info))
+    }
+}
+
+/// Everything that selects a design.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Params {
+    pub unit: Unit,
+    pub format: Format,
+    /// Pipeline registers (0 = combinational).
+    pub stages: u32,
+    /// Array rows and columns (array only); `rows` is also quant1's longest column.
+    pub rows: u32,
+    pub cols: u32,
+    /// Lanes (vector only).
+    pub lanes: u32,
+    /// PE kind (array only).
+    pub pe: PeKind,
+    /// The conversion format of an ALU lane (alu, vector; same family; `None`: the format)
+    /// and of `convert` (required there).
+    pub to: Option<Format>,
+    /// The 8-bit type of a q8 codec (q8-enc, q8-dec).
+    pub q8: Q8Type,
+    /// Bits of each saturating counter (dfix-monitor only).
+    pub counter_bits: u32,
+    /// The float PE's accumulator format (`--acc`; array with `--pe float` only; `None`: the
+    /// exact accumulator).
+    pub acc: Option<Format>,
+    /// How results are rounded (units with [`Opt::Rounding`]: float-add, float-mul, float-fma):
+    /// `nearest`, or `stochastic:R` with R random bits from the golden xorshift32 stream.
+    pub rounding: Rounding,
+    /// The seed of that stream (`stochastic:R` only): the register resets to
+    /// `lpgen_golden::rounding::Xorshift32::from_seed(seed)`, as the golden `Rounder`.
+    pub rounding_seed: u64,
+    /// The MX block format of an MX unit (`--format mx:ELEM[:bK]`; `format` is then f32,
+    /// unused): `Some` exactly for the units that take [`Opt::Mx`].
+    pub mx: Option<MxFormat>,
+    /// The input word format of `mx-enc` (`--input`; `None`: f32). A format the golden
+    /// [`lpgen_golden::mx::MxInput`] takes (checked by `generate`).
+    pub input: Option<Format>,
+}
+
+impl Params {
+    /// A unit in a format with the defaults: combinational, 1×1, 1 lane, the family's
+    /// default PE.
+    pub fn new(unit: Unit, format: Format) -> Params {
+        let pe = PeKind::default_for(format);
+        Params {
+            unit,
+            format,
+            stages: 0,
+            rows: 1,
+            cols: 1,
+            lanes: 1,
+            pe,
+            to: None,
+            q8: Q8Type::DynamicTree,
+            counter_bits: DFIX_COUNTER_BITS,
+            acc: None,
+            rounding: Rounding::Nearest,
+            rounding_seed: 0,
+            mx: None,
+            input: None,
+        }
+    }
+
+    /// A unit on `dfix:W` words (`array` with the `dfix` PE, `dfix-monitor`).
+    pub fn dfix(unit: Unit, f: DfixFormat) -> Params {
+        Params::new(unit, Format::Dfix(f))
+    }
+
+    /// A unit on the format named `format` (an MX block format: [`Params::mx`]).
+    pub fn parse(unit: Unit, format: &str) -> Result<Params, GenError> {
+        if lpgen_golden::mx::is_mx(format) {
+            let mx: MxFormat = format
+                .parse()
+                .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
+            let mut p = Params::new(unit, Format::F32(lpgen_golden::F32));
+            p.mx = Some(mx);
+            // An array on MX blocks: the MX PE.
+            p.pe = PeKind::Mx;
+            return Ok(p);
+        }
+        let f: Format = format
+            .parse()
+            .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
+        Ok(Params::new(unit, f))
+    }
+
+    /// The format as names, manifests and reports spell it (`dfix:10`, `fix:7:8`).
+    pub fn format_name(&self) -> String {
+        match self.mx {
+            Some(mx) => mx.to_string(),
+            None => self.format.to_string(),
+        }
+    }
+
+    /// The dfix format of a design on dfix words.
+    pub fn dfix_format(&self) -> Option<DfixFormat> {
+        match self.format {
+            Format::Dfix(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn stages(mut self, s: u32) -> Params {
+        self.stages = s;
+        self
+    }
+
+    /// Results rounded by `rounding`, its random stream seeded with `seed`.
+    pub fn rounding(mut self, rounding: Rounding, seed: u64) -> Params {
+        self.rounding = rounding;
+        self.rounding_seed = seed;
+        self
+    }
+}
+
+/// The top-level module name for a unit and format: `lpgen_lns_mul_lns_5_6_s1`.
+pub fn top_name(p: &Params) -> String {
+    let f = p.format_name().replace(':', "_");
+    let e = entry(p.unit);
+    let mut extra = String::new();
+    if e.takes(Opt::Array) {
+        extra = format!("_{}x{}_{}", p.rows, p.cols, p.pe.name().replace('-', "_"));
+        if let Some(acc) = p.acc {
+            extra += &format!("_acc_{}", acc.to_string().replace(':', "_"));
+        }
+    }
+    if e.takes(Opt::Monitor) {
+        extra = format!("_{}x{}_c{}", p.rows, p.cols, p.counter_bits);
+    }
+    if e.takes(Opt::Lanes) {
+        extra = format!("_l{}", p.lanes);
+    }
+    if e.takes(Opt::Rows) {
+        extra = format!("_r{}", p.rows);
+    }
+    if e.takes(Opt::Q8) {
+        extra = format!("_{}", p.q8.name().replace('-', "_"));
+    }
+    if let (true, Rounding::Stochastic(r)) = (e.takes(Opt::Rounding), p.rounding) {
+        extra = format!("{extra}_sr{r}");
+    }
+    if let (true, Some(input)) = (e.takes(Opt::Input), mx::shown_input(p)) {
+        extra = format!("_in_{}", input.replace(':', "_"));
+    }
+    let to = match p.to {
+        Some(t) if e.takes(Opt::To) && t != p.format => {
+            format!("_to_{}", t.to_string().replace(':', "_"))
+        }
+        _ => String::new(),
+    };
+    format!(
+        "lpgen_{}_{f}{to}{extra}_s{}",
+        p.unit.name().replace('-', "_"),
+        p.stages
+    )
+}
+
+#[cfg(test)]
+mod family_tests {
+    use super::*;
+    use crate::units::pe;
+
+    /// Every PE generator is a PE kind of the golden registry and every registry PE kind has
+    /// a generator: the PE ↔ format ↔ accumulation rule is written once, there.
+    #[test]
+    fn pe_kinds_are_the_registrys() {
+        let generators: Vec<&str> = pe::PE_GENERATORS.iter().map(|(n, _)| *n).collect();
+        let registry: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();
+        assert_eq!(generators.last(), Some(&PeKind::Mx.name()));
+        assert_eq!(generators[..generators.len() - 1], registry[..]);
+        for k in PeKind::all() {
+            match k.info() {
+                Some((family, info)) => {
+                    assert_eq!(info.name, k.name());
+                    assert!(family.pes.contains(info));
+                }
+                None => assert_eq!(k, PeKind::Mx),
+            }
+            assert!(k.gen().max_stages() >= 2, "{}", k.name());
+            assert_eq!(k.name().parse::<PeKind>().unwrap(), k);
+        }
+        let e = "mxx".parse::<PeKind>().unwrap_err().0;
+        assert!(e.contains("float or mx"), "{e}");
+        // The named constants are the registry's PEs of those names.
+        for (k, name) in [
+            (PeKind::LnsKahan, "lns-kahan"),
+            (PeKind::LnsPlain, "lns-plain"),
+            (PeKind::PositQuire, "posit-quire"),
+            (PeKind::Fix, "fix"),
+            (PeKind::Dfix, "dfix"),
+        ] {
+            assert_eq!(k.name(), name);
+            assert_eq!(name.parse::<PeKind>().unwrap(), k);
+        }
+    }
+
+    /// Every format of a family with PEs defaults to the family's first, and the PE for a
+    /// mode is the registry's.
+    #[test]
+    fn default_and_mode_pes_come_from_the_registry() {
+        for (s, pe) in [
+            ("lns:5:6", PeKind::LnsKahan),
+            ("posit:8:0", PeKind::PositQuire),
+            ("fix:7:8", PeKind::Fix),
+            ("dfix:10", PeKind::Dfix),
+        ] {
+            let f: Format = s.parse().unwrap();
+            assert_eq!(Params::new(Unit::Array, f).pe, pe, "{s}");
+        }
+        let lns: Format = "lns:5:6".parse().unwrap();
+        assert_eq!(
+            PeKind::for_mode(lns, SumMode::Naive).unwrap(),
+            PeKind::LnsPlain
+        );
+        let e = PeKind::for_mode(lns, SumMode::Quire).unwrap_err().0;
+        assert!(e.contains("lns-kahan, lns-plain"), "{e}");
+        let f32: Format = "f32".parse().unwrap();
+        assert!(PeKind::for_mode(f32, SumMode::Naive).is_err());
+    }
+}

@@ -118,32 +118,28 @@ fn a_many_class_run_trains_and_evaluates() {
         out_s,
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = lpgen(&[
-        "eval",
-        "--checkpoint",
-        out_s,
-        "--format",
-        "f32",
-        "--dataset",
-        many_s,
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let m: serde_json::Value =
-        serde_json::from_str(String::from_utf8(o.stdout).unwrap().lines().last().unwrap()).unwrap();
-    assert_eq!(m["test_images"], 30, "{m}");
-    let ten_s = ten.to_str().unwrap();
-    fails_with(
-        &[
+    let eval_on = |ds| {
+        [
             "eval",
             "--checkpoint",
             out_s,
             "--format",
             "f32",
             "--dataset",
-            ten_s,
-        ],
-        "in 30 classes",
-    );
+            ds,
+        ]
+    };
+    let o = lpgen(&eval_on(many_s));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let last = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    let m: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(m["test_images"], 30, "{m}");
+    fails_with(&eval_on(ten.to_str().unwrap()), "in 30 classes");
     for d in [many, ten, out] {
         let _ = std::fs::remove_dir_all(d);
     }

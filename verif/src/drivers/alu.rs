@@ -9,7 +9,7 @@ use lpgen_hdl::Params;
 
 use super::words::family_words;
 use super::{no_exhaustive, Ctx, Mode, Plan};
-use crate::layout::put_bits;
+use crate::layout::{put_bits, Layout};
 use crate::rng::Rng;
 use crate::{Result, VerifError};
 
@@ -58,36 +58,44 @@ pub(super) fn specials(f: Format) -> Vec<u64> {
     family_words(f).specials()
 }
 
-struct Ports {
-    op: usize,
-    a: usize,
-    b: usize,
-    sel: usize,
-    t_in: usize,
-    valid: usize,
-    y: usize,
-    t_out: usize,
-    cmp: usize,
-    nan: usize,
+/// The bit positions of the lanes' ports in the input and output slots (the stochastic
+/// lanes' driver adds its generator's ports to these).
+pub(super) struct Ports {
+    pub op: usize,
+    pub a: usize,
+    pub b: usize,
+    pub sel: usize,
+    pub t_in: usize,
+    pub valid: usize,
+    pub y: usize,
+    pub t_out: usize,
+    pub cmp: usize,
+    pub nan: usize,
+}
+
+impl Ports {
+    pub(super) fn find(l: &Layout) -> Result<Ports> {
+        let pos = |n: &str| -> Result<usize> { Ok(l.port(n)?.slot * 64) };
+        Ok(Ports {
+            op: pos("op")?,
+            a: pos("a")?,
+            b: pos("b")?,
+            sel: pos("sel")?,
+            t_in: pos("t_in")?,
+            valid: pos("in_valid")?,
+            y: pos("y")?,
+            t_out: pos("t_out")?,
+            cmp: pos("cmp")?,
+            nan: pos("nan")?,
+        })
+    }
 }
 
 fn drive(ctx: &mut Ctx) -> Result<()> {
     let (f, t) = formats(ctx.p)?;
     let golden = Alu::new(f, t).map_err(|e| VerifError(e.to_string()))?;
     let l = ctx.layout;
-    let pos = |n: &str| -> Result<usize> { Ok(l.port(n)?.slot * 64) };
-    let ports = Ports {
-        op: pos("op")?,
-        a: pos("a")?,
-        b: pos("b")?,
-        sel: pos("sel")?,
-        t_in: pos("t_in")?,
-        valid: pos("in_valid")?,
-        y: pos("y")?,
-        t_out: pos("t_out")?,
-        cmp: pos("cmp")?,
-        nan: pos("nan")?,
-    };
+    let ports = Ports::find(l)?;
     let lanes = ctx.p.lanes as usize;
     let (w, wt) = (f.width(), t.width());
     let (in_n, out_n) = (l.in_slots, l.out_slots);

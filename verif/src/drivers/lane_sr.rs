@@ -73,19 +73,11 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
 }
 
 /// Port positions (bits).
+/// The lanes' ports and the generator's.
 struct Ports {
-    op: usize,
-    a: usize,
-    b: usize,
-    sel: usize,
-    t_in: usize,
-    valid: usize,
+    lane: super::alu::Ports,
     load: usize,
     load_state: usize,
-    y: usize,
-    t_out: usize,
-    cmp: usize,
-    nan: usize,
 }
 
 /// The driver's state: the golden lane, the stream's replica, the beat count.
@@ -107,13 +99,13 @@ struct Lanes<'a> {
 impl Lanes<'_> {
     /// One cycle: `op` on each lane's (a, b) (in_valid when `valid`), `load` a state first.
     fn cycle(&mut self, valid: bool, op: u8, pairs: &[(u64, u64)], load: Option<u32>) {
-        let (p, w, wt) = (&self.ports, self.f.width() as usize, self.wt as usize);
+        let (p, w, wt) = (&self.ports.lane, self.f.width() as usize, self.wt as usize);
         let mut ins = vec![0u64; self.in_n];
         put_bits(&mut ins, p.valid, 1, valid as u64);
         put_bits(&mut ins, p.op, ALU_OP_BITS, op as u64);
         if let Some(s) = load {
-            put_bits(&mut ins, p.load, 1, 1);
-            put_bits(&mut ins, p.load_state, 32, u64::from(s));
+            put_bits(&mut ins, self.ports.load, 1, 1);
+            put_bits(&mut ins, self.ports.load_state, 32, u64::from(s));
             // A load is part of a beat: without in_valid it is ignored.
             if valid {
                 let gen = Xorshift32::at(s).expect("a nonzero state");
@@ -195,20 +187,10 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     let to = ctx.p.to.unwrap_or(ctx.p.format);
     let golden = Alu::new(ctx.p.format, to).map_err(|e| VerifError(e.to_string()))?;
     let l = ctx.layout;
-    let pos = |n: &str| -> Result<usize> { Ok(l.port(n)?.slot * 64) };
     let ports = Ports {
-        op: pos("op")?,
-        a: pos("a")?,
-        b: pos("b")?,
-        sel: pos("sel")?,
-        t_in: pos("t_in")?,
-        valid: pos("in_valid")?,
-        load: pos("sr_load")?,
-        load_state: pos("sr_load_state")?,
-        y: pos("y")?,
-        t_out: pos("t_out")?,
-        cmp: pos("cmp")?,
-        nan: pos("nan")?,
+        lane: super::alu::Ports::find(l)?,
+        load: l.port("sr_load")?.slot * 64,
+        load_state: l.port("sr_load_state")?.slot * 64,
     };
     let mut s = Lanes {
         ports,

@@ -117,6 +117,11 @@ impl Calc {
         with_calc!(self, c => Family::format(c))
     }
 
+    /// The family's exact accumulation as the matrix-product kernel takes it.
+    pub fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
+        with_calc!(self, c => Family::exact_dot(c))
+    }
+
     pub fn binop(&self, op: BinOp, a: Bits, b: Bits) -> Bits {
         match op {
             BinOp::Add => self.add(a, b),

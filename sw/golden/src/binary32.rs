@@ -187,4 +187,8 @@ impl Family for F32 {
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None
     }
+    /// f32 has no exact accumulation.
+    fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
+        None
+    }
 }

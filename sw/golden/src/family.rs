@@ -74,6 +74,10 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     /// The operations under a [`crate::rounding::Rounder`] where the family defines
     /// stochastic rounding (its entry's `stochastic`), else `None`.
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps>;
+    /// The exact accumulation (mode `quire`) as the matrix-product kernel takes it
+    /// ([`crate::kernel`]), where this format has one the kernel can feed; else `None`, and
+    /// its products are computed element by element.
+    fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot>;
 }
 
 /// What a family's format value offers before its arithmetic is built.

@@ -297,6 +297,34 @@ impl FixAcc {
     }
 }
 
+/// The wide accumulator as the matrix-product kernel feeds it.
+impl crate::kernel::ExactDot for FixFormat {
+    /// A word's value, value·2^F an integer of at most 32 bits.
+    fn exact_f64(&self, w: u64) -> Option<f64> {
+        Some(self.to_int(w) as f64 * (-f64::from(self.frac_bits)).exp2())
+    }
+    /// Any number: the read-out wraps the exact sum as the accumulator would have.
+    fn max_terms(&self) -> u64 {
+        u64::MAX
+    }
+    /// The accumulator holding v·2^scale modulo 2^acc_bits, read out once.
+    fn read_exact(&self, v: i128, scale: i32) -> u64 {
+        // In the accumulator's units of 2^-2F (every product is a multiple of them).
+        let sh = scale + 2 * self.frac_bits as i32;
+        let raw = match sh {
+            0.. if sh >= 128 => 0,
+            0.. => v.wrapping_shl(sh as u32),
+            _ => v >> -sh,
+        };
+        let mut acc = FixAcc {
+            fmt: *self,
+            acc: raw,
+        };
+        acc.wrap();
+        acc.to_word()
+    }
+}
+
 impl FixFormat {
     /// Σ xs in the wide accumulator (exact, wrapping as the MAC's does), read out once: the
     /// sum mode `quire` of a fix format. A dot product with ones would be the same where 1 is

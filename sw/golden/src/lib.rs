@@ -23,6 +23,7 @@ pub mod fixed;
 pub mod float;
 pub mod format;
 pub mod hiprec;
+pub mod kernel;
 pub mod lns;
 pub mod mx;
 pub mod onebit;

@@ -4,7 +4,7 @@
 //! truth), once per format per process, and keeps them here; the families' tests compare the
 //! fast paths with the operations on every pair of words.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -63,15 +63,19 @@ impl OpTables {
 /// The tables of `key`, built by `build` on first use and kept for the process (a few formats
 /// of at most 2^[`MAX_TABLE_BITS`] words each), so that a reference costs no reference count:
 /// a dot product per output element, on several threads, would otherwise contend on one
-/// shared counter. Each family keeps one table type `T` per format.
-pub(crate) fn cached<T: Any + Send + Sync>(key: Format, build: impl FnOnce() -> T) -> &'static T {
+/// shared counter. A format keeps one table of each type `T` (the family's, the kernels').
+pub(crate) fn cached<T: Any + Send + Sync>(
+    format: Format,
+    build: impl FnOnce() -> T,
+) -> &'static T {
     type Entry = &'static (dyn Any + Send + Sync);
+    let key = (format, TypeId::of::<T>());
     // Each thread remembers the last format it asked for (an operation per word would
     // otherwise take the shared lock every time).
     thread_local! {
-        static LAST: Cell<Option<(Format, Entry)>> = const { Cell::new(None) };
+        static LAST: Cell<Option<((Format, TypeId), Entry)>> = const { Cell::new(None) };
     }
-    static CACHE: OnceLock<Mutex<HashMap<Format, Entry>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<(Format, TypeId), Entry>>> = OnceLock::new();
     let entry = LAST.with(|last| {
         if let Some((k, t)) = last.get() {
             if k == key {
@@ -90,5 +94,5 @@ pub(crate) fn cached<T: Any + Send + Sync>(key: Format, build: impl FnOnce() -> 
     });
     entry
         .downcast_ref()
-        .expect("one table type per format (the family's)")
+        .expect("the entry was made for this type")
 }

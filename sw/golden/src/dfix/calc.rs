@@ -230,6 +230,10 @@ impl Family for DfixCalc {
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None
     }
+    /// Not yet: dfix's exact products are computed element by element (`DfixFormat::dot`).
+    fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -180,4 +180,8 @@ impl Family for FixFormat {
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         Some(self)
     }
+    /// The wide accumulator, for words of up to 32 bits (an accumulator of up to 80).
+    fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
+        (self.width() <= 32).then_some(self as _)
+    }
 }

@@ -161,6 +161,30 @@ impl ExactAcc {
     }
 }
 
+/// The exact accumulator as the matrix-product kernel feeds it.
+impl crate::kernel::ExactDot for FloatFormat {
+    /// A finite word's value (as the accumulator decodes it, `:ftz` included); NaN and ±∞
+    /// are the reference's.
+    fn exact_f64(&self, w: Bits) -> Option<f64> {
+        match self.decode(w) {
+            Val::Fin(x) => {
+                let v = (x.sig as f64) * (x.exp as f64).exp2();
+                Some(if x.neg { -v } else { v })
+            }
+            Val::Nan | Val::Inf(_) => None,
+        }
+    }
+    /// The guard bits hold any sum of fewer than 2^63 products.
+    fn max_terms(&self) -> u64 {
+        (1u64 << (GUARD_BITS - 1)) - 1
+    }
+    /// [`ExactAcc::result`] of an accumulator holding v·2^scale: rounded once, an exact
+    /// zero +0.
+    fn read_exact(&self, v: i128, scale: i32) -> Bits {
+        self.round_with(v < 0, v.unsigned_abs(), i64::from(scale), Draw::Nearest)
+    }
+}
+
 /// Bits r … r + 127 of the little-endian limbs as a u128.
 fn shr_u128(limbs: &[u64], r: i64) -> u128 {
     let (i, o) = ((r / 64) as usize, (r % 64) as u32);

@@ -215,4 +215,9 @@ impl Family for FloatFormat {
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         Some(self)
     }
+    /// The exact accumulator, for formats whose values and products are normal f64s.
+    fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
+        let m = i64::from(self.frac_bits);
+        (m <= 52 && self.emax() <= 500 && self.emin() - m >= -500).then_some(self as _)
+    }
 }

@@ -188,4 +188,8 @@ impl Family for Lns {
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None
     }
+    /// LNS has no exact accumulation.
+    fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
+        None
+    }
 }

@@ -161,4 +161,8 @@ impl Family for PositFormat {
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None
     }
+    /// The quire, for posits whose values and products are normal f64s.
+    fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
+        (self.n <= 32 && self.max_scale() <= 500).then_some(self as _)
+    }
 }

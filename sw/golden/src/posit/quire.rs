@@ -316,6 +316,11 @@ impl PositFormat {
         if v == i128::MIN >> unused {
             return self.nar();
         }
+        self.round_exact(v, -(self.quire_frac_bits() as i32))
+    }
+
+    /// The posit nearest to the exact v·2^scale: the quire's read-out of a value it holds.
+    fn round_exact(&self, v: i128, scale: i32) -> u64 {
         let (neg, mag) = (v < 0, v.unsigned_abs());
         if mag == 0 {
             return 0;
@@ -329,7 +334,38 @@ impl PositFormat {
         } else {
             ((mag as u64) << -lo, false)
         };
-        let scale = top - self.quire_frac_bits() as i32;
-        self.encode(neg, scale, sig, sticky)
+        self.encode(neg, top + scale, sig, sticky)
+    }
+}
+
+/// The quire as the matrix-product kernel feeds it.
+impl crate::kernel::ExactDot for PositFormat {
+    /// Every posit the kernel takes (up to 32 bits, es ≤ 5) is an f64; NaR is the reference's.
+    fn exact_f64(&self, w: u64) -> Option<f64> {
+        (w != self.nar()).then(|| self.to_f64(w))
+    }
+    /// A quire of up to 128 bits: any number (the read-out wraps the sum as the register
+    /// would have). A wider one: fewer than 2^carry products of maxpos², which cannot wrap.
+    fn max_terms(&self) -> u64 {
+        if self.quire_bits() <= 128 {
+            u64::MAX
+        } else {
+            (1u64 << self.quire_carry_bits().min(63)) - 1
+        }
+    }
+    /// The quire holding v·2^scale (modulo 2^quire_bits, as the register wraps) read out.
+    fn read_exact(&self, v: i128, scale: i32) -> u64 {
+        let bits = self.quire_bits();
+        if bits > 128 {
+            return self.round_exact(v, scale);
+        }
+        // In quire units of 2^-frac_bits (every product is a multiple of minpos²).
+        let sh = scale + self.quire_frac_bits() as i32;
+        let q = match sh {
+            0.. if sh >= 128 => 0,
+            0.. => v.wrapping_shl(sh as u32),
+            _ => v >> -sh,
+        };
+        self.small_quire_to_posit(bits, q as u128)
     }
 }

@@ -3,7 +3,11 @@
 
 use lpgen_golden::{alu, AluOp, BinOp, Calc, Format, Lns};
 
-use super::{all_cores, check_shapes, fill_in_parallel, Accumulate, Machine, Mat, View};
+use lpgen_golden::kernel::{self, Operand};
+
+use super::{
+    all_cores, check_shapes, fill_in_parallel, in_parallel, Accumulate, Machine, Mat, View,
+};
 use crate::rounding::Draws;
 use crate::TrainError;
 
@@ -50,6 +54,31 @@ impl Golden {
         }
     }
 
+    /// `--keep-bits`: C = A·B with every operation's low bits cleared, element by element.
+    fn keep_bits_product(
+        &self,
+        l: &Lns,
+        bits: u32,
+        acc: Accumulate,
+        a: View<'_, u64>,
+        b: View<'_, u64>,
+    ) -> Result<Mat, TrainError> {
+        let (a_rows, b_cols) = (a.row_major(), b.columns());
+        let (m, n, k) = (a.rows(), b.cols(), a.cols());
+        let mut data = vec![0u64; m * n];
+        fill_in_parallel(self.threads_for(m * n * k), &mut data, |start, block| {
+            for (i, out) in (start..).zip(block.iter_mut()) {
+                let (x, y) = (a_rows.row(i / n), b_cols.row(i % n));
+                *out = Golden::dot_keep(l, bits, acc == Accumulate::Kahan, x, y);
+            }
+        });
+        Ok(Mat {
+            rows: m,
+            cols: n,
+            data,
+        })
+    }
+
     /// Σ a_k·b_k with every operation's low bits cleared (naive or Kahan).
     fn dot_keep(l: &Lns, n: u32, kahan: bool, a: &[u64], b: &[u64]) -> u64 {
         let k = |v: u64| l.clear_low_bits(v, n);
@@ -81,30 +110,42 @@ impl Machine for Golden {
     ) -> Result<Mat, TrainError> {
         check_shapes(a, b)?;
         let c = f.calc();
-        let a_rows = a.row_major();
-        let b_cols = b.columns();
         let (m, n, k) = (a.rows(), b.cols(), a.cols());
-        let keep = self.keep_bits;
-        // Each element is one dot product, k = 0..K−1 in order, computed by one thread.
-        let element = |i: usize| -> Result<u64, TrainError> {
-            let (x, y) = (a_rows.row(i / n), b_cols.row(i % n));
-            match (keep, &c) {
-                (Some(bits), Calc::Lns(l)) => {
-                    Ok(Golden::dot_keep(l, bits, acc == Accumulate::Kahan, x, y))
-                }
-                _ => c
-                    .dot(acc.mode(), x, y)
-                    .map_err(|e| TrainError(e.to_string())),
+        if let (Some(bits), Calc::Lns(l)) = (self.keep_bits, &c) {
+            return self.keep_bits_product(l, bits, acc, a, b);
+        }
+        // The golden kernels: each element equal to `Calc::dot` of its row and column.
+        let (a, b) = (operand(a), operand(b));
+        let t = self.threads_for(m * n * k);
+        let parts = t.min(m.max(n)).max(1);
+        let blocks = in_parallel(t, parts, |p| {
+            let block = |len: usize| (p * len / parts, (p + 1) * len / parts);
+            if m >= n {
+                let (r0, r1) = block(m);
+                kernel::matmul(&c, acc.mode(), a.rows_range(r0, r1), b)
+            } else {
+                let (c0, c1) = block(n);
+                kernel::matmul(&c, acc.mode(), a, b.cols_range(c0, c1))
             }
-        };
-        let mut data = vec![0u64; m * n];
-        let blocks = fill_in_parallel(self.threads_for(m * n * k), &mut data, |start, block| {
-            for (i, out) in (start..).zip(block.iter_mut()) {
-                *out = element(i)?;
-            }
-            Ok::<(), TrainError>(())
         });
-        blocks.into_iter().collect::<Result<(), TrainError>>()?;
+        let blocks = blocks
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| TrainError(e.to_string()))?;
+        let data = if m >= n {
+            blocks.concat()
+        } else {
+            // Column blocks: row i is each block's row i in turn.
+            let widths: Vec<usize> = blocks.iter().map(|b| b.len() / m.max(1)).collect();
+            (0..m)
+                .flat_map(|i| {
+                    blocks
+                        .iter()
+                        .zip(&widths)
+                        .flat_map(move |(b, &w)| b[i * w..(i + 1) * w].iter().copied())
+                })
+                .collect()
+        };
         Ok(Mat {
             rows: m,
             cols: n,
@@ -216,6 +257,16 @@ impl Machine for Golden {
 
     fn name(&self) -> String {
         self.label.clone()
+    }
+}
+
+/// A product operand as the golden kernels take it (a transpose is read in place).
+pub(crate) fn operand<'a>(v: View<'a, u64>) -> Operand<'a> {
+    let m = Operand::row_major(&v.mat.data, v.mat.rows, v.mat.cols);
+    if v.transposed {
+        m.t()
+    } else {
+        m
     }
 }
 

@@ -1,0 +1,200 @@
+//! Matrix-product kernels: C = A·B with every element bit-identical to
+//! [`Calc::dot`](crate::Calc::dot) of its row and column, k = 0..K−1, in the same mode, at
+//! the speed of the machine's floating-point unit.
+//!
+//! The per-element `Calc::dot` stays the definition ([`reference`]); a kernel is a fast path
+//! that must give the same words, and `kernel/tests.rs` holds each kernel to the reference on
+//! random and corner matrices. [`matmul`] picks the kernel:
+//!
+//! - **exact modes** (`quire`: the posit quire, the float exact accumulator, fix's wide
+//!   accumulator) go through [`exact`]: each operand is decoded once into an exact f64, split
+//!   into slices of at most W bits so that every slice product sums exactly in f64 (Ozaki's
+//!   error-free splitting), the slice pairs multiplied by `matrixmultiply`'s f64 GEMM, the
+//!   exact pair sums gathered in an i128 per element and read out once by the family's own
+//!   rule ([`ExactDot`]);
+//! - everything else, and every element whose row or column holds a special word (NaN, NaR,
+//!   ∞) or whose exact sum would not fit the kernel's integer, is computed by the reference.
+//!
+//! A family joins by answering [`Family::exact_dot`](crate::Family::exact_dot) in its own
+//! module: how a word reads as an exact f64, how many products its accumulator sums before
+//! it could wrap, and how it reads out an exact sum.
+
+use crate::arith::Bits;
+use crate::family::Calc;
+use crate::format::FormatError;
+use crate::SumMode;
+
+pub mod exact;
+#[cfg(test)]
+mod tests;
+
+/// A family's exact accumulation (mode `quire`) as the exact kernel sees it. Implemented in
+/// each family's module beside its accumulator, so that the read-out is written once.
+pub trait ExactDot: Sync {
+    /// The value of word `w` as an f64, exactly; `None` for a word the kernel leaves to the
+    /// family's own dot product (NaN, NaR, ∞). Every value the family returns here must be
+    /// exact, and the products of two of them must be normal f64s.
+    fn exact_f64(&self, w: Bits) -> Option<f64>;
+    /// How many products the accumulator sums without any chance of wrapping; longer dot
+    /// products go to the reference.
+    fn max_terms(&self) -> u64;
+    /// The accumulator's read-out of the exact sum `v`·2^`scale` (v = 0: the exact zero).
+    fn read_exact(&self, v: i128, scale: i32) -> Bits;
+}
+
+/// A matrix operand of a product: element (r, c) is `data[r·rs + c·cs]`, so a matrix, its
+/// transpose and a block of rows or columns are all views of one slice.
+#[derive(Clone, Copy, Debug)]
+pub struct Operand<'a> {
+    pub data: &'a [Bits],
+    pub rows: usize,
+    pub cols: usize,
+    /// Row and column strides.
+    pub rs: usize,
+    pub cs: usize,
+}
+
+impl<'a> Operand<'a> {
+    /// A row-major `rows` × `cols` matrix.
+    pub fn row_major(data: &'a [Bits], rows: usize, cols: usize) -> Operand<'a> {
+        assert_eq!(data.len(), rows * cols, "a {rows}x{cols} matrix");
+        Operand {
+            data,
+            rows,
+            cols,
+            rs: cols,
+            cs: 1,
+        }
+    }
+
+    /// The transpose, read in place.
+    pub fn t(self) -> Operand<'a> {
+        Operand {
+            rows: self.cols,
+            cols: self.rows,
+            rs: self.cs,
+            cs: self.rs,
+            ..self
+        }
+    }
+
+    #[inline]
+    pub fn at(&self, r: usize, c: usize) -> Bits {
+        self.data[r * self.rs + c * self.cs]
+    }
+
+    /// Row r, copied.
+    pub fn row(&self, r: usize) -> Vec<Bits> {
+        (0..self.cols).map(|c| self.at(r, c)).collect()
+    }
+
+    /// Column c, copied.
+    pub fn col(&self, c: usize) -> Vec<Bits> {
+        (0..self.rows).map(|r| self.at(r, c)).collect()
+    }
+
+    /// Rows `r0..r1` as an operand.
+    pub fn rows_range(&self, r0: usize, r1: usize) -> Operand<'a> {
+        assert!(r0 <= r1 && r1 <= self.rows);
+        let start = (r0 * self.rs).min(self.data.len());
+        Operand {
+            data: &self.data[start..],
+            rows: r1 - r0,
+            ..*self
+        }
+    }
+
+    /// Columns `c0..c1` as an operand.
+    pub fn cols_range(&self, c0: usize, c1: usize) -> Operand<'a> {
+        assert!(c0 <= c1 && c1 <= self.cols);
+        let start = (c0 * self.cs).min(self.data.len());
+        Operand {
+            data: &self.data[start..],
+            cols: c1 - c0,
+            ..*self
+        }
+    }
+}
+
+/// Checks that `a` (m×k) and `b` (k×n) can be multiplied.
+fn check(a: &Operand, b: &Operand) -> Result<(), FormatError> {
+    if a.cols != b.rows {
+        return Err(FormatError(format!(
+            "product of {}x{} by {}x{}: inner dimensions differ",
+            a.rows, a.cols, b.rows, b.cols
+        )));
+    }
+    Ok(())
+}
+
+/// C = A·B (row-major m×n) in `mode`: every element equal to
+/// `calc.dot(mode, row i of A, column j of B)`, by the fastest kernel that applies.
+pub fn matmul(
+    calc: &Calc,
+    mode: SumMode,
+    a: Operand,
+    b: Operand,
+) -> Result<Vec<Bits>, FormatError> {
+    check(&a, &b)?;
+    if mode == SumMode::Quire {
+        if let Some(x) = calc.exact_dot() {
+            // The mode is the family's (a family without a quire has no exact kernel).
+            let fallback = |i: usize, j: usize| {
+                calc.dot(mode, &a.row(i), &b.col(j))
+                    .expect("the family offers mode quire")
+            };
+            return Ok(match exact_values(calc, x) {
+                Some(t) => exact::matmul(x, |w| decode(t, w), a, b, fallback),
+                None => exact::matmul(x, |w| x.exact_f64(w).unwrap_or(f64::NAN), a, b, fallback),
+            });
+        }
+    }
+    reference(calc, mode, a, b)
+}
+
+/// Formats up to this width decode through a table of every word's exact value.
+const VALUE_TABLE_BITS: u32 = 16;
+
+/// Every word's exact value, NaN for a special word (the exact kernel's decoding).
+struct ExactValues(Vec<f64>);
+
+/// The exact values of `calc`'s words, for formats of at most [`VALUE_TABLE_BITS`] bits.
+fn exact_values(calc: &Calc, x: &dyn ExactDot) -> Option<&'static [f64]> {
+    let f = calc.format();
+    (f.width() <= VALUE_TABLE_BITS).then(|| {
+        let t = crate::table::cached(f, || {
+            ExactValues(
+                (0..1u64 << f.width())
+                    .map(|w| x.exact_f64(w).unwrap_or(f64::NAN))
+                    .collect(),
+            )
+        });
+        t.0.as_slice()
+    })
+}
+
+/// The value of `w` from the table; a word beyond the format is special (the reference's).
+#[inline]
+fn decode(table: &[f64], w: Bits) -> f64 {
+    table.get(w as usize).copied().unwrap_or(f64::NAN)
+}
+
+/// The definition: C = A·B (row-major m×n), element by element, each `Calc::dot` of its row
+/// and column, k = 0..K−1 in order.
+pub fn reference(
+    calc: &Calc,
+    mode: SumMode,
+    a: Operand,
+    b: Operand,
+) -> Result<Vec<Bits>, FormatError> {
+    check(&a, &b)?;
+    let cols: Vec<Vec<Bits>> = (0..b.cols).map(|j| b.col(j)).collect();
+    let mut out = Vec::with_capacity(a.rows * b.cols);
+    for i in 0..a.rows {
+        let row = a.row(i);
+        for col in &cols {
+            out.push(calc.dot(mode, &row, col)?);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,213 @@
+//! The kernels against the reference (`Calc::dot` element by element) on random and corner
+//! matrices of every format with an exact kernel.
+
+use super::*;
+use crate::{test_words, Format};
+
+/// Formats whose quire products the exact kernel computes (and one per corner of each family).
+const EXACT: &[&str] = &[
+    "posit:8:0",
+    "posit:8:2",
+    "posit:8:2:u",
+    "posit:16:1",
+    "posit:32:2",
+    "fix:7:8",
+    "fix:3:4",
+    "fix:0:8",
+    "fix:15:16",
+    "bf16",
+    "f16",
+    "fp8:e4m3",
+    "fp8:e5m2",
+    "float:3:4:fn:sat:ftz",
+    "float:2:1",
+    "float:8:23",
+];
+
+/// Words for one test matrix: `kind` 0 every bit pattern (specials included), 1 values near
+/// ±1 (cancellation, ties), 2 a mix of tiny and huge values (many slices, wide rows), 3
+/// mostly zeros, 4 the extremes (maxpos, minpos, saturation, subnormals).
+fn words(f: Format, kind: u32, len: usize, seed: u64) -> Vec<Bits> {
+    let c = f.calc();
+    let mut r = test_words(seed);
+    let mask = if f.width() >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << f.width()) - 1
+    };
+    (0..len)
+        .map(|_| {
+            let x = r();
+            match kind {
+                0 => x & mask,
+                1 => c.from_f64(
+                    (1.0 + (x % 64) as f64 / 64.0) * if x & 64 != 0 { -1.0 } else { 1.0 },
+                ),
+                2 => {
+                    let e = (x % 80) as i32 - 40;
+                    c.from_f64(
+                        ((x >> 8) % 7 + 1) as f64
+                            * (e as f64).exp2()
+                            * if x & 1 != 0 { -1.0 } else { 1.0 },
+                    )
+                }
+                3 => {
+                    if x % 5 == 0 {
+                        c.from_f64(((x >> 3) % 9) as f64 - 4.0)
+                    } else {
+                        c.zero()
+                    }
+                }
+                _ => {
+                    let big = c.from_f64(1e300);
+                    let tiny = c.from_f64(1e-300);
+                    [
+                        big,
+                        tiny,
+                        c.neg(big),
+                        c.neg(tiny),
+                        c.one(),
+                        c.neg(c.one()),
+                        c.zero(),
+                        x & mask,
+                    ][(x % 8) as usize]
+                }
+            }
+        })
+        .collect()
+}
+
+fn check(f: Format, m: usize, k: usize, n: usize, kinds: (u32, u32), seed: u64) {
+    let c = f.calc();
+    let a = words(f, kinds.0, m * k, seed);
+    let bt = words(f, kinds.1, n * k, seed ^ 0x9e37_79b9);
+    // B given by columns (its transpose row-major), as the training machines hold it.
+    let (a, b) = (
+        Operand::row_major(&a, m, k),
+        Operand::row_major(&bt, n, k).t(),
+    );
+    let want = reference(&c, SumMode::Quire, a, b).unwrap();
+    let got = matmul(&c, SumMode::Quire, a, b).unwrap();
+    for (e, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g,
+            w,
+            "{f} {m}x{k}x{n} kinds {kinds:?} seed {seed}: element ({}, {}) {:#x} want {:#x}",
+            e / n,
+            e % n,
+            g,
+            w
+        );
+    }
+}
+
+#[test]
+fn exact_kernel_equals_the_reference_on_random_and_corner_matrices() {
+    let mut seed = 1;
+    for s in EXACT {
+        let f: Format = s.parse().unwrap();
+        assert!(f.calc().exact_dot().is_some(), "{f} has an exact kernel");
+        for (m, k, n) in [
+            (1, 1, 1),
+            (3, 2, 5),
+            (4, 7, 3),
+            (5, 33, 6),
+            (2, 300, 3),
+            (3, 1000, 2),
+        ] {
+            for kinds in [
+                (0, 0),
+                (1, 1),
+                (2, 2),
+                (3, 1),
+                (1, 3),
+                (4, 4),
+                (2, 1),
+                (0, 1),
+            ] {
+                seed += 1;
+                check(f, m, k, n, kinds, seed);
+            }
+        }
+    }
+}
+
+/// Without specials and within the slice limit, every element is the kernel's own (the
+/// reference is never asked), so the test above exercises the kernel, not its fallback.
+#[test]
+fn exact_kernel_computes_ordinary_matrices_itself() {
+    for s in ["posit:8:2", "fix:7:8", "bf16", "fp8:e4m3", "posit:16:1"] {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        let x = c.exact_dot().unwrap();
+        let (m, k, n) = (6, 257, 5);
+        let a = words(f, 1, m * k, 7);
+        let bt = words(f, 3, n * k, 8);
+        let (a, b) = (
+            Operand::row_major(&a, m, k),
+            Operand::row_major(&bt, n, k).t(),
+        );
+        let got = exact::matmul(
+            x,
+            |w| x.exact_f64(w).unwrap(),
+            a,
+            b,
+            |i, j| panic!("{f}: element ({i}, {j}) went to the reference"),
+        );
+        assert_eq!(got, reference(&c, SumMode::Quire, a, b).unwrap(), "{f}");
+    }
+}
+
+/// Long sums: K large enough that the slices narrow (W = 18 at K = 2^17), values whose
+/// products fill every slice bit, and sums that cancel to a few units.
+#[test]
+fn exact_kernel_is_exact_at_large_k_and_under_cancellation() {
+    for s in ["posit:8:2", "fix:15:16", "bf16", "f16"] {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        let k = 1 << 17;
+        let mut r = test_words(99);
+        let a: Vec<Bits> = (0..k)
+            .map(|i| {
+                let v = (1.0 + (r() % 256) as f64 / 256.0) * ((i % 11) as f64 - 5.0).exp2();
+                c.from_f64(if i % 2 == 0 { v } else { -v })
+            })
+            .collect();
+        // b = 1 on the first half, and the second half cancels the first by symmetry but
+        // for one unit of the last place.
+        let mut b: Vec<Bits> = vec![c.one(); k];
+        b[k - 1] = c.from_f64(1.0 + 2f64.powi(-7));
+        let (am, bm) = (Operand::row_major(&a, 1, k), Operand::row_major(&b, k, 1));
+        assert_eq!(
+            matmul(&c, SumMode::Quire, am, bm).unwrap(),
+            reference(&c, SumMode::Quire, am, bm).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+/// Modes without a kernel are the reference itself; blocks of rows and columns are views.
+#[test]
+fn other_modes_and_blocks_are_the_reference() {
+    let f: Format = "posit:8:2".parse().unwrap();
+    let c = f.calc();
+    let (m, k, n) = (4, 9, 5);
+    let a = words(f, 1, m * k, 3);
+    let b = words(f, 1, k * n, 4);
+    let (a, b) = (Operand::row_major(&a, m, k), Operand::row_major(&b, k, n));
+    for mode in [SumMode::Naive, SumMode::Kahan, SumMode::Pairwise] {
+        assert_eq!(
+            matmul(&c, mode, a, b).unwrap(),
+            reference(&c, mode, a, b).unwrap()
+        );
+    }
+    let whole = matmul(&c, SumMode::Quire, a, b).unwrap();
+    let rows = matmul(&c, SumMode::Quire, a.rows_range(1, 3), b).unwrap();
+    assert_eq!(rows, whole[n..3 * n]);
+    let cols = matmul(&c, SumMode::Quire, a, b.cols_range(2, 4)).unwrap();
+    let want: Vec<Bits> = (0..m)
+        .flat_map(|i| whole[i * n + 2..i * n + 4].to_vec())
+        .collect();
+    assert_eq!(cols, want);
+    assert!(matmul(&c, SumMode::Quire, a, a).is_err(), "4x9 by 4x9");
+}

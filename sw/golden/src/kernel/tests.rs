@@ -211,3 +211,43 @@ fn other_modes_and_blocks_are_the_reference() {
     assert_eq!(cols, want);
     assert!(matmul(&c, SumMode::Quire, a, a).is_err(), "4x9 by 4x9");
 }
+
+/// Sums that fill the slices: K = 2^17 (W = 18), 2^16 − 1 products of about 4 and as many
+/// of about −4 cancel around one product of 2^−18 · 2^−18 met while the running sum is near
+/// 2^54 of its units. Within the slice rule it is kept; one bit more per slice (W = 19)
+/// puts 2^−18 in the first slice, and f64 loses it.
+#[test]
+fn exact_kernel_keeps_the_last_unit_under_large_sums() {
+    for s in ["bf16", "posit:16:1"] {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        let k = 1 << 17;
+        let big = c.from_f64(2.0 - 1.0 / 128.0);
+        let mut a = vec![big; k];
+        a[k / 2..].fill(c.neg(big));
+        let mut b = vec![big; k];
+        let tiny = c.from_f64((-18f64).exp2());
+        (a[k / 4], b[k / 4]) = (tiny, tiny);
+        a[3 * k / 4] = c.zero();
+        let (am, bm) = (Operand::row_major(&a, 1, k), Operand::row_major(&b, k, 1));
+        let want = reference(&c, SumMode::Quire, am, bm).unwrap();
+        assert_ne!(want[0], c.zero(), "{f}: the sum is 2^-36");
+        assert_eq!(matmul(&c, SumMode::Quire, am, bm).unwrap(), want, "{f}");
+    }
+}
+
+/// The accumulators wrap as the registers do: posit:8:2's 104-bit quire (7 carry bits)
+/// past 2^7 products of maxpos², and fix:7:8's 48-bit accumulator past 2^18 of 2^30.
+#[test]
+fn exact_kernel_wraps_as_the_accumulators_do() {
+    for (s, k, x) in [("posit:8:2", 200, 1e30), ("fix:7:8", 1 << 18, -128.0)] {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        let a = vec![c.from_f64(x); k];
+        let (am, bm) = (Operand::row_major(&a, 1, k), Operand::row_major(&a, k, 1));
+        let want = reference(&c, SumMode::Quire, am, bm).unwrap();
+        let naive_sum = c.from_f64(x * x * k as f64);
+        assert_ne!(want[0], naive_sum, "{f}: the sum must wrap");
+        assert_eq!(matmul(&c, SumMode::Quire, am, bm).unwrap(), want, "{f}");
+    }
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Training time per format against the f32 backend, measured side by side in one run.
+
+    scripts/bench-formats.py                      # LeNet-5, 1,000 Fashion images, 1 thread
+    scripts/bench-formats.py --images 2000 --threads 1 2 --rounds 3
+    scripts/bench-formats.py --model mlp --formats "posit:8:2 --quire" fix:7:8
+
+Each round runs the f32 backend and then every format once, in turn, so that all see the
+same machine state; the table gives each case's median wall time over the rounds and its
+ratio to the f32 backend's median at the same thread count (the figure docs/perf.md records).
+The wall time is the whole `lpgen train` process (data loading and the test pass included:
+the same for every case). Needs target/release/lpgen (`cargo build --release -p lpgen`).
+"""
+
+import argparse
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# The issue 45 rows: (label, lpgen train options).
+FORMATS = [
+    "posit:8:2 --quire",
+    "fix:7:8",
+    "mx:fp8:e4m3",
+    "mx:fp4:e2m1",
+    "bf16 --quire",
+    "bf16",
+    "lns:5:6",
+    "posit:16:1",
+    "fp8-recipe",
+]
+RECIPE = "--precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2 --quire"
+
+
+def options(case):
+    if case == "f32":
+        return ["--backend", "f32", "--format", "f32"]
+    if case == "fp8-recipe":
+        return shlex.split(RECIPE)
+    first, *rest = shlex.split(case)
+    return ["--format", first, *rest]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--lpgen", default=os.environ.get("LPGEN", "target/release/lpgen"))
+    p.add_argument("--dataset", default="../shared/datasets/fashion-mnist")
+    p.add_argument("--model", default="lenet5")
+    p.add_argument("--images", type=int, default=1000)
+    p.add_argument("--threads", type=int, nargs="+", default=[1])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--formats", nargs="+", default=FORMATS)
+    a = p.parse_args()
+    if not os.path.exists(a.lpgen):
+        sys.exit(f"bench-formats: {a.lpgen} not found: cargo build --release -p lpgen")
+    cases = ["f32", *a.formats]
+    times = {(c, t): [] for c in cases for t in a.threads}
+    with tempfile.TemporaryDirectory() as work:
+        for r in range(a.rounds):
+            for t in a.threads:
+                for c in cases:
+                    cmd = [a.lpgen, "train", "--dataset", a.dataset, "--model", a.model,
+                           "--train-limit", str(a.images), "--test-limit", "100",
+                           "--epochs", "1", "--threads", str(t), "--out",
+                           os.path.join(work, "run"), *options(c)]
+                    start = time.perf_counter()
+                    done = subprocess.run(cmd, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, text=True)
+                    secs = time.perf_counter() - start
+                    if done.returncode != 0:
+                        sys.exit(f"bench-formats: {shlex.join(cmd)} failed:\n{done.stderr}")
+                    times[(c, t)].append(secs)
+                    print(f"round {r + 1} threads {t} {c}: {secs:.2f} s", file=sys.stderr)
+    head = f"{a.model}, {a.images} images, one epoch, median of {a.rounds} rounds"
+    print(f"| format ({head}) | " + " | ".join(
+        f"{t} thr s | × f32" for t in a.threads) + (" | 2 thr / 1 thr speed-up |"
+                                                   if a.threads == [1, 2] else ""))
+    print("| --- |" + " ---: | ---: |" * len(a.threads) + (" ---: |" if a.threads == [1, 2] else ""))
+    for c in cases:
+        row = [f"`{c}`" if c != "fp8-recipe" else f"FP8 recipe `{RECIPE}`"]
+        for t in a.threads:
+            m = statistics.median(times[(c, t)])
+            row += [f"{m:.2f}", f"{m / statistics.median(times[('f32', t)]):.1f}"]
+        if a.threads == [1, 2]:
+            row.append(f"{statistics.median(times[(c, 1)]) / statistics.median(times[(c, 2)]):.2f}")
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

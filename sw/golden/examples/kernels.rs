@@ -1,0 +1,103 @@
+//! Throughput of the golden matrix-product kernels (`lpgen_golden::kernel::matmul`) beside
+//! the per-element reference (`kernel::reference`), one thread, in G MAC/s.
+//!
+//!   cargo run --release -p lpgen-golden --example kernels             # 64, 256, 512
+//!   cargo run --release -p lpgen-golden --example kernels -- 256      # one size
+//!
+//! Operands are words nearest to N(0, 1) draws (training's range), B held by columns as the
+//! training machines hold it. The reference runs at 64 only (it is slow); its ratio column is
+//! kernel / reference at 64. Every kernel result is compared with the reference at 64.
+
+use std::time::Instant;
+
+use lpgen_golden::kernel::{self, Operand};
+use lpgen_golden::{Format, SumMode};
+
+/// (format, mode) pairs measured.
+const CASES: &[(&str, SumMode)] = &[
+    ("posit:8:2", SumMode::Quire),
+    ("posit:8:0", SumMode::Quire),
+    ("posit:16:1", SumMode::Quire),
+    ("fix:7:8", SumMode::Quire),
+    ("fp8:e4m3", SumMode::Quire),
+    ("fp8:e5m2", SumMode::Quire),
+    ("bf16", SumMode::Quire),
+    ("f16", SumMode::Quire),
+    ("posit:8:2", SumMode::Naive),
+    ("bf16", SumMode::Naive),
+    ("f16", SumMode::Naive),
+    ("lns:5:6", SumMode::Kahan),
+];
+
+/// Box–Muller normal draws from a 64-bit LCG (reproducible, no dependency).
+fn normals(len: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut next = || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    (0..len)
+        .map(|_| (-2.0 * next().ln()).sqrt() * (2.0 * std::f64::consts::PI * next()).cos())
+        .collect()
+}
+
+/// G MAC/s of `run` on an n×n×n product, repeated for at least 0.3 s.
+fn rate(n: usize, mut run: impl FnMut() -> Vec<u64>) -> (f64, Vec<u64>) {
+    let start = Instant::now();
+    let mut reps = 0;
+    let mut out = Vec::new();
+    while reps == 0 || start.elapsed().as_secs_f64() < 0.3 {
+        out = run();
+        reps += 1;
+    }
+    let s = start.elapsed().as_secs_f64();
+    ((reps * n * n * n) as f64 / s / 1e9, out)
+}
+
+fn main() {
+    let sizes: Vec<usize> = match std::env::args().nth(1) {
+        Some(s) => vec![s.parse().expect("a size")],
+        None => vec![64, 256, 512],
+    };
+    print!("{:<12} {:<6} {:>10}", "format", "mode", "ref@64");
+    for n in &sizes {
+        print!(" {:>9}", format!("k@{n}"));
+    }
+    println!(" {:>8}", "k/ref@64");
+    for &(s, mode) in CASES {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        let words = |n: usize, seed: u64| -> Vec<u64> {
+            normals(n * n, seed).iter().map(|&x| c.from_f64(x)).collect()
+        };
+        // The reference at 64, and the kernel's words checked against it.
+        let (a, bt) = (words(64, 1), words(64, 2));
+        let (ao, bo) = (
+            Operand::row_major(&a, 64, 64),
+            Operand::row_major(&bt, 64, 64).t(),
+        );
+        let (r64, want) = rate(64, || kernel::reference(&c, mode, ao, bo).unwrap());
+        let got = kernel::matmul(&c, mode, ao, bo).unwrap();
+        assert_eq!(got, want, "{f} {}: the kernel differs", mode.name());
+        print!("{:<12} {:<6} {:>10.4}", s, mode.name(), r64);
+        let mut k64 = None;
+        for &n in &sizes {
+            let (a, bt) = (words(n, 3), words(n, 4));
+            let (ao, bo) = (
+                Operand::row_major(&a, n, n),
+                Operand::row_major(&bt, n, n).t(),
+            );
+            let (g, _) = rate(n, || kernel::matmul(&c, mode, ao, bo).unwrap());
+            if n == 64 {
+                k64 = Some(g);
+            }
+            print!(" {g:>9.3}");
+        }
+        match k64 {
+            Some(g) => println!(" {:>8.1}", g / r64),
+            None => println!(),
+        }
+    }
+}

@@ -31,7 +31,9 @@ const CASES: &[(&str, SumMode)] = &[
 
 /// Box–Muller normal draws from a 64-bit LCG (reproducible, no dependency).
 fn normals(len: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut next = || {
         s = s
             .wrapping_mul(6364136223846793005)
@@ -70,7 +72,10 @@ fn main() {
         let f: Format = s.parse().unwrap();
         let c = f.calc();
         let words = |n: usize, seed: u64| -> Vec<u64> {
-            normals(n * n, seed).iter().map(|&x| c.from_f64(x)).collect()
+            normals(n * n, seed)
+                .iter()
+                .map(|&x| c.from_f64(x))
+                .collect()
         };
         // The reference at 64, and the kernel's words checked against it.
         let (a, bt) = (words(64, 1), words(64, 2));

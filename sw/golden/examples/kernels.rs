@@ -26,6 +26,10 @@ const CASES: &[(&str, SumMode)] = &[
     ("posit:8:2", SumMode::Naive),
     ("bf16", SumMode::Naive),
     ("f16", SumMode::Naive),
+    ("posit:8:2", SumMode::Kahan),
+    ("bf16", SumMode::Kahan),
+    ("fix:7:8", SumMode::Naive),
+    ("lns:5:6", SumMode::Naive),
     ("lns:5:6", SumMode::Kahan),
 ];
 

@@ -171,6 +171,11 @@ impl Family for F32 {
             None => FAMILY.refuse_mode(mode, &self.format()),
         }
     }
+    /// Column by column: the host's f32 NaN payloads follow operand order, which the
+    /// compiler may change in an interleaved loop (the words are the host's, not pinned).
+    fn dots(&self, mode: SumMode, a: &[Bits], bs: &[&[Bits]]) -> Result<Vec<Bits>, FormatError> {
+        bs.iter().map(|b| Family::dot(self, mode, a, b)).collect()
+    }
     fn convert_to(&self, _: &F32, a: Bits) -> Bits {
         a
     }

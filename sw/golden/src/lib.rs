@@ -102,6 +102,16 @@ impl Calc {
     pub fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
         family::with_calc!(self, c => Family::dot(c, mode, a, b))
     }
+
+    /// [`Calc::dot`] of `a` with every column of `bs` (the matrix kernels' row of outputs).
+    pub fn dots(
+        &self,
+        mode: SumMode,
+        a: &[Bits],
+        bs: &[&[Bits]],
+    ) -> Result<Vec<Bits>, FormatError> {
+        family::with_calc!(self, c => Family::dots(c, mode, a, bs))
+    }
 }
 
 /// The unit tests' source of pseudo-random words: xorshift64 (Marsaglia) from `seed`

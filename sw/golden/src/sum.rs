@@ -129,6 +129,65 @@ pub fn pairwise_sum<A: Arith>(a: &A, xs: &[Bits]) -> Bits {
     a.store(go(a, xs))
 }
 
+/// Columns the lockstep dot products ([`rounded_dots`]) take at a time: independent chains
+/// of operations the core overlaps.
+pub const LOCKSTEP: usize = 8;
+
+/// [`rounded_dot`] of `x` with every column of `ys`, in order: the naive and Kahan sums of
+/// [`LOCKSTEP`] columns at a time in lockstep, each column's operations exactly those of its
+/// own `naive_dot` or `kahan_dot` in the same order (only independent columns interleave);
+/// pairwise sums column by column. `None` for mode quire, as `rounded_dot`.
+pub fn rounded_dots<A: Arith>(
+    a: &A,
+    mode: SumMode,
+    x: &[Bits],
+    ys: &[&[Bits]],
+) -> Option<Vec<Bits>> {
+    if !matches!(mode, SumMode::Naive | SumMode::Kahan) {
+        return ys.iter().map(|y| rounded_dot(a, mode, x, y)).collect();
+    }
+    let mut out = Vec::with_capacity(ys.len());
+    let mut blocks = ys.chunks_exact(LOCKSTEP);
+    for block in &mut blocks {
+        let block: &[&[Bits]; LOCKSTEP] = block.try_into().expect("a block of LOCKSTEP");
+        out.extend(if mode == SumMode::Naive {
+            naive_lockstep(a, x, block)
+        } else {
+            kahan_lockstep(a, x, block)
+        });
+    }
+    for y in blocks.remainder() {
+        out.push(rounded_dot(a, mode, x, y)?);
+    }
+    Some(out)
+}
+
+/// `naive_dot(a, x, y)` for the L columns `ys` at once.
+fn naive_lockstep<A: Arith, const L: usize>(a: &A, x: &[Bits], ys: &[&[Bits]; L]) -> [Bits; L] {
+    assert!(ys.iter().all(|y| y.len() == x.len()));
+    let mut s = [a.zero(); L];
+    for (k, &p) in x.iter().enumerate() {
+        let p = a.load(p);
+        for (s, y) in s.iter_mut().zip(ys) {
+            *s = a.add(*s, a.mul(p, a.load(y[k])));
+        }
+    }
+    s.map(|v| a.store(v))
+}
+
+/// `kahan_dot(a, x, y)` for the L columns `ys` at once.
+fn kahan_lockstep<A: Arith, const L: usize>(a: &A, x: &[Bits], ys: &[&[Bits]; L]) -> [Bits; L] {
+    assert!(ys.iter().all(|y| y.len() == x.len()));
+    let (mut s, mut c) = ([a.zero(); L], [a.zero(); L]);
+    for (k, &p) in x.iter().enumerate() {
+        let p = a.load(p);
+        for ((s, c), y) in s.iter_mut().zip(c.iter_mut()).zip(ys) {
+            (*s, *c) = kahan_step(a, *s, *c, a.mul(p, a.load(y[k])));
+        }
+    }
+    s.map(|v| a.store(v))
+}
+
 pub fn naive_dot<A: Arith>(a: &A, x: &[Bits], y: &[Bits]) -> Bits {
     let s = x.iter().zip(y).fold(a.zero(), |s, (&p, &q)| {
         a.add(s, a.mul(a.load(p), a.load(q)))

@@ -198,6 +198,21 @@ impl Family for FloatFormat {
             .expect("a rounded mode"),
         })
     }
+    fn dots(&self, mode: SumMode, a: &[Bits], bs: &[&[Bits]]) -> Result<Vec<Bits>, FormatError> {
+        Ok(match mode {
+            SumMode::Quire => bs.iter().map(|b| self.dot_exact(a, b)).collect(),
+            SumMode::Naive => match (super::ops::tables(*self), self.narrow()) {
+                (Some(t), _) => t.naive_dots(0, a, bs),
+                (None, Some(n)) => sum::rounded_dots(&n, mode, a, bs).expect("naive"),
+                (None, None) => sum::rounded_dots(self, mode, a, bs).expect("naive"),
+            },
+            _ => match self.narrow() {
+                Some(n) => sum::rounded_dots(&n, mode, a, bs),
+                None => sum::rounded_dots(self, mode, a, bs),
+            }
+            .expect("a rounded mode"),
+        })
+    }
     fn convert_to(&self, to: &FloatFormat, a: Bits) -> Bits {
         self.convert(to, a)
     }

@@ -12,8 +12,12 @@
 //!   error-free splitting), the slice pairs multiplied by `matrixmultiply`'s f64 GEMM, the
 //!   exact pair sums gathered in an i128 per element and read out once by the family's own
 //!   rule ([`ExactDot`]);
-//! - everything else, and every element whose row or column holds a special word (NaN, NaR,
-//!   ∞) or whose exact sum would not fit the kernel's integer, is computed by the reference.
+//! - the sequential modes (naive, Kahan: a rounding after every operation) go through the
+//!   family's [`Calc::dots`](crate::Calc::dots): a row of outputs at a time, eight columns
+//!   in lockstep, each column's operations those of its own dot product in its own order, so
+//!   that the core overlaps eight independent chains (`sum::rounded_dots`);
+//! - every element of an exact product whose row or column holds a special word (NaN, NaR,
+//!   ∞) or whose exact sum would not fit the kernel's integer is computed by the reference.
 //!
 //! A family joins by answering [`Family::exact_dot`](crate::Family::exact_dot) in its own
 //! module: how a word reads as an exact f64, how many products its accumulator sums before
@@ -149,7 +153,15 @@ pub fn matmul(
             });
         }
     }
-    reference(calc, mode, a, b)
+    // Every other mode: a row of outputs at a time by the family's `dots`, whose sequential
+    // sums run several independent columns in lockstep, each in its own order.
+    let cols: Vec<Vec<Bits>> = (0..b.cols).map(|j| b.col(j)).collect();
+    let cols: Vec<&[Bits]> = cols.iter().map(Vec::as_slice).collect();
+    let mut out = Vec::with_capacity(a.rows * b.cols);
+    for i in 0..a.rows {
+        out.extend(calc.dots(mode, &a.row(i), &cols)?);
+    }
+    Ok(out)
 }
 
 /// Formats up to this width decode through a table of every word's exact value.

@@ -5,7 +5,6 @@
 //! `MxVector::dot_f32`). Operands and result are f32 words.
 
 use lpgen_golden::mx::{MxFormat, MxVector};
-use lpgen_golden::{Format, F32};
 
 use super::{check_shapes, fill_in_parallel, in_parallel, Mat, View, Word};
 use crate::TrainError;
@@ -18,17 +17,22 @@ pub fn mx_vectors<W: Word>(
     b: View<'_, W>,
     threads: usize,
 ) -> (Vec<MxVector>, Vec<MxVector>) {
-    let f = Format::F32(F32);
     // Row i of A and column j of B, each a vector along the reduction dimension.
     let (rows, cols) = (a.row_major(), b.columns());
     let quantizer = mx.quantizer();
     let vectors = |m: &Mat<W>| -> Vec<MxVector> {
         in_parallel(threads, m.rows, |r| {
-            let xs: Vec<f64> = m.row(r).iter().map(|w| w.value(f)).collect();
+            let xs: Vec<f64> = m.row(r).iter().map(|&w| f32_value(w)).collect();
             quantizer.quantize_vector(&xs)
         })
     };
     (vectors(&rows), vectors(&cols))
+}
+
+/// The value of an f32 word: `w.value(f32)` without building the f32 arithmetic per word
+/// (a word's bits are binary32's on every machine).
+fn f32_value<W: Word>(w: W) -> f64 {
+    f64::from(f32::from_bits(w.to_bits() as u32))
 }
 
 /// The golden MX product of the f32 words `a` (m×k) and `b` (k×n), on `threads` threads

@@ -379,3 +379,79 @@ fn bad_input_gets_one_line() {
         let _ = std::fs::remove_file(&p);
     }
 }
+
+/// `text` with `from` replaced by `to` once and its `end` digest (FNV-1a, 64 bits, over
+/// everything before the `end` line) recomputed to match.
+fn redigested(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{from:?}");
+    let text = text.replacen(from, to, 1);
+    let body = &text[..text.rfind("end ").unwrap()];
+    let digest = body.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{body}end {digest:016x}\n")
+}
+
+/// Issue 48, item 1: `eval` built the network of an unverified header, so that `dense
+/// 400000000` aborted on a failed allocation, a width of 2^64 − 1 panicked ("capacity
+/// overflow") even with the digest stale, and `batch=0` re-digested panicked ("chunk size
+/// must be non-zero"). Each is now refused in one line with exit status 2: a stale digest
+/// first, and behind a recomputed one the sizes beyond the limits or the file, and batch 0.
+#[test]
+fn a_damaged_checkpoint_header_is_refused_in_one_line() {
+    let out = tmp("header");
+    train(&out, &["--format", "f32", "--backend", "f32"]);
+    let text = std::fs::read_to_string(out.join("checkpoint.lpck")).unwrap();
+    let ds = bundled();
+    let damaged = tmp("header.lpck");
+    let refused_as = |contents: String, needle: &str| {
+        std::fs::write(&damaged, contents).unwrap();
+        refused(
+            &[
+                "eval",
+                "--checkpoint",
+                damaged.to_str().unwrap(),
+                "--format",
+                "f32",
+                "--dataset",
+                ds.to_str().unwrap(),
+                "--train-limit",
+                "100",
+            ],
+            needle,
+        );
+    };
+    for (from, to) in [
+        ("dense 8,", "dense 400000000,"),
+        ("dense 8,", "dense 18446744073709551615,"),
+        ("1x28x28", "1x28000x28000"),
+        (" batch=", " batch=0"),
+    ] {
+        refused_as(text.replacen(from, to, 1), "digest mismatch");
+    }
+    let batch = text.find(" batch=").unwrap() + " batch=".len();
+    let batch = &text[batch..batch + text[batch..].find(' ').unwrap()];
+    for (from, to, needle) in [
+        (
+            "dense 8,",
+            "dense 400000000,",
+            "a size of 400000000, not in",
+        ),
+        (
+            "dense 8,",
+            "dense 18446744073709551615,",
+            "a size of 18446744073709551615",
+        ),
+        ("1x28x28", "1x28000x28000", "more parameters than its"),
+        ("dense 8,", "dense 1000000,", "more parameters than its"),
+        (
+            &format!(" batch={batch} "),
+            " batch=0 ",
+            "batch 0: a batch holds at least one image",
+        ),
+    ] {
+        refused_as(redigested(&text, from, to), needle);
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_file(&damaged);
+}

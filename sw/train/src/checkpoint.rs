@@ -96,7 +96,7 @@ pub fn save<W: Word>(path: &Path, fingerprint: &str, s: &State<W>) -> Result<(),
 }
 
 /// The contents of a checkpoint file before its `end` line, if the digest there matches them.
-fn verified(path: &Path) -> Result<String, TrainError> {
+pub fn verified(path: &Path) -> Result<String, TrainError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| TrainError(format!("cannot read checkpoint {}: {e}", path.display())))?;
     let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
@@ -110,7 +110,9 @@ fn verified(path: &Path) -> Result<String, TrainError> {
     if last.trim_end() != want {
         return Err(bad("truncated or corrupt (digest mismatch)"));
     }
-    Ok(body.to_string())
+    let mut body = text;
+    body.truncate(body_end);
+    Ok(body)
 }
 
 const WORKER_MAGIC: &str = "lpgen-worker-state 1";
@@ -209,10 +211,21 @@ pub fn load<W: Word>(
     path: &Path,
     fingerprint: &str,
     template: &Model<W>,
-    mut storage: Option<Storage>,
-    mut stream: Option<Stream>,
+    storage: Option<Storage>,
+    stream: Option<Stream>,
 ) -> Result<State<W>, TrainError> {
     let text = verified(path)?;
+    parse(path, &text, fingerprint, template, (storage, stream))
+}
+
+/// [`load`] of `text`, the verified contents ([`verified`]) of the checkpoint at `path`.
+pub fn parse<W: Word>(
+    path: &Path,
+    text: &str,
+    fingerprint: &str,
+    template: &Model<W>,
+    (mut storage, mut stream): (Option<Storage>, Option<Stream>),
+) -> Result<State<W>, TrainError> {
     let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
     let mut lines = text.lines();
     let mut next = || lines.next().ok_or_else(|| bad("truncated"));

@@ -36,33 +36,35 @@ pub struct Checkpoint {
     pub state: State<u64>,
 }
 
-/// The second line of the checkpoint file at `path` (its fingerprint), read before the rest.
-fn fingerprint_line(path: &Path) -> Result<String, TrainError> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(path)
+/// Whether the file at `path` begins as a checkpoint does (its first bytes only are read).
+fn begins_as_checkpoint(path: &Path) -> Result<bool, TrainError> {
+    use std::io::Read;
+    let magic = b"lpgen-checkpoint ";
+    let mut head = Vec::with_capacity(magic.len());
+    std::fs::File::open(path)
+        .and_then(|f| f.take(magic.len() as u64).read_to_end(&mut head))
         .map_err(|e| TrainError(format!("cannot read checkpoint {}: {e}", path.display())))?;
-    let mut lines = std::io::BufReader::new(file).lines();
-    let mut next = || -> Result<String, TrainError> {
-        match lines.next() {
-            Some(Ok(l)) => Ok(l),
-            _ => Err(TrainError(format!(
-                "checkpoint {} is unusable: not an lpgen checkpoint",
-                path.display()
-            ))),
-        }
-    };
-    let magic = next()?;
-    if !magic.starts_with("lpgen-checkpoint ") {
-        return Err(TrainError(format!(
-            "checkpoint {} is unusable: not an lpgen checkpoint",
-            path.display()
-        )));
-    }
-    next()
+    Ok(head == magic)
+}
+
+/// The words a checkpoint of `cfg`'s model holds (every array `checkpoint::save` writes per
+/// layer with weights: the weights, momenta and compensations, the adaptive optimizers'
+/// squares, and as many of each for the biases), or `None` past `u128`.
+fn stored_words(cfg: &Config) -> Option<u128> {
+    let arrays: u128 = if cfg.optimizer.is_adaptive() { 4 } else { 3 };
+    cfg.arch
+        .weight_shapes()
+        .iter()
+        .try_fold(0u128, |sum, &(rows, cols)| {
+            let (rows, cols) = (rows as u128, cols as u128);
+            sum.checked_add(arrays * rows * (cols + 1))
+        })
 }
 
 /// Reads the checkpoint at `path` (a file, or a run directory holding `checkpoint.lpck`):
-/// its configuration from its fingerprint, then its state, checked as `--resume` checks it.
+/// its digest first (as `--resume` does), then its configuration from its fingerprint,
+/// whose network must fit the file (every stored word takes at least two characters) before
+/// anything of its size is allocated, then its state, checked as `--resume` checks it.
 pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, TrainError> {
     let file = if path.is_dir() {
         path.join("checkpoint.lpck")
@@ -75,8 +77,21 @@ pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, TrainError> {
             file.display()
         )));
     }
-    let fp = fingerprint_line(&file)?;
-    let run = fingerprint::parse(&fp)?;
+    let bad = |why: String| TrainError(format!("checkpoint {} is unusable: {why}", file.display()));
+    if !begins_as_checkpoint(&file)? {
+        return Err(bad("not an lpgen checkpoint".into()));
+    }
+    let text = checkpoint::verified(&file)?;
+    let fp = text.lines().nth(1).ok_or_else(|| bad("truncated".into()))?;
+    let run = fingerprint::parse(fp).map_err(|e| bad(e.0))?;
+    let words = stored_words(&run.cfg);
+    if words.is_none_or(|w| w.saturating_mul(2) > text.len() as u128) {
+        return Err(bad(format!(
+            "its network ({}) has more parameters than its {} bytes can hold",
+            run.cfg.arch.describe(),
+            text.len()
+        )));
+    }
     let template: Model<u64> = Model::init(&run.cfg);
     let storage = run
         .cfg
@@ -88,7 +103,7 @@ pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, TrainError> {
         lpgen_golden::Rounding::Nearest => None,
         r => Some(crate::rounding::Stream::new(r, run.cfg.seed)),
     };
-    let state = checkpoint::load(&file, &fp, &template, storage, stream)?;
+    let state = checkpoint::parse(&file, &text, fp, &template, (storage, stream))?;
     // A word wider than its format (a file edited and re-digested) is refused, not decoded.
     let o = run.cfg.stages.o;
     let wide = |w: &u64| o.width() < 64 && *w >> o.width() != 0;
@@ -98,10 +113,7 @@ pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, TrainError> {
         .iter()
         .any(|l| l.w.data.iter().chain(&l.b).any(wide))
     {
-        return Err(TrainError(format!(
-            "checkpoint {} is unusable: a parameter word is wider than {o}",
-            file.display()
-        )));
+        return Err(bad(format!("a parameter word is wider than {o}")));
     }
     Ok(Checkpoint { run, state })
 }

@@ -167,31 +167,68 @@ fn storage(text: &str) -> Option<StorageConfig> {
             .strip_prefix("scales every ")?
             .strip_suffix(" overflow")?;
         let (n, rate) = rest.split_once(" examples at ")?;
-        s.scale_every = n.parse().ok()?;
-        s.max_overflow = rate.parse().ok()?;
+        // As `lpgen train` takes them: updates at least every example, a rate in (0, 1).
+        s.scale_every = n.parse().ok().filter(|&n| n >= 1)?;
+        s.max_overflow = rate.parse().ok().filter(|r| *r > 0.0 && *r < 1.0)?;
     } else {
-        s.radix_point = Some(rest.strip_prefix("radix point after bit ")?.parse().ok()?);
+        // Integer bits below the narrower word's width.
+        let min_width = s.propagation.width.min(s.update.width);
+        let r = rest.strip_prefix("radix point after bit ")?.parse().ok();
+        s.radix_point = Some(r.filter(|&r| r < min_width)?);
     }
     Some(StorageConfig::Dfix(s))
 }
 
+/// The largest count a checkpoint's network may name (a width, a side, a kernel, a padding):
+/// `lpgen train` takes hidden widths up to 2^16 and the datasets' images are far smaller.
+pub const MAX_COUNT: usize = 1 << 24;
+
+/// The most values an image may have between two layers, and the most inputs of a weight
+/// row (a product of counts, computed without overflow).
+pub const MAX_VALUES: usize = 1 << 32;
+
+/// A count of the checkpoint's network: a whole number in 1..=MAX_COUNT.
+fn count(text: &str) -> Result<usize, String> {
+    match text.parse::<u128>() {
+        Ok(n) if (1..=MAX_COUNT as u128).contains(&n) => Ok(n as usize),
+        Ok(n) => Err(format!("a size of {n}, not in 1..={MAX_COUNT}")),
+        Err(_) => Err(format!("{text:?} is not a size")),
+    }
+}
+
+/// The product of `factors`, if it is at most [`MAX_VALUES`].
+fn values(factors: &[usize], what: &str) -> Result<usize, String> {
+    factors
+        .iter()
+        .try_fold(1usize, |p, &f| p.checked_mul(f))
+        .filter(|&p| p <= MAX_VALUES)
+        .ok_or_else(|| format!("{what} of more than {MAX_VALUES} values"))
+}
+
 /// The layers of `Arch::describe` (`1x28x28: dense 512, sigmoid, dense 10`), each layer's
-/// input shape followed from the one before.
-fn arch(text: &str) -> Option<Arch> {
-    let inner = text.strip_prefix('[')?.strip_suffix(']')?;
-    let (input, list) = inner.split_once(": ")?;
-    let dims: Vec<usize> = input
-        .split('x')
-        .map(|d| d.parse().ok())
-        .collect::<Option<_>>()?;
-    let [c, h, w] = dims[..] else { return None };
+/// input shape followed from the one before. Every count is in 1..=[`MAX_COUNT`] and every
+/// image between layers, and every convolution's weight row, has at most [`MAX_VALUES`]
+/// values, so that no size computed from them overflows.
+fn arch(text: &str) -> Result<Arch, String> {
+    let malformed = || "not a network description".to_string();
+    let inner = text
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .ok_or_else(malformed)?;
+    let (input, list) = inner.split_once(": ").ok_or_else(malformed)?;
+    let dims: Vec<usize> = input.split('x').map(count).collect::<Result<_, _>>()?;
+    let [c, h, w] = dims[..] else {
+        return Err(format!("input {input:?} is not CxHxW"));
+    };
+    values(&[c, h, w], "an input")?;
     let (mut shape, mut layers) = ((c, h, w), vec![]);
     for item in list.split(", ") {
         let words: Vec<&str> = item.split(' ').collect();
         let flat = shape.0 * shape.1 * shape.2;
+        let unknown = || format!("layer {item:?} is not one lpgen writes");
         let layer = match words[..] {
             ["dense", n] => {
-                let outputs = n.parse().ok()?;
+                let outputs = count(n)?;
                 shape = (outputs, 1, 1);
                 Layer::Dense {
                     inputs: flat,
@@ -199,17 +236,18 @@ fn arch(text: &str) -> Option<Arch> {
                 }
             }
             ["conv", k, "pad", pad] => {
-                let sizes: Vec<usize> = k
-                    .split('x')
-                    .map(|v| v.parse().ok())
-                    .collect::<Option<_>>()?;
+                let sizes: Vec<usize> = k.split('x').map(count).collect::<Result<_, _>>()?;
                 let [filters, kernel, k2] = sizes[..] else {
-                    return None;
+                    return Err(unknown());
                 };
-                let pad: usize = pad.parse().ok()?;
+                let pad = match pad.parse::<usize>() {
+                    Ok(p) if p <= MAX_COUNT => p,
+                    _ => return Err(format!("padding {pad:?} is not in 0..={MAX_COUNT}")),
+                };
                 if kernel != k2 || shape.1 + 2 * pad < kernel || shape.2 + 2 * pad < kernel {
-                    return None;
+                    return Err(format!("layer {item:?} does not fit its input"));
                 }
+                values(&[shape.0, kernel, kernel], "a kernel")?;
                 let l = Layer::Conv {
                     channels: shape.0,
                     height: shape.1,
@@ -226,10 +264,7 @@ fn arch(text: &str) -> Option<Arch> {
                 l
             }
             ["maxpool", s] => {
-                let size: usize = s.parse().ok()?;
-                if size == 0 {
-                    return None;
-                }
+                let size = count(s)?;
                 let l = Layer::MaxPool {
                     channels: shape.0,
                     height: shape.1,
@@ -240,19 +275,19 @@ fn arch(text: &str) -> Option<Arch> {
                 l
             }
             ["maxout", up] => {
-                let (u, p) = up.split_once('x')?;
-                let units = u.parse().ok()?;
+                let (u, p) = up.split_once('x').ok_or_else(unknown)?;
+                let (units, pieces) = (count(u)?, count(p)?);
                 shape = (units, 1, 1);
-                Layer::Maxout {
-                    units,
-                    pieces: p.parse().ok()?,
-                }
+                Layer::Maxout { units, pieces }
             }
             ["sigmoid"] => Layer::Activation(Activation::Sigmoid),
             ["relu"] => Layer::Activation(Activation::Relu),
-            ["dropout", p] => Layer::Dropout { p: p.parse().ok()? },
-            _ => return None,
+            ["dropout", p] => Layer::Dropout {
+                p: p.parse().map_err(|_| unknown())?,
+            },
+            _ => return Err(unknown()),
         };
+        values(&[shape.0, shape.1, shape.2], "an image between layers")?;
         layers.push(layer);
     }
     let arch = Arch {
@@ -260,8 +295,9 @@ fn arch(text: &str) -> Option<Arch> {
         input: (c, h, w),
         layers,
     };
-    arch.check().ok()?;
-    Some(arch)
+    arch.check()
+        .map_err(|e| e.0.replace(" (an architecture bug)", ""))?;
+    Ok(arch)
 }
 
 /// The configuration and data digests of the run whose checkpoint line 2 is `fp`.
@@ -320,7 +356,7 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
             .transpose()?
             .unwrap_or_default(),
         keep_bits,
-        arch: arch(get(8)).ok_or_else(|| bad(&format!("net {:?}", get(8))))?,
+        arch: arch(get(8)).map_err(|why| bad(&format!("net {:?}: {why}", get(8))))?,
         optimizer: optimizer(get(9)).ok_or_else(|| bad("optimizer"))?,
         compression: compression(get(10)).ok_or_else(|| bad("compress"))?,
         storage: v[18]
@@ -335,7 +371,10 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
             })
             .transpose()?,
         max_norm: v[20].map(|_| real(20)).transpose()?,
-        batch: num(11)? as usize,
+        batch: match num(11)? {
+            0 => return Err(bad("batch 0: a batch holds at least one image")),
+            b => usize::try_from(b).map_err(|_| bad("batch"))?,
+        },
         lr: real(12)?,
         momentum: real(13)?,
         momentum_from: num(14)? as u32,

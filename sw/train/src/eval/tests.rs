@@ -217,3 +217,86 @@ fn conversion_rounds_to_nearest_and_keeps_a_formats_own_words() {
         }
     }
 }
+
+/// The checkpoint of `cfg`'s initial model in a fresh directory named `name`, as a run writes
+/// it (the fingerprint with its data digests); returns its path and text.
+fn written(name: &str, cfg: &Config) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("lpgen-eval-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("checkpoint.lpck");
+    let fp = format!(
+        "{} train=00000000000000ab test=0123456789abcdef",
+        cfg.fingerprint()
+    );
+    let state: State<u64> = State {
+        epochs_done: 1,
+        lr: 0.1,
+        halving: false,
+        prev_ce: None,
+        history: vec![],
+        model: Model::init(cfg),
+        storage: None,
+        stream: None,
+    };
+    checkpoint::save(&p, &fp, &state).unwrap();
+    let text = std::fs::read_to_string(&p).unwrap();
+    (p, text)
+}
+
+/// `text` with `from` replaced by `to` once and its `end` digest recomputed to match.
+fn redigest(text: &str, from: &str, to: &str) -> String {
+    assert!(text.contains(from), "{from:?}");
+    let text = text.replacen(from, to, 1);
+    let body = &text[..text.rfind("end ").unwrap()];
+    format!("{body}end {:016x}\n", checkpoint::fnv1a64(body.bytes()))
+}
+
+/// Issue 48: `lpgen eval` built the network of an unverified header and allocated it (an
+/// abort for `dense 400000000`, a panic for a width of 2^64 − 1 or batch 0). The digest is
+/// checked first, and a header re-digested to match is refused in one line when its sizes
+/// exceed the limits or what the file can hold, or its batch is 0, before any allocation of
+/// their size.
+#[test]
+fn a_damaged_header_is_refused_before_anything_of_its_size_is_allocated() {
+    let cfg = crate::net::tests::cfg("f32");
+    let (p, text) = written("header", &cfg);
+    let ck = read_checkpoint(&p).unwrap();
+    assert_eq!(ck.state.model, Model::init(&cfg));
+    // Damage behind a stale digest: refused by the digest, whatever it says.
+    for (from, to) in [
+        ("dense 3,", "dense 400000000,"),
+        ("dense 3,", "dense 18446744073709551615,"),
+    ] {
+        std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+        let e = read_checkpoint(&p).unwrap_err().0;
+        assert!(e.contains("digest mismatch"), "{to}: {e}");
+    }
+    // Damage under a digest recomputed to match.
+    for (from, to, why) in [
+        ("dense 3,", "dense 4000000,", "more parameters than its"),
+        ("[1x2x2:", "[1x28000x28000:", "more parameters than its"),
+        (
+            "dense 3,",
+            "dense 400000000,",
+            "a size of 400000000, not in",
+        ),
+        (
+            "dense 3,",
+            "dense 18446744073709551615,",
+            "a size of 18446744073709551615",
+        ),
+        ("dense 3,", "dense 0,", "a size of 0"),
+        ("[1x2x2:", "[1x65537x65536:", "an input of more than"),
+        (
+            "dense 3, sigmoid,",
+            "conv 3x16777216x16777216 pad 16777215, sigmoid,",
+            "a kernel of more than",
+        ),
+        (" batch=2 ", " batch=0 ", "batch 0"),
+    ] {
+        std::fs::write(&p, redigest(&text, from, to)).unwrap();
+        let e = read_checkpoint(&p).unwrap_err().0;
+        assert!(e.contains(why) && !e.contains('\n'), "{to}: {e}");
+    }
+    let _ = std::fs::remove_dir_all(p.parent().unwrap());
+}

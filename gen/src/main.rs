@@ -15,6 +15,7 @@ mod rtl_cmd;
 mod synth_cmd;
 mod train_cmd;
 
+use std::ffi::OsString;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -65,8 +66,65 @@ enum Command {
     Demo,
 }
 
+/// The arguments with every operand of `lpgen golden` that begins with `-` (`-1e-3`, `-inf`,
+/// `-nan`, `-1,2`) kept an operand: clap reads such a word as an unknown option, and its
+/// `allow_negative_numbers` takes only plain decimals. The options of `golden` (asked of its
+/// clap definition, with the value each takes) go first, then `--` and the positionals in
+/// their order, so that options may still come anywhere. Any other word beginning with `--`
+/// is left an option (clap refuses it), and a `--` the user gave ends the rewriting.
+fn operands_after_options(args: Vec<OsString>) -> Vec<OsString> {
+    if args.get(1).and_then(|a| a.to_str()) != Some("golden") {
+        return args;
+    }
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    // Built, so that the generated options (`-h`, `--help`) are listed.
+    cmd.build();
+    let golden = cmd
+        .find_subcommand("golden")
+        .expect("golden is a subcommand");
+    let takes_value = |a: &clap::Arg| a.get_action().takes_values();
+    let long = |name: &str| golden.get_arguments().find(|a| a.get_long() == Some(name));
+    let short = |c: char| golden.get_arguments().find(|a| a.get_short() == Some(c));
+    let (mut options, mut operands) = (vec![], vec![]);
+    let mut rest = args[2..].iter();
+    while let Some(a) = rest.next() {
+        let Some(text) = a.to_str() else {
+            operands.push(a.clone());
+            continue;
+        };
+        if text == "--" {
+            operands.extend(rest.by_ref().cloned());
+            break;
+        }
+        let option = if let Some(name) = text.strip_prefix("--") {
+            // `--name value`, `--name=value`, a flag, or an unknown option for clap to refuse.
+            Some(long(name).filter(|o| takes_value(o)).is_some())
+        } else if let Some(flags) = text.strip_prefix('-').filter(|f| !f.is_empty()) {
+            // `-h`: a short option only if every letter is one (golden's: help).
+            let known: Option<Vec<_>> = flags.chars().map(short).collect();
+            known.map(|k| k.last().is_some_and(|o| takes_value(o)) && flags.len() == 1)
+        } else {
+            None
+        };
+        match option {
+            Some(with_value) => {
+                options.push(a.clone());
+                if with_value {
+                    options.extend(rest.next().cloned());
+                }
+            }
+            None => operands.push(a.clone()),
+        }
+    }
+    let mut out = args[..2].to_vec();
+    out.extend(options);
+    out.push("--".into());
+    out.extend(operands);
+    out
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(operands_after_options(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(e) => {
             return match e.kind() {

@@ -735,3 +735,85 @@ fn cosim_refuses_bad_requests_in_one_line_with_status_2() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// Issue 48, item 2: operands that begin with `-` are numbers, not options. clap's
+/// `allow_negative_numbers` took `-2.5` but refused `-1e-3`, `-inf`, `-nan`, `-1.5e+3`, a dot
+/// pair `-1,2`, an MX pair and an MX quantize value `-1e-05` ("unexpected argument"). Each
+/// now gives what its positive twin negated gives (checked against the same operation on
+/// the `neg` of the operand, or the printed value), and the options still work anywhere.
+#[test]
+fn operands_beginning_with_a_minus_are_numbers() {
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["golden", "bf16", "encode", "-1e-3"],
+            "0xba83 -0.00099945068359375\n",
+        ),
+        (&["golden", "bf16", "encode", "-inf"], "0xff80 -inf\n"),
+        (&["golden", "bf16", "encode", "-nan"], "0x7fc0 NaN\n"),
+        (&["golden", "bf16", "encode", "-1.5e+3"], "0xc4bc -1504\n"),
+        (&["golden", "bf16", "dot", "-1,2"], "0xc000 -2\n"),
+        (&["golden", "bf16", "add", "-2.5", "1"], "0xbfc0 -1.5\n"),
+        (&["golden", "fix:7:8", "mul", "-1.5", "2"], "0xfd00 -3\n"),
+        // Options before, between and after the operands, in both spellings.
+        (
+            &[
+                "golden",
+                "bf16",
+                "add",
+                "1",
+                "0x3b00",
+                "--rounding",
+                "stochastic:8",
+                "--seed",
+                "7",
+            ],
+            "0x3f81 1.0078125\n",
+        ),
+        (
+            &[
+                "golden",
+                "--seed",
+                "7",
+                "bf16",
+                "add",
+                "1",
+                "--rounding=stochastic:8",
+                "0x3b00",
+            ],
+            "0x3f81 1.0078125\n",
+        ),
+    ];
+    for (args, want) in cases {
+        assert_eq!(stdout_of(args), want, "{args:?}");
+    }
+    let dot = stdout_of(&["golden", "mx:int8:b2", "dot", "-1.5,2", "1,1"]);
+    assert!(dot.ends_with("exact -2 (-1*2^1)\nf32 -2\n"), "{dot}");
+    let q = stdout_of(&[
+        "golden",
+        "mx:fp4:e2m1:b4",
+        "quantize",
+        "-1e-05",
+        "1",
+        "0.75",
+        "7",
+    ]);
+    assert!(q.contains("values -0 1 1 6"), "{q}");
+    // dfix's negative --scale, and a negative operand beside it.
+    assert_eq!(
+        stdout_of(&["golden", "dfix:10", "add", "1", "-2", "--scale", "-4"]),
+        "0x3f0 -1\n"
+    );
+    // An unknown option is still refused as one, and -h is still help.
+    let out = lpgen(&["golden", "bf16", "add", "1", "2", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'--bogus'"));
+    assert!(stdout_of(&["golden", "-h"]).contains("Usage: lpgen golden"));
+    // A word that is no number is refused as an operand, in one line.
+    let out = lpgen(&["golden", "bf16", "encode", "-x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not \"-x\"") && err.lines().count() == 1,
+        "{err}"
+    );
+}

@@ -121,6 +121,11 @@ fn bad_input_gets_one_line_and_status_2() {
         &run(&["q8:mantissa", "--dist", "N(0,1)", "--offset", "11"]),
         "exponent offset",
     );
+    // Issue 48: the most negative i32 panicked ("attempt to negate with overflow").
+    refused(
+        &run(&["q8:mantissa", "--dist", "N(0,1)", "--offset", "-2147483648"]),
+        "exponent offset -2147483648 is out of range",
+    );
     refused(&run(&["q8:linear", "--dist", "N(0,1e300)"]), "f32's range");
     refused(&run(&["q8:linear", "--dist", "U(0,1e-40)"]), "f32's range");
     refused(&run(&["q8:linear"]), "--dist");

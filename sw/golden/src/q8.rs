@@ -221,7 +221,7 @@ pub fn ratio_to_f32(num: u64, den: u64) -> f32 {
 
 /// The scale 10^o of an exponent offset, correctly rounded to f32.
 pub fn offset_scale(o: i32) -> Result<f32, FormatError> {
-    if o.abs() > MAX_OFFSET {
+    if o.unsigned_abs() > MAX_OFFSET.unsigned_abs() {
         return err(format!(
             "exponent offset {o} is out of range: use -{MAX_OFFSET}..={MAX_OFFSET} (scale 10^o)"
         ));

@@ -8,7 +8,9 @@
 use std::fmt::Display;
 
 use numpy::ndarray::{ArrayD, IxDyn};
-use numpy::{IntoPyArray, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use numpy::{
+    AllowTypeChange, IntoPyArray, PyArrayLikeDyn, PyReadonlyArrayDyn, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -62,14 +64,102 @@ pub fn broadcast_to<T: Copy>(a: &ArrayD<T>, shape: &[usize]) -> Vec<T> {
         .collect()
 }
 
+/// An integer argument as Python gave it: `Ok` in `T`'s range, `Err` with the integer's text
+/// beyond it, so that each use refuses it with its own `ValueError` (an `OverflowError` never
+/// escapes). Anything but an integer (an object with `__index__`) is a `TypeError`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Int<T>(pub Result<T, String>);
+
+/// `axis=-1`: the last axis.
+pub const LAST_AXIS: Int<isize> = Int(Ok(-1));
+
+impl<'a, 'py, T: TryFrom<i128>> FromPyObject<'a, 'py> for Int<T> {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let text = || obj.str().map(|s| s.to_string()).unwrap_or_default();
+        match obj.extract::<i128>() {
+            Ok(v) => Ok(Int(T::try_from(v).map_err(|_| text()))),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) => {
+                Ok(Int(Err(text())))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A real argument as Python gave it: `Err` with its text for an integer beyond float64's
+/// range (which Python's `float()` refuses with `OverflowError`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Real(pub Result<f64, String>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Real {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        match obj.extract::<f64>() {
+            Ok(v) => Ok(Real(Ok(v))),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) => {
+                Ok(Real(Err(obj
+                    .str()
+                    .map(|s| s.to_string())
+                    .unwrap_or_default())))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// An array-like of values (any numbers numpy converts to `T`): numpy's `OverflowError`
+/// for a Python integer beyond float64 becomes a `ValueError`.
+pub struct Values<'py, T: numpy::Element>(pub PyArrayLikeDyn<'py, T, AllowTypeChange>);
+
+impl<'a, 'py, T: numpy::Element + 'py> FromPyObject<'a, 'py> for Values<'py, T>
+where
+    Vec<T>: FromPyObject<'a, 'py>,
+{
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        match obj.extract::<PyArrayLikeDyn<'py, T, AllowTypeChange>>() {
+            Ok(a) => Ok(Values(a)),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(obj.py()) => {
+                Err(value_error(format!(
+                    "a value does not fit a float ({})",
+                    e.value(obj.py())
+                )))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl<'py, T: numpy::Element> std::ops::Deref for Values<'py, T> {
+    type Target = PyArrayLikeDyn<'py, T, AllowTypeChange>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<T> Int<T> {
+    /// The value, or `ValueError` of `why` (given the integer's text) beyond `T`'s range.
+    pub fn or_refuse(self, why: impl FnOnce(&str) -> String) -> PyResult<T> {
+        self.0.map_err(|text| value_error(why(&text)))
+    }
+}
+
 /// The axis `axis` (negative counts from the end) of an `ndim`-dimensional array.
-pub fn norm_axis(axis: isize, ndim: usize) -> PyResult<usize> {
-    let a = if axis < 0 { axis + ndim as isize } else { axis };
+pub fn norm_axis(axis: &Int<isize>, ndim: usize) -> PyResult<usize> {
     if ndim == 0 {
         return Err(value_error(
             "the operands are scalars (0-d): a reduction needs at least one dimension",
         ));
     }
+    let out_of_bounds =
+        |axis: &str| format!("axis {axis} is out of bounds for an array of dimension {ndim}");
+    let axis = axis.clone().or_refuse(out_of_bounds)?;
+    let a = if axis < 0 { axis + ndim as isize } else { axis };
     if a < 0 || a >= ndim as isize {
         return Err(value_error(format!(
             "axis {axis} is out of bounds for an array of dimension {ndim}"
@@ -130,7 +220,7 @@ pub struct PairedLanes<T> {
 pub fn paired_lanes<T: Copy>(
     a: &ArrayD<T>,
     b: &ArrayD<T>,
-    axis: isize,
+    axis: &Int<isize>,
 ) -> PyResult<PairedLanes<T>> {
     let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
     let axis = norm_axis(axis, shape.len())?;
@@ -162,12 +252,21 @@ fn numpy_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
 /// unsigned or signed integers, each in 0..2^width. Floats are refused (they are values: the
 /// format's `encode` takes them), as are negative integers and bits beyond the width, the last
 /// with the command line's message for a bit pattern.
+///
+/// numpy makes a float64 array of an empty list and of Python integers that fit neither int64
+/// nor uint64 together (`[2**63, 1]`), and an object array of those beyond uint64: such input
+/// (not a numpy array of floats) is read integer by integer instead ([`python_words`]).
 pub fn words_in(obj: &Bound<'_, PyAny>, width: u32, name: &str) -> PyResult<ArrayD<u64>> {
     let py = obj.py();
     let np = numpy_module(py)?;
     let arr = np.call_method1("asarray", (obj,))?;
     let dtype = arr.getattr("dtype")?;
     let kind: String = dtype.getattr("kind")?.extract()?;
+    let given_floats = kind == "f" && obj.is_instance(&np.getattr("ndarray")?)?;
+    let size: usize = arr.getattr("size")?.extract()?;
+    if kind == "O" || (kind == "f" && (!given_floats || size == 0)) {
+        return python_words(&np.call_method1("asarray", (obj, "object"))?, width, name);
+    }
     let words: ArrayD<u64> = match kind.as_str() {
         "u" => {
             let a: PyReadonlyArrayDyn<'_, u64> =
@@ -200,6 +299,45 @@ pub fn words_in(obj: &Bound<'_, PyAny>, width: u32, name: &str) -> PyResult<Arra
         }
     }
     Ok(words)
+}
+
+/// The words of `arr`, a numpy array of objects, each a Python integer (an object with
+/// `__index__`) in 0..2^width, refused as [`words_in`] refuses them.
+fn python_words(arr: &Bound<'_, PyAny>, width: u32, name: &str) -> PyResult<ArrayD<u64>> {
+    let shape: Vec<usize> = arr.getattr("shape")?.extract()?;
+    let mut words = vec![];
+    for item in arr.getattr("flat")?.try_iter()? {
+        let item = item?;
+        let text = || item.str().map(|s| s.to_string()).unwrap_or_default();
+        let w = match item.extract::<Int<u64>>() {
+            Ok(Int(Ok(w))) => w,
+            Ok(Int(Err(_))) if text().starts_with('-') => {
+                return Err(value_error(format!(
+                    "word {} is negative: words of {name} are unsigned bit patterns (0 to 2^{width} - 1)",
+                    text()
+                )))
+            }
+            Ok(Int(Err(_))) => {
+                return Err(value_error(format!(
+                    "word {} has more than the {width} bits of {name}",
+                    text()
+                )))
+            }
+            Err(_) => {
+                let ty = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+                return Err(value_error(format!(
+                    "words of {name} are unsigned integer bit patterns, not {ty} values (Format.encode turns values into words)"
+                )));
+            }
+        };
+        if width < 64 && w >> width != 0 {
+            return Err(value_error(format!(
+                "bit pattern \"0x{w:x}\" has more than the {width} bits of {name}"
+            )));
+        }
+        words.push(w);
+    }
+    ArrayD::from_shape_vec(IxDyn(&shape), words).map_err(value_error)
 }
 
 /// Words as a numpy array of the smallest unsigned type that holds `width` bits.

@@ -3,12 +3,13 @@
 
 use lpgen_golden::q8::{self, Q8Type, Scaling};
 use lpgen_golden::FAMILIES;
-use numpy::{AllowTypeChange, PyArrayLikeDyn, PyUntypedArrayMethods};
+use numpy::PyUntypedArrayMethods;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::arrays::{
-    array_out, broadcast_shape, broadcast_to, par_map, par_try_map, value_error, words_in,
+    array_out, broadcast_shape, broadcast_to, par_map, par_try_map, value_error, words_in, Int,
+    Real, Values,
 };
 use crate::format::PyFormat;
 
@@ -27,9 +28,9 @@ fn q8_type(ty: &str) -> PyResult<Q8Type> {
 #[pyo3(signature = (x, ty="q8:dynamic-tree", offset=None))]
 pub fn q8_encode<'py>(
     py: Python<'py>,
-    x: PyArrayLikeDyn<'py, f32, AllowTypeChange>,
+    x: Values<'py, f32>,
     ty: &str,
-    offset: Option<i32>,
+    offset: Option<Int<i32>>,
 ) -> PyResult<(Bound<'py, PyAny>, f64)> {
     let t = q8_type(ty)?;
     let scaling = match (t.default_scaling(), offset) {
@@ -39,6 +40,12 @@ pub fn q8_encode<'py>(
         )))
         }
         (Scaling::Offset(_), Some(o)) => {
+            let o = o.or_refuse(|o| {
+                format!(
+                    "exponent offset {o} is out of range: use -{m}..={m} (scale 10^o)",
+                    m = q8::MAX_OFFSET
+                )
+            })?;
             q8::offset_scale(o).map_err(value_error)?;
             Scaling::Offset(o)
         }
@@ -65,15 +72,15 @@ pub fn q8_encode<'py>(
 pub fn q8_decode<'py>(
     py: Python<'py>,
     codes: &Bound<'py, PyAny>,
-    scale: f64,
+    scale: Real,
     ty: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let t = q8_type(ty)?;
+    let not_finite = |scale: &str| format!("scale {scale} is not a finite float32 >= 0");
+    let scale = scale.0.map_err(|s| value_error(not_finite(&s)))?;
     let s = scale as f32;
     if !s.is_finite() || s < 0.0 {
-        return Err(value_error(format!(
-            "scale {scale} is not a finite float32 >= 0"
-        )));
+        return Err(value_error(not_finite(&scale.to_string())));
     }
     let c = words_in(codes, 8, &t.to_string())?;
     let shape = c.shape().to_vec();
@@ -148,8 +155,8 @@ pub(crate) fn format_arg(f: &Bound<'_, PyAny>) -> PyResult<PyFormat> {
 #[pyo3(signature = (g, residual=None, format=None, mode="naive"))]
 pub fn onebit<'py>(
     py: Python<'py>,
-    g: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
-    residual: Option<PyArrayLikeDyn<'py, f64, AllowTypeChange>>,
+    g: Values<'py, f64>,
+    residual: Option<Values<'py, f64>>,
     format: Option<&Bound<'py, PyAny>>,
     mode: &str,
 ) -> PyResult<Bound<'py, PyTuple>> {
@@ -157,7 +164,7 @@ pub fn onebit<'py>(
         Some(f) => format_arg(f)?,
         None => PyFormat::parse("f32", None)?,
     };
-    let to_words = |a: &PyArrayLikeDyn<'py, f64, AllowTypeChange>| {
+    let to_words = |a: &Values<'py, f64>| {
         let xs: Vec<f64> = a.as_array().iter().copied().collect();
         array_out(py, a.shape(), f.encode_values(py, &xs))
     };

@@ -6,7 +6,7 @@ use lpgen_golden::Format;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::arrays::{array_out, paired_lanes, par_map, value_error, PairedLanes};
+use crate::arrays::{array_out, paired_lanes, par_map, value_error, Int, PairedLanes};
 use crate::format::PyFormat;
 
 /// Σ_k a_k·b_k along `axis` of the broadcast words (integers, scale 0), accumulated exactly
@@ -16,8 +16,8 @@ pub fn dfix_dot<'py>(
     py: Python<'py>,
     a: &Bound<'py, PyAny>,
     b: &Bound<'py, PyAny>,
-    shift: i64,
-    axis: isize,
+    shift: Int<i64>,
+    axis: &Int<isize>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let Format::Dfix(d) = f.format else {
         return Err(value_error(format!(
@@ -27,7 +27,9 @@ pub fn dfix_dot<'py>(
     };
     // e = ea + eb + shift with every scale within ±MAX_SCALE.
     let limit = 3 * i64::from(MAX_SCALE);
-    if shift.abs() > limit {
+    let out_of_range = |s: &str| format!("shift {s} is out of range: give -{limit}..={limit}");
+    let shift = shift.or_refuse(out_of_range)?;
+    if shift.unsigned_abs() > limit.unsigned_abs() {
         return Err(value_error(format!(
             "shift {shift} is out of range: give -{limit}..={limit}"
         )));

@@ -2,13 +2,14 @@
 
 use std::hash::{Hash, Hasher};
 
-use lpgen_golden::dfix::{check_scale, DfixCalc};
+use lpgen_golden::dfix::{check_scale, DfixCalc, MAX_SCALE};
 use lpgen_golden::{BinOp, Bits, Calc, Format, Rounder, Rounding};
-use numpy::{AllowTypeChange, PyArrayLikeDyn};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::arrays::{array_out, value_error, values_in, words_dtype, words_in};
+use crate::arrays::{
+    array_out, value_error, values_in, words_dtype, words_in, Int, Values, LAST_AXIS,
+};
 use crate::rounded::PyRounder;
 
 /// A number format of lpgen's registry (`posit:8:2`, `lns:5:6`, `fix:7:8`, `f32`, `dfix:10` …)
@@ -41,22 +42,9 @@ impl Hash for PyFormat {
 /// The rounder of `rounding` and `seed`: `None` for nearest (the format's own rounding);
 /// a `ValueError` for a bad rounding, a family without stochastic rounding (asked of the
 /// registry), or a seed given to nearest.
-fn rounder(
-    calc: &Calc,
-    rounding: &str,
-    seed: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Option<Rounder>> {
+fn rounder(calc: &Calc, rounding: &str, seed: Option<Int<u64>>) -> PyResult<Option<Rounder>> {
     let rounding: Rounding = rounding.parse().map_err(value_error)?;
-    let seed = seed
-        .map(|s| {
-            s.extract::<u64>().map_err(|_| {
-                value_error(format!(
-                    "seed must be an integer from 0 to 2**64 - 1, not {}",
-                    s.repr().map(|r| r.to_string()).unwrap_or_default()
-                ))
-            })
-        })
-        .transpose()?;
+    let seed = seed.map(seed_value).transpose()?;
     calc.check_rounding(rounding).map_err(value_error)?;
     match (rounding, seed) {
         (Rounding::Nearest, None) => Ok(None),
@@ -67,12 +55,23 @@ fn rounder(
     }
 }
 
+/// A seed of the stochastic rounding stream: `ValueError` beyond 0..=2^64 − 1.
+pub fn seed_value(seed: Int<u64>) -> PyResult<u64> {
+    seed.or_refuse(|s| format!("seed must be an integer from 0 to 2**64 - 1, not {s}"))
+}
+
 impl PyFormat {
-    pub fn parse(spec: &str, scale: Option<i64>) -> PyResult<PyFormat> {
+    pub fn parse(spec: &str, scale: Option<Int<i64>>) -> PyResult<PyFormat> {
         let format: Format = spec.parse().map_err(value_error)?;
         match (format, scale) {
             (Format::Dfix(f), scale) => {
-                let e = check_scale(scale.unwrap_or(0)).map_err(value_error)?;
+                let scale = match scale {
+                    Some(e) => e.or_refuse(|e| {
+                        format!("scale {e} is out of range: give -{MAX_SCALE}..={MAX_SCALE}")
+                    })?,
+                    None => 0,
+                };
+                let e = check_scale(scale).map_err(value_error)?;
                 Ok(PyFormat {
                     format,
                     calc: Calc::Dfix(DfixCalc::new(f, e)),
@@ -104,7 +103,7 @@ impl PyFormat {
 impl PyFormat {
     #[new]
     #[pyo3(signature = (spec, scale=None))]
-    fn new(spec: &str, scale: Option<i64>) -> PyResult<PyFormat> {
+    fn new(spec: &str, scale: Option<Int<i64>>) -> PyResult<PyFormat> {
         PyFormat::parse(spec, scale)
     }
 
@@ -164,9 +163,9 @@ impl PyFormat {
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
+        x: Values<'py, f64>,
         rounding: &str,
-        seed: Option<&Bound<'py, PyAny>>,
+        seed: Option<Int<u64>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let r = rounder(&self.calc, rounding, seed)?;
         let (xs, shape) = values_in(&x);
@@ -195,9 +194,9 @@ impl PyFormat {
     fn quantize<'py>(
         &self,
         py: Python<'py>,
-        x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
+        x: Values<'py, f64>,
         rounding: &str,
-        seed: Option<&Bound<'py, PyAny>>,
+        seed: Option<Int<u64>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let r = rounder(&self.calc, rounding, seed)?;
         let (xs, shape) = values_in(&x);
@@ -329,58 +328,58 @@ impl PyFormat {
     /// The float array PE's read-out with `--acc A` along `axis` (docs/rtl.md, `array`):
     /// s = A.fma(a_k, b_k, s) from +0, k in order, on the words widened to A, then s
     /// converted to this format (the golden float operations).
-    #[pyo3(signature = (a, b, acc, axis=-1))]
+    #[pyo3(signature = (a, b, acc, axis=LAST_AXIS))]
     fn acc_dot<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         acc: &str,
-        axis: isize,
+        axis: Int<isize>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.acc_dot_words(py, a, b, acc, axis)
+        self.acc_dot_words(py, a, b, acc, &axis)
     }
 
     /// Σ_k a_k·b_k along `axis` of the broadcast words (the golden `Calc::dot`, k = 0, 1, …
     /// in order) in `mode`: naive, kahan, pairwise or quire, as the family offers.
-    #[pyo3(signature = (a, b, mode="naive", axis=-1))]
+    #[pyo3(signature = (a, b, mode="naive", axis=LAST_AXIS))]
     fn dot<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         mode: &str,
-        axis: isize,
+        axis: Int<isize>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.reduce(py, a, Some(b), mode, axis)
+        self.reduce(py, a, Some(b), mode, &axis)
     }
 
     /// The running dot products along `axis` (numpy's `cumsum` of the products, in `mode`):
     /// element k is `dot` of terms 0..=k. With `flags=True`, (words, overflow): whether step k
     /// saturated (lns naive and kahan: its product or an addition; fix quire: the read-out).
-    #[pyo3(signature = (a, b, mode="naive", axis=-1, flags=false))]
+    #[pyo3(signature = (a, b, mode="naive", axis=LAST_AXIS, flags=false))]
     fn cumdot<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         mode: &str,
-        axis: isize,
+        axis: Int<isize>,
         flags: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.running(py, a, b, mode, axis, flags)
+        self.running(py, a, b, mode, &axis, flags)
     }
 
     /// Σ_k x_k along `axis` (the golden `Calc::sum`, k in order) in `mode`.
-    #[pyo3(signature = (x, mode="naive", axis=-1))]
+    #[pyo3(signature = (x, mode="naive", axis=LAST_AXIS))]
     fn sum<'py>(
         &self,
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
         mode: &str,
-        axis: isize,
+        axis: Int<isize>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.reduce(py, x, None, mode, axis)
+        self.reduce(py, x, None, mode, &axis)
     }
 
     /// The 1-bit quantizer with error feedback (seed 001) on words: `g` is one column (1-D)
@@ -508,15 +507,15 @@ impl PyFormat {
     /// out `shift` scale steps up (Σ·2^−shift rounded to nearest even, saturated): the
     /// `array --pe dfix` PE's read-out. Returns `(words, overflow, overflow_half)`, the
     /// flags the overflow tests at that scale and at its half.
-    #[pyo3(signature = (a, b, shift, axis=-1))]
+    #[pyo3(signature = (a, b, shift, axis=LAST_AXIS))]
     fn dfix_dot<'py>(
         &self,
         py: Python<'py>,
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
-        shift: i64,
-        axis: isize,
+        shift: Int<i64>,
+        axis: Int<isize>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        crate::dfix::dfix_dot(self, py, a, b, shift, axis)
+        crate::dfix::dfix_dot(self, py, a, b, shift, &axis)
     }
 }

@@ -10,12 +10,11 @@
 use lpgen_golden::mx::{Accumulation, Exact, MxBlock, MxInput};
 use lpgen_golden::MxFormat;
 use numpy::ndarray::ArrayD;
-use numpy::{AllowTypeChange, PyArrayLikeDyn};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3::IntoPyObjectExt;
 
-use crate::arrays::{array_out, value_error, values_in, words_in};
+use crate::arrays::{array_out, value_error, values_in, words_in, Values};
 
 /// An MX block format: `MxFormat("mx:fp8:e4m3")` (K = 32) or `MxFormat("mx:fp4:e2m1:b8")`.
 #[pyclass(module = "lpgen", name = "MxFormat", frozen)]
@@ -169,7 +168,7 @@ impl PyMxFormat {
     fn quantize_block<'py>(
         &self,
         py: Python<'py>,
-        x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
+        x: Values<'py, f64>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let (xs, shape) = values_in(&x);
         let (xs, batch) = rows(
@@ -208,11 +207,7 @@ impl PyMxFormat {
 
     /// A vector of any length (1-D) converted as §6.3 in blocks of K, the last holding the
     /// remaining values: `(scales, codes)`, uint8 arrays of ⌈n/K⌉ and n.
-    fn quantize<'py>(
-        &self,
-        py: Python<'py>,
-        x: PyArrayLikeDyn<'py, f64, AllowTypeChange>,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    fn quantize<'py>(&self, py: Python<'py>, x: Values<'py, f64>) -> PyResult<Bound<'py, PyTuple>> {
         let (xs, shape) = values_in(&x);
         if shape.len() != 1 || xs.is_empty() {
             return Err(value_error(format!(

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 
 use crate::arrays::{
     array_out, broadcast_shape, broadcast_to, lanes_back, lanes_last, norm_axis, paired_lanes,
-    par_map, par_try_map, shape_text, value_error, without_axis, words_out, PairedLanes,
+    par_map, par_try_map, shape_text, value_error, without_axis, words_out, Int, PairedLanes,
 };
 use crate::format::PyFormat;
 
@@ -175,7 +175,7 @@ impl PyFormat {
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         mode: &str,
-        axis: isize,
+        axis: &Int<isize>,
         flags: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let m = self.mode(mode)?;
@@ -280,7 +280,7 @@ impl PyFormat {
         a: &Bound<'py, PyAny>,
         b: Option<&Bound<'py, PyAny>>,
         mode: &str,
-        axis: isize,
+        axis: &Int<isize>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mode = self.mode(mode)?;
         let a = self.words(a)?;

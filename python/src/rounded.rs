@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use lpgen_golden::{BinOp, Bits, Format, Rounder, Rounding};
 use pyo3::prelude::*;
 
-use crate::arrays::{broadcast_shape, broadcast_to, paired_lanes, value_error, PairedLanes};
-use crate::format::PyFormat;
+use crate::arrays::{broadcast_shape, broadcast_to, paired_lanes, value_error, Int, PairedLanes};
+use crate::format::{seed_value, PyFormat};
 
 /// A stochastic rounding stream: `Rounder("stochastic:R", seed=S)`. Hand it to
 /// `Format.add/sub/mul/div/fma(…, rounder=r)`: each element (numpy broadcasting, C order)
@@ -23,8 +23,9 @@ pub struct PyRounder {
 #[pymethods]
 impl PyRounder {
     #[new]
-    #[pyo3(signature = (rounding, seed=0))]
-    fn new(rounding: &str, seed: u64) -> PyResult<PyRounder> {
+    #[pyo3(signature = (rounding, seed=None))]
+    fn new(rounding: &str, seed: Option<Int<u64>>) -> PyResult<PyRounder> {
+        let seed = seed.map(seed_value).transpose()?.unwrap_or(0);
         let r: Rounding = rounding.parse().map_err(value_error)?;
         if r == Rounding::Nearest {
             return Err(value_error(
@@ -145,7 +146,7 @@ impl PyFormat {
         a: &Bound<'py, PyAny>,
         b: &Bound<'py, PyAny>,
         acc: &str,
-        axis: isize,
+        axis: &Int<isize>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (Format::Float(f), Ok(Format::Float(wide))) = (self.format, acc.parse::<Format>())
         else {

@@ -83,10 +83,18 @@ def test_bad_roundings_raise_value_error(spec, rounding, seed, message):
             f([1.0, 2.0], rounding=rounding, seed=seed)
 
 
-@pytest.mark.parametrize("seed", [-1, 2**64, 1.5, "x"])
+@pytest.mark.parametrize("seed", [-1, 2**64])
 def test_bad_seeds_raise_value_error(seed):
     fmt = lpgen.Format("bf16")
     with pytest.raises(ValueError, match="seed must be an integer from 0 to 2"):
         fmt.encode([1.0], rounding="stochastic:8", seed=seed)
     # The largest seed is taken.
     fmt.encode([1.0], rounding="stochastic:8", seed=2**64 - 1)
+
+
+@pytest.mark.parametrize("seed", [1.5, "x"])
+def test_seeds_of_another_type_raise_type_error(seed):
+    # The house rule (issue 48): a wrong Python type is a TypeError, a bad value a ValueError.
+    fmt = lpgen.Format("bf16")
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        fmt.encode([1.0], rounding="stochastic:8", seed=seed)

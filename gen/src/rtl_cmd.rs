@@ -20,15 +20,15 @@ pub struct DesignArgs {
     /// Pipeline registers (0 = combinational)
     #[arg(long, default_value_t = 0)]
     stages: u32,
-    /// Array rows; quant1: the longest column
-    #[arg(long, default_value_t = 1)]
-    rows: u32,
-    /// Array columns
-    #[arg(long, default_value_t = 1)]
-    cols: u32,
-    /// Vector lanes
-    #[arg(long, default_value_t = 1)]
-    lanes: u32,
+    /// Array rows; quant1: the longest column; dfix-monitor: the array's [default: 1]
+    #[arg(long)]
+    rows: Option<u32>,
+    /// Array columns; dfix-monitor: the array's [default: 1]
+    #[arg(long)]
+    cols: Option<u32>,
+    /// Vector lanes [default: 1]
+    #[arg(long)]
+    lanes: Option<u32>,
     /// Array PE kind (from the family registry)
     #[arg(long, help = pe_help())]
     pe: Option<String>,
@@ -43,12 +43,13 @@ pub struct DesignArgs {
     /// Conversion format of an alu/vector lane (same family; default: --format) and of convert (required)
     #[arg(long)]
     to: Option<String>,
-    /// 8-bit type of q8-enc/q8-dec: q8:dynamic-tree, q8:static-tree, q8:linear, q8:mantissa
-    #[arg(long, default_value = "q8:dynamic-tree")]
-    q8: String,
-    /// Bits of each saturating counter of dfix-monitor
-    #[arg(long, default_value_t = lpgen_hdl::units::DFIX_COUNTER_BITS)]
-    counter_bits: u32,
+    /// 8-bit type of q8-enc/q8-dec: q8:dynamic-tree (default), q8:static-tree, q8:linear,
+    /// q8:mantissa
+    #[arg(long)]
+    q8: Option<String>,
+    /// Bits of each saturating counter of dfix-monitor [default: 32]
+    #[arg(long)]
+    counter_bits: Option<u32>,
     /// Rounding of float-add/float-mul/float-fma results, float alu/vector lanes' add, sub,
     /// mul, div, convert's float results and the read-out of array --pe float (its state a
     /// row on sr_row_state): nearest, or stochastic:R (R random bits from the golden
@@ -59,6 +60,50 @@ pub struct DesignArgs {
     /// generator's state of this seed)
     #[arg(long)]
     rounding_seed: Option<u64>,
+}
+
+impl DesignArgs {
+    /// Refuses an option given to a unit it does not apply to (the registry entry's
+    /// options), naming the units it applies to: no option is silently ignored (issue 48).
+    fn check_options_apply(&self, unit: Unit) -> CliResult {
+        use lpgen_hdl::units::{entry, Opt, UNITS};
+        let given: [(&str, bool, &[Opt]); 9] = [
+            (
+                "--rows",
+                self.rows.is_some(),
+                &[Opt::Array, Opt::Rows, Opt::Monitor],
+            ),
+            ("--cols", self.cols.is_some(), &[Opt::Array, Opt::Monitor]),
+            ("--pe", self.pe.is_some(), &[Opt::Array]),
+            ("--acc", self.acc.is_some(), &[Opt::Array]),
+            ("--lanes", self.lanes.is_some(), &[Opt::Lanes]),
+            ("--to", self.to.is_some(), &[Opt::To]),
+            ("--q8", self.q8.is_some(), &[Opt::Q8]),
+            (
+                "--counter-bits",
+                self.counter_bits.is_some(),
+                &[Opt::Monitor],
+            ),
+            ("--input", self.input.is_some(), &[Opt::Input]),
+        ];
+        let takes =
+            |e: &lpgen_hdl::units::UnitEntry, opts: &[Opt]| opts.iter().any(|&o| e.takes(o));
+        for (name, given, opts) in given {
+            if given && !takes(entry(unit), opts) {
+                let to: Vec<&str> = UNITS
+                    .iter()
+                    .filter(|e| takes(e, opts))
+                    .map(|e| e.name)
+                    .collect();
+                return Err(CliError(format!(
+                    "{name} does not apply to {}: it applies to {}",
+                    entry(unit).name,
+                    to.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `--format`'s help: every family's format strings.
@@ -86,19 +131,18 @@ impl DesignArgs {
     /// The generator's parameters (formats and names checked; the generator checks the rest).
     pub fn params(&self) -> CliResult<Params> {
         let unit: Unit = self.unit.parse()?;
+        self.check_options_apply(unit)?;
         let mut p = Params::parse(unit, &self.format)?.stages(self.stages);
-        (p.rows, p.cols, p.lanes) = (self.rows, self.cols, self.lanes);
+        (p.rows, p.cols, p.lanes) = (
+            self.rows.unwrap_or(1),
+            self.cols.unwrap_or(1),
+            self.lanes.unwrap_or(1),
+        );
         lpgen_hdl::limits::check_params(&p)?;
         if let Some(pe) = &self.pe {
             p.pe = pe.parse()?;
         }
         if let Some(acc) = &self.acc {
-            if unit != Unit::Array {
-                return Err(CliError(format!(
-                    "--acc {acc} is for array --pe float, not {}",
-                    self.unit
-                )));
-            }
             p.acc = Some(acc.parse()?);
         }
         if let Some(to) = &self.to {
@@ -107,8 +151,12 @@ impl DesignArgs {
         if let Some(input) = &self.input {
             p.input = Some(input.parse()?);
         }
-        p.q8 = self.q8.parse()?;
-        p.counter_bits = self.counter_bits;
+        if let Some(q8) = &self.q8 {
+            p.q8 = q8.parse()?;
+        }
+        p.counter_bits = self
+            .counter_bits
+            .unwrap_or(lpgen_hdl::units::DFIX_COUNTER_BITS);
         let rounding: lpgen_golden::Rounding = self
             .rounding
             .parse()

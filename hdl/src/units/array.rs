@@ -41,9 +41,14 @@ pub fn pe_instance_name(row: u32, col: u32) -> String {
 
 /// The generator of `p.pe`, if the registry gives that PE to the format's family.
 fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
-    // MX blocks go with the MX PE only (the format is then f32, unused).
+    // MX blocks go with the MX PE only (the format is then f32, unused). It reads out to
+    // nearest and accumulates in f32, so that a manifest never claims `--acc` or a
+    // stochastic read-out it lacks (issue 48).
     match (p.mx, p.pe == PeKind::Mx) {
-        (Some(_), true) => return Ok(p.pe.gen()),
+        (Some(_), true) => {
+            check_read_out(p)?;
+            return Ok(p.pe.gen());
+        }
         (Some(mx), false) => {
             return Err(GenError(format!(
                 "array PE '{}' does not work on {mx}: MX blocks take --pe mx (the default for mx:… formats)",
@@ -59,22 +64,11 @@ fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
         (None, false) => {}
     }
     let entry = p.format.entry();
-    if p.rounding != lpgen_golden::Rounding::Nearest
-        && entry.pe(p.pe.name()).is_some()
-        && !p.pe.gen().rounds_stochastically(p)
-    {
-        let acc = p.acc.map_or(String::new(), |a| format!(" --acc {a}"));
-        return Err(GenError(format!(
-            "array PE '{}'{acc} reads out to nearest only, not {} (stochastic read-out: --pe float with its exact accumulator)",
-            p.pe.name(),
-            p.rounding
-        )));
+    if entry.pe(p.pe.name()).is_some() {
+        check_read_out(p)?;
     }
     if let (Some(acc), false) = (p.acc, p.pe == PeKind::Float) {
-        return Err(GenError(format!(
-            "--acc {acc} is for --pe float (the {} PE accumulates as its kind says)",
-            p.pe.name()
-        )));
+        return Err(acc_is_for_float(acc, p));
     }
     if entry.pe(p.pe.name()).is_none() {
         let want = match entry.pes.len() {
@@ -94,6 +88,31 @@ fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
         )));
     }
     Ok(p.pe.gen())
+}
+
+/// `--acc A` given to a PE other than float's.
+fn acc_is_for_float(acc: lpgen_golden::Format, p: &Params) -> GenError {
+    GenError(format!(
+        "--acc {acc} is for --pe float (the {} PE accumulates as its kind says)",
+        p.pe.name()
+    ))
+}
+
+/// Refuses a stochastic read-out of a PE that rounds to nearest only, and `--acc` on a PE
+/// other than float's (`p.pe` works on `p`'s words).
+fn check_read_out(p: &Params) -> Result<(), GenError> {
+    if p.rounding != lpgen_golden::Rounding::Nearest && !p.pe.gen().rounds_stochastically(p) {
+        let acc = p.acc.map_or(String::new(), |a| format!(" --acc {a}"));
+        return Err(GenError(format!(
+            "array PE '{}'{acc} reads out to nearest only, not {} (stochastic read-out: --pe float with its exact accumulator)",
+            p.pe.name(),
+            p.rounding
+        )));
+    }
+    match p.acc {
+        Some(acc) if p.pe != PeKind::Float => Err(acc_is_for_float(acc, p)),
+        _ => Ok(()),
+    }
 }
 
 /// The PE module `lpgen_pe_<kind>_<format>_s<S>` (S = 1 with the product register), defined

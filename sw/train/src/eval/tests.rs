@@ -300,3 +300,71 @@ fn a_damaged_header_is_refused_before_anything_of_its_size_is_allocated() {
     }
     let _ = std::fs::remove_dir_all(p.parent().unwrap());
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The checkpoint of a small adaptive-optimizer MLP with its momenta filled (so that every
+    /// array holds words other than zero), its path, text and state.
+    fn sample(name: &str) -> (std::path::PathBuf, Vec<u8>, Checkpoint) {
+        let mut cfg = crate::net::tests::cfg("posit:8:2");
+        cfg.optimizer = Optimizer::parse("adagrad").unwrap();
+        let (p, _) = written(name, &cfg);
+        let ck = read_checkpoint(&p).unwrap();
+        (p.clone(), std::fs::read(&p).unwrap(), ck)
+    }
+
+    /// `n` cases, or `PROPTEST_CASES` for a longer run.
+    fn cases(n: u32) -> u32 {
+        std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(n)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: cases(256),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// Issue 48: any byte of a checkpoint flipped (any nonzero xor) is refused in one line,
+        /// or the file reads back as the same words (a flip the digest line's trailing
+        /// whitespace absorbs).
+        #[test]
+        fn a_flipped_byte_is_refused_or_reads_the_same_words(at in any::<prop::sample::Index>(), xor in 1u8..) {
+            let (p, bytes, ck) = sample("flip");
+            let mut damaged = bytes.clone();
+            let i = at.index(damaged.len());
+            damaged[i] ^= xor;
+            std::fs::write(&p, &damaged).unwrap();
+            match read_checkpoint(&p) {
+                Ok(got) => {
+                    prop_assert_eq!(&got.state, &ck.state);
+                    prop_assert_eq!(&got.run, &ck.run);
+                }
+                Err(e) => prop_assert!(!e.0.contains('\n'), "{}", e.0),
+            }
+        }
+
+        /// The same damage under a digest recomputed to match (an edited file): refused in one
+        /// line or read, never a panic or an allocation beyond the file.
+        #[test]
+        fn a_flipped_byte_under_a_fresh_digest_never_panics(at in any::<prop::sample::Index>(), xor in 1u8..) {
+            let (p, bytes, _) = sample("flip-redigest");
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let end = text.rfind("end ").unwrap();
+            let mut body = text.as_bytes()[..end].to_vec();
+            let i = at.index(body.len());
+            body[i] ^= xor;
+            let digest = checkpoint::fnv1a64(body.iter().copied());
+            body.extend(format!("end {digest:016x}\n").bytes());
+            std::fs::write(&p, &body).unwrap();
+            if let Err(e) = read_checkpoint(&p) {
+                prop_assert!(!e.0.contains('\n'), "{}", e.0);
+            }
+        }
+    }
+}

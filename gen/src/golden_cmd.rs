@@ -26,9 +26,9 @@ pub struct GoldenArgs {
     /// Operands: decimal reals or 0x bit patterns; for dot, pairs a,b
     #[arg(allow_negative_numbers = true)]
     args: Vec<String>,
-    /// Accumulation of sum and dot: naive, kahan, pairwise or quire
-    #[arg(long, default_value = "naive")]
-    mode: String,
+    /// Accumulation of sum and dot: naive (default), kahan, pairwise or quire
+    #[arg(long)]
+    mode: Option<String>,
     /// exp and ln as seed 000's Taylor series of LNS operations (LNS only)
     #[arg(long)]
     taylor: bool,
@@ -41,11 +41,13 @@ pub struct GoldenArgs {
     /// Rounding of results (and of encode): nearest, or stochastic:R (R random bits, 1..32;
     /// float and fix formats; docs/formats.md "Stochastic rounding"). Operands are read with
     /// nearest; the random stream runs on across --stdin lines, one draw per rounded result.
-    #[arg(long, default_value = "nearest")]
-    rounding: String,
-    /// The seed of stochastic rounding's generator (default 0)
+    /// [default: nearest]
     #[arg(long)]
-    seed: Option<u64>,
+    rounding: Option<String>,
+    /// The seed of stochastic rounding's generator (default 0), as `lpgen rtl
+    /// --rounding-seed` takes it (`--seed`: the same, an older spelling)
+    #[arg(long, alias = "seed")]
+    rounding_seed: Option<u64>,
     /// mx formats, quantize: the operands are words of this format (bf16, f16, float:E:M up
     /// to binary32, fix:I:F; 0x bits or decimals rounded to it), as mx-enc --input takes them
     #[arg(long)]
@@ -200,14 +202,15 @@ impl Job {
     }
 }
 
-/// The rounder of `--rounding` and `--seed`, refused in one line where the format's family
-/// defines no stochastic rounding or the seed has nothing to seed.
+/// The rounder of `--rounding` and `--rounding-seed`, refused in one line where the format's
+/// family defines no stochastic rounding or the seed has nothing to seed.
 fn rounder(calc: &Calc, rounding: &str, seed: Option<u64>) -> CliResult<Rounder> {
     let rounding: Rounding = rounding.parse()?;
     calc.check_rounding(rounding)?;
     if rounding == Rounding::Nearest && seed.is_some() {
         return Err(CliError(
-            "--seed applies to --rounding stochastic:R only, not to nearest".into(),
+            "--rounding-seed (--seed) applies to --rounding stochastic:R only, not to nearest"
+                .into(),
         ));
     }
     Ok(Rounder::new(rounding, seed.unwrap_or(0)))
@@ -217,16 +220,18 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
     if lpgen_golden::mx::is_mx(&args.format) {
         // A block format, not a registered family (docs/decisions.md): its own calculator.
         let f: lpgen_golden::MxFormat = args.format.parse()?;
+        // Any of these given is refused, its default value too: none applies.
         if args.stdin
             || args.taylor
-            || args.mode != "naive"
+            || args.mode.is_some()
             || args.scale.is_some()
-            || args.rounding != "nearest"
-            || args.seed.is_some()
+            || args.rounding.is_some()
+            || args.rounding_seed.is_some()
         {
             return Err(CliError(format!(
                 "{f} takes operands on the command line, without --stdin, --taylor, --mode, \
-                 --scale, --rounding or --seed (MX conversion rounds to nearest)"
+                 --scale, --rounding or --rounding-seed (MX conversion rounds to nearest, and \
+                 dot accumulates each block exactly)"
             )));
         }
         let input = match &args.input {
@@ -244,10 +249,11 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
     let format: Format = args.format.parse()?;
     let calc = format.calc();
     // Asked of the family, before any family's own path (dfix's below).
-    let rounder = rounder(&calc, &args.rounding, args.seed)?;
+    let rounding = args.rounding.as_deref().unwrap_or("nearest");
+    let rounder = rounder(&calc, rounding, args.rounding_seed)?;
     if let Format::Dfix(f) = format {
         // The dfix family's calculator: operands and results at the group's scale.
-        if args.stdin || args.taylor || args.mode != "naive" {
+        if args.stdin || args.taylor || args.mode.is_some() {
             return Err(CliError(
                 "dfix formats take operands on the command line, without --stdin, --taylor or --mode"
                     .into(),
@@ -267,7 +273,7 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
     let job = Job {
         calc,
         op: parse_op(&args.op)?,
-        mode: args.mode.parse()?,
+        mode: args.mode.as_deref().unwrap_or("naive").parse()?,
         taylor: args.taylor,
         rounder: RefCell::new(rounder),
     };
@@ -277,11 +283,17 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
         return Err(CliError(format!(
             "--rounding {} applies to add sub mul div encode (and max min cmp neg abs, which \
              do not round), not to {}: stochastic exp, ln, sum and dot are not defined yet",
-            args.rounding, args.op
+            rounding, args.op
         )));
     }
-    if args.mode != "naive" && !matches!(job.op, Op::Sum | Op::Dot) {
+    if args.mode.is_some() && !matches!(job.op, Op::Sum | Op::Dot) {
         return Err(CliError("--mode applies to sum and dot only".into()));
+    }
+    if args.taylor && !matches!(job.op, Op::Exp | Op::Ln) {
+        return Err(CliError(format!(
+            "--taylor applies to exp and ln (LNS formats), not to {}",
+            args.op
+        )));
     }
     if !args.stdin {
         return emit(out, &job.eval(&args.args)?);

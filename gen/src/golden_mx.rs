@@ -1,7 +1,7 @@
 //! `lpgen golden mx:ELEM[:bK] OP ARGS…`: the MX block formats' calculator (docs/formats.md,
 //! "MX block formats"). Operations:
 //!
-//! - `quantize x1 … xK`: one block of exactly K decimal reals (nan, inf allowed) → the scale
+//! - `quantize x1 … xn`: one block of 1..=K decimal reals (nan, inf allowed) → the scale
 //!   (byte and 2^e), the element codes (hex) and the dequantized values; with `--input F`
 //!   (bf16, f16, float:E:M, fix:I:F: the words `mx-enc --input F` takes) each operand is a
 //!   word of F (0x bits, or a decimal real rounded to the nearest word as the F calculator
@@ -89,10 +89,11 @@ pub fn eval(
     }
     match op {
         "quantize" => {
-            if args.len() != f.block {
+            // 1..=K values, as dequantize takes 1..=K codes and Python's quantize_block
+            // takes them: a shorter block is the last one of a row.
+            if args.is_empty() || args.len() > f.block {
                 return Err(CliError(format!(
-                    "quantize takes one block of {} values for {f} (K = {}), got {}",
-                    f.block,
+                    "quantize takes one block of 1..={} values for {f}, got {}",
                     f.block,
                     args.len()
                 )));

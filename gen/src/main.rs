@@ -83,7 +83,12 @@ fn operands_after_options(args: Vec<OsString>) -> Vec<OsString> {
         .find_subcommand("golden")
         .expect("golden is a subcommand");
     let takes_value = |a: &clap::Arg| a.get_action().takes_values();
-    let long = |name: &str| golden.get_arguments().find(|a| a.get_long() == Some(name));
+    // An option by its name or any alias (the hidden ones too: `--seed`).
+    let long = |name: &str| {
+        golden.get_arguments().find(|a| {
+            a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|v| v.contains(&name))
+        })
+    };
     let short = |c: char| golden.get_arguments().find(|a| a.get_short() == Some(c));
     let (mut options, mut operands) = (vec![], vec![]);
     let mut rest = args[2..].iter();

@@ -266,22 +266,27 @@ pub fn run(args: &QuantArgs, out: &mut dyn Write) -> CliResult {
         .ty
         .as_deref()
         .ok_or_else(|| CliError("quant needs a TYPE (e.g. q8:dynamic-tree) or --table1".into()))?;
+    // The type first: a bad TYPE is named before a missing --dist (issue 48).
+    // Ok: a q8 type; Err: an MX format.
+    let ty: Result<Q8Type, MxFormat> = match lpgen_golden::mx::is_mx(ty_text) {
+        true => Err(ty_text.parse()?),
+        false => Ok(ty_text.parse()?),
+    };
     let dist_text = args
         .dist
         .as_deref()
         .ok_or_else(|| CliError("quant needs --dist, e.g. --dist \"N(0,1)\"".into()))?;
     let dist = parse_dist(dist_text)?;
     let samples = check_samples(args.samples.unwrap_or(1_000_000))?;
-    if lpgen_golden::mx::is_mx(ty_text) {
-        let f: MxFormat = ty_text.parse()?;
-        if args.offset.is_some() {
+    let ty = match ty {
+        Ok(q8) => q8,
+        Err(f) if args.offset.is_some() => {
             return Err(CliError(format!(
                 "--offset applies to q8:static-tree and q8:mantissa; {f} is scaled per block"
-            )));
+            )))
         }
-        return mx_row(f, dist, dist_text, samples, args.seed, out);
-    }
-    let ty: Q8Type = ty_text.parse()?;
+        Err(f) => return mx_row(f, dist, dist_text, samples, args.seed, out),
+    };
     let scaling = match (ty.default_scaling(), args.offset) {
         (Scaling::Absmax, Some(_)) => {
             return Err(CliError(format!(

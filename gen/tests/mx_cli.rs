@@ -257,7 +257,7 @@ fn bad_input_is_one_line_and_status_2() {
         &["golden", "mx:fp5:e2m2", "quantize", "1"],
         &["golden", "mx:int8:b100000", "quantize", "1"],
         &["golden", "mx:fp8:e3m5", "quantize", "1"],
-        &["golden", "mx:fp4:e2m1", "quantize", "1", "2"],
+        &["golden", "mx:fp4:e2m1:b2", "quantize", "1", "2", "3"],
         &["golden", "mx:fp4:e2m1:b2", "quantize", "1", "x"],
         &["golden", "mx:fp4:e2m1", "add", "1", "2"],
         &["golden", "mx:fp4:e2m1:b2", "dot", "1"],

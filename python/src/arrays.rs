@@ -301,6 +301,76 @@ pub fn words_in(obj: &Bound<'_, PyAny>, width: u32, name: &str) -> PyResult<Arra
     Ok(words)
 }
 
+/// Signed integers named `name` from any integer array-like, each within ±`limit`: numpy
+/// integers of any width, or Python integers of any size (read one by one where numpy makes
+/// floats or objects of them); floats are refused, as for words.
+pub fn ints_in(obj: &Bound<'_, PyAny>, name: &str, limit: i64) -> PyResult<ArrayD<i64>> {
+    let py = obj.py();
+    let np = numpy_module(py)?;
+    let arr = np.call_method1("asarray", (obj,))?;
+    let dtype = arr.getattr("dtype")?;
+    let kind: String = dtype.getattr("kind")?.extract()?;
+    let given_floats = kind == "f" && obj.is_instance(&np.getattr("ndarray")?)?;
+    let size: usize = arr.getattr("size")?.extract()?;
+    let out_of_range = |v: &str| {
+        value_error(format!(
+            "{name} {v} is out of range: give -{limit}..={limit}"
+        ))
+    };
+    let values: ArrayD<i64> = match kind.as_str() {
+        "i" => {
+            let a: PyReadonlyArrayDyn<'_, i64> =
+                np.call_method1("asarray", (&arr, "int64"))?.extract()?;
+            a.as_array().to_owned()
+        }
+        "u" => {
+            let a: PyReadonlyArrayDyn<'_, u64> =
+                np.call_method1("asarray", (&arr, "uint64"))?.extract()?;
+            if let Some(v) = a.as_array().iter().find(|&&v| v > limit.unsigned_abs()) {
+                return Err(out_of_range(&v.to_string()));
+            }
+            a.as_array().mapv(|v| v as i64)
+        }
+        "O" | "f" if kind == "O" || !given_floats || size == 0 => {
+            let objects = np.call_method1("asarray", (obj, "object"))?;
+            let shape: Vec<usize> = objects.getattr("shape")?.extract()?;
+            let mut values = vec![];
+            for item in objects.getattr("flat")?.try_iter()? {
+                let item = item?;
+                let v = match item.extract::<Int<i64>>() {
+                    Ok(Int(Ok(v))) => v,
+                    Ok(Int(Err(text))) => return Err(out_of_range(&text)),
+                    Err(_) => {
+                        let ty = item
+                            .get_type()
+                            .name()
+                            .map(|n| n.to_string())
+                            .unwrap_or_default();
+                        return Err(value_error(format!(
+                            "{name} takes integers, not {ty} values"
+                        )));
+                    }
+                };
+                values.push(v);
+            }
+            ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(value_error)?
+        }
+        _ => {
+            let dtype: String = dtype.str()?.extract()?;
+            return Err(value_error(format!(
+                "{name} takes integers, not {dtype} values"
+            )));
+        }
+    };
+    if let Some(v) = values
+        .iter()
+        .find(|v| v.unsigned_abs() > limit.unsigned_abs())
+    {
+        return Err(out_of_range(&v.to_string()));
+    }
+    Ok(values)
+}
+
 /// The words of `arr`, a numpy array of objects, each a Python integer (an object with
 /// `__index__`) in 0..2^width, refused as [`words_in`] refuses them.
 fn python_words(arr: &Bound<'_, PyAny>, width: u32, name: &str) -> PyResult<ArrayD<u64>> {

@@ -9,7 +9,9 @@ use lpgen_golden::{Alu, AluIn, AluOut, Format, ALU_OP_BITS};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::arrays::{array_out, broadcast_shape, broadcast_to, par_map, value_error, words_in};
+use crate::arrays::{
+    array_out, broadcast_shape, broadcast_to, ints_in, par_map, value_error, words_in,
+};
 use crate::codecs::format_arg;
 use crate::format::PyFormat;
 
@@ -77,16 +79,7 @@ pub fn dfix_lane<'py>(
     let [op, a, b] = ins;
     let op = words_in(op, DFIX_LANE_OP_BITS, "a dfix lane opcode")?;
     let (a, b) = (f.words(a)?, f.words(b)?);
-    let numpy = py.import("numpy")?;
-    let shift = numpy.call_method1("asarray", (shift, "int64"))?;
-    let shift: numpy::PyReadonlyArrayDyn<'_, i64> = shift.extract()?;
-    let shift = shift.as_array().to_owned();
-    let limit = i64::from(i32::MAX);
-    if let Some(s) = shift.iter().find(|s| s.abs() > limit) {
-        return Err(value_error(format!(
-            "shift {s} is out of range: give -{limit}..={limit}"
-        )));
-    }
+    let shift = ints_in(shift, "shift", i64::from(i32::MAX))?;
     let shape =
         broadcast_shape(&[op.shape(), a.shape(), b.shape(), shift.shape()]).map_err(value_error)?;
     let op = broadcast_to(&op, &shape);

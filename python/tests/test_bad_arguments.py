@@ -112,3 +112,21 @@ def test_documented_word_lists_are_words():
     # Floats are still values, not words, in a list as in an array.
     refused(lambda: bf16.neg([1.5, 2**63]), "unsigned integer bit patterns, not float values")
     refused(lambda: bf16.neg(np.array([1.5])), "unsigned integer bit patterns, not float64 values")
+
+
+@pytest.mark.parametrize("shift", [2**63, -(2**63), 2**31, [2**70, 1], np.array([2**64 - 1], dtype=np.uint64)])
+def test_a_dfix_lane_shift_out_of_range_is_a_value_error(shift):
+    # Found by test_fuzz_arguments.py: numpy's int64 conversion raised OverflowError, and
+    # -2**63 passed the range check (its absolute value wrapped).
+    refused(
+        lambda: lpgen.Format("dfix:8").dfix_lane(0, [1], [2], shift),
+        "is out of range: give -2147483647..=2147483647",
+    )
+
+
+def test_a_dfix_lane_shift_takes_integers_only():
+    # A float shift was truncated to an integer silently.
+    d = lpgen.Format("dfix:8")
+    refused(lambda: d.dfix_lane(0, [1], [2], [1.5]), "shift takes integers, not float values")
+    refused(lambda: d.dfix_lane(0, [1], [2], np.array([1.5])), "not float64 values")
+    assert d.dfix_lane(0, [1], [2], np.int8(-2))[0].tolist() == d.dfix_lane(0, [1], [2], -2)[0].tolist()

@@ -95,8 +95,15 @@ impl DesignArgs {
                     .filter(|e| takes(e, opts))
                     .map(|e| e.name)
                     .collect();
+                // alu is one lane of vector.
+                let hint = match (unit, self.lanes) {
+                    (Unit::Alu, Some(n)) if name == "--lanes" => {
+                        format!(" (alu is one lane; for {n} lanes use 'vector --lanes {n}')")
+                    }
+                    _ => String::new(),
+                };
                 return Err(CliError(format!(
-                    "{name} does not apply to {}: it applies to {}",
+                    "{name} does not apply to {}: it applies to {}{hint}",
                     entry(unit).name,
                     to.join(", ")
                 )));

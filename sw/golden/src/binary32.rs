@@ -173,8 +173,19 @@ impl Family for F32 {
     }
     /// Column by column: the host's f32 NaN payloads follow operand order, which the
     /// compiler may change in an interleaved loop (the words are the host's, not pinned).
-    fn dots(&self, mode: SumMode, a: &[Bits], bs: &[&[Bits]]) -> Result<Vec<Bits>, FormatError> {
-        bs.iter().map(|b| Family::dot(self, mode, a, b)).collect()
+    fn dots(
+        &self,
+        mode: SumMode,
+        rows: &[&[Bits]],
+        bs: &[&[Bits]],
+    ) -> Result<Vec<Bits>, FormatError> {
+        let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
+            bs.iter().map(|b| Family::dot(self, mode, a, b)).collect()
+        };
+        rows.iter()
+            .map(|a| row(a))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|r| r.concat())
     }
     fn convert_to(&self, _: &F32, a: Bits) -> Bits {
         a

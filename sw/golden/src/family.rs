@@ -58,10 +58,16 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError>;
     /// Σ a_k·b_k in `mode`, k = 0..K−1 in order.
     fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError>;
-    /// [`Family::dot`] of `a` with every column of `bs`, each the same word (the matrix
-    /// kernels' row of outputs): the same operations in the same order per column, fast
-    /// paths free to interleave independent columns (`sum::rounded_dots`).
-    fn dots(&self, mode: SumMode, a: &[Bits], bs: &[&[Bits]]) -> Result<Vec<Bits>, FormatError>;
+    /// [`Family::dot`] of every row of `rows` with every column of `bs`, row-major (the
+    /// matrix kernels' outputs), each the same word as its `dot`: the same operations in the
+    /// same order per element, fast paths free to interleave independent elements
+    /// (`sum::rounded_dots`).
+    fn dots(
+        &self,
+        mode: SumMode,
+        rows: &[&[Bits]],
+        bs: &[&[Bits]],
+    ) -> Result<Vec<Bits>, FormatError>;
     /// `a` converted to `to`, a format of the same family (the lanes' `convert`).
     fn convert_to(&self, to: &Self, a: Bits) -> Bits;
     /// a·b + c rounded once, where the family defines it (float: IEEE's fused multiply-add;

@@ -103,14 +103,15 @@ impl Calc {
         family::with_calc!(self, c => Family::dot(c, mode, a, b))
     }
 
-    /// [`Calc::dot`] of `a` with every column of `bs` (the matrix kernels' row of outputs).
+    /// [`Calc::dot`] of every row of `rows` with every column of `bs`, row-major (the
+    /// matrix kernels' outputs).
     pub fn dots(
         &self,
         mode: SumMode,
-        a: &[Bits],
+        rows: &[&[Bits]],
         bs: &[&[Bits]],
     ) -> Result<Vec<Bits>, FormatError> {
-        family::with_calc!(self, c => Family::dots(c, mode, a, bs))
+        family::with_calc!(self, c => Family::dots(c, mode, rows, bs))
     }
 }
 

@@ -202,15 +202,26 @@ impl Family for DfixCalc {
             _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
         })
     }
-    fn dots(&self, mode: SumMode, a: &[Bits], bs: &[&[Bits]]) -> Result<Vec<Bits>, FormatError> {
-        let e = self.scale;
-        Ok(match mode {
-            SumMode::Quire => bs
-                .iter()
-                .map(|b| self.fmt.dot(a, e, b, e, e).word)
-                .collect(),
-            _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
-        })
+    fn dots(
+        &self,
+        mode: SumMode,
+        rows: &[&[Bits]],
+        bs: &[&[Bits]],
+    ) -> Result<Vec<Bits>, FormatError> {
+        let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
+            let e = self.scale;
+            Ok(match mode {
+                SumMode::Quire => bs
+                    .iter()
+                    .map(|b| self.fmt.dot(a, e, b, e, e).word)
+                    .collect(),
+                _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
+            })
+        };
+        rows.iter()
+            .map(|a| row(a))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|r| r.concat())
     }
     /// The same value in a word of another width (the scale kept), saturated.
     fn convert_to(&self, to: &DfixCalc, a: Bits) -> Bits {

@@ -198,20 +198,41 @@ impl Family for FloatFormat {
             .expect("a rounded mode"),
         })
     }
-    fn dots(&self, mode: SumMode, a: &[Bits], bs: &[&[Bits]]) -> Result<Vec<Bits>, FormatError> {
-        Ok(match mode {
-            SumMode::Quire => bs.iter().map(|b| self.dot_exact(a, b)).collect(),
-            SumMode::Naive => match (super::ops::tables(*self), self.narrow()) {
-                (Some(t), _) => t.naive_dots(0, a, bs),
-                (None, Some(n)) => sum::rounded_dots(&n, mode, a, bs).expect("naive"),
-                (None, None) => sum::rounded_dots(self, mode, a, bs).expect("naive"),
-            },
-            _ => match self.narrow() {
-                Some(n) => sum::rounded_dots(&n, mode, a, bs),
-                None => sum::rounded_dots(self, mode, a, bs),
+    fn dots(
+        &self,
+        mode: SumMode,
+        rows: &[&[Bits]],
+        bs: &[&[Bits]],
+    ) -> Result<Vec<Bits>, FormatError> {
+        // Naive (where no table serves) and Kahan on the binary32 path: the whole product at
+        // once, each word loaded once.
+        if let Some(n) = self.narrow() {
+            match mode {
+                SumMode::Naive if super::ops::tables(*self).is_none() => {
+                    return Ok(n.dots(false, rows, bs))
+                }
+                SumMode::Kahan => return Ok(n.dots(true, rows, bs)),
+                _ => {}
             }
-            .expect("a rounded mode"),
-        })
+        }
+        let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
+            Ok(match mode {
+                SumMode::Quire => bs.iter().map(|b| self.dot_exact(a, b)).collect(),
+                SumMode::Naive => match super::ops::tables(*self) {
+                    Some(t) => t.naive_dots(0, a, bs),
+                    None => sum::rounded_dots(self, mode, a, bs).expect("naive"),
+                },
+                _ => match self.narrow() {
+                    Some(n) => sum::rounded_dots(&n, mode, a, bs),
+                    None => sum::rounded_dots(self, mode, a, bs),
+                }
+                .expect("a rounded mode"),
+            })
+        };
+        rows.iter()
+            .map(|a| row(a))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|r| r.concat())
     }
     fn convert_to(&self, to: &FloatFormat, a: Bits) -> Bits {
         self.convert(to, a)

@@ -153,15 +153,13 @@ pub fn matmul(
             });
         }
     }
-    // Every other mode: a row of outputs at a time by the family's `dots`, whose sequential
-    // sums run several independent columns in lockstep, each in its own order.
+    // Every other mode: the family's `dots`, whose sequential sums run several independent
+    // columns in lockstep, each in its own order.
     let cols: Vec<Vec<Bits>> = (0..b.cols).map(|j| b.col(j)).collect();
     let cols: Vec<&[Bits]> = cols.iter().map(Vec::as_slice).collect();
-    let mut out = Vec::with_capacity(a.rows * b.cols);
-    for i in 0..a.rows {
-        out.extend(calc.dots(mode, &a.row(i), &cols)?);
-    }
-    Ok(out)
+    let rows: Vec<Vec<Bits>> = (0..a.rows).map(|i| a.row(i)).collect();
+    let rows: Vec<&[Bits]> = rows.iter().map(Vec::as_slice).collect();
+    calc.dots(mode, &rows, &cols)
 }
 
 /// Formats up to this width decode through a table of every word's exact value.

@@ -287,7 +287,7 @@ fn lockstep_dots_equal_dot_column_by_column() {
                     let want: Vec<Bits> =
                         cols.iter().map(|b| c.dot(mode, &a, b).unwrap()).collect();
                     assert_eq!(
-                        c.dots(mode, &a, &refs).unwrap(),
+                        c.dots(mode, &[&a], &refs).unwrap(),
                         want,
                         "{f} {} K = {k}, {n} columns",
                         mode.name()

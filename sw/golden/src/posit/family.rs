@@ -145,15 +145,26 @@ impl Family for PositFormat {
             _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
         })
     }
-    fn dots(&self, mode: SumMode, a: &[Bits], bs: &[&[Bits]]) -> Result<Vec<Bits>, FormatError> {
-        Ok(match mode {
-            SumMode::Naive => match super::table::tables(*self) {
-                Some(t) => t.ops.naive_dots(0, a, bs),
-                None => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
-            },
-            SumMode::Quire => bs.iter().map(|b| self.dot_quire(a, b)).collect(),
-            _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
-        })
+    fn dots(
+        &self,
+        mode: SumMode,
+        rows: &[&[Bits]],
+        bs: &[&[Bits]],
+    ) -> Result<Vec<Bits>, FormatError> {
+        let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
+            Ok(match mode {
+                SumMode::Naive => match super::table::tables(*self) {
+                    Some(t) => t.ops.naive_dots(0, a, bs),
+                    None => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
+                },
+                SumMode::Quire => bs.iter().map(|b| self.dot_quire(a, b)).collect(),
+                _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
+            })
+        };
+        rows.iter()
+            .map(|a| row(a))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|r| r.concat())
     }
     fn convert_to(&self, to: &PositFormat, a: Bits) -> Bits {
         crate::alu::posit_convert(*self, *to, a)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # What a refactor must leave unchanged, as digests: every design of the full lint grid
 # (`scripts/rtl-grid.sh`'s designs; the hdl example `design_digests`) and the model words of
-# a set of short training runs covering every family, accumulation and exchange (the
-# checkpoint from its `layers` line on: weights, optimizer state, Kahan compensations, dfix
-# storage; not the metrics, which hold times).
+# a set of short training runs covering every family (floats and MX too), accumulation and
+# exchange (the checkpoint from its `layers` line on: weights, optimizer state, Kahan
+# compensations, dfix storage; not the metrics, which hold times).
 #
 #   scripts/refactor-digests.sh before.txt      # on the old commit
 #   scripts/refactor-digests.sh after.txt       # on the new one
@@ -44,6 +44,11 @@ runs=(
   "maxout|--epochs 2 --train-limit 200 --test-limit 50 --format fix:7:8 --model maxout --hidden 8 --maxout-k 3 --dropout 0.2,0.5"
   "lenet5|--epochs 1 --format posit:8:2 --quire --model lenet5 --train-limit 40 --test-limit 10"
   "lenet5-lns|--epochs 1 --format lns:5:6 --model lenet5 --train-limit 20 --test-limit 10"
+  "bf16|$mlp --format bf16"
+  "bf16-quire|$mlp --format bf16 --quire"
+  "fp8-recipe|$mlp --precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2"
+  "mx|$mlp --format mx:fp8:e4m3"
+  "lenet5-bf16|--epochs 1 --format bf16 --model lenet5 --train-limit 40 --test-limit 10"
 )
 if [ "$RTL" = 1 ]; then
   rtl=(--backend rtl --check --rows 2 --cols 2 --lanes 2 --train-limit 40 --test-limit 10

@@ -76,16 +76,17 @@ def main():
                     times[(c, t)].append(secs)
                     print(f"round {r + 1} threads {t} {c}: {secs:.2f} s", file=sys.stderr)
     head = f"{a.model}, {a.images} images, one epoch, median of {a.rounds} rounds"
-    print(f"| format ({head}) | " + " | ".join(
-        f"{t} thr s | × f32" for t in a.threads) + (" | 2 thr / 1 thr speed-up |"
-                                                   if a.threads == [1, 2] else ""))
-    print("| --- |" + " ---: | ---: |" * len(a.threads) + (" ---: |" if a.threads == [1, 2] else ""))
+    both = a.threads == [1, 2]
+    cols = [f"format ({head})"] + [x for t in a.threads for x in (f"{t} thr s", "× f32")]
+    cols += ["2 thr / 1 thr speed-up"] if both else []
+    print("| " + " | ".join(cols) + " |")
+    print("| --- |" + " ---: |" * (len(cols) - 1))
     for c in cases:
         row = [f"`{c}`" if c != "fp8-recipe" else f"FP8 recipe `{RECIPE}`"]
         for t in a.threads:
             m = statistics.median(times[(c, t)])
             row += [f"{m:.2f}", f"{m / statistics.median(times[('f32', t)]):.1f}"]
-        if a.threads == [1, 2]:
+        if both:
             row.append(f"{statistics.median(times[(c, 1)]) / statistics.median(times[(c, 2)]):.2f}")
         print("| " + " | ".join(row) + " |")
 

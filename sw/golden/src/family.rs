@@ -168,6 +168,30 @@ pub(crate) fn fma_by_quire<F: Family>(f: &F, a: Bits, b: Bits, c: Bits) -> Optio
         .flatten()
 }
 
+/// [`Family::dots`] from `row`, a family's dot products of one row with every column: the
+/// rows' outputs one after another.
+pub(crate) fn dots_by_row(
+    rows: &[&[Bits]],
+    row: impl Fn(&[Bits]) -> Result<Vec<Bits>, FormatError>,
+) -> Result<Vec<Bits>, FormatError> {
+    let mut out = Vec::new();
+    for a in rows {
+        out.extend(row(a)?);
+    }
+    Ok(out)
+}
+
+/// [`Family::dots`] element by element, each the family's own `dot` (where interleaving
+/// columns gains nothing).
+pub(crate) fn dots_by_element<F: Family>(
+    f: &F,
+    mode: SumMode,
+    rows: &[&[Bits]],
+    bs: &[&[Bits]],
+) -> Result<Vec<Bits>, FormatError> {
+    dots_by_row(rows, |a| bs.iter().map(|b| f.dot(mode, a, b)).collect())
+}
+
 /// The refusal of `:u` on a family that has no underflow variant.
 pub(crate) fn no_underflow(whole: &str) -> Result<Format, FormatError> {
     err(format!(

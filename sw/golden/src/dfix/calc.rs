@@ -218,10 +218,7 @@ impl Family for DfixCalc {
                 _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
             })
         };
-        rows.iter()
-            .map(|a| row(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map(|r| r.concat())
+        crate::family::dots_by_row(rows, row)
     }
     /// The same value in a word of another width (the scale kept), saturated.
     fn convert_to(&self, to: &DfixCalc, a: Bits) -> Bits {

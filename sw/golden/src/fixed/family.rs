@@ -152,13 +152,7 @@ impl Family for FixFormat {
         rows: &[&[Bits]],
         bs: &[&[Bits]],
     ) -> Result<Vec<Bits>, FormatError> {
-        let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
-            bs.iter().map(|b| Family::dot(self, mode, a, b)).collect()
-        };
-        rows.iter()
-            .map(|a| row(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map(|r| r.concat())
+        crate::family::dots_by_element(self, mode, rows, bs)
     }
     fn convert_to(&self, to: &FixFormat, a: Bits) -> Bits {
         crate::alu::fix_convert(*self, *to, a)

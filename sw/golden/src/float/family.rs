@@ -229,10 +229,7 @@ impl Family for FloatFormat {
                 .expect("a rounded mode"),
             })
         };
-        rows.iter()
-            .map(|a| row(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map(|r| r.concat())
+        crate::family::dots_by_row(rows, row)
     }
     fn convert_to(&self, to: &FloatFormat, a: Bits) -> Bits {
         self.convert(to, a)

@@ -144,13 +144,7 @@ impl Family for Lns {
         rows: &[&[Bits]],
         bs: &[&[Bits]],
     ) -> Result<Vec<Bits>, FormatError> {
-        let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
-            bs.iter().map(|b| Family::dot(self, mode, a, b)).collect()
-        };
-        rows.iter()
-            .map(|a| row(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map(|r| r.concat())
+        crate::family::dots_by_element(self, mode, rows, bs)
     }
     fn convert_to(&self, to: &Lns, a: Bits) -> Bits {
         crate::alu::lns_convert(self.fmt, to.fmt, a)

@@ -161,10 +161,7 @@ impl Family for PositFormat {
                 _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
             })
         };
-        rows.iter()
-            .map(|a| row(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map(|r| r.concat())
+        crate::family::dots_by_row(rows, row)
     }
     fn convert_to(&self, to: &PositFormat, a: Bits) -> Bits {
         crate::alu::posit_convert(*self, *to, a)

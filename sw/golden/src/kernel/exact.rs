@@ -176,6 +176,9 @@ pub fn matmul(
     fallback: impl Fn(usize, usize) -> Bits,
 ) -> Vec<Bits> {
     let (m, k, n) = (a.rows, a.cols, b.cols);
+    if m == 0 || n == 0 {
+        return Vec::new();
+    }
     if k == 0 || k as u64 > x.max_terms() {
         return (0..m * n).map(|e| fallback(e / n, e % n)).collect();
     }

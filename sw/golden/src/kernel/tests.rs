@@ -210,6 +210,14 @@ fn other_modes_and_blocks_are_the_reference() {
         .collect();
     assert_eq!(cols, want);
     assert!(matmul(&c, SumMode::Quire, a, a).is_err(), "4x9 by 4x9");
+    // Empty products: no rows, no columns, K = 0 (each element the zero word).
+    for mode in [SumMode::Quire, SumMode::Naive] {
+        assert_eq!(matmul(&c, mode, a.rows_range(2, 2), b).unwrap(), vec![]);
+        assert_eq!(matmul(&c, mode, a, b.cols_range(1, 1)).unwrap(), vec![]);
+        let (e0, e1): (Vec<Bits>, Vec<Bits>) = (vec![], vec![]);
+        let (ea, eb) = (Operand::row_major(&e0, 2, 0), Operand::row_major(&e1, 0, 3));
+        assert_eq!(matmul(&c, mode, ea, eb).unwrap(), vec![c.zero(); 6]);
+    }
 }
 
 /// Sums that fill the slices: K = 2^17 (W = 18), 2^16 − 1 products of about 4 and as many

@@ -195,7 +195,7 @@ impl Narrow {
 /// steps by `sum::kahan_formula`, the algorithm's one statement.
 impl Narrow {
     pub(crate) fn dots(&self, kahan: bool, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
-        let k = rows.first().map_or(0, |r| r.len());
+        let k = rows.first().or(cols.first()).map_or(0, |v| v.len());
         assert!(
             rows.iter().chain(cols).all(|v| v.len() == k),
             "rows and columns of K"

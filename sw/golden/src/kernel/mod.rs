@@ -140,6 +140,9 @@ pub fn matmul(
     b: Operand,
 ) -> Result<Vec<Bits>, FormatError> {
     check(&a, &b)?;
+    if a.rows == 0 || b.cols == 0 {
+        return Ok(Vec::new());
+    }
     if mode == SumMode::Quire {
         if let Some(x) = calc.exact_dot() {
             // The mode is the family's (a family without a quire has no exact kernel).

@@ -210,8 +210,14 @@ fn other_modes_and_blocks_are_the_reference() {
         .collect();
     assert_eq!(cols, want);
     assert!(matmul(&c, SumMode::Quire, a, a).is_err(), "4x9 by 4x9");
-    // Empty products: no rows, no columns, K = 0 (each element the zero word).
-    for mode in [SumMode::Quire, SumMode::Naive] {
+    // Empty products: no rows, no columns, K = 0 (each element the zero word), on the
+    // posit tables and the binary32 path alike.
+    for (c, mode) in [
+        (c, SumMode::Quire),
+        (c, SumMode::Naive),
+        ("bf16".parse::<Format>().unwrap().calc(), SumMode::Naive),
+        ("bf16".parse::<Format>().unwrap().calc(), SumMode::Kahan),
+    ] {
         assert_eq!(matmul(&c, mode, a.rows_range(2, 2), b).unwrap(), vec![]);
         assert_eq!(matmul(&c, mode, a, b.cols_range(1, 1)).unwrap(), vec![]);
         let (e0, e1): (Vec<Bits>, Vec<Bits>) = (vec![], vec![]);

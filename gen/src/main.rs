@@ -12,6 +12,7 @@ mod golden_dfix;
 mod golden_mx;
 mod quant_cmd;
 mod rtl_cmd;
+mod sweep;
 mod synth_cmd;
 mod train_cmd;
 
@@ -60,6 +61,9 @@ enum Command {
     /// A trained model's test figures in another format: `lpgen eval --checkpoint runs/f32
     /// --format posit:6:1 --dataset DIR`
     Eval(Box<eval_cmd::EvalArgs>),
+    /// Run an experiment's grid of training runs and render its results page:
+    /// `lpgen sweep experiments/sr-storage.toml`
+    Sweep(sweep::SweepArgs),
     /// Error of seed 003's 8-bit codecs: `lpgen quant q8:dynamic-tree --dist "N(0,1)"`
     Quant(quant_cmd::QuantArgs),
     /// A short tour: the seeds' worked examples computed by the golden model
@@ -157,6 +161,7 @@ fn main() -> ExitCode {
         Command::Synth(args) => synth_cmd::run(&args, &mut out),
         Command::Train(args) => train_cmd::run(&args, &mut out),
         Command::Eval(args) => eval_cmd::run(&args, &mut out),
+        Command::Sweep(args) => sweep::run(&args, &mut out),
         Command::Quant(args) => quant_cmd::run(&args, &mut out),
         Command::Demo => demo::run(&mut out),
     };

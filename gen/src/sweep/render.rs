@@ -1,0 +1,292 @@
+//! The tables of an experiment's page, rendered from its records alone: each between
+//! `<!-- sweep:table NAME -->` and `<!-- sweep:end -->` in the page, the rest of the page
+//! the author's. `--check` renders and compares, so that a number changed in the page or in
+//! the records is caught.
+
+use std::path::Path;
+
+use serde_json::Value as Json;
+
+use super::spec::{Column, Experiment, Row, Table};
+use crate::{CliError, CliResult};
+
+/// What a column's cell holds (`Column::value`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Row,
+    Options,
+    Paper,
+    Seeds,
+    Label(String),
+    /// Every epoch's figure, the mean over seeds.
+    Epochs(Metric),
+    /// The last epoch's figure, mean ± sd over seeds.
+    Last(Metric),
+}
+
+/// A figure of the metrics' lines.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Metric {
+    /// `test_acc` (or any `*_acc` field) in percent.
+    Percent(String),
+    /// `test_error`: 100 · (1 − test_acc).
+    Error,
+    Plain(String),
+}
+
+impl Value {
+    pub fn parse(s: &str) -> Result<Value, String> {
+        let metric = |m: &str| -> Result<Metric, String> {
+            let ok = !m.is_empty() && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ok {
+                return Err(format!("{s:?}: {m:?} is not a metrics field"));
+            }
+            Ok(match m {
+                "test_error" => Metric::Error,
+                m if m.ends_with("_acc") => Metric::Percent(m.to_string()),
+                m => Metric::Plain(m.to_string()),
+            })
+        };
+        Ok(match s.split_once(':') {
+            None => match s {
+                "row" => Value::Row,
+                "options" => Value::Options,
+                "paper" => Value::Paper,
+                "seeds" => Value::Seeds,
+                _ => return Err(unknown(s)),
+            },
+            Some(("label", k)) if !k.is_empty() => Value::Label(k.to_string()),
+            Some(("epochs", m)) => Value::Epochs(metric(m)?),
+            Some(("last", m)) => Value::Last(metric(m)?),
+            Some(_) => return Err(unknown(s)),
+        })
+    }
+}
+
+fn unknown(s: &str) -> String {
+    format!(
+        "column value {s:?}: expected row, options, paper, seeds, label:KEY, epochs:METRIC \
+         or last:METRIC"
+    )
+}
+
+impl Metric {
+    /// The figure of one metrics line, in the unit it prints in.
+    fn of(&self, line: &Json) -> Option<f64> {
+        match self {
+            Metric::Percent(f) => line[f].as_f64().map(|x| 100.0 * x),
+            Metric::Error => line["test_acc"].as_f64().map(|x| 100.0 * (1.0 - x)),
+            Metric::Plain(f) => line[f].as_f64(),
+        }
+    }
+
+    fn percent(&self) -> bool {
+        !matches!(self, Metric::Plain(_))
+    }
+}
+
+/// The records of `row` that the experiment's grid has now (same arguments), the last one
+/// for each seed, in seed order.
+fn runs_of<'a>(exp: &Experiment, row: &Row, records: &'a [Json]) -> Vec<&'a Json> {
+    let grid = exp
+        .grid(Path::new(""), Some([row.name.clone()].into()), None)
+        .unwrap_or_default();
+    grid.iter()
+        .filter_map(|run| {
+            records.iter().rev().find(|v| {
+                v["row"] == run.row.as_str()
+                    && v["seed"] == run.seed
+                    && v["args"] == run.args.as_str()
+            })
+        })
+        .collect()
+}
+
+fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = if xs.len() > 1 {
+        xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var.sqrt())
+}
+
+fn cell(c: &Column, value: &Value, row: &Row, runs: &[&Json]) -> Result<String, String> {
+    let metrics = |r: &Json| r["metrics"].as_array().cloned().unwrap_or_default();
+    let figure = |m: &Metric, line: &Json| {
+        m.of(line)
+            .ok_or_else(|| format!("row {:?}: a record lacks {m:?}", row.name))
+    };
+    let digits = |m: &Metric| c.digits.unwrap_or(if m.percent() { 2 } else { 3 });
+    let unit = |m: &Metric| if m.percent() { " %" } else { "" };
+    Ok(match value {
+        Value::Row => row.name.clone(),
+        Value::Options if row.options.is_empty() => String::new(),
+        Value::Options => format!("`{}`", row.options),
+        Value::Paper => row.paper.clone().unwrap_or_default(),
+        Value::Seeds => runs.len().to_string(),
+        Value::Label(k) => row
+            .labels
+            .get(k)
+            .cloned()
+            .ok_or_else(|| format!("row {:?} has no label {k:?}", row.name))?,
+        Value::Epochs(m) => {
+            let epochs = runs.iter().map(|r| metrics(r).len()).min().unwrap_or(0);
+            let mut figs = vec![];
+            for e in 0..epochs {
+                let xs = runs
+                    .iter()
+                    .map(|r| figure(m, &metrics(r)[e]))
+                    .collect::<Result<Vec<f64>, String>>()?;
+                figs.push(format!("{:.*}", digits(m), mean_sd(&xs).0));
+            }
+            format!("{}{}", figs.join(", "), unit(m))
+        }
+        Value::Last(m) => {
+            let xs = runs
+                .iter()
+                .map(|r| {
+                    let ms = metrics(r);
+                    let last = ms
+                        .last()
+                        .ok_or_else(|| format!("row {:?}: a record has no epochs", row.name))?;
+                    figure(m, last)
+                })
+                .collect::<Result<Vec<f64>, String>>()?;
+            let (mean, sd) = mean_sd(&xs);
+            let d = digits(m);
+            if xs.len() > 1 {
+                format!("{mean:.d$} ± {sd:.d$}{}", unit(m))
+            } else {
+                format!("{mean:.d$}{}", unit(m))
+            }
+        }
+    })
+}
+
+/// The markdown lines of table `t`: the rows with records, in the table's order.
+pub fn table(exp: &Experiment, t: &Table, records: &[Json]) -> Result<String, String> {
+    let values: Vec<Value> = t
+        .columns
+        .iter()
+        .map(|c| Value::parse(&c.value))
+        .collect::<Result<_, _>>()?;
+    let mut lines = vec![
+        format!(
+            "| {} |",
+            t.columns
+                .iter()
+                .map(|c| c.header.as_str())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ),
+        format!(
+            "| {} |",
+            t.columns
+                .iter()
+                .zip(&values)
+                .map(|(c, v)| {
+                    let right = match c.align.as_deref() {
+                        Some(a) => a == "right",
+                        None => matches!(v, Value::Last(_)),
+                    };
+                    if right {
+                        "---:"
+                    } else {
+                        "---"
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ),
+    ];
+    let shown: Vec<&Row> = match &t.rows {
+        Some(names) => names
+            .iter()
+            .filter_map(|n| exp.rows.iter().find(|r| &r.name == n))
+            .collect(),
+        None => exp.rows.iter().collect(),
+    };
+    for row in shown {
+        let runs = runs_of(exp, row, records);
+        if runs.is_empty() {
+            continue;
+        }
+        let cells = t
+            .columns
+            .iter()
+            .zip(&values)
+            .map(|(c, v)| cell(c, v, row, &runs))
+            .collect::<Result<Vec<_>, _>>()?;
+        lines.push(format!("| {} |", cells.join(" | ")));
+    }
+    Ok(lines.join("\n"))
+}
+
+fn marker(name: &str) -> String {
+    format!("<!-- sweep:table {name} -->")
+}
+const END: &str = "<!-- sweep:end -->";
+
+/// The page with every table rendered in place.
+fn rendered(exp: &Experiment, records: &[Json], page: &Path, text: &str) -> CliResult<String> {
+    let mut text = text.to_string();
+    for t in &exp.tables {
+        let open = marker(&t.name);
+        let fail =
+            |what: String| CliError(format!("{}: table {:?}: {what}", page.display(), t.name));
+        let start = text
+            .find(&open)
+            .ok_or_else(|| fail(format!("no marker {open} (and {END} after it) in the page")))?;
+        let body = start + open.len();
+        let end = body
+            + text[body..]
+                .find(END)
+                .ok_or_else(|| fail(format!("no {END} after its marker")))?;
+        let table = table(exp, t, records).map_err(fail)?;
+        text.replace_range(body..end, &format!("\n{table}\n"));
+    }
+    Ok(text)
+}
+
+fn read_page(page: &Path) -> CliResult<String> {
+    std::fs::read_to_string(page).map_err(|e| CliError(format!("{}: {e}", page.display())))
+}
+
+/// Renders the tables into the page (written atomically).
+pub fn write(exp: &Experiment, records: &[Json], page: &Path) -> CliResult {
+    let text = read_page(page)?;
+    let new = rendered(exp, records, page, &text)?;
+    if new != text {
+        lpgen_tempfiles::write_atomic(page, new.as_bytes())
+            .map_err(|e| CliError(format!("{}: {e}", page.display())))?;
+    }
+    Ok(())
+}
+
+/// The page's tables against their rendering: an error naming the first differing line.
+pub fn check(exp: &Experiment, records: &[Json], page: &Path) -> CliResult {
+    let text = read_page(page)?;
+    let new = rendered(exp, records, page, &text)?;
+    if let Some((i, (a, b))) = text
+        .lines()
+        .zip(new.lines())
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+    {
+        return Err(CliError(format!(
+            "{} line {}: the page has {a:?} where its records render {b:?} (lpgen sweep --render)",
+            page.display(),
+            i + 1
+        )));
+    }
+    if text != new {
+        return Err(CliError(format!(
+            "{}: the page's tables differ in length from their records' rendering (lpgen sweep --render)",
+            page.display()
+        )));
+    }
+    Ok(())
+}

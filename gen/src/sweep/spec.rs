@@ -1,0 +1,229 @@
+//! The experiment file of `lpgen sweep` (TOML), read and checked: every field known, every
+//! row and table named once, every column's value one the renderer knows.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::render::Value;
+use super::Run;
+use crate::{CliError, CliResult};
+
+/// An experiment: shared options, rows, seeds and the tables of its page.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    /// The file's stem (set on load): names the records and the results directory.
+    #[serde(skip)]
+    pub name: String,
+    /// What the experiment asks, one line (the page's title is the page's own).
+    pub title: String,
+    /// The results page, relative to the experiment file.
+    pub page: PathBuf,
+    /// `lpgen train` options every run shares; `{datasets}` stands for `$LPGEN_DATASETS`
+    /// (default `../shared/datasets`).
+    pub options: String,
+    /// The seeds every row runs at (`--seed`), unless a row names its own.
+    #[serde(default = "one_seed")]
+    pub seeds: Vec<u64>,
+    pub rows: Vec<Row>,
+    #[serde(default)]
+    pub tables: Vec<Table>,
+}
+
+fn one_seed() -> Vec<u64> {
+    vec![1]
+}
+
+/// A row of the grid: its options beside the shared ones.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    pub name: String,
+    #[serde(default)]
+    pub options: String,
+    /// The paper's figure for this row, as the page shows it (it lives here, with the
+    /// experiment, not in the program).
+    #[serde(default)]
+    pub paper: Option<String>,
+    /// Text columns of the tables (`label:KEY`).
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Seeds of this row, instead of the experiment's.
+    #[serde(default)]
+    pub seeds: Option<Vec<u64>>,
+}
+
+/// A table of the page, rendered between `<!-- sweep:table NAME -->` and `<!-- sweep:end -->`.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<Column>,
+    /// The rows it shows, in order (default: every row).
+    #[serde(default)]
+    pub rows: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Column {
+    pub header: String,
+    /// What the cell holds: `row`, `options`, `paper`, `seeds`, `label:KEY`,
+    /// `epochs:METRIC` (every epoch, mean over seeds) or `last:METRIC` (the last epoch, mean
+    /// ± sd over seeds); METRIC is a field of the run's metrics (`test_acc`, `train_loss`,
+    /// …) or `test_error` (1 − test_acc); accuracies and errors print in percent.
+    pub value: String,
+    /// Decimals (default: 2 for percentages, 3 otherwise).
+    #[serde(default)]
+    pub digits: Option<usize>,
+    /// `left` or `right` (default: right for `last:`, left otherwise).
+    #[serde(default)]
+    pub align: Option<String>,
+}
+
+fn bad(file: &Path, what: String) -> CliError {
+    CliError(format!("{}: {what}", file.display()))
+}
+
+impl Experiment {
+    /// Reads and checks `file`.
+    pub fn load(file: &Path) -> CliResult<Experiment> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| CliError(format!("{}: {e}", file.display())))?;
+        let mut exp: Experiment = toml::from_str(&text).map_err(|e| {
+            let first = e.message().lines().next().unwrap_or("invalid").to_string();
+            let at = e
+                .span()
+                .map(|s| format!(" (line {})", text[..s.start].lines().count().max(1)))
+                .unwrap_or_default();
+            bad(file, format!("{first}{at}"))
+        })?;
+        exp.name = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| bad(file, "the file needs a name".into()))?
+            .to_string();
+        exp.check(file)?;
+        Ok(exp)
+    }
+
+    fn check(&self, file: &Path) -> CliResult {
+        if self.rows.is_empty() {
+            return Err(bad(file, "no rows: give at least one [[rows]]".into()));
+        }
+        if self.seeds.is_empty() {
+            return Err(bad(file, "seeds is empty".into()));
+        }
+        let mut names = BTreeSet::new();
+        for r in &self.rows {
+            let ok = !r.name.is_empty()
+                && r.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+            if !ok {
+                return Err(bad(
+                    file,
+                    format!("row name {:?}: use letters, digits, - _ .", r.name),
+                ));
+            }
+            if !names.insert(r.name.as_str()) {
+                return Err(bad(file, format!("row {:?} is named twice", r.name)));
+            }
+            if r.seeds.as_ref().unwrap_or(&self.seeds).is_empty() {
+                return Err(bad(file, format!("row {:?} has no seeds", r.name)));
+            }
+            for word in r.options.split_whitespace() {
+                if ["--out", "--seed", "--resume"].contains(&word) {
+                    return Err(bad(
+                        file,
+                        format!("row {:?}: {word} is the runner's to give", r.name),
+                    ));
+                }
+            }
+        }
+        let mut tables = BTreeSet::new();
+        for t in &self.tables {
+            if !tables.insert(t.name.as_str()) {
+                return Err(bad(file, format!("table {:?} is named twice", t.name)));
+            }
+            for name in t.rows.iter().flatten() {
+                if !names.contains(name.as_str()) {
+                    return Err(bad(
+                        file,
+                        format!("table {:?} shows row {name:?}, which is not a row", t.name),
+                    ));
+                }
+            }
+            for c in &t.columns {
+                Value::parse(&c.value).map_err(|e| bad(file, e))?;
+                if !matches!(c.align.as_deref(), None | Some("left" | "right")) {
+                    return Err(bad(
+                        file,
+                        format!("column {:?}: align is left or right", c.header),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `NAME.runs.jsonl` beside the experiment file.
+    pub fn records_path(&self, file: &Path) -> PathBuf {
+        file.with_file_name(format!("{}.runs.jsonl", self.name))
+    }
+
+    pub fn page_path(&self, file: &Path) -> PathBuf {
+        file.parent().unwrap_or(Path::new(".")).join(&self.page)
+    }
+
+    /// The grid, rows × their seeds, limited to `rows` and `seeds` when given.
+    pub(super) fn grid(
+        &self,
+        results: &Path,
+        rows: Option<BTreeSet<String>>,
+        seeds: Option<BTreeSet<String>>,
+    ) -> CliResult<Vec<Run>> {
+        for name in rows.iter().flatten() {
+            if !self.rows.iter().any(|r| &r.name == name) {
+                return Err(CliError(format!(
+                    "--rows: {name:?} is not a row of {}",
+                    self.name
+                )));
+            }
+        }
+        let seeds: Option<BTreeSet<u64>> = seeds
+            .map(|s| {
+                s.iter()
+                    .map(|x| {
+                        x.parse::<u64>()
+                            .map_err(|_| CliError(format!("--seeds: {x:?} is not a seed")))
+                    })
+                    .collect()
+            })
+            .transpose()?;
+        let mut runs = vec![];
+        for r in &self.rows {
+            if rows.as_ref().is_some_and(|n| !n.contains(&r.name)) {
+                continue;
+            }
+            for &seed in r.seeds.as_ref().unwrap_or(&self.seeds) {
+                if seeds.as_ref().is_some_and(|s| !s.contains(&seed)) {
+                    continue;
+                }
+                runs.push(Run {
+                    row: r.name.clone(),
+                    seed,
+                    args: format!("{} {} --seed {seed}", self.options, r.options)
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    dir: results.join(format!("{}-s{seed}", r.name)),
+                });
+            }
+        }
+        Ok(runs)
+    }
+}

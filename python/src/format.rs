@@ -354,6 +354,20 @@ impl PyFormat {
         self.reduce(py, a, Some(b), mode, &axis)
     }
 
+    /// A·B of an m × k and a k × n matrix of words in `mode` (naive, kahan, pairwise or quire,
+    /// as the family offers): element (i, j) is `dot(a[i, :], b[:, j], mode)` bit for bit,
+    /// computed by the golden kernels (exact modes on an f64 GEMM by error-free slicing).
+    #[pyo3(signature = (a, b, mode="naive"))]
+    fn matmul<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        mode: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.matmul_words(py, a, b, mode)
+    }
+
     /// The running dot products along `axis` (numpy's `cumsum` of the products, in `mode`):
     /// element k is `dot` of terms 0..=k. With `flags=True`, (words, overflow): whether step k
     /// saturated (lns naive and kahan: its product or an addition; fix quire: the read-out).

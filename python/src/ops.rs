@@ -2,6 +2,7 @@
 //! over the elements detached from the interpreter (`format.rs` holds the Python-facing
 //! wrappers).
 
+use lpgen_golden::kernel::{self, Operand};
 use lpgen_golden::onebit::Quantizer;
 use lpgen_golden::{BinOp, Bits, Calc, Rounder, SumMode};
 use pyo3::exceptions::PyNotImplementedError;
@@ -306,6 +307,47 @@ impl PyFormat {
             })
         });
         self.out(py, &out_shape, out.map_err(value_error)?)
+    }
+
+    /// A·B of an m × k and a k × n matrix of words in `mode`, through the golden kernels
+    /// (`lpgen_golden::kernel::matmul`): element (i, j) is `Calc::dot` of row i of A and
+    /// column j of B, bit for bit; the rows are shared among threads in blocks.
+    pub fn matmul_words<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        b: &Bound<'py, PyAny>,
+        mode: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mode = self.mode(mode)?;
+        let (a, b) = (self.words(a)?, self.words(b)?);
+        let (&[m, k], &[k2, n]) = (a.shape(), b.shape()) else {
+            return Err(value_error(format!(
+                "matmul takes two 2-D arrays (m × k and k × n), not shapes {} and {}",
+                shape_text(a.shape()),
+                shape_text(b.shape())
+            )));
+        };
+        if k != k2 {
+            return Err(value_error(format!(
+                "matmul: A is {m} × {k} and B is {k2} × {n}: their inner sizes differ"
+            )));
+        }
+        let (a, b): (Vec<Bits>, Vec<Bits>) =
+            (a.iter().copied().collect(), b.iter().copied().collect());
+        let calc = self.calc;
+        // Blocks of at least 16 rows (a block's decoding of B is shared by its rows).
+        let blocks = m.div_ceil(16).max(1);
+        let out = py.detach(|| {
+            let a = Operand::row_major(&a, m, k);
+            let b = Operand::row_major(&b, k, n);
+            par_try_map(blocks, |i| {
+                let rows = a.rows_range((i * 16).min(m), ((i + 1) * 16).min(m));
+                kernel::matmul(&calc, mode, rows, b)
+            })
+        });
+        let words: Vec<Bits> = out.map_err(value_error)?.concat();
+        self.out(py, &[m, n], words)
     }
 
     /// Quantizes words `g` (1-D: one column; 2-D rows × cols: every column) with the 1-bit

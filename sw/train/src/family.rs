@@ -12,9 +12,6 @@ pub trait TrainFamily {
     /// The largest k for which the format holds 2^−k exactly (the reach of the host's powers
     /// of two: e^x's range reduction, ε of the optimizers).
     fn pow2_reach(&self) -> i32;
-    /// Whether the rtl machine's q8 codec and 1-bit quantizer units take these words (the
-    /// word rule on hardware); otherwise the host applies the codec (the f32 rule).
-    fn codecs_on_hardware(&self) -> bool;
     /// Whether `--kahan` defaults to every place (seed 000's LNS training) rather than none.
     fn kahan_by_default(&self) -> bool;
 }
@@ -31,7 +28,7 @@ pub fn train_family(f: &Format) -> &dyn TrainFamily {
     }
 }
 
-/// LNS: Kahan where asked (seed 000); codecs on the host.
+/// LNS: Kahan where asked (seed 000).
 impl TrainFamily for LnsFormat {
     fn accumulation(&self, _: bool, kahan: bool) -> Accumulate {
         if kahan {
@@ -42,9 +39,6 @@ impl TrainFamily for LnsFormat {
     }
     fn pow2_reach(&self) -> i32 {
         (1i32 << self.int_bits) - 1
-    }
-    fn codecs_on_hardware(&self) -> bool {
-        false
     }
     fn kahan_by_default(&self) -> bool {
         true
@@ -63,9 +57,6 @@ impl TrainFamily for PositFormat {
     fn pow2_reach(&self) -> i32 {
         self.max_scale()
     }
-    fn codecs_on_hardware(&self) -> bool {
-        true
-    }
     fn kahan_by_default(&self) -> bool {
         false
     }
@@ -78,9 +69,6 @@ impl TrainFamily for FixFormat {
     }
     fn pow2_reach(&self) -> i32 {
         self.frac_bits as i32
-    }
-    fn codecs_on_hardware(&self) -> bool {
-        true
     }
     fn kahan_by_default(&self) -> bool {
         false
@@ -97,9 +85,6 @@ impl TrainFamily for DfixFormat {
     fn pow2_reach(&self) -> i32 {
         0
     }
-    fn codecs_on_hardware(&self) -> bool {
-        false
-    }
     fn kahan_by_default(&self) -> bool {
         false
     }
@@ -113,16 +98,12 @@ impl TrainFamily for F32 {
     fn pow2_reach(&self) -> i32 {
         126
     }
-    fn codecs_on_hardware(&self) -> bool {
-        false
-    }
     fn kahan_by_default(&self) -> bool {
         false
     }
 }
 
-/// float:E:M: exact with the exact accumulator (`--quire`), naive otherwise; codecs on the
-/// host.
+/// float:E:M: exact with the exact accumulator (`--quire`), naive otherwise.
 impl TrainFamily for FloatFormat {
     fn accumulation(&self, quire: bool, _: bool) -> Accumulate {
         if quire {
@@ -136,10 +117,37 @@ impl TrainFamily for FloatFormat {
     fn pow2_reach(&self) -> i32 {
         -self.emin() as i32
     }
-    fn codecs_on_hardware(&self) -> bool {
-        false
-    }
     fn kahan_by_default(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use lpgen_golden::FAMILIES;
+    use lpgen_hdl::{Params, Unit};
+
+    /// The rtl machine sends a family's words to the q8 and quant1 units when the golden
+    /// registry gives it the word rule: the units must take exactly those families.
+    #[test]
+    fn the_word_rule_families_are_the_codec_units_families() {
+        let formats = ["lns:5:6", "posit:8:0", "fix:7:8", "dfix:8", "f32", "bf16"];
+        for entry in FAMILIES {
+            let f = formats
+                .iter()
+                .map(|s| s.parse::<lpgen_golden::Format>().unwrap())
+                .find(|f| f.entry().name == entry.name)
+                .unwrap_or_else(|| panic!("no sample format of family {}", entry.name));
+            for unit in [Unit::Quant1, Unit::Q8Enc] {
+                let mut p = Params::new(unit, f);
+                p.rows = 4;
+                let takes_words = match lpgen_hdl::generate(&p) {
+                    // q8-enc also takes f32, by the f32 rule on its values.
+                    Ok(_) => entry.name != "f32",
+                    Err(_) => false,
+                };
+                assert_eq!(takes_words, entry.q8_word_rule, "{} on {unit:?}", entry.name);
+            }
+        }
     }
 }

@@ -22,7 +22,6 @@ use lpgen_verif::{Model, Toolchain};
 use tiles::stream_tiles;
 
 use crate::compress::through_codec;
-use crate::family::train_family;
 use crate::machine::{check_shapes, Accumulate, DfixProduct, Golden, Machine, Mat, View};
 use crate::rounding::Draws;
 use crate::TrainError;
@@ -366,7 +365,7 @@ impl Machine for Rtl {
         shape: (usize, usize),
         residual: Option<&mut [u64]>,
     ) -> Result<Quantized, TrainError> {
-        let hardware = mode == SumMode::Quire && train_family(&f).codecs_on_hardware();
+        let hardware = mode == SumMode::Quire && f.entry().q8_word_rule;
         if !hardware || shape.0 == 0 || shape.1 == 0 {
             let q = Quantizer::new(f, mode).map_err(|e| TrainError(e.to_string()))?;
             return Ok(q.matrix(g, shape.0, shape.1, residual));
@@ -383,7 +382,9 @@ impl Machine for Rtl {
         words: &[u64],
         unit: f64,
     ) -> Result<Vec<u64>, TrainError> {
-        if train_family(&f).codecs_on_hardware() {
+        // The q8 and quant1 units take exactly the families of the word rule (a test below
+        // holds the two registries together).
+        if f.entry().q8_word_rule {
             self.q8_run(codec, f, words, unit)
         } else {
             through_codec(codec, f, words, unit)

@@ -107,7 +107,7 @@ def binary_unit(rng, n, flag, op):
     flagged = has_port("overflow")
     y, over = op(fmt, a, b, f, True) if flagged else (op(fmt, a, b, f, False), None)
     nan = isnan_words(fmt, y)
-    nan_port = "nar" if fmt.family == "posit" else "nan"
+    nan_port = "nar" if has_port("nar") else "nan"
     cycles = []
     for i in range(len(cases)):
         ins = {"a": int(a[i]), "b": int(b[i])}
@@ -226,7 +226,7 @@ def array_unit(rng, n):
     slots = par.get("accumulations", 1)
     zero = ops.zero
     spacing = rows + cols - 1
-    dfix = fmt is not None and fmt.family == "dfix"
+    dfix = has_port("shift")  # the dfix PE's read-out shift, given with `last`
 
     def garbage_shift():
         return {"shift": rng.getrandbits(port_width("shift"))} if dfix else {}
@@ -328,7 +328,8 @@ def mac_unit(rng, n):
     then acc = a*b, 3 clear only; y after every step is the golden dot product in mode quire
     of the products since the last clear (a subtraction as the product of a negated word)."""
     fmt = lpgen.Format(UNIT["format"])
-    posit = fmt.family == "posit"
+    # fix-mac flags a saturated read-out; posit-mac flags NaR instead.
+    flagged = has_port("overflow")
     zero = int(fmt.dot(as_u64([]), as_u64([]), mode="quire"))
     cycles = []
     while len(cycles) < n:
@@ -354,15 +355,15 @@ def mac_unit(rng, n):
         # The running read-outs (fix: with their saturation flags, the `overflow` output).
         ys, overs = [zero], [0]
         if ea:
-            run = fmt.cumdot(as_u64(ea), as_u64(eb), mode="quire", flags=not posit)
-            ys += [int(y) for y in (run if posit else run[0])]
-            overs += [0] * len(ea) if posit else [int(o) for o in run[1]]
+            run = fmt.cumdot(as_u64(ea), as_u64(eb), mode="quire", flags=flagged)
+            ys += [int(y) for y in (run[0] if flagged else run)]
+            overs += [int(o) for o in run[1]] if flagged else [0] * len(ea)
         for i in range(k):
             y = ys[count[i]]
-            if posit:
-                exp = {"y": y, "nar": int(isnan_words(fmt, [y])[0])}
-            else:
+            if flagged:
                 exp = {"y": y, "overflow": overs[count[i]]}
+            else:
+                exp = {"y": y, "nar": int(isnan_words(fmt, [y])[0])}
             cycles.append(({"a": a[i], "b": b[i], "op": ops[i]}, exp))
     return cycles
 
@@ -425,7 +426,7 @@ def lane_unit(rng, n):
     (sel and nan: bit i, cmp: bits 2i+1..2i). All 16 opcodes on pairs of corner words, then
     n random operations."""
     fmt = lpgen.Format(UNIT["format"])
-    if fmt.family == "dfix":
+    if has_port("shift"):  # dfix lanes: the result's runtime shift
         return dfix_lane_unit(rng, n)
     to = lpgen.Format(UNIT["parameters"]["to"])
     lanes = UNIT["parameters"].get("lanes", 1)

@@ -132,6 +132,14 @@ fn cell(c: &Column, value: &Value, row: &Row, runs: &[&Json]) -> Result<String, 
             .get(k)
             .cloned()
             .ok_or_else(|| format!("row {:?} has no label {k:?}", row.name))?,
+        // A field no run has (the plain run's bytes exchanged): an empty cell.
+        Value::Last(m) | Value::Epochs(m)
+            if runs
+                .iter()
+                .all(|r| metrics(r).iter().all(|l| m.of(l).is_none())) =>
+        {
+            String::new()
+        }
         Value::Epochs(m) => {
             let epochs = runs.iter().map(|r| metrics(r).len()).min().unwrap_or(0);
             let mut figs = vec![];

@@ -122,6 +122,11 @@ impl Calc {
         with_calc!(self, c => Family::exact_dot(c))
     }
 
+    /// The family's accumulator of `mode`, step by step ([`crate::accumulator`]).
+    pub fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
+        with_calc!(self, c => Family::accumulator(c, mode))
+    }
+
     pub fn binop(&self, op: BinOp, a: Bits, b: Bits) -> Bits {
         match op {
             BinOp::Add => self.add(a, b),

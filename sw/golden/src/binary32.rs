@@ -201,4 +201,8 @@ impl Family for F32 {
     fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
         None
     }
+    /// The FPU's rounded sums.
+    fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
+        crate::accumulator::rounded(*self, self.entry().modes, mode)
+    }
 }

@@ -88,6 +88,11 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     /// ([`crate::kernel`]), where this format has one the kernel can feed; else `None`, and
     /// its products are computed element by element.
     fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot>;
+    /// The accumulation of `mode` step by step, as a hardware accumulator holds it
+    /// ([`crate::accumulator`]): after `clear` and k products, its word is `dot` of those k
+    /// terms. `None` where the family does not accumulate so in `mode` (pairwise sums;
+    /// modes it does not offer).
+    fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>>;
 }
 
 /// What a family's format value offers before its arithmetic is built.

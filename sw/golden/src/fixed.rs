@@ -361,6 +361,22 @@ impl FixFormat {
     }
 }
 
+/// The fix PE's accumulation (`Family::accumulator`, mode quire).
+impl crate::accumulator::Accumulator for FixAcc {
+    fn clear(&mut self) {
+        FixAcc::clear(self)
+    }
+    fn add_product(&mut self, a: u64, b: u64) {
+        FixAcc::add_product(self, a, b)
+    }
+    fn word(&self) -> u64 {
+        self.to_word()
+    }
+    fn word_with(&self, _: &mut crate::Rounder) -> Option<u64> {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@
 //! assert_eq!(c.value_string(sum), "99.77628161522156"); // seed 000: 98 + 2 ≈ 99.78
 //! ```
 
+pub mod accumulator;
 pub mod alu;
 pub mod arith;
 pub mod binary32;

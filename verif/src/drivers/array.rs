@@ -14,9 +14,10 @@
 //! (`ExactAcc::result_with`, the read-out of `dot_exact_with`); the stream moves on R·n
 //! positions. Every other cycle carries random states, which the array must ignore.
 
-use lpgen_golden::float::{ExactAcc, WideAcc};
+use lpgen_golden::accumulator::Accumulator;
+use lpgen_golden::float::WideAcc;
 use lpgen_golden::rounding::{Rounder, Xorshift32};
-use lpgen_golden::{FixAcc, Format, Kahan, Lns, Quire, Rounding, SumMode};
+use lpgen_golden::{Format, Rounding};
 use lpgen_hdl::Params;
 
 use super::words::{family_words, FamilyWords};
@@ -66,127 +67,60 @@ fn exhaustive_tile(i: u64, w: u32, rows: usize, cols: usize) -> Vec<Event> {
     vec![step(i, true), step(j, false)]
 }
 
-/// The golden accumulators of all R·C PEs, row-major.
-pub enum Pes {
-    Kahan(Lns, Vec<Kahan>),
-    Plain(Lns, Vec<u64>),
-    Quire(Vec<Quire>),
-    Fix(Vec<FixAcc>),
-    Float(Vec<ExactAcc>),
-    /// The float PE with `--acc A`: the running sums in A.
-    WideFloat(Vec<WideAcc>),
-}
+/// The golden accumulators of all R·C PEs, row-major: the family's accumulator of the PE's
+/// mode (`Family::accumulator`), or with `--acc A` the float PE's running sum in A.
+pub struct Pes(Vec<Box<dyn Accumulator>>);
 
 impl Pes {
     pub fn new(p: &Params) -> Result<Pes> {
         let n = (p.rows * p.cols) as usize;
         // The registry says which accumulation the PE performs on the format's words.
         let mode = p.format.entry().pe(p.pe.name()).map(|pe| pe.mode);
-        Ok(match (p.format, mode) {
-            (Format::Lns(f), Some(SumMode::Kahan)) => {
-                let l = f.ctx();
-                Pes::Kahan(l, vec![Kahan::new(&l); n])
+        let refused = || {
+            VerifError(format!(
+                "array PE '{}' does not work on {}",
+                p.pe.name(),
+                p.format
+            ))
+        };
+        let one = || -> Result<Box<dyn Accumulator>> {
+            match (p.format, p.acc) {
+                (Format::Float(f), Some(Format::Float(a))) => Ok(Box::new(WideAcc::new(f, a))),
+                (_, Some(other)) => Err(VerifError(format!(
+                    "--acc {other}: the float PE's wider float format only"
+                ))),
+                // Refused: a PE the registry does not give the family, or one whose golden
+                // accumulators live elsewhere (dfix arrays: `drivers::dfix`).
+                (f, None) => mode
+                    .and_then(|m| f.calc().accumulator(m))
+                    .ok_or_else(refused),
             }
-            (Format::Lns(f), Some(SumMode::Naive)) => Pes::Plain(f.ctx(), vec![f.zero(); n]),
-            (Format::Posit(f), Some(SumMode::Quire)) => Pes::Quire(vec![Quire::new(f); n]),
-            (Format::Fix(f), Some(SumMode::Quire)) => Pes::Fix(vec![FixAcc::new(f); n]),
-            (Format::Float(f), Some(SumMode::Quire)) => match p.acc {
-                Some(Format::Float(a)) => Pes::WideFloat(vec![WideAcc::new(f, a); n]),
-                Some(other) => {
-                    return Err(VerifError(format!("--acc {other} is not a float format")))
-                }
-                None => Pes::Float(vec![ExactAcc::new(f); n]),
-            },
-            // Refused: a PE the registry does not give the family, or one whose golden
-            // accumulators live elsewhere (dfix arrays: `drivers::dfix`).
-            _ => {
-                return Err(VerifError(format!(
-                    "array PE '{}' does not work on {}",
-                    p.pe.name(),
-                    p.format
-                )))
-            }
-        })
+        };
+        Ok(Pes((0..n).map(|_| one()).collect::<Result<_>>()?))
     }
 
     /// One step k for every PE (r, c): acc(r, c) (+)= a[r]·b[c], from zero if `clear`.
     pub fn step(&mut self, a: &[u64], b: &[u64], clear: bool) {
         let cols = b.len();
-        match self {
-            Pes::Kahan(l, v) => {
-                for (i, k) in v.iter_mut().enumerate() {
-                    if clear {
-                        *k = Kahan::new(l);
-                    }
-                    k.add(l, l.mul(a[i / cols], b[i % cols]));
-                }
+        for (i, acc) in self.0.iter_mut().enumerate() {
+            if clear {
+                acc.clear();
             }
-            Pes::Plain(l, v) => {
-                for (i, s) in v.iter_mut().enumerate() {
-                    let x = l.mul(a[i / cols], b[i % cols]);
-                    *s = l.add(if clear { l.fmt.zero() } else { *s }, x);
-                }
-            }
-            Pes::Quire(v) => {
-                for (i, q) in v.iter_mut().enumerate() {
-                    if clear {
-                        q.clear();
-                    }
-                    q.fma(a[i / cols], b[i % cols], false);
-                }
-            }
-            Pes::Fix(v) => {
-                for (i, acc) in v.iter_mut().enumerate() {
-                    if clear {
-                        acc.clear();
-                    }
-                    acc.add_product(a[i / cols], b[i % cols]);
-                }
-            }
-            Pes::Float(v) => {
-                for (i, acc) in v.iter_mut().enumerate() {
-                    if clear {
-                        acc.clear();
-                    }
-                    acc.add_product(a[i / cols], b[i % cols]);
-                }
-            }
-            // s = A.fma(a, b, s) on the words widened to A (exactly): the exact product
-            // added with one rounding.
-            Pes::WideFloat(v) => {
-                for (i, acc) in v.iter_mut().enumerate() {
-                    if clear {
-                        acc.clear();
-                    }
-                    acc.add_product(a[i / cols], b[i % cols]);
-                }
-            }
+            acc.add_product(a[i / cols], b[i % cols]);
         }
     }
 
     /// The read-out word of PE i.
     pub fn word(&self, i: usize) -> u64 {
-        match self {
-            Pes::Kahan(_, v) => v[i].sum,
-            Pes::Plain(_, v) => v[i],
-            Pes::Quire(v) => v[i].to_posit(),
-            Pes::Fix(v) => v[i].to_word(),
-            Pes::Float(v) => v[i].result(),
-            Pes::WideFloat(v) => v[i].result(),
-        }
+        self.0[i].word()
     }
 
     /// The read-out words of row `row`'s `cols` PEs, PE (row, c) rounded by `r` after c
     /// draws (the exact float PE with stochastic rounding); `None` for other PEs.
     fn row_rounded(&self, row: usize, cols: usize, r: &mut Rounder) -> Option<Vec<u64>> {
-        match self {
-            Pes::Float(v) => Some(
-                (0..cols)
-                    .map(|c| v[row * cols + c].result_with(r))
-                    .collect(),
-            ),
-            _ => None,
-        }
+        (0..cols)
+            .map(|c| self.0[row * cols + c].word_with(r))
+            .collect()
     }
 }
 

@@ -252,6 +252,11 @@ impl Family for DfixCalc {
     fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
         None
     }
+    /// Not here: a dfix accumulation reads out at a runtime shift, which the dfix array's
+    /// driver and `DfixFormat::dot` hold.
+    fn accumulator(&self, _: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
+        None
+    }
 }
 
 #[cfg(test)]

@@ -194,4 +194,11 @@ impl Family for FixFormat {
     fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
         (self.width() <= 32).then_some(self as _)
     }
+    /// The wide accumulator, or a rounded sum.
+    fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
+        match mode {
+            SumMode::Quire => Some(Box::new(crate::FixAcc::new(*self))),
+            m => crate::accumulator::rounded(*self, FAMILY.modes, m),
+        }
+    }
 }

@@ -217,3 +217,20 @@ impl FloatFormat {
         acc.result()
     }
 }
+
+/// The float PE's exact accumulation (`Family::accumulator`, mode quire), read out to
+/// nearest or under a `Rounder`.
+impl crate::accumulator::Accumulator for ExactAcc {
+    fn clear(&mut self) {
+        ExactAcc::clear(self)
+    }
+    fn add_product(&mut self, a: Bits, b: Bits) {
+        ExactAcc::add_product(self, a, b)
+    }
+    fn word(&self) -> Bits {
+        self.result()
+    }
+    fn word_with(&self, r: &mut crate::Rounder) -> Option<Bits> {
+        Some(self.result_with(r))
+    }
+}

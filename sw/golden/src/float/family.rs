@@ -253,4 +253,11 @@ impl Family for FloatFormat {
         let m = i64::from(self.frac_bits);
         (m <= 52 && self.emax() <= 500 && self.emin() - m >= -500).then_some(self as _)
     }
+    /// The exact accumulator (the float PE), or a rounded sum.
+    fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
+        match mode {
+            SumMode::Quire => Some(Box::new(super::ExactAcc::new(*self))),
+            m => crate::accumulator::rounded(*self, FAMILY.modes, m),
+        }
+    }
 }

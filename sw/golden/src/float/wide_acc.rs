@@ -60,6 +60,22 @@ impl FloatFormat {
     }
 }
 
+/// The float PE with `--acc A`: the running sum in A (`FloatFormat::wide_accumulator`).
+impl crate::accumulator::Accumulator for WideAcc {
+    fn clear(&mut self) {
+        WideAcc::clear(self)
+    }
+    fn add_product(&mut self, a: Bits, b: Bits) {
+        WideAcc::add_product(self, a, b)
+    }
+    fn word(&self) -> Bits {
+        self.result()
+    }
+    fn word_with(&self, _: &mut crate::Rounder) -> Option<Bits> {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

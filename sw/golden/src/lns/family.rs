@@ -202,4 +202,8 @@ impl Family for Lns {
     fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
         None
     }
+    /// Naive and Kahan sums in the working form (the lns-plain and lns-kahan PEs).
+    fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
+        crate::accumulator::rounded(*self, FAMILY.modes, mode)
+    }
 }

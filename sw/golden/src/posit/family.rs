@@ -183,4 +183,11 @@ impl Family for PositFormat {
     fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
         (self.n <= 32 && self.max_scale() <= 500).then_some(self as _)
     }
+    /// The quire, or a rounded sum.
+    fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
+        match mode {
+            SumMode::Quire => Some(Box::new(super::Quire::new(*self))),
+            m => crate::accumulator::rounded(*self, FAMILY.modes, m),
+        }
+    }
 }

@@ -369,3 +369,19 @@ impl crate::kernel::ExactDot for PositFormat {
         self.small_quire_to_posit(bits, q as u128)
     }
 }
+
+/// The posit-quire PE's accumulation (`Family::accumulator`, mode quire).
+impl crate::accumulator::Accumulator for Quire {
+    fn clear(&mut self) {
+        Quire::clear(self)
+    }
+    fn add_product(&mut self, a: u64, b: u64) {
+        self.fma(a, b, false)
+    }
+    fn word(&self) -> u64 {
+        self.to_posit()
+    }
+    fn word_with(&self, _: &mut crate::Rounder) -> Option<u64> {
+        None
+    }
+}

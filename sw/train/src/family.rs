@@ -146,7 +146,11 @@ mod tests {
                     Ok(_) => entry.name != "f32",
                     Err(_) => false,
                 };
-                assert_eq!(takes_words, entry.q8_word_rule, "{} on {unit:?}", entry.name);
+                assert_eq!(
+                    takes_words, entry.q8_word_rule,
+                    "{} on {unit:?}",
+                    entry.name
+                );
             }
         }
     }

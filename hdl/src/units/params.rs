@@ -96,6 +96,27 @@ impl fmt::Display for GenError {
 
 impl std::error::Error for GenError {}
 
+/// The PE named `name` in a family's registration, found when the program is compiled (a
+/// name the registration lacks fails the build), so that the constants below do not depend
+/// on the order of a family's PEs.
+const fn named(entry: &'static FamilyEntry, name: &str) -> &'static PeInfo {
+    let mut i = 0;
+    while i < entry.pes.len() {
+        let (a, b) = (entry.pes[i].name.as_bytes(), name.as_bytes());
+        let mut same = a.len() == b.len();
+        let mut j = 0;
+        while same && j < a.len() {
+            same = a[j] == b[j];
+            j += 1;
+        }
+        if same {
+            return &entry.pes[i];
+        }
+        i += 1;
+    }
+    panic!("a PE name that the family's registration lacks")
+}
+
 /// An array PE kind: one of the golden family registry's (`lpgen_golden::family::pe_kinds`,
 /// which says which format family and accumulation it is), each with its generator
 /// (`pe::PE_GENERATORS`; `pe_kinds_are_the_registrys` checks that every one has one).
@@ -105,19 +126,19 @@ pub struct PeKind(&'static PeInfo);
 #[allow(non_upper_case_globals)]
 impl PeKind {
     /// LNS multiply + Kahan-compensated accumulate (seed 000).
-    pub const LnsKahan: PeKind = PeKind(&lpgen_golden::lns::FAMILY.pes[0]);
+    pub const LnsKahan: PeKind = PeKind(named(&lpgen_golden::lns::FAMILY, "lns-kahan"));
     /// LNS multiply + plain accumulate.
-    pub const LnsPlain: PeKind = PeKind(&lpgen_golden::lns::FAMILY.pes[1]);
+    pub const LnsPlain: PeKind = PeKind(named(&lpgen_golden::lns::FAMILY, "lns-plain"));
     /// Posit multiply into a quire, rounded once at read-out.
-    pub const PositQuire: PeKind = PeKind(&lpgen_golden::posit::FAMILY.pes[0]);
+    pub const PositQuire: PeKind = PeKind(named(&lpgen_golden::posit::FAMILY, "posit-quire"));
     /// Fixed-point MAC with a wide accumulator.
-    pub const Fix: PeKind = PeKind(&lpgen_golden::fixed::FAMILY.pes[0]);
+    pub const Fix: PeKind = PeKind(named(&lpgen_golden::fixed::FAMILY, "fix"));
     /// Dynamic fixed point (`dfix:W`): the integer MAC of `Fix`, read out through a runtime
     /// shift into the output group's scale, with the two overflow flags.
-    pub const Dfix: PeKind = PeKind(&lpgen_golden::dfix::FAMILY.pes[0]);
+    pub const Dfix: PeKind = PeKind(named(&lpgen_golden::dfix::FAMILY, "dfix"));
     /// float:E:M: exact products in an exact fixed-point accumulator over the format's
     /// range, rounded once at read-out (`units/float/pe.rs`).
-    pub const Float: PeKind = PeKind(&lpgen_golden::float::FAMILY.pes[0]);
+    pub const Float: PeKind = PeKind(named(&lpgen_golden::float::FAMILY, "float"));
     /// MX blocks (`--format mx:ELEM[:bK]`): each step a block pair's exact dot product,
     /// rounded to f32 and added in f32 (`units/mx/pe.rs`). The block formats' PE, not a
     /// family's (`lpgen_golden::mx::PE`).

@@ -44,7 +44,7 @@ synth() {
   local res="$OUT/res/$key"
   if [ -s "$res.json" ] || [ -s "$res.err" ]; then return 0; fi
   local t0=$SECONDS
-  if nice "$LPGEN" synth "$@" --seed "$SEED" --json --work "$OUT/work/$key" >"$res.tmp" 2>"$res.errtmp"; then
+  if nice "$LPGEN" synth "$@" --seed "$SEED" --json --out "$OUT/work/$key" >"$res.tmp" 2>"$res.errtmp"; then
     mv "$res.tmp" "$res.json"
     rm -f "$res.errtmp"
     echo "$key: $(cat "$res.json" | cut -c1-90)... ($((SECONDS - t0)) s)"

@@ -18,7 +18,7 @@ run() {
   [ -s "$OUT/$key.json" ] || [ -s "$OUT/$key.err" ] && return 0
   if [ -n "${ONLY:-}" ] && ! grep -qE -- "$ONLY" <<<"$key"; then return 0; fi
   echo "== $key: lpgen synth $* ($(date -u +%H:%M:%S) UTC)" >&2
-  if nice "$LPGEN" synth "$@" --json --work "$OUT/work/$key" >"$OUT/$key.tmp" 2>"$OUT/$key.errtmp"; then
+  if nice "$LPGEN" synth "$@" --json --out "$OUT/work/$key" >"$OUT/$key.tmp" 2>"$OUT/$key.errtmp"; then
     mv "$OUT/$key.tmp" "$OUT/$key.json"
   else
     mv "$OUT/$key.errtmp" "$OUT/$key.err"

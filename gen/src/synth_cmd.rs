@@ -54,8 +54,9 @@ pub struct SynthArgs {
     /// Divide the board oscillator by this power of two for a slow design (with --board)
     #[arg(long, default_value_t = 1)]
     clock_div: u32,
-    /// Work directory for sources, logs and netlists (default: synth/<top>-<target>)
-    #[arg(long)]
+    /// Directory for sources, logs and netlists (default: synth/<top>-<target>), as `lpgen
+    /// rtl` and `lpgen train` name theirs (`--work` is the old spelling, a hidden alias)
+    #[arg(long = "out", alias = "work")]
     work: Option<PathBuf>,
 }
 

@@ -567,7 +567,7 @@ fn synth_runs_a_small_unit_on_ice40() {
         "--target",
         "ice40-up5k",
         "--json",
-        "--work",
+        "--out",
         w,
     ]);
     assert_eq!(json.trim_end().lines().count(), 1, "{json}");
@@ -603,7 +603,7 @@ fn synth_runs_a_small_unit_on_ice40() {
         "lns:3:2",
         "--target",
         "ice40-up5k",
-        "--work",
+        "--out",
         w,
     ]);
     assert!(table.contains("fmax_mhz"), "{table}");
@@ -637,6 +637,7 @@ fn synth_floorplans_an_array_on_ecp5() {
         "ecp5-85k",
         "--floorplan",
         "--json",
+        // The old spelling of --out, a hidden alias for a release.
         "--work",
         w,
     ]);

@@ -134,6 +134,40 @@ fn subnormals_are_terms_at_the_smallest_normal_exponent() {
 }
 
 #[test]
+fn a_zero_term_stands_at_e_zero() {
+    // A zero C at −21 (binary16) is the largest exponent beside 1.75·2^−24 = 2^−12 ·
+    // 1.75·2^−12 (f16 0x0C00, 0x0F00): F = 2 truncates the product to 0.
+    let spec = Spec {
+        l: 2,
+        f: 2,
+        rho: Rho::RneF16,
+        promote: None,
+        tf32: false,
+    };
+    expect(
+        "fdpa:2:2:rne-f16",
+        "f16",
+        spec,
+        (&[0x0C00], &[0x0F00], 0),
+        0,
+    );
+    // The same at −133 (binary32) beside 1.75·2^−140 from bf16 (0x1C80, 0x1CE0), F = 3.
+    let spec = Spec {
+        l: 4,
+        f: 3,
+        rho: Rho::RzF32,
+        ..spec
+    };
+    expect(
+        "fdpa:4:3:rz-f32",
+        "bf16",
+        spec,
+        (&[0x1C80], &[0x1CE0], 0),
+        0,
+    );
+}
+
+#[test]
 fn truncation_is_below_the_chunks_largest_exponent() {
     // C = 2^24 and 32 products 1·1: each truncated to 0 below 2^(24 − 13) (fp8 on Hopper);
     // on Blackwell (F = 25) they count.

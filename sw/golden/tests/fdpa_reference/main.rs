@@ -45,6 +45,7 @@ const PRESETS: &[(&str, &str, usize, i64, Rho)] = &[
 /// Given chunkings: (L:F:RHO, operand format, L, F, RHO).
 const GIVEN: &[(&str, &str, usize, i64, Rho)] = &[
     ("8:30:rne-f16", "f16", 8, 30, Rho::RneF16),
+    ("4:5:rne-f16", "f16", 4, 5, Rho::RneF16),
     ("5:11:rne-f16", "fp8:e4m3", 5, 11, Rho::RneF16),
     ("4:3:rz-f32", "bf16", 4, 3, Rho::RzF32),
     ("6:13:rz-e8m13", "float:3:2:nonan", 6, 13, Rho::RzE8m13),

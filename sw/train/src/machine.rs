@@ -8,10 +8,10 @@
 //! two agree bit for bit; the float machine ([`f32`](mod@f32)) trains in native IEEE binary32.
 
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::float::fdpa::Fdpa;
 use lpgen_golden::mx::MxFormat;
 use lpgen_golden::onebit::{Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
-use lpgen_golden::float::fdpa::Fdpa;
 use lpgen_golden::{AluOp, Format, SumMode};
 
 use crate::compress::through_codec;

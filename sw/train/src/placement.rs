@@ -151,7 +151,9 @@ impl AccumulatePlaces {
     pub fn fdpa(&self) -> Option<Fdpa> {
         self.chosen.iter().find_map(|a| match a {
             Some(Accumulate::Fdpa(m)) => Some(*m),
-            Some(Accumulate::Naive | Accumulate::Kahan | Accumulate::Pairwise | Accumulate::Exact)
+            Some(
+                Accumulate::Naive | Accumulate::Kahan | Accumulate::Pairwise | Accumulate::Exact,
+            )
             | None => None,
         })
     }
@@ -307,7 +309,10 @@ mod tests {
         assert_eq!(p.fdpa(), Some(m));
         assert_eq!(p.describe(), "matmul=fdpa:hopper:promote128,update=kahan");
         assert_eq!(AccumulatePlaces::parse(&p.describe()).unwrap(), p);
-        assert_eq!(AccumulatePlaces::parse("matmul=exact").unwrap().fdpa(), None);
+        assert_eq!(
+            AccumulatePlaces::parse("matmul=exact").unwrap().fdpa(),
+            None
+        );
         for (bad, why) in [
             ("sums=fdpa:hopper", "matrix unit's dot product"),
             ("all=fdpa:hopper", "matrix unit's dot product"),
@@ -321,8 +326,16 @@ mod tests {
         let recipe = crate::config::parse_precision("O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2");
         check_accumulation(&recipe.unwrap().0, false, None, &p).unwrap();
         for (stages, acc, why) in [
-            ("posit:8:2", "matmul=fdpa:hopper", "'fdpa' is for float formats"),
-            ("float:8:10", "matmul=fdpa:ada", "ada takes f16, bf16 or fp8"),
+            (
+                "posit:8:2",
+                "matmul=fdpa:hopper",
+                "'fdpa' is for float formats",
+            ),
+            (
+                "float:8:10",
+                "matmul=fdpa:ada",
+                "ada takes f16, bf16 or fp8",
+            ),
             ("fp8:e4m3", "matmul=fdpa:volta", "volta takes f16"),
         ] {
             let s = Stages::all(stages.parse().unwrap());

@@ -380,15 +380,17 @@ impl FdpaPlan {
     fn step(&self, a: &[Bits], b: &[Bits], c: Bits) -> Bits {
         let rho = self.chunk.rho;
         let out = rho.output();
-        let mut terms: Vec<Term> = a.iter().zip(b).map(|(&x, &y)| self.product(x, y)).collect();
-        terms.push(term(out.decode(c), i64::from(out.frac_bits), rho.e_zero()));
-        let (mut nan, mut pos, mut neg) = (false, false, false);
-        for t in &terms {
-            match *t {
+        let c = term(out.decode(c), i64::from(out.frac_bits), rho.e_zero());
+        // Two passes over the products (decoding is cheaper than a buffer): the specials and
+        // e_max, then the truncated sum.
+        let products = || a.iter().zip(b).map(|(&x, &y)| self.product(x, y));
+        let (mut nan, mut pos, mut neg, mut e_max) = (false, false, false, i64::MIN);
+        for t in products().chain([c]) {
+            match t {
                 Term::Nan => nan = true,
                 Term::Inf(true) => neg = true,
                 Term::Inf(false) => pos = true,
-                Term::Fin { .. } => {}
+                Term::Fin { e, .. } => e_max = e_max.max(e),
             }
         }
         if nan || (pos && neg) {
@@ -397,23 +399,19 @@ impl FdpaPlan {
         if pos || neg {
             return out.infinite(neg);
         }
-        let fins = terms.iter().filter_map(|t| match *t {
-            Term::Fin { d, e } => Some((d, e)),
-            Term::Nan | Term::Inf(_) => None,
-        });
-        let e_max = fins.clone().map(|(_, e)| e).max().expect("C is a term");
         let f = i64::from(self.chunk.f);
-        let sum: i128 = fins
-            .filter(|(d, _)| d.sig != 0)
-            .map(|(d, _)| {
+        let truncated = |t: Term| match t {
+            Term::Fin { d, .. } if d.sig != 0 => {
                 let t = shift_trunc(d.sig, d.exp - e_max + f) as i128;
                 if d.neg {
                     -t
                 } else {
                     t
                 }
-            })
-            .sum();
+            }
+            Term::Fin { .. } | Term::Nan | Term::Inf(_) => 0,
+        };
+        let sum: i128 = products().chain([c]).map(truncated).sum();
         round(rho, sum, e_max - f)
     }
 

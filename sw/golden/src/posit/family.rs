@@ -131,7 +131,7 @@ impl Family for PositFormat {
         match mode {
             // The quire sums as a dot product with ones.
             SumMode::Quire => self.dot(mode, xs, &vec![PositFormat::one(self); xs.len()]),
-            SumMode::Fdpa(_) => return FAMILY.refuse_mode(mode, &self.format()),
+            SumMode::Fdpa(_) => FAMILY.refuse_mode(mode, &self.format()),
             _ => Ok(sum::rounded_sum(self, mode, xs).expect("a rounded mode")),
         }
     }

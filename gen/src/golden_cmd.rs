@@ -5,6 +5,7 @@ use std::io::{BufRead, Write};
 use clap::Args;
 use std::cell::RefCell;
 
+use lpgen_golden::float::fdpa::Fdpa;
 use lpgen_golden::{BinOp, Bits, Calc, Format, Rounder, Rounding, SumMode};
 
 use crate::{emit, CliError, CliResult};
@@ -26,9 +27,16 @@ pub struct GoldenArgs {
     /// Operands: decimal reals or 0x bit patterns; for dot, pairs a,b
     #[arg(allow_negative_numbers = true)]
     args: Vec<String>,
-    /// Accumulation of sum and dot: naive (default), kahan, pairwise or quire
+    /// Accumulation of sum and dot: naive (default), kahan, pairwise or quire; for dot of
+    /// float formats also a GPU matrix unit's fdpa:PRESET[:promoteN] (volta, ampere, ada,
+    /// hopper, blackwell) or fdpa:L:F:RHO[:promoteN], which prints its binary32 (binary16)
+    /// output word (docs/formats.md "fdpa")
     #[arg(long)]
     mode: Option<String>,
+    /// dot in an fdpa mode: the addend C, a decimal real or 0x bit pattern of the output
+    /// format (binary32, or binary16 for rne-f16) [default: 0]
+    #[arg(long, allow_negative_numbers = true)]
+    init: Option<String>,
     /// exp and ln as seed 000's Taylor series of LNS operations (LNS only)
     #[arg(long)]
     taylor: bool,
@@ -101,6 +109,8 @@ struct Job {
     calc: Calc,
     op: Op,
     mode: SumMode,
+    /// `--init`: C of a dot product in an fdpa mode.
+    init: Option<String>,
     taylor: bool,
     /// The rounding of results; its generator advances once per rounded result.
     rounder: RefCell<Rounder>,
@@ -118,6 +128,23 @@ impl Job {
         args.iter()
             .map(|a| self.calc.parse(a).map_err(CliError::from))
             .collect()
+    }
+
+    /// D = Σ a_k·b_k + C in fdpa mode `m`: the output word (binary32 or binary16) and its
+    /// value, C read in that format.
+    fn fdpa(&self, m: Fdpa, a: &[Bits], b: &[Bits]) -> CliResult<String> {
+        let c = &self.calc;
+        // No products: the mode checked against the format, and its output format.
+        let (_, out) = c.fdpa(m, &[], &[], 0)?;
+        let out = Calc::Float(out);
+        let init = match &self.init {
+            Some(s) => out
+                .parse(s)
+                .map_err(|e| CliError(format!("--init {s}: {e}")))?,
+            None => 0,
+        };
+        let (word, _) = c.fdpa(m, a, b, init)?;
+        Ok(show(&out, word))
     }
 
     /// One operation on its operands, formatted as the line to print.
@@ -196,7 +223,12 @@ impl Job {
                     a.push(c.parse(x)?);
                     b.push(c.parse(y)?);
                 }
-                Ok(show(c, c.dot(self.mode, &a, &b)?))
+                match self.mode {
+                    SumMode::Fdpa(m) => self.fdpa(m, &a, &b),
+                    SumMode::Naive | SumMode::Kahan | SumMode::Pairwise | SumMode::Quire => {
+                        Ok(show(c, c.dot(self.mode, &a, &b)?))
+                    }
+                }
             }
         }
     }
@@ -224,13 +256,14 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
         if args.stdin
             || args.taylor
             || args.mode.is_some()
+            || args.init.is_some()
             || args.scale.is_some()
             || args.rounding.is_some()
             || args.rounding_seed.is_some()
         {
             return Err(CliError(format!(
                 "{f} takes operands on the command line, without --stdin, --taylor, --mode, \
-                 --scale, --rounding or --rounding-seed (MX conversion rounds to nearest, and \
+                 --init, --scale, --rounding or --rounding-seed (MX conversion rounds to nearest, and \
                  dot accumulates each block exactly)"
             )));
         }
@@ -253,9 +286,9 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
     let rounder = rounder(&calc, rounding, args.rounding_seed)?;
     if let Format::Dfix(f) = format {
         // The dfix family's calculator: operands and results at the group's scale.
-        if args.stdin || args.taylor || args.mode.is_some() {
+        if args.stdin || args.taylor || args.mode.is_some() || args.init.is_some() {
             return Err(CliError(
-                "dfix formats take operands on the command line, without --stdin, --taylor or --mode"
+                "dfix formats take operands on the command line, without --stdin, --taylor, --mode or --init"
                     .into(),
             ));
         }
@@ -274,6 +307,7 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
         calc,
         op: parse_op(&args.op)?,
         mode: args.mode.as_deref().unwrap_or("naive").parse()?,
+        init: args.init.clone(),
         taylor: args.taylor,
         rounder: RefCell::new(rounder),
     };
@@ -288,6 +322,15 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
     }
     if args.mode.is_some() && !matches!(job.op, Op::Sum | Op::Dot) {
         return Err(CliError("--mode applies to sum and dot only".into()));
+    }
+    if let Some(i) = &args.init {
+        if !matches!((job.op, job.mode), (Op::Dot, SumMode::Fdpa(_))) {
+            return Err(CliError(format!(
+                "--init {i} is the addend C of dot in an fdpa mode (--mode fdpa:…), not of {} \
+                 in mode {}",
+                args.op, job.mode
+            )));
+        }
     }
     if args.taylor && !matches!(job.op, Op::Exp | Op::Ln) {
         return Err(CliError(format!(
@@ -328,6 +371,7 @@ pub fn line(format: &str, op: &str, args: &[&str], mode: &str) -> CliResult<Stri
         calc: format.calc(),
         op: parse_op(op)?,
         mode: mode.parse()?,
+        init: None,
         taylor: false,
         rounder: RefCell::new(Rounder::nearest()),
     };

@@ -126,7 +126,9 @@ pub struct TrainArgs {
     /// Accumulation per place (seed 000 Table 4.5), overriding --kahan and --quire there: a
     /// comma list of PLACE=MODE, places matmul (or one pass of it: forward, backward,
     /// gradient), sums, softmax, update or all, modes naive, kahan, pairwise or exact (the
-    /// format's exact accumulator: quires for posits); the update takes naive or kahan
+    /// format's exact accumulator: quires for posits), and for matmul of float formats
+    /// fdpa:PRESET[:promoteN] (a GPU's fused dot-product arithmetic, e.g. fdpa:hopper); the
+    /// update takes naive or kahan
     #[arg(long)]
     accumulate: Option<String>,
     /// Accumulate products and sums in quires (posit; implied by a precision ending in q)

@@ -3,7 +3,7 @@
 use std::hash::{Hash, Hasher};
 
 use lpgen_golden::dfix::{check_scale, DfixCalc, MAX_SCALE};
-use lpgen_golden::{BinOp, Bits, Calc, Format, Rounder, Rounding};
+use lpgen_golden::{BinOp, Bits, Calc, Format, Rounder, Rounding, SumMode};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -341,8 +341,12 @@ impl PyFormat {
     }
 
     /// Σ_k a_k·b_k along `axis` of the broadcast words (the golden `Calc::dot`, k = 0, 1, …
-    /// in order) in `mode`: naive, kahan, pairwise or quire, as the family offers.
-    #[pyo3(signature = (a, b, mode="naive", axis=LAST_AXIS))]
+    /// in order) in `mode`: naive, kahan, pairwise or quire, as the family offers. Float
+    /// formats also take a GPU matrix unit's `fdpa:PRESET[:promoteN]` or
+    /// `fdpa:L:F:RHO[:promoteN]` (docs/formats.md "fdpa"): D = Σ a_k·b_k + C as the unit's
+    /// output words (binary32 as uint32, binary16 as uint16 for `rne-f16`), C the words
+    /// `init` of that format (broadcast to the result's shape; default +0).
+    #[pyo3(signature = (a, b, mode="naive", axis=LAST_AXIS, init=None))]
     fn dot<'py>(
         &self,
         py: Python<'py>,
@@ -350,8 +354,17 @@ impl PyFormat {
         b: &Bound<'py, PyAny>,
         mode: &str,
         axis: Int<isize>,
+        init: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.reduce(py, a, Some(b), mode, &axis)
+        match (self.mode(mode)?, init) {
+            (SumMode::Fdpa(m), init) => self.fdpa_words(py, [a, b], m, init, &axis),
+            (m, Some(_)) => Err(value_error(format!(
+                "init is the addend C of dot in an fdpa mode (mode=\"fdpa:…\"), not of mode {m}"
+            ))),
+            (SumMode::Naive | SumMode::Kahan | SumMode::Pairwise | SumMode::Quire, None) => {
+                self.reduce(py, a, Some(b), mode, &axis)
+            }
+        }
     }
 
     /// A·B of an m × k and a k × n matrix of words in `mode` (naive, kahan, pairwise or quire,

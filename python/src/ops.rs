@@ -2,6 +2,7 @@
 //! over the elements detached from the interpreter (`format.rs` holds the Python-facing
 //! wrappers).
 
+use lpgen_golden::float::fdpa::Fdpa;
 use lpgen_golden::kernel::{self, Operand};
 use lpgen_golden::onebit::Quantizer;
 use lpgen_golden::{BinOp, Bits, Calc, Rounder, SumMode};
@@ -10,7 +11,8 @@ use pyo3::prelude::*;
 
 use crate::arrays::{
     array_out, broadcast_shape, broadcast_to, lanes_back, lanes_last, norm_axis, paired_lanes,
-    par_map, par_try_map, shape_text, value_error, without_axis, words_out, Int, PairedLanes,
+    par_map, par_try_map, shape_text, value_error, without_axis, words_in, words_out, Int,
+    PairedLanes,
 };
 use crate::format::PyFormat;
 
@@ -320,6 +322,14 @@ impl PyFormat {
         mode: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mode = self.mode(mode)?;
+        if let SumMode::Fdpa(_) = mode {
+            // `dot` gives the unit's binary32 (binary16) words; a product of words of this
+            // format would round them once more, silently.
+            return Err(value_error(format!(
+                "matmul takes naive, kahan, pairwise or quire, not {mode}: fdpa products are \
+                 dot(a[:, None, :], b.T[None], mode=...), the unit's output words"
+            )));
+        }
         let (a, b) = (self.words(a)?, self.words(b)?);
         let (&[m, k], &[k2, n]) = (a.shape(), b.shape()) else {
             return Err(value_error(format!(
@@ -348,6 +358,52 @@ impl PyFormat {
         });
         let words: Vec<Bits> = out.map_err(value_error)?.concat();
         self.out(py, &[m, n], words)
+    }
+
+    /// D = Σ a_k·b_k + C along `axis` in fdpa mode `m`: the output words (binary32 or
+    /// binary16), C the words `init` of that format broadcast to the result's shape.
+    pub fn fdpa_words<'py>(
+        &self,
+        py: Python<'py>,
+        [a, b]: [&Bound<'py, PyAny>; 2],
+        m: Fdpa,
+        init: Option<&Bound<'py, PyAny>>,
+        axis: &Int<isize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let calc = self.calc;
+        // No products: the mode checked against the format, and its output format.
+        let (_, out) = calc.fdpa(m, &[], &[], 0).map_err(value_error)?;
+        let (a, b) = (self.words(a)?, self.words(b)?);
+        let shape = broadcast_shape(&[a.shape(), b.shape()]).map_err(value_error)?;
+        let axis = norm_axis(axis, shape.len())?;
+        let k = shape[axis];
+        let a = lanes_last(broadcast_to(&a, &shape), &shape, axis);
+        let b = lanes_last(broadcast_to(&b, &shape), &shape, axis);
+        let out_shape = without_axis(&shape, axis);
+        let lanes: usize = out_shape.iter().product();
+        let c = match init {
+            Some(c) => {
+                let c = words_in(c, out.width(), &format!("init ({out} words)"))?;
+                let s = broadcast_shape(&[c.shape(), &out_shape]).map_err(value_error)?;
+                if s != out_shape {
+                    return Err(value_error(format!(
+                        "init has shape {}, the dot products {}: it must broadcast to it",
+                        shape_text(c.shape()),
+                        shape_text(&out_shape)
+                    )));
+                }
+                broadcast_to(&c, &out_shape)
+            }
+            None => vec![0; lanes],
+        };
+        let words = py.detach(|| {
+            par_try_map(lanes, |i| {
+                let lane = i * k..(i + 1) * k;
+                calc.fdpa(m, &a[lane.clone()], &b[lane], c[i])
+                    .map(|(w, _)| w)
+            })
+        });
+        words_out(py, &out_shape, words.map_err(value_error)?, out.width())
     }
 
     /// Quantizes words `g` (1-D: one column; 2-D rows × cols: every column) with the 1-bit

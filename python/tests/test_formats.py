@@ -21,7 +21,7 @@ def test_formats_describe_the_registry():
     for f in lpgen.formats():
         assert set(f) == {"name", "syntax", "modes", "pes", "lanes", "q8_word_rule"}
         assert f["name"] in f["syntax"]
-        assert f["modes"] and set(f["modes"]) <= {"naive", "kahan", "pairwise", "quire"}
+        assert f["modes"] and set(f["modes"]) <= {"naive", "kahan", "pairwise", "quire", "fdpa"}
         for pe in f["pes"]:
             assert set(pe) == {"name", "mode", "about"}
             assert pe["mode"] in f["modes"], (f["name"], pe)

@@ -58,6 +58,9 @@ def test_matmul_refuses_bad_shapes_and_modes():
         p.matmul(np.zeros((2, 3), np.uint8), np.zeros((4, 2), np.uint8))
     with pytest.raises(ValueError, match="2-D"):
         p.matmul(np.zeros(3, np.uint8), np.zeros((3, 2), np.uint8))
+    with pytest.raises(ValueError, match="fdpa products are"):
+        lpgen.Format("fp8:e4m3").matmul(np.zeros((1, 1), np.uint8), np.zeros((1, 1), np.uint8),
+                                        mode="fdpa:hopper")
     with pytest.raises(ValueError, match="mode"):
         lpgen.Format("lns:5:6").matmul(np.zeros((1, 1), np.uint16), np.zeros((1, 1), np.uint16),
                                        mode="quire")

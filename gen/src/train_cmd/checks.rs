@@ -4,6 +4,7 @@
 use super::{bad, TrainArgs, MAX_THREADS};
 use crate::CliResult;
 use lpgen_golden::{Format, Rounding};
+use lpgen_train::config::AccumulatePlaces;
 use lpgen_train::parallel::Exchange;
 use lpgen_train::storage::StorageConfig;
 
@@ -84,6 +85,17 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
     }
     if a.backend == "rtl" {
         // Before the dataset is read and any design is built.
+        let fdpa = a
+            .accumulate
+            .as_deref()
+            .map(AccumulatePlaces::parse)
+            .transpose()?;
+        if let Some(m) = fdpa.and_then(|p| p.fdpa()) {
+            return Err(bad(format!(
+                "--accumulate matmul={m} runs on --backend golden: the rtl backend has no fdpa \
+                 array PE yet (issue 49)"
+            )));
+        }
         lpgen_hdl::limits::check_array(a.rows, a.cols)?;
         lpgen_hdl::limits::check_lanes(a.lanes)?;
         let most = lpgen_hdl::PeKind::all()

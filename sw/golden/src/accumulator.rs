@@ -37,7 +37,7 @@ impl<A: Arith> Rounded<A> {
         let kahan = match mode {
             SumMode::Naive => false,
             SumMode::Kahan => true,
-            SumMode::Pairwise | SumMode::Quire => return None,
+            SumMode::Pairwise | SumMode::Quire | SumMode::Fdpa(_) => return None,
         };
         let z = arith.zero();
         Some(Rounded {

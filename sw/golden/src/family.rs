@@ -81,6 +81,16 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     /// The running dot product in `mode`: element k is `dot(mode, a[..=k], b[..=k])`, with
     /// each step's overflow flag where the family defines one in `mode` ([`Running`]).
     fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError>;
+    /// D = Σ a_k·b_k + C in an fdpa mode as its output word and that word's format
+    /// (binary32, or binary16), C a word of it: the float family's (`float::fdpa`); the
+    /// others refuse the mode.
+    fn fdpa(
+        &self,
+        mode: crate::float::fdpa::Fdpa,
+        a: &[Bits],
+        b: &[Bits],
+        c: Bits,
+    ) -> Result<(Bits, crate::float::FloatFormat), FormatError>;
     /// The operations under a [`crate::rounding::Rounder`] where the family defines
     /// stochastic rounding (its entry's `stochastic`), else `None`.
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps>;
@@ -150,15 +160,19 @@ impl FamilyEntry {
         self.pes.iter().find(|p| p.name == name)
     }
 
+    /// Whether the family offers `mode`'s kind (any fdpa mode where it lists one).
+    pub fn offers(&self, mode: SumMode) -> bool {
+        self.modes.iter().any(|m| m.same_kind(mode))
+    }
+
     /// The refusal of a mode the family does not offer.
     pub fn refuse_mode<T>(&self, mode: SumMode, f: &Format) -> Result<T, FormatError> {
         let offered: Vec<&str> = self.modes.iter().map(|m| m.name()).collect();
         err(format!(
-            "mode '{}' is not offered by {f} (use {}; '{}' is for {} formats)",
-            mode.name(),
+            "mode '{mode}' is not offered by {f} (use {}; '{}' is for {} formats)",
             or_list(&offered),
             mode.name(),
-            families_with(|e| e.modes.contains(&mode))
+            families_with(|e| e.offers(mode))
         ))
     }
 }
@@ -442,7 +456,7 @@ mod tests {
         unique.dedup();
         assert_eq!(names.len(), unique.len(), "{names:?}");
         for (f, p) in pe_kinds() {
-            assert!(f.modes.contains(&p.mode), "{}: {}", f.name, p.name);
+            assert!(f.offers(p.mode), "{}: {}", f.name, p.name);
         }
         assert!(pe_kind("nonesuch").is_err());
         assert_eq!(pe_kind("float").unwrap().1.mode, SumMode::Quire);

@@ -51,13 +51,18 @@ pub use rounding::{Rounder, Rounding};
 pub use sum::{Kahan, Running};
 
 /// How a sum or dot product accumulates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SumMode {
     Naive,
     Kahan,
     Pairwise,
     /// Exact accumulation rounded once: the quire for posits, the wide accumulator for fix.
     Quire,
+    /// A GPU matrix unit's fused dot-product-add (`fdpa:…`, float formats only): chunks of
+    /// products aligned, truncated and summed into a binary32 (or binary16) word, which
+    /// `dot` rounds into the operand format ([`float::fdpa`]; [`Calc::fdpa`] gives the
+    /// word itself).
+    Fdpa(float::fdpa::Fdpa),
 }
 
 impl SumMode {
@@ -68,13 +73,32 @@ impl SumMode {
         SumMode::Quire,
     ];
 
-    /// As `--mode` names it.
+    /// As `--mode` names it (the kind: `fdpa` for every fdpa mode; `Display` prints the
+    /// whole mode).
     pub fn name(self) -> &'static str {
         match self {
             SumMode::Naive => "naive",
             SumMode::Kahan => "kahan",
             SumMode::Pairwise => "pairwise",
             SumMode::Quire => "quire",
+            SumMode::Fdpa(_) => "fdpa",
+        }
+    }
+
+    /// Whether two modes are of one kind (every fdpa mode is of one kind: a family's entry
+    /// lists one of them).
+    pub fn same_kind(self, other: SumMode) -> bool {
+        std::mem::discriminant(&self) == std::mem::discriminant(&other)
+    }
+}
+
+impl std::fmt::Display for SumMode {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SumMode::Fdpa(m) => std::fmt::Display::fmt(m, out),
+            SumMode::Naive | SumMode::Kahan | SumMode::Pairwise | SumMode::Quire => {
+                out.write_str(self.name())
+            }
         }
     }
 }
@@ -82,12 +106,16 @@ impl SumMode {
 impl std::str::FromStr for SumMode {
     type Err = FormatError;
     fn from_str(s: &str) -> Result<Self, FormatError> {
+        if s == "fdpa" || s.starts_with("fdpa:") {
+            return float::fdpa::Fdpa::parse(s).map(SumMode::Fdpa);
+        }
         SumMode::ALL
             .into_iter()
             .find(|m| m.name() == s)
             .ok_or_else(|| {
                 FormatError(format!(
-                    "unknown mode {s:?}: expected naive, kahan, pairwise or quire"
+                    "unknown mode {s:?}: expected naive, kahan, pairwise, quire or {}",
+                    float::fdpa::SYNTAX
                 ))
             })
     }
@@ -102,6 +130,19 @@ impl Calc {
     /// Σ a_k·b_k in the given mode, k = 0..K−1 in order.
     pub fn dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Bits, FormatError> {
         family::with_calc!(self, c => Family::dot(c, mode, a, b))
+    }
+
+    /// D = Σ a_k·b_k + C in an fdpa mode, as its output word (binary32, or binary16 for
+    /// `rne-f16`: the format returned beside it; C is a word of that format). Families
+    /// other than float refuse it.
+    pub fn fdpa(
+        &self,
+        mode: float::fdpa::Fdpa,
+        a: &[Bits],
+        b: &[Bits],
+        c: Bits,
+    ) -> Result<(Bits, FloatFormat), FormatError> {
+        family::with_calc!(self, x => Family::fdpa(x, mode, a, b, c))
     }
 
     /// [`Calc::dot`] of every row of `rows` with every column of `bs`, row-major (the

@@ -81,25 +81,25 @@ impl Kahan {
     }
 }
 
-/// Σ x_k in one of the rounded modes (naive, Kahan, pairwise); `None` for the exact mode,
-/// which each family provides itself.
+/// Σ x_k in one of the rounded modes (naive, Kahan, pairwise); `None` for the exact mode
+/// and fdpa, which each family provides itself or refuses.
 pub fn rounded_sum<A: Arith>(a: &A, mode: SumMode, xs: &[Bits]) -> Option<Bits> {
     match mode {
         SumMode::Naive => Some(naive_sum(a, xs)),
         SumMode::Kahan => Some(kahan_sum(a, xs)),
         SumMode::Pairwise => Some(pairwise_sum(a, xs)),
-        SumMode::Quire => None,
+        SumMode::Quire | SumMode::Fdpa(_) => None,
     }
 }
 
-/// Σ a_k·b_k in one of the rounded modes; `None` for the exact mode.
+/// Σ a_k·b_k in one of the rounded modes; `None` for the exact mode and fdpa.
 pub fn rounded_dot<A: Arith>(a: &A, mode: SumMode, x: &[Bits], y: &[Bits]) -> Option<Bits> {
     assert_eq!(x.len(), y.len());
     match mode {
         SumMode::Naive => Some(naive_dot(a, x, y)),
         SumMode::Kahan => Some(kahan_dot(a, x, y)),
         SumMode::Pairwise => Some(pairwise_dot(a, x, y)),
-        SumMode::Quire => None,
+        SumMode::Quire | SumMode::Fdpa(_) => None,
     }
 }
 

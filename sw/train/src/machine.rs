@@ -8,6 +8,7 @@
 //! two agree bit for bit; the float machine ([`f32`](mod@f32)) trains in native IEEE binary32.
 
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::float::fdpa::Fdpa;
 use lpgen_golden::mx::MxFormat;
 use lpgen_golden::onebit::{Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
@@ -43,6 +44,10 @@ pub enum Accumulate {
     /// Pairwise: each product rounded, the halves of the terms summed recursively (the
     /// golden `sum::pairwise_sum`: the first ⌊n/2⌋ terms, then the rest); no array PE.
     Pairwise,
+    /// A GPU matrix unit's fused dot-product-add (`fdpa:PRESET[:promoteN]`, float formats,
+    /// issue 49): its binary32 (binary16) result rounded into the product's format; no array
+    /// PE yet.
+    Fdpa(Fdpa),
 }
 
 impl Accumulate {
@@ -53,6 +58,7 @@ impl Accumulate {
             Accumulate::Kahan => SumMode::Kahan,
             Accumulate::Exact => SumMode::Quire,
             Accumulate::Pairwise => SumMode::Pairwise,
+            Accumulate::Fdpa(m) => SumMode::Fdpa(m),
         }
     }
 }

@@ -3,7 +3,8 @@
 //! not chosen is the family's (`TrainFamily::accumulation`), applied by
 //! [`Config::accumulation`](crate::config::Config::accumulation).
 
-use lpgen_golden::Format;
+use lpgen_golden::float::fdpa::Fdpa;
+use lpgen_golden::{Format, SumMode};
 
 use crate::config::{KahanPlaces, Stages};
 use crate::machine::Accumulate;
@@ -59,13 +60,35 @@ pub struct AccumulatePlaces {
 }
 
 /// An accumulation's name on the command line.
-fn accumulate_name(a: Accumulate) -> &'static str {
+fn accumulate_name(a: Accumulate) -> String {
     match a {
-        Accumulate::Naive => "naive",
-        Accumulate::Kahan => "kahan",
-        Accumulate::Pairwise => "pairwise",
-        Accumulate::Exact => "exact",
+        Accumulate::Naive => "naive".into(),
+        Accumulate::Kahan => "kahan".into(),
+        Accumulate::Pairwise => "pairwise".into(),
+        Accumulate::Exact => "exact".into(),
+        Accumulate::Fdpa(m) => m.to_string(),
     }
+}
+
+/// A mode of `--accumulate`: a name, or a GPU matrix unit's `fdpa:…` (the golden parser's
+/// one-line refusal where it is no such mode).
+fn parse_accumulate(mode: &str) -> Result<Accumulate, String> {
+    if mode.starts_with("fdpa") {
+        return match mode.parse::<SumMode>() {
+            Ok(SumMode::Fdpa(m)) => Ok(Accumulate::Fdpa(m)),
+            Ok(other) => Err(format!("{other} is not an fdpa mode")),
+            Err(e) => Err(e.0),
+        };
+    }
+    [
+        Accumulate::Naive,
+        Accumulate::Kahan,
+        Accumulate::Pairwise,
+        Accumulate::Exact,
+    ]
+    .into_iter()
+    .find(|a| accumulate_name(*a) == mode)
+    .ok_or_else(|| format!("unknown mode {mode:?}"))
 }
 
 impl AccumulatePlaces {
@@ -75,7 +98,7 @@ impl AccumulatePlaces {
     pub fn parse(s: &str) -> Result<AccumulatePlaces, TrainError> {
         let bad = |why: String| {
             TrainError(format!(
-                "--accumulate {s:?}: {why} (expected e.g. matmul=pairwise,update=kahan: places matmul (or forward, backward, gradient), sums, softmax, update or all; modes naive, kahan, pairwise, exact)"
+                "--accumulate {s:?}: {why} (expected e.g. matmul=pairwise,update=kahan: places matmul (or forward, backward, gradient), sums, softmax, update or all; modes naive, kahan, pairwise, exact, and for matmul fdpa:PRESET[:promoteN])"
             ))
         };
         let mut p = AccumulatePlaces::default();
@@ -83,15 +106,7 @@ impl AccumulatePlaces {
             let (place, mode) = item
                 .split_once('=')
                 .ok_or_else(|| bad(format!("{item:?} is not place=mode")))?;
-            let mode = [
-                Accumulate::Naive,
-                Accumulate::Kahan,
-                Accumulate::Pairwise,
-                Accumulate::Exact,
-            ]
-            .into_iter()
-            .find(|a| accumulate_name(*a) == mode)
-            .ok_or_else(|| bad(format!("unknown mode {mode:?}")))?;
+            let mode = parse_accumulate(mode).map_err(bad)?;
             let places: &[Place] = match place {
                 "all" => &Place::ALL,
                 "matmul" => &Place::MATMUL,
@@ -103,6 +118,14 @@ impl AccumulatePlaces {
                 ),
             };
             for &q in places {
+                if matches!(mode, Accumulate::Fdpa(_)) && !Place::MATMUL.contains(&q) {
+                    return Err(bad(format!(
+                        "{}={}: fdpa is a matrix unit's dot product, for the places matmul, \
+                         forward, backward and gradient",
+                        q.name(),
+                        accumulate_name(mode)
+                    )));
+                }
                 if p.chosen[q as usize].replace(mode).is_some() {
                     return Err(bad(format!("{} given twice", q.name())));
                 }
@@ -122,6 +145,17 @@ impl AccumulatePlaces {
 
     pub fn get(&self, place: Place) -> Option<Accumulate> {
         self.chosen[place as usize]
+    }
+
+    /// An fdpa mode chosen for some place, if any (the rtl backend has no PE for it yet).
+    pub fn fdpa(&self) -> Option<Fdpa> {
+        self.chosen.iter().find_map(|a| match a {
+            Some(Accumulate::Fdpa(m)) => Some(*m),
+            Some(
+                Accumulate::Naive | Accumulate::Kahan | Accumulate::Pairwise | Accumulate::Exact,
+            )
+            | None => None,
+        })
     }
 
     /// `matmul=pairwise,update=kahan` (`matmul` where the three passes have one mode, so a
@@ -162,10 +196,17 @@ pub fn check_accumulation(
             continue; // naive or Kahan lane operations, which every family has
         }
         for f in stages.list() {
-            if !f.entry().modes.contains(&a.mode()) {
-                return f.entry().refuse_mode(a.mode(), &f).map_err(|e| {
-                    TrainError(format!("--accumulate {}: {e}", accumulate.describe()))
-                });
+            let refused = if f.entry().offers(a.mode()) {
+                // An fdpa preset lists its operand formats: the golden model's check.
+                f.calc().dot(a.mode(), &[], &[]).err()
+            } else {
+                f.entry().refuse_mode::<()>(a.mode(), &f).err()
+            };
+            if let Some(e) = refused {
+                return Err(TrainError(format!(
+                    "--accumulate {}: {e}",
+                    accumulate.describe()
+                )));
             }
         }
         if keep_bits.is_some() && !matches!(a, Accumulate::Naive | Accumulate::Kahan) {
@@ -253,6 +294,54 @@ mod tests {
         ] {
             let e = AccumulatePlaces::parse(bad).unwrap_err().0;
             assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");
+        }
+    }
+
+    /// `matmul=fdpa:PRESET[:promoteN]` (issue 49): parsed by the golden model, printed back
+    /// whole, for the matrix products only; checked against every stage's format.
+    #[test]
+    fn fdpa_placements_parse_and_check_their_formats() {
+        let p = AccumulatePlaces::parse("matmul=fdpa:hopper:promote128,update=kahan").unwrap();
+        let Some(Accumulate::Fdpa(m)) = p.get(Place::Backward) else {
+            panic!("{p:?}")
+        };
+        assert_eq!(m.to_string(), "fdpa:hopper:promote128");
+        assert_eq!(p.fdpa(), Some(m));
+        assert_eq!(p.describe(), "matmul=fdpa:hopper:promote128,update=kahan");
+        assert_eq!(AccumulatePlaces::parse(&p.describe()).unwrap(), p);
+        assert_eq!(
+            AccumulatePlaces::parse("matmul=exact").unwrap().fdpa(),
+            None
+        );
+        for (bad, why) in [
+            ("sums=fdpa:hopper", "matrix unit's dot product"),
+            ("all=fdpa:hopper", "matrix unit's dot product"),
+            ("matmul=fdpa:nvidia", "unknown preset"),
+            ("matmul=fdpa:4:0:rz-f32", "F = \"0\""),
+            ("forward=fdpa:0:13:rz-f32", "L = \"0\""),
+        ] {
+            let e = AccumulatePlaces::parse(bad).unwrap_err().0;
+            assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");
+        }
+        let recipe = crate::config::parse_precision("O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2");
+        check_accumulation(&recipe.unwrap().0, false, None, &p).unwrap();
+        for (stages, acc, why) in [
+            (
+                "posit:8:2",
+                "matmul=fdpa:hopper",
+                "'fdpa' is for float formats",
+            ),
+            (
+                "float:8:10",
+                "matmul=fdpa:ada",
+                "ada takes f16, bf16 or fp8",
+            ),
+            ("fp8:e4m3", "matmul=fdpa:volta", "volta takes f16"),
+        ] {
+            let s = Stages::all(stages.parse().unwrap());
+            let a = AccumulatePlaces::parse(acc).unwrap();
+            let e = check_accumulation(&s, false, None, &a).unwrap_err().0;
+            assert!(e.contains(why) && e.starts_with("--accumulate"), "{e}");
         }
     }
 

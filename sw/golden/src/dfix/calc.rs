@@ -191,6 +191,7 @@ impl Family for DfixCalc {
                 let acc: i128 = xs.iter().map(|&x| self.fmt.to_int(x) as i128).sum();
                 self.fmt.saturate(acc).word
             }
+            SumMode::Fdpa(_) => return FAMILY.refuse_mode(mode, &self.format()),
             _ => sum::rounded_sum(self, mode, xs).expect("a rounded mode"),
         })
     }
@@ -199,6 +200,7 @@ impl Family for DfixCalc {
         let e = self.scale;
         Ok(match mode {
             SumMode::Quire => self.fmt.dot(a, e, b, e, e).word,
+            SumMode::Fdpa(_) => return FAMILY.refuse_mode(mode, &self.format()),
             _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
         })
     }
@@ -215,6 +217,7 @@ impl Family for DfixCalc {
                     .iter()
                     .map(|b| self.fmt.dot(a, e, b, e, e).word)
                     .collect(),
+                SumMode::Fdpa(_) => return FAMILY.refuse_mode(mode, &self.format()),
                 _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
             })
         };
@@ -244,6 +247,16 @@ impl Family for DfixCalc {
     }
     fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError> {
         sum::running_by_prefix(self, mode, a, b)
+    }
+    /// fdpa is the float family's (a GPU matrix unit's): refused.
+    fn fdpa(
+        &self,
+        mode: crate::float::fdpa::Fdpa,
+        _: &[Bits],
+        _: &[Bits],
+        _: Bits,
+    ) -> Result<(Bits, crate::float::FloatFormat), FormatError> {
+        FAMILY.refuse_mode(SumMode::Fdpa(mode), &self.format())
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None

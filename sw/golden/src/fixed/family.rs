@@ -134,6 +134,7 @@ impl Family for FixFormat {
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         Ok(match mode {
             SumMode::Quire => self.sum_acc(xs),
+            SumMode::Fdpa(_) => return FAMILY.refuse_mode(mode, &self.format()),
             _ => sum::rounded_sum(self, mode, xs).expect("a rounded mode"),
         })
     }
@@ -141,6 +142,7 @@ impl Family for FixFormat {
         assert_eq!(a.len(), b.len());
         Ok(match mode {
             SumMode::Quire => self.dot_acc(a, b),
+            SumMode::Fdpa(_) => return FAMILY.refuse_mode(mode, &self.format()),
             _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
         })
     }
@@ -186,6 +188,16 @@ impl Family for FixFormat {
             words,
             overflow: Some(overflow),
         })
+    }
+    /// fdpa is the float family's (a GPU matrix unit's): refused.
+    fn fdpa(
+        &self,
+        mode: crate::float::fdpa::Fdpa,
+        _: &[Bits],
+        _: &[Bits],
+        _: Bits,
+    ) -> Result<(Bits, crate::float::FloatFormat), FormatError> {
+        FAMILY.refuse_mode(SumMode::Fdpa(mode), &self.format())
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         Some(self)

@@ -10,6 +10,7 @@ use crate::format::{err, FormatError};
 use crate::sum::{self, Running};
 use crate::SumMode;
 
+use super::fdpa::Fdpa;
 use super::{FloatFormat, Val};
 
 /// `float:E:M` with `:fn`, `:sat`, `:ftz` in any order, and the names `bf16`, `f16`,
@@ -25,6 +26,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
         SumMode::Kahan,
         SumMode::Pairwise,
         SumMode::Quire,
+        SumMode::Fdpa(Fdpa::EXAMPLE),
     ],
     pes: &[PeInfo {
         name: "float",
@@ -83,6 +85,13 @@ fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Format, Format
     };
     made.map(Format::Float)
         .map_err(|e| FormatError(format!("format {whole:?}: {}", e.0)))
+}
+
+/// The refusal of a sum in an fdpa mode, which is a mode of dot products.
+fn no_fdpa_sum(m: Fdpa) -> Result<Bits, FormatError> {
+    err(format!(
+        "mode {m} is a dot-product mode (a matrix unit's): take the dot product with ones"
+    ))
 }
 
 impl FamilyFormat for FloatFormat {
@@ -175,6 +184,7 @@ impl Family for FloatFormat {
     }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         Ok(match (mode, self.narrow()) {
+            (SumMode::Fdpa(m), _) => return no_fdpa_sum(m),
             (SumMode::Quire, _) => self.sum_exact(xs),
             (_, Some(n)) => sum::rounded_sum(&n, mode, xs).expect("a rounded mode"),
             (_, None) => sum::rounded_sum(self, mode, xs).expect("a rounded mode"),
@@ -184,6 +194,7 @@ impl Family for FloatFormat {
         assert_eq!(a.len(), b.len());
         Ok(match mode {
             SumMode::Quire => self.dot_exact(a, b),
+            SumMode::Fdpa(m) => m.plan(self)?.dot_in_format(a, b),
             // One table lookup per product and sum for formats of at most 8 bits.
             SumMode::Naive => match (super::ops::tables(*self), self.narrow()) {
                 (Some(t), _) => t.naive_dot(0, a, b),
@@ -215,6 +226,11 @@ impl Family for FloatFormat {
                 _ => {}
             }
         }
+        if let SumMode::Fdpa(m) = mode {
+            let p = m.plan(self)?;
+            let row = |a: &[Bits]| Ok(bs.iter().map(|b| p.dot_in_format(a, b)).collect());
+            return crate::family::dots_by_row(rows, row);
+        }
         let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
             Ok(match mode {
                 SumMode::Quire => bs.iter().map(|b| self.dot_exact(a, b)).collect(),
@@ -244,6 +260,23 @@ impl Family for FloatFormat {
     }
     fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError> {
         sum::running_by_prefix(self, mode, a, b)
+    }
+    fn fdpa(
+        &self,
+        mode: Fdpa,
+        a: &[Bits],
+        b: &[Bits],
+        c: Bits,
+    ) -> Result<(Bits, FloatFormat), FormatError> {
+        if a.len() != b.len() {
+            return err(format!(
+                "a dot product of {} by {} operands: the lengths differ",
+                a.len(),
+                b.len()
+            ));
+        }
+        let p = mode.plan(self)?;
+        Ok((p.dot(a, b, c), p.output()))
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         Some(self)

@@ -14,6 +14,7 @@
 
 mod acc;
 mod family;
+pub mod fdpa;
 mod fix;
 mod narrow;
 mod ops;

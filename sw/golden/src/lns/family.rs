@@ -195,6 +195,16 @@ impl Family for Lns {
             _ => sum::running_by_prefix(self, mode, a, b),
         }
     }
+    /// fdpa is the float family's (a GPU matrix unit's): refused.
+    fn fdpa(
+        &self,
+        mode: crate::float::fdpa::Fdpa,
+        _: &[Bits],
+        _: &[Bits],
+        _: Bits,
+    ) -> Result<(Bits, crate::float::FloatFormat), FormatError> {
+        FAMILY.refuse_mode(SumMode::Fdpa(mode), &self.format())
+    }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None
     }

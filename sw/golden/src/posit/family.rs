@@ -131,6 +131,7 @@ impl Family for PositFormat {
         match mode {
             // The quire sums as a dot product with ones.
             SumMode::Quire => self.dot(mode, xs, &vec![PositFormat::one(self); xs.len()]),
+            SumMode::Fdpa(_) => FAMILY.refuse_mode(mode, &self.format()),
             _ => Ok(sum::rounded_sum(self, mode, xs).expect("a rounded mode")),
         }
     }
@@ -142,6 +143,7 @@ impl Family for PositFormat {
                 None => sum::naive_dot(self, a, b),
             },
             SumMode::Quire => self.dot_quire(a, b),
+            SumMode::Fdpa(_) => return FAMILY.refuse_mode(mode, &self.format()),
             _ => sum::rounded_dot(self, mode, a, b).expect("a rounded mode"),
         })
     }
@@ -158,6 +160,7 @@ impl Family for PositFormat {
                     None => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
                 },
                 SumMode::Quire => bs.iter().map(|b| self.dot_quire(a, b)).collect(),
+                SumMode::Fdpa(_) => return FAMILY.refuse_mode(mode, &self.format()),
                 _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
             })
         };
@@ -175,6 +178,16 @@ impl Family for PositFormat {
     }
     fn running_dot(&self, mode: SumMode, a: &[Bits], b: &[Bits]) -> Result<Running, FormatError> {
         sum::running_by_prefix(self, mode, a, b)
+    }
+    /// fdpa is the float family's (a GPU matrix unit's): refused.
+    fn fdpa(
+        &self,
+        mode: crate::float::fdpa::Fdpa,
+        _: &[Bits],
+        _: &[Bits],
+        _: Bits,
+    ) -> Result<(Bits, crate::float::FloatFormat), FormatError> {
+        FAMILY.refuse_mode(SumMode::Fdpa(mode), &self.format())
     }
     fn rounded(&self) -> Option<&dyn crate::rounding::RoundedOps> {
         None

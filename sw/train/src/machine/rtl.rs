@@ -145,6 +145,12 @@ impl Rtl {
 
     /// The array PE the registry pairs with `f`'s family and the accumulation.
     fn pe(f: Format, acc: Accumulate) -> Result<PeKind, TrainError> {
+        if let Accumulate::Fdpa(m) = acc {
+            return Err(TrainError(format!(
+                "the rtl backend has no {m} array PE yet (issue 49): train --accumulate \
+                 matmul={m} on --backend golden"
+            )));
+        }
         PeKind::for_mode(f, acc.mode()).map_err(|e| {
             TrainError(format!(
                 "the rtl backend has no array PE for {acc:?} accumulation in {f} (posits need --quire; f32 runs on --backend f32): {e}"

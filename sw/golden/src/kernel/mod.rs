@@ -29,6 +29,7 @@ use crate::format::FormatError;
 use crate::SumMode;
 
 pub mod exact;
+pub(crate) mod lockstep;
 #[cfg(test)]
 mod tests;
 

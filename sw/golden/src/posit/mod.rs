@@ -10,6 +10,7 @@
 //! the hidden bit at bit 62 and the fraction below it.
 
 mod family;
+mod lanes;
 mod ops;
 pub use family::FAMILY;
 mod quire;
@@ -19,6 +20,7 @@ use std::fmt;
 
 use num_bigint::BigUint;
 
+pub use lanes::PositF64;
 pub use quire::Quire;
 
 use crate::format::{err, FormatError};

@@ -360,7 +360,15 @@ impl PositFormat {
             Decoded::Zero => 0.0,
             Decoded::NaR => f64::NAN,
             Decoded::Num { neg, scale, sig } => {
-                let v = sig as f64 * (2f64).powi(scale - HIDDEN as i32);
+                // 2^(scale − 62) built from its bits where it is a normal f64 (every scale of
+                // a posit of up to 16 bits), else by powi.
+                let e = scale - HIDDEN as i32;
+                let pow2 = if (-1022..=1023).contains(&e) {
+                    f64::from_bits(((e + 1023) as u64) << 52)
+                } else {
+                    (2f64).powi(e)
+                };
+                let v = sig as f64 * pow2;
                 if neg {
                     -v
                 } else {

@@ -20,10 +20,9 @@ use crate::arith::Bits;
 /// What a family's lanes give the frame: L-lane sums of products over k, on working values
 /// `T` of the words.
 pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
-    /// The working value of a word that is not special (`is_special` is false).
-    fn decode(&self, w: Bits) -> T;
-    /// Whether `w` is the NaN word (NaR), which makes every dot product it enters NaN.
-    fn is_special(&self, w: Bits) -> bool;
+    /// The working value of a word, `None` for the NaN word (NaR), which makes every dot
+    /// product it enters NaN.
+    fn value(&self, w: Bits) -> Option<T>;
     /// The NaN word.
     fn special(&self) -> Bits;
     /// The word of a working value.
@@ -31,6 +30,21 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
     /// The L dot products of `x` with the L lanes of `y` (`y[k][l]`: lane l's k-th operand),
     /// each in its k order.
     fn run(&self, x: &[T], y: &[[T; L]]) -> [T; L];
+}
+
+/// The working values of `line` (NaN words as zero) and whether it held a NaN word.
+fn values<T: Copy + Default, const L: usize>(
+    lanes: &impl Lanes<T, L>,
+    line: &[Bits],
+    mut put: impl FnMut(usize, T),
+) -> bool {
+    let mut nan = false;
+    for (i, &w) in line.iter().enumerate() {
+        let v = lanes.value(w);
+        nan |= v.is_none();
+        put(i, v.unwrap_or_default());
+    }
+    nan
 }
 
 /// Every dot product of `rows` with `cols` (all of length K), row-major, by `lanes`.
@@ -48,18 +62,6 @@ where
         rows.iter().chain(cols).all(|v| v.len() == k),
         "rows and columns of K"
     );
-    let nan_of = |v: &&[Bits]| v.iter().any(|&w| lanes.is_special(w));
-    let (row_nan, col_nan): (Vec<bool>, Vec<bool>) = (
-        rows.iter().map(nan_of).collect(),
-        cols.iter().map(nan_of).collect(),
-    );
-    let value = |w: Bits| {
-        if lanes.is_special(w) {
-            T::default()
-        } else {
-            lanes.decode(w)
-        }
-    };
     // The lanes run over the longer side; `wide_is_cols` says which.
     let wide_is_cols = n >= m;
     let (narrow, wide) = if wide_is_cols {
@@ -67,25 +69,37 @@ where
     } else {
         (cols, rows)
     };
+    // Each line decoded once, in order; the wide side in blocks of L lines side by side.
+    let mut narrow_nan = vec![false; narrow.len()];
+    let narrow: Vec<Vec<T>> = narrow
+        .iter()
+        .zip(&mut narrow_nan)
+        .map(|(line, nan)| {
+            let mut x = vec![T::default(); k];
+            *nan = values(lanes, line, |i, v| x[i] = v);
+            x
+        })
+        .collect();
+    let mut wide_nan = vec![false; wide.len()];
     let blocks: Vec<Vec<[T; L]>> = wide
         .chunks(L)
-        .map(|b| {
-            (0..k)
-                .map(|i| std::array::from_fn(|l| b.get(l).map_or(T::default(), |v| value(v[i]))))
-                .collect()
+        .zip(wide_nan.chunks_mut(L))
+        .map(|(lines, nans)| {
+            let mut block = vec![[T::default(); L]; k];
+            for (l, (line, nan)) in lines.iter().zip(nans).enumerate() {
+                *nan = values(lanes, line, |i, v| block[i][l] = v);
+            }
+            block
         })
         .collect();
     let mut out = vec![0; m * n];
-    let mut x = Vec::with_capacity(k);
-    for (p, v) in narrow.iter().enumerate() {
-        x.clear();
-        x.extend(v.iter().map(|&w| value(w)));
+    for (p, x) in narrow.iter().enumerate() {
         for (bi, block) in blocks.iter().enumerate() {
-            let sums = lanes.run(&x, block);
+            let sums = lanes.run(x, block);
             for (l, &s) in sums.iter().enumerate().take(wide.len() - bi * L) {
                 let q = bi * L + l;
                 let (i, j) = if wide_is_cols { (p, q) } else { (q, p) };
-                out[i * n + j] = if row_nan[i] || col_nan[j] {
+                out[i * n + j] = if narrow_nan[p] || wide_nan[q] {
                     lanes.special()
                 } else {
                     lanes.encode(s)

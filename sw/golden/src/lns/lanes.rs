@@ -129,12 +129,10 @@ struct Run {
 }
 
 impl Lanes<i32, L> for Run {
-    fn decode(&self, w: Bits) -> i32 {
-        self.l.load(w)
-    }
-    fn is_special(&self, w: Bits) -> bool {
+    fn value(&self, w: Bits) -> Option<i32> {
         let v = self.l.lns.split(w);
-        v.neg && v.code == self.l.lns.reserved
+        let nan = v.neg && v.code == self.l.lns.reserved;
+        (!nan).then(|| self.l.load(w))
     }
     fn special(&self) -> Bits {
         self.l.lns.fmt.nan()

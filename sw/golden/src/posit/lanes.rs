@@ -88,7 +88,14 @@ impl PositF64 {
 
     /// Every naive or Kahan dot product of `rows` with `cols`, row-major.
     pub(crate) fn dots(&self, kahan: bool, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
-        let lanes = Run { p: *self, kahan };
+        let values = crate::table::cached(crate::Format::Posit(self.f), || {
+            Values((0..1u64 << self.f.n).map(|w| self.f.to_f64(w)).collect())
+        });
+        let lanes = Run {
+            p: *self,
+            kahan,
+            values: &values.0,
+        };
         lockstep(&lanes, rows, cols)
     }
 
@@ -111,18 +118,24 @@ impl PositF64 {
     }
 }
 
+/// Every word's value (NaN for NaR), built once per format: the lanes decode each operand
+/// of a product once, M·K + K·N words, a sixth of the work of a product with six columns.
+struct Values(Vec<f64>);
+
 /// The frame's view of the path in one mode.
-struct Run {
+struct Run<'a> {
     p: PositF64,
     kahan: bool,
+    values: &'a [f64],
 }
 
-impl Lanes<f64, L> for Run {
-    fn decode(&self, w: Bits) -> f64 {
-        self.p.f.to_f64(w)
-    }
-    fn is_special(&self, w: Bits) -> bool {
-        w == self.p.f.nar()
+impl Lanes<f64, L> for Run<'_> {
+    fn value(&self, w: Bits) -> Option<f64> {
+        let v = match self.values.get(w as usize) {
+            Some(&v) => v,
+            None => self.p.f.to_f64(w),
+        };
+        (!v.is_nan()).then_some(v)
     }
     fn special(&self) -> Bits {
         self.p.f.nar()

@@ -27,10 +27,14 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
     fn special(&self) -> Bits;
     /// The word of a working value.
     fn encode(&self, v: T) -> Bits;
-    /// The L dot products of `x` with the L lanes of `y` (`y[k][l]`: lane l's k-th operand),
-    /// each in its k order.
-    fn run(&self, x: &[T], y: &[[T; L]]) -> [T; L];
+    /// For each line `xs[r]` (at most [`ROWS`] of them), the L dot products of it with the L
+    /// lanes of `y` (`y[k][l]`: lane l's k-th operand), each in its k order, into `out[r]`.
+    /// Several lines give independent chains without padding the lanes.
+    fn run(&self, xs: &[&[T]], y: &[[T; L]], out: &mut [[T; L]]);
 }
+
+/// Lines of the narrow side the frame gives [`Lanes::run`] at a time.
+pub(crate) const ROWS: usize = 4;
 
 /// The working values of `line` (NaN words as zero) and whether it held a NaN word.
 fn values<T: Copy + Default, const L: usize>(
@@ -93,17 +97,21 @@ where
         })
         .collect();
     let mut out = vec![0; m * n];
-    for (p, x) in narrow.iter().enumerate() {
+    let mut sums = [[T::default(); L]; ROWS];
+    for (p0, xs) in (0..).step_by(ROWS).zip(narrow.chunks(ROWS)) {
+        let xs: Vec<&[T]> = xs.iter().map(Vec::as_slice).collect();
         for (bi, block) in blocks.iter().enumerate() {
-            let sums = lanes.run(x, block);
-            for (l, &s) in sums.iter().enumerate().take(wide.len() - bi * L) {
-                let q = bi * L + l;
-                let (i, j) = if wide_is_cols { (p, q) } else { (q, p) };
-                out[i * n + j] = if narrow_nan[p] || wide_nan[q] {
-                    lanes.special()
-                } else {
-                    lanes.encode(s)
-                };
+            lanes.run(&xs, block, &mut sums[..xs.len()]);
+            for (p, sums) in (p0..).zip(&sums[..xs.len()]) {
+                for (l, &s) in sums.iter().enumerate().take(wide.len() - bi * L) {
+                    let q = bi * L + l;
+                    let (i, j) = if wide_is_cols { (p, q) } else { (q, p) };
+                    out[i * n + j] = if narrow_nan[p] || wide_nan[q] {
+                        lanes.special()
+                    } else {
+                        lanes.encode(s)
+                    };
+                }
             }
         }
     }

@@ -143,7 +143,16 @@ impl Lanes<f64, L> for Run<'_> {
     fn encode(&self, v: f64) -> Bits {
         self.p.f.from_f64(v)
     }
-    fn run(&self, x: &[f64], y: &[[f64; L]]) -> [f64; L] {
+    fn run(&self, xs: &[&[f64]], y: &[[f64; L]], out: &mut [[f64; L]]) {
+        for (x, out) in xs.iter().zip(out) {
+            *out = self.run1(x, y);
+        }
+    }
+}
+
+impl Run<'_> {
+    /// One line's sums with the lanes of `y`.
+    fn run1(&self, x: &[f64], y: &[[f64; L]]) -> [f64; L] {
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).

@@ -1,4 +1,4 @@
-//! LNS sums of products (naive, Kahan) in lockstep: 64 outputs at a time, on AVX-512 or AVX2
+//! LNS sums of products (naive, Kahan) in lockstep: up to 4 × 16 outputs at a time, on AVX2
 //! lanes where the machine has them (found at run time, the G tables read by gathers) and in
 //! portable code otherwise. [`Lns::add_split`] and [`Lns::mul_split`] stay the definition;
 //! the lanes compute the same operations in a form without branches, and this module's
@@ -19,10 +19,10 @@ use crate::kernel::lockstep::{lockstep, Lanes};
 
 use super::Lns;
 
-/// Outputs computed in lockstep per line of the other side: two AVX-512 vectors of sixteen
-/// (for up to four lines at once: eight independent chains, enough to cover the latency of
-/// a Kahan step's four table lookups) or four AVX2 vectors of eight.
-const L: usize = 32;
+/// Outputs computed in lockstep per line of the other side: two AVX2 vectors of eight, for up
+/// to four lines at once (eight independent chains against the latency of a Kahan step's four
+/// table lookups, without padding a short side to more lanes).
+const L: usize = 16;
 
 /// The lanes' form of an LNS context (from [`Lns::lanes`]).
 #[derive(Clone, Copy, Debug)]
@@ -143,19 +143,9 @@ impl Lanes<i32, L> for Run {
     }
     fn run(&self, xs: &[&[i32]], y: &[[i32; L]], out: &mut [[i32; L]]) {
         #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq")
-            {
-                // SAFETY: the CPU has AVX-512 F and DQ (checked just above).
-                return unsafe { avx512::run(&self.l, self.kahan, xs, y, out) };
-            }
-            if std::is_x86_feature_detected!("avx2") {
-                for (x, out) in xs.iter().zip(out) {
-                    // SAFETY: the CPU has AVX2 (checked just above).
-                    *out = unsafe { avx2::run(&self.l, self.kahan, x, y) };
-                }
-                return;
-            }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { avx2::run(&self.l, self.kahan, xs, y, out) };
         }
         for (x, out) in xs.iter().zip(out) {
             *out = self.l.run_portable(self.kahan, x, y);
@@ -207,91 +197,8 @@ mod avx2 {
         _mm256_sub_epi32(_mm256_xor_si256(c, neg), neg)
     }
 
-    /// L lockstep sums, as `LnsLanes::run_portable`, on four vectors of eight lanes.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn run(l: &LnsLanes, kahan: bool, x: &[i32], y: &[[i32; L]]) -> [i32; L] {
-        assert_eq!(l.lns.g.len(), 2 * l.lns.stride, "the merged G table");
-        let k = Consts {
-            g: l.lns.g,
-            stride: _mm256_set1_epi32(l.lns.stride as i32),
-            last: _mm256_set1_epi32(l.lns.stride as i32 - 1),
-            cmax: _mm256_set1_epi32(l.cmax),
-            reserved: _mm256_set1_epi32(l.lns.reserved),
-        };
-        let addv = |a, b| add(&k, a, b);
-        let subv = |a, b| add(&k, a, _mm256_sub_epi32(_mm256_setzero_si256(), b));
-        let z = _mm256_setzero_si256();
-        let (mut s, mut c) = ([z; 4], [z; 4]);
-        for (&a, yk) in x.iter().zip(y) {
-            let a = _mm256_set1_epi32(a);
-            for v in 0..4 {
-                // SAFETY: yk holds L = 4·8 i32s.
-                let q = _mm256_loadu_si256(yk.as_ptr().add(8 * v).cast());
-                let p = mul(&k, a, q);
-                (s[v], c[v]) = if kahan {
-                    crate::sum::kahan_formula(s[v], c[v], p, addv, subv)
-                } else {
-                    (addv(s[v], p), c[v])
-                };
-            }
-        }
-        let mut out = [0i32; L];
-        for (v, s) in s.iter().enumerate() {
-            _mm256_storeu_si256(out.as_mut_ptr().add(8 * v).cast(), *s);
-        }
-        out
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use std::arch::x86_64::*;
-
-    use super::{LnsLanes, L};
-
-    /// The constants of the vector operations.
-    struct Consts<'a> {
-        g: &'a [i32],
-        stride: __m512i,
-        last: __m512i,
-        cmax: __m512i,
-        reserved: __m512i,
-    }
-
-    /// `LnsLanes::add` of sixteen lanes.
-    #[inline(always)]
-    unsafe fn add(k: &Consts, a: __m512i, b: __m512i) -> __m512i {
-        let zero = _mm512_setzero_si512();
-        let (ma, mb) = (_mm512_abs_epi32(a), _mm512_abs_epi32(b));
-        let lead = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(mb, ma), a, b);
-        let either_zero = _mm512_cmpeq_epi32_mask(_mm512_min_epi32(ma, mb), zero);
-        let d = _mm512_abs_epi32(_mm512_sub_epi32(ma, mb));
-        let d = _mm512_mask_mov_epi32(d, either_zero, _mm512_set1_epi32(-1));
-        let d = _mm512_min_epu32(d, k.last);
-        let opp = _mm512_movepi32_mask(_mm512_xor_si512(a, b));
-        let idx = _mm512_mask_add_epi32(d, opp, d, k.stride);
-        // SAFETY (of the caller): every index is below 2·stride, the table's length.
-        let g = _mm512_i32gather_epi32::<4>(idx, k.g.as_ptr());
-        let c = _mm512_add_epi32(_mm512_max_epi32(ma, mb), g);
-        let c = _mm512_max_epi32(_mm512_min_epi32(c, k.cmax), zero);
-        _mm512_mask_sub_epi32(c, _mm512_movepi32_mask(lead), zero, c)
-    }
-
-    /// `LnsLanes::mul` of sixteen lanes.
-    #[inline(always)]
-    unsafe fn mul(k: &Consts, a: __m512i, b: __m512i) -> __m512i {
-        let zero = _mm512_setzero_si512();
-        let (ma, mb) = (_mm512_abs_epi32(a), _mm512_abs_epi32(b));
-        let c = _mm512_add_epi32(_mm512_add_epi32(ma, mb), k.reserved);
-        let c = _mm512_max_epi32(_mm512_min_epi32(c, k.cmax), zero);
-        let nonzero = _mm512_cmpneq_epi32_mask(_mm512_min_epi32(ma, mb), zero);
-        let c = _mm512_maskz_mov_epi32(nonzero, c);
-        let neg = _mm512_movepi32_mask(_mm512_xor_si512(a, b));
-        _mm512_mask_sub_epi32(c, neg, zero, c)
-    }
-
     /// L lockstep sums of each line of `xs`, as `LnsLanes::run_portable`.
-    #[target_feature(enable = "avx512f,avx512dq")]
+    #[target_feature(enable = "avx2")]
     pub(super) unsafe fn run(
         l: &LnsLanes,
         kahan: bool,
@@ -311,8 +218,8 @@ mod avx512 {
         }
     }
 
-    /// [`run`] of R lines: 2·R vectors of sixteen lanes.
-    #[target_feature(enable = "avx512f,avx512dq")]
+    /// [`run`] of R lines: 2·R vectors of eight lanes.
+    #[target_feature(enable = "avx2")]
     unsafe fn run_rows<const R: usize>(
         l: &LnsLanes,
         kahan: bool,
@@ -324,20 +231,20 @@ mod avx512 {
         assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
         let k = Consts {
             g: l.lns.g,
-            stride: _mm512_set1_epi32(l.lns.stride as i32),
-            last: _mm512_set1_epi32(l.lns.stride as i32 - 1),
-            cmax: _mm512_set1_epi32(l.cmax),
-            reserved: _mm512_set1_epi32(l.lns.reserved),
+            stride: _mm256_set1_epi32(l.lns.stride as i32),
+            last: _mm256_set1_epi32(l.lns.stride as i32 - 1),
+            cmax: _mm256_set1_epi32(l.cmax),
+            reserved: _mm256_set1_epi32(l.lns.reserved),
         };
         let addv = |a, b| add(&k, a, b);
-        let subv = |a, b| add(&k, a, _mm512_sub_epi32(_mm512_setzero_si512(), b));
-        let z = _mm512_setzero_si512();
+        let subv = |a, b| add(&k, a, _mm256_sub_epi32(_mm256_setzero_si256(), b));
+        let z = _mm256_setzero_si256();
         let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
         for (i, yk) in y.iter().enumerate() {
-            // SAFETY: yk holds L = 2·16 i32s.
-            let q = [0, 1].map(|v| _mm512_loadu_si512(yk.as_ptr().add(16 * v).cast()));
+            // SAFETY: yk holds L = 2·8 i32s.
+            let q = [0, 1].map(|v| _mm256_loadu_si256(yk.as_ptr().add(8 * v).cast()));
             for r in 0..R {
-                let a = _mm512_set1_epi32(xs[r][i]);
+                let a = _mm256_set1_epi32(xs[r][i]);
                 for v in 0..2 {
                     let p = mul(&k, a, q[v]);
                     (s[r][v], c[r][v]) = if kahan {
@@ -350,7 +257,7 @@ mod avx512 {
         }
         for (s, out) in s.iter().zip(out) {
             for (v, s) in s.iter().enumerate() {
-                _mm512_storeu_si512(out.as_mut_ptr().add(16 * v).cast(), *s);
+                _mm256_storeu_si256(out.as_mut_ptr().add(8 * v).cast(), *s);
             }
         }
     }
@@ -396,8 +303,8 @@ mod tests {
         }
     }
 
-    /// The vector lanes (AVX2 and AVX-512, where the machine has them) equal the portable
-    /// ones on random blocks, naive and Kahan.
+    /// The vector lanes (where the machine has AVX2) equal the portable ones on random
+    /// blocks of one to five lines, naive and Kahan.
     #[test]
     fn vector_lanes_equal_the_portable_lanes() {
         let mut r = crate::test_words(9);
@@ -417,20 +324,12 @@ mod tests {
                     let want = l.run_portable(kahan, &x, &y);
                     #[cfg(target_arch = "x86_64")]
                     if std::is_x86_feature_detected!("avx2") {
-                        // SAFETY: the CPU has AVX2.
-                        let got = unsafe { avx2::run(&l, kahan, &x, &y) };
-                        assert_eq!(got, want, "{s} K = {k} kahan {kahan} AVX2");
-                    }
-                    #[cfg(target_arch = "x86_64")]
-                    if std::is_x86_feature_detected!("avx512f")
-                        && std::is_x86_feature_detected!("avx512dq")
-                    {
                         for rows in 1..=5 {
                             let xs = vec![x.as_slice(); rows];
                             let mut got = vec![[0; L]; rows];
-                            // SAFETY: the CPU has AVX-512 F and DQ.
-                            unsafe { avx512::run(&l, kahan, &xs, &y, &mut got) };
-                            assert!(got.iter().all(|g| *g == want), "{s} K = {k} AVX-512");
+                            // SAFETY: the CPU has AVX2.
+                            unsafe { avx2::run(&l, kahan, &xs, &y, &mut got) };
+                            assert!(got.iter().all(|g| *g == want), "{s} K = {k} AVX2");
                         }
                     }
                 }

@@ -3,6 +3,7 @@
 //!
 //!   cargo run --release -p lpgen-golden --example kernels             # 64, 256, 512
 //!   cargo run --release -p lpgen-golden --example kernels -- 256      # one size
+//!   cargo run --release -p lpgen-golden --example kernels -- 256 lns  # cases naming `lns`
 //!
 //! Operands are words nearest to N(0, 1) draws (training's range), B held by columns as the
 //! training machines hold it. The reference runs at 64 only (it is slow); its ratio column is
@@ -27,6 +28,8 @@ const CASES: &[(&str, SumMode)] = &[
     ("bf16", SumMode::Naive),
     ("f16", SumMode::Naive),
     ("posit:8:2", SumMode::Kahan),
+    ("posit:16:1", SumMode::Naive),
+    ("posit:16:1", SumMode::Kahan),
     ("bf16", SumMode::Kahan),
     ("fix:7:8", SumMode::Naive),
     ("lns:5:6", SumMode::Naive),
@@ -72,7 +75,11 @@ fn main() {
         print!(" {:>9}", format!("k@{n}"));
     }
     println!(" {:>8}", "k/ref@64");
+    let only = std::env::args().nth(2).unwrap_or_default();
     for &(s, mode) in CASES {
+        if !format!("{s} {}", mode.name()).contains(&only) {
+            continue;
+        }
         let f: Format = s.parse().unwrap();
         let c = f.calc();
         let words = |n: usize, seed: u64| -> Vec<u64> {

@@ -29,6 +29,7 @@ use crate::format::FormatError;
 use crate::SumMode;
 
 pub mod exact;
+pub(crate) mod lockstep;
 #[cfg(test)]
 mod tests;
 
@@ -157,12 +158,29 @@ pub fn matmul(
         }
     }
     // Every other mode: the family's `dots`, whose sequential sums run several independent
-    // columns in lockstep, each in its own order.
-    let cols: Vec<Vec<Bits>> = (0..b.cols).map(|j| b.col(j)).collect();
-    let cols: Vec<&[Bits]> = cols.iter().map(Vec::as_slice).collect();
-    let rows: Vec<Vec<Bits>> = (0..a.rows).map(|i| a.row(i)).collect();
-    let rows: Vec<&[Bits]> = rows.iter().map(Vec::as_slice).collect();
+    // outputs in lockstep, each in its own order.
+    let (rows, cols) = (lines(a), lines(b.t()));
+    let rows: Vec<&[Bits]> = rows.iter().map(|r| r.as_ref()).collect();
+    let cols: Vec<&[Bits]> = cols.iter().map(|c| c.as_ref()).collect();
     calc.dots(mode, &rows, &cols)
+}
+
+/// The rows of `m`: borrowed where they lie contiguous in its slice, else copied (a
+/// transposed operand, gathered in one pass over its data).
+fn lines<'a>(m: Operand<'a>) -> Vec<std::borrow::Cow<'a, [Bits]>> {
+    use std::borrow::Cow;
+    if m.cs == 1 && m.cols > 0 {
+        return (0..m.rows)
+            .map(|r| Cow::Borrowed(&m.data[r * m.rs..r * m.rs + m.cols]))
+            .collect();
+    }
+    let mut out = vec![Vec::with_capacity(m.cols); m.rows];
+    for c in 0..m.cols {
+        for (r, line) in out.iter_mut().enumerate() {
+            line.push(m.at(r, c));
+        }
+    }
+    out.into_iter().map(Cow::Owned).collect()
 }
 
 /// Formats up to this width decode through a table of every word's exact value.

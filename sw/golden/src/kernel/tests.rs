@@ -336,3 +336,78 @@ fn sequential_products_equal_the_reference() {
         }
     }
 }
+
+/// The lockstep lanes (posits of up to 16 bits on binary64, LNS on its G tables) against
+/// the reference in every sequential mode: more rows than columns and the reverse (the lanes
+/// run over the longer side), sides that are not multiples of the lanes or of the lines run
+/// at once, K = 1 to a long K, every kind of words (all bit patterns with NaR/NaN, values
+/// near ±1 that cancel, tiny and huge values outside the fast rounding, zeros, the extremes).
+#[test]
+fn lockstep_lanes_equal_the_reference() {
+    let mut seed = 5000;
+    for s in [
+        "posit:16:1",
+        "posit:16",
+        "posit:16:1:u",
+        "posit:12:1",
+        "posit:9:0",
+        "posit:10:3",
+        "posit:8:2",
+        "lns:5:6",
+        "lns:4:4",
+        "lns:2:8",
+    ] {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        for (m, k, n) in [(1, 1, 1), (3, 1, 40), (37, 5, 3), (9, 33, 19), (18, 200, 5)] {
+            for kinds in [(0, 0), (1, 1), (2, 2), (3, 1), (4, 4), (1, 4), (2, 3)] {
+                seed += 1;
+                let a = words(f, kinds.0, m * k, seed);
+                let bt = words(f, kinds.1, n * k, seed ^ 0x5555);
+                let (a, b) = (
+                    Operand::row_major(&a, m, k),
+                    Operand::row_major(&bt, n, k).t(),
+                );
+                for &mode in f.entry().modes {
+                    if mode == SumMode::Quire {
+                        continue;
+                    }
+                    assert_eq!(
+                        matmul(&c, mode, a, b).unwrap(),
+                        reference(&c, mode, a, b).unwrap(),
+                        "{f} {} {m}x{k}x{n} kinds {kinds:?} seed {seed}",
+                        mode.name()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Long sums in the lanes: K = 3000 of values near ±1 (runs that cancel and grow, the
+/// Kahan compensation at work) and of values spread over the whole range, beside the
+/// reference, with a NaR/NaN in one row and one column only.
+#[test]
+fn lockstep_lanes_equal_the_reference_on_long_sums() {
+    for s in ["posit:16:1", "lns:5:6"] {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        let (m, k, n) = (3, 3000, 21);
+        for (kind, seed) in [(1, 1), (2, 2)] {
+            let mut a = words(f, kind, m * k, seed);
+            let mut bt = words(f, kind, n * k, seed + 10);
+            let nan = c.nan().unwrap();
+            (a[k + 7], bt[5 * k + 2999]) = (nan, nan);
+            let (a, b) = (
+                Operand::row_major(&a, m, k),
+                Operand::row_major(&bt, n, k).t(),
+            );
+            for mode in [SumMode::Naive, SumMode::Kahan] {
+                let want = reference(&c, mode, a, b).unwrap();
+                assert_eq!(want[n + 4], nan, "{f}: row 1 holds a NaN");
+                assert_eq!(want[5], nan, "{f}: column 5 holds a NaN");
+                assert_eq!(matmul(&c, mode, a, b).unwrap(), want, "{f} {}", mode.name());
+            }
+        }
+    }
+}

@@ -9,6 +9,7 @@
 
 mod family;
 mod gtable;
+mod lanes;
 pub use family::FAMILY;
 mod transcendental;
 

@@ -153,10 +153,22 @@ impl Family for PositFormat {
         rows: &[&[Bits]],
         bs: &[&[Bits]],
     ) -> Result<Vec<Bits>, FormatError> {
+        let tables = super::table::tables(*self);
+        match (mode, self.f64_path()) {
+            // Up to 8 bits naive sums look their operations up; up to 16 bits the sequential
+            // sums run on binary64 lanes (`lanes.rs`).
+            (SumMode::Naive, Some(p)) if tables.is_none() => return Ok(p.dots(false, rows, bs)),
+            (SumMode::Kahan, Some(p)) => return Ok(p.dots(true, rows, bs)),
+            _ => {}
+        }
         let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
             Ok(match mode {
-                SumMode::Naive => match super::table::tables(*self) {
+                SumMode::Naive => match tables {
                     Some(t) => t.ops.naive_dots(0, a, bs),
+                    None => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
+                },
+                SumMode::Pairwise => match self.f64_path() {
+                    Some(p) => sum::rounded_dots(&p, mode, a, bs).expect("a rounded mode"),
                     None => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
                 },
                 SumMode::Quire => bs.iter().map(|b| self.dot_quire(a, b)).collect(),

@@ -1,0 +1,339 @@
+//! LNS sums of products (naive, Kahan) in lockstep: up to 4 × 16 outputs at a time, on AVX2
+//! lanes where the machine has them (found at run time, the G tables read by gathers) and in
+//! portable code otherwise. [`Lns::add_split`] and [`Lns::mul_split`] stay the definition;
+//! the lanes compute the same operations in a form without branches, and this module's
+//! tests and `kernel/tests.rs` hold the two to each other.
+//!
+//! The lanes' working value of a word is one i32, ±c with c = code − reserved: zero is 0
+//! (the reserved code, no sign) and every other value has c ≥ 1, so that a block's padding
+//! (0) is a zero. NaN is sticky and made by no operation on other words: the lockstep frame
+//! (`kernel::lockstep`) gives it to the outputs whose row or column holds one, and the lanes
+//! never see it. In this form, as in `add_split`: the larger magnitude leads and gives the
+//! sign; d = |ca − cb| and the signs pick the entry of the merged G table; the result
+//! saturates above the largest code and flushes at or below the reserved one. A zero
+//! operand leaves the other: its d is taken past the tables (the last entry of each half
+//! of the merged table is 0), so the sum is the other operand's own magnitude and sign.
+
+use crate::arith::{Arith, Bits};
+use crate::kernel::lockstep::{lockstep, Lanes};
+
+use super::Lns;
+
+/// Outputs computed in lockstep per line of the other side: two AVX2 vectors of eight, for up
+/// to four lines at once (eight independent chains against the latency of a Kahan step's four
+/// table lookups, without padding a short side to more lanes).
+const L: usize = 16;
+
+/// The lanes' form of an LNS context (from [`Lns::lanes`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LnsLanes {
+    lns: Lns,
+    /// code_max − reserved: the largest magnitude c.
+    cmax: i32,
+}
+
+impl Lns {
+    /// The lockstep form of this context.
+    pub(crate) fn lanes(&self) -> LnsLanes {
+        LnsLanes {
+            lns: *self,
+            cmax: self.max - self.reserved,
+        }
+    }
+}
+
+impl LnsLanes {
+    /// Every naive or Kahan dot product of `rows` with `cols`, row-major.
+    pub(crate) fn dots(&self, kahan: bool, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
+        lockstep(&Run { l: *self, kahan }, rows, cols)
+    }
+
+    /// L lockstep sums in portable code.
+    fn run_portable(&self, kahan: bool, x: &[i32], y: &[[i32; L]]) -> [i32; L] {
+        let (mut s, mut c) = ([0i32; L], [0i32; L]);
+        for (&p, yk) in x.iter().zip(y) {
+            for ((s, c), &q) in s.iter_mut().zip(c.iter_mut()).zip(yk) {
+                let prod = self.mul(p, q);
+                (*s, *c) = if kahan {
+                    crate::sum::kahan_formula(
+                        *s,
+                        *c,
+                        prod,
+                        |a, b| self.add(a, b),
+                        |a, b| self.sub(a, b),
+                    )
+                } else {
+                    (self.add(*s, prod), *c)
+                };
+            }
+        }
+        s
+    }
+}
+
+/// ±c with the sign of `neg` (a mask of all ones or zeros).
+#[inline(always)]
+fn signed(c: i32, neg: i32) -> i32 {
+    (c ^ neg).wrapping_sub(neg)
+}
+
+/// The lanes' arithmetic on one value (the portable path, and the statement the vector code
+/// follows operation by operation). NaN is not a value here.
+impl Arith for LnsLanes {
+    type Val = i32;
+    #[inline(always)]
+    fn load(&self, w: Bits) -> i32 {
+        let v = self.lns.split(w);
+        let c = v.code - self.lns.reserved;
+        signed(c, -i32::from(v.neg))
+    }
+    #[inline(always)]
+    fn store(&self, v: i32) -> Bits {
+        self.lns.join(crate::lns::Split {
+            neg: v < 0,
+            code: v.unsigned_abs() as i32 + self.lns.reserved,
+        })
+    }
+    #[inline(always)]
+    fn zero(&self) -> i32 {
+        0
+    }
+    #[inline(always)]
+    fn add(&self, a: i32, b: i32) -> i32 {
+        let (ma, mb) = (a.abs(), b.abs());
+        let lead = if mb > ma { b } else { a };
+        let zero = ma.min(mb) == 0;
+        let d = (ma - mb).unsigned_abs() | (zero as u32).wrapping_neg();
+        let stride = self.lns.stride as u32;
+        let half = stride & ((a ^ b) >> 31) as u32;
+        let g = self.lns.g[(half + d.min(stride - 1)) as usize];
+        let c = (ma.max(mb) + g).min(self.cmax).max(0);
+        signed(c, lead >> 31)
+    }
+    #[inline(always)]
+    fn sub(&self, a: i32, b: i32) -> i32 {
+        self.add(a, -b)
+    }
+    #[inline(always)]
+    fn mul(&self, a: i32, b: i32) -> i32 {
+        let (ma, mb) = (a.abs(), b.abs());
+        let c = (ma + mb + self.lns.reserved).min(self.cmax).max(0);
+        let c = if ma.min(mb) == 0 { 0 } else { c };
+        signed(c, (a ^ b) >> 31)
+    }
+}
+
+/// The frame's view of the lanes in one mode.
+struct Run {
+    l: LnsLanes,
+    kahan: bool,
+}
+
+impl Lanes<i32, L> for Run {
+    fn value(&self, w: Bits) -> Option<i32> {
+        let v = self.l.lns.split(w);
+        let nan = v.neg && v.code == self.l.lns.reserved;
+        (!nan).then(|| self.l.load(w))
+    }
+    fn special(&self) -> Bits {
+        self.l.lns.fmt.nan()
+    }
+    fn encode(&self, v: i32) -> Bits {
+        self.l.store(v)
+    }
+    fn run(&self, xs: &[&[i32]], y: &[[i32; L]], out: &mut [[i32; L]]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { avx2::run(&self.l, self.kahan, xs, y, out) };
+        }
+        for (x, out) in xs.iter().zip(out) {
+            *out = self.l.run_portable(self.kahan, x, y);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{LnsLanes, L};
+
+    /// The constants of the vector operations.
+    struct Consts<'a> {
+        g: &'a [i32],
+        stride: __m256i,
+        last: __m256i,
+        cmax: __m256i,
+        reserved: __m256i,
+    }
+
+    /// `LnsLanes::add` of eight lanes.
+    #[inline(always)]
+    unsafe fn add(k: &Consts, a: __m256i, b: __m256i) -> __m256i {
+        let (ma, mb) = (_mm256_abs_epi32(a), _mm256_abs_epi32(b));
+        let lead = _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi32(mb, ma));
+        let zero = _mm256_cmpeq_epi32(_mm256_min_epi32(ma, mb), _mm256_setzero_si256());
+        let d = _mm256_or_si256(_mm256_abs_epi32(_mm256_sub_epi32(ma, mb)), zero);
+        let half = _mm256_and_si256(k.stride, _mm256_srai_epi32(_mm256_xor_si256(a, b), 31));
+        let idx = _mm256_add_epi32(half, _mm256_min_epu32(d, k.last));
+        // SAFETY (of the caller): every index is below 2·stride, the table's length.
+        let g = _mm256_i32gather_epi32::<4>(k.g.as_ptr(), idx);
+        let c = _mm256_add_epi32(_mm256_max_epi32(ma, mb), g);
+        let c = _mm256_max_epi32(_mm256_min_epi32(c, k.cmax), _mm256_setzero_si256());
+        let neg = _mm256_srai_epi32(lead, 31);
+        _mm256_sub_epi32(_mm256_xor_si256(c, neg), neg)
+    }
+
+    /// `LnsLanes::mul` of eight lanes.
+    #[inline(always)]
+    unsafe fn mul(k: &Consts, a: __m256i, b: __m256i) -> __m256i {
+        let (ma, mb) = (_mm256_abs_epi32(a), _mm256_abs_epi32(b));
+        let c = _mm256_add_epi32(_mm256_add_epi32(ma, mb), k.reserved);
+        let c = _mm256_max_epi32(_mm256_min_epi32(c, k.cmax), _mm256_setzero_si256());
+        let zero = _mm256_cmpeq_epi32(_mm256_min_epi32(ma, mb), _mm256_setzero_si256());
+        let c = _mm256_andnot_si256(zero, c);
+        let neg = _mm256_srai_epi32(_mm256_xor_si256(a, b), 31);
+        _mm256_sub_epi32(_mm256_xor_si256(c, neg), neg)
+    }
+
+    /// L lockstep sums of each line of `xs`, as `LnsLanes::run_portable`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn run(
+        l: &LnsLanes,
+        kahan: bool,
+        xs: &[&[i32]],
+        y: &[[i32; L]],
+        out: &mut [[i32; L]],
+    ) {
+        match xs.len() {
+            0 => {}
+            1 => run_rows::<1>(l, kahan, xs, y, out),
+            2 => run_rows::<2>(l, kahan, xs, y, out),
+            3 => run_rows::<3>(l, kahan, xs, y, out),
+            _ => {
+                run_rows::<4>(l, kahan, &xs[..4], y, out);
+                run(l, kahan, &xs[4..], y, &mut out[4..]);
+            }
+        }
+    }
+
+    /// [`run`] of R lines: 2·R vectors of eight lanes.
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_rows<const R: usize>(
+        l: &LnsLanes,
+        kahan: bool,
+        xs: &[&[i32]],
+        y: &[[i32; L]],
+        out: &mut [[i32; L]],
+    ) {
+        assert_eq!(l.lns.g.len(), 2 * l.lns.stride, "the merged G table");
+        assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
+        let k = Consts {
+            g: l.lns.g,
+            stride: _mm256_set1_epi32(l.lns.stride as i32),
+            last: _mm256_set1_epi32(l.lns.stride as i32 - 1),
+            cmax: _mm256_set1_epi32(l.cmax),
+            reserved: _mm256_set1_epi32(l.lns.reserved),
+        };
+        let addv = |a, b| add(&k, a, b);
+        let subv = |a, b| add(&k, a, _mm256_sub_epi32(_mm256_setzero_si256(), b));
+        let z = _mm256_setzero_si256();
+        let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
+        for (i, yk) in y.iter().enumerate() {
+            // SAFETY: yk holds L = 2·8 i32s.
+            let q = [0, 1].map(|v| _mm256_loadu_si256(yk.as_ptr().add(8 * v).cast()));
+            for r in 0..R {
+                let a = _mm256_set1_epi32(xs[r][i]);
+                for v in 0..2 {
+                    let p = mul(&k, a, q[v]);
+                    (s[r][v], c[r][v]) = if kahan {
+                        crate::sum::kahan_formula(s[r][v], c[r][v], p, addv, subv)
+                    } else {
+                        (addv(s[r][v], p), c[r][v])
+                    };
+                }
+            }
+        }
+        for (s, out) in s.iter().zip(out) {
+            for (v, s) in s.iter().enumerate() {
+                _mm256_storeu_si256(out.as_mut_ptr().add(8 * v).cast(), *s);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Format;
+
+    fn lns(s: &str) -> Lns {
+        match s.parse::<Format>().unwrap().calc() {
+            crate::Calc::Lns(l) => l,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Every sum, difference and product of two words of lns:3:3 and lns:4:4, random pairs
+    /// of lns:5:6, in the lanes' form equal `add_split` and `mul_split` (NaN aside).
+    #[test]
+    fn lane_operations_equal_the_split_operations() {
+        let mut r = crate::test_words(5);
+        for s in ["lns:3:3", "lns:4:4", "lns:5:6", "lns:2:8"] {
+            let l = lns(s);
+            let x = l.lanes();
+            let mask = (1u64 << l.fmt.width()) - 1;
+            let pairs: Vec<(Bits, Bits)> = if l.fmt.width() <= 10 {
+                (0..=mask)
+                    .flat_map(|a| (0..=mask).map(move |b| (a, b)))
+                    .collect()
+            } else {
+                (0..300_000).map(|_| (r() & mask, r() & mask)).collect()
+            };
+            for (a, b) in pairs {
+                if l.fmt.is_nan(a) || l.fmt.is_nan(b) {
+                    continue;
+                }
+                let (p, q) = (x.load(a), x.load(b));
+                assert_eq!(x.store(x.add(p, q)), l.add(a, b), "{s} {a:#x}+{b:#x}");
+                assert_eq!(x.store(x.sub(p, q)), l.sub(a, b), "{s} {a:#x}-{b:#x}");
+                assert_eq!(x.store(x.mul(p, q)), l.mul(a, b), "{s} {a:#x}·{b:#x}");
+            }
+        }
+    }
+
+    /// The vector lanes (where the machine has AVX2) equal the portable ones on random
+    /// blocks of one to five lines, naive and Kahan.
+    #[test]
+    fn vector_lanes_equal_the_portable_lanes() {
+        let mut r = crate::test_words(9);
+        for s in ["lns:5:6", "lns:4:4"] {
+            let l = lns(s).lanes();
+            let mask = (1u64 << l.lns.fmt.width()) - 1;
+            let mut word = || loop {
+                let w = r() & mask;
+                if !l.lns.fmt.is_nan(w) {
+                    break l.load(w);
+                }
+            };
+            for k in [0, 1, 7, 100] {
+                let x: Vec<i32> = (0..k).map(|_| word()).collect();
+                let y: Vec<[i32; L]> = (0..k).map(|_| std::array::from_fn(|_| word())).collect();
+                for kahan in [false, true] {
+                    let want = l.run_portable(kahan, &x, &y);
+                    #[cfg(target_arch = "x86_64")]
+                    if std::is_x86_feature_detected!("avx2") {
+                        for rows in 1..=5 {
+                            let xs = vec![x.as_slice(); rows];
+                            let mut got = vec![[0; L]; rows];
+                            // SAFETY: the CPU has AVX2.
+                            unsafe { avx2::run(&l, kahan, &xs, &y, &mut got) };
+                            assert!(got.iter().all(|g| *g == want), "{s} K = {k} AVX2");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

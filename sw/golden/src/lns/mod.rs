@@ -10,6 +10,7 @@
 mod family;
 mod gtable;
 pub use family::FAMILY;
+mod sqrt;
 mod transcendental;
 
 use std::cmp::Ordering;

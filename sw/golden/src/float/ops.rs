@@ -390,7 +390,10 @@ fn sqrt_sig(x: Dy, want: u32) -> (u128, i64) {
         let m = BigUint::from(x.sig) << s as u64;
         let q = m.sqrt();
         let inexact = &q * &q != m;
-        (u128::try_from(q).expect("a root of at most 127 bits"), inexact)
+        (
+            u128::try_from(q).expect("a root of at most 127 bits"),
+            inexact,
+        )
     };
     (q << 1 | u128::from(inexact), (x.exp - s) / 2 - 1)
 }

@@ -4,7 +4,8 @@
 //! Ports (w = word width of F, wt = of the conversion format T = `--to`, default F; word i
 //! of a bus is bits [i·w+w−1 : i·w]; `alu` is the one-lane case):
 //! - `op` (4): the opcode, shared by every lane (`AluOp`: 0 add, 1 sub, 2 mul, 3 div,
-//!   4 max, 5 min, 6 lt, 7 neg, 8 abs, 9 select, 10 convert; 11..15 give zero)
+//!   4 max, 5 min, 6 lt, 7 neg, 8 abs, 9 select, 10 convert, 11 sqrt with `--sqrt`;
+//!   11 without it and 12..15 give zero)
 //! - `a`, `b` (L·w), `sel` (L), `t_in` (L·wt)
 //! - `y` (L·w): the opcode's result; `t_out` (L·wt): `a` converted to T, on every opcode
 //! - `cmp` (2L): a vs b, 0 equal, 1 less, 2 greater, 3 unordered; `nan` (L): `y` is NaN/NaR
@@ -81,6 +82,20 @@ pub(crate) fn check(p: &Params) -> Result<(), GenError> {
     formats(p).map(|_| ())
 }
 
+/// Refuses `--sqrt` on a lane whose family has no sqrt datapath yet, in one line.
+pub(crate) fn check_sqrt(p: &Params) -> Result<(), GenError> {
+    if !p.sqrt || hw(&p.format).has_lane_sqrt() {
+        return Ok(());
+    }
+    Err(GenError(format!(
+        "unit '{}': --sqrt lanes are generated for lns formats, not yet {} (the golden \
+         model has its sqrt: lpgen golden {} sqrt X)",
+        p.unit.name(),
+        p.format,
+        p.format
+    )))
+}
+
 /// The opcodes whose results round, so that `stochastic:R` lanes draw for them (golden
 /// `RoundedOps::binop_with`: add, sub, mul, div take one draw each).
 pub(crate) const ROUNDING_OPS: [AluOp; 4] = [AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Div];
@@ -98,8 +113,14 @@ pub(crate) fn check_rounding(p: &Params) -> Result<(), GenError> {
     }
 }
 
-/// Builds one lane (wires named `PX…`).
-pub(crate) fn lane(m: &mut Module, f: Format, to: Format, px: &str, io: &LaneIn) -> LaneOut {
+/// Builds one lane (wires named `PX…`), with the `sqrt` opcode where `sqrt`.
+pub(crate) fn lane(
+    m: &mut Module,
+    (f, to): (Format, Format),
+    px: &str,
+    io: &LaneIn,
+    sqrt: bool,
+) -> LaneOut {
     let is = |op: AluOp| io.op.eq_k(op.code() as u128);
     let r = hw(&f).lane_ops(m, to, px, io, &is);
     let calc: Calc = f.calc();
@@ -113,6 +134,9 @@ pub(crate) fn lane(m: &mut Module, f: Format, to: Format, px: &str, io: &LaneIn)
     ));
     results.push((AluOp::Select, mux(&io.sel, &io.a, &io.b)));
     results.push((AluOp::Convert, r.from_t));
+    if sqrt {
+        results.push((AluOp::Sqrt, hw(&f).lane_sqrt(m, px, &io.a)));
+    }
     // The shared select, in the cycle the longest datapath ends in (older results are
     // delayed to it). Unassigned opcodes give zero.
     let mut y = word(calc.zero());
@@ -172,7 +196,7 @@ fn build(p: &Params, lanes: u32) -> Result<Built, GenError> {
             t_in: word(&t_in, i, wt),
             random: randoms.as_ref().map(|r| r[i as usize].clone()),
         };
-        outs.push(lane(&mut m, f, to, &px, &io));
+        outs.push(lane(&mut m, (f, to), &px, &io, p.sqrt));
         m.next_branch(&mut fork);
     }
     m.join(fork);

@@ -91,6 +91,17 @@ pub(crate) fn lane_ops(
     }
 }
 
+/// √a (golden `LnsFormat::sqrt`): the log shifted right by one, arithmetically (the code
+/// halved and rounded down: the nearer value of an odd code's two); zero and NaN stay, a
+/// negative value gives NaN. One level of logic, in the lane's last cycle.
+fn sqrt(m: &mut Module, f: LnsFormat, px: &str, a: &E) -> E {
+    let lw = f.log_width();
+    let fa = fields(m, f, &format!("{px}sqrt_a"), a);
+    let half = cat(&[konst(1, 0), fa.log.bit(lw - 1), fa.log.bits(lw - 1, 1)]);
+    let y = mux(&fa.reserved, a, &mux(&fa.sign, &nan_word(f), &half));
+    m.wire(&format!("{px}sqrt_y"), &y)
+}
+
 /// A word of `s` converted to `d`: the code shifted left (exact) or rounded right to nearest
 /// even, then saturated / flushed in `d`; zero and NaN map to zero and NaN.
 pub(crate) fn convert(m: &mut Module, s: LnsFormat, d: LnsFormat, px: &str, x: &E) -> E {
@@ -147,6 +158,12 @@ impl HwFamily for LnsFormat {
             no_hardware(&to, "lane converting to lns")
         };
         lane_ops(m, *self, t, px, io, is)
+    }
+    fn has_lane_sqrt(&self) -> bool {
+        true
+    }
+    fn lane_sqrt(&self, m: &mut Module, px: &str, a: &E) -> E {
+        sqrt(m, *self, px, a)
     }
     fn convert_stages(&self, _: Format) -> u32 {
         1

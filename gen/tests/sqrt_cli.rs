@@ -150,6 +150,18 @@ fn bad_sqrt_input_is_refused_in_one_line_with_status_2() {
             vec!["golden", "bf16", "sqrt", "4", "--mode", "kahan"],
             "--mode applies",
         ),
+        (
+            vec![
+                "rtl", "lns-mul", "--format", "lns:5:6", "--sqrt", "--out", "unused",
+            ],
+            "--sqrt does not apply to lns-mul: it applies to alu, vector",
+        ),
+        (
+            vec![
+                "rtl", "alu", "--format", "posit:8", "--sqrt", "--out", "unused",
+            ],
+            "--sqrt lanes are generated for lns formats, not yet posit:8",
+        ),
     ] {
         let out = lpgen(&args);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -157,4 +169,17 @@ fn bad_sqrt_input_is_refused_in_one_line_with_status_2() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
+}
+
+/// `lpgen rtl alu --sqrt`: the design of an LNS lane with the opcode, named for it.
+#[test]
+fn rtl_alu_with_sqrt_writes_its_design() {
+    let dir = std::env::temp_dir().join(format!("lpgen-sqrt-rtl-{}", std::process::id()));
+    let out = dir.to_str().unwrap();
+    stdout_of(&[
+        "rtl", "alu", "--format", "lns:3:2", "--sqrt", "--stages", "1", "--out", out,
+    ]);
+    let v = std::fs::read_to_string(dir.join("lpgen_alu_lns_3_2_sqrt_s1.v")).unwrap();
+    assert!(v.contains("sqrt_y"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

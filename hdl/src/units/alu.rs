@@ -282,6 +282,29 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         }
     }
     g.extend(stochastic_grid(full));
+    g.extend(sqrt_grid(full));
+    g
+}
+
+/// The lanes with `--sqrt` of the lint grid (LNS): alu at every stage count and vectors of 4
+/// lanes converting (lean: one alu).
+fn sqrt_grid(full: bool) -> Vec<Params> {
+    let sqrt = |unit, f: &str, t: &str, lanes, s| {
+        let f: Format = f.parse().expect("a grid format");
+        let mut p = Params::new(unit, f).stages(s);
+        p.to = Some(t.parse().expect("a grid format")).filter(|t| *t != f);
+        p.lanes = lanes;
+        p.sqrt = true;
+        p
+    };
+    if !full {
+        return vec![sqrt(Unit::Alu, "lns:5:6", "lns:5:6", 1, 3)];
+    }
+    let mut g: Vec<Params> = (0..=3)
+        .map(|s| sqrt(Unit::Alu, "lns:5:6", "lns:5:6", 1, s))
+        .collect();
+    g.push(sqrt(Unit::Alu, "lns:3:2", "lns:4:4", 1, 2));
+    g.push(sqrt(Unit::Vector, "lns:5:6", "lns:5:4", 4, 3));
     g
 }
 
@@ -317,4 +340,34 @@ fn stochastic_grid(full: bool) -> Vec<Params> {
         g.push(design(Unit::Vector, f, t, r, seed, 16, 2));
     }
     g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::generate;
+
+    /// `--sqrt` names the design and its manifest; without it nothing says sqrt; lanes of
+    /// families without a sqrt datapath refuse it in one line.
+    #[test]
+    fn sqrt_is_an_option_named_in_the_design_and_refused_where_not_built() {
+        let f: Format = "lns:5:6".parse().unwrap();
+        let plain = generate(&Params::new(Unit::Alu, f).stages(3)).unwrap();
+        let mut p = Params::new(Unit::Vector, f).stages(3);
+        p.lanes = 2;
+        p.sqrt = true;
+        let d = generate(&p).unwrap();
+        assert_eq!(d.top, "lpgen_vector_lns_5_6_l2_sqrt_s3");
+        assert!(d.manifest.contains("\"sqrt\": true"), "{}", d.manifest);
+        assert!(!plain.manifest.contains("sqrt") && !plain.verilog.text().contains("sqrt"));
+        for fmt in ["posit:8", "fix:7:8", "bf16", "dfix:6"] {
+            let mut p = Params::new(Unit::Alu, fmt.parse().unwrap());
+            p.sqrt = true;
+            let e = generate(&p).unwrap_err().0;
+            assert!(
+                e.contains("--sqrt lanes") && !e.contains('\n'),
+                "{fmt}: {e}"
+            );
+        }
+    }
 }

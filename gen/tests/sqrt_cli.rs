@@ -160,7 +160,7 @@ fn bad_sqrt_input_is_refused_in_one_line_with_status_2() {
             vec![
                 "rtl", "alu", "--format", "posit:8", "--sqrt", "--out", "unused",
             ],
-            "--sqrt lanes are generated for lns formats, not yet posit:8",
+            "--sqrt lanes are generated for lns and float formats, not yet posit:8",
         ),
     ] {
         let out = lpgen(&args);

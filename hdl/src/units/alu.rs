@@ -34,6 +34,9 @@ pub(crate) struct LaneIn {
     /// This lane's random bits (`stochastic:R`; `None` rounds to nearest): rounding opcodes
     /// (add, sub, mul, div) round with them.
     pub random: Option<E>,
+    /// Whether the lane has the `sqrt` opcode (`--sqrt`): the family's `lane_ops` then give
+    /// [`AluOp::Sqrt`]'s result.
+    pub sqrt: bool,
 }
 
 /// One lane's outputs.
@@ -84,16 +87,26 @@ pub(crate) fn check(p: &Params) -> Result<(), GenError> {
 
 /// Refuses `--sqrt` on a lane whose family has no sqrt datapath yet, in one line.
 pub(crate) fn check_sqrt(p: &Params) -> Result<(), GenError> {
-    if !p.sqrt || hw(&p.format).has_lane_sqrt() {
+    if !p.sqrt {
         return Ok(());
     }
-    Err(GenError(format!(
-        "unit '{}': --sqrt lanes are generated for lns formats, not yet {} (the golden \
-         model has its sqrt: lpgen golden {} sqrt X)",
-        p.unit.name(),
-        p.format,
-        p.format
-    )))
+    if !hw(&p.format).has_lane_sqrt() {
+        return Err(GenError(format!(
+            "unit '{}': --sqrt lanes are generated for lns and float formats, not yet {} (the \
+             golden model has its sqrt: lpgen golden {} sqrt X)",
+            p.unit.name(),
+            p.format,
+            p.format
+        )));
+    }
+    if p.rounding != Rounding::Nearest {
+        return Err(GenError(format!(
+            "unit '{}': --sqrt lanes round to nearest; with --rounding {} not yet",
+            p.unit.name(),
+            p.rounding
+        )));
+    }
+    Ok(())
 }
 
 /// The opcodes whose results round, so that `stochastic:R` lanes draw for them (golden
@@ -113,14 +126,8 @@ pub(crate) fn check_rounding(p: &Params) -> Result<(), GenError> {
     }
 }
 
-/// Builds one lane (wires named `PX…`), with the `sqrt` opcode where `sqrt`.
-pub(crate) fn lane(
-    m: &mut Module,
-    (f, to): (Format, Format),
-    px: &str,
-    io: &LaneIn,
-    sqrt: bool,
-) -> LaneOut {
+/// Builds one lane (wires named `PX…`).
+pub(crate) fn lane(m: &mut Module, f: Format, to: Format, px: &str, io: &LaneIn) -> LaneOut {
     let is = |op: AluOp| io.op.eq_k(op.code() as u128);
     let r = hw(&f).lane_ops(m, to, px, io, &is);
     let calc: Calc = f.calc();
@@ -134,9 +141,6 @@ pub(crate) fn lane(
     ));
     results.push((AluOp::Select, mux(&io.sel, &io.a, &io.b)));
     results.push((AluOp::Convert, r.from_t));
-    if sqrt {
-        results.push((AluOp::Sqrt, hw(&f).lane_sqrt(m, px, &io.a)));
-    }
     // The shared select, in the cycle the longest datapath ends in (older results are
     // delayed to it). Unassigned opcodes give zero.
     let mut y = word(calc.zero());
@@ -195,8 +199,9 @@ fn build(p: &Params, lanes: u32) -> Result<Built, GenError> {
             sel: sel.bit(i),
             t_in: word(&t_in, i, wt),
             random: randoms.as_ref().map(|r| r[i as usize].clone()),
+            sqrt: p.sqrt,
         };
-        outs.push(lane(&mut m, (f, to), &px, &io, p.sqrt));
+        outs.push(lane(&mut m, f, to, &px, &io));
         m.next_branch(&mut fork);
     }
     m.join(fork);
@@ -360,7 +365,7 @@ mod tests {
         assert_eq!(d.top, "lpgen_vector_lns_5_6_l2_sqrt_s3");
         assert!(d.manifest.contains("\"sqrt\": true"), "{}", d.manifest);
         assert!(!plain.manifest.contains("sqrt") && !plain.verilog.text().contains("sqrt"));
-        for fmt in ["posit:8", "fix:7:8", "bf16", "dfix:6"] {
+        for fmt in ["posit:8", "fix:7:8", "dfix:6"] {
             let mut p = Params::new(Unit::Alu, fmt.parse().unwrap());
             p.sqrt = true;
             let e = generate(&p).unwrap_err().0;
@@ -369,5 +374,13 @@ mod tests {
                 "{fmt}: {e}"
             );
         }
+        let bf16 = "bf16".parse().unwrap();
+        let mut p = Params::new(Unit::Alu, bf16).rounding(Rounding::Stochastic(4), 1);
+        p.sqrt = true;
+        let e = generate(&p).unwrap_err().0;
+        assert!(e.contains("--sqrt lanes round to nearest"), "{e}");
+        p = p.rounding(Rounding::Nearest, 0);
+        let d = generate(&p).unwrap();
+        assert!(d.verilog.text().contains("lpgen_float_sqrt_bf16"));
     }
 }

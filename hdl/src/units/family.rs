@@ -34,11 +34,10 @@ pub(crate) trait HwFamily {
         io: &LaneIn,
         is: &dyn Fn(AluOp) -> E,
     ) -> OpResults;
-    /// Whether the family's lane has the `sqrt` opcode (`--sqrt`; golden `Calc::sqrt`).
+    /// Whether the family's lane has the `sqrt` opcode (`--sqrt`; golden `Calc::sqrt`): its
+    /// `lane_ops` give `AluOp::Sqrt` when `LaneIn::sqrt` (`alu::check_sqrt` refuses the
+    /// others before a generator runs).
     fn has_lane_sqrt(&self) -> bool;
-    /// √a of one lane (wires named `px…`), for a family that [`HwFamily::has_lane_sqrt`]
-    /// (`alu::check_sqrt` refuses the others before a generator runs).
-    fn lane_sqrt(&self, m: &mut Module, px: &str, a: &E) -> E;
     /// Candidate stage boundaries of `convert` to `to`.
     fn convert_stages(&self, to: Format) -> u32;
     /// `x` of this format converted to `to`.
@@ -101,9 +100,6 @@ impl HwFamily for NoHardware {
     }
     fn has_lane_sqrt(&self) -> bool {
         false
-    }
-    fn lane_sqrt(&self, _: &mut Module, _: &str, _: &E) -> E {
-        no_hardware(self, "lane")
     }
     fn convert_stages(&self, _: Format) -> u32 {
         1

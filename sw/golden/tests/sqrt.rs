@@ -79,6 +79,10 @@ fn grid(c: &Calc, words: impl Iterator<Item = Bits>) -> Vec<(f64, Bits)> {
     g
 }
 
+/// The rounding boundary between grid values j and j + 1 (of a sorted grid of values and
+/// their words).
+type Boundary = dyn Fn(&[(f64, Bits)], usize) -> Dy;
+
 /// The rounding boundary between grid values j and j + 1: their arithmetic midpoint.
 fn midpoint_of(g: &[(f64, Bits)], j: usize) -> Dy {
     midpoint(&dy(g[j].0), &dy(g[j + 1].0))
@@ -88,7 +92,7 @@ fn midpoint_of(g: &[(f64, Bits)], j: usize) -> Dy {
 /// the even word; saturated at the largest value); the reason when not.
 fn check_root(
     g: &[(f64, Bits)],
-    boundary: &dyn Fn(&[(f64, Bits)], usize) -> Dy,
+    boundary: &Boundary,
     x: f64,
     r: Bits,
     rv: f64,
@@ -126,7 +130,7 @@ type Special = dyn Fn(Bits, f64) -> Option<Bits>;
 fn exhaustive(
     name: &str,
     c: &Calc,
-    boundary: &dyn Fn(&[(f64, Bits)], usize) -> Dy,
+    boundary: &Boundary,
     sqrt: &dyn Fn(Bits) -> Bits,
     special: &Special,
 ) -> u64 {
@@ -230,7 +234,7 @@ fn posit_roots_are_correctly_rounded_for_every_word_of_every_format_of_16_bits()
             _ => format!("posit:{}:{}", n_of(&s) + 1, s.split(':').nth(2).unwrap()),
         };
         let wider = wider.parse::<Format>().unwrap().calc();
-        let boundary = |g: &[(f64, Bits)], j: usize| dy(wider.to_f64(2 * g[j].1 + 1));
+        let boundary = move |g: &[(f64, Bits)], j: usize| dy(wider.to_f64(2 * g[j].1 + 1));
         words += exhaustive(&s, &c, &boundary, &|a| c.sqrt(a), &special);
         formats += 1;
     }

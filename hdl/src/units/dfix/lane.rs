@@ -152,9 +152,6 @@ impl HwFamily for DfixFormat {
     fn has_lane_sqrt(&self) -> bool {
         false
     }
-    fn lane_sqrt(&self, _: &mut Module, _: &str, _: &E) -> E {
-        no_hardware(self, "sqrt lane")
-    }
     fn convert_stages(&self, _: Format) -> u32 {
         1
     }

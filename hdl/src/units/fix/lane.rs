@@ -160,12 +160,9 @@ impl HwFamily for FixFormat {
         };
         lane_ops(m, *self, t, px, io, is)
     }
-    /// Not yet: `--sqrt` lanes are LNS's (docs/rtl.md).
+    /// Not yet: `--sqrt` lanes are LNS's and float's (docs/rtl.md).
     fn has_lane_sqrt(&self) -> bool {
         false
-    }
-    fn lane_sqrt(&self, _: &mut Module, _: &str, _: &E) -> E {
-        no_hardware(self, "sqrt lane")
     }
     fn convert_stages(&self, to: Format) -> u32 {
         match to {

@@ -72,17 +72,21 @@ pub(crate) fn lane_ops(
     let min = mux(&unordered, &nan, &mux(&greater, &io.b, &io.a));
     let neg = mux(&fa.reserved, &io.a, &cat(&[fa.sign.not(), fa.log.clone()]));
     let abs = mux(&fa.is_nan, &io.a, &cat(&[konst(1, 0), fa.log.clone()]));
+    let mut results = vec![
+        (AluOp::Add, add_y.clone()),
+        (AluOp::Sub, add_y),
+        (AluOp::Mul, mul_y.clone()),
+        (AluOp::Div, mul_y),
+        (AluOp::Max, max),
+        (AluOp::Min, min),
+        (AluOp::Neg, neg),
+        (AluOp::Abs, abs),
+    ];
+    if io.sqrt {
+        results.push((AluOp::Sqrt, sqrt(m, f, px, &io.a)));
+    }
     OpResults {
-        results: vec![
-            (AluOp::Add, add_y.clone()),
-            (AluOp::Sub, add_y),
-            (AluOp::Mul, mul_y.clone()),
-            (AluOp::Div, mul_y),
-            (AluOp::Max, max),
-            (AluOp::Min, min),
-            (AluOp::Neg, neg),
-            (AluOp::Abs, abs),
-        ],
+        results,
         less,
         greater,
         unordered,
@@ -161,9 +165,6 @@ impl HwFamily for LnsFormat {
     }
     fn has_lane_sqrt(&self) -> bool {
         true
-    }
-    fn lane_sqrt(&self, m: &mut Module, px: &str, a: &E) -> E {
-        sqrt(m, *self, px, a)
     }
     fn convert_stages(&self, _: Format) -> u32 {
         1

@@ -291,8 +291,8 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
     g
 }
 
-/// The lanes with `--sqrt` of the lint grid (LNS): alu at every stage count and vectors of 4
-/// lanes converting (lean: one alu).
+/// The lanes with `--sqrt` of the lint grid (LNS and float): alu at every stage count and
+/// vectors of 4 lanes converting (lean: one alu of each).
 fn sqrt_grid(full: bool) -> Vec<Params> {
     let sqrt = |unit, f: &str, t: &str, lanes, s| {
         let f: Format = f.parse().expect("a grid format");
@@ -303,13 +303,20 @@ fn sqrt_grid(full: bool) -> Vec<Params> {
         p
     };
     if !full {
-        return vec![sqrt(Unit::Alu, "lns:5:6", "lns:5:6", 1, 3)];
+        return vec![
+            sqrt(Unit::Alu, "lns:5:6", "lns:5:6", 1, 3),
+            sqrt(Unit::Alu, "fp8:e4m3", "bf16", 1, 5),
+        ];
     }
     let mut g: Vec<Params> = (0..=3)
         .map(|s| sqrt(Unit::Alu, "lns:5:6", "lns:5:6", 1, s))
+        .chain((0..=5).map(|s| sqrt(Unit::Alu, "fp8:e4m3", "fp8:e4m3", 1, s)))
         .collect();
     g.push(sqrt(Unit::Alu, "lns:3:2", "lns:4:4", 1, 2));
     g.push(sqrt(Unit::Vector, "lns:5:6", "lns:5:4", 4, 3));
+    g.push(sqrt(Unit::Alu, "float:3:4:ftz", "float:2:5", 1, 2));
+    g.push(sqrt(Unit::Vector, "bf16", "f16", 4, 5));
+    g.push(sqrt(Unit::Alu, "float:11:52", "float:11:52", 1, 3));
     g
 }
 

@@ -20,7 +20,7 @@ pub struct GoldenArgs {
     ))]
     format: String,
     #[arg(help = format!(
-        "add sub mul div max min cmp neg abs exp ln sum dot encode; for mx formats: {}",
+        "add sub mul div max min cmp neg abs sqrt exp ln sum dot encode; for mx formats: {}",
         crate::golden_mx::OPS
     ))]
     op: String,
@@ -68,6 +68,7 @@ enum Op {
     Cmp,
     Neg,
     Abs,
+    Sqrt,
     Exp,
     Ln,
     Sum,
@@ -86,6 +87,7 @@ fn parse_op(s: &str) -> CliResult<Op> {
         "cmp" => Op::Cmp,
         "neg" => Op::Neg,
         "abs" => Op::Abs,
+        "sqrt" => Op::Sqrt,
         "exp" => Op::Exp,
         "ln" => Op::Ln,
         "sum" => Op::Sum,
@@ -93,7 +95,7 @@ fn parse_op(s: &str) -> CliResult<Op> {
         "encode" => Op::Encode,
         _ => {
             return Err(CliError(format!(
-            "unknown operation {s:?}: expected add sub mul div max min cmp neg abs exp ln sum dot encode"
+            "unknown operation {s:?}: expected add sub mul div max min cmp neg abs sqrt exp ln sum dot encode"
         )))
         }
     })
@@ -192,6 +194,11 @@ impl Job {
             }
             Op::Neg => one(&|x| c.neg(x)),
             Op::Abs => one(&|x| c.abs(x)),
+            Op::Sqrt => {
+                let x = self.operands(args, 1)?;
+                let mut r = self.rounder.borrow_mut();
+                Ok(show(c, c.sqrt_with(x[0], &mut r)?))
+            }
             Op::Exp | Op::Ln => {
                 let is_exp = matches!(self.op, Op::Exp);
                 match (self.taylor, c) {
@@ -315,8 +322,8 @@ pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
         && matches!(job.op, Op::Exp | Op::Ln | Op::Sum | Op::Dot)
     {
         return Err(CliError(format!(
-            "--rounding {} applies to add sub mul div encode (and max min cmp neg abs, which \
-             do not round), not to {}: stochastic exp, ln, sum and dot are not defined yet",
+            "--rounding {} applies to add sub mul div sqrt encode (and max min cmp neg abs, \
+             which do not round), not to {}: stochastic exp, ln, sum and dot are not defined yet",
             rounding, args.op
         )));
     }

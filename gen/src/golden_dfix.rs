@@ -9,7 +9,7 @@ use lpgen_golden::exact::parse_decimal;
 use crate::{CliError, CliResult};
 
 /// The ops of the dfix calculator.
-pub const OPS: &str = "conv add sub neg mul dot";
+pub const OPS: &str = "conv add sub neg mul sqrt dot";
 
 fn operand(f: DfixFormat, e: i32, s: &str) -> CliResult<u64> {
     if let Some(hex) = s.strip_prefix("0x") {
@@ -79,6 +79,7 @@ pub fn eval(f: DfixFormat, op: &str, scale: Option<i64>, args: &[String]) -> Cli
             show(f, e, c, None)
         }
         "neg" => show(f, e, f.neg(want(1)?[0]), None),
+        "sqrt" => show(f, e, f.sqrt(want(1)?[0], e, e), None),
         "dot" => {
             let (mut a, mut b) = (vec![], vec![]);
             for pair in args {

@@ -60,6 +60,9 @@ pub struct DesignArgs {
     /// generator's state of this seed)
     #[arg(long)]
     rounding_seed: Option<u64>,
+    /// alu/vector: the lane's sqrt opcode (11; lns and float lanes; without it code 11 gives zero)
+    #[arg(long)]
+    sqrt: bool,
 }
 
 impl DesignArgs {
@@ -67,7 +70,7 @@ impl DesignArgs {
     /// options), naming the units it applies to: no option is silently ignored (issue 48).
     fn check_options_apply(&self, unit: Unit) -> CliResult {
         use lpgen_hdl::units::{entry, Opt, UNITS};
-        let given: [(&str, bool, &[Opt]); 9] = [
+        let given: [(&str, bool, &[Opt]); 10] = [
             (
                 "--rows",
                 self.rows.is_some(),
@@ -85,6 +88,7 @@ impl DesignArgs {
                 &[Opt::Monitor],
             ),
             ("--input", self.input.is_some(), &[Opt::Input]),
+            ("--sqrt", self.sqrt, &[Opt::Sqrt]),
         ];
         let takes =
             |e: &lpgen_hdl::units::UnitEntry, opts: &[Opt]| opts.iter().any(|&o| e.takes(o));
@@ -161,6 +165,7 @@ impl DesignArgs {
         if let Some(q8) = &self.q8 {
             p.q8 = q8.parse()?;
         }
+        p.sqrt = self.sqrt;
         p.counter_bits = self
             .counter_bits
             .unwrap_or(lpgen_hdl::units::DFIX_COUNTER_BITS);

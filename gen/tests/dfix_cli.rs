@@ -57,7 +57,7 @@ fn bad_input_is_refused_in_one_line() {
         "takes 2 operands",
     );
     refused(
-        &["golden", "dfix:10", "sqrt", "1", "--scale", "0"],
+        &["golden", "dfix:10", "exp", "1", "--scale", "0"],
         "unknown operation",
     );
     refused(

@@ -96,6 +96,9 @@ pub struct Parameters {
     /// The input word format of `mx-enc` (`--input`); absent for f32 words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<String>,
+    /// `true` for an ALU lane with the `sqrt` opcode (`--sqrt`); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sqrt: Option<bool>,
 }
 
 /// One port of the top module.

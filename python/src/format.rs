@@ -296,6 +296,23 @@ impl PyFormat {
         self.unary(py, Calc::abs, a)
     }
 
+    /// √a, correctly rounded, elementwise on words (docs/formats.md "Square root": NaN /
+    /// NaR below zero, where fix and dfix give 0; LNS halves the log, to the nearer value).
+    /// With `rounder` (a `Rounder`, float and fix formats): rounded stochastically, one draw
+    /// each in C order.
+    #[pyo3(signature = (a, rounder=None))]
+    fn sqrt<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        rounder: Option<&PyRounder>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match rounder {
+            None => self.unary(py, Calc::sqrt, a),
+            Some(r) => self.sqrt_rounded(py, a, r),
+        }
+    }
+
     /// e^a, correctly rounded, elementwise on words (slow: exact arithmetic per element).
     fn exp<'py>(&self, py: Python<'py>, a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         self.unary(py, Calc::exp, a)

@@ -90,6 +90,23 @@ impl PyFormat {
         self.out(py, &shape, out.map_err(value_error)?)
     }
 
+    /// √a rounded by the stream `r`, elementwise in C order (one draw each).
+    pub fn sqrt_rounded<'py>(
+        &self,
+        py: Python<'py>,
+        a: &Bound<'py, PyAny>,
+        r: &PyRounder,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.words(a)?;
+        let shape = a.shape().to_vec();
+        let mut g = r.lock();
+        self.calc
+            .check_rounding(g.rounding())
+            .map_err(value_error)?;
+        let out: Result<Vec<Bits>, _> = a.iter().map(|&x| self.calc.sqrt_with(x, &mut g)).collect();
+        self.out(py, &shape, out.map_err(value_error)?)
+    }
+
     /// Each word converted to `to` by the stream `r` (golden `alu::convert_with`: float
     /// results only), in C order, one draw each.
     pub fn convert_rounded<'py>(

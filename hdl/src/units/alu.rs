@@ -4,7 +4,8 @@
 //! Ports (w = word width of F, wt = of the conversion format T = `--to`, default F; word i
 //! of a bus is bits [i·w+w−1 : i·w]; `alu` is the one-lane case):
 //! - `op` (4): the opcode, shared by every lane (`AluOp`: 0 add, 1 sub, 2 mul, 3 div,
-//!   4 max, 5 min, 6 lt, 7 neg, 8 abs, 9 select, 10 convert; 11..15 give zero)
+//!   4 max, 5 min, 6 lt, 7 neg, 8 abs, 9 select, 10 convert, 11 sqrt with `--sqrt`;
+//!   11 without it and 12..15 give zero)
 //! - `a`, `b` (L·w), `sel` (L), `t_in` (L·wt)
 //! - `y` (L·w): the opcode's result; `t_out` (L·wt): `a` converted to T, on every opcode
 //! - `cmp` (2L): a vs b, 0 equal, 1 less, 2 greater, 3 unordered; `nan` (L): `y` is NaN/NaR
@@ -33,6 +34,9 @@ pub(crate) struct LaneIn {
     /// This lane's random bits (`stochastic:R`; `None` rounds to nearest): rounding opcodes
     /// (add, sub, mul, div) round with them.
     pub random: Option<E>,
+    /// Whether the lane has the `sqrt` opcode (`--sqrt`): the family's `lane_ops` then give
+    /// [`AluOp::Sqrt`]'s result.
+    pub sqrt: bool,
 }
 
 /// One lane's outputs.
@@ -79,6 +83,30 @@ fn formats(p: &Params) -> Result<(Format, Format), GenError> {
 /// Refuses a lane the golden ALU does not define (another family's `--to`, f32).
 pub(crate) fn check(p: &Params) -> Result<(), GenError> {
     formats(p).map(|_| ())
+}
+
+/// Refuses `--sqrt` on a lane whose family has no sqrt datapath yet, in one line.
+pub(crate) fn check_sqrt(p: &Params) -> Result<(), GenError> {
+    if !p.sqrt {
+        return Ok(());
+    }
+    if !hw(&p.format).has_lane_sqrt() {
+        return Err(GenError(format!(
+            "unit '{}': --sqrt lanes are generated for lns and float formats, not yet {} (the \
+             golden model has its sqrt: lpgen golden {} sqrt X)",
+            p.unit.name(),
+            p.format,
+            p.format
+        )));
+    }
+    if p.rounding != Rounding::Nearest {
+        return Err(GenError(format!(
+            "unit '{}': --sqrt lanes round to nearest; with --rounding {} not yet",
+            p.unit.name(),
+            p.rounding
+        )));
+    }
+    Ok(())
 }
 
 /// The opcodes whose results round, so that `stochastic:R` lanes draw for them (golden
@@ -171,6 +199,7 @@ fn build(p: &Params, lanes: u32) -> Result<Built, GenError> {
             sel: sel.bit(i),
             t_in: word(&t_in, i, wt),
             random: randoms.as_ref().map(|r| r[i as usize].clone()),
+            sqrt: p.sqrt,
         };
         outs.push(lane(&mut m, f, to, &px, &io));
         m.next_branch(&mut fork);
@@ -258,6 +287,36 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         }
     }
     g.extend(stochastic_grid(full));
+    g.extend(sqrt_grid(full));
+    g
+}
+
+/// The lanes with `--sqrt` of the lint grid (LNS and float): alu at every stage count and
+/// vectors of 4 lanes converting (lean: one alu of each).
+fn sqrt_grid(full: bool) -> Vec<Params> {
+    let sqrt = |unit, f: &str, t: &str, lanes, s| {
+        let f: Format = f.parse().expect("a grid format");
+        let mut p = Params::new(unit, f).stages(s);
+        p.to = Some(t.parse().expect("a grid format")).filter(|t| *t != f);
+        p.lanes = lanes;
+        p.sqrt = true;
+        p
+    };
+    if !full {
+        return vec![
+            sqrt(Unit::Alu, "lns:5:6", "lns:5:6", 1, 3),
+            sqrt(Unit::Alu, "fp8:e4m3", "bf16", 1, 5),
+        ];
+    }
+    let mut g: Vec<Params> = (0..=3)
+        .map(|s| sqrt(Unit::Alu, "lns:5:6", "lns:5:6", 1, s))
+        .chain((0..=5).map(|s| sqrt(Unit::Alu, "fp8:e4m3", "fp8:e4m3", 1, s)))
+        .collect();
+    g.push(sqrt(Unit::Alu, "lns:3:2", "lns:4:4", 1, 2));
+    g.push(sqrt(Unit::Vector, "lns:5:6", "lns:5:4", 4, 3));
+    g.push(sqrt(Unit::Alu, "float:3:4:ftz", "float:2:5", 1, 2));
+    g.push(sqrt(Unit::Vector, "bf16", "f16", 4, 5));
+    g.push(sqrt(Unit::Alu, "float:11:52", "float:11:52", 1, 3));
     g
 }
 
@@ -293,4 +352,42 @@ fn stochastic_grid(full: bool) -> Vec<Params> {
         g.push(design(Unit::Vector, f, t, r, seed, 16, 2));
     }
     g
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::generate;
+
+    /// `--sqrt` names the design and its manifest; without it nothing says sqrt; lanes of
+    /// families without a sqrt datapath refuse it in one line.
+    #[test]
+    fn sqrt_is_an_option_named_in_the_design_and_refused_where_not_built() {
+        let f: Format = "lns:5:6".parse().unwrap();
+        let plain = generate(&Params::new(Unit::Alu, f).stages(3)).unwrap();
+        let mut p = Params::new(Unit::Vector, f).stages(3);
+        p.lanes = 2;
+        p.sqrt = true;
+        let d = generate(&p).unwrap();
+        assert_eq!(d.top, "lpgen_vector_lns_5_6_l2_sqrt_s3");
+        assert!(d.manifest.contains("\"sqrt\": true"), "{}", d.manifest);
+        assert!(!plain.manifest.contains("sqrt") && !plain.verilog.text().contains("sqrt"));
+        for fmt in ["posit:8", "fix:7:8", "dfix:6"] {
+            let mut p = Params::new(Unit::Alu, fmt.parse().unwrap());
+            p.sqrt = true;
+            let e = generate(&p).unwrap_err().0;
+            assert!(
+                e.contains("--sqrt lanes") && !e.contains('\n'),
+                "{fmt}: {e}"
+            );
+        }
+        let bf16 = "bf16".parse().unwrap();
+        let mut p = Params::new(Unit::Alu, bf16).rounding(Rounding::Stochastic(4), 1);
+        p.sqrt = true;
+        let e = generate(&p).unwrap_err().0;
+        assert!(e.contains("--sqrt lanes round to nearest"), "{e}");
+        p = p.rounding(Rounding::Nearest, 0);
+        let d = generate(&p).unwrap();
+        assert!(d.verilog.text().contains("lpgen_float_sqrt_bf16"));
+    }
 }

@@ -34,6 +34,10 @@ pub(crate) trait HwFamily {
         io: &LaneIn,
         is: &dyn Fn(AluOp) -> E,
     ) -> OpResults;
+    /// Whether the family's lane has the `sqrt` opcode (`--sqrt`; golden `Calc::sqrt`): its
+    /// `lane_ops` give `AluOp::Sqrt` when `LaneIn::sqrt` (`alu::check_sqrt` refuses the
+    /// others before a generator runs).
+    fn has_lane_sqrt(&self) -> bool;
     /// Candidate stage boundaries of `convert` to `to`.
     fn convert_stages(&self, to: Format) -> u32;
     /// `x` of this format converted to `to`.
@@ -93,6 +97,9 @@ impl HwFamily for NoHardware {
         _: &dyn Fn(AluOp) -> E,
     ) -> OpResults {
         no_hardware(self, "lane")
+    }
+    fn has_lane_sqrt(&self) -> bool {
+        false
     }
     fn convert_stages(&self, _: Format) -> u32 {
         1

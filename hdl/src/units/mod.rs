@@ -131,6 +131,7 @@ fn parameters(p: &Params) -> Parameters {
         rounding: (p.rounding != Rounding::Nearest).then(|| p.rounding.to_string()),
         rounding_seed: (p.rounding != Rounding::Nearest).then_some(p.rounding_seed),
         input: e.takes(Opt::Input).then(|| mx::shown_input(p)).flatten(),
+        sqrt: (e.takes(Opt::Sqrt) && p.sqrt).then_some(true),
     }
 }
 
@@ -170,6 +171,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
     if matches!(p.unit, Unit::Alu | Unit::Vector) {
         alu::check_rounding(p)?;
         family::hw(&p.format).check_lane(p)?;
+        alu::check_sqrt(p)?;
     }
     let e = entry(p.unit);
     mx::check(p, e.takes(Opt::Mx), e.takes(Opt::Input))?;

@@ -253,6 +253,9 @@ pub struct Params {
     /// The input word format of `mx-enc` (`--input`; `None`: f32). A format the golden
     /// [`lpgen_golden::mx::MxInput`] takes (checked by `generate`).
     pub input: Option<Format>,
+    /// Whether an ALU lane (alu, vector; [`Opt::Sqrt`]) has the `sqrt` opcode (11); without
+    /// it code 11 gives zero, as in every lane before issue 46 (golden `Alu::with_sqrt`).
+    pub sqrt: bool,
 }
 
 impl Params {
@@ -276,6 +279,7 @@ impl Params {
             rounding_seed: 0,
             mx: None,
             input: None,
+            sqrt: false,
         }
     }
 
@@ -356,6 +360,9 @@ pub fn top_name(p: &Params) -> String {
     }
     if let (true, Rounding::Stochastic(r)) = (e.takes(Opt::Rounding), p.rounding) {
         extra = format!("{extra}_sr{r}");
+    }
+    if e.takes(Opt::Sqrt) && p.sqrt {
+        extra = format!("{extra}_sqrt");
     }
     if let (true, Some(input)) = (e.takes(Opt::Input), mx::shown_input(p)) {
         extra = format!("_in_{}", input.replace(':', "_"));

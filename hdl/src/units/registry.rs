@@ -37,6 +37,8 @@ pub enum Opt {
     Mx,
     /// `--input F`: the format of the words a block conversion takes (mx-enc; default f32).
     Input,
+    /// `--sqrt`: the ALU lane's `sqrt` opcode (11; without it code 11 gives zero).
+    Sqrt,
 }
 
 /// One unit's entry.
@@ -152,9 +154,9 @@ pub static UNITS: [UnitEntry; 20] = [
     UnitEntry {
         unit: Unit::Alu,
         name: "alu",
-        help: "one vector lane of a format: add sub mul div max min lt neg abs select convert; \
-               float lanes also stochastic:R",
-        options: &[Opt::To, Opt::Rounding],
+        help: "one vector lane of a format: add sub mul div max min lt neg abs select convert, \
+               and with --sqrt sqrt (lns, float); float lanes also stochastic:R",
+        options: &[Opt::To, Opt::Rounding, Opt::Sqrt],
         max_stages: lane_stages,
         build: lane_unit,
         grid: |full| {
@@ -167,7 +169,7 @@ pub static UNITS: [UnitEntry; 20] = [
         unit: Unit::Vector,
         name: "vector",
         help: "--lanes L lanes of alu sharing one opcode; float lanes also stochastic:R",
-        options: &[Opt::Lanes, Opt::To, Opt::Rounding],
+        options: &[Opt::Lanes, Opt::To, Opt::Rounding, Opt::Sqrt],
         max_stages: lane_stages,
         build: lane_unit,
         grid: |full| {

@@ -11,6 +11,10 @@
 //!   3 unordered (an LNS NaN; posits use the standard's total order, where NaR is below every
 //!   real; fixed point is always ordered);
 //! - `nan`, `y` is NaN / NaR (never for fixed point).
+//!
+//! Opcode 11, `sqrt`, is an option of the lane ([`Alu::with_sqrt`], `lpgen rtl --sqrt`): a
+//! lane built without it (every design before issue 46, and the default) gives the zero word
+//! for code 11 as for the unassigned codes, so that adding the opcode changed no design.
 
 use std::cmp::Ordering;
 
@@ -21,7 +25,8 @@ use crate::lns::LnsFormat;
 use crate::posit::PositFormat;
 use crate::rounding::{Rounder, Rounding};
 
-/// The opcodes of a lane. Codes 11..=15 are unassigned and give the zero word.
+/// The opcodes of a lane. Code 11 (`sqrt`) is the lane's option ([`Alu::with_sqrt`]);
+/// codes 12..=15 are unassigned and give the zero word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AluOp {
     /// a + b
@@ -46,13 +51,16 @@ pub enum AluOp {
     Select = 9,
     /// `t_in` converted from T to F.
     Convert = 10,
+    /// √a, the family's correctly rounded root (`Calc::sqrt`), in lanes built with it;
+    /// the zero word otherwise.
+    Sqrt = 11,
 }
 
 /// Width of the opcode port.
 pub const ALU_OP_BITS: u32 = 4;
 
 impl AluOp {
-    pub const ALL: [AluOp; 11] = [
+    pub const ALL: [AluOp; 12] = [
         AluOp::Add,
         AluOp::Sub,
         AluOp::Mul,
@@ -64,6 +72,7 @@ impl AluOp {
         AluOp::Abs,
         AluOp::Select,
         AluOp::Convert,
+        AluOp::Sqrt,
     ];
 
     pub fn code(self) -> u8 {
@@ -87,6 +96,7 @@ impl AluOp {
             AluOp::Abs => "abs",
             AluOp::Select => "select",
             AluOp::Convert => "convert",
+            AluOp::Sqrt => "sqrt",
         }
     }
 }
@@ -110,11 +120,13 @@ pub struct AluOut {
     pub nan: bool,
 }
 
-/// A lane of format `f` converting to and from `to`.
+/// A lane of format `f` converting to and from `to`, with or without the `sqrt` opcode.
 #[derive(Clone, Copy, Debug)]
 pub struct Alu {
     pub f: Calc,
     pub to: Calc,
+    /// Whether opcode 11 is `sqrt` (else it gives the zero word, as unassigned codes do).
+    pub sqrt: bool,
 }
 
 impl Alu {
@@ -130,14 +142,31 @@ impl Alu {
         Ok(Alu {
             f: f.calc(),
             to: to.calc(),
+            sqrt: false,
         })
+    }
+
+    /// This lane with the `sqrt` opcode (`on`) or without it.
+    pub fn with_sqrt(self, on: bool) -> Alu {
+        Alu { sqrt: on, ..self }
+    }
+
+    /// The opcodes this lane computes.
+    pub fn ops(&self) -> impl Iterator<Item = AluOp> + '_ {
+        AluOp::ALL
+            .into_iter()
+            .filter(|&o| o != AluOp::Sqrt || self.sqrt)
     }
 
     pub fn eval(&self, i: &AluIn) -> AluOut {
         let c = &self.f;
-        let y = result(c, i.op, i.a, i.b, i.sel, || {
-            convert(&self.to, &self.f, i.t_in)
-        });
+        let y = if i.op == AluOp::Sqrt.code() && !self.sqrt {
+            c.zero()
+        } else {
+            result(c, i.op, i.a, i.b, i.sel, || {
+                convert(&self.to, &self.f, i.t_in)
+            })
+        };
         let cmp = match c.cmp(i.a, i.b) {
             Some(Ordering::Equal) => 0,
             Some(Ordering::Less) => 1,
@@ -188,6 +217,7 @@ pub fn result(
             }
         }
         Some(AluOp::Convert) => from_t(),
+        Some(AluOp::Sqrt) => c.sqrt(a),
         None => c.zero(),
     }
 }
@@ -352,16 +382,28 @@ mod tests {
         }
         let a = alu("lns:5:6", "lns:5:6");
         let z = a.f.zero();
-        for code in 11..16u8 {
-            let o = a.eval(&AluIn {
+        let four = a.f.from_f64(4.0);
+        let at = |lane: &Alu, code: u8| {
+            lane.eval(&AluIn {
                 op: code,
-                a: 0x80,
-                b: 0x80,
+                a: four,
+                b: four,
                 sel: true,
                 t_in: 0,
-            });
-            assert_eq!(o.y, z);
+            })
+            .y
+        };
+        // Without the option, sqrt is an unassigned code; with it, √4 = 2.
+        for code in 11..16u8 {
+            assert_eq!(at(&a, code), z);
         }
+        let s = a.with_sqrt(true);
+        assert_eq!(at(&s, AluOp::Sqrt.code()), a.f.from_f64(2.0));
+        for code in 12..16u8 {
+            assert_eq!(at(&s, code), z);
+        }
+        assert_eq!(a.ops().count(), 11);
+        assert_eq!(s.ops().last(), Some(AluOp::Sqrt));
     }
 
     #[test]

@@ -244,6 +244,11 @@ impl Calc {
         with_calc!(self, c => Family::ln(c, a))
     }
 
+    /// √x, correctly rounded by the family's rule ([`Family::sqrt`]; docs/formats.md).
+    pub fn sqrt(&self, a: Bits) -> Bits {
+        with_calc!(self, c => Family::sqrt(c, a))
+    }
+
     /// Parses an operand: a `0x…` bit pattern of this format or a decimal real.
     pub fn parse(&self, s: &str) -> Result<Bits, FormatError> {
         let t = s.trim();

@@ -159,6 +159,11 @@ impl Family for F32 {
     fn ln(&self, a: Bits) -> Bits {
         b((f(a) as f64).ln() as f32)
     }
+    /// The host's `f32::sqrt` (IEEE 754's correctly rounded squareRoot; a NaN result's
+    /// payload is the host's, as for the other operations).
+    fn sqrt(&self, a: Bits) -> Bits {
+        b(f(a).sqrt())
+    }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         match sum::rounded_sum(self, mode, xs) {
             Some(s) => Ok(s),

@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use num_bigint::BigInt;
+use num_bigint::{BigInt, BigUint};
 use num_integer::Integer;
 use num_traits::{Signed, ToPrimitive};
 
@@ -233,6 +233,28 @@ impl DfixFormat {
     pub fn mul(&self, a: u64, ea: i32, b: u64, eb: i32, e: i32) -> Converted {
         let p = self.to_int(a) as i128 * self.to_int(b) as i128;
         self.rescale_int(p, ea + eb, e)
+    }
+
+    /// √a of a at scale `ea`, rounded once into scale `e` (nearest, ties to even) and
+    /// saturated: Y = round(√(X·2^(ea − 2e))). Ties exist where 2e − ea ≥ 2 (a root that
+    /// is an odd multiple of 2^(e−1): at ea = e = 2, √36 = 6 lies between 4 and 8). A negative a gives 0 without an overflow (as
+    /// in the fix family); a root beyond the largest integer saturates with one.
+    pub fn sqrt(&self, a: u64, ea: i32, e: i32) -> Converted {
+        let x = self.to_int(a);
+        if x <= 0 {
+            return self.saturate(0);
+        }
+        // z = n / 2^d, the radicand in units of the output scale squared.
+        let k = i64::from(ea) - 2 * i64::from(e);
+        let n = BigUint::from(x as u64) << k.max(0) as u64;
+        let d = (-k).max(0) as u64;
+        // ⌊√z⌋ = ⌊√⌊z⌋⌋; then up iff z > (q + 1/2)², to even at equality.
+        let q = (&n >> d).sqrt();
+        let twice = (&q << 1u32) + 1u32;
+        let (lhs, rhs) = (n << 2u32, (&twice * &twice) << d);
+        let up = lhs > rhs || (lhs == rhs && q.bit(0));
+        let y = q + u32::from(up);
+        self.saturate(y.to_i128().unwrap_or(i128::MAX))
     }
 
     /// Σ a_k·b_k (a at scale `ea`, b at `eb`) accumulated exactly, read out once into scale

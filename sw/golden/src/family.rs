@@ -54,6 +54,10 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     fn exp(&self, a: Bits) -> Bits;
     /// ln x, correctly rounded.
     fn ln(&self, a: Bits) -> Bits;
+    /// √x, correctly rounded by the family's rule (LNS: the log halved, docs/formats.md
+    /// "Square root"); what a negative operand gives is the family's (NaN / NaR, or 0 where
+    /// there is none).
+    fn sqrt(&self, a: Bits) -> Bits;
     /// Σ x_k in `mode` (one of the entry's `modes`; others are refused in one line).
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError>;
     /// Σ a_k·b_k in `mode`, k = 0..K−1 in order.

@@ -172,6 +172,40 @@ impl FixFormat {
         self.from_int(q)
     }
 
+    /// √a to nearest ([`FixFormat::sqrt_d`]).
+    pub fn sqrt(&self, a: u64) -> u64 {
+        self.sqrt_d(a, Draw::Nearest)
+    }
+
+    /// √a rounded by `draw`: the word Y with Y/2^F nearest √(X/2^F), i.e. √(X·2^F) rounded
+    /// to an integer (nearest: never a tie, the square of a half-integer being no integer;
+    /// stochastic: the floor, stepped by the top R bits of the root's fraction). A negative
+    /// operand gives 0 (√ of the nearest point of its domain; fix has no NaN, and its
+    /// elementwise operations no flag). To nearest it never saturates (√(X·2^F) < 2^(I+F)
+    /// − 1/2); a stochastic step past the largest word (I = 0 only) saturates to it.
+    pub(crate) fn sqrt_d(&self, a: u64, draw: Draw) -> u64 {
+        let x = self.to_int(a);
+        if x <= 0 {
+            return 0;
+        }
+        let bits = match draw {
+            Draw::Nearest => 0,
+            Draw::Stochastic { bits, .. } => bits,
+        };
+        // √(X·2^(F+2R)) = √(X·2^F)·2^R: R fraction bits of the root (X < 2^31, F < 32,
+        // R <= 32: at most 126 bits).
+        let m = (x as u128) << (self.frac_bits + 2 * bits);
+        let q = num_integer::Roots::sqrt(&m);
+        let y = match draw {
+            Draw::Nearest => q + u128::from(m - q * q > q),
+            Draw::Stochastic { bits, r } => {
+                let d = q & ((1u128 << bits) - 1);
+                (q >> bits) + u128::from(Draw::steps(bits, r, d, u64::from(bits)))
+            }
+        };
+        self.from_int(y as i128)
+    }
+
     pub fn neg(&self, a: u64) -> u64 {
         self.from_int(-(self.to_int(a) as i128))
     }

@@ -196,6 +196,8 @@ pub trait RoundedOps {
     fn from_ratio_with(&self, x: &Ratio, r: &mut Rounder) -> Bits;
     /// a op b (one draw where the operation rounds).
     fn binop_with(&self, op: BinOp, a: Bits, b: Bits, r: &mut Rounder) -> Bits;
+    /// √a (one draw, whatever the operand).
+    fn sqrt_with(&self, a: Bits, r: &mut Rounder) -> Bits;
     /// Σ a_k·b_k in the exact accumulator (sum mode `quire`), read out once (one draw).
     fn dot_exact_with(&self, a: &[Bits], b: &[Bits], r: &mut Rounder) -> Bits;
 }
@@ -251,6 +253,14 @@ impl Calc {
         Ok(match self.rounded_ops(r)? {
             Some(ops) => ops.binop_with(op, a, b, r),
             None => self.binop(op, a, b),
+        })
+    }
+
+    /// √a rounded by `r` (the family's `sqrt` for nearest).
+    pub fn sqrt_with(&self, a: Bits, r: &mut Rounder) -> Result<Bits, FormatError> {
+        Ok(match self.rounded_ops(r)? {
+            Some(ops) => ops.sqrt_with(a, r),
+            None => self.sqrt(a),
         })
     }
 

@@ -1,8 +1,8 @@
 //! `alu` and `vector` (L lanes sharing one opcode): op, a, b, sel, t_in → y, t_out, cmp, nan,
 //! against the golden lane `lpgen_golden::Alu` (every output of every lane, every cycle).
-//! Exhaustive (words of at most 10 bits): every opcode (the 11 and the 5 unassigned) with
-//! every operand pair, and `convert` with every word of T; otherwise every opcode on every
-//! pair of corner cases, then random operations.
+//! Exhaustive (words of at most 10 bits): every opcode (the 11, sqrt with `--sqrt`, and the
+//! unassigned) with every operand pair, and `convert` with every word of T; otherwise every
+//! opcode on every pair of corner cases, then random operations.
 
 use lpgen_golden::{Alu, AluIn, Format, ALU_OP_BITS};
 use lpgen_hdl::Params;
@@ -93,7 +93,9 @@ impl Ports {
 
 fn drive(ctx: &mut Ctx) -> Result<()> {
     let (f, t) = formats(ctx.p)?;
-    let golden = Alu::new(f, t).map_err(|e| VerifError(e.to_string()))?;
+    let golden = Alu::new(f, t)
+        .map_err(|e| VerifError(e.to_string()))?
+        .with_sqrt(ctx.p.sqrt);
     let l = ctx.layout;
     let ports = Ports::find(l)?;
     let lanes = ctx.p.lanes as usize;

@@ -185,7 +185,9 @@ impl Lanes<'_> {
 fn drive(ctx: &mut Ctx) -> Result<()> {
     let f = format(ctx.p)?;
     let to = ctx.p.to.unwrap_or(ctx.p.format);
-    let golden = Alu::new(ctx.p.format, to).map_err(|e| VerifError(e.to_string()))?;
+    let golden = Alu::new(ctx.p.format, to)
+        .map_err(|e| VerifError(e.to_string()))?
+        .with_sqrt(ctx.p.sqrt);
     let l = ctx.layout;
     let ports = Ports {
         lane: super::alu::Ports::find(l)?,

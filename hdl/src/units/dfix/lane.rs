@@ -148,6 +148,10 @@ impl HwFamily for DfixFormat {
     ) -> OpResults {
         no_hardware(self, "golden-ALU lane")
     }
+    /// Not yet: the dfix lane's opcodes are its own (`DfixLaneOp`).
+    fn has_lane_sqrt(&self) -> bool {
+        false
+    }
     fn convert_stages(&self, _: Format) -> u32 {
         1
     }

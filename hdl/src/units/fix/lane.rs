@@ -160,6 +160,10 @@ impl HwFamily for FixFormat {
         };
         lane_ops(m, *self, t, px, io, is)
     }
+    /// Not yet: `--sqrt` lanes are LNS's and float's (docs/rtl.md).
+    fn has_lane_sqrt(&self) -> bool {
+        false
+    }
     fn convert_stages(&self, to: Format) -> u32 {
         match to {
             Format::Float(_) => 1 + crate::units::float::CONVERT_STAGES,

@@ -25,7 +25,7 @@ pub(crate) fn infinite_word(f: FloatFormat, sign: &E) -> E {
 
 /// A decoded operand's significand with its leading one at the top (subnormals shifted up)
 /// and the biased exponent of that one (`bw` bits, signed).
-fn normalised(m: &mut Module, name: &str, d: &Decoded, bw: u32) -> (E, E) {
+pub(super) fn normalised(m: &mut Module, name: &str, d: &Decoded, bw: u32) -> (E, E) {
     let (lz, _) = lzc(m, name, &d.sig);
     let sig = m.wire(&format!("{name}_sig"), &d.sig.shl(&lz));
     let exp = d.exp.zext(bw).sub(&lz.zext(bw));

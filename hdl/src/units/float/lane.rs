@@ -15,6 +15,7 @@ use super::add::add_core_with;
 use super::convert::{float_to_fix, float_to_float, CONVERT_STAGES};
 use super::div::{div_core_with, DIV_STAGES};
 use super::mul::mul_core_with;
+use super::sqrt::{sqrt_core, SQRT_STAGES};
 use super::{is_nan_word, qnan, ADD_STAGES, MUL_STAGES};
 use crate::ir::{cat, konst, mux, Module, StagePlan, SubModule, E};
 use crate::units::alu::{self, LaneIn, OpResults};
@@ -154,6 +155,15 @@ pub(crate) fn lane_ops(
     let from_t = convert_instance(m, t, f, &n("from_t"), &io.t_in);
     m.next_branch(&mut fork);
     let to_t = convert_instance(m, f, t, &n("to_t"), &io.a);
+    let sqrt_y = io.sqrt.then(|| {
+        m.next_branch(&mut fork);
+        let about = format!("{f}: y = sqrt(a) (golden FloatFormat::sqrt).");
+        let def = format!("lpgen_float_sqrt_{}", tag(f));
+        let a = [("a", &io.a)];
+        op_instance(m, &def, &about, &n("sqrt"), &a, SQRT_STAGES, |r, i| {
+            sqrt_core(r, f, &i[0])
+        })
+    });
     m.join(fork);
 
     m.comment("compare: IEEE order on sign-magnitude keys (-0 = +0; NaN unordered)");
@@ -170,17 +180,19 @@ pub(crate) fn lane_ops(
     let min = mux(&unordered, &nan, &canon(f, &mux(&greater, &io.b, &io.a)));
     let w = f.width();
     let sign = konst(w, 1u128 << (w - 1));
+    let mut results = vec![
+        (AluOp::Add, add_y.clone()),
+        (AluOp::Sub, add_y),
+        (AluOp::Mul, mul_y),
+        (AluOp::Div, div_y),
+        (AluOp::Max, max),
+        (AluOp::Min, min),
+        (AluOp::Neg, io.a.xor(&sign)),
+        (AluOp::Abs, io.a.and(&sign.not())),
+    ];
+    results.extend(sqrt_y.map(|y| (AluOp::Sqrt, y)));
     OpResults {
-        results: vec![
-            (AluOp::Add, add_y.clone()),
-            (AluOp::Sub, add_y),
-            (AluOp::Mul, mul_y),
-            (AluOp::Div, div_y),
-            (AluOp::Max, max),
-            (AluOp::Min, min),
-            (AluOp::Neg, io.a.xor(&sign)),
-            (AluOp::Abs, io.a.and(&sign.not())),
-        ],
+        results,
         less,
         greater,
         unordered,
@@ -255,6 +267,9 @@ impl HwFamily for FloatFormat {
             no_hardware(&to, "lane converting to float")
         };
         lane_ops(m, *self, t, px, io, is)
+    }
+    fn has_lane_sqrt(&self) -> bool {
+        true
     }
     fn convert_stages(&self, to: Format) -> u32 {
         match to {

@@ -21,6 +21,7 @@ mod fma;
 mod lane;
 mod mul;
 mod pe;
+mod sqrt;
 mod stochastic;
 
 use std::rc::Rc;

@@ -72,23 +72,38 @@ pub(crate) fn lane_ops(
     let min = mux(&unordered, &nan, &mux(&greater, &io.b, &io.a));
     let neg = mux(&fa.reserved, &io.a, &cat(&[fa.sign.not(), fa.log.clone()]));
     let abs = mux(&fa.is_nan, &io.a, &cat(&[konst(1, 0), fa.log.clone()]));
+    let mut results = vec![
+        (AluOp::Add, add_y.clone()),
+        (AluOp::Sub, add_y),
+        (AluOp::Mul, mul_y.clone()),
+        (AluOp::Div, mul_y),
+        (AluOp::Max, max),
+        (AluOp::Min, min),
+        (AluOp::Neg, neg),
+        (AluOp::Abs, abs),
+    ];
+    if io.sqrt {
+        results.push((AluOp::Sqrt, sqrt(m, f, px, &io.a)));
+    }
     OpResults {
-        results: vec![
-            (AluOp::Add, add_y.clone()),
-            (AluOp::Sub, add_y),
-            (AluOp::Mul, mul_y.clone()),
-            (AluOp::Div, mul_y),
-            (AluOp::Max, max),
-            (AluOp::Min, min),
-            (AluOp::Neg, neg),
-            (AluOp::Abs, abs),
-        ],
+        results,
         less,
         greater,
         unordered,
         from_t,
         to_t,
     }
+}
+
+/// √a (golden `LnsFormat::sqrt`): the log shifted right by one, arithmetically (the code
+/// halved and rounded down: the nearer value of an odd code's two); zero and NaN stay, a
+/// negative value gives NaN. One level of logic, in the lane's last cycle.
+fn sqrt(m: &mut Module, f: LnsFormat, px: &str, a: &E) -> E {
+    let lw = f.log_width();
+    let fa = fields(m, f, &format!("{px}sqrt_a"), a);
+    let half = cat(&[konst(1, 0), fa.log.bit(lw - 1), fa.log.bits(lw - 1, 1)]);
+    let y = mux(&fa.reserved, a, &mux(&fa.sign, &nan_word(f), &half));
+    m.wire(&format!("{px}sqrt_y"), &y)
 }
 
 /// A word of `s` converted to `d`: the code shifted left (exact) or rounded right to nearest
@@ -147,6 +162,9 @@ impl HwFamily for LnsFormat {
             no_hardware(&to, "lane converting to lns")
         };
         lane_ops(m, *self, t, px, io, is)
+    }
+    fn has_lane_sqrt(&self) -> bool {
+        true
     }
     fn convert_stages(&self, _: Format) -> u32 {
         1

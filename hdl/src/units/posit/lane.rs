@@ -164,6 +164,10 @@ impl HwFamily for PositFormat {
         lane_ops(m, *self, t, px, io, is)
     }
     /// After the input, and inside the encoder between its shift and its rounding.
+    /// Not yet: `--sqrt` lanes are LNS's and float's (docs/rtl.md).
+    fn has_lane_sqrt(&self) -> bool {
+        false
+    }
     fn convert_stages(&self, to: Format) -> u32 {
         if to == Format::Posit(*self) {
             1

@@ -185,6 +185,11 @@ impl Family for DfixCalc {
         let most_negative = self.fmt.saturate(i128::MIN).word;
         transcendental(self, a, Transcendental::Ln, most_negative)
     }
+    /// √x in the scale, to nearest even, saturated; a negative x gives 0
+    /// ([`DfixFormat::sqrt`]).
+    fn sqrt(&self, a: Bits) -> Bits {
+        self.fmt.sqrt(a, self.scale, self.scale).word
+    }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         Ok(match mode {
             SumMode::Quire => {

@@ -131,6 +131,10 @@ impl Family for FixFormat {
     fn ln(&self, a: Bits) -> Bits {
         transcendental(self, a, Transcendental::Ln, self.from_int(i128::MIN))
     }
+    /// √x to nearest; a negative x gives 0 ([`FixFormat::sqrt_d`]).
+    fn sqrt(&self, a: Bits) -> Bits {
+        FixFormat::sqrt(self, a)
+    }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         Ok(match mode {
             SumMode::Quire => self.sum_acc(xs),

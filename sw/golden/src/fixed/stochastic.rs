@@ -1,6 +1,6 @@
 //! The fix family's rounding operations under a [`Rounder`] (nearest or `stochastic:R`,
 //! docs/formats.md "Stochastic rounding"): conversion from f64 and from another fix format,
-//! mul and div each take exactly one draw, whatever the operands. add and sub are exact (but
+//! mul, div and sqrt each take exactly one draw, whatever the operands. add and sub are exact (but
 //! for saturation) and take none. Stochastic rounding works on the two's complement value:
 //! the floor, plus one ulp iff d + r >= 2^R ([`super::round_shift`]); then saturation.
 
@@ -122,6 +122,11 @@ impl RoundedOps for FixFormat {
             BinOp::Max => Family::max(self, a, b),
             BinOp::Min => Family::min(self, a, b),
         }
+    }
+
+    /// √a rounded by `r` (one draw; a negative operand gives 0).
+    fn sqrt_with(&self, a: Bits, r: &mut Rounder) -> Bits {
+        self.sqrt_d(a, r.draw())
     }
 
     /// The wide accumulator's sum read out once by `r` (one draw), saturating.

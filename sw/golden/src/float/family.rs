@@ -182,6 +182,10 @@ impl Family for FloatFormat {
             _ => transcendental(self, a, Transcendental::Ln, FloatFormat::nan(self)),
         }
     }
+    /// √x correctly rounded ([`FloatFormat::sqrt`]: IEEE's, √(−0) = −0, NaN below zero).
+    fn sqrt(&self, a: Bits) -> Bits {
+        FloatFormat::sqrt(self, a)
+    }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         Ok(match (mode, self.narrow()) {
             (SumMode::Fdpa(m), _) => return no_fdpa_sum(m),

@@ -186,6 +186,32 @@ impl FloatFormat {
         }
     }
 
+    /// √a, rounded once (IEEE 754 squareRoot): √(±0) = ±0, √(+∞) = +∞, NaN for NaN and
+    /// for a < 0 (−∞ included; `:nonan`'s NaN result is +0). With `:ftz` a subnormal
+    /// operand is a zero of its sign.
+    pub fn sqrt(&self, a: Bits) -> Bits {
+        self.sqrt_d(a, Draw::Nearest)
+    }
+
+    /// √a, rounded once by `draw`.
+    pub(super) fn sqrt_d(&self, a: Bits, draw: Draw) -> Bits {
+        match self.decode(a) {
+            Val::Nan | Val::Inf(true) => self.nan(),
+            Val::Inf(false) => self.infinite(false),
+            Val::Fin(x) if x.sig == 0 => self.zero_of(x.neg),
+            Val::Fin(x) if x.neg => self.nan(),
+            Val::Fin(x) => {
+                // The rounding looks at M + 1 bits, a round bit and (stochastic) R more.
+                let extra = match draw {
+                    Draw::Nearest => 0,
+                    Draw::Stochastic { bits, .. } => bits,
+                };
+                let (sig, exp) = sqrt_sig(x, self.frac_bits + 3 + extra);
+                self.round_with(false, sig, exp, draw)
+            }
+        }
+    }
+
     /// a · b + c with one rounding (the fused multiply-add). IEEE's special cases: NaN
     /// operands, 0·∞ and ∞ − ∞ give NaN; an exact zero result is +0 unless a·b and c are
     /// zeros of negative sign.
@@ -347,6 +373,29 @@ fn div_sig(x: Dy, y: Dy) -> (u128, i64) {
         q << 1 | u128::from(r2 != 0),
         x.exp - sx - y.exp + sy - 63 - 1,
     )
+}
+
+/// √x of a positive dyadic as (sig, exp) within the sticky rule: sig = q·2 + sticky with
+/// q = ⌊√(x.sig·2^s)⌋ of at least `want` bits (s ≥ 0 makes x.exp − s even and the root that
+/// long) and sticky set iff the root is inexact, so that every rounding that looks at fewer
+/// than `want` bits sees exact bits. u128 for roots of up to 63 bits, big integers above.
+fn sqrt_sig(x: Dy, want: u32) -> (u128, i64) {
+    let mut s = (2 * i64::from(want) - bitlen(x.sig)).max(0);
+    s += (x.exp - s) & 1;
+    let (q, inexact) = if bitlen(x.sig) + s <= 126 {
+        let m = x.sig << s;
+        let q = num_integer::Roots::sqrt(&m);
+        (q, q * q != m)
+    } else {
+        let m = BigUint::from(x.sig) << s as u64;
+        let q = m.sqrt();
+        let inexact = &q * &q != m;
+        (
+            u128::try_from(q).expect("a root of at most 127 bits"),
+            inexact,
+        )
+    };
+    (q << 1 | u128::from(inexact), (x.exp - s) / 2 - 1)
 }
 
 /// The f64 of an exact dyadic that is one (a word's value: at most 53 bits, exponent in

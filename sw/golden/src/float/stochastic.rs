@@ -38,6 +38,11 @@ impl FloatFormat {
         self.div_d(a, b, r.draw())
     }
 
+    /// √a rounded by `r` (one draw).
+    pub fn sqrt_with(&self, a: Bits, r: &mut Rounder) -> Bits {
+        self.sqrt_d(a, r.draw())
+    }
+
     /// a · b + c with one rounding by `r` (one draw).
     pub fn fma_with(&self, a: Bits, b: Bits, c: Bits, r: &mut Rounder) -> Bits {
         self.fma_d(a, b, c, r.draw())
@@ -88,6 +93,10 @@ impl RoundedOps for FloatFormat {
             BinOp::Max => self.max(a, b),
             BinOp::Min => self.min(a, b),
         }
+    }
+
+    fn sqrt_with(&self, a: Bits, r: &mut Rounder) -> Bits {
+        FloatFormat::sqrt_with(self, a, r)
     }
 
     fn dot_exact_with(&self, a: &[Bits], b: &[Bits], r: &mut Rounder) -> Bits {

@@ -124,6 +124,9 @@ impl Family for Lns {
     fn ln(&self, a: Bits) -> Bits {
         Lns::ln(self, a)
     }
+    fn sqrt(&self, a: Bits) -> Bits {
+        Lns::sqrt(self, a)
+    }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         match sum::rounded_sum(self, mode, xs) {
             Some(s) => Ok(s),

@@ -11,6 +11,7 @@ mod family;
 mod gtable;
 mod lanes;
 pub use family::FAMILY;
+mod sqrt;
 mod transcendental;
 
 use std::cmp::Ordering;

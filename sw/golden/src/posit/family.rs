@@ -127,6 +127,9 @@ impl Family for PositFormat {
     fn ln(&self, a: Bits) -> Bits {
         transcendental(self, a, Transcendental::Ln, self.nar())
     }
+    fn sqrt(&self, a: Bits) -> Bits {
+        PositFormat::sqrt(self, a)
+    }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         match mode {
             // The quire sums as a dot product with ones.

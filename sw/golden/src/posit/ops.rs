@@ -113,6 +113,24 @@ impl PositFormat {
         a.wrapping_neg() & self.mask()
     }
 
+    /// √a, rounded once (bit-string rounding, ties to even); NaR for NaR and for a < 0.
+    /// The exact root's significand is an integer square root: with the scale made even,
+    /// m = sig·2^(62 + scale mod 2) has 125 or 126 bits, ⌊√m⌋ has its hidden bit at 62, and
+    /// the remainder is the sticky bit.
+    pub fn sqrt(&self, a: u64) -> u64 {
+        if a == 0 || a == self.nar() {
+            return a;
+        }
+        if (a >> (self.n - 1)) & 1 == 1 {
+            return self.nar();
+        }
+        let (_, scale, sig) = self.unpack(a);
+        let odd = scale & 1;
+        let m = u128::from(sig) << (62 + odd);
+        let q = num_integer::Roots::sqrt(&m);
+        self.encode(false, (scale - odd) >> 1, q as u64, q * q != m)
+    }
+
     pub fn abs(&self, a: u64) -> u64 {
         if (a >> (self.n - 1)) & 1 == 1 {
             self.neg(a)

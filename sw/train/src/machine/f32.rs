@@ -182,6 +182,7 @@ impl Machine for Float {
             // The trainer's lanes select nothing (sel = 0 gives b) and convert nothing here.
             AluOp::Select => two(a, b, |_, y| y),
             AluOp::Convert => a.to_vec(),
+            AluOp::Sqrt => one(a, f32::sqrt),
         })
     }
 

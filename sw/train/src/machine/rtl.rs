@@ -436,6 +436,13 @@ impl Machine for Rtl {
             // too, its products on its array.
             return self.host.lanes(f, op, a, b);
         }
+        if op == AluOp::Sqrt {
+            // The vector units this machine builds have no sqrt opcode (`Alu::with_sqrt`).
+            return Err(TrainError(format!(
+                "sqrt lanes of {f} on --backend rtl: the machine's vector units are built \
+                 without the sqrt opcode; use --backend golden"
+            )));
+        }
         self.vector_run((f, f), op, (a, b), "y", None)
     }
 

@@ -197,6 +197,33 @@ fn the_grid_runs_once_resumes_and_renders_from_its_records() {
     assert!(resumed.contains("1 runs to do"), "{resumed}");
     assert_eq!(std::fs::read_to_string(dir.join("small.md")).unwrap(), page);
     sweep(&file, &results, &["--check"]);
+
+    // A changed row runs again from scratch (not resumed from the old checkpoint), and the
+    // page shows the new runs.
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace(
+            "\"--format posit:8:2\"",
+            "\"--format posit:8:2 --batch 10\"",
+        ),
+    )
+    .unwrap();
+    let dry = sweep(&file, &results, &["--dry-run"]);
+    assert!(
+        dry.contains("2 runs to do") && !dry.contains("--resume"),
+        "{dry}"
+    );
+    sweep(&file, &results, &[]);
+    let page2 = std::fs::read_to_string(dir.join("small.md")).unwrap();
+    assert!(
+        page2.contains("| posit8 | `--format posit:8:2 --batch 10` |"),
+        "{page2}"
+    );
+    assert_eq!(
+        page2.lines().find(|l| l.starts_with("| posit8 |")).unwrap(),
+        expected_line(&results, "posit8", "--format posit:8:2 --batch 10", "")
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -57,6 +57,8 @@ struct Run {
     /// record counts for the run only if it holds the same.
     args: String,
     dir: PathBuf,
+    /// Recorded before with other options: the directory is cleared first.
+    fresh: bool,
 }
 
 pub fn run(a: &SweepArgs, out: &mut dyn Write) -> CliResult {
@@ -85,10 +87,17 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> CliResult {
             list(a.seeds.as_deref(), "--seeds")?,
         )?;
         let records = read_records(&records_path)?;
-        let todo: Vec<Run> = runs
+        let mut todo: Vec<Run> = runs
             .into_iter()
             .filter(|r| !has_record(&records, r))
             .collect();
+        // A run recorded with other options (the row changed) starts over: its directory
+        // holds the old run's checkpoint, which `--resume` must not continue.
+        for r in &mut todo {
+            r.fresh = records
+                .iter()
+                .any(|v| v["row"] == r.row.as_str() && v["seed"] == r.seed);
+        }
         emit(
             out,
             &format!(
@@ -177,7 +186,7 @@ fn train_args(r: &Run) -> Vec<String> {
             .map(str::to_string),
     );
     words.extend(["--out".to_string(), r.dir.display().to_string()]);
-    if r.dir.join("checkpoint.lpck").is_file() {
+    if !r.fresh && r.dir.join("checkpoint.lpck").is_file() {
         words.push("--resume".into());
     }
     words
@@ -212,7 +221,17 @@ fn execute(
                     break;
                 };
                 let words = train_args(&r);
-                let result = train(lpgen, &words, &r.dir);
+                let result = if r.fresh {
+                    std::fs::remove_dir_all(&r.dir)
+                        .or_else(|e| match e.kind() {
+                            std::io::ErrorKind::NotFound => Ok(()),
+                            _ => Err(e),
+                        })
+                        .map_err(|e| format!("{}: {e}", r.dir.display()))
+                        .and_then(|()| train(lpgen, &words, &r.dir))
+                } else {
+                    train(lpgen, &words, &r.dir)
+                };
                 if send.send((r, words, result)).is_err() {
                     break;
                 }

@@ -221,6 +221,7 @@ impl Experiment {
                         .collect::<Vec<_>>()
                         .join(" "),
                     dir: results.join(format!("{}-s{seed}", r.name)),
+                    fresh: false,
                 });
             }
         }

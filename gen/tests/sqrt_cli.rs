@@ -1,17 +1,13 @@
 //! `lpgen golden FORMAT sqrt X` (issue 46): one word per family as docs/formats.md states
 //! it, stochastic rounding where the family has it, and bad input in one line with exit 2.
 
+mod common;
+
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
+use common::{lpgen, refused};
 use lpgen_golden::{Format, Rounder, Rounding};
-
-fn lpgen(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lpgen"))
-        .args(args)
-        .output()
-        .expect("run lpgen")
-}
 
 fn stdout_of(args: &[&str]) -> String {
     let out = lpgen(args);
@@ -163,11 +159,7 @@ fn bad_sqrt_input_is_refused_in_one_line_with_status_2() {
             "--sqrt lanes are generated for lns and float formats, not yet posit:8",
         ),
     ] {
-        let out = lpgen(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
+        refused(&args, needle);
     }
 }
 

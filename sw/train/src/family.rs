@@ -122,7 +122,7 @@ impl TrainFamily for FloatFormat {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "rtl"))]
 mod tests {
     use lpgen_golden::FAMILIES;
     use lpgen_hdl::{Params, Unit};

@@ -294,7 +294,7 @@ fn mac_golden(f: PositFormat, steps: &[Vec<u64>]) -> Vec<(u64, u64)> {
                 }
                 _ => q.clear(),
             }
-            (q.to_posit(), q.is_nar() as u64)
+            (q.to_word(), q.is_nar() as u64)
         })
         .collect()
 }

@@ -115,7 +115,7 @@ fn unit_bench(tc: &Toolchain, secs: f64, unit: Unit, fmt: &str) {
                 let mut q = Quire::new(pf);
                 for &(x, y, _) in &ops {
                     q.fma(x, y, false);
-                    black_box(q.to_posit());
+                    black_box(q.to_word());
                 }
             }),
         },
@@ -126,7 +126,7 @@ fn unit_bench(tc: &Toolchain, secs: f64, unit: Unit, fmt: &str) {
                 black_box(acc.to_word());
             }
         }),
-        Format::F32(_) | Format::Dfix(_) | Format::Float(_) => {
+        Format::F32(_) | Format::Dfix(_) | Format::Float(_) | Format::Takum(_) => {
             unreachable!("the bench runs lns, posit and fix units")
         }
     };

@@ -63,8 +63,9 @@ pub(crate) fn hw(f: &Format) -> &dyn HwFamily {
         Format::Dfix(x) => x,
         Format::Float(x) => x,
         // No lanes or conversions of its own: f32 (the q8 codecs read and write its words,
-        // `units/q8/f32.rs`; float:8:23 is its words with hardware).
-        Format::F32(_) => &NoHardware,
+        // `units/q8/f32.rs`; float:8:23 is its words with hardware), and takum (golden and
+        // training only, so far).
+        Format::F32(_) | Format::Takum(_) => &NoHardware,
     }
 }
 

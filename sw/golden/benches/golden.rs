@@ -376,7 +376,7 @@ fn posit_cases<'a, P: SpPosit + 'a>(
         for (&u, &v) in x.iter().zip(y) {
             q.add_product(u, v);
         }
-        q.to_posit()
+        q.to_word()
     };
     let sp_dot = |x: &[u64], y: &[u64]| {
         let mut q = P::Quire::init();

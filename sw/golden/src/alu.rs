@@ -335,14 +335,7 @@ pub fn lns_convert(f: LnsFormat, t: LnsFormat, a: Bits) -> Bits {
 /// Posit to posit: the exact value rounded once in T (bit-string rounding, T's saturation and
 /// `:u` rules). Zero and NaR stay so.
 pub fn posit_convert(f: PositFormat, t: PositFormat, a: Bits) -> Bits {
-    if a == 0 {
-        return 0;
-    }
-    if a == f.nar() {
-        return t.nar();
-    }
-    let (neg, scale, sig) = f.unpack(a);
-    t.encode(neg, scale, sig, false)
+    crate::tapered::convert(f, t, a)
 }
 
 /// Fixed point to fixed point: rounded to T's fraction bits (nearest, ties to even) and

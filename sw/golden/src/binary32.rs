@@ -39,6 +39,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     lanes: false,
     q8_word_rule: false,
     stochastic: false,
+    example: "f32",
     expand_name: |_| None,
 };
 

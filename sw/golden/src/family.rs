@@ -149,6 +149,9 @@ pub struct FamilyEntry {
     /// A name of one of the family's formats (`bf16`), with any suffixes after it, expanded
     /// to the family's format string (`float:8:7`); `None` for a string that is no such name.
     pub expand_name: fn(&str) -> Option<String>,
+    /// One of the family's formats, for help texts and for the tests that hold every family
+    /// to a rule.
+    pub example: &'static str,
     /// Whether seed 003's q8 codecs take its words by the word rule (a scale word of the
     /// format, each code decoded into the format by its own rounding: fix and posit,
     /// `q8/tensor.rs`); otherwise by the f32 rule, on the words' values.
@@ -340,6 +343,7 @@ use crate::fixed::FixFormat;
 use crate::float::FloatFormat;
 use crate::lns::{Lns, LnsFormat};
 use crate::posit::PositFormat;
+use crate::takum::TakumFormat;
 
 families! {$
     Lns(LnsFormat, Lns) = crate::lns::FAMILY,
@@ -348,6 +352,7 @@ families! {$
     Dfix(DfixFormat, DfixCalc) = crate::dfix::FAMILY,
     F32(F32, F32) = crate::binary32::FAMILY,
     Float(FloatFormat, FloatFormat) = crate::float::FAMILY,
+    Takum(TakumFormat, TakumFormat) = crate::takum::FAMILY,
 }
 
 pub(crate) use with_calc;
@@ -420,13 +425,15 @@ mod tests {
             "dfix:10",
             "f32",
             "float:3:4:fn:sat:ftz",
-        ] {
+        ]
+        .into_iter()
+        .chain(FAMILIES.iter().map(|e| e.example))
+        {
             let f: Format = s.parse().unwrap();
             assert_eq!(f.to_string(), s);
             assert_eq!(f.entry().name, s.split(':').next().unwrap());
             assert_eq!(f.calc().format(), f, "{s}");
         }
-        assert_eq!(FAMILIES.len(), 6);
     }
 
     /// `Calc::fma`: IEEE's for floats (an exact zero is −0 only when a·b and c are both −0),

@@ -34,6 +34,8 @@ pub mod rng;
 pub mod rounding;
 pub mod sum;
 mod table;
+pub mod takum;
+pub mod tapered;
 
 pub use alu::{Alu, AluIn, AluOp, AluOut, ALU_OP_BITS};
 pub use arith::{Arith, BinOp, Bits};
@@ -49,6 +51,7 @@ pub use posit::{PositFormat, PositStandard, Quire};
 pub use q8::Q8Type;
 pub use rounding::{Rounder, Rounding};
 pub use sum::{Kahan, Running};
+pub use takum::TakumFormat;
 
 /// How a sum or dot product accumulates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

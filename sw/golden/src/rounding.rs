@@ -311,16 +311,7 @@ mod tests {
     #[test]
     fn every_family_says_whether_it_rounds_stochastically() {
         let sr = Rounding::Stochastic(8);
-        let mut seen = Vec::new();
-        for s in [
-            "lns:5:6",
-            "posit:16",
-            "fix:7:8",
-            "dfix:10",
-            "f32",
-            "bf16",
-            "float:3:4",
-        ] {
+        for s in crate::FAMILIES.iter().map(|e| e.example).chain(["bf16"]) {
             let f: crate::Format = s.parse().unwrap();
             let c = f.calc();
             let has = with_calc!(&c, x => Family::rounded(x)).is_some();
@@ -333,10 +324,7 @@ mod tests {
                     assert!(e.0.contains("fix or float formats"), "{s}: {e}");
                 }
             }
-            seen.push(f.entry().name);
         }
-        seen.dedup();
-        assert_eq!(seen.len(), crate::FAMILIES.len());
     }
 
     /// The decision by hand: d from the top bits, zeros appended, far bits ignored.

@@ -334,8 +334,8 @@ fn golden_dot(fmt: PositFormat, steps: &[Step]) -> Quire {
         match s {
             Step::AddProduct(a, b) => q.add_product(a, b),
             Step::SubProduct(a, b) => q.sub_product(a, b),
-            Step::AddPosit(a) => q.add_posit(a),
-            Step::SubPosit(a) => q.add_posit(fmt.neg(a)),
+            Step::AddPosit(a) => q.add_word(a),
+            Step::SubPosit(a) => q.add_word(fmt.neg(a)),
         }
     }
     q
@@ -385,7 +385,7 @@ fn check_quire(
         let steps = random_dot(&mut rng, &fmt, &sp);
         let q = golden_dot(fmt, &steps);
         let (soft_posit, soft_raw) = soft(&steps);
-        let golden_posit = q.to_posit();
+        let golden_posit = q.to_word();
         mm.checked += 1;
         if golden_posit != soft_posit {
             if known_bug(&q, soft_posit) {
@@ -485,7 +485,7 @@ fn softposit_q32e2_reads_tiny_sums_as_zero() {
 
     let mut q = Quire::new(fmt);
     q.sub_product(a, b);
-    assert_eq!(q.to_posit(), 2, "golden read-out");
+    assert_eq!(q.to_word(), 2, "golden read-out");
     assert_eq!(fmt.mul(fmt.neg(a), b), 2, "golden product");
 
     let mut sq = Q32E2::init();

@@ -2,7 +2,9 @@
 //! `impl` block per family below, registered in [`train_family`]. The golden arithmetic
 //! itself (every operation, sum and dot product) is `lpgen_golden::Family`'s.
 
-use lpgen_golden::{DfixFormat, FixFormat, FloatFormat, Format, LnsFormat, PositFormat, F32};
+use lpgen_golden::{
+    DfixFormat, FixFormat, FloatFormat, Format, LnsFormat, PositFormat, TakumFormat, F32,
+};
 
 use crate::machine::Accumulate;
 
@@ -25,6 +27,7 @@ pub fn train_family(f: &Format) -> &dyn TrainFamily {
         Format::Dfix(x) => x,
         Format::F32(x) => x,
         Format::Float(x) => x,
+        Format::Takum(x) => x,
     }
 }
 
@@ -116,6 +119,27 @@ impl TrainFamily for FloatFormat {
     /// reach M further, with fewer significant bits).
     fn pow2_reach(&self) -> i32 {
         -self.emin() as i32
+    }
+    fn kahan_by_default(&self) -> bool {
+        false
+    }
+}
+
+/// Takums: exact with quires, as posits (seed 004's rule), naive otherwise.
+impl TrainFamily for TakumFormat {
+    fn accumulation(&self, quire: bool, _: bool) -> Accumulate {
+        if quire {
+            Accumulate::Exact
+        } else {
+            Accumulate::Naive
+        }
+    }
+    /// 2^−k is a word down to k = 255 where the characteristic's field fits in the word
+    /// (N ≥ 12); narrower takums cut it: the run of exact powers, asked of the golden words.
+    fn pow2_reach(&self) -> i32 {
+        use lpgen_golden::Family;
+        let exact = |k: i32| self.to_f64(self.from_f64((-k as f64).exp2())) == (-k as f64).exp2();
+        (0..=255).take_while(|&k| exact(k)).last().unwrap_or(0)
     }
     fn kahan_by_default(&self) -> bool {
         false

@@ -92,7 +92,7 @@ impl Acc {
     /// (y, nar or overflow)
     fn out(&self) -> (u64, u64) {
         match self {
-            Acc::Posit(_, q) => (q.to_posit(), q.is_nar() as u64),
+            Acc::Posit(_, q) => (q.to_word(), q.is_nar() as u64),
             Acc::Fix(_, acc) => {
                 let (y, over) = acc.to_word_flagged();
                 (y, over as u64)

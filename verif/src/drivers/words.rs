@@ -218,7 +218,7 @@ pub(crate) fn family_words(f: Format) -> Box<dyn FamilyWords> {
         Format::Posit(p) => Box::new(p),
         Format::Fix(x) => Box::new(x),
         Format::Float(x) => Box::new(x),
-        Format::Dfix(_) | Format::F32(_) => Box::new(BitPatterns(f)),
+        Format::Dfix(_) | Format::F32(_) | Format::Takum(_) => Box::new(BitPatterns(f)),
     }
 }
 

@@ -48,6 +48,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     lanes: false,
     q8_word_rule: false,
     stochastic: false,
+    example: "dfix:10",
     expand_name: |_| None,
 };
 

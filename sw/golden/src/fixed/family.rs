@@ -46,6 +46,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     lanes: true,
     q8_word_rule: true,
     stochastic: true,
+    example: "fix:7:8",
     expand_name: |_| None,
 };
 

@@ -36,6 +36,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     lanes: true,
     q8_word_rule: false,
     stochastic: true,
+    example: "float:3:4",
     expand_name: super::expand_name,
 };
 

@@ -11,6 +11,8 @@ const EXACT: &[&str] = &[
     "posit:8:2:u",
     "posit:16:1",
     "posit:32:2",
+    "takum:8",
+    "takum:16",
     "fix:7:8",
     "fix:3:4",
     "fix:0:8",
@@ -276,6 +278,8 @@ fn lockstep_dots_equal_dot_column_by_column() {
     for s in [
         "posit:8:2",
         "posit:16:1",
+        "takum:8",
+        "takum:16",
         "fix:7:8",
         "lns:5:6",
         "lns:4:4",

@@ -48,6 +48,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     lanes: true,
     q8_word_rule: false,
     stochastic: false,
+    example: "lns:5:6",
     expand_name: |_| None,
 };
 

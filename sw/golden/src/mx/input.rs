@@ -54,7 +54,9 @@ impl MxInput {
                     Ok(MxInput::Float(x))
                 }
             }
-            Format::Posit(_) => refuse("posit words are not taken".into()),
+            Format::Posit(_) | Format::Takum(_) => {
+                refuse(format!("{} words are not taken", f.entry().name))
+            }
             Format::Lns(_) => refuse("LNS words are not taken".into()),
             Format::Dfix(_) => refuse("dfix words have no scale of their own".into()),
         }

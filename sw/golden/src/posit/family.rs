@@ -48,6 +48,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     lanes: true,
     q8_word_rule: true,
     stochastic: false,
+    example: "posit:16",
     expand_name: |_| None,
 };
 

@@ -47,8 +47,8 @@ pub struct PositFormat {
 /// Largest es accepted: with es <= 5 every posit of up to 32 bits is an exact f64.
 pub const MAX_ES: u32 = 5;
 
-/// The hidden bit of an unpacked significand.
-pub(crate) const HIDDEN: u32 = 62;
+pub(crate) use crate::tapered::HIDDEN;
+use crate::tapered::{self, Tapered};
 
 /// Evaluates `$body` with `$f` bound to `$fmt`, where for the most used formats `$f`'s fields
 /// are compile-time constants: the same code, inlined per format, with every shift and mask
@@ -309,69 +309,47 @@ impl PositFormat {
 
     /// The posit nearest to an exact ratio (bit-string rounding).
     pub fn from_ratio(&self, neg: bool, num: &BigUint, den: &BigUint) -> u64 {
-        if num.bits() == 0 {
-            return 0;
-        }
-        // s = floor(log2(num/den)); sig = floor(num/den · 2^(62-s)) has bit 62 set.
-        let mut s = num.bits() as i64 - den.bits() as i64;
-        let split = |s: i64| {
-            let sh = HIDDEN as i64 - s;
-            let (a, b) = if sh >= 0 {
-                (num << sh as u64, den.clone())
-            } else {
-                (num.clone(), den << (-sh) as u64)
-            };
-            (&a / &b, &a % &b)
-        };
-        let (mut q, mut r) = split(s);
-        if q.bits() <= HIDDEN as u64 {
-            s -= 1;
-            (q, r) = split(s);
-        }
-        let sig: u64 = (&q).try_into().expect("62-bit significand");
-        let scale = s.clamp(-(1 << 20), 1 << 20) as i32;
-        self.encode(neg, scale, sig, r.bits() != 0)
+        tapered::from_ratio(*self, neg, num, den)
     }
 
     /// The posit nearest to `x`; NaN and ±∞ give NaR.
     pub fn from_f64(&self, x: f64) -> u64 {
-        if x.is_nan() || x.is_infinite() {
-            return self.nar();
-        }
-        if x == 0.0 {
-            return 0;
-        }
-        let bits = x.to_bits();
-        let exp = ((bits >> 52) & 0x7ff) as i32;
-        let frac = bits & ((1u64 << 52) - 1);
-        let (mant, e) = if exp == 0 {
-            (frac, -1074)
-        } else {
-            (frac | (1u64 << 52), exp - 1075)
-        };
-        let top = 63 - mant.leading_zeros() as i32;
-        let sig = mant << (HIDDEN as i32 - top);
-        self.encode(x < 0.0, e + top, sig, false)
+        tapered::from_f64(*self, x)
     }
 
-    /// The exact value (every posit of up to 32 bits with es <= 5 is an f64); NaR gives NaN.
+    /// The exact value (every posit of up to 32 bits with es <= 5 is an f64, |scale| ≤ 960);
+    /// NaR gives NaN.
     pub fn to_f64(&self, p: u64) -> f64 {
-        match self.decode(p) {
-            Decoded::Zero => 0.0,
-            Decoded::NaR => f64::NAN,
-            Decoded::Num { neg, scale, sig } => {
-                // 2^(scale − 62) from its bits (powi here is a library call the compiler
-                // hoists: a decoding hot spot). With es ≤ 5 and N ≤ 32, |scale| ≤ 960 and
-                // the halves are normal f64s.
-                let e = scale - HIDDEN as i32;
-                let pow2 = |e: i32| f64::from_bits(((e.clamp(-1022, 1023) + 1023) as u64) << 52);
-                let v = sig as f64 * pow2(e / 2) * pow2(e - e / 2);
-                if neg {
-                    -v
-                } else {
-                    v
-                }
-            }
-        }
+        tapered::to_f64(*self, p)
+    }
+}
+
+impl Tapered for PositFormat {
+    #[inline(always)]
+    fn n(self) -> u32 {
+        self.n
+    }
+    #[inline(always)]
+    fn unpack(self, p: u64) -> (bool, i32, u64) {
+        PositFormat::unpack(self, p)
+    }
+    #[inline(always)]
+    fn encode(self, neg: bool, scale: i32, sig: u64, sticky: bool) -> u64 {
+        PositFormat::encode(self, neg, scale, sig, sticky)
+    }
+    fn quire_bits(self) -> u32 {
+        PositFormat::quire_bits(&self)
+    }
+    fn quire_frac_bits(self) -> u32 {
+        PositFormat::quire_frac_bits(&self)
+    }
+    /// Inlined per common format.
+    #[inline(always)]
+    fn product(self, a: u64, b: u64) -> (bool, u64, i32) {
+        with_const_format!(self, |f| {
+            let (sa, ea, ma) = f.unpack(a);
+            let (sb, eb, mb) = f.unpack(b);
+            (sa ^ sb, (ma >> 31) * (mb >> 31), ea + eb)
+        })
     }
 }

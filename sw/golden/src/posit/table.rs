@@ -4,10 +4,11 @@
 //! golden operations themselves (so they cannot disagree with them: one source of truth), once
 //! per format, and shared; the tests compare the fast paths with the operations word for word.
 
-use super::quire::{product, Quire};
+use super::quire::Quire;
 use super::PositFormat;
 use crate::family::Format;
 use crate::table::{cached, OpTables, MAX_TABLE_BITS};
+use crate::tapered::Tapered;
 
 /// The tables of one format.
 pub(crate) struct Tables {
@@ -43,7 +44,7 @@ fn build(f: PositFormat) -> Tables {
                     return Term::default();
                 }
                 // product(w, 1) = (sign, m·2^31, e): the word's own significand and scale.
-                let (neg, sig, e) = product(f, w, f.one());
+                let (neg, sig, e) = f.product(w, f.one());
                 let m = sig >> 31;
                 let zeros = m.trailing_zeros();
                 let m = (m >> zeros) as i64;
@@ -110,7 +111,7 @@ mod tests {
                     assert_eq!(t.ops.add(a, b), f.add(a, b), "{f:?} {a:#x}+{b:#x}");
                     let mut q = Quire::new(f);
                     q.add_product(a, b);
-                    assert_eq!(f.dot_quire(&[a], &[b]), q.to_posit(), "{f:?} {a:#x}·{b:#x}");
+                    assert_eq!(f.dot_quire(&[a], &[b]), q.to_word(), "{f:?} {a:#x}·{b:#x}");
                 }
             }
         }
@@ -132,11 +133,7 @@ mod tests {
                     for (&x, &y) in a.iter().zip(&b) {
                         q.add_product(x, y);
                     }
-                    assert_eq!(
-                        f.dot_quire(&a, &b),
-                        q.to_posit(),
-                        "{f:?} quire, {len} terms"
-                    );
+                    assert_eq!(f.dot_quire(&a, &b), q.to_word(), "{f:?} quire, {len} terms");
                     assert_eq!(
                         t.ops.naive_dot(0, &a, &b),
                         sum::naive_dot(&f, &a, &b),

@@ -133,7 +133,7 @@ fn golden_dot(fmt: PositFormat, steps: &[Step]) -> Quire {
         match s {
             Step::AddProduct(a, b) => q.add_product(a, b),
             Step::SubProduct(a, b) => q.sub_product(a, b),
-            Step::AddPosit(a) => q.add_posit(a),
+            Step::AddPosit(a) => q.add_word(a),
         }
     }
     q
@@ -154,7 +154,7 @@ fn check_quire(fmt: PositFormat, dots: usize) {
             None => {
                 nar += 1;
                 assert_eq!(q.to_bigint(), None, "{}", ctx());
-                assert_eq!(q.to_posit(), fmt.nar(), "{}", ctx());
+                assert_eq!(q.to_word(), fmt.nar(), "{}", ctx());
             }
             Some(sum) => {
                 let scaled = sum
@@ -162,7 +162,7 @@ fn check_quire(fmt: PositFormat, dots: usize) {
                     .unwrap_or_else(|| panic!("{}: sum {sum:?} has bits below the quire", ctx()));
                 assert_eq!(q.to_bigint(), Some(scaled), "quire contents, {}", ctx());
                 let want = r.round(&Exact::Dyadic(sum.clone()));
-                let got = q.to_posit();
+                let got = q.to_word();
                 assert_eq!(
                     got,
                     want,
@@ -239,7 +239,7 @@ fn quire_reads_tiny_posit_32_sums() {
         let r = Reference::new(&fmt);
         let mut q = Quire::new(fmt);
         q.sub_product(0xffff_ffff, 0x5a15_df2f);
-        assert_eq!(q.to_posit(), 2);
+        assert_eq!(q.to_word(), 2);
         let sum = exact_dot(&r, &[Step::SubProduct(0xffff_ffff, 0x5a15_df2f)]).unwrap();
         assert_eq!(r.round(&Exact::Dyadic(sum)), 2);
         let mut rng = Pcg64::seed_from_u64(seed() ^ 0x7149);
@@ -267,7 +267,7 @@ fn quire_reads_tiny_posit_32_sums() {
                 sum.scaled(fmt.quire_frac_bits()),
                 "{steps:x?}"
             );
-            assert_eq!(q.to_posit(), r.round(&Exact::Dyadic(sum)), "{steps:x?}");
+            assert_eq!(q.to_word(), r.round(&Exact::Dyadic(sum)), "{steps:x?}");
         }
     }
 }
@@ -287,11 +287,11 @@ fn quire_wraps_modulo_its_width() {
     q.add_product(maxpos, half); // + 2^23 units
     q.add_product(maxpos, maxpos); // 2^31 + 2^23 wraps to -(2^31 - 2^23)
     assert_eq!(q.to_bigint(), Some(-BigInt::from((1i64 << 31) - (1 << 23))));
-    assert_eq!(q.to_posit(), fmt.neg(maxpos));
+    assert_eq!(q.to_word(), fmt.neg(maxpos));
     // Bits that wrap to exactly 2^31, the standard's NaR pattern 10…0, read out as NaR.
     let mut q = Quire::new(fmt);
     for _ in 0..128 {
         q.add_product(maxpos, maxpos);
     }
-    assert_eq!(q.to_posit(), fmt.nar());
+    assert_eq!(q.to_word(), fmt.nar());
 }

@@ -253,6 +253,9 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             ("bf16", "fp8:e5m2"),
             ("f16", "bf16"),
             ("f16:sat:ftz", "f16"),
+            ("takum:8", "takum:8"),
+            ("takum:16", "takum:8"),
+            ("takum:12", "takum:32"),
         ]
     } else {
         vec![
@@ -261,6 +264,7 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             ("posit:16:1", "posit:16:1"),
             ("fix:7:8", "fix:3:4"),
             ("fp8:e4m3", "bf16"),
+            ("takum:8", "takum:16"),
         ]
     };
     let mut g = vec![];

@@ -62,10 +62,10 @@ pub(crate) fn hw(f: &Format) -> &dyn HwFamily {
         Format::Fix(x) => x,
         Format::Dfix(x) => x,
         Format::Float(x) => x,
+        Format::Takum(x) => x,
         // No lanes or conversions of its own: f32 (the q8 codecs read and write its words,
-        // `units/q8/f32.rs`; float:8:23 is its words with hardware), and takum (golden and
-        // training only, so far).
-        Format::F32(_) | Format::Takum(_) => &NoHardware,
+        // `units/q8/f32.rs`; float:8:23 is its words with hardware).
+        Format::F32(_) => &NoHardware,
     }
 }
 

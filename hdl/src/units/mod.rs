@@ -23,6 +23,7 @@ pub use fix::REGISTERED_MULTIPLIER_PREFIX;
 mod lns;
 mod posit;
 mod quant1;
+mod takum;
 pub use quant1::quant1_gap;
 mod mx;
 mod params;

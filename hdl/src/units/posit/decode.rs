@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use lpgen_golden::PositFormat;
 
+use super::TaperedHw;
 use crate::ir::{cat, konst, mux, signed_bits, Module, StagePlan, SubModule, E};
 
 /// Bits that hold `0..=v` (at least 1).
@@ -17,14 +18,14 @@ pub(crate) fn ubits(v: u64) -> u32 {
     (64 - v.leading_zeros()).max(1)
 }
 
-/// Fraction bits of the widest significand of the format: N − 3 − es, at least 0.
-pub(crate) fn frac_width(f: PositFormat) -> u32 {
-    (f.n as i64 - 3 - f.es as i64).max(0) as u32
+/// Fraction bits of the widest significand of the format (posits: N − 3 − es, at least 0).
+pub(crate) fn frac_width<F: TaperedHw>(f: F) -> u32 {
+    f.frac_bits()
 }
 
-/// Scale of maxpos, (N − 2)·2^es: decoded scales lie in −max..=max.
-pub(crate) fn max_scale(f: PositFormat) -> i64 {
-    f.max_scale() as i64
+/// A bound on decoded scales: they lie in −max..=max (posits: maxpos's, (N − 2)·2^es).
+pub(crate) fn max_scale<F: TaperedHw>(f: F) -> i64 {
+    f.scale_bound()
 }
 
 /// Leading zeros of `x`: (count, all_zero). `x` is padded with zeros on the right to a power
@@ -91,7 +92,8 @@ fn lzc_tree(m: &mut Module, p: u32, x: &E) -> (E, E) {
     (c, z)
 }
 
-/// The fields of a decoded posit word.
+/// The fields of a decoded word (of a posit, or of a family that shares the posit datapath:
+/// [`TaperedHw`]).
 pub(crate) struct Decoded {
     pub sign: E,
     /// |word| as an N-bit pattern (two's-complement negation); orders like the magnitude.
@@ -113,9 +115,9 @@ pub(crate) struct Magnitude {
 }
 
 /// Decodes the N-bit word `p` through an instance `NAME_decode` of the format's decoder
-/// module `lpgen_posit_decode_<format>` ([`magnitude`], then [`fields`]; defined once per
-/// design); its outputs are the wires `NAME_decode_sign`, `NAME_decode_mag`, ….
-pub(crate) fn decode(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Decoded {
+/// module `lpgen_<family>_decode_<format>` ([`magnitude`], then the family's fields; defined
+/// once per design); its outputs are the wires `NAME_decode_sign`, `NAME_decode_mag`, ….
+pub(crate) fn decode<F: TaperedHw>(m: &mut Module, f: F, name: &str, p: &E) -> Decoded {
     let def = decode_module(m, f);
     let outs = m.instance(&def, &format!("{name}_decode"), &[("word", p)]);
     let port = |port: &str| outs.port(port);
@@ -129,16 +131,21 @@ pub(crate) fn decode(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Decod
     }
 }
 
-fn decode_module(m: &Module, f: PositFormat) -> Rc<SubModule> {
-    let name = format!("lpgen_posit_decode_{}", f.to_string().replace(':', "_"));
+fn decode_module<F: TaperedHw>(m: &Module, f: F) -> Rc<SubModule> {
+    let name = format!(
+        "lpgen_{}_decode_{}",
+        F::FAMILY,
+        f.to_string().replace(':', "_")
+    );
     m.define_ok(&name, StagePlan::none(), |r| {
         r.header.push(format!(
             "Decodes a {f} word: sign, |word|, zero, NaR, scale and significand 1.f \
-             (hidden bit at the MSB); golden PositFormat::unpack."
+             (hidden bit at the MSB); golden {}::unpack.",
+            F::GOLDEN
         ));
-        let word = r.input("word", f.n);
+        let word = r.input("word", f.n());
         let mg = magnitude(r, f, "word", &word);
-        let d = fields(r, f, "word", &mg);
+        let d = f.fields(r, "word", &mg);
         for (port, e) in [
             ("sign", &d.sign),
             ("mag", &d.mag),
@@ -153,8 +160,8 @@ fn decode_module(m: &Module, f: PositFormat) -> Rc<SubModule> {
 }
 
 /// Sign, two's-complement magnitude and the zero / NaR tests of the word `p`.
-pub(crate) fn magnitude(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Magnitude {
-    let n = f.n;
+pub(crate) fn magnitude<F: TaperedHw>(m: &mut Module, f: F, name: &str, p: &E) -> Magnitude {
+    let n = f.n();
     let w = |s: &str| format!("{name}_{s}");
     let sign = m.wire(&w("sign"), &p.msb());
     let rest_zero = p.bits(n - 2, 0).any().not();
@@ -172,7 +179,7 @@ pub(crate) fn magnitude(m: &mut Module, f: PositFormat, name: &str, p: &E) -> Ma
 /// Scale and significand from a magnitude: regime run by a leading-zero count of the
 /// (inverted if it starts with ones) bits after the sign, then exponent and fraction from
 /// the bits after the regime's terminator.
-pub(crate) fn fields(m: &mut Module, f: PositFormat, name: &str, mg: &Magnitude) -> Decoded {
+pub(crate) fn posit_fields(m: &mut Module, f: PositFormat, name: &str, mg: &Magnitude) -> Decoded {
     let n = f.n;
     let es = f.es;
     let fw = frac_width(f);

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use lpgen_golden::PositFormat;
 
 use super::decode::{frac_width, ubits};
+use super::TaperedHw;
 use crate::ir::{
     cat, konst, mux, signed_bits, signed_konst, Module, Node, StagePlan, SubModule, E,
 };
@@ -32,9 +33,9 @@ use crate::ir::{
 /// defined once per design for each distinct set of input widths, with the register of
 /// that boundary inside it when the caller's plan cuts it ([`encode_module`]).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn encode(
+pub(crate) fn encode<F: TaperedHw>(
     m: &mut Module,
-    f: PositFormat,
+    f: F,
     name: &str,
     neg: &E,
     scale: &E,
@@ -58,19 +59,20 @@ pub(crate) fn encode(
     outs.port("word")
 }
 
-/// The encoder module for `f` and these input widths: `lpgen_posit_encode_<format>_e<scale
+/// The encoder module for `f` and these input widths: `lpgen_<family>_encode_<format>_e<scale
 /// width>_s<sig width>`, `_sticky` with a sticky input (else it is 0), `_r` with the register
 /// between the shift and the rounding (then it has `clk`, and its word comes a cycle later).
-fn encode_module(
+fn encode_module<F: TaperedHw>(
     m: &Module,
-    f: PositFormat,
+    f: F,
     scale_width: u32,
     sig_width: u32,
     has_sticky: bool,
     registered: bool,
 ) -> Rc<SubModule> {
     let name = format!(
-        "lpgen_posit_encode_{}_e{scale_width}_s{sig_width}{}{}",
+        "lpgen_{}_encode_{}_e{scale_width}_s{sig_width}{}{}",
+        F::FAMILY,
         f.to_string().replace(':', "_"),
         if has_sticky { "_sticky" } else { "" },
         if registered { "_r" } else { "" }
@@ -83,8 +85,9 @@ fn encode_module(
     m.define_ok(&name, plan, |r| {
         r.header.push(format!(
             "Rounds ±(sig + sticky)·2^(scale − {}) to a {f} word (nonzero values; the \
-             caller muxes in zero and NaR); golden PositFormat::encode.",
-            sig_width - 1
+             caller muxes in zero and NaR); golden {}::encode.",
+            sig_width - 1,
+            F::GOLDEN
         ));
         if registered {
             r.input("clk", 1);
@@ -97,13 +100,14 @@ fn encode_module(
         } else {
             konst(1, 0)
         };
-        let word = encode_body(r, f, &neg, &scale, &sig, &sticky, registered);
+        let word = f.encode_body(r, &neg, &scale, &sig, &sticky, registered);
         r.output("word", &word);
     })
 }
 
-/// The encoder's logic ([`encode`]'s steps 1–4), in module `m`: the word, as an expression.
-fn encode_body(
+/// The posit encoder's logic ([`encode`]'s steps 1–4), in module `m`: the word, as an
+/// expression.
+pub(crate) fn posit_encode_body(
     m: &mut Module,
     f: PositFormat,
     neg: &E,
@@ -125,23 +129,8 @@ fn encode_body(
     let ovf = m.wire("maxpos", &k.sge(&signed_konst(kw, nn - 2)));
     let unf = m.wire("below_minpos", &k.slt(&signed_konst(kw, -(nn - 2))));
     m.comment("fraction: keep FW + 1 bits (every kept bit and the guard); the rest is sticky");
-    let fin = sig.width - 1;
     let kf = frac_width(f) + 1;
-    let (fk, lost) = if fin >= kf {
-        let lost = if fin > kf {
-            sig.bits(fin - kf - 1, 0).any()
-        } else {
-            konst(1, 0)
-        };
-        (sig.bits(fin - 1, fin - kf), lost)
-    } else if fin == 0 {
-        (konst(kf, 0), konst(1, 0))
-    } else {
-        (
-            cat(&[sig.bits(fin - 1, 0), konst(kf - fin, 0)]),
-            konst(1, 0),
-        )
-    };
+    let (fk, lost) = kept_fraction(kf, sig);
     let st_in = match *sticky.node {
         Node::Const(0) => lost,
         _ => sticky.or(&lost),
@@ -192,4 +181,25 @@ fn encode_body(
     let inc = m.wire("inc", &up.and(&ovf.or(&unf).not()));
     let flip = neg.sext(n);
     base.xor(&flip).add(&neg.xor(&inc).zext(n))
+}
+
+/// The top `kf` fraction bits of `sig` (hidden bit at its MSB), zero-padded, and whether any
+/// bit below them is set.
+pub(crate) fn kept_fraction(kf: u32, sig: &E) -> (E, E) {
+    let fin = sig.width - 1;
+    if fin >= kf {
+        let lost = if fin > kf {
+            sig.bits(fin - kf - 1, 0).any()
+        } else {
+            konst(1, 0)
+        };
+        (sig.bits(fin - 1, fin - kf), lost)
+    } else if fin == 0 {
+        (konst(kf, 0), konst(1, 0))
+    } else {
+        (
+            cat(&[sig.bits(fin - 1, 0), konst(kf - fin, 0)]),
+            konst(1, 0),
+        )
+    }
 }

@@ -7,7 +7,7 @@ use lpgen_golden::{AluOp, Format, PositFormat};
 
 use super::decode::{decode, frac_width, max_scale};
 use super::encode::encode;
-use super::{add_core, mul_core, nar_word, ADD_STAGES};
+use super::{add_core, mul_core, nar_word, TaperedHw, ADD_STAGES};
 use crate::ir::{cat, konst, mux, signed_bits, Module, E};
 use crate::units::alu::{LaneIn, OpResults};
 use crate::units::family::{no_hardware, HwFamily};
@@ -15,16 +15,16 @@ use crate::units::family::{no_hardware, HwFamily};
 /// Candidate stage boundaries of a posit lane: the adder's and the divider's 4.
 pub(crate) const LANE_STAGES: u32 = ADD_STAGES;
 
-pub(crate) fn lane_ops(
+pub(crate) fn lane_ops<F: TaperedHw>(
     m: &mut Module,
-    f: PositFormat,
-    t: PositFormat,
+    f: F,
+    t: F,
     px: &str,
     io: &LaneIn,
     is: &dyn Fn(AluOp) -> E,
 ) -> OpResults {
     let w = |s: &str| format!("{px}{s}");
-    let n = f.n;
+    let n = f.n();
     let mut fork = m.fork();
     let (add_y, _) = add_core(m, f, &w("add_"), &io.a, &io.b, &is(AluOp::Sub));
     let add_y = m.wire(&w("add_y"), &add_y);
@@ -46,7 +46,9 @@ pub(crate) fn lane_ops(
     let nar = nar_word(f);
     let any_nar = m.wire(
         &w("any_nar"),
-        &io.a.eq_k(f.nar() as u128).or(&io.b.eq_k(f.nar() as u128)),
+        &io.a
+            .eq_k(f.nar_word() as u128)
+            .or(&io.b.eq_k(f.nar_word() as u128)),
     );
     let max = mux(&any_nar, &nar, &mux(&less, &io.b, &io.a));
     let min = mux(&any_nar, &nar, &mux(&greater, &io.b, &io.a));
@@ -76,9 +78,9 @@ pub(crate) fn lane_ops(
 /// q has its leading one at Q or Q − 1 and at least FW + 1 bits below it (every kept bit
 /// and the guard); the remainder is the sticky bit. Candidate boundaries: after the decode,
 /// halfway through the division, after it, inside the encoder.
-pub(crate) fn div_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -> E {
+pub(crate) fn div_core<F: TaperedHw>(m: &mut Module, f: F, px: &str, a: &E, b: &E) -> E {
     let w = |s: &str| format!("{px}{s}");
-    let n = f.n;
+    let n = f.n();
     let da = decode(m, f, &w("a"), a);
     let db = decode(m, f, &w("b"), b);
     let is_nar = m.wire(&w("is_nar"), &da.nar.or(&db.nar).or(&db.zero));
@@ -127,7 +129,7 @@ pub(crate) fn div_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -
 
 /// A word of `s` converted to `d`: decoded, then encoded once in `d` (zero and NaR map to
 /// zero and NaR). Candidate boundaries: inside the encoder.
-pub(crate) fn convert(m: &mut Module, s: PositFormat, d: PositFormat, px: &str, x: &E) -> E {
+pub(crate) fn convert<F: TaperedHw>(m: &mut Module, s: F, d: F, px: &str, x: &E) -> E {
     if s == d {
         return x.clone();
     }
@@ -143,7 +145,11 @@ pub(crate) fn convert(m: &mut Module, s: PositFormat, d: PositFormat, px: &str, 
         &konst(1, 0),
         true,
     );
-    mux(&dx.nar, &nar_word(d), &mux(&dx.zero, &konst(d.n, 0), &word))
+    mux(
+        &dx.nar,
+        &nar_word(d),
+        &mux(&dx.zero, &konst(d.n(), 0), &word),
+    )
 }
 
 impl HwFamily for PositFormat {

@@ -18,12 +18,61 @@ pub(crate) mod encode;
 mod lane;
 mod quire;
 
+use lpgen_golden::tapered::Tapered;
 use lpgen_golden::{Format, PositFormat};
 
 use super::{finish, start, Built, GenError, Params, Unit};
 use crate::ir::{cat, konst, mux, named, signed_bits, Module, E};
-use decode::{decode, fields, lzc, magnitude, max_scale, Decoded};
+use decode::{decode, lzc, magnitude, max_scale, Decoded, Magnitude};
 use encode::encode;
+
+pub(crate) use lane::{convert, lane_ops, LANE_STAGES};
+
+/// A family on the posit datapath (golden `tapered`: two's-complement words, NaR, words
+/// ordered like values, unpacked to sign, scale and 1.f): its decoder's fields and its
+/// encoder. The adder, multiplier, divider, lanes and conversions here are written once
+/// over it; posits and takums (`units/takum`) implement it.
+pub(crate) trait TaperedHw: Tapered + PartialEq + std::fmt::Display + 'static {
+    /// The family in module names (`lpgen_posit_decode_…`).
+    const FAMILY: &'static str;
+    /// The golden type whose `unpack` and `encode` the decoder and encoder mirror.
+    const GOLDEN: &'static str;
+    /// Fraction bits of the widest significand.
+    fn frac_bits(self) -> u32;
+    /// Decoded scales lie in −bound..=bound.
+    fn scale_bound(self) -> i64;
+    /// Scale and significand 1.f (hidden bit at the MSB, `frac_bits` below) of a magnitude.
+    fn fields(self, m: &mut Module, name: &str, mg: &Magnitude) -> Decoded;
+    /// Rounds ±(sig + sticky)·2^(scale − (sig.width − 1)), nonzero, to a word; with `stage`,
+    /// a candidate boundary before the rounding ([`encode::encode`]).
+    fn encode_body(self, m: &mut Module, neg: &E, scale: &E, sig: &E, sticky: &E, stage: bool)
+        -> E;
+}
+
+impl TaperedHw for PositFormat {
+    const FAMILY: &'static str = "posit";
+    const GOLDEN: &'static str = "PositFormat";
+    fn frac_bits(self) -> u32 {
+        (self.n as i64 - 3 - self.es as i64).max(0) as u32
+    }
+    fn scale_bound(self) -> i64 {
+        self.max_scale() as i64
+    }
+    fn fields(self, m: &mut Module, name: &str, mg: &Magnitude) -> Decoded {
+        decode::posit_fields(m, self, name, mg)
+    }
+    fn encode_body(
+        self,
+        m: &mut Module,
+        neg: &E,
+        scale: &E,
+        sig: &E,
+        sticky: &E,
+        stage: bool,
+    ) -> E {
+        encode::posit_encode_body(m, self, neg, scale, sig, sticky, stage)
+    }
+}
 
 #[allow(unused_imports)] // quire_pe: used by the array generator
 pub(crate) use quire::{mac, quire_pe, QUIRE_PE};
@@ -43,8 +92,8 @@ pub(crate) fn posit_format(f: Format, what: &str) -> Result<PositFormat, GenErro
 }
 
 /// NaR (1 followed by zeros), as the named constant `NAR`.
-pub(crate) fn nar_word(f: PositFormat) -> E {
-    named("NAR", f.n, f.nar() as u128)
+pub(crate) fn nar_word<F: TaperedHw>(f: F) -> E {
+    named("NAR", f.n(), f.nar_word() as u128)
 }
 
 /// `posit-add`: y = a + b, or a − b when `sub`. Golden `PositFormat::add` / `sub`: the
@@ -66,9 +115,16 @@ pub(crate) fn add(p: &Params) -> Result<Built, GenError> {
 
 /// The adder's datapath (wires named `PX…`): (y, nar) in the cycle it ends in. Marks
 /// [`ADD_STAGES`] candidate boundaries.
-pub(crate) fn add_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E, sub: &E) -> (E, E) {
+pub(crate) fn add_core<F: TaperedHw>(
+    m: &mut Module,
+    f: F,
+    px: &str,
+    a: &E,
+    b: &E,
+    sub: &E,
+) -> (E, E) {
     let w = |s: &str| format!("{px}{s}");
-    let n = f.n;
+    let n = f.n();
     m.comment("decode a and b (sign, scale, significand; NaR, zero)");
     let da = decode(m, f, &w("a"), a);
     let db = decode(m, f, &w("b"), b);
@@ -149,16 +205,16 @@ pub(crate) fn mul(p: &Params) -> Result<Built, GenError> {
 
 /// The multiplier's datapath (wires named `PX…`): (y, nar). Marks [`MUL_STAGES`] candidate
 /// boundaries.
-pub(crate) fn mul_core(m: &mut Module, f: PositFormat, px: &str, a: &E, b: &E) -> (E, E) {
+pub(crate) fn mul_core<F: TaperedHw>(m: &mut Module, f: F, px: &str, a: &E, b: &E) -> (E, E) {
     let w = |s: &str| format!("{px}{s}");
-    let n = f.n;
+    let n = f.n();
     m.comment("decode, part 1: the magnitudes (two's complement of negative words)");
     let ma = magnitude(m, f, &w("a"), a);
     let mb = magnitude(m, f, &w("b"), b);
     m.stage();
     m.comment("decode, part 2: regime, exponent and fraction fields");
-    let da = fields(m, f, &w("a"), &ma);
-    let db = fields(m, f, &w("b"), &mb);
+    let da = f.fields(m, &w("a"), &ma);
+    let db = f.fields(m, &w("b"), &mb);
     let is_nar = m.wire(&w("is_nar"), &da.nar.or(&db.nar));
     let is_zero = m.wire(&w("is_zero"), &da.zero.or(&db.zero));
     let neg = m.wire(&w("neg"), &da.sign.xor(&db.sign));

@@ -37,7 +37,7 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
         SumMode::Quire,
     ],
     pes: &[],
-    lanes: false,
+    lanes: true,
     q8_word_rule: false,
     stochastic: false,
     example: "takum:16",

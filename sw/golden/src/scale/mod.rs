@@ -270,21 +270,19 @@ fn refuse_dfix(f: &Format, what: &str) -> Result<(), FormatError> {
     Ok(())
 }
 
-/// The largest finite value of a format: a float's max finite word, others the word
-/// nearest to f64::MAX (their saturation).
+/// The largest finite value of a format: a float's max finite word; for the others the word
+/// nearest to f64::MAX (their saturation), or to f32::MAX (binary32, which overflows to ∞);
+/// NaN where neither is finite.
 pub(crate) fn format_max(f: &Format) -> f64 {
+    if let Format::Float(ff) = f {
+        return ff.to_f64(ff.max_finite(false));
+    }
     let calc = f.calc();
-    let v = calc.to_f64(calc.from_f64(f64::MAX));
-    if v.is_finite() {
-        return v;
-    }
-    match f {
-        Format::Float(ff) => ff.to_f64(ff.max_finite(false)),
-        // Every non-float family saturates (or is refused by `ScaledFormat::new`).
-        Format::Lns(_) | Format::Posit(_) | Format::Fix(_) | Format::Dfix(_) | Format::F32(_) => {
-            f32::MAX.into()
-        }
-    }
+    [f64::MAX, f64::from(f32::MAX)]
+        .into_iter()
+        .map(|m| calc.to_f64(calc.from_f64(m)))
+        .find(|v| v.is_finite())
+        .unwrap_or(f64::NAN)
 }
 
 /// An element format by an MX element name (`fp4:e2m1`: the saturating float MX uses) or a

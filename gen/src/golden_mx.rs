@@ -61,7 +61,7 @@ fn values_text(f: &MxFormat, b: &MxBlock) -> CliResult<String> {
 
 /// A value as Rust prints an f64 (shortest round-trip digits), in scientific notation
 /// outside 1e-6 ..= 1e16.
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     let a = v.abs();
     if a != 0.0 && a.is_finite() && !(1e-6..=1e16).contains(&a) {
         format!("{v:e}")

@@ -336,7 +336,7 @@ fn value(r: &mut Pcg64, base: i32, span: i32) -> f64 {
     }
     let bits = if r.gen() { 24 } else { 53 };
     let m = (r.gen::<u64>() >> (64 - bits)) | 1 << (bits - 1);
-    let v = m as f64 * 2f64.powi(base + r.gen_range(0..span) - bits as i32);
+    let v = m as f64 * 2f64.powi(base + r.gen_range(0..span) - bits);
     if r.gen() {
         -v
     } else {
@@ -490,7 +490,7 @@ fn delayed_scaling_equals_a_hand_kept_history() {
             let xs: Vec<f64> = if r.gen_ratio(1, 10) {
                 vec![0.0; 32]
             } else {
-                let base = r.gen_range(-6..6) + (step as i32 / 20);
+                let base = r.gen_range(-6..6) + (step / 20);
                 (0..32).map(|_| value(&mut r, base, 3)).collect()
             };
             let q = d.quantize(&xs, 2, 16).unwrap();

@@ -336,4 +336,13 @@ impl Q {
     pub(crate) fn floor_log2_of(x: f64) -> i64 {
         Q::of(x).floor_log2()
     }
+
+    /// ⌊log2 (num/den)⌋ of a positive ratio that need not be dyadic.
+    pub(crate) fn floor_log2_ratio(num: u64, den: u64) -> i64 {
+        Q {
+            num: num.into(),
+            den: den.into(),
+        }
+        .floor_log2()
+    }
 }

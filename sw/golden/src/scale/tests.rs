@@ -109,6 +109,16 @@ fn named_scales_and_emax() {
     ] {
         assert_eq!(quant::Q::floor_log2_of(x), want, "{x:e}");
     }
+    for (n, d, want) in [
+        (1, 3, -2),
+        (2, 3, -1),
+        (4, 3, 0),
+        (5, 7, -1),
+        (7, 5, 0),
+        (1, 6, -3),
+    ] {
+        assert_eq!(quant::Q::floor_log2_ratio(n, d), want, "{n}/{d}");
+    }
 }
 
 /// Values for the MX comparison: random magnitudes over f64's range and corners (zeros,

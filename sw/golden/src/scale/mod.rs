@@ -22,6 +22,7 @@
 //! f32 do). NVFP4 ([`nvfp4`]) and MX (`mx`, differentially tested) are instances.
 
 mod delayed;
+pub mod dot;
 mod nvfp4;
 mod quant;
 

@@ -15,7 +15,7 @@ pub const NAME: &str = "nvfp4";
 pub const NVFP4_BLOCK: usize = 16;
 
 /// FP4 E2M1 (`float:2:1:nonan`, MX's `fp4:e2m1`).
-const E2M1: FloatFormat = FloatFormat {
+pub(super) const E2M1: FloatFormat = FloatFormat {
     exp_bits: 2,
     frac_bits: 1,
     finite: true,
@@ -25,7 +25,7 @@ const E2M1: FloatFormat = FloatFormat {
 };
 
 /// UE4M3: OCP E4M3 (`float:4:3:fn`) saturating, used with the sign 0.
-const UE4M3: FloatFormat = FloatFormat {
+pub(super) const UE4M3: FloatFormat = FloatFormat {
     exp_bits: 4,
     frac_bits: 3,
     finite: true,

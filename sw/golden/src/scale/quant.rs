@@ -54,7 +54,7 @@ impl Q {
         Q { num, den }
     }
 
-    fn mul(&self, o: &Q) -> Q {
+    pub(crate) fn mul(&self, o: &Q) -> Q {
         Q {
             num: &self.num * &o.num,
             den: &self.den * &o.den,
@@ -62,11 +62,20 @@ impl Q {
     }
 
     /// self / o (o nonzero).
-    fn div(&self, o: &Q) -> Q {
+    pub(crate) fn div(&self, o: &Q) -> Q {
         Q {
             num: &self.num * &o.den,
             den: &self.den * &o.num,
         }
+    }
+
+    /// num · 2^exp.
+    pub(crate) fn from_parts(num: BigUint, exp: i64) -> Q {
+        Q {
+            num,
+            den: BigUint::from(1u8),
+        }
+        .pow2(exp)
     }
 
     /// self · 2^k.
@@ -99,7 +108,7 @@ impl Q {
         k - i64::from(below)
     }
 
-    fn signed(self, neg: bool) -> Ratio {
+    pub(crate) fn signed(self, neg: bool) -> Ratio {
         Ratio {
             neg,
             num: self.num,

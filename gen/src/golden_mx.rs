@@ -71,7 +71,7 @@ pub(crate) fn num(v: f64) -> String {
 }
 
 /// An exact value as its nearest f64, then the exact form.
-fn exact_text(x: &Exact) -> String {
+pub(crate) fn exact_text(x: &Exact) -> String {
     format!("{} ({x})", num(x.to_f64()))
 }
 

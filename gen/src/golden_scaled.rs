@@ -8,16 +8,22 @@
 //! dequantized value rounded once to f64). With `--stdin` every line is one tensor, in order:
 //! under `--scaling delayed:H[:MARGIN]` each is quantized with the scale its predecessors'
 //! amax history chose (TransformerEngine's delayed scaling), and `--tensor-amax` does not apply.
+//!
+//! `lpgen golden nvfp4 dot a1,b1 a2,b2 …` (16·n pairs) quantizes both vectors as NVFP4 (each
+//! its own tensor amax) and prints each block pair's scales, codes and exact dot product
+//! S_a·S_b·Σq_a·q_b, then the total exactly (divided by s_a·s_b, rounded once to f64) and
+//! accumulated in f32 (`lpgen_golden::scale::dot`).
 
 use std::io::BufRead;
 
-use lpgen_golden::scale::{Delayed, Quantized, Rule, ScaledFormat};
+use lpgen_golden::mx::Accumulation;
+use lpgen_golden::scale::{dot, Delayed, Nvfp4Block, Quantized, Rule, ScaledFormat, NVFP4};
 
-use crate::golden_mx::num;
+use crate::golden_mx::{exact_text, num};
 use crate::{emit, CliError, CliResult};
 
 /// The operations, for help texts and refusals.
-pub const OPS: &str = "quantize";
+pub const OPS: &str = "quantize, and dot for nvfp4";
 
 /// What the command line gives a scaled format's calculator.
 pub struct ScaledJob {
@@ -89,6 +95,9 @@ impl ScaledJob {
     }
 
     fn check_op(&self) -> CliResult {
+        if self.op == "dot" && self.format == NVFP4 {
+            return Ok(());
+        }
         if self.op != "quantize" {
             return Err(CliError(format!(
                 "unknown operation {:?} for {}: expected {OPS}",
@@ -98,9 +107,12 @@ impl ScaledJob {
         Ok(())
     }
 
-    /// The lines `quantize` prints for one tensor under the current rule.
+    /// The lines `quantize` (or `dot`) prints for one tensor under the current rule.
     pub fn eval(&self, args: &[String]) -> CliResult<Vec<String>> {
         self.check_op()?;
+        if self.op == "dot" {
+            return nvfp4_dot(args, self.tensor_amax);
+        }
         let (xs, cols) = self.tensor(args)?;
         let q = self
             .format
@@ -162,4 +174,66 @@ impl ScaledJob {
         }
         Ok(())
     }
+}
+
+fn block_text(b: &Nvfp4Block) -> String {
+    let codes: Vec<String> = b.codes.iter().map(|c| format!("0x{c:x}")).collect();
+    format!(
+        "scale 0x{:02x} {} codes {}",
+        b.scale,
+        num(NVFP4.scale.value(u64::from(b.scale))),
+        codes.join(" ")
+    )
+}
+
+/// `nvfp4 dot a1,b1 …`: both vectors quantized (each its own tensor amax), the block pairs'
+/// exact dot products, the exact and the f32-accumulated totals.
+fn nvfp4_dot(args: &[String], tensor_amax: Option<f64>) -> CliResult<Vec<String>> {
+    if let Some(a) = tensor_amax {
+        return Err(CliError(format!(
+            "--tensor-amax {a} is for quantize: dot takes each vector's own amax"
+        )));
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for pair in args {
+        let (x, y) = pair.split_once(',').ok_or_else(|| {
+            CliError(format!(
+                "dot operand {pair:?} is not a pair a,b (e.g. 1.5,-2)"
+            ))
+        })?;
+        a.push(real(x, "in a dot operand")?);
+        b.push(real(y, "in a dot operand")?);
+    }
+    let k = a.len();
+    if k == 0 {
+        return Err(CliError(
+            "dot takes 16·n pairs a,b (e.g. 1.5,-2), at least 16".into(),
+        ));
+    }
+    let qa = NVFP4.quantize(&a, 1, k, None)?.nvfp4_blocks();
+    let qb = NVFP4.quantize(&b, 1, k, None)?.nvfp4_blocks();
+    let mut lines = vec![format!(
+        "tensor-scales a 0x{:08x} {} b 0x{:08x} {}",
+        qa[0].tensor_scale,
+        num(f32::from_bits(qa[0].tensor_scale).into()),
+        qb[0].tensor_scale,
+        num(f32::from_bits(qb[0].tensor_scale).into())
+    )];
+    for (i, (x, y)) in qa.iter().zip(&qb).enumerate() {
+        lines.push(format!(
+            "block {i}: a {}; b {}; dot {}",
+            block_text(x),
+            block_text(y),
+            exact_text(&dot::dot_block(x, y)?)
+        ));
+    }
+    lines.push(format!(
+        "exact {}",
+        num(dot::dot(&qa, &qb, Accumulation::Exact)?)
+    ));
+    lines.push(format!(
+        "f32 {}",
+        num(dot::dot(&qa, &qb, Accumulation::F32)?)
+    ));
+    Ok(lines)
 }

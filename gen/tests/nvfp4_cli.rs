@@ -142,6 +142,27 @@ fn delayed_scaling_over_stdin_lines() {
 }
 
 #[test]
+fn nvfp4_dot_prints_blocks_and_totals() {
+    // a = 1 … 16 (s_a = 168, S = 448, the codes of the quantize test: q sum 51), b = 1
+    // (s_b = 2688, S = 448, q = 6): the block's exact S_a·S_b·Σq_a·q_b = 448² · 6 · 51 =
+    // 61415424; divided by 168 · 2688: 136, exactly and in f32.
+    let pairs: Vec<String> = (1..=16).map(|i| format!("{i},1")).collect();
+    let mut args = vec!["golden", "nvfp4", "dot"];
+    args.extend(pairs.iter().map(String::as_str));
+    let (code, out, err) = lpgen(&args);
+    assert_eq!(code, Some(0), "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "tensor-scales a 0x43280000 168 b 0x45280000 2688");
+    assert!(lines[1].starts_with("block 0: a scale 0x7e 448 codes 0x1 0x2 0x2 "));
+    assert!(
+        lines[1].ends_with("; dot 61415424 (7497*2^13)"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(&lines[2..], &["exact 136", "f32 136"]);
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
     let fifteen = ["1"; 15];
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -173,7 +194,17 @@ fn bad_input_is_one_line_and_exit_2() {
             "finite",
         ),
         (vec!["golden", "nvfp4", "quantize", "inf"], "finite"),
-        (vec!["golden", "nvfp4", "dot", "1,1"], "unknown operation"),
+        (
+            vec!["golden", "nvfp4", "dot", "1,1"],
+            "does not divide K = 1",
+        ),
+        (vec!["golden", "nvfp4", "dot", "1"], "not a pair"),
+        (vec!["golden", "nvfp4", "dot"], "at least 16"),
+        (
+            vec!["golden", "scaled/fp8:e4m3/b32/e8m0", "dot", "1,1"],
+            "unknown operation",
+        ),
+        (vec!["golden", "nvfp4", "sum", "1"], "unknown operation"),
         (
             vec![
                 "golden",

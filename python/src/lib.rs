@@ -45,7 +45,7 @@ mod lpgen_module {
     use crate::mx::PyMxFormat;
 
     #[pymodule_export]
-    use crate::scaled::{quantize_nvfp4, PyDelayed, PyScaled};
+    use crate::scaled::{nvfp4_dot, quantize_nvfp4, PyDelayed, PyScaled};
 
     #[pymodule_export]
     use crate::codecs::{formats, onebit, q8_decode, q8_encode};

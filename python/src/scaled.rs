@@ -178,3 +178,24 @@ impl PyDelayed {
         quantized_out(py, &self.f, &q, one_d)
     }
 }
+
+/// The NVFP4 dot product of two vectors of values (1-D, the same length, a multiple of 16):
+/// each quantized as NVFP4 (its own tensor amax), then the block pairs' exact products summed
+/// in f32 and scaled by f32(1/(s_a·s_b)) (`acc="f32"`), or summed exactly and divided by
+/// s_a·s_b, rounded once to float64 (`acc="exact"`).
+#[pyfunction]
+#[pyo3(signature = (a, b, acc="f32"))]
+pub fn nvfp4_dot(a: Values<'_, f64>, b: Values<'_, f64>, acc: &str) -> PyResult<f64> {
+    let acc: lpgen_golden::mx::Accumulation = acc.parse().map_err(value_error)?;
+    let (xa, sa) = values_in(&a);
+    let (xb, sb) = values_in(&b);
+    if sa.len() != 1 || sa != sb {
+        return Err(value_error(format!(
+            "nvfp4_dot takes two 1-D vectors of one length, not shapes {sa:?} and {sb:?}"
+        )));
+    }
+    let f = lpgen_golden::scale::NVFP4;
+    let qa = f.quantize(&xa, 1, sa[0], None).map_err(value_error)?;
+    let qb = f.quantize(&xb, 1, sb[0], None).map_err(value_error)?;
+    lpgen_golden::scale::dot::dot(&qa.nvfp4_blocks(), &qb.nvfp4_blocks(), acc).map_err(value_error)
+}

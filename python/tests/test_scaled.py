@@ -155,6 +155,30 @@ def test_delayed_scaling_keeps_a_history():
     assert ts == 6 * 448 / 2
 
 
+def test_nvfp4_dot_equals_the_command_line_and_the_dequantized_values(cli):
+    rng = np.random.default_rng(11)
+    for n in (1, 3):
+        a, b = rng.standard_normal(16 * n), rng.standard_normal(16 * n) * 100
+        p = cli.run(["golden", "nvfp4", "dot", "--",
+                     *(f"{float(x)!r},{float(y)!r}" for x, y in zip(a, b))])
+        assert p.returncode == 0, p.stderr
+        lines = p.stdout.splitlines()
+        exact, f32 = float(lines[-2].split()[1]), float(lines[-1].split()[1])
+        assert lpgen.nvfp4_dot(a, b, acc="exact") == exact
+        assert lpgen.nvfp4_dot(a, b) == f32
+        # the exact total, Σ q_a·S_a·q_b·S_b / (s_a·s_b) with Fractions, rounded once
+        ta, sa, ca, va = lpgen.quantize_nvfp4(a)
+        tb, sb, cb, vb = lpgen.quantize_nvfp4(b)
+        tot = Fraction(0)
+        for i in range(16 * n):
+            qa = E2M1[ca[i] & 7] * (-1 if ca[i] & 8 else 1) * UE4M3[sa[i // 16]]
+            qb = E2M1[cb[i] & 7] * (-1 if cb[i] & 8 else 1) * UE4M3[sb[i // 16]]
+            tot += qa * qb
+        assert float(tot / (Fraction(ta) * Fraction(tb))) == exact
+        # and close to the dot product of the dequantized values (each rounded to float64)
+        assert abs(float(np.dot(va, vb)) - exact) <= 1e-9 * max(1.0, abs(exact))
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda: lpgen.quantize_nvfp4(np.ones(15)), "block size 16 does not divide K = 15"),
     (lambda: lpgen.Scaled("scaled/fp4:e2m1/b16/f32"), "at most 16 bits"),
@@ -166,6 +190,9 @@ def test_delayed_scaling_keeps_a_history():
     (lambda: lpgen.Scaled("nvfp4:b8"), "nvfp4"),
     (lambda: lpgen.Scaled("scaled/fp4:e2m1/b16/ue9m9"), "scale format"),
     (lambda: lpgen.Format("nvfp4"), "scaled format"),
+    (lambda: lpgen.nvfp4_dot(np.ones(16), np.ones(32)), "one length"),
+    (lambda: lpgen.nvfp4_dot(np.ones(16), np.ones(16), acc="f16"), "accumulation"),
+    (lambda: lpgen.nvfp4_dot(np.ones(8), np.ones(8)), "does not divide"),
 ])
 def test_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):

@@ -231,3 +231,69 @@ fn nvfp4_small_examples() {
     assert!(NVFP4.quantize(&[f64::NAN; 16], 1, 16, None).is_err());
     assert!(NVFP4.quantize(&[1.0; 16], 1, 16, Some(-1.0)).is_err());
 }
+
+/// Every combination of element family, scale format, granularity and tensor scale quantizes
+/// and dequantizes extreme tensors without a panic (a refusal is an `Err`), and its codes are
+/// words of the element format.
+#[test]
+fn every_combination_quantizes_without_a_panic() {
+    let elems = [
+        "fp4:e2m1",
+        "fp8:e5m2",
+        "bf16",
+        "posit:8",
+        "posit:16:1",
+        "fix:3:4",
+        "lns:5:6",
+    ];
+    let scales = [
+        "e8m0", "ue4m3", "ue5m3", "f32", "posit:16", "bf16", "fix:7:8",
+    ];
+    let grans = ["tensor", "row", "col", "b4"];
+    let (mut done, mut refused) = (0, 0);
+    let mut r = crate::test_words(99);
+    let tensors: Vec<Vec<f64>> = vec![
+        vec![0.0; 8],
+        vec![1e300, -1e-300, 5e-324, 0.0, -0.0, 1.0, f64::MAX, -f64::MAX],
+        (0..8).map(|i| (i as f64 - 3.5) * 0.1).collect(),
+        (0..8)
+            .map(|_| {
+                f64::from_bits(r() & 0x7fef_ffff_ffff_ffff) * if r() & 1 == 0 { 1.0 } else { -1.0 }
+            })
+            .collect(),
+    ];
+    for e in elems {
+        for sc in scales {
+            for g in grans {
+                for t in ["", "/t"] {
+                    let s = format!("scaled/{e}/{g}/{sc}{t}");
+                    let f: ScaledFormat = match s.parse() {
+                        Ok(f) => f,
+                        // f32 is the one block scale over 16 bits here.
+                        Err(_) if g == "b4" && sc == "f32" => continue,
+                        Err(x) => panic!("{s}: {x}"),
+                    };
+                    for x in &tensors {
+                        for amax in [None, Some(0.0), Some(1e-310), Some(1e308)] {
+                            let q = match f.quantize(x, 2, 4, amax) {
+                                Ok(q) => q,
+                                Err(e) => {
+                                    // Only a scale that overflowed to ∞ or NaN is refused.
+                                    assert!(e.0.contains("scale overflowed"), "{s}: {e}");
+                                    refused += 1;
+                                    continue;
+                                }
+                            };
+                            done += 1;
+                            assert!(q.codes.iter().all(|&w| w >> f.elem.width() == 0), "{s}");
+                            let v = f.dequantize(&q).unwrap();
+                            assert_eq!(v.len(), 8, "{s}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(done > 5 * refused, "{done} quantized, {refused} refused");
+    assert!(done > 5000, "{done} quantized");
+}

@@ -7,6 +7,7 @@ use num_traits::Zero;
 use super::{f32_sat, Granularity, ScaleFormat, ScaledFormat};
 use crate::arith::Bits;
 use crate::exact::{f64_ratio, Ratio};
+use crate::family::Format;
 use crate::float::FloatFormat;
 use crate::format::{err, FormatError};
 
@@ -117,6 +118,26 @@ impl Q {
     }
 }
 
+/// a · b / c of finite f64s (c nonzero) as (negative, sig, exp) for
+/// [`FloatFormat::round`]: sig = 2q + sticky with q the integer quotient of at least 74 bits
+/// and sticky set iff it is inexact, so that a rounding to at most 53 bits sees exact round
+/// and sticky bits (the division of the float family's `div`); sig = 0 for a zero product.
+pub(crate) fn product_quotient(a: f64, b: f64, c: f64) -> (bool, u128, i64) {
+    let (na, sa, ea) = f64_parts(a);
+    let (nb, sb, eb) = f64_parts(b);
+    let (nc, sc, ec) = f64_parts(c);
+    let neg = na ^ nb ^ nc;
+    let n = u128::from(sa) * u128::from(sb);
+    if n == 0 {
+        return (neg, 0, 0);
+    }
+    // n << k has 127 bits; the quotient by sc < 2^53 then has at least 74.
+    let k = i64::from(n.leading_zeros()) - 1;
+    let nk = n << k;
+    let (q, r) = (nk / u128::from(sc), nk % u128::from(sc));
+    (neg, q << 1 | u128::from(r != 0), ea + eb - ec - k - 1)
+}
+
 impl ScaledFormat {
     /// The tensor scale s = f32(elem_max · scale_max / (A · 2^margin)), saturating, as f32
     /// bits; 1 when A = 0 or when s rounds to 0 (TransformerEngine's rule), and 1 without a
@@ -178,6 +199,12 @@ impl ScaledFormat {
         if sv == 0.0 {
             return Ok(calc.zero());
         }
+        let sf = f64::from(f32::from_bits(s));
+        if let Format::Float(ff) = self.elem {
+            // The same value and the same rounding, the quotient in integers.
+            let (neg, sig, exp) = product_quotient(x, sf, sv);
+            return Ok(ff.round(neg, sig, exp));
+        }
         let r = Q::of(x)
             .mul(&Q::of(f32::from_bits(s).into()))
             .div(&Q::of(sv));
@@ -193,9 +220,9 @@ impl ScaledFormat {
         if !(q.is_finite() && sv.is_finite()) {
             return q * sv / sf;
         }
-        let r = Q::of(q).mul(&Q::of(sv)).div(&Q::of(sf));
+        let (neg, sig, exp) = product_quotient(q, sv, sf);
         let f64_format = FloatFormat::new(11, 52, false, false, false).expect("binary64");
-        f64::from_bits(f64_format.from_ratio(&r.signed(q.is_sign_negative())))
+        f64::from_bits(f64_format.round(neg, sig, exp))
     }
 
     /// The number of groups of an R × K tensor, or the one-line refusal (no values, K not a

@@ -156,10 +156,18 @@ impl fmt::Display for ScaleFormat {
     }
 }
 
-/// Leaks a parsed format's string once so that [`ScaleFormat`] stays `Copy` (scale
-/// formats are few and parsed at start-up).
+/// A parsed format's string as a `&'static str`, so that [`ScaleFormat`] and
+/// [`ScaledFormat`] stay `Copy`: each distinct string is leaked once and found again after
+/// (a program names few formats, however often it parses them).
 fn leak(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&n) = names.iter().find(|&&n| n == s) {
+        return n;
+    }
+    let n: &'static str = Box::leak(s.into_boxed_str());
+    names.push(n);
+    n
 }
 
 impl std::str::FromStr for ScaleFormat {

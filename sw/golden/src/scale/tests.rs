@@ -36,6 +36,10 @@ fn strings_parse_print_and_refuse_in_one_line() {
         let e = s.parse::<ScaledFormat>().expect_err(s);
         assert!(!e.0.contains('\n') && !e.0.is_empty(), "{s}: {e}");
     }
+    // A registry format's name is kept once, however often it is parsed.
+    let a: ScaledFormat = "scaled/posit:8/row/bf16".parse().unwrap();
+    let b: ScaledFormat = "scaled/posit:8/row/bf16".parse().unwrap();
+    assert!(std::ptr::eq(a.elem_name, b.elem_name));
     let wide = "scaled/fp4:e2m1/b16/f32"
         .parse::<ScaledFormat>()
         .unwrap_err();

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3::IntoPyObjectExt;
 
-use crate::arrays::{array_out, value_error, values_in, words_out, Values};
+use crate::arrays::{array_out, value_error, values_in, words_in, words_out, Values};
 
 /// A scaled format: `Scaled("nvfp4")`, `Scaled("scaled/fp8:e4m3/tensor/f32")`.
 #[pyclass(module = "lpgen", name = "Scaled", frozen)]
@@ -119,6 +119,46 @@ impl PyScaled {
             .detach(|| self.f.quantize(&xs, r, k, tensor_amax))
             .map_err(value_error)?;
         quantized_out(py, &self.f, &q, one_d)
+    }
+
+    /// The values of stored codes: `dequantize(tensor_scale, scales, codes)` as `quantize`
+    /// returns them (the codes 1-D or 2-D; the scales one per group, in any shape), each
+    /// q·S/s rounded once to float64.
+    fn dequantize<'py>(
+        &self,
+        py: Python<'py>,
+        tensor_scale: f64,
+        scales: &Bound<'py, PyAny>,
+        codes: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let s = tensor_scale as f32;
+        if f64::from(s) != tensor_scale || !(s.is_finite() && s > 0.0) {
+            return Err(value_error(format!(
+                "tensor scale {tensor_scale}: a finite f32 value > 0 (1.0 without one)"
+            )));
+        }
+        let name = self.f.to_string();
+        let codes = words_in(codes, self.f.elem.width(), &format!("{name} elements"))?;
+        let scales = words_in(scales, self.f.scale.code_bits(), &format!("{name} scales"))?;
+        let shape = codes.shape().to_vec();
+        let (rows, cols) = match shape[..] {
+            [k] => (1, k),
+            [r, k] => (r, k),
+            _ => {
+                return Err(value_error(format!(
+                    "codes are 1-D (K) or 2-D (R × K), not {} dimensions",
+                    shape.len()
+                )))
+            }
+        };
+        let q = Quantized {
+            rows,
+            cols,
+            tensor_scale: s.to_bits(),
+            scales: scales.iter().copied().collect(),
+            codes: codes.iter().copied().collect(),
+        };
+        array_out(py, &shape, self.f.dequantize(&q).map_err(value_error)?)
     }
 }
 

@@ -117,6 +117,23 @@ def test_shapes_of_a_matrix():
     assert np.max(np.abs(values - x)) <= np.max(np.abs(x)) / 2
 
 
+@pytest.mark.parametrize("spec", ["nvfp4", "scaled/fp8:e4m3/tensor/f32",
+                                  "scaled/posit:8/row/e8m0/t", "scaled/fp6:e2m3/b8/ue5m3"])
+def test_dequantize_gives_back_quantizes_values(spec):
+    sc = lpgen.Scaled(spec)
+    x = np.random.default_rng(4).standard_normal((4, 32)) * 10
+    ts, scales, codes, values = sc.quantize(x)
+    got = sc.dequantize(ts, scales, codes)
+    assert got.shape == (4, 32)
+    assert [v.hex() for v in got.ravel()] == [v.hex() for v in values.ravel()]
+    ts1, s1, c1, v1 = sc.quantize(x[0])
+    assert [v.hex() for v in sc.dequantize(ts1, s1, c1)] == [v.hex() for v in v1]
+    with pytest.raises(ValueError, match="scales"):
+        sc.dequantize(ts, np.ravel(scales)[:-1], codes)
+    with pytest.raises(ValueError, match="tensor scale"):
+        sc.dequantize(0.1, scales, codes)
+
+
 def test_mx_is_a_scaled_format():
     mx = lpgen.MxFormat("mx:fp8:e4m3")
     sc = lpgen.Scaled("scaled/fp8:e4m3/b32/e8m0")

@@ -2,7 +2,7 @@
 //!
 //! A scaled format is an element format (any registry format, or an MX element name), a
 //! granularity (the tensor, each row, each column, or blocks of K along the reduction
-//! dimension: along each row of a row-major R × K matrix), a scale format ([`ScaleFormat`]:
+//! dimension: along each row of a row-major R × K matrix), a scale format ([`Scale`]:
 //! E8M0, UE4M3, UE5M3, f32 or a registry format) and, optionally, a second-level f32 tensor
 //! scale. A rule ([`Rule`]) says where the tensor-level amax comes from: the tensor itself
 //! (current) or an amax history (delayed, as TransformerEngine keeps it, [`Delayed`]).
@@ -93,7 +93,7 @@ impl std::str::FromStr for Granularity {
 
 /// The format a scale is stored in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScaleFormat {
+pub enum Scale {
     /// OCP E8M0: a byte s, the power of two 2^(s − 127), 0xFF NaN (never produced here).
     E8m0,
     /// A word of a registry format, `name` as the scale string named it (`ue4m3`, `ue5m3`,
@@ -111,52 +111,52 @@ pub const NAMED_SCALES: &[(&str, &str)] = &[
     ("f32", "float:8:23:sat"),
 ];
 
-impl ScaleFormat {
+impl Scale {
     /// Bits of one stored scale code (the unsigned named formats drop the sign bit).
     pub fn code_bits(&self) -> u32 {
         match self {
-            ScaleFormat::E8m0 => 8,
+            Scale::E8m0 => 8,
             // UE4M3 is an E4M3 byte with the sign 0 (as NVFP4 stores it); UE5M3's sign bit
             // is left off, leaving a byte.
-            ScaleFormat::Word { name, format } => format.width() - u32::from(*name == "ue5m3"),
+            Scale::Word { name, format } => format.width() - u32::from(*name == "ue5m3"),
         }
     }
 
     /// The code of the power of two 1 (the scale a delayed rule starts from).
     pub fn one(&self) -> Bits {
         match self {
-            ScaleFormat::E8m0 => 127,
-            ScaleFormat::Word { format, .. } => format.calc().one(),
+            Scale::E8m0 => 127,
+            Scale::Word { format, .. } => format.calc().one(),
         }
     }
 
     /// The value of a scale code (exact for E8M0 and the float formats).
     pub fn value(&self, code: Bits) -> f64 {
         match self {
-            ScaleFormat::E8m0 => 2f64.powi(code as i32 - 127),
-            ScaleFormat::Word { format, .. } => format.calc().to_f64(code),
+            Scale::E8m0 => 2f64.powi(code as i32 - 127),
+            Scale::Word { format, .. } => format.calc().to_f64(code),
         }
     }
 
     /// The largest finite scale value.
     pub fn max_value(&self) -> f64 {
         match self {
-            ScaleFormat::E8m0 => 2f64.powi(127),
-            ScaleFormat::Word { format, .. } => format_max(format),
+            Scale::E8m0 => 2f64.powi(127),
+            Scale::Word { format, .. } => format_max(format),
         }
     }
 }
 
-impl fmt::Display for ScaleFormat {
+impl fmt::Display for Scale {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ScaleFormat::E8m0 => f.write_str("e8m0"),
-            ScaleFormat::Word { name, .. } => f.write_str(name),
+            Scale::E8m0 => f.write_str("e8m0"),
+            Scale::Word { name, .. } => f.write_str(name),
         }
     }
 }
 
-/// A parsed format's string as a `&'static str`, so that [`ScaleFormat`] and
+/// A parsed format's string as a `&'static str`, so that [`Scale`] and
 /// [`ScaledFormat`] stay `Copy`: each distinct string is leaked once and found again after
 /// (a program names few formats, however often it parses them).
 fn leak(s: String) -> &'static str {
@@ -170,15 +170,15 @@ fn leak(s: String) -> &'static str {
     n
 }
 
-impl std::str::FromStr for ScaleFormat {
+impl std::str::FromStr for Scale {
     type Err = FormatError;
-    fn from_str(s: &str) -> Result<ScaleFormat, FormatError> {
+    fn from_str(s: &str) -> Result<Scale, FormatError> {
         if s == "e8m0" {
-            return Ok(ScaleFormat::E8m0);
+            return Ok(Scale::E8m0);
         }
         if let Some(&(name, fs)) = NAMED_SCALES.iter().find(|n| n.0 == s) {
             let format = fs.parse().expect("NAMED_SCALES holds float strings");
-            return Ok(ScaleFormat::Word { name, format });
+            return Ok(Scale::Word { name, format });
         }
         let format: Format = s.parse().map_err(|e: FormatError| {
             FormatError(format!(
@@ -187,7 +187,7 @@ impl std::str::FromStr for ScaleFormat {
             ))
         })?;
         refuse_dfix(&format, "scale")?;
-        Ok(ScaleFormat::Word {
+        Ok(Scale::Word {
             name: leak(format.to_string()),
             format,
         })
@@ -265,7 +265,7 @@ pub struct ScaledFormat {
     pub elem_name: &'static str,
     pub elem: Format,
     pub granularity: Granularity,
-    pub scale: ScaleFormat,
+    pub scale: Scale,
     /// A second-level f32 tensor scale (an encode multiplier, NVIDIA's s_enc).
     pub tensor_scale: bool,
 }
@@ -315,7 +315,7 @@ impl ScaledFormat {
     pub fn new(
         elem: &str,
         granularity: Granularity,
-        scale: ScaleFormat,
+        scale: Scale,
         tensor_scale: bool,
     ) -> Result<ScaledFormat, FormatError> {
         let (elem_name, elem) = elem_format(elem)?;

@@ -4,7 +4,7 @@
 //! elements e2m1(x · s_enc / S) (0 where S = 0), dequantized q · S / s_enc. It is the scaled
 //! format `scaled/fp4:e2m1/b16/ue4m3/t` ([`super::ScaledFormat`] does the arithmetic).
 
-use super::{Granularity, ScaleFormat, ScaledFormat};
+use super::{Granularity, Scale, ScaledFormat};
 use crate::family::Format;
 use crate::float::FloatFormat;
 
@@ -39,7 +39,7 @@ pub const NVFP4: ScaledFormat = ScaledFormat {
     elem_name: "fp4:e2m1",
     elem: Format::Float(E2M1),
     granularity: Granularity::Block(NVFP4_BLOCK),
-    scale: ScaleFormat::Word {
+    scale: Scale::Word {
         name: "ue4m3",
         format: Format::Float(UE4M3),
     },

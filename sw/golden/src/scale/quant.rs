@@ -4,7 +4,7 @@
 use num_bigint::BigUint;
 use num_traits::Zero;
 
-use super::{f32_sat, Granularity, ScaleFormat, ScaledFormat};
+use super::{f32_sat, Granularity, Scale, ScaledFormat};
 use crate::arith::Bits;
 use crate::exact::{f64_ratio, Ratio};
 use crate::family::Format;
@@ -161,7 +161,7 @@ impl ScaledFormat {
     /// 2^(⌊log2 scaled_amax⌋ − emax_elem) clamped to [2^−127, 2^127] (2^−127 for 0).
     fn scale_code(&self, scaled_amax: &Q) -> Bits {
         match self.scale {
-            ScaleFormat::E8m0 => {
+            Scale::E8m0 => {
                 let e = if scaled_amax.is_zero() {
                     -127
                 } else {
@@ -169,7 +169,7 @@ impl ScaledFormat {
                 };
                 (e + 127) as Bits
             }
-            ScaleFormat::Word { format, .. } => {
+            Scale::Word { format, .. } => {
                 let r = scaled_amax.div(&Q::of(self.elem_max()));
                 format.calc().from_ratio(&r.signed(false))
             }

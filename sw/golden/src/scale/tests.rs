@@ -88,7 +88,7 @@ fn rules_parse_and_refuse_history_0() {
 
 #[test]
 fn named_scales_and_emax() {
-    let sc = |s: &str| s.parse::<ScaleFormat>().unwrap();
+    let sc = |s: &str| s.parse::<Scale>().unwrap();
     assert_eq!(sc("ue4m3").code_bits(), 8);
     assert_eq!(sc("ue5m3").code_bits(), 8);
     assert_eq!(sc("f32").code_bits(), 32);
@@ -97,7 +97,7 @@ fn named_scales_and_emax() {
     assert_eq!(sc("ue5m3").max_value(), 114688.0);
     assert_eq!(sc("e8m0").value(0), 2f64.powi(-127));
     for (name, emax) in [("fp8:e4m3", 8), ("fp8:e5m2", 15), ("fp4:e2m1", 2)] {
-        let f = ScaledFormat::new(name, Granularity::Tensor, ScaleFormat::E8m0, false).unwrap();
+        let f = ScaledFormat::new(name, Granularity::Tensor, Scale::E8m0, false).unwrap();
         assert_eq!(f.emax_elem(), emax, "{name}");
     }
     for (x, want) in [
@@ -174,8 +174,7 @@ fn mx_is_an_instance_word_for_word() {
         }
         for k in [1, 16, 32] {
             let mx = MxFormat::new(name, k).unwrap();
-            let sf =
-                ScaledFormat::new(name, Granularity::Block(k), ScaleFormat::E8m0, false).unwrap();
+            let sf = ScaledFormat::new(name, Granularity::Block(k), Scale::E8m0, false).unwrap();
             for xs in mx_inputs(k as u64 * 77 + 1, k, 300) {
                 let want = mx.quantize_block(&xs).unwrap();
                 let got = sf.quantize(&xs, 1, k, None).unwrap();

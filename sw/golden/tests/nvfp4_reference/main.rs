@@ -19,7 +19,7 @@ mod dot;
 mod exact;
 
 use exact::*;
-use lpgen_golden::scale::{Delayed, Granularity, Rule, ScaleFormat, ScaledFormat, NVFP4};
+use lpgen_golden::scale::{Delayed, Granularity, Rule, Scale, ScaledFormat, NVFP4};
 use lpgen_golden::Format;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -235,7 +235,7 @@ fn scale_codes_are_the_float_familys_words() {
         ("ue5m3", "float:5:3:fn:sat", 0..=0xfe),
         ("e8m0", "f32", 0..=0xfe),
     ] {
-        let sf: ScaleFormat = scale.parse().unwrap();
+        let sf: Scale = scale.parse().unwrap();
         let f = ScaledFormat::new(elem, Granularity::Block(32), sf, false).unwrap();
         let calc = float.parse::<Format>().unwrap().calc();
         for c in codes {
@@ -255,7 +255,7 @@ fn scale_codes_are_the_float_familys_words() {
         }
     }
     // UE5M3's largest: 1.75 · 2^16, and 0xFF its NaN.
-    let ue5m3: ScaleFormat = "ue5m3".parse().unwrap();
+    let ue5m3: Scale = "ue5m3".parse().unwrap();
     assert_eq!(ue5m3.value(0xfe), 114688.0);
     assert!(ue5m3.value(0xff).is_nan());
 }

@@ -14,14 +14,17 @@ use crate::{emit, CliError, CliResult};
 pub struct GoldenArgs {
     /// Number format (from the family registry; dfix:W takes --scale)
     #[arg(help = format!(
-        "Number format: {} (dfix:W: dynamic fixed point, with --scale), or {}",
+        "Number format: {} (dfix:W: dynamic fixed point, with --scale), or {}, or {}",
         lpgen_golden::family::syntaxes(),
-        lpgen_golden::mx::SYNTAX
+        lpgen_golden::mx::SYNTAX,
+        lpgen_golden::scale::SYNTAX
     ))]
     format: String,
     #[arg(help = format!(
-        "add sub mul div max min cmp neg abs sqrt exp ln sum dot encode; for mx formats: {}",
-        crate::golden_mx::OPS
+        "add sub mul div max min cmp neg abs sqrt exp ln sum dot encode; for mx formats: {}; \
+         for scaled formats: {}",
+        crate::golden_mx::OPS,
+        crate::golden_scaled::OPS
     ))]
     op: String,
     /// Operands: decimal reals or 0x bit patterns; for dot, pairs a,b
@@ -60,6 +63,17 @@ pub struct GoldenArgs {
     /// to binary32, fix:I:F; 0x bits or decimals rounded to it), as mx-enc --input takes them
     #[arg(long)]
     input: Option<String>,
+    /// Scaled formats (nvfp4, scaled/…), quantize: the tensor amax A the tensor scale is
+    /// chosen from (s_enc = 6·448/A for nvfp4) [default: the largest |x| given]
+    #[arg(long, allow_negative_numbers = true)]
+    tensor_amax: Option<String>,
+    /// Scaled formats, quantize: the operands are R rows (row-major) [default: 1]
+    #[arg(long)]
+    rows: Option<usize>,
+    /// Scaled formats: current (default) or delayed[:H[:MARGIN]] (TransformerEngine's amax
+    /// history of H tensors, default 1024; with --stdin, one tensor per line)
+    #[arg(long)]
+    scaling: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -255,7 +269,51 @@ fn rounder(calc: &Calc, rounding: &str, seed: Option<u64>) -> CliResult<Rounder>
     Ok(Rounder::new(rounding, seed.unwrap_or(0)))
 }
 
+/// The scaled formats' calculator (`nvfp4`, `scaled/…`), its flags checked.
+fn run_scaled(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
+    let format: lpgen_golden::scale::ScaledFormat = args.format.parse()?;
+    if args.taylor
+        || args.mode.is_some()
+        || args.init.is_some()
+        || args.scale.is_some()
+        || args.rounding.is_some()
+        || args.rounding_seed.is_some()
+        || args.input.is_some()
+    {
+        return Err(CliError(format!(
+            "{format} takes --tensor-amax, --rows, --scaling and --stdin, not --taylor, --mode, \
+             --init, --scale, --rounding, --rounding-seed or --input (every step rounds to \
+             nearest even)"
+        )));
+    }
+    let rows = args.rows.unwrap_or(1);
+    if rows == 0 {
+        return Err(CliError("--rows 0: a tensor has at least one row".into()));
+    }
+    let job = crate::golden_scaled::ScaledJob {
+        format,
+        op: args.op.clone(),
+        rows,
+        tensor_amax: match &args.tensor_amax {
+            Some(a) => Some(crate::golden_scaled::tensor_amax(a)?),
+            None => None,
+        },
+        rule: args.scaling.as_deref().unwrap_or("current").parse()?,
+    };
+    job.run(&args.args, args.stdin, out)
+}
+
 pub fn run(args: &GoldenArgs, out: &mut dyn Write) -> CliResult {
+    if lpgen_golden::scale::is_scaled(&args.format) {
+        return run_scaled(args, out);
+    }
+    if args.tensor_amax.is_some() || args.rows.is_some() || args.scaling.is_some() {
+        return Err(CliError(format!(
+            "--tensor-amax, --rows and --scaling are for scaled formats ({}), not {}",
+            lpgen_golden::scale::SYNTAX,
+            args.format
+        )));
+    }
     if lpgen_golden::mx::is_mx(&args.format) {
         // A block format, not a registered family (docs/decisions.md): its own calculator.
         let f: lpgen_golden::MxFormat = args.format.parse()?;

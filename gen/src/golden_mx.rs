@@ -61,7 +61,7 @@ fn values_text(f: &MxFormat, b: &MxBlock) -> CliResult<String> {
 
 /// A value as Rust prints an f64 (shortest round-trip digits), in scientific notation
 /// outside 1e-6 ..= 1e16.
-fn num(v: f64) -> String {
+pub(crate) fn num(v: f64) -> String {
     let a = v.abs();
     if a != 0.0 && a.is_finite() && !(1e-6..=1e16).contains(&a) {
         format!("{v:e}")
@@ -71,7 +71,7 @@ fn num(v: f64) -> String {
 }
 
 /// An exact value as its nearest f64, then the exact form.
-fn exact_text(x: &Exact) -> String {
+pub(crate) fn exact_text(x: &Exact) -> String {
     format!("{} ({x})", num(x.to_f64()))
 }
 

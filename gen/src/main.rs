@@ -10,6 +10,7 @@ mod fusesoc;
 mod golden_cmd;
 mod golden_dfix;
 mod golden_mx;
+mod golden_scaled;
 mod quant_cmd;
 mod rtl_cmd;
 mod sweep;

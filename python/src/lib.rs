@@ -12,6 +12,8 @@
 //! - `rounded.rs`: `lpgen.Rounder`, a stochastic rounding stream for the elementwise
 //!   operations, and `Format.acc_dot`, the float PE's read-out with a wider accumulator;
 //! - `mx.rs`: `lpgen.MxFormat`, the OCP MX block formats (quantize, dequantize, dot_block);
+//! - `scaled.rs`: `lpgen.Scaled`, `lpgen.quantize_nvfp4`, `lpgen.DelayedScaling`: scaled
+//!   formats and NVFP4 (quantize a tensor: tensor scale, group scales, codes, values);
 //! - `arrays.rs`: numpy in and out, broadcasting, the parallel loops.
 //!
 //! `docs/python.md` is the guide; errors are `ValueError`s with the command line's one-line
@@ -25,6 +27,7 @@ mod lane;
 mod mx;
 mod ops;
 mod rounded;
+mod scaled;
 
 /// lpgen's bit-exact golden model of low-precision number formats on numpy arrays
 /// (docs/python.md).
@@ -40,6 +43,9 @@ mod lpgen_module {
 
     #[pymodule_export]
     use crate::mx::PyMxFormat;
+
+    #[pymodule_export]
+    use crate::scaled::{nvfp4_dot, quantize_nvfp4, PyDelayed, PyScaled};
 
     #[pymodule_export]
     use crate::codecs::{formats, onebit, q8_decode, q8_encode};

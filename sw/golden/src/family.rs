@@ -400,6 +400,11 @@ impl std::str::FromStr for Format {
         };
         match FAMILIES.iter().find(|f| f.name == parts[0]) {
             Some(f) => (f.parse)(fields, underflow, s),
+            None if crate::scale::is_scaled(s) || parts[0] == "nvfp4" => err(format!(
+                "{s:?} is a scaled format ({}), not a scalar number format: `lpgen golden` \
+                 takes it",
+                crate::scale::SYNTAX
+            )),
             None if crate::mx::is_mx(s) => err(format!(
                 "{s:?} is an MX block format ({}), not a scalar number format: `lpgen golden`, \
                  `lpgen quant` and `lpgen train --format` take it",

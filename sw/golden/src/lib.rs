@@ -32,6 +32,7 @@ pub mod posit;
 pub mod q8;
 pub mod rng;
 pub mod rounding;
+pub mod scale;
 pub mod sum;
 mod table;
 pub mod takum;

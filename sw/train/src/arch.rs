@@ -107,6 +107,8 @@ pub struct Arch {
     /// Channels, height, width of an input sample.
     pub input: (usize, usize, usize),
     pub layers: Vec<Layer>,
+    /// `--model gpt`: the transformer (`layers` is then empty; `crate::transformer`).
+    pub gpt: Option<crate::transformer::Gpt>,
 }
 
 /// The seeds' networks, by `--model`.
@@ -115,6 +117,8 @@ pub enum ModelKind {
     Mlp,
     Lenet5,
     Maxout,
+    /// A decoder-only transformer ([`Arch::gpt`]).
+    Gpt,
 }
 
 impl std::str::FromStr for ModelKind {
@@ -124,8 +128,9 @@ impl std::str::FromStr for ModelKind {
             "mlp" => Ok(ModelKind::Mlp),
             "lenet5" => Ok(ModelKind::Lenet5),
             "maxout" => Ok(ModelKind::Maxout),
+            "gpt" => Ok(ModelKind::Gpt),
             _ => Err(TrainError(format!(
-                "unknown model {s:?}: expected mlp, lenet5 or maxout"
+                "unknown model {s:?}: expected mlp, lenet5, maxout or gpt"
             ))),
         }
     }
@@ -180,116 +185,122 @@ impl Arch {
         let flat = input.0 * input.1 * input.2;
         let mut layers = vec![];
         drop(0, &mut layers);
-        let name = match o.kind {
-            ModelKind::Mlp | ModelKind::Maxout => {
-                let maxout = o.kind == ModelKind::Maxout;
-                let pieces = if maxout { o.maxout_pieces } else { 1 };
-                if maxout && pieces < 2 {
-                    return Err(TrainError(format!(
+        let name =
+            match o.kind {
+                ModelKind::Gpt => return Err(TrainError(
+                    "--model gpt is built from --layers, --heads, --dim and --context (Arch::gpt)"
+                        .into(),
+                )),
+                ModelKind::Mlp | ModelKind::Maxout => {
+                    let maxout = o.kind == ModelKind::Maxout;
+                    let pieces = if maxout { o.maxout_pieces } else { 1 };
+                    if maxout && pieces < 2 {
+                        return Err(TrainError(format!(
                         "--maxout-k {pieces}: a maxout unit takes the maximum of at least 2 pieces"
                     )));
-                }
-                let mut inputs = flat;
-                for (i, &h) in o.hidden.iter().enumerate() {
+                    }
+                    let mut inputs = flat;
+                    for (i, &h) in o.hidden.iter().enumerate() {
+                        layers.push(Layer::Dense {
+                            inputs,
+                            outputs: h * pieces,
+                        });
+                        layers.push(if maxout {
+                            Layer::Maxout { units: h, pieces }
+                        } else {
+                            Layer::Activation(o.activation)
+                        });
+                        drop(i + 1, &mut layers);
+                        inputs = h;
+                    }
                     layers.push(Layer::Dense {
                         inputs,
-                        outputs: h * pieces,
+                        outputs: classes,
                     });
-                    layers.push(if maxout {
-                        Layer::Maxout { units: h, pieces }
+                    let widths: Vec<String> = std::iter::once(flat)
+                        .chain(o.hidden.iter().copied())
+                        .chain([classes])
+                        .map(|n| n.to_string())
+                        .collect();
+                    if maxout {
+                        format!("{} maxout-{pieces} network", widths.join("-"))
                     } else {
-                        Layer::Activation(o.activation)
+                        let act = format!("{:?}", o.activation).to_lowercase();
+                        format!("{} {act} MLP", widths.join("-"))
+                    }
+                }
+                ModelKind::Lenet5 => {
+                    if (input.1, input.2) != (28, 28) || input.0 != 1 {
+                        return Err(TrainError(format!(
+                            "--model lenet5 takes 28x28 single-channel images, not {}x{}",
+                            input.1, input.2
+                        )));
+                    }
+                    // Seed 004 Listing A.2: conv 6@5x5 pad 2, pool 2, ReLU; conv 16@5x5, pool 2,
+                    // ReLU; conv 120@5x5, ReLU; dense 84, ReLU; dense 10.
+                    let relu = Layer::Activation(Activation::Relu);
+                    layers.extend([
+                        Layer::Conv {
+                            channels: 1,
+                            height: 28,
+                            width: 28,
+                            filters: 6,
+                            kernel: 5,
+                            pad: 2,
+                        },
+                        Layer::MaxPool {
+                            channels: 6,
+                            height: 28,
+                            width: 28,
+                            size: 2,
+                        },
+                        relu.clone(),
+                        Layer::Conv {
+                            channels: 6,
+                            height: 14,
+                            width: 14,
+                            filters: 16,
+                            kernel: 5,
+                            pad: 0,
+                        },
+                        Layer::MaxPool {
+                            channels: 16,
+                            height: 10,
+                            width: 10,
+                            size: 2,
+                        },
+                        relu.clone(),
+                        Layer::Conv {
+                            channels: 16,
+                            height: 5,
+                            width: 5,
+                            filters: 120,
+                            kernel: 5,
+                            pad: 0,
+                        },
+                        relu.clone(),
+                    ]);
+                    drop(1, &mut layers);
+                    layers.extend([
+                        Layer::Dense {
+                            inputs: 120,
+                            outputs: 84,
+                        },
+                        relu,
+                    ]);
+                    drop(2, &mut layers);
+                    layers.push(Layer::Dense {
+                        inputs: 84,
+                        outputs: classes,
                     });
-                    drop(i + 1, &mut layers);
-                    inputs = h;
+                    "LeNet-5".into()
                 }
-                layers.push(Layer::Dense {
-                    inputs,
-                    outputs: classes,
-                });
-                let widths: Vec<String> = std::iter::once(flat)
-                    .chain(o.hidden.iter().copied())
-                    .chain([classes])
-                    .map(|n| n.to_string())
-                    .collect();
-                if maxout {
-                    format!("{} maxout-{pieces} network", widths.join("-"))
-                } else {
-                    let act = format!("{:?}", o.activation).to_lowercase();
-                    format!("{} {act} MLP", widths.join("-"))
-                }
-            }
-            ModelKind::Lenet5 => {
-                if (input.1, input.2) != (28, 28) || input.0 != 1 {
-                    return Err(TrainError(format!(
-                        "--model lenet5 takes 28x28 single-channel images, not {}x{}",
-                        input.1, input.2
-                    )));
-                }
-                // Seed 004 Listing A.2: conv 6@5x5 pad 2, pool 2, ReLU; conv 16@5x5, pool 2,
-                // ReLU; conv 120@5x5, ReLU; dense 84, ReLU; dense 10.
-                let relu = Layer::Activation(Activation::Relu);
-                layers.extend([
-                    Layer::Conv {
-                        channels: 1,
-                        height: 28,
-                        width: 28,
-                        filters: 6,
-                        kernel: 5,
-                        pad: 2,
-                    },
-                    Layer::MaxPool {
-                        channels: 6,
-                        height: 28,
-                        width: 28,
-                        size: 2,
-                    },
-                    relu.clone(),
-                    Layer::Conv {
-                        channels: 6,
-                        height: 14,
-                        width: 14,
-                        filters: 16,
-                        kernel: 5,
-                        pad: 0,
-                    },
-                    Layer::MaxPool {
-                        channels: 16,
-                        height: 10,
-                        width: 10,
-                        size: 2,
-                    },
-                    relu.clone(),
-                    Layer::Conv {
-                        channels: 16,
-                        height: 5,
-                        width: 5,
-                        filters: 120,
-                        kernel: 5,
-                        pad: 0,
-                    },
-                    relu.clone(),
-                ]);
-                drop(1, &mut layers);
-                layers.extend([
-                    Layer::Dense {
-                        inputs: 120,
-                        outputs: 84,
-                    },
-                    relu,
-                ]);
-                drop(2, &mut layers);
-                layers.push(Layer::Dense {
-                    inputs: 84,
-                    outputs: classes,
-                });
-                "LeNet-5".into()
-            }
-        };
+            };
         let arch = Arch {
             name,
             input,
             layers,
+            gpt: None,
         };
         arch.check()?;
         Ok(arch)
@@ -351,8 +362,22 @@ impl Arch {
         Ok(())
     }
 
+    /// The transformer `g` (its checks: `Gpt::check`).
+    pub fn gpt(g: crate::transformer::Gpt) -> Result<Arch, TrainError> {
+        g.check()?;
+        Ok(Arch {
+            name: g.name(),
+            input: (1, 1, g.context),
+            layers: vec![],
+            gpt: Some(g),
+        })
+    }
+
     /// Outputs per sample of the last layer.
     pub fn classes(&self) -> usize {
+        if let Some(g) = &self.gpt {
+            return g.vocab;
+        }
         let mut n = self.input.0 * self.input.1 * self.input.2;
         for l in &self.layers {
             n = l.sizes(n).1;
@@ -362,6 +387,9 @@ impl Arch {
 
     /// The weight shapes of the layers with parameters, in order.
     pub fn weight_shapes(&self) -> Vec<(usize, usize)> {
+        if let Some(g) = &self.gpt {
+            return g.shapes().iter().map(|s| (s.0, s.1)).collect();
+        }
         self.layers.iter().filter_map(Layer::weights).collect()
     }
 
@@ -372,6 +400,9 @@ impl Arch {
 
     /// A stable description of every layer (part of a checkpoint's fingerprint).
     pub fn describe(&self) -> String {
+        if let Some(g) = &self.gpt {
+            return g.describe();
+        }
         let layers: Vec<String> = self.layers.iter().map(Layer::describe).collect();
         format!(
             "{}x{}x{}: {}",
@@ -445,6 +476,7 @@ mod tests {
             .contains("at least 2"));
         let conv = |kernel, pad| Arch {
             name: "conv".into(),
+            gpt: None,
             input: (1, 4, 4),
             layers: vec![Layer::Conv {
                 channels: 1,

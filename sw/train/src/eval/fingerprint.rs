@@ -294,6 +294,7 @@ fn arch(text: &str) -> Result<Arch, String> {
         name: format!("the checkpoint's {c}x{h}x{w} network"),
         input: (c, h, w),
         layers,
+        gpt: None,
     };
     arch.check()
         .map_err(|e| e.0.replace(" (an architecture bug)", ""))?;

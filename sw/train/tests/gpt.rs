@@ -2,7 +2,7 @@
 //! bits per character fall far below the text's order-0 entropy), resumes from its
 //! checkpoint word for word, and trains on the golden machine in posit:16:1 and bf16.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use lpgen_train::arch::Arch;
 use lpgen_train::config::{Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages};
@@ -59,7 +59,7 @@ fn train<M: Machine + Send>(
     m: &mut M,
     cfg: &Config,
     (epochs, steps): (u32, usize),
-    dir: &PathBuf,
+    dir: &Path,
     resume: bool,
 ) -> (Vec<f64>, lpgen_train::model::Model<M::Word>) {
     let bytes = TEXT.repeat(60);
@@ -67,7 +67,7 @@ fn train<M: Machine + Send>(
     let plan = Plan {
         epochs,
         max_steps: Some(steps),
-        out: dir.clone(),
+        out: dir.to_path_buf(),
         resume,
         progress: false,
     };

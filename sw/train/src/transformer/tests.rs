@@ -77,6 +77,22 @@ fn windows() -> (Mat<f32>, Vec<u8>) {
     (x, labels)
 }
 
+/// [`wiggled`]'s values rounded into `fmt` (a model of `cfg`).
+fn wiggled_in(cfg: &Config, fmt: Format) -> Model<u64> {
+    let g = cfg.arch.gpt.expect("a gpt");
+    let m = wiggled(&gpt_cfg("f32", g));
+    let mut out: Model<u64> = Model::init(cfg);
+    for (o, p) in out.layers.iter_mut().zip(&m.layers) {
+        for (a, &b) in o.w.data.iter_mut().zip(&p.w.data) {
+            *a = u64::constant(fmt, b as f64);
+        }
+        for (a, &b) in o.b.iter_mut().zip(&p.b) {
+            *a = u64::constant(fmt, b as f64);
+        }
+    }
+    out
+}
+
 // ---- the f64 reference ----
 
 type M64 = Vec<Vec<f64>>;
@@ -291,19 +307,7 @@ fn attention_is_causal() {
         let g = small();
         let cfg = gpt_cfg(f, g);
         let fmt: Format = f.parse().unwrap();
-        let model: Model<u64> = {
-            let m = wiggled(&gpt_cfg("f32", g));
-            let mut out: Model<u64> = Model::init(&cfg);
-            for (o, p) in out.layers.iter_mut().zip(&m.layers) {
-                for (a, &b) in o.w.data.iter_mut().zip(&p.w.data) {
-                    *a = u64::constant(fmt, b as f64);
-                }
-                for (a, &b) in o.b.iter_mut().zip(&p.b) {
-                    *a = u64::constant(fmt, b as f64);
-                }
-            }
-            out
-        };
+        let model = wiggled_in(&cfg, fmt);
         let mut golden = Golden::default();
         let mut net = Net {
             m: &mut golden,
@@ -321,4 +325,62 @@ fn attention_is_causal() {
         assert_eq!(a.data[..3 * 256], b.data[..3 * 256], "{f}");
         assert_ne!(a.data[3 * 256..], b.data[3 * 256..], "{f}");
     }
+}
+
+/// The `attention` and `norm` places reach their sums: in lns:5:6 each changes the
+/// gradients when its mode changes, and the forward and backward formats of a mixed
+/// precision run (posit:16:1 optimizer, posit:8:2 elsewhere) train without error.
+#[test]
+fn attention_and_norm_places_and_mixed_precision_reach_the_gpt() {
+    use crate::config::AccumulatePlaces;
+    let g = small();
+    let grads_with = |acc: &str| {
+        let mut cfg = gpt_cfg("lns:5:6", g);
+        cfg.accumulate = AccumulatePlaces::parse(acc).unwrap();
+        let model = wiggled_in(&cfg, cfg.stages.f);
+        let x = Mat {
+            rows: 2,
+            cols: 4,
+            data: vec![3, 7, 3, 9, 7, 7, 1, 3],
+        };
+        let mut golden = Golden::default();
+        let mut net = Net {
+            m: &mut golden,
+            cfg: &cfg,
+            storage: None,
+            stream: None,
+        };
+        let mut noise = cfg.stream(&[0]);
+        let (_, grads) = net
+            .gpt_gradients(&g, &model, &x, &[7, 3, 9, 1, 7, 1, 3, 9], &mut noise)
+            .unwrap();
+        (grads, cfg.fingerprint())
+    };
+    let (base, fp) = grads_with("attention=kahan,norm=kahan");
+    for acc in ["attention=naive,norm=kahan", "attention=kahan,norm=naive"] {
+        let (other, other_fp) = grads_with(acc);
+        assert!(other != base, "{acc}: the same gradients");
+        assert!(other_fp.contains(acc) && other_fp != fp, "{other_fp}");
+    }
+    let (stages, _) = crate::config::parse_precision("O=posit:16:1-LFBG=posit:8:2").unwrap();
+    let mut cfg = gpt_cfg("posit:16:1", g);
+    cfg.stages = stages;
+    let mut model: Model<u64> = Model::init(&cfg);
+    let mut golden = Golden::default();
+    let mut net = Net {
+        m: &mut golden,
+        cfg: &cfg,
+        storage: None,
+        stream: None,
+    };
+    let x = Mat {
+        rows: 1,
+        cols: 4,
+        data: vec![3, 7, 3, 9],
+    };
+    let mut noise = cfg.stream(&[0]);
+    let fw = net
+        .step(&mut model, x, &[7, 3, 9, 1], 0.01, 0.0, &mut noise)
+        .unwrap();
+    assert_eq!((fw.probs.rows, fw.probs.cols), (4, 256));
 }

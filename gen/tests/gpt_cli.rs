@@ -1,4 +1,5 @@
-//! `lpgen train --model gpt` (issue 46): a short run reports test_bpc; bad input (heads that
+//! `lpgen train --model gpt` (issue 46): a short run reports test_bpc and `lpgen eval`
+//! evaluates its checkpoint in another format; bad input (heads that
 //! do not divide dim, a missing or empty text, a context too long for the text or below 1,
 //! a gpt on an IDX directory, a text for another model, options a gpt does not take yet)
 //! gets one line and exit 2.
@@ -54,6 +55,33 @@ fn a_short_gpt_run_reports_test_bpc() {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(stdout.contains("\"test_bpc\":"), "{stdout}");
     }
+    // `lpgen eval` reads the gpt's checkpoint and evaluates it in another format.
+    let o = lpgen(&[
+        "eval",
+        "--checkpoint",
+        &out,
+        "--format",
+        "bf16",
+        "--dataset",
+        &data,
+        "--threads",
+        "1",
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("\"format\":\"bf16\""), "{stdout}");
+    refused(
+        &[
+            "eval",
+            "--checkpoint",
+            &out,
+            "--format",
+            "bf16",
+            "--dataset",
+            "x",
+        ],
+        "give its --dataset text:PATH",
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 

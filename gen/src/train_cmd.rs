@@ -68,8 +68,9 @@ pub struct TrainArgs {
     dataset: PathBuf,
     #[arg(long, default_value_t = 15)]
     epochs: u32,
-    /// mlp, lenet5 (seed 004: LeNet-5 on 28x28 images), maxout (seed 002) or gpt (a
-    /// character-level transformer language model on --dataset text:PATH)
+    /// mlp, lenet5 (seed 004: LeNet-5 on 28x28 images), maxout (seed 002), gpt (a
+    /// character-level transformer language model on --dataset text:PATH) or vit (a vision
+    /// transformer on the IDX images, --patch)
     #[arg(long, default_value = "mlp")]
     model: String,
     /// gpt: transformer blocks
@@ -84,6 +85,9 @@ pub struct TrainArgs {
     /// gpt: tokens per window
     #[arg(long, default_value_t = 64)]
     context: usize,
+    /// vit: side of the square patches the images are cut into (must divide the image's)
+    #[arg(long, default_value_t = 7)]
+    patch: usize,
     /// Hidden layer widths, comma separated (mlp; maxout: units per layer)
     #[arg(long, default_value = "512")]
     hidden: String,
@@ -286,8 +290,8 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         lpgen_train::rounding::check(rounding, &stages.list())?;
     }
     checks::rtl_rounding(a, rounding, &stages.list())?;
-    let arch = match gpt::is_gpt(a) {
-        true => gpt::arch(a)?,
+    let arch = match gpt::is_transformer(a) {
+        true => gpt::arch(a, input, classes)?,
         false => arch::arch(a, input, classes)?,
     };
     let schedule = match a.schedule.as_str() {

@@ -131,4 +131,66 @@ fn bad_gpt_input_is_refused_in_one_line() {
         &["train", "--dataset", &ok, "--backend", "f32", "--out", &out],
         "text datasets are for --model gpt",
     );
+    let mnist = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
+    let vit = |patch: &'static str| {
+        vec![
+            "train",
+            "--model",
+            "vit",
+            "--patch",
+            patch,
+            "--dataset",
+            mnist,
+            "--backend",
+            "f32",
+            "--out",
+            "/nonexistent/vit",
+        ]
+    };
+    refused(&vit("5"), "--patch 5 does not tile the 28x28 image");
+    refused(&vit("0"), "a --patch of at least 1");
+}
+
+/// `--model vit --patch 7` trains on the IDX images (4×4 patches of 7×7 pixels).
+#[test]
+fn a_short_vit_run_trains_on_images() {
+    let mnist = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
+    let out = std::env::temp_dir().join(format!("lpgen-vit-cli-{}", std::process::id()));
+    let out = out.display().to_string();
+    let o = lpgen(&[
+        "train",
+        "--model",
+        "vit",
+        "--patch",
+        "7",
+        "--layers",
+        "1",
+        "--dim",
+        "16",
+        "--heads",
+        "2",
+        "--dataset",
+        mnist,
+        "--format",
+        "bf16",
+        "--epochs",
+        "1",
+        "--batch",
+        "10",
+        "--max-steps",
+        "3",
+        "--test-limit",
+        "20",
+        "--threads",
+        "1",
+        "--out",
+        &out,
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout.contains("\"test_acc\":") && !stdout.contains("test_bpc"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
 }

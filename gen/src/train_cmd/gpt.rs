@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use lpgen_train::arch::Arch;
 use lpgen_train::data::Dataset;
-use lpgen_train::transformer::{text, Gpt};
+use lpgen_train::transformer::{text, Gpt, Task};
 
 use super::{bad, TrainArgs};
 use crate::CliResult;
@@ -18,6 +18,11 @@ const MAX_LAYERS: usize = 64;
 /// Whether the run trains a gpt (`--model gpt`).
 pub(super) fn is_gpt(a: &TrainArgs) -> bool {
     a.model == "gpt"
+}
+
+/// Whether the run trains a transformer (`--model gpt` or `vit`).
+pub(super) fn is_transformer(a: &TrainArgs) -> bool {
+    is_gpt(a) || a.model == "vit"
 }
 
 /// The text file of `--dataset text:PATH`, if the dataset is one; a gpt needs one and the
@@ -41,9 +46,10 @@ pub(super) fn text_path(a: &TrainArgs) -> CliResult<Option<PathBuf>> {
     }
 }
 
-/// The gpt of `--layers`, `--heads`, `--dim` and `--context`, after refusing what a gpt
-/// does not take yet.
-pub(super) fn arch(a: &TrainArgs) -> CliResult<Arch> {
+/// The gpt of `--layers`, `--heads`, `--dim` and `--context` (a vit's of `--patch` on
+/// images of `input` in `classes` classes), after refusing what a transformer does not take
+/// yet.
+pub(super) fn arch(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResult<Arch> {
     let unsupported = [
         (
             a.format.as_deref().is_some_and(|f| {
@@ -63,7 +69,7 @@ pub(super) fn arch(a: &TrainArgs) -> CliResult<Arch> {
         ),
     ];
     if let Some((_, what)) = unsupported.iter().find(|(given, _)| *given) {
-        return Err(bad(format!("--model gpt does not take {what} yet")));
+        return Err(bad(format!("--model {} does not take {what} yet", a.model)));
     }
     for (name, v, max) in [
         ("--layers", a.layers, MAX_LAYERS),
@@ -76,12 +82,34 @@ pub(super) fn arch(a: &TrainArgs) -> CliResult<Arch> {
             )));
         }
     }
+    if !is_gpt(a) {
+        let (_, side, width) = input;
+        if side != width || input.0 != 1 || a.patch < 1 {
+            return Err(bad(format!(
+                "--model vit takes square single-channel images and a --patch of at least 1, not {side}x{width} and {}",
+                a.patch
+            )));
+        }
+        let per = side / a.patch;
+        return Ok(Arch::gpt(Gpt {
+            layers: a.layers,
+            heads: a.heads,
+            dim: a.dim,
+            context: per * per,
+            vocab: classes,
+            task: Task::Image {
+                side,
+                patch: a.patch,
+            },
+        })?);
+    }
     Ok(Arch::gpt(Gpt {
         layers: a.layers,
         heads: a.heads,
         dim: a.dim,
         context: a.context,
         vocab: text::VOCAB,
+        task: Task::Text,
     })?)
 }
 

@@ -119,6 +119,8 @@ pub enum ModelKind {
     Maxout,
     /// A decoder-only transformer ([`Arch::gpt`]).
     Gpt,
+    /// A vision transformer ([`Arch::gpt`] with `Task::Image`).
+    Vit,
 }
 
 impl std::str::FromStr for ModelKind {
@@ -129,8 +131,9 @@ impl std::str::FromStr for ModelKind {
             "lenet5" => Ok(ModelKind::Lenet5),
             "maxout" => Ok(ModelKind::Maxout),
             "gpt" => Ok(ModelKind::Gpt),
+            "vit" => Ok(ModelKind::Vit),
             _ => Err(TrainError(format!(
-                "unknown model {s:?}: expected mlp, lenet5, maxout or gpt"
+                "unknown model {s:?}: expected mlp, lenet5, maxout, gpt or vit"
             ))),
         }
     }
@@ -185,117 +188,117 @@ impl Arch {
         let flat = input.0 * input.1 * input.2;
         let mut layers = vec![];
         drop(0, &mut layers);
-        let name =
-            match o.kind {
-                ModelKind::Gpt => return Err(TrainError(
-                    "--model gpt is built from --layers, --heads, --dim and --context (Arch::gpt)"
-                        .into(),
-                )),
-                ModelKind::Mlp | ModelKind::Maxout => {
-                    let maxout = o.kind == ModelKind::Maxout;
-                    let pieces = if maxout { o.maxout_pieces } else { 1 };
-                    if maxout && pieces < 2 {
-                        return Err(TrainError(format!(
+        let name = match o.kind {
+            ModelKind::Gpt | ModelKind::Vit => {
+                return Err(TrainError(
+                    "--model gpt and vit are built by Arch::gpt".into(),
+                ))
+            }
+            ModelKind::Mlp | ModelKind::Maxout => {
+                let maxout = o.kind == ModelKind::Maxout;
+                let pieces = if maxout { o.maxout_pieces } else { 1 };
+                if maxout && pieces < 2 {
+                    return Err(TrainError(format!(
                         "--maxout-k {pieces}: a maxout unit takes the maximum of at least 2 pieces"
                     )));
-                    }
-                    let mut inputs = flat;
-                    for (i, &h) in o.hidden.iter().enumerate() {
-                        layers.push(Layer::Dense {
-                            inputs,
-                            outputs: h * pieces,
-                        });
-                        layers.push(if maxout {
-                            Layer::Maxout { units: h, pieces }
-                        } else {
-                            Layer::Activation(o.activation)
-                        });
-                        drop(i + 1, &mut layers);
-                        inputs = h;
-                    }
+                }
+                let mut inputs = flat;
+                for (i, &h) in o.hidden.iter().enumerate() {
                     layers.push(Layer::Dense {
                         inputs,
-                        outputs: classes,
+                        outputs: h * pieces,
                     });
-                    let widths: Vec<String> = std::iter::once(flat)
-                        .chain(o.hidden.iter().copied())
-                        .chain([classes])
-                        .map(|n| n.to_string())
-                        .collect();
-                    if maxout {
-                        format!("{} maxout-{pieces} network", widths.join("-"))
+                    layers.push(if maxout {
+                        Layer::Maxout { units: h, pieces }
                     } else {
-                        let act = format!("{:?}", o.activation).to_lowercase();
-                        format!("{} {act} MLP", widths.join("-"))
-                    }
-                }
-                ModelKind::Lenet5 => {
-                    if (input.1, input.2) != (28, 28) || input.0 != 1 {
-                        return Err(TrainError(format!(
-                            "--model lenet5 takes 28x28 single-channel images, not {}x{}",
-                            input.1, input.2
-                        )));
-                    }
-                    // Seed 004 Listing A.2: conv 6@5x5 pad 2, pool 2, ReLU; conv 16@5x5, pool 2,
-                    // ReLU; conv 120@5x5, ReLU; dense 84, ReLU; dense 10.
-                    let relu = Layer::Activation(Activation::Relu);
-                    layers.extend([
-                        Layer::Conv {
-                            channels: 1,
-                            height: 28,
-                            width: 28,
-                            filters: 6,
-                            kernel: 5,
-                            pad: 2,
-                        },
-                        Layer::MaxPool {
-                            channels: 6,
-                            height: 28,
-                            width: 28,
-                            size: 2,
-                        },
-                        relu.clone(),
-                        Layer::Conv {
-                            channels: 6,
-                            height: 14,
-                            width: 14,
-                            filters: 16,
-                            kernel: 5,
-                            pad: 0,
-                        },
-                        Layer::MaxPool {
-                            channels: 16,
-                            height: 10,
-                            width: 10,
-                            size: 2,
-                        },
-                        relu.clone(),
-                        Layer::Conv {
-                            channels: 16,
-                            height: 5,
-                            width: 5,
-                            filters: 120,
-                            kernel: 5,
-                            pad: 0,
-                        },
-                        relu.clone(),
-                    ]);
-                    drop(1, &mut layers);
-                    layers.extend([
-                        Layer::Dense {
-                            inputs: 120,
-                            outputs: 84,
-                        },
-                        relu,
-                    ]);
-                    drop(2, &mut layers);
-                    layers.push(Layer::Dense {
-                        inputs: 84,
-                        outputs: classes,
+                        Layer::Activation(o.activation)
                     });
-                    "LeNet-5".into()
+                    drop(i + 1, &mut layers);
+                    inputs = h;
                 }
-            };
+                layers.push(Layer::Dense {
+                    inputs,
+                    outputs: classes,
+                });
+                let widths: Vec<String> = std::iter::once(flat)
+                    .chain(o.hidden.iter().copied())
+                    .chain([classes])
+                    .map(|n| n.to_string())
+                    .collect();
+                if maxout {
+                    format!("{} maxout-{pieces} network", widths.join("-"))
+                } else {
+                    let act = format!("{:?}", o.activation).to_lowercase();
+                    format!("{} {act} MLP", widths.join("-"))
+                }
+            }
+            ModelKind::Lenet5 => {
+                if (input.1, input.2) != (28, 28) || input.0 != 1 {
+                    return Err(TrainError(format!(
+                        "--model lenet5 takes 28x28 single-channel images, not {}x{}",
+                        input.1, input.2
+                    )));
+                }
+                // Seed 004 Listing A.2: conv 6@5x5 pad 2, pool 2, ReLU; conv 16@5x5, pool 2,
+                // ReLU; conv 120@5x5, ReLU; dense 84, ReLU; dense 10.
+                let relu = Layer::Activation(Activation::Relu);
+                layers.extend([
+                    Layer::Conv {
+                        channels: 1,
+                        height: 28,
+                        width: 28,
+                        filters: 6,
+                        kernel: 5,
+                        pad: 2,
+                    },
+                    Layer::MaxPool {
+                        channels: 6,
+                        height: 28,
+                        width: 28,
+                        size: 2,
+                    },
+                    relu.clone(),
+                    Layer::Conv {
+                        channels: 6,
+                        height: 14,
+                        width: 14,
+                        filters: 16,
+                        kernel: 5,
+                        pad: 0,
+                    },
+                    Layer::MaxPool {
+                        channels: 16,
+                        height: 10,
+                        width: 10,
+                        size: 2,
+                    },
+                    relu.clone(),
+                    Layer::Conv {
+                        channels: 16,
+                        height: 5,
+                        width: 5,
+                        filters: 120,
+                        kernel: 5,
+                        pad: 0,
+                    },
+                    relu.clone(),
+                ]);
+                drop(1, &mut layers);
+                layers.extend([
+                    Layer::Dense {
+                        inputs: 120,
+                        outputs: 84,
+                    },
+                    relu,
+                ]);
+                drop(2, &mut layers);
+                layers.push(Layer::Dense {
+                    inputs: 84,
+                    outputs: classes,
+                });
+                "LeNet-5".into()
+            }
+        };
         let arch = Arch {
             name,
             input,
@@ -365,12 +368,22 @@ impl Arch {
     /// The transformer `g` (its checks: `Gpt::check`).
     pub fn gpt(g: crate::transformer::Gpt) -> Result<Arch, TrainError> {
         g.check()?;
+        let input = match g.task {
+            crate::transformer::Task::Text => (1, 1, g.context),
+            crate::transformer::Task::Image { side, .. } => (1, side, side),
+        };
         Ok(Arch {
             name: g.name(),
-            input: (1, 1, g.context),
+            input,
             layers: vec![],
             gpt: Some(g),
         })
+    }
+
+    /// Whether the network is a gpt, whose data are token windows of a text.
+    pub fn reads_text(&self) -> bool {
+        self.gpt
+            .is_some_and(|g| g.task == crate::transformer::Task::Text)
     }
 
     /// Outputs per sample of the last layer.

@@ -9,7 +9,7 @@ use lpgen_train::config::{Config, KahanPlaces, Normalize, Optimizer, Schedule, S
 use lpgen_train::float::Float;
 use lpgen_train::machine::{Golden, Machine};
 use lpgen_train::trainer::{self, Plan};
-use lpgen_train::transformer::{text, Gpt};
+use lpgen_train::transformer::{text, Gpt, Task};
 
 const TEXT: &str = "the quick brown fox jumps over the lazy dog. ";
 
@@ -20,6 +20,7 @@ fn tiny() -> Gpt {
         dim: 16,
         context: 8,
         vocab: 256,
+        task: Task::Text,
     }
 }
 

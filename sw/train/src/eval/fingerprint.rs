@@ -222,6 +222,7 @@ fn gpt(text: &str) -> Result<Arch, String> {
         dim: count(d)?,
         context: count(t)?,
         vocab,
+        task: crate::transformer::Task::Text,
     };
     values(&[4 * g.dim, g.dim.max(g.context)], "a gpt's weight matrix")?;
     Arch::gpt(g).map_err(|e| e.0)

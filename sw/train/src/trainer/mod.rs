@@ -174,9 +174,9 @@ pub fn evaluate<M: Machine>(
     let idx: Vec<usize> = (0..test.len()).collect();
     let (mut loss, mut correct, mut count) = (0.0, 0, 0);
     for chunk in idx.chunks(net.cfg.batch) {
-        let (x, labels) = match net.cfg.arch.gpt {
-            Some(_) => text::batch(test, chunk),
-            None => (
+        let (x, labels) = match net.cfg.arch.reads_text() {
+            true => text::batch(test, chunk),
+            false => (
                 batch_input(test, chunk, moments.0, moments.1, &f),
                 chunk.iter().map(|&i| test.labels[i]).collect(),
             ),

@@ -49,22 +49,32 @@ fn put<W: Word>(m: &mut Mat<W>, s: usize, col: usize, x: &Mat<W>) {
     }
 }
 
-/// One head's t × t causal matrix from its rows of the ragged `rows` (row i has i + 1
-/// words), from `*at` on; zeros above the diagonal.
-fn causal<W: Word>(rows: &[W], at: &mut usize, t: usize, zero: W) -> Mat<W> {
+/// One head's t × t matrix from its rows of the ragged `rows` (row i has `g.keys(i)`
+/// words), from `*at` on; zeros past each row's keys (above the diagonal when causal).
+fn causal<W: Word>(g: &Gpt, rows: &[W], at: &mut usize, zero: W) -> Mat<W> {
+    let t = g.context;
     let mut m = Mat::filled(t, t, zero);
     for i in 0..t {
-        m.data[i * t..=i * t + i].copy_from_slice(&rows[*at..*at + i + 1]);
-        *at += i + 1;
+        let n = g.keys(i);
+        m.data[i * t..i * t + n].copy_from_slice(&rows[*at..*at + n]);
+        *at += n;
     }
     m
 }
 
 impl Gpt {
-    /// The causal rows' lengths for `seqs` sequences: every head's 1, 2, …, context.
+    /// The keys query i attends to: 0..=i for a gpt (causal), every patch for a vit.
+    fn keys(&self, i: usize) -> usize {
+        match self.task {
+            super::Task::Text => i + 1,
+            super::Task::Image { .. } => self.context,
+        }
+    }
+
+    /// The score rows' lengths for `seqs` sequences: every head's `keys(i)` for each query.
     fn causal_lens(&self, seqs: usize) -> Vec<usize> {
         (0..seqs * self.heads)
-            .flat_map(|_| 1..=self.context)
+            .flat_map(|_| (0..self.context).map(|i| self.keys(i)))
             .collect()
     }
 }
@@ -104,7 +114,7 @@ impl<M: Machine> Net<'_, M> {
                 let k = block(&qkv, (s, t), d + h * dh, dh);
                 let qk = self.m.matmul(f, acc, q.view(), k.t())?;
                 for i in 0..t {
-                    scores.extend_from_slice(&qk.row(i)[..=i]);
+                    scores.extend_from_slice(&qk.row(i)[..g.keys(i)]);
                 }
             }
         }
@@ -119,7 +129,7 @@ impl<M: Machine> Net<'_, M> {
         let mut next = 0;
         for s in 0..seqs {
             for h in 0..g.heads {
-                let p = causal(&probs, &mut next, t, zero);
+                let p = causal(g, &probs, &mut next, zero);
                 let v = block(&qkv, (s, t), 2 * d + h * dh, dh);
                 let o = self.m.matmul(f, acc, p.view(), v.view())?;
                 put(&mut out, s, h * dh, &o);
@@ -169,10 +179,10 @@ impl<M: Machine> Net<'_, M> {
             for h in 0..g.heads {
                 let dout_h = block(&dout, (s, t), h * dh, dh);
                 let v = block(&qkv, (s, t), 2 * d + h * dh, dh);
-                let p = causal(&probs, &mut next, t, zero);
+                let p = causal(g, &probs, &mut next, zero);
                 let dp = self.m.matmul(b, acc, dout_h.view(), v.t())?;
                 for i in 0..t {
-                    dps.extend_from_slice(&dp.row(i)[..=i]);
+                    dps.extend_from_slice(&dp.row(i)[..g.keys(i)]);
                 }
                 dvs.push(self.m.matmul(b, acc, p.t(), dout_h.view())?);
             }
@@ -190,7 +200,7 @@ impl<M: Machine> Net<'_, M> {
         let mut dvs = dvs.into_iter();
         for s in 0..seqs {
             for h in 0..g.heads {
-                let dsh = causal(&ds, &mut next, t, zero);
+                let dsh = causal(g, &ds, &mut next, zero);
                 let q = block(&qkv, (s, t), h * dh, dh);
                 let k = block(&qkv, (s, t), d + h * dh, dh);
                 let dq = self.m.matmul(b, acc, dsh.view(), k.view())?;

@@ -23,6 +23,7 @@ use crate::TrainError;
 mod attention;
 mod norm;
 pub mod text;
+mod vit;
 
 pub use attention::AttnCache;
 pub use norm::{GeluCache, NormCache, GELU_SLOPE, NORM_EPS};
@@ -33,7 +34,19 @@ use norm::mat;
 /// A pass's result: the output (or the error at the input) and what goes with it.
 pub type Pass<W, C> = Result<(Mat<W>, C), TrainError>;
 
-/// The shape of a gpt.
+/// What a transformer reads and predicts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Task {
+    /// `--model gpt`: bytes; the next byte at every position, attention causal.
+    Text,
+    /// `--model vit`: single-channel images of `side` × `side` pixels cut into `patch` ×
+    /// `patch` patches (the tokens, `context` of them), one class per image: attention over
+    /// every patch, the head on the mean of the final norm's rows (`vit.rs`).
+    Image { side: usize, patch: usize },
+}
+
+/// The shape of a transformer: a gpt (`Task::Text`) or a vit (`Task::Image`, whose
+/// `context` is its patches and `vocab` its classes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Gpt {
     pub layers: usize,
@@ -41,6 +54,7 @@ pub struct Gpt {
     pub dim: usize,
     pub context: usize,
     pub vocab: usize,
+    pub task: Task,
 }
 
 /// Parameters per block: norm 1, q k v, projection, norm 2, fc1, fc2.
@@ -59,6 +73,13 @@ impl Gpt {
         if self.context < 1 {
             return bad(format!("--context {} must be at least 1", self.context));
         }
+        if let Task::Image { side, patch } = self.task {
+            if patch < 1 || side % patch != 0 || self.context != (side / patch).pow(2) {
+                return bad(format!(
+                    "--patch {patch} does not tile the {side}x{side} image: give a divisor of {side}"
+                ));
+            }
+        }
         if self.dim % self.heads != 0 {
             return bad(format!(
                 "--heads {} does not divide --dim {}: every head takes dim/heads columns",
@@ -70,6 +91,12 @@ impl Gpt {
 
     /// A stable description (a checkpoint's fingerprint names the network by it).
     pub fn describe(&self) -> String {
+        if let Task::Image { side, patch } = self.task {
+            return format!(
+                "vit layers {} heads {} dim {} patch {patch} image {side} classes {}",
+                self.layers, self.heads, self.dim, self.vocab
+            );
+        }
         format!(
             "gpt layers {} heads {} dim {} context {} vocab {}",
             self.layers, self.heads, self.dim, self.context, self.vocab
@@ -78,6 +105,12 @@ impl Gpt {
 
     /// A name for titles.
     pub fn name(&self) -> String {
+        if let Task::Image { patch, .. } = self.task {
+            return format!(
+                "vit {}x{} ({} heads, patch {patch})",
+                self.layers, self.dim, self.heads
+            );
+        }
         format!(
             "gpt {}x{} ({} heads, context {})",
             self.layers, self.dim, self.heads, self.context
@@ -98,7 +131,11 @@ impl Gpt {
     pub fn shapes(&self) -> Vec<(usize, usize, usize)> {
         let (d, v) = (self.dim, self.vocab);
         let norm = (d, 1, d);
-        let mut s = vec![(v, d, 0), (self.context, d, 0)];
+        let input = match self.task {
+            Task::Text => (v, d, 0),
+            Task::Image { patch, .. } => (d, patch * patch, d),
+        };
+        let mut s = vec![input, (self.context, d, 0)];
         for _ in 0..self.layers {
             s.extend([norm, (3 * d, d, 3 * d), (d, d, d), norm, (4 * d, d, 4 * d)]);
             s.push((d, 4 * d, d));
@@ -107,8 +144,8 @@ impl Gpt {
         s
     }
 
-    /// The initial parameters in O: dense weights uniform in ±√(6 / (fan_in + fan_out)),
-    /// token embeddings in ±1, position embeddings in ±0.1, drawn in f64 from one stream of
+    /// The initial parameters in O: dense weights (a vit's patch embedding too) uniform in
+    /// ±√(6 / (fan_in + fan_out)), token embeddings in ±1, position embeddings in ±0.1, drawn in f64 from one stream of
     /// the seed in order; norms' γ = 1 and β = 0; biases 0; the head all 0 (as every
     /// network's last layer).
     pub fn init<W: Word>(&self, cfg: &Config) -> Model<W> {
@@ -124,9 +161,9 @@ impl Gpt {
             .enumerate()
             .map(|(i, &(rows, cols, biases))| {
                 let norm = cols == 1 && i >= 2;
-                let r = match i {
-                    0 => 1.0,
-                    1 => 0.1,
+                let r = match (i, self.task) {
+                    (0, Task::Text) => 1.0,
+                    (1, _) => 0.1,
                     _ => (6.0 / (rows + cols) as f64).sqrt(),
                 };
                 let data = (0..rows * cols)
@@ -165,7 +202,7 @@ struct BlockCache<W> {
 
 /// What the model's backward pass needs.
 pub struct GptCache<W> {
-    tokens: Vec<usize>,
+    input: vit::InputCache<W>,
     blocks: Vec<BlockCache<W>>,
     norm: NormCache<W>,
     head: crate::net::Cache<W>,
@@ -267,9 +304,10 @@ impl<M: Machine> Net<'_, M> {
         Ok(dx)
     }
 
-    /// The forward pass of a batch of token windows `x` (one row per window of `context`
-    /// tokens; [`tokens`]): the output probabilities of every position in L (one row each),
-    /// and what the backward pass needs.
+    /// The forward pass of a batch `x`: a gpt's token windows (one row per window of
+    /// `context` tokens; [`tokens`]), a vit's images (one row each, in F); the output
+    /// probabilities in L of every position (gpt) or image (vit), and what the backward pass
+    /// needs.
     pub fn gpt_forward(
         &mut self,
         g: &Gpt,
@@ -278,9 +316,8 @@ impl<M: Machine> Net<'_, M> {
         mut noise: Option<&mut rand_pcg::Pcg64>,
     ) -> Pass<M::Word, GptCache<M::Word>> {
         let st = self.cfg.stages;
-        let tokens = tokens(x);
         let p = &model.layers;
-        let mut h = self.embed_forward((&p[0], &p[1]), &tokens, g.context)?;
+        let (mut h, input) = self.input_forward(g, model, x, noise.as_deref_mut())?;
         let mut blocks = vec![];
         for l in 0..g.layers {
             let (next, c) = self.block_forward(g, (model, l), h, noise.as_deref_mut())?;
@@ -289,12 +326,13 @@ impl<M: Machine> Net<'_, M> {
         }
         let at = g.final_norm();
         let (hn, norm) = self.norm_forward(&p[at], &h)?;
+        let hn = self.pool_forward(g, hn)?;
         let head = Gpt::dense_layer(g.dim, g.vocab);
         let (z, head_in) = self.layer_forward(&head, Some((at + 1, &p[at + 1])), hn, noise)?;
         let logits = self.convert(st.f, st.l, &z)?;
         let probs = self.softmax(&logits)?;
         let cache = GptCache {
-            tokens,
+            input,
             blocks,
             norm,
             head: head_in,
@@ -327,13 +365,13 @@ impl<M: Machine> Net<'_, M> {
         let (next, gh) =
             self.layer_backward(&head, Some((at + 1, &p[at + 1])), &c.head, delta, true)?;
         grads[at + 1] = gh;
-        let (mut d, gn) =
-            self.norm_backward(&p[at], &c.norm, &next.expect("the head propagates").b)?;
+        let d = self.pool_backward(g, next.expect("the head propagates").b)?;
+        let (mut d, gn) = self.norm_backward(&p[at], &c.norm, &d)?;
         grads[at] = Some(gn);
         for l in (0..g.layers).rev() {
             d = self.block_backward(g, (model, l), &c.blocks[l], d, &mut grads)?;
         }
-        let [gt, gp] = self.embed_backward(&c.tokens, (g.vocab, g.context), &d)?;
+        let [gt, gp] = self.input_backward(g, model, &c.input, &d)?;
         grads[0] = Some(gt);
         grads[1] = Some(gp);
         let grads = grads

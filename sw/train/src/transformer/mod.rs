@@ -161,10 +161,12 @@ impl Gpt {
             .enumerate()
             .map(|(i, &(rows, cols, biases))| {
                 let norm = cols == 1 && i >= 2;
-                let r = match (i, self.task) {
-                    (0, Task::Text) => 1.0,
-                    (1, _) => 0.1,
-                    _ => (6.0 / (rows + cols) as f64).sqrt(),
+                let r = if i == 1 {
+                    0.1
+                } else if i == 0 && self.task == Task::Text {
+                    1.0
+                } else {
+                    (6.0 / (rows + cols) as f64).sqrt()
                 };
                 let data = (0..rows * cols)
                     .map(|_| match (norm, i == head) {

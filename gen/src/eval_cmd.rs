@@ -277,7 +277,26 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
         mx: blocks,
         ..ck.run.cfg.clone()
     };
-    let (mut train, mut test) = data::load_pair(&a.dataset)?;
+    let text = a
+        .dataset
+        .to_str()
+        .and_then(|d| d.strip_prefix("text:"))
+        .map(std::path::PathBuf::from);
+    let context = cfg.arch.gpt.map_or(0, |g| g.context);
+    let (mut train, mut test) = match (cfg.arch.reads_text(), text) {
+        (true, Some(path)) => lpgen_train::transformer::text::load(&path, context)?,
+        (false, None) => data::load_pair(&a.dataset)?,
+        (true, None) => {
+            return Err(bad(
+                "the checkpoint is a gpt's: give its --dataset text:PATH",
+            ))
+        }
+        (false, Some(_)) => {
+            return Err(bad(
+                "--dataset text:PATH is for a gpt's checkpoint; this one takes IDX images",
+            ))
+        }
+    };
     if let Some(n) = a.train_limit {
         train.truncate(n);
     }
@@ -285,7 +304,7 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
         test.truncate(n);
     }
     let input = (1, train.shape.0, train.shape.1);
-    if cfg.arch.input != input || cfg.arch.classes() != train.classes {
+    if !cfg.arch.reads_text() && (cfg.arch.input != input || cfg.arch.classes() != train.classes) {
         return Err(bad(format!(
             "the checkpoint's network takes {}x{}x{} images in {} classes; {} holds {}x{} images in {}",
             cfg.arch.input.0, cfg.arch.input.1, cfg.arch.input.2, cfg.arch.classes(),

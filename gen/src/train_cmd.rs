@@ -23,6 +23,7 @@ use crate::{emit, CliError, CliResult};
 mod arch;
 mod checks;
 mod dfix;
+mod gpt;
 pub(crate) mod mx;
 
 #[derive(Args)]
@@ -61,14 +62,32 @@ pub struct TrainArgs {
     /// Run the golden model in lockstep and stop at the first differing bit (rtl backend)
     #[arg(long)]
     check: bool,
-    /// Directory with IDX files (train-images-idx3-ubyte.gz, ...)
+    /// Directory with IDX files (train-images-idx3-ubyte.gz, ...); for --model gpt
+    /// text:PATH, a file whose bytes are the tokens (its last 10 % the test split)
     #[arg(long)]
     dataset: PathBuf,
     #[arg(long, default_value_t = 15)]
     epochs: u32,
-    /// mlp, lenet5 (seed 004: LeNet-5 on 28x28 images) or maxout (seed 002)
+    /// mlp, lenet5 (seed 004: LeNet-5 on 28x28 images), maxout (seed 002), gpt (a
+    /// character-level transformer language model on --dataset text:PATH) or vit (a vision
+    /// transformer on the IDX images, --patch)
     #[arg(long, default_value = "mlp")]
     model: String,
+    /// gpt: transformer blocks
+    #[arg(long, default_value_t = 2)]
+    layers: usize,
+    /// gpt: attention heads (must divide --dim)
+    #[arg(long, default_value_t = 4)]
+    heads: usize,
+    /// gpt: width of the residual stream
+    #[arg(long, default_value_t = 128)]
+    dim: usize,
+    /// gpt: tokens per window
+    #[arg(long, default_value_t = 64)]
+    context: usize,
+    /// vit: side of the square patches the images are cut into (must divide the image's)
+    #[arg(long, default_value_t = 7)]
+    patch: usize,
     /// Hidden layer widths, comma separated (mlp; maxout: units per layer)
     #[arg(long, default_value = "512")]
     hidden: String,
@@ -271,7 +290,10 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         lpgen_train::rounding::check(rounding, &stages.list())?;
     }
     checks::rtl_rounding(a, rounding, &stages.list())?;
-    let arch = arch::arch(a, input, classes)?;
+    let arch = match gpt::is_transformer(a) {
+        true => gpt::arch(a, input, classes)?,
+        false => arch::arch(a, input, classes)?,
+    };
     let schedule = match a.schedule.as_str() {
         "fixed" => Schedule::Fixed,
         "halving" => Schedule::Halving {
@@ -424,7 +446,10 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     // Every option is checked before the dataset is read (with a stand-in input width; the
     // weight limit is checked again with the real one).
     config(a, (1, 28, 28), 10)?;
-    let (mut train, mut test) = data::load_pair(&a.dataset)?;
+    let (mut train, mut test) = match gpt::text_path(a)? {
+        Some(path) => gpt::load(a, &path)?,
+        None => data::load_pair(&a.dataset)?,
+    };
     if let Some(n) = a.train_limit {
         train.truncate(n);
     }

@@ -107,6 +107,8 @@ pub struct Arch {
     /// Channels, height, width of an input sample.
     pub input: (usize, usize, usize),
     pub layers: Vec<Layer>,
+    /// `--model gpt`: the transformer (`layers` is then empty; `crate::transformer`).
+    pub gpt: Option<crate::transformer::Gpt>,
 }
 
 /// The seeds' networks, by `--model`.
@@ -115,6 +117,10 @@ pub enum ModelKind {
     Mlp,
     Lenet5,
     Maxout,
+    /// A decoder-only transformer ([`Arch::gpt`]).
+    Gpt,
+    /// A vision transformer ([`Arch::gpt`] with `Task::Image`).
+    Vit,
 }
 
 impl std::str::FromStr for ModelKind {
@@ -124,8 +130,10 @@ impl std::str::FromStr for ModelKind {
             "mlp" => Ok(ModelKind::Mlp),
             "lenet5" => Ok(ModelKind::Lenet5),
             "maxout" => Ok(ModelKind::Maxout),
+            "gpt" => Ok(ModelKind::Gpt),
+            "vit" => Ok(ModelKind::Vit),
             _ => Err(TrainError(format!(
-                "unknown model {s:?}: expected mlp, lenet5 or maxout"
+                "unknown model {s:?}: expected mlp, lenet5, maxout, gpt or vit"
             ))),
         }
     }
@@ -181,6 +189,11 @@ impl Arch {
         let mut layers = vec![];
         drop(0, &mut layers);
         let name = match o.kind {
+            ModelKind::Gpt | ModelKind::Vit => {
+                return Err(TrainError(
+                    "--model gpt and vit are built by Arch::gpt".into(),
+                ))
+            }
             ModelKind::Mlp | ModelKind::Maxout => {
                 let maxout = o.kind == ModelKind::Maxout;
                 let pieces = if maxout { o.maxout_pieces } else { 1 };
@@ -290,6 +303,7 @@ impl Arch {
             name,
             input,
             layers,
+            gpt: None,
         };
         arch.check()?;
         Ok(arch)
@@ -351,8 +365,32 @@ impl Arch {
         Ok(())
     }
 
+    /// The transformer `g` (its checks: `Gpt::check`).
+    pub fn gpt(g: crate::transformer::Gpt) -> Result<Arch, TrainError> {
+        g.check()?;
+        let input = match g.task {
+            crate::transformer::Task::Text => (1, 1, g.context),
+            crate::transformer::Task::Image { side, .. } => (1, side, side),
+        };
+        Ok(Arch {
+            name: g.name(),
+            input,
+            layers: vec![],
+            gpt: Some(g),
+        })
+    }
+
+    /// Whether the network is a gpt, whose data are token windows of a text.
+    pub fn reads_text(&self) -> bool {
+        self.gpt
+            .is_some_and(|g| g.task == crate::transformer::Task::Text)
+    }
+
     /// Outputs per sample of the last layer.
     pub fn classes(&self) -> usize {
+        if let Some(g) = &self.gpt {
+            return g.vocab;
+        }
         let mut n = self.input.0 * self.input.1 * self.input.2;
         for l in &self.layers {
             n = l.sizes(n).1;
@@ -362,6 +400,9 @@ impl Arch {
 
     /// The weight shapes of the layers with parameters, in order.
     pub fn weight_shapes(&self) -> Vec<(usize, usize)> {
+        if let Some(g) = &self.gpt {
+            return g.shapes().iter().map(|s| (s.0, s.1)).collect();
+        }
         self.layers.iter().filter_map(Layer::weights).collect()
     }
 
@@ -372,6 +413,9 @@ impl Arch {
 
     /// A stable description of every layer (part of a checkpoint's fingerprint).
     pub fn describe(&self) -> String {
+        if let Some(g) = &self.gpt {
+            return g.describe();
+        }
         let layers: Vec<String> = self.layers.iter().map(Layer::describe).collect();
         format!(
             "{}x{}x{}: {}",
@@ -445,6 +489,7 @@ mod tests {
             .contains("at least 2"));
         let conv = |kernel, pad| Arch {
             name: "conv".into(),
+            gpt: None,
             input: (1, 4, 4),
             layers: vec![Layer::Conv {
                 channels: 1,

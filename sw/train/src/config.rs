@@ -330,7 +330,7 @@ impl Config {
             + &self
                 .max_norm
                 .map_or(String::new(), |c| format!(" max_norm={c}"))
-            + &match self.accumulate.describe() {
+            + &match self.fingerprint_accumulate().describe() {
                 d if d.is_empty() => String::new(),
                 d => format!(" accumulate={d}"),
             }
@@ -340,14 +340,24 @@ impl Config {
             }
     }
 
+    /// The placements a fingerprint names: a network without attention and layer norms
+    /// leaves their places out.
+    fn fingerprint_accumulate(&self) -> AccumulatePlaces {
+        match self.arch.gpt {
+            Some(_) => self.accumulate,
+            None => self.accumulate.without(&Place::TRANSFORMER),
+        }
+    }
+
     /// The accumulation at `place` in format `f`: `--accumulate`'s where chosen, else the
     /// family's rule from `--quire` and `--kahan`.
     pub fn accumulation(&self, place: Place, f: Format) -> Accumulate {
         let kahan = match place {
             Place::Forward | Place::Backward | Place::Gradient => self.kahan.matmul,
             Place::Sums => self.kahan.sums,
-            Place::Softmax => self.kahan.softmax,
+            Place::Softmax | Place::Attention => self.kahan.softmax,
             Place::Update => self.kahan.update,
+            Place::Norm => self.kahan.sums,
         };
         self.accumulate
             .get(place)

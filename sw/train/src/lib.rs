@@ -16,6 +16,7 @@ pub mod machine;
 pub mod model;
 pub mod net;
 mod net_rounding;
+mod net_softmax;
 mod net_storage;
 pub mod optim;
 pub mod parallel;
@@ -24,6 +25,7 @@ pub mod plot;
 pub mod rounding;
 pub mod storage;
 pub mod trainer;
+pub mod transformer;
 
 /// The float machine's old path (`lpgen_train::float::Float`): it lives in `machine::f32`.
 pub use machine::f32 as float;

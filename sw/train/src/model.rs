@@ -34,8 +34,11 @@ impl<W: Word> Model<W> {
     /// Seed 000 §4.2.1: weights uniform in ±gain·sqrt(6 / (fan_in + fan_out)), gain 4 before a
     /// sigmoid and 1 otherwise (ReLU, maxout), biases 0; the last layer (before the softmax)
     /// all 0. A convolution's fans count its kernel: channels·k² in, filters·k² out. Drawn in
-    /// f64 from one stream of `seed` in layer order, rounded into O.
+    /// f64 from one stream of `seed` in layer order, rounded into O. A gpt: `Gpt::init`.
     pub fn init(cfg: &Config) -> Model<W> {
+        if let Some(g) = &cfg.arch.gpt {
+            return g.init(cfg);
+        }
         let o = cfg.stages.o.calc();
         let zero = W::from_bits(o.zero());
         let mut rng = Pcg64::seed_from_u64(cfg.seed);

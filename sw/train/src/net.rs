@@ -13,7 +13,7 @@ use lpgen_golden::{AluOp, Format, F32};
 use rand_pcg::Pcg64;
 
 use crate::arch::Layer;
-use crate::config::{Activation, Config, Place};
+use crate::config::{Activation, Config};
 use crate::family::train_family;
 use crate::layers::Grads;
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
@@ -237,36 +237,6 @@ impl<M: Machine> Net<'_, M> {
         Ok(self.m.matmul(f, acc, x, ones.view())?.data)
     }
 
-    /// Softmax of each row of `z` (in L): e^(z − max) / Σ e^(z − max).
-    pub(crate) fn softmax(&mut self, z: &Mat<M::Word>) -> Result<Mat<M::Word>, TrainError> {
-        let l = self.cfg.stages.l;
-        let cols: Vec<Vec<M::Word>> = (0..z.cols)
-            .map(|c| (0..z.rows).map(|r| z.at(r, c)).collect())
-            .collect();
-        let mut max = cols[0].clone();
-        for col in &cols[1..] {
-            max = self.m.lanes(l, AluOp::Max, &max, col)?;
-        }
-        let mm: Vec<M::Word> = (0..z.rows)
-            .flat_map(|r| std::iter::repeat_n(max[r], z.cols))
-            .collect();
-        let d = self.m.lanes(l, AluOp::Sub, &z.data, &mm)?;
-        let e = Mat {
-            rows: z.rows,
-            cols: z.cols,
-            data: self.exp(l, &d)?,
-        };
-        let acc = self.cfg.accumulation(Place::Softmax, l);
-        let s = self.row_sums(l, acc, e.view())?;
-        let ss: Vec<M::Word> = (0..z.rows)
-            .flat_map(|r| std::iter::repeat_n(s[r], z.cols))
-            .collect();
-        Ok(Mat {
-            rows: z.rows,
-            cols: z.cols,
-            data: self.m.lanes(l, AluOp::Div, &e.data, &ss)?,
-        })
-    }
     /// The forward pass of a batch `x` (rows = samples, in F) at test time (no dropout).
     pub fn forward(
         &mut self,
@@ -283,6 +253,13 @@ impl<M: Machine> Net<'_, M> {
         x: Mat<M::Word>,
         mut noise: Option<&mut Pcg64>,
     ) -> Result<Forward<M::Word>, TrainError> {
+        if let Some(g) = self.cfg.arch.gpt {
+            let (probs, _) = self.gpt_forward(&g, model, &x, noise)?;
+            return Ok(Forward {
+                caches: vec![],
+                probs,
+            });
+        }
         let mut a = x;
         let mut caches = vec![];
         let mut params = model.layers.iter();
@@ -327,8 +304,30 @@ impl<M: Machine> Net<'_, M> {
         Ok(fw)
     }
 
+    /// The output error p − onehot(labels) of the probabilities `probs` (one row per
+    /// label), in L.
+    pub(crate) fn output_error(
+        &mut self,
+        probs: &Mat<M::Word>,
+        labels: &[u8],
+    ) -> Result<Mat<M::Word>, TrainError> {
+        let l = self.cfg.stages.l;
+        let (batch, classes) = (labels.len(), probs.cols);
+        let (one, zero) = (M::Word::constant(l, 1.0), M::Word::constant(l, 0.0));
+        let onehot: Vec<M::Word> = (0..batch)
+            .flat_map(|r| (0..classes).map(move |c| (r, c)))
+            .map(|(r, c)| if labels[r] as usize == c { one } else { zero })
+            .collect();
+        Ok(Mat {
+            rows: batch,
+            cols: classes,
+            data: self.m.lanes(l, AluOp::Sub, &probs.data, &onehot)?,
+        })
+    }
+
     /// Forward and backward passes of a batch: the forward pass and, for each layer with
     /// weights in order, the gradients of its weights and biases summed over the batch, in G.
+    /// A gpt's batch is its token windows, and `labels` the next token of every position.
     pub fn gradients(
         &mut self,
         model: &Model<M::Word>,
@@ -336,21 +335,12 @@ impl<M: Machine> Net<'_, M> {
         labels: &[u8],
         noise: &mut Pcg64,
     ) -> Result<Backward<M::Word>, TrainError> {
+        if let Some(g) = self.cfg.arch.gpt {
+            return self.gpt_gradients(&g, model, &x, labels, noise);
+        }
         let st = self.cfg.stages;
         let mut fw = self.forward_with(model, x, Some(noise))?;
-        let batch = labels.len();
-        let classes = fw.probs.cols;
-        // Output error p − onehot, in L.
-        let (one, zero) = (M::Word::constant(st.l, 1.0), M::Word::constant(st.l, 0.0));
-        let onehot: Vec<M::Word> = (0..batch)
-            .flat_map(|r| (0..classes).map(move |c| (r, c)))
-            .map(|(r, c)| if labels[r] as usize == c { one } else { zero })
-            .collect();
-        let delta_l = Mat {
-            rows: batch,
-            cols: classes,
-            data: self.m.lanes(st.l, AluOp::Sub, &fw.probs.data, &onehot)?,
-        };
+        let delta_l = self.output_error(&fw.probs, labels)?;
         let mut delta = Delta {
             b: self.convert(st.l, st.b, &delta_l)?.into_owned(),
             g: Some(self.convert(st.l, st.g, &delta_l)?.into_owned()),

@@ -26,17 +26,26 @@ pub enum Place {
     Softmax,
     /// The weight update w ← w + change (one term per step: naive or Kahan).
     Update,
+    /// Transformers: the denominators of attention's softmax and their backward sums.
+    Attention,
+    /// Transformers: the layer norm's sums (mean and variance, and their backward sums).
+    Norm,
 }
 
 impl Place {
-    pub const ALL: [Place; 6] = [
+    pub const ALL: [Place; 8] = [
         Place::Forward,
         Place::Backward,
         Place::Gradient,
         Place::Sums,
         Place::Softmax,
         Place::Update,
+        Place::Attention,
+        Place::Norm,
     ];
+    /// The places only a transformer has (a run of another network leaves them out of its
+    /// fingerprint, so that `all=MODE` names the run it always named).
+    pub const TRANSFORMER: [Place; 2] = [Place::Attention, Place::Norm];
     /// `matmul` on the command line: every matrix product, the three passes.
     pub const MATMUL: [Place; 3] = [Place::Forward, Place::Backward, Place::Gradient];
 
@@ -48,6 +57,8 @@ impl Place {
             Place::Sums => "sums",
             Place::Softmax => "softmax",
             Place::Update => "update",
+            Place::Attention => "attention",
+            Place::Norm => "norm",
         }
     }
 }
@@ -56,7 +67,7 @@ impl Place {
 /// family's rule (`TrainFamily::accumulation` from `--quire` and `--kahan`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct AccumulatePlaces {
-    pub chosen: [Option<Accumulate>; 6],
+    pub chosen: [Option<Accumulate>; 8],
 }
 
 /// An accumulation's name on the command line.
@@ -93,12 +104,12 @@ fn parse_accumulate(mode: &str) -> Result<Accumulate, String> {
 
 impl AccumulatePlaces {
     /// A comma list of `place=mode`: places matmul (or one pass of it: forward, backward,
-    /// gradient), sums, softmax, update (or `all`), modes naive, kahan, pairwise, exact (the
+    /// gradient), sums, softmax, update, attention, norm (or `all`), modes naive, kahan, pairwise, exact (the
     /// format's exact accumulator: quires for posits).
     pub fn parse(s: &str) -> Result<AccumulatePlaces, TrainError> {
         let bad = |why: String| {
             TrainError(format!(
-                "--accumulate {s:?}: {why} (expected e.g. matmul=pairwise,update=kahan: places matmul (or forward, backward, gradient), sums, softmax, update or all; modes naive, kahan, pairwise, exact, and for matmul fdpa:PRESET[:promoteN])"
+                "--accumulate {s:?}: {why} (expected e.g. matmul=pairwise,update=kahan: places matmul (or forward, backward, gradient), sums, softmax, update, attention, norm or all; modes naive, kahan, pairwise, exact, and for matmul fdpa:PRESET[:promoteN])"
             ))
         };
         let mut p = AccumulatePlaces::default();
@@ -145,6 +156,15 @@ impl AccumulatePlaces {
 
     pub fn get(&self, place: Place) -> Option<Accumulate> {
         self.chosen[place as usize]
+    }
+
+    /// These placements with `places` left to their family's rule.
+    pub fn without(&self, places: &[Place]) -> AccumulatePlaces {
+        let mut p = *self;
+        for &q in places {
+            p.chosen[q as usize] = None;
+        }
+        p
     }
 
     /// An fdpa mode chosen for some place, if any (the rtl backend has no PE for it yet).

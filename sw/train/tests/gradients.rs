@@ -16,6 +16,7 @@ use lpgen_train::net::Net;
 fn small_cnn() -> Arch {
     Arch {
         name: "test CNN".into(),
+        gpt: None,
         input: (1, 6, 6),
         layers: vec![
             Layer::Conv {

@@ -205,6 +205,29 @@ fn values(factors: &[usize], what: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("{what} of more than {MAX_VALUES} values"))
 }
 
+/// A gpt's shape as `Gpt::describe` writes it after `gpt ` (`layers 2 heads 4 dim 128
+/// context 64 vocab 256`), each a count, the vocabulary the bytes'.
+fn gpt(text: &str) -> Result<Arch, String> {
+    let words: Vec<&str> = text.split(' ').collect();
+    let ["layers", l, "heads", h, "dim", d, "context", t, "vocab", v] = words[..] else {
+        return Err(format!("gpt {text:?} is not a gpt description"));
+    };
+    let vocab = count(v)?;
+    if vocab != crate::transformer::text::VOCAB {
+        return Err(format!("a gpt of vocabulary {vocab}, not the bytes' 256"));
+    }
+    let g = crate::transformer::Gpt {
+        layers: count(l)?,
+        heads: count(h)?,
+        dim: count(d)?,
+        context: count(t)?,
+        vocab,
+        task: crate::transformer::Task::Text,
+    };
+    values(&[4 * g.dim, g.dim.max(g.context)], "a gpt's weight matrix")?;
+    Arch::gpt(g).map_err(|e| e.0)
+}
+
 /// The layers of `Arch::describe` (`1x28x28: dense 512, sigmoid, dense 10`), each layer's
 /// input shape followed from the one before. Every count is in 1..=[`MAX_COUNT`] and every
 /// image between layers, and every convolution's weight row, has at most [`MAX_VALUES`]
@@ -215,6 +238,9 @@ fn arch(text: &str) -> Result<Arch, String> {
         .strip_prefix('[')
         .and_then(|t| t.strip_suffix(']'))
         .ok_or_else(malformed)?;
+    if let Some(g) = inner.strip_prefix("gpt ") {
+        return gpt(g);
+    }
     let (input, list) = inner.split_once(": ").ok_or_else(malformed)?;
     let dims: Vec<usize> = input.split('x').map(count).collect::<Result<_, _>>()?;
     let [c, h, w] = dims[..] else {
@@ -294,6 +320,7 @@ fn arch(text: &str) -> Result<Arch, String> {
         name: format!("the checkpoint's {c}x{h}x{w} network"),
         input: (c, h, w),
         layers,
+        gpt: None,
     };
     arch.check()
         .map_err(|e| e.0.replace(" (an architecture bug)", ""))?;

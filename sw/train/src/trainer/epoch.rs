@@ -219,8 +219,11 @@ pub(super) fn halves(chunk: &[usize], double_buffer: bool) -> Vec<&[usize]> {
     }
 }
 
-/// The input words and labels of the samples `mine`.
+/// The input words and labels of the samples `mine` (a gpt's: its windows' tokens).
 pub(super) fn half_input<W: Word>(run: &RunContext<'_>, mine: &[usize]) -> (Mat<W>, Vec<u8>) {
+    if run.cfg.arch.reads_text() {
+        return text::batch(run.train, mine);
+    }
     let x = batch_input(run.train, mine, &run.mean, &run.sd, &run.fcalc);
     let labels = mine.iter().map(|&i| run.train.labels[i]).collect();
     (x, labels)
@@ -286,6 +289,11 @@ pub(super) fn epoch_metrics<M: Machine>(
         compression_ratio,
         overflow_rate,
         scales,
+        test_bpc: run
+            .cfg
+            .arch
+            .reads_text()
+            .then(|| test_loss / std::f64::consts::LN_2),
     })
 }
 

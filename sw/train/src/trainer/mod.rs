@@ -23,6 +23,7 @@ use crate::parallel::Worker;
 use crate::plot;
 use crate::rounding::Stream;
 use crate::storage::{EpochCounts, Storage};
+use crate::transformer::text;
 use crate::TrainError;
 use lpgen_golden::Rounding;
 
@@ -80,6 +81,9 @@ pub struct EpochMetrics {
     /// `--format dfix:P:U`: every group's scale exponent at the epoch's end (`L1.weights`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scales: Option<BTreeMap<String, i32>>,
+    /// `--model gpt`: the test split's bits per character (test_loss / ln 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_bpc: Option<f64>,
 }
 
 /// serde_json writes a non-finite f64 as `null`; read it back as NaN.
@@ -157,7 +161,8 @@ fn progress(epoch: u32, epochs: u32, done: usize, total: usize, rate: f64) {
     let _ = std::io::stderr().flush();
 }
 
-/// Evaluates `model` on `test` (forward passes in batches of the training batch size).
+/// Evaluates `model` on `test` (forward passes in batches of the training batch size): the
+/// mean cross-entropy and accuracy per label (a gpt's: per predicted token).
 pub fn evaluate<M: Machine>(
     net: &mut Net<'_, M>,
     model: &Model<M::Word>,
@@ -167,16 +172,23 @@ pub fn evaluate<M: Machine>(
     let f = net.cfg.stages.f.calc();
     let l = net.cfg.stages.l;
     let idx: Vec<usize> = (0..test.len()).collect();
-    let (mut loss, mut correct) = (0.0, 0);
+    let (mut loss, mut correct, mut count) = (0.0, 0, 0);
     for chunk in idx.chunks(net.cfg.batch) {
-        let x = batch_input(test, chunk, moments.0, moments.1, &f);
+        let (x, labels) = match net.cfg.arch.reads_text() {
+            true => text::batch(test, chunk),
+            false => (
+                batch_input(test, chunk, moments.0, moments.1, &f),
+                chunk.iter().map(|&i| test.labels[i]).collect(),
+            ),
+        };
         let fw = net.forward(model, x)?;
-        let labels: Vec<u8> = chunk.iter().map(|&i| test.labels[i]).collect();
         let (s, c) = score(&fw, &labels, l);
         loss += s;
         correct += c;
+        count += labels.len();
     }
-    Ok((loss / test.len() as f64, correct as f64 / test.len() as f64))
+    // Per label: a sample's, or a gpt's predicted token.
+    Ok((loss / count as f64, correct as f64 / count as f64))
 }
 
 /// Runs the training of `plan` with `cfg` on `train` / `test` through `machine`; calls
@@ -412,6 +424,7 @@ mod tests {
             compression_ratio: None,
             overflow_rate: None,
             scales: None,
+            test_bpc: None,
         };
         let line = m.json();
         assert!(

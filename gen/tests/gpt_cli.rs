@@ -1,0 +1,196 @@
+//! `lpgen train --model gpt` (issue 46): a short run reports test_bpc and `lpgen eval`
+//! evaluates its checkpoint in another format; bad input (heads that
+//! do not divide dim, a missing or empty text, a context too long for the text or below 1,
+//! a gpt on an IDX directory, a text for another model, options a gpt does not take yet)
+//! gets one line and exit 2.
+
+mod common;
+
+use common::{lpgen, refused};
+
+fn text(name: &str, bytes: &[u8]) -> String {
+    let p = std::env::temp_dir().join(format!("lpgen-gpt-cli-{}-{name}", std::process::id()));
+    std::fs::write(&p, bytes).unwrap();
+    p.display().to_string()
+}
+
+/// A tiny gpt run's arguments; `extra` flags replace the defaults of the same name.
+fn gpt<'a>(dataset: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "train",
+        "--model",
+        "gpt",
+        "--dataset",
+        dataset,
+        "--out",
+        out,
+    ];
+    for (flag, value) in [
+        ("--layers", "1"),
+        ("--dim", "8"),
+        ("--heads", "2"),
+        ("--context", "4"),
+        ("--epochs", "1"),
+        ("--batch", "4"),
+        ("--max-steps", "3"),
+        ("--threads", "1"),
+    ] {
+        if !extra.contains(&flag) {
+            a.extend([flag, value]);
+        }
+    }
+    a.extend_from_slice(extra);
+    a
+}
+
+#[test]
+fn a_short_gpt_run_reports_test_bpc() {
+    let path = text("ok.txt", &b"abcabcabd ".repeat(40));
+    let data = format!("text:{path}");
+    let out = std::env::temp_dir().join(format!("lpgen-gpt-cli-out-{}", std::process::id()));
+    let out = out.display().to_string();
+    for backend in [["--backend", "f32"], ["--format", "posit:16:1"]] {
+        let o = lpgen(&gpt(&data, &out, &backend));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(stdout.contains("\"test_bpc\":"), "{stdout}");
+    }
+    // `lpgen eval` reads the gpt's checkpoint and evaluates it in another format.
+    let o = lpgen(&[
+        "eval",
+        "--checkpoint",
+        &out,
+        "--format",
+        "bf16",
+        "--dataset",
+        &data,
+        "--threads",
+        "1",
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("\"format\":\"bf16\""), "{stdout}");
+    refused(
+        &[
+            "eval",
+            "--checkpoint",
+            &out,
+            "--format",
+            "bf16",
+            "--dataset",
+            "x",
+        ],
+        "give its --dataset text:PATH",
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn bad_gpt_input_is_refused_in_one_line() {
+    let ok = format!("text:{}", text("fine.txt", &b"hello world ".repeat(20)));
+    let empty = format!("text:{}", text("empty.txt", b""));
+    let short = format!("text:{}", text("short.txt", b"0123456789abcdefghij"));
+    let out = std::env::temp_dir().join(format!("lpgen-gpt-cli-bad-{}", std::process::id()));
+    let out = out.display().to_string();
+    let f32 = ["--backend", "f32"];
+    for (args, needle) in [
+        (
+            gpt(&ok, &out, &["--backend", "f32", "--heads", "3"]),
+            "does not divide --dim",
+        ),
+        (
+            gpt("text:/nonexistent/x.txt", &out, &f32),
+            "cannot read text",
+        ),
+        (gpt(&empty, &out, &f32), "is empty"),
+        (gpt(&short, &out, &f32), "shorter than a window"),
+        (
+            gpt(&ok, &out, &["--backend", "f32", "--context", "0"]),
+            "--context 0",
+        ),
+        (
+            gpt("data/mnist-300", &out, &f32),
+            "give --dataset text:PATH",
+        ),
+        (
+            gpt(&ok, &out, &["--backend", "f32", "--workers", "2"]),
+            "does not take data-parallel",
+        ),
+        (
+            gpt(&ok, &out, &["--format", "dfix:10:12"]),
+            "does not take storage",
+        ),
+        (
+            gpt(&ok, &out, &["--backend", "f32", "--dim", "100000"]),
+            "--dim 100000 is out of range",
+        ),
+    ] {
+        refused(&args, needle);
+    }
+    refused(
+        &["train", "--dataset", &ok, "--backend", "f32", "--out", &out],
+        "text datasets are for --model gpt",
+    );
+    let mnist = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
+    let vit = |patch: &'static str| {
+        vec![
+            "train",
+            "--model",
+            "vit",
+            "--patch",
+            patch,
+            "--dataset",
+            mnist,
+            "--backend",
+            "f32",
+            "--out",
+            "/nonexistent/vit",
+        ]
+    };
+    refused(&vit("5"), "--patch 5 does not tile the 28x28 image");
+    refused(&vit("0"), "a --patch of at least 1");
+}
+
+/// `--model vit --patch 7` trains on the IDX images (4×4 patches of 7×7 pixels).
+#[test]
+fn a_short_vit_run_trains_on_images() {
+    let mnist = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
+    let out = std::env::temp_dir().join(format!("lpgen-vit-cli-{}", std::process::id()));
+    let out = out.display().to_string();
+    let o = lpgen(&[
+        "train",
+        "--model",
+        "vit",
+        "--patch",
+        "7",
+        "--layers",
+        "1",
+        "--dim",
+        "16",
+        "--heads",
+        "2",
+        "--dataset",
+        mnist,
+        "--format",
+        "bf16",
+        "--epochs",
+        "1",
+        "--batch",
+        "10",
+        "--max-steps",
+        "3",
+        "--test-limit",
+        "20",
+        "--threads",
+        "1",
+        "--out",
+        &out,
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout.contains("\"test_acc\":") && !stdout.contains("test_bpc"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -5,7 +5,7 @@
 //! Exhaustive (L·N ≤ 8: every operand tuple, e.g. all pairs of fp4 pairs at L = 2): each
 //! tuple twice, with C = +0 and with C from the corner words of the output format in turn.
 //! Vectors: corner chunks first (every special operand word at the first and the last
-//! position of a random finite chunk, every corner C), then random chunks of five kinds:
+//! position of a random finite chunk, every corner C with a random chunk and with zeros), then random chunks of five kinds:
 //! finite words, a narrow exponent band (many terms survive the alignment), tiny words
 //! (subnormals and the lowest binades, some zeros: e_zero leads where C is 0), cancellation to zero (the second half of the chunk negates the first, C = 0 or the
 //! negated sum of the rest), and a few specials; C is +0, a random word, near the chunk's
@@ -39,7 +39,7 @@ pub(crate) fn plan_of(p: &Params) -> Result<FdpaPlan> {
 pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     let pl = plan_of(p)?;
     let bits = 2 * pl.chunk.l * pl.fmt.width();
-    let corners = (float_specials(pl.fmt).len() * 2 + corner_c(&pl).len()) as u64;
+    let corners = (float_specials(pl.fmt).len() * 2 + corner_c(&pl).len() * 2) as u64;
     let cycles = match mode {
         Mode::Exhaustive if bits > MAX_EXHAUSTIVE_BITS => {
             return Err(no_exhaustive(
@@ -194,6 +194,8 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
             for &c in &corner_c(&pl) {
                 let (a, b) = chunk(&mut r, &pl);
                 op(ctx.chk, &a, &b, c);
+                // C alone among zero products: C truncated to F bits below its own exponent.
+                op(ctx.chk, &vec![0; l], &b, c);
             }
             for _ in 0..count {
                 let (a, b) = chunk(&mut r, &pl);
@@ -203,4 +205,72 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lpgen_golden::float::fdpa::Fdpa;
+
+    fn plan(f: &str, mode: &str) -> FdpaPlan {
+        let Ok(Format::Float(f)) = f.parse::<Format>() else {
+            panic!("a float format")
+        };
+        Fdpa::parse(&format!("fdpa:{mode}"))
+            .unwrap()
+            .plan(&f)
+            .unwrap()
+    }
+
+    /// The random chunks (3,000, as CI runs them) reach every kind of result: NaN, ±∞, +0
+    /// from nonzero terms (cancellation); for bf16 and f16 subnormal outputs and chunks whose
+    /// nonzero products all lie below e_zero while a zero term is present (e_zero leads: the
+    /// e_zero mutants' ground); for bf16 (products past 2^128) the largest value toward zero.
+    #[test]
+    fn random_chunks_reach_every_kind_of_result() {
+        for (f, mode) in [
+            ("fp8:e4m3", "hopper"),
+            ("bf16", "ampere"),
+            ("f16", "4:12:rne-f16"),
+        ] {
+            let pl = plan(f, mode);
+            let out = pl.output();
+            let mut r = Rng(0x49);
+            let (mut nan, mut inf, mut zero, mut sub, mut max, mut lead) = (0, 0, 0, 0, 0, 0);
+            for _ in 0..3_000 {
+                let (a, b) = chunk(&mut r, &pl);
+                let c = addend(&mut r, &pl, &a, &b);
+                let d = pl.dot(&a, &b, c);
+                let v = out.to_f64(d);
+                let any_term = a
+                    .iter()
+                    .zip(&b)
+                    .any(|(&x, &y)| pl.fmt.to_f64(x) * pl.fmt.to_f64(y) != 0.0);
+                nan += usize::from(out.is_nan(d));
+                inf += usize::from(v.is_infinite());
+                zero += usize::from(d == 0 && any_term);
+                sub += usize::from(out.is_subnormal(d));
+                // rz-f32's largest value toward zero, 0x7f7fffff (an overflow's result).
+                max += usize::from(d & 0x7fff_ffff == 0x7f7f_ffff);
+                let e_zero = 2f64.powi(pl.chunk.rho.e_zero() as i32);
+                let products: Vec<f64> = a
+                    .iter()
+                    .zip(&b)
+                    .map(|(&x, &y)| pl.fmt.to_f64(x) * pl.fmt.to_f64(y))
+                    .collect();
+                let has_zero = products.contains(&0.0) || out.to_f64(c) == 0.0;
+                let below = products.iter().all(|&p| p.abs() < e_zero) && any_term;
+                lead += usize::from(has_zero && below);
+            }
+            eprintln!("{f} {mode}: nan {nan} inf {inf} zero {zero} subnormal {sub} max {max} e_zero leads {lead}");
+            assert!(nan > 0 && inf > 0 && zero > 0, "{f} {mode}");
+            // fp8 products stay above 2^−18: subnormal outputs come from the corner C.
+            if f != "fp8:e4m3" {
+                assert!(sub > 0 && lead > 0, "{f} {mode}");
+            }
+            if f == "bf16" {
+                assert!(max > 0, "{f}");
+            }
+        }
+    }
 }

@@ -99,11 +99,11 @@ fn mutation_rounding_aligner_is_caught() {
 }
 
 /// The wrong e_zero: in a binary32 unit on bf16 operands (whose products reach far below
-/// −133), binary16's −21 and binary32's smallest normal exponent −126; in a binary16 unit on
-/// f16 operands, binary16's smallest normal exponent −14 and 0. Not here: e_zero off by one
-/// (−132, −20), which moves the truncation 2^−157 → 2^−156 (2^−33 → 2^−32), under the
-/// output's last place (2^−149, 2^−24); 3,000 random chunks do not see it (0 failed), and
-/// the golden's reference test pins e_zero's value itself.
+/// −133), binary16's −21, binary32's smallest normal exponent −126 and −132 (off by one); in
+/// a binary16 unit on f16 operands, binary16's smallest normal exponent −14, 0 and −20. Off
+/// by one, the truncation moves 2^−157 → 2^−156 (2^−33 → 2^−32), under the output's last
+/// place: random chunks do not see it, the driver's e_zero chunks do (a product at the
+/// boundary beside one at the last place, or at half of it).
 #[test]
 fn mutation_wrong_e_zero_is_caught() {
     let zero = |w: u32, v: i64| {
@@ -116,7 +116,9 @@ fn mutation_wrong_e_zero_is_caught() {
     let p = fdpa("bf16", "ampere", 0);
     caught(&p, &p, &[(&zero(10, -133), &zero(10, -21))], 100);
     caught(&p, &p, &[(&zero(10, -133), &zero(10, -126))], 0);
+    caught(&p, &p, &[(&zero(10, -133), &zero(10, -132))], 0);
     let p = fdpa("f16", "4:12:rne-f16", 0);
     caught(&p, &p, &[(&zero(7, -21), &zero(7, -14))], 10);
     caught(&p, &p, &[(&zero(7, -21), &zero(7, 0))], 100);
+    caught(&p, &p, &[(&zero(7, -21), &zero(7, -20))], 0);
 }

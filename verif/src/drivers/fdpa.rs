@@ -5,7 +5,8 @@
 //! Exhaustive (L·N ≤ 8: every operand tuple, e.g. all pairs of fp4 pairs at L = 2): each
 //! tuple twice, with C = +0 and with C from the corner words of the output format in turn.
 //! Vectors: corner chunks first (every special operand word at the first and the last
-//! position of a random finite chunk, every corner C with a random chunk and with zeros), then random chunks of five kinds:
+//! position of a random finite chunk, every corner C with a random chunk and with zeros, the
+//! chunks where e_zero decides the result by one place, [`e_zero_chunks`]), then random chunks of five kinds:
 //! finite words, a narrow exponent band (many terms survive the alignment), tiny words
 //! (subnormals and the lowest binades, some zeros: e_zero leads where C is 0), cancellation to zero (the second half of the chunk negates the first, C = 0 or the
 //! negated sum of the rest), and a few specials; C is +0, a random word, near the chunk's
@@ -39,7 +40,8 @@ pub(crate) fn plan_of(p: &Params) -> Result<FdpaPlan> {
 pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     let pl = plan_of(p)?;
     let bits = 2 * pl.chunk.l * pl.fmt.width();
-    let corners = (float_specials(pl.fmt).len() * 2 + corner_c(&pl).len() * 2) as u64;
+    let corners = (float_specials(pl.fmt).len() * 2 + corner_c(&pl).len() * 2) as u64
+        + e_zero_chunks(&pl).len() as u64;
     let cycles = match mode {
         Mode::Exhaustive if bits > MAX_EXHAUSTIVE_BITS => {
             return Err(no_exhaustive(
@@ -62,6 +64,44 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
 /// ±max, ±∞, NaN.
 fn corner_c(pl: &FdpaPlan) -> Vec<u64> {
     float_specials(pl.output())
+}
+
+/// The word of 2^x in `f`, if it is one.
+fn pow2(f: FloatFormat, x: i64) -> Option<u64> {
+    let v = 2f64.powi(i32::try_from(x).ok()?);
+    let w = f.from_f64(v);
+    (f.to_f64(w) == v).then_some(w)
+}
+
+/// Chunks where e_zero decides the result (C = +0 leads, every product below it): a product
+/// at the truncation boundary 2^(e_zero − F) beside one at the output's last place (rz: with
+/// the other sign, so that the boundary bit moves the result across a last place) or at half
+/// of it (rne: a tie that the boundary bit breaks). An e_zero one higher drops the boundary
+/// product and changes the result. Empty where the operand format cannot reach there (L < 2,
+/// or products that stay above e_zero, as fp8's).
+fn e_zero_chunks(pl: &FdpaPlan) -> Vec<(Vec<u64>, Vec<u64>)> {
+    let (f, out, l) = (pl.fmt, pl.output(), pl.chunk.l as usize);
+    let e_zero = pl.chunk.rho.e_zero();
+    let lsb = out.emin() - i64::from(out.frac_bits);
+    let (p1, neg2) = match pl.chunk.rho {
+        lpgen_golden::float::fdpa::Rho::RneF16 => (lsb - 1, false),
+        lpgen_golden::float::fdpa::Rho::RzF32 | lpgen_golden::float::fdpa::Rho::RzE8m13 => {
+            (lsb, true)
+        }
+    };
+    let p2 = e_zero - i64::from(pl.chunk.f);
+    let pair = |p: i64| Some((pow2(f, p - p / 2)?, pow2(f, p / 2)?));
+    let (Some((a1, b1)), Some((a2, b2)), true) = (pair(p1), pair(p2), l >= 2 && p1 < e_zero) else {
+        return vec![];
+    };
+    let mut out_chunks = vec![];
+    for neg in [false, true] {
+        let (mut a, mut b) = (vec![0; l], vec![0; l]);
+        (a[0], b[0]) = (if neg { f.neg(a1) } else { a1 }, b1);
+        (a[1], b[1]) = (if neg != neg2 { f.neg(a2) } else { a2 }, b2);
+        out_chunks.push((a, b));
+    }
+    out_chunks
 }
 
 /// A finite operand word (random, biased to hard binades).
@@ -197,6 +237,9 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 // C alone among zero products: C truncated to F bits below its own exponent.
                 op(ctx.chk, &vec![0; l], &b, c);
             }
+            for (a, b) in e_zero_chunks(&pl) {
+                op(ctx.chk, &a, &b, 0);
+            }
             for _ in 0..count {
                 let (a, b) = chunk(&mut r, &pl);
                 let c = addend(&mut r, &pl, &a, &b);
@@ -220,6 +263,28 @@ mod tests {
             .unwrap()
             .plan(&f)
             .unwrap()
+    }
+
+    /// The e_zero chunks exist for bf16 (rz-f32) and f16 (rne-f16), not for fp8, and the
+    /// golden's result on them differs from the same arithmetic with e_zero one higher
+    /// (computed here from the definition: the boundary product dropped).
+    #[test]
+    fn e_zero_chunks_are_decided_by_e_zero() {
+        assert!(e_zero_chunks(&plan("fp8:e4m3", "hopper")).is_empty());
+        for (f, mode) in [("bf16", "ampere"), ("f16", "4:12:rne-f16")] {
+            let pl = plan(f, mode);
+            let chunks = e_zero_chunks(&pl);
+            assert_eq!(chunks.len(), 2, "{f}");
+            for (a, b) in chunks {
+                let with = pl.dot(&a, &b, 0);
+                // Without the boundary product (what e_zero + 1 truncates away).
+                let (mut a2, b2) = (a.clone(), b.clone());
+                a2[1] = 0;
+                // A zero operand is itself a zero term at e_zero: the same e_max.
+                let without = pl.dot(&a2, &b2, 0);
+                assert_ne!(with, without, "{f}: {a:x?} {b:x?}");
+            }
+        }
     }
 
     /// The random chunks (3,000, as CI runs them) reach every kind of result: NaN, ±∞, +0

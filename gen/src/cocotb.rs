@@ -66,8 +66,8 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::Fdpa => "its model (Format.dot with an fdpa mode and init C) is not written yet",
     };
     Some(format!(
-        "--testbench cocotb: {} is not covered ({why}); covered: every unit (array: --pe lns-kahan, \
-         lns-plain, posit-quire, fix, dfix, float, mx), rounding to nearest, and the stochastic \
+        "--testbench cocotb: {} is not covered ({why}); covered: every unit but fdpa (array: --pe \
+         lns-kahan, lns-plain, posit-quire, fix, dfix, float, mx), rounding to nearest, and the stochastic \
          float-add, float-mul, float-fma and convert",
         p.unit.name()
     ))

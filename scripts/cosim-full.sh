@@ -462,6 +462,22 @@ for f in mx:fp4:e2m1:b4 mx:fp6:e3m2:b2 mx:fp6:e2m3:b3 mx:fp8:e4m3:b2; do
   cosim array --pe mx --format $f --stages 6 --exhaustive
 done
 
+# fdpa (issue 49): every pair of fp4 pairs (L = 2) under each rounding at every stage count,
+# every operand pair of fp8 at L = 1 (C = +0 and a corner C each), random + corner chunks of
+# every preset on every operand format it lists at stages 0 and 6. ONLY=fdpa.
+for mode in 2:3:rz-f32 2:2:rz-e8m13 2:1:rne-f16; do
+  for s in $(stages 6); do cosim fdpa --format float:2:1 --fdpa $mode --stages $s --exhaustive; done
+done
+cosim fdpa --format fp8:e4m3 --fdpa 1:13:rz-e8m13 --stages 3 --exhaustive
+cosim fdpa --format fp8:e5m2 --fdpa 1:3:rne-f16 --stages 2 --exhaustive
+for fm in f16:volta f16:ampere f16:ada f16:hopper f16:blackwell bf16:ampere bf16:ada bf16:hopper \
+  bf16:blackwell float:8:23:ampere fp8:e4m3:ada fp8:e4m3:hopper fp8:e4m3:blackwell fp8:e5m2:ada \
+  fp8:e5m2:hopper fp8:e5m2:blackwell; do
+  for s in 0 6; do
+    cosim fdpa --format "${fm%:*}" --fdpa "${fm##*:}" --stages $s --vectors "$VECTORS" --seed "$SEED"
+  done
+done
+
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done
 [ ${#failed_runs[@]} -eq 0 ]

@@ -63,6 +63,11 @@ pub struct DesignArgs {
     /// alu/vector: the lane's sqrt opcode (11; lns and float lanes; without it code 11 gives zero)
     #[arg(long)]
     sqrt: bool,
+    /// fdpa: the chunking, L:F:RHO (L operand pairs, F fraction bits below the largest
+    /// exponent, RHO rz-f32, rz-e8m13 or rne-f16) or a preset resolved against --format
+    /// (volta, ampere, ada, hopper, blackwell; docs/formats.md "fdpa")
+    #[arg(long)]
+    fdpa: Option<String>,
 }
 
 impl DesignArgs {
@@ -70,7 +75,7 @@ impl DesignArgs {
     /// options), naming the units it applies to: no option is silently ignored (issue 48).
     fn check_options_apply(&self, unit: Unit) -> CliResult {
         use lpgen_hdl::units::{entry, Opt, UNITS};
-        let given: [(&str, bool, &[Opt]); 10] = [
+        let given: [(&str, bool, &[Opt]); 11] = [
             (
                 "--rows",
                 self.rows.is_some(),
@@ -89,6 +94,7 @@ impl DesignArgs {
             ),
             ("--input", self.input.is_some(), &[Opt::Input]),
             ("--sqrt", self.sqrt, &[Opt::Sqrt]),
+            ("--fdpa", self.fdpa.is_some(), &[Opt::Fdpa]),
         ];
         let takes =
             |e: &lpgen_hdl::units::UnitEntry, opts: &[Opt]| opts.iter().any(|&o| e.takes(o));
@@ -166,6 +172,11 @@ impl DesignArgs {
             p.q8 = q8.parse()?;
         }
         p.sqrt = self.sqrt;
+        if let Some(m) = &self.fdpa {
+            let mode = lpgen_golden::float::fdpa::Fdpa::parse(&format!("fdpa:{m}"))
+                .map_err(|e| CliError(format!("--fdpa {m}: {}", e.0)))?;
+            p.fdpa = Some(mode);
+        }
         p.counter_bits = self
             .counter_bits
             .unwrap_or(lpgen_hdl::units::DFIX_COUNTER_BITS);

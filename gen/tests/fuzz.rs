@@ -464,7 +464,7 @@ fn golden(r: &mut Rng) -> (Vec<OsString>, Vec<u8>) {
 /// One `lpgen rtl …` argument vector.
 fn rtl(r: &mut Rng) -> Vec<OsString> {
     use Family::*;
-    const UNITS: [(&str, &[Family]); 20] = [
+    const UNITS: [(&str, &[Family]); 21] = [
         ("lns-mul", &[Lns]),
         ("lns-add", &[Lns]),
         ("lns-kahan", &[Lns]),
@@ -485,6 +485,7 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         ("float-fma", &[Float]),
         ("mx-dot", &[Mx]),
         ("mx-enc", &[Mx]),
+        ("fdpa", &[Float]),
     ];
     let (unit, families) = r.pick(&UNITS);
     let family = r.pick(families);
@@ -592,6 +593,33 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
             true if r.chance(50) => valid_format(r, Float, true).into(),
             true => valid_format(r, Fix, true).into(),
             false => format(r),
+        });
+    }
+    if unit == "fdpa" && r.chance(90) || r.chance(3) {
+        // fdpa's chunking: presets (some not listing the format), L:F:RHO (small L), or bad.
+        a.push("--fdpa".into());
+        a.push(match r.sane() {
+            true if r.chance(50) => r
+                .pick(&["volta", "ampere", "ada", "hopper", "blackwell"])
+                .into(),
+            true => format!(
+                "{}:{}:{}",
+                r.range(1, 4),
+                r.range(1, 30),
+                r.pick(&["rz-f32", "rz-e8m13", "rne-f16"])
+            )
+            .into(),
+            false if r.chance(50) => junk(r),
+            false => r
+                .pick(&[
+                    "0:13:rz-f32",
+                    "4:0:rz-f32",
+                    "turing",
+                    "hopper:promote128",
+                    "65:13:rz-f32",
+                    "4:13",
+                ])
+                .into(),
         });
     }
     if unit == "dfix-monitor" && r.chance(40) || r.chance(3) {

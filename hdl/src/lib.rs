@@ -11,5 +11,6 @@ pub mod units;
 pub use manifest::{Direction, Manifest};
 pub use sources::{Verilog, VerilogFile};
 pub use units::{
-    generate, wrap_axis, Design, GenError, Params, PeKind, Unit, REGISTERED_MULTIPLIER_PREFIX,
+    fdpa_params, generate, wrap_axis, Design, GenError, Params, PeKind, Unit,
+    REGISTERED_MULTIPLIER_PREFIX,
 };

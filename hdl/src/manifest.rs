@@ -99,6 +99,9 @@ pub struct Parameters {
     /// `true` for an ALU lane with the `sqrt` opcode (`--sqrt`); absent without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sqrt: Option<bool>,
+    /// The chunking of an fdpa design, `L:F:RHO` (a preset resolved against the format).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdpa: Option<String>,
 }
 
 /// One port of the top module.

@@ -101,7 +101,8 @@ fn stream_of(p: &Params) -> Stream {
         | Unit::FloatMul
         | Unit::FloatFma
         | Unit::MxDot
-        | Unit::MxEnc => Stream::every_beat(),
+        | Unit::MxEnc
+        | Unit::Fdpa => Stream::every_beat(),
         // `clear` restarts the counts with or without a read-out: only a beat's counts.
         Unit::DfixMonitor => Stream {
             gated: vec!["clear"],

@@ -20,6 +20,7 @@ pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
 mod float;
 pub use fix::REGISTERED_MULTIPLIER_PREFIX;
+pub use float::{fdpa_params, MAX_FDPA_L};
 mod lns;
 mod posit;
 mod quant1;
@@ -133,7 +134,27 @@ fn parameters(p: &Params) -> Parameters {
         rounding_seed: (p.rounding != Rounding::Nearest).then_some(p.rounding_seed),
         input: e.takes(Opt::Input).then(|| mx::shown_input(p)).flatten(),
         sqrt: (e.takes(Opt::Sqrt) && p.sqrt).then_some(true),
+        fdpa: e.takes(Opt::Fdpa).then(|| fdpa_shown(p)).flatten(),
     }
+}
+
+/// An fdpa design's chunking as the manifest shows it: `L:F:RHO` (a preset resolved; `:tf32`
+/// where binary32 words are read as tf32).
+fn fdpa_shown(p: &Params) -> Option<String> {
+    let mode = p.fdpa?;
+    let lpgen_golden::Format::Float(f) = p.format else {
+        return Some(mode.to_string());
+    };
+    Some(match mode.plan(&f) {
+        Ok(pl) => format!(
+            "{}:{}:{}{}",
+            pl.chunk.l,
+            pl.chunk.f,
+            pl.chunk.rho.name(),
+            if pl.tf32 { ":tf32" } else { "" }
+        ),
+        Err(_) => mode.to_string(),
+    })
 }
 
 fn manifest(p: &Params, b: &Built, top: &str, files: Vec<String>) -> String {
@@ -176,6 +197,12 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
     }
     let e = entry(p.unit);
     mx::check(p, e.takes(Opt::Mx), e.takes(Opt::Input))?;
+    if let (Some(m), false) = (p.fdpa, e.takes(Opt::Fdpa)) {
+        return Err(GenError(format!(
+            "--fdpa {m} is for the fdpa unit, not unit '{}'",
+            p.unit.name()
+        )));
+    }
     let max = (e.max_stages)(p);
     if p.stages > max {
         let hint = match p.unit {
@@ -235,6 +262,9 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
             _ => float::stochastic_header(r, p.rounding_seed),
         };
         built.module.header.push(line);
+    }
+    if e.takes(Opt::Fdpa) {
+        built.module.header.extend(float::fdpa_header(p));
     }
     let input = mx::shown_input(p).filter(|_| e.takes(Opt::Input));
     (built.module.header)

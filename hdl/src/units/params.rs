@@ -5,6 +5,7 @@ use std::fmt;
 
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::family::{pe_kind, pe_kinds, FamilyEntry, PeInfo};
+use lpgen_golden::float::fdpa::{Fdpa, Shape};
 use lpgen_golden::mx::MxFormat;
 use lpgen_golden::q8::Q8Type;
 use lpgen_golden::{Format, Rounding, SumMode};
@@ -35,10 +36,11 @@ pub enum Unit {
     FloatFma,
     MxDot,
     MxEnc,
+    Fdpa,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 20] = [
+    pub const ALL: [Unit; 21] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -59,6 +61,7 @@ impl Unit {
         Unit::FloatFma,
         Unit::MxDot,
         Unit::MxEnc,
+        Unit::Fdpa,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).
@@ -256,6 +259,9 @@ pub struct Params {
     /// Whether an ALU lane (alu, vector; [`Opt::Sqrt`]) has the `sqrt` opcode (11); without
     /// it code 11 gives zero, as in every lane before issue 46 (golden `Alu::with_sqrt`).
     pub sqrt: bool,
+    /// The fdpa mode of an fdpa design (`--fdpa L:F:RHO` or a preset; [`Opt::Fdpa`]), the
+    /// golden's: its chunking is resolved against `format` by `Fdpa::plan`.
+    pub fdpa: Option<Fdpa>,
 }
 
 impl Params {
@@ -280,6 +286,7 @@ impl Params {
             mx: None,
             input: None,
             sqrt: false,
+            fdpa: None,
         }
     }
 
@@ -367,6 +374,9 @@ pub fn top_name(p: &Params) -> String {
     if let (true, Some(input)) = (e.takes(Opt::Input), mx::shown_input(p)) {
         extra = format!("_in_{}", input.replace(':', "_"));
     }
+    if let (true, Some(mode)) = (e.takes(Opt::Fdpa), p.fdpa) {
+        extra = fdpa_name(p.format, mode);
+    }
     let to = match p.to {
         Some(t) if e.takes(Opt::To) && t != p.format => {
             format!("_to_{}", t.to_string().replace(':', "_"))
@@ -378,6 +388,27 @@ pub fn top_name(p: &Params) -> String {
         p.unit.name().replace('-', "_"),
         p.stages
     )
+}
+
+/// The chunking part of an fdpa design's name: `_l32_f13_rz_e8m13` (a preset by the chunking
+/// it resolves to, so that `hopper` and `32:13:rz-e8m13` name one design; `_tf32` for binary32
+/// words read as tf32), or the mode as given where it does not resolve.
+fn fdpa_name(format: Format, mode: Fdpa) -> String {
+    let plan = match format {
+        Format::Float(f) => mode.plan(&f).ok(),
+        _ => None,
+    };
+    match (plan, mode.shape) {
+        (Some(pl), _) => format!(
+            "_l{}_f{}_{}{}",
+            pl.chunk.l,
+            pl.chunk.f,
+            pl.chunk.rho.name().replace('-', "_"),
+            if pl.tf32 { "_tf32" } else { "" }
+        ),
+        (None, Shape::Preset(pr)) => format!("_{}", pr.name()),
+        (None, Shape::Given(c)) => format!("_l{}_f{}_{}", c.l, c.f, c.rho.name().replace('-', "_")),
+    }
 }
 
 #[cfg(test)]

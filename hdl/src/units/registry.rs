@@ -39,6 +39,8 @@ pub enum Opt {
     Input,
     /// `--sqrt`: the ALU lane's `sqrt` opcode (11; without it code 11 gives zero).
     Sqrt,
+    /// `--fdpa L:F:RHO` or a preset: the chunking of a GPU matrix unit's dot product.
+    Fdpa,
 }
 
 /// One unit's entry.
@@ -87,7 +89,7 @@ fn lane_unit(p: &Params) -> Result<Built, GenError> {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 20] = [
+pub static UNITS: [UnitEntry; 21] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -287,6 +289,17 @@ pub static UNITS: [UnitEntry; 20] = [
         build: mx::enc,
         grid: |full| only(Unit::MxEnc, mx::grid(full)),
     },
+    UnitEntry {
+        unit: Unit::Fdpa,
+        name: "fdpa",
+        help: "GPU matrix unit's fused dot-product-add (--fdpa L:F:RHO or a preset: volta, \
+               ampere, ada, hopper, blackwell): L float:E:M products plus C a cycle, aligned to \
+               the largest exponent, truncated to F bits, summed exactly, rounded once",
+        options: &[Opt::Fdpa],
+        max_stages: |_| float::FDPA_STAGES,
+        build: float::fdpa,
+        grid: float::fdpa_grid,
+    },
 ];
 
 /// Refuses a rounding the unit does not take, and a seed without a stream, in one line.
@@ -386,6 +399,9 @@ mod tests {
             (Unit::MxEnc, "mx:int8:b3"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
+        }
+        for (f, mode) in [("float:2:1", "2:3:rz-f32"), ("f16", "4:12:rne-f16")] {
+            cases.push(float::fdpa_params(f, mode));
         }
         for (pe, f) in [
             (PeKind::LnsKahan, "lns:3:2"),

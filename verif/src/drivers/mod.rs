@@ -16,6 +16,7 @@ mod binary;
 mod convert;
 mod dfix;
 mod dfix_lane;
+mod fdpa;
 mod float_words;
 mod fma;
 mod kahan;
@@ -33,7 +34,7 @@ pub use array::Pes;
 
 use std::path::{Path, PathBuf};
 
-use lpgen_golden::{Calc, Rounding};
+use lpgen_golden::{Calc, Format, Rounding};
 use lpgen_hdl::{generate, Design, Params, PeKind, Unit};
 
 use crate::engine::{replay_vcd, Checker, Mismatch, Replay};
@@ -233,6 +234,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::DfixMonitor => dfix::plan_monitor(p, mode),
         Unit::MxDot => mx::plan(p, mode),
         Unit::MxEnc => mx_enc::plan(p, mode),
+        Unit::Fdpa => fdpa::plan(p, mode),
     }
 }
 
@@ -250,6 +252,8 @@ struct Describer {
     w: u32,
     /// `convert`'s output `y` holds words of `--to`, not of the format.
     y_to: Option<(Calc, u32)>,
+    /// fdpa's `c` and `y`: words of the output format.
+    out_words: Option<(Calc, u32)>,
     /// An array on MX blocks: (operand bits, element bits) of `a_in` and `b_in`.
     blocks: Option<(usize, u32)>,
     layout: Layout,
@@ -267,6 +271,11 @@ impl Describer {
             (Unit::Convert, Some(t)) => Some((t.calc(), t.width())),
             _ => None,
         };
+        // fdpa's c and y are words of its output format (binary32 or binary16).
+        let out_words = match (p.unit, fdpa::plan_of(p)) {
+            (Unit::Fdpa, Ok(pl)) => Some((Format::Float(pl.output()).calc(), pl.output().width())),
+            _ => None,
+        };
         let blocks = match (p.unit, p.mx) {
             (Unit::Array, Some(mx)) => {
                 Some((8 + mx.block * mx.elem_width() as usize, mx.elem_width()))
@@ -277,6 +286,7 @@ impl Describer {
             calc: p.format.calc(),
             w: p.format.width(),
             y_to,
+            out_words,
             blocks,
             layout: layout.clone(),
         }
@@ -303,8 +313,9 @@ impl Describer {
 
     /// The calculator and word width of a port's words.
     fn format_of(&self, name: &str) -> (&Calc, u32) {
-        match &self.y_to {
-            Some((calc, w)) if name == "y" => (calc, *w),
+        match (&self.y_to, &self.out_words) {
+            (Some((calc, w)), _) if name == "y" => (calc, *w),
+            (_, Some((calc, w))) if name == "y" || name == "c" => (calc, *w),
             _ => (&self.calc, self.w),
         }
     }

@@ -17,6 +17,7 @@
 mod add;
 mod convert;
 mod div;
+mod fdpa;
 mod fma;
 mod lane;
 mod mul;
@@ -33,6 +34,8 @@ use crate::ir::{cat, konst, mux, named, signed_konst, Module, StagePlan, SubModu
 
 pub(crate) use add::{add, add_decoded, ADD_STAGES};
 pub(crate) use convert::{convert_stochastic, fix_to_float, pad_to, CONVERT_STAGES};
+pub(crate) use fdpa::{fdpa, grid as fdpa_grid, header as fdpa_header, FDPA_STAGES};
+pub use fdpa::{params as fdpa_params, MAX_FDPA_L};
 pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use lane::check_hardware;
 pub(crate) use mul::{mul, MUL_STAGES};

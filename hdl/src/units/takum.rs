@@ -1,17 +1,15 @@
 //! Takum hardware: the decoder's fields and the encoder of `takum:N` (golden `takum`), on the
 //! posit datapath ([`TaperedHw`]): the lanes' adder, multiplier, divider, order and
-//! conversions are the posit ones, written once over the family's codec.
+//! conversions (and `HwFamily`) are the posit ones, written once over the family's codec.
 //!
 //! A positive word is `0 D R2 R1 R0 C M` with r = D ? R : 7 − R bits of C (past the word's
 //! end, zeros) and c = D ? 2^r − 1 + C : 1 − 2^(r+1) + C, value (1 + M/2^p)·2^c.
 
-use lpgen_golden::{AluOp, Format, TakumFormat};
+use lpgen_golden::{Format, TakumFormat};
 
-use super::alu::{LaneIn, OpResults};
-use super::family::{no_hardware, HwFamily};
 use super::posit::decode::{lzc, Decoded, Magnitude};
 use super::posit::encode::kept_fraction;
-use super::posit::{convert, lane_ops, TaperedHw, LANE_STAGES};
+use super::posit::TaperedHw;
 use crate::ir::{cat, konst, mux, signed_konst, Module, E};
 
 /// Bits of a decoded characteristic: −255 ..= 254.
@@ -20,6 +18,13 @@ const SCALE_BITS: u32 = 9;
 impl TaperedHw for TakumFormat {
     const FAMILY: &'static str = "takum";
     const GOLDEN: &'static str = "TakumFormat";
+    fn of(f: Format) -> Option<Self> {
+        if let Format::Takum(t) = f {
+            Some(t)
+        } else {
+            None
+        }
+    }
     /// N − 5: the fraction of a word whose characteristic has no bits (c = 0 or −1).
     fn frac_bits(self) -> u32 {
         self.n - 5
@@ -115,41 +120,5 @@ impl TaperedHw for TakumFormat {
         let base = m.wire("base", &cat(&[konst(1, 0), base]));
         let inc = m.wire("inc", &up.and(&top.or(&bottom).not()));
         base.xor(&neg.sext(n)).add(&neg.xor(&inc).zext(n))
-    }
-}
-
-impl HwFamily for TakumFormat {
-    fn lane_stages(&self) -> u32 {
-        LANE_STAGES
-    }
-    fn lane_ops(
-        &self,
-        m: &mut Module,
-        to: Format,
-        px: &str,
-        io: &LaneIn,
-        is: &dyn Fn(AluOp) -> E,
-    ) -> OpResults {
-        let Format::Takum(t) = to else {
-            no_hardware(&to, "lane converting to takum")
-        };
-        lane_ops(m, *self, t, px, io, is)
-    }
-    /// Not yet: `--sqrt` lanes are LNS's and float's (docs/rtl.md).
-    fn has_lane_sqrt(&self) -> bool {
-        false
-    }
-    fn convert_stages(&self, to: Format) -> u32 {
-        if to == Format::Takum(*self) {
-            1
-        } else {
-            2
-        }
-    }
-    fn convert(&self, m: &mut Module, to: Format, px: &str, x: &E) -> E {
-        let Format::Takum(t) = to else {
-            no_hardware(&to, "conversion from takum")
-        };
-        convert(m, *self, t, px, x)
     }
 }

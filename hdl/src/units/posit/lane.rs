@@ -3,7 +3,7 @@
 //! total order for compare/max/min, and conversion between posit formats (golden
 //! `alu::posit_convert`).
 
-use lpgen_golden::{AluOp, Format, PositFormat};
+use lpgen_golden::{AluOp, Format};
 
 use super::decode::{decode, frac_width, max_scale};
 use super::encode::encode;
@@ -152,7 +152,8 @@ pub(crate) fn convert<F: TaperedHw>(m: &mut Module, s: F, d: F, px: &str, x: &E)
     )
 }
 
-impl HwFamily for PositFormat {
+/// The lanes and conversions of every family on the posit datapath (posits, takums).
+impl<F: TaperedHw> HwFamily for F {
     fn lane_stages(&self) -> u32 {
         LANE_STAGES
     }
@@ -164,8 +165,8 @@ impl HwFamily for PositFormat {
         io: &LaneIn,
         is: &dyn Fn(AluOp) -> E,
     ) -> OpResults {
-        let Format::Posit(t) = to else {
-            no_hardware(&to, "lane converting to posit")
+        let Some(t) = F::of(to) else {
+            no_hardware(&to, &format!("lane converting to {}", F::FAMILY))
         };
         lane_ops(m, *self, t, px, io, is)
     }
@@ -175,15 +176,15 @@ impl HwFamily for PositFormat {
         false
     }
     fn convert_stages(&self, to: Format) -> u32 {
-        if to == Format::Posit(*self) {
+        if F::of(to) == Some(*self) {
             1
         } else {
             2
         }
     }
     fn convert(&self, m: &mut Module, to: Format, px: &str, x: &E) -> E {
-        let Format::Posit(t) = to else {
-            no_hardware(&to, "conversion from posit")
+        let Some(t) = F::of(to) else {
+            no_hardware(&to, &format!("conversion from {}", F::FAMILY))
         };
         convert(m, *self, t, px, x)
     }

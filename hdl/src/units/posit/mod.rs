@@ -26,8 +26,6 @@ use crate::ir::{cat, konst, mux, named, signed_bits, Module, E};
 use decode::{decode, lzc, magnitude, max_scale, Decoded, Magnitude};
 use encode::encode;
 
-pub(crate) use lane::{convert, lane_ops, LANE_STAGES};
-
 /// A family on the posit datapath (golden `tapered`: two's-complement words, NaR, words
 /// ordered like values, unpacked to sign, scale and 1.f): its decoder's fields and its
 /// encoder. The adder, multiplier, divider, lanes and conversions here are written once
@@ -37,6 +35,8 @@ pub(crate) trait TaperedHw: Tapered + PartialEq + std::fmt::Display + 'static {
     const FAMILY: &'static str;
     /// The golden type whose `unpack` and `encode` the decoder and encoder mirror.
     const GOLDEN: &'static str;
+    /// The format of this family that `f` is, if it is one.
+    fn of(f: Format) -> Option<Self>;
     /// Fraction bits of the widest significand.
     fn frac_bits(self) -> u32;
     /// Decoded scales lie in −bound..=bound.
@@ -52,6 +52,13 @@ pub(crate) trait TaperedHw: Tapered + PartialEq + std::fmt::Display + 'static {
 impl TaperedHw for PositFormat {
     const FAMILY: &'static str = "posit";
     const GOLDEN: &'static str = "PositFormat";
+    fn of(f: Format) -> Option<Self> {
+        if let Format::Posit(p) = f {
+            Some(p)
+        } else {
+            None
+        }
+    }
     fn frac_bits(self) -> u32 {
         (self.n as i64 - 3 - self.es as i64).max(0) as u32
     }

@@ -156,7 +156,7 @@ fn bad_input_gets_one_line_and_status_2() {
         (&["golden", "posit:8:0", "add", "0xzz", "1"], "hexadecimal"),
         (
             &["golden", "lns:5:6", "sum", "--mode", "quire", "1"],
-            "'quire' is for posit, fix, dfix or float formats",
+            "'quire' is for posit, fix, dfix, float or takum formats",
         ),
         (
             &["golden", "lns:5:6", "sum", "--mode", "fast", "1"],

@@ -83,7 +83,7 @@ fn eval(run: &Path, args: &[&str]) -> serde_json::Value {
 /// the very test loss and accuracy (as f64s) its training printed.
 #[test]
 fn a_checkpoint_in_its_own_format_scores_what_its_training_printed() {
-    let runs: [(&str, &[&str], &[&str]); 11] = [
+    let runs: [(&str, &[&str], &[&str]); 12] = [
         (
             "posit",
             &["--format", "posit:8:2"],
@@ -102,6 +102,11 @@ fn a_checkpoint_in_its_own_format_scores_what_its_training_printed() {
         ),
         ("lns", &["--format", "lns:5:6"], &["--format", "lns:5:6"]),
         ("fix", &["--format", "fix:7:8"], &["--format", "fix:7:8"]),
+        (
+            "takum",
+            &["--format", "takum:16", "--quire"],
+            &["--format", "takum:16", "--quire"],
+        ),
         (
             "float",
             &["--format", "float:4:3", "--quire"],

@@ -24,6 +24,7 @@ FORMATS = {
     "dfix": ["dfix:10"],
     "f32": ["f32"],
     "float": ["fp8:e4m3", "bf16", "fp8:e5m2:sat:ftz"],
+    "takum": ["takum:8", "takum:16"],
 }
 
 # dfix formats are checked at these scale exponents (the command line's --scale).

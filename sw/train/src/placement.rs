@@ -377,6 +377,7 @@ mod tests {
             "dfix:10",
             "f32",
             "float:4:3",
+            "takum:16",
         ];
         for e in lpgen_golden::FAMILIES {
             assert!(formats.iter().any(|f| f.starts_with(e.name)), "{}", e.name);

@@ -14,6 +14,7 @@
 
 mod acc;
 mod family;
+mod fast_round;
 pub mod fdpa;
 mod fix;
 mod narrow;
@@ -23,6 +24,7 @@ mod wide_acc;
 
 pub use acc::ExactAcc;
 pub use family::FAMILY;
+pub use fast_round::ScaledRounder;
 pub use narrow::Narrow;
 pub use wide_acc::WideAcc;
 

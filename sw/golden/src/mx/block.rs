@@ -147,13 +147,17 @@ impl MxFormat {
             (floor_log2(amax) - i64::from(self.emax_elem()))
                 .clamp(i64::from(SCALE_EXP_MIN), i64::from(SCALE_EXP_MAX))
         };
-        codes.extend(xs.iter().map(|&x| {
-            let (neg, sig, exp) = f64_parts(x);
-            match self.elem {
-                Elem::Float(f) => f.round(neg, u128::from(sig), exp - e) as u8,
-                Elem::Int8 => int8_code(neg, sig, exp - e),
+        match self.elem {
+            // The float family's rounding of x·2^−e (its fast path for narrow formats).
+            Elem::Float(f) => {
+                let r = f.scaled_rounder();
+                codes.extend(xs.iter().map(|&x| r.round(x, e) as u8))
             }
-        }));
+            Elem::Int8 => codes.extend(xs.iter().map(|&x| {
+                let (neg, sig, exp) = f64_parts(x);
+                int8_code(neg, sig, exp - e)
+            })),
+        }
         (e + i64::from(SCALE_BIAS)) as u8
     }
 

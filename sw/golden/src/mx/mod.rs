@@ -9,10 +9,12 @@
 //! command line lists [`SYNTAX`] beside the families' syntaxes.
 
 mod block;
+mod gemm;
 mod input;
 mod product;
 
 pub use block::{Accumulation, Exact, F32Acc, MxBlock, F32_NAN};
+pub use gemm::matmul_f32;
 pub use input::{MxInput, INPUT_MAX_EXP_BITS, INPUT_MAX_FRAC_BITS, INPUT_SYNTAX};
 pub use product::{MxQuantizer, MxVector};
 

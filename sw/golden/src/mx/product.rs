@@ -15,11 +15,11 @@ use super::{Elem, F32Acc, MxBlock, MxFormat};
 /// takes the general [`MxFormat::dot_block`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MxVector {
-    format: MxFormat,
-    scales: Vec<u8>,
+    pub(super) format: MxFormat,
+    pub(super) scales: Vec<u8>,
     codes: Vec<u8>,
     /// Each element's integer at 2^lsb (0 for a NaN or ±∞ element).
-    ints: Vec<i64>,
+    pub(super) ints: Vec<i64>,
     /// Per block: whether an element is NaN or ±∞.
     special: Vec<bool>,
 }
@@ -35,12 +35,17 @@ pub struct MxQuantizer {
 /// Whether Σ over a block of products of element integers fits an i64: each element integer
 /// is below 2^bits, so a product below 2^(2·bits) and K of them below 2^(2·bits + ⌈log2 K⌉).
 fn fits_i64(format: &MxFormat) -> bool {
-    let bits = match format.elem {
+    2 * int_bits(format) + format.block.next_power_of_two().trailing_zeros() < 63
+}
+
+/// The bits of the largest element integer's magnitude at 2^lsb: every element integer is
+/// below 2^bits.
+pub(super) fn int_bits(format: &MxFormat) -> u32 {
+    match format.elem {
         // The largest finite magnitude at 2^lsb: below 2^(emax + 1 − lsb).
         Elem::Float(f) => (f.emax() + 1 - (f.emin() - i64::from(f.frac_bits))) as u32,
         Elem::Int8 => 8,
-    };
-    2 * bits + format.block.next_power_of_two().trailing_zeros() < 63
+    }
 }
 
 /// 2^e as an f64, for e in the normal range.
@@ -78,13 +83,24 @@ impl MxQuantizer {
             .chunks(f.block)
             .map(|c| f.quantize_block_into(c, &mut codes))
             .collect();
-        let ints: Vec<Option<i64>> = codes.iter().map(|&c| self.table[usize::from(c)]).collect();
-        let special = ints.chunks(f.block).map(|b| b.contains(&None)).collect();
+        let mut ints = Vec::with_capacity(codes.len());
+        let special = codes
+            .chunks(f.block)
+            .map(|block| {
+                let mut special = false;
+                ints.extend(block.iter().map(|&c| {
+                    let int = self.table[usize::from(c)];
+                    special |= int.is_none();
+                    int.unwrap_or(0)
+                }));
+                special
+            })
+            .collect();
         MxVector {
             format: *f,
             scales,
             codes,
-            ints: ints.into_iter().map(|i| i.unwrap_or(0)).collect(),
+            ints,
             special,
         }
     }
@@ -125,44 +141,66 @@ impl MxVector {
         );
         let k = self.format.block;
         let wide = !fits_i64(&self.format);
-        let lsb = self.format.elem_lsb();
         let mut acc = F32Acc::new();
         for (i, (p, q)) in self.ints.chunks(k).zip(other.ints.chunks(k)).enumerate() {
-            let (sa, sb) = (self.scales[i], other.scales[i]);
-            let plain = !(self.special[i] || other.special[i]);
-            let exact = match (MxFormat::scale_exp(sa), MxFormat::scale_exp(sb)) {
-                (Some(ea), Some(eb)) if plain => {
-                    let exp = 2 * lsb + i64::from(ea) + i64::from(eb);
-                    let sum: i128 = if wide {
-                        p.iter()
-                            .zip(q)
-                            .map(|(&a, &b)| i128::from(a) * i128::from(b))
-                            .sum()
-                    } else {
-                        i128::from(p.iter().zip(q).map(|(&a, &b)| a * b).sum::<i64>())
-                    };
-                    Some((sum, exp))
+            acc.add(self.block_term(other, i, || {
+                if wide {
+                    p.iter()
+                        .zip(q)
+                        .map(|(&a, &b)| i128::from(a) * i128::from(b))
+                        .sum()
+                } else {
+                    i128::from(p.iter().zip(q).map(|(&a, &b)| a * b).sum::<i64>())
                 }
-                _ => None,
-            };
-            acc.add(match exact {
-                // Exact in f64 (|s| < 2^53, 2^exp normal, the product far from f64's
-                // limits): one rounding, to nearest f32, as the float family rounds.
-                Some((s, exp)) if s.unsigned_abs() < 1 << 53 && (-900..=900).contains(&exp) => {
-                    (s as i64 as f64 * pow2(exp)) as f32
-                }
-                Some((s, exp)) => {
-                    f32::from_bits(f32_format().round(s < 0, s.unsigned_abs(), exp) as u32)
-                }
-                // A NaN scale or a special element: the general block product.
-                None => {
-                    let (a, b) = (&self.blocks()[i], &other.blocks()[i]);
-                    let d = self.format.dot_block(a, b).expect("blocks of one format");
-                    d.to_f32()
-                }
-            });
+            }));
         }
         acc.result()
+    }
+
+    /// Block `i`'s scale exponent if its product is the plain exact sum of element integers
+    /// (no NaN scale, no NaN or ±∞ element).
+    #[inline]
+    pub(super) fn block_exp(&self, i: usize) -> Option<i64> {
+        match MxFormat::scale_exp(self.scales[i]) {
+            Some(e) if !self.special[i] => Some(i64::from(e)),
+            _ => None,
+        }
+    }
+
+    /// Block `i`'s term of the dot product with `other`: its exact dot product rounded once
+    /// to f32. `sum` gives Σ of the block's element integer products (at 2^(2·lsb)); it is
+    /// asked only where both blocks are plain ([`Self::block_exp`]); other blocks take the
+    /// general [`MxFormat::dot_block`].
+    pub(super) fn block_term(&self, other: &MxVector, i: usize, sum: impl FnOnce() -> i128) -> f32 {
+        match (self.block_exp(i), other.block_exp(i)) {
+            (Some(ea), Some(eb)) => round_term(sum(), 2 * self.format.elem_lsb() + ea + eb),
+            // A NaN scale or a special element: the general block product.
+            _ => {
+                let k = self.format.block;
+                let block = |v: &MxVector| MxBlock {
+                    scale: v.scales[i],
+                    codes: v.codes.chunks(k).nth(i).expect("block i").to_vec(),
+                };
+                let d = self
+                    .format
+                    .dot_block(&block(self), &block(other))
+                    .expect("blocks of one format");
+                d.to_f32()
+            }
+        }
+    }
+}
+
+/// A plain block's term: its exact sum s·2^exp rounded once to nearest f32, as the float
+/// family rounds (the one rounding of [`MxVector::dot_f32`] and of the block product kernel,
+/// [`super::gemm`]).
+#[inline]
+pub(super) fn round_term(s: i128, exp: i64) -> f32 {
+    if s.unsigned_abs() < 1 << 53 && (-900..=900).contains(&exp) {
+        // Exact in f64 (|s| < 2^53, 2^exp normal, the product far from f64's limits).
+        (s as i64 as f64 * pow2(exp)) as f32
+    } else {
+        f32::from_bits(f32_format().round(s < 0, s.unsigned_abs(), exp) as u32)
     }
 }
 

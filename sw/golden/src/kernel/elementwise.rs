@@ -34,9 +34,9 @@
 //!     exact zero sum is +0 unless both terms are −0 (f64's rule in round-to-nearest, and the
 //!     golden `round_sum`'s); a zero product has the XOR of the signs in both.
 //!
-//! The loops run on eight AVX2 lanes where the machine has them (found at run time; the same
-//! code compiled for AVX2, which vectorises the selects and the 64-bit integer rounding) and
-//! in portable code otherwise.
+//! The loops run on four f64 lanes of AVX2 where the machine has them (found at run time: the
+//! encoder's selects as blends, the table read by gathers) and in portable code otherwise;
+//! the tests run whichever the machine has, and the portable encoder is checked on its own.
 
 use crate::arith::Bits;
 use crate::float::FloatFormat;
@@ -86,6 +86,8 @@ pub struct FloatKernel {
     f: FloatFormat,
     /// The value of every word (NaN words: `f64::NAN`).
     values: Box<[f64]>,
+    /// 2^W − 1: a word's bits beyond the format's width are ignored (callers check them).
+    index_mask: usize,
     enc: Encoder,
 }
 
@@ -186,6 +188,7 @@ impl FloatKernel {
         FloatKernel {
             f,
             values,
+            index_mask: (1 << f.width()) - 1,
             enc: Encoder::new(f),
         }
     }
@@ -198,7 +201,7 @@ impl FloatKernel {
     /// The value of word `w` (NaN for NaN words).
     #[inline(always)]
     pub fn value<W: Word>(&self, w: W) -> f64 {
-        self.values[w.bits()]
+        self.values[w.bits() & self.index_mask]
     }
 
     /// The word nearest to `x` ([`FloatFormat::from_f64`]).
@@ -291,30 +294,186 @@ impl FloatKernel {
         }
     }
 
-    // The same loops compiled for AVX2.
+    // The loops on AVX2: four f64 lanes, the encoder's selects as blends, the table read by
+    // gathers; the tail of fewer than four elements by the portable loops.
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn decode_avx2<W: Word>(&self, words: &[W], out: &mut [f64]) {
-        self.decode_lanes(words, out)
+        use std::arch::x86_64::*;
+        let n = words.len() / 4 * 4;
+        for (o, w) in out[..n].chunks_exact_mut(4).zip(words[..n].chunks_exact(4)) {
+            let v = self.gather4(self.indices4(w));
+            // SAFETY: o holds four f64s.
+            unsafe { _mm256_storeu_pd(o.as_mut_ptr(), v) };
+        }
+        self.decode_lanes(&words[n..], &mut out[n..])
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn encode_avx2<W: Word>(&self, xs: &[f64], out: &mut [W]) {
-        self.encode_lanes(xs, out)
+        use std::arch::x86_64::*;
+        let lanes = Lanes::new(&self.enc);
+        let n = xs.len() / 4 * 4;
+        for (o, x) in out[..n].chunks_exact_mut(4).zip(xs[..n].chunks_exact(4)) {
+            // SAFETY: x holds four f64s.
+            let w = lanes.encode(unsafe { _mm256_loadu_pd(x.as_ptr()) });
+            store4(w, o);
+        }
+        self.encode_lanes(&xs[n..], &mut out[n..])
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn quantize_avx2(&self, xs: &[f64], out: &mut [f64]) {
-        self.quantize_lanes(xs, out)
+        use std::arch::x86_64::*;
+        let lanes = Lanes::new(&self.enc);
+        let n = xs.len() / 4 * 4;
+        for (o, x) in out[..n].chunks_exact_mut(4).zip(xs[..n].chunks_exact(4)) {
+            // SAFETY: x and o hold four f64s.
+            unsafe {
+                let w = lanes.encode(_mm256_loadu_pd(x.as_ptr()));
+                _mm256_storeu_pd(o.as_mut_ptr(), self.gather4(w));
+            }
+        }
+        self.quantize_lanes(&xs[n..], &mut out[n..])
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn binop_avx2<W: Word>(&self, op: ElemOp, a: &[W], b: &[W], out: &mut [W]) {
-        self.binop_lanes(op, a, b, out)
+        use std::arch::x86_64::*;
+        let lanes = Lanes::new(&self.enc);
+        let n = a.len() / 4 * 4;
+        let quads = out[..n]
+            .chunks_exact_mut(4)
+            .zip(a[..n].chunks_exact(4).zip(b[..n].chunks_exact(4)));
+        for (o, (x, y)) in quads {
+            let (x, y) = (
+                self.gather4(self.indices4(x)),
+                self.gather4(self.indices4(y)),
+            );
+            let r = match op {
+                ElemOp::Add => _mm256_add_pd(x, y),
+                ElemOp::Sub => _mm256_sub_pd(x, y),
+                ElemOp::Mul => _mm256_mul_pd(x, y),
+            };
+            store4(lanes.encode(r), o);
+        }
+        self.binop_lanes(op, &a[n..], &b[n..], &mut out[n..])
+    }
+
+    /// Four words (of at most 16 bits) as table indices, masked to the table.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn indices4<W: Word>(&self, w: &[W]) -> std::arch::x86_64::__m256i {
+        use std::arch::x86_64::*;
+        let m = self.index_mask;
+        _mm256_setr_epi64x(
+            (w[0].bits() & m) as i64,
+            (w[1].bits() & m) as i64,
+            (w[2].bits() & m) as i64,
+            (w[3].bits() & m) as i64,
+        )
+    }
+
+    /// The values of four table indices (each below 2^W).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn gather4(&self, i: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256d {
+        use std::arch::x86_64::*;
+        // SAFETY: every index is a word of at most W bits (masked, or from the encoder), so
+        // within the table of 2^W values.
+        unsafe { _mm256_i64gather_pd::<8>(self.values.as_ptr(), i) }
+    }
+}
+
+/// Four words (the low bits of four 64-bit lanes) stored as `W`s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store4<W: Word>(w: std::arch::x86_64::__m256i, o: &mut [W]) {
+    use std::arch::x86_64::*;
+    let mut t = [0u64; 4];
+    // SAFETY: t holds four u64s.
+    unsafe { _mm256_storeu_si256(t.as_mut_ptr().cast(), w) };
+    for (o, t) in o.iter_mut().zip(t) {
+        *o = W::of(t);
+    }
+}
+
+/// The encoder's constants in four lanes.
+#[cfg(target_arch = "x86_64")]
+struct Lanes {
+    abs: std::arch::x86_64::__m256i,
+    inf_bits: std::arch::x86_64::__m256i,
+    magic: std::arch::x86_64::__m256d,
+    magic_bits: std::arch::x86_64::__m256i,
+    rebias: std::arch::x86_64::__m256i,
+    half: std::arch::x86_64::__m256i,
+    one: std::arch::x86_64::__m256i,
+    k: std::arch::x86_64::__m128i,
+    sign_shift: std::arch::x86_64::__m128i,
+    min_normal: std::arch::x86_64::__m256i,
+    max_mag: std::arch::x86_64::__m256i,
+    nan: std::arch::x86_64::__m256i,
+    inf: [std::arch::x86_64::__m256i; 2],
+    over: [std::arch::x86_64::__m256i; 2],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes {
+    #[target_feature(enable = "avx2")]
+    fn new(e: &Encoder) -> Lanes {
+        use std::arch::x86_64::*;
+        let all = |v: u64| _mm256_set1_epi64x(v as i64);
+        Lanes {
+            abs: all(!(1 << 63)),
+            inf_bits: all(0x7ff0_0000_0000_0000),
+            magic: _mm256_set1_pd(e.magic),
+            magic_bits: all(e.magic_bits),
+            rebias: all(e.rebias),
+            half: all(e.half),
+            one: all(1),
+            k: _mm_cvtsi64_si128(i64::from(e.k)),
+            sign_shift: _mm_cvtsi64_si128(i64::from(e.sign_shift)),
+            min_normal: all(e.min_normal),
+            max_mag: all(e.max_mag),
+            nan: all(e.nan),
+            inf: [all(e.inf[0]), all(e.inf[1])],
+            over: [all(e.over[0]), all(e.over[1])],
+        }
+    }
+
+    /// [`Encoder::encode`] of four f64s: the same steps, each select a blend. Every
+    /// comparison is signed and exact: the magnitudes compared lie below 2^63 (|x|'s bits;
+    /// the selected magnitude, which is the subnormal grid's below 2^emin, where the
+    /// rebiased bits would wrap).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn encode(&self, x: std::arch::x86_64::__m256d) -> std::arch::x86_64::__m256i {
+        use std::arch::x86_64::*;
+        let u = _mm256_castpd_si256(x);
+        let abs = _mm256_and_si256(u, self.abs);
+        let neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), u);
+        let sub = _mm256_add_pd(_mm256_castsi256_pd(abs), self.magic);
+        let sub = _mm256_sub_epi64(_mm256_castpd_si256(sub), self.magic_bits);
+        let v = _mm256_sub_epi64(abs, self.rebias);
+        let odd = _mm256_and_si256(_mm256_srl_epi64(v, self.k), self.one);
+        let normal = _mm256_add_epi64(v, _mm256_add_epi64(self.half, odd));
+        let normal = _mm256_srl_epi64(normal, self.k);
+        let tiny = _mm256_cmpgt_epi64(self.min_normal, abs);
+        let mag = _mm256_blendv_epi8(normal, sub, tiny);
+        let sign = _mm256_sll_epi64(_mm256_and_si256(neg, self.one), self.sign_shift);
+        let word = _mm256_or_si256(sign, mag);
+        let over = _mm256_blendv_epi8(self.over[0], self.over[1], neg);
+        let word = _mm256_blendv_epi8(word, over, _mm256_cmpgt_epi64(mag, self.max_mag));
+        let inf = _mm256_blendv_epi8(self.inf[0], self.inf[1], neg);
+        let word = _mm256_blendv_epi8(word, inf, _mm256_cmpeq_epi64(abs, self.inf_bits));
+        _mm256_blendv_epi8(word, self.nan, _mm256_cmpgt_epi64(abs, self.inf_bits))
     }
 }
 

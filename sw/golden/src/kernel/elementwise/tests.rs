@@ -52,15 +52,25 @@ fn check_encode(spec: &str, xs: &[f64]) {
     let f = k.format();
     let mut q = vec![0.0; xs.len()];
     k.quantize(xs, &mut q);
+    let mut q_portable = vec![0.0; xs.len()];
+    k.quantize_lanes(xs, &mut q_portable);
     let got: Vec<u64> = if f.width() <= 8 {
-        let mut w = vec![0u8; xs.len()];
+        let (mut w, mut p) = (vec![0u8; xs.len()], vec![0u8; xs.len()]);
         k.encode(xs, &mut w);
+        k.encode_lanes(xs, &mut p);
+        assert_eq!(w, p, "{spec}: the portable loop");
         w.into_iter().map(u64::from).collect()
     } else {
-        let mut w = vec![0u16; xs.len()];
+        let (mut w, mut p) = (vec![0u16; xs.len()], vec![0u16; xs.len()]);
         k.encode(xs, &mut w);
+        k.encode_lanes(xs, &mut p);
+        assert_eq!(w, p, "{spec}: the portable loop");
         w.into_iter().map(u64::from).collect()
     };
+    assert!(
+        q.iter().zip(&q_portable).all(|(&x, &y)| same(x, y)),
+        "{spec}: portable quantize"
+    );
     for (i, &x) in xs.iter().enumerate() {
         let want = f.from_f64(x);
         assert_eq!(
@@ -146,13 +156,20 @@ fn every_word_decodes_as_the_golden_decoder() {
         let f = k.format();
         let words = words_of(f);
         let mut got = vec![0.0; words.len()];
+        let mut portable = vec![0.0; words.len()];
         if f.width() <= 8 {
             let w: Vec<u8> = words.iter().map(|&w| w as u8).collect();
             k.decode(&w, &mut got);
+            k.decode_lanes(&w, &mut portable);
         } else {
             let w: Vec<u16> = words.iter().map(|&w| w as u16).collect();
             k.decode(&w, &mut got);
+            k.decode_lanes(&w, &mut portable);
         }
+        assert!(
+            got.iter().zip(&portable).all(|(&x, &y)| same(x, y)),
+            "{spec}: portable"
+        );
         for &w in &words {
             let want = if f.is_nan(w) { f64::NAN } else { f.to_f64(w) };
             assert!(same(got[w as usize], want), "{spec}: decode({w:#x})");
@@ -230,7 +247,7 @@ fn pairs(f: FloatFormat, seed: u64) -> (Vec<u64>, Vec<u64>) {
         a.push(x);
         b.push((x ^ (r() & sign)).wrapping_add(r() % 64).wrapping_sub(32) & mask);
         // Far apart: a large and a small word (f64 rounds their sum once).
-        let big = (r() & (mask >> 2)) | (mask >> 2) + 1;
+        let big = (r() & (mask >> 2)) | ((mask >> 2) + 1);
         a.push((big | (r() & sign)) & mask);
         b.push((r() & (mask >> 3)) | (r() & sign));
     }
@@ -246,6 +263,12 @@ fn check_binop<W: Word>(spec: &str, k: &FloatKernel, a: &[u64], b: &[u64]) {
     for op in [ElemOp::Add, ElemOp::Sub, ElemOp::Mul] {
         let mut out = vec![W::default(); a.len()];
         k.binop(op, &wa, &wb, &mut out);
+        let mut portable = vec![W::default(); a.len()];
+        k.binop_lanes(op, &wa, &wb, &mut portable);
+        assert!(
+            out.iter().zip(&portable).all(|(x, y)| x.bits() == y.bits()),
+            "{spec}: {op:?} on the portable loop"
+        );
         for i in 0..a.len() {
             let want = match op {
                 ElemOp::Add => f.add(a[i], b[i]),

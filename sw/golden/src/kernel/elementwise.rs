@@ -9,7 +9,9 @@
 //! neighbours and midpoints, random and special values).
 //!
 //! - **Decode** looks each word up in a table of the 2^W f64 values, built once per format
-//!   from the golden decoder (`to_f64`, NaN words as `f64::NAN`).
+//!   from the golden decoder (`to_f64`, NaN words as `f64::NAN`); the AVX2 loops read bf16
+//!   words, the top halves of binary32 words, as binary32 instead (checked against the table
+//!   on every word).
 //! - **Encode** rounds an f64 to the nearest word with no branch: above the smallest normal
 //!   the f64's bits are rebiased and rounded to nearest even on the integer (a carry is the
 //!   next binade, past the largest finite magnitude the format's overflow word); below it the
@@ -34,7 +36,7 @@
 //!     exact zero sum is +0 unless both terms are −0 (f64's rule in round-to-nearest, and the
 //!     golden `round_sum`'s); a zero product has the XOR of the signs in both.
 //!
-//! The loops run on four f64 lanes of AVX2 where the machine has them (found at run time: the
+//! The loops run on AVX2 where the machine has them (found at run time: four f64 lanes, the
 //! encoder's selects as blends, the table read by gathers) and in portable code otherwise;
 //! the tests run whichever the machine has, and the portable encoder is checked on its own.
 
@@ -88,6 +90,9 @@ pub struct FloatKernel {
     values: Box<[f64]>,
     /// 2^W − 1: a word's bits beyond the format's width are ignored (callers check them).
     index_mask: usize,
+    /// bf16 (E = 8, M = 7, with ∞ and NaN codes): each word is the top half of the binary32
+    /// word of its value (the AVX2 loops decode it so, without the table).
+    binary32_top: bool,
     enc: Encoder,
 }
 
@@ -189,6 +194,7 @@ impl FloatKernel {
             f,
             values,
             index_mask: (1 << f.width()) - 1,
+            binary32_top: (f.exp_bits, f.frac_bits, f.finite, f.no_nan) == (8, 7, false, false),
             enc: Encoder::new(f),
         }
     }
@@ -294,18 +300,22 @@ impl FloatKernel {
         }
     }
 
-    // The loops on AVX2: four f64 lanes, the encoder's selects as blends, the table read by
-    // gathers; the tail of fewer than four elements by the portable loops.
+    // The loops on AVX2: eight elements a step in two vectors of four f64 lanes, the
+    // encoder's selects as blends, the table read by gathers, the words packed; the tail of
+    // fewer than eight elements by the portable loops.
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn decode_avx2<W: Word>(&self, words: &[W], out: &mut [f64]) {
         use std::arch::x86_64::*;
-        let n = words.len() / 4 * 4;
-        for (o, w) in out[..n].chunks_exact_mut(4).zip(words[..n].chunks_exact(4)) {
-            let v = self.gather4(self.indices4(w));
-            // SAFETY: o holds four f64s.
-            unsafe { _mm256_storeu_pd(o.as_mut_ptr(), v) };
+        let n = words.len() / 8 * 8;
+        for (o, w) in out[..n].chunks_exact_mut(8).zip(words[..n].chunks_exact(8)) {
+            let (v0, v1) = self.values8(w);
+            // SAFETY: o holds eight f64s.
+            unsafe {
+                _mm256_storeu_pd(o.as_mut_ptr(), v0);
+                _mm256_storeu_pd(o.as_mut_ptr().add(4), v1);
+            }
         }
         self.decode_lanes(&words[n..], &mut out[n..])
     }
@@ -315,11 +325,16 @@ impl FloatKernel {
     unsafe fn encode_avx2<W: Word>(&self, xs: &[f64], out: &mut [W]) {
         use std::arch::x86_64::*;
         let lanes = Lanes::new(&self.enc);
-        let n = xs.len() / 4 * 4;
-        for (o, x) in out[..n].chunks_exact_mut(4).zip(xs[..n].chunks_exact(4)) {
-            // SAFETY: x holds four f64s.
-            let w = lanes.encode(unsafe { _mm256_loadu_pd(x.as_ptr()) });
-            store4(w, o);
+        let n = xs.len() / 8 * 8;
+        for (o, x) in out[..n].chunks_exact_mut(8).zip(xs[..n].chunks_exact(8)) {
+            // SAFETY: x holds eight f64s.
+            let (x0, x1) = unsafe {
+                (
+                    _mm256_loadu_pd(x.as_ptr()),
+                    _mm256_loadu_pd(x.as_ptr().add(4)),
+                )
+            };
+            store8(lanes.encode(x0), lanes.encode(x1), o);
         }
         self.encode_lanes(&xs[n..], &mut out[n..])
     }
@@ -334,7 +349,7 @@ impl FloatKernel {
             // SAFETY: x and o hold four f64s.
             unsafe {
                 let w = lanes.encode(_mm256_loadu_pd(x.as_ptr()));
-                _mm256_storeu_pd(o.as_mut_ptr(), self.gather4(w));
+                _mm256_storeu_pd(o.as_mut_ptr(), self.gather4_64(w));
             }
         }
         self.quantize_lanes(&xs[n..], &mut out[n..])
@@ -345,63 +360,116 @@ impl FloatKernel {
     unsafe fn binop_avx2<W: Word>(&self, op: ElemOp, a: &[W], b: &[W], out: &mut [W]) {
         use std::arch::x86_64::*;
         let lanes = Lanes::new(&self.enc);
-        let n = a.len() / 4 * 4;
-        let quads = out[..n]
-            .chunks_exact_mut(4)
-            .zip(a[..n].chunks_exact(4).zip(b[..n].chunks_exact(4)));
-        for (o, (x, y)) in quads {
-            let (x, y) = (
-                self.gather4(self.indices4(x)),
-                self.gather4(self.indices4(y)),
-            );
-            let r = match op {
-                ElemOp::Add => _mm256_add_pd(x, y),
-                ElemOp::Sub => _mm256_sub_pd(x, y),
-                ElemOp::Mul => _mm256_mul_pd(x, y),
-            };
-            store4(lanes.encode(r), o);
+        let n = a.len() / 8 * 8;
+        let steps = out[..n]
+            .chunks_exact_mut(8)
+            .zip(a[..n].chunks_exact(8).zip(b[..n].chunks_exact(8)));
+        let f = |x: __m256d, y: __m256d| match op {
+            ElemOp::Add => _mm256_add_pd(x, y),
+            ElemOp::Sub => _mm256_sub_pd(x, y),
+            ElemOp::Mul => _mm256_mul_pd(x, y),
+        };
+        for (o, (x, y)) in steps {
+            let ((x0, x1), (y0, y1)) = (self.values8(x), self.values8(y));
+            store8(lanes.encode(f(x0, y0)), lanes.encode(f(x1, y1)), o);
         }
         self.binop_lanes(op, &a[n..], &b[n..], &mut out[n..])
     }
 
-    /// Four words (of at most 16 bits) as table indices, masked to the table.
+    /// The values of eight words: the table's, or for bf16 (whose words are the top halves
+    /// of the binary32 words of the same values, NaNs aside) the binary32 of each word
+    /// shifted up, widened to f64 and NaN made `f64::NAN` (the tests hold it to the table on
+    /// every word).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn indices4<W: Word>(&self, w: &[W]) -> std::arch::x86_64::__m256i {
+    fn values8<W: Word>(
+        &self,
+        w: &[W],
+    ) -> (std::arch::x86_64::__m256d, std::arch::x86_64::__m256d) {
         use std::arch::x86_64::*;
-        let m = self.index_mask;
-        _mm256_setr_epi64x(
-            (w[0].bits() & m) as i64,
-            (w[1].bits() & m) as i64,
-            (w[2].bits() & m) as i64,
-            (w[3].bits() & m) as i64,
+        if !(self.binary32_top && std::mem::size_of::<W>() == 2) {
+            let (i0, i1) = self.indices8(w);
+            return (self.gather4(i0), self.gather4(i1));
+        }
+        assert!(w.len() == 8);
+        // SAFETY: w holds eight u16s.
+        let f = unsafe { _mm256_cvtepu16_epi32(_mm_loadu_si128(w.as_ptr().cast())) };
+        let f = _mm256_castsi256_ps(_mm256_slli_epi32::<16>(f));
+        let nan = _mm256_set1_pd(f64::NAN);
+        let widen = |h: __m128| {
+            let v = _mm256_cvtps_pd(h);
+            _mm256_blendv_pd(v, nan, _mm256_cmp_pd::<_CMP_UNORD_Q>(v, v))
+        };
+        (
+            widen(_mm256_castps256_ps128(f)),
+            widen(_mm256_extractf128_ps::<1>(f)),
         )
     }
 
-    /// The values of four table indices (each below 2^W).
+    /// Eight words (u8 or u16) as two vectors of four 32-bit table indices, masked to the
+    /// table.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn gather4(&self, i: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256d {
+    fn indices8<W: Word>(
+        &self,
+        w: &[W],
+    ) -> (std::arch::x86_64::__m128i, std::arch::x86_64::__m128i) {
         use std::arch::x86_64::*;
-        // SAFETY: every index is a word of at most W bits (masked, or from the encoder), so
-        // within the table of 2^W values.
+        assert!(w.len() == 8 && std::mem::size_of::<W>() <= 2);
+        // SAFETY: w holds eight words of W's size (8 or 16 bytes in all).
+        let i = unsafe {
+            if std::mem::size_of::<W>() == 1 {
+                _mm256_cvtepu8_epi32(_mm_loadl_epi64(w.as_ptr().cast()))
+            } else {
+                _mm256_cvtepu16_epi32(_mm_loadu_si128(w.as_ptr().cast()))
+            }
+        };
+        let i = _mm256_and_si256(i, _mm256_set1_epi32(self.index_mask as i32));
+        (_mm256_castsi256_si128(i), _mm256_extracti128_si256::<1>(i))
+    }
+
+    /// The values of four 32-bit table indices (each below 2^W).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn gather4(&self, i: std::arch::x86_64::__m128i) -> std::arch::x86_64::__m256d {
+        use std::arch::x86_64::*;
+        // SAFETY: every index is masked to the table's 2^W values.
+        unsafe { _mm256_i32gather_pd::<8>(self.values.as_ptr(), i) }
+    }
+
+    /// The values of four 64-bit table indices (words from the encoder: below 2^W).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn gather4_64(&self, i: std::arch::x86_64::__m256i) -> std::arch::x86_64::__m256d {
+        use std::arch::x86_64::*;
+        // SAFETY: the encoder gives words of the format, so within the table of 2^W values.
         unsafe { _mm256_i64gather_pd::<8>(self.values.as_ptr(), i) }
     }
 }
 
-/// Four words (the low bits of four 64-bit lanes) stored as `W`s.
+/// Eight words (the low bits of the 64-bit lanes of `w0`, then `w1`) stored as `W`s.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-fn store4<W: Word>(w: std::arch::x86_64::__m256i, o: &mut [W]) {
+fn store8<W: Word>(w0: std::arch::x86_64::__m256i, w1: std::arch::x86_64::__m256i, o: &mut [W]) {
     use std::arch::x86_64::*;
-    let mut t = [0u64; 4];
-    // SAFETY: t holds four u64s.
-    unsafe { _mm256_storeu_si256(t.as_mut_ptr().cast(), w) };
-    for (o, t) in o.iter_mut().zip(t) {
-        *o = W::of(t);
+    assert!(o.len() == 8 && std::mem::size_of::<W>() <= 2);
+    // Each lane's low 32 bits to the low half, then packed (words fit 16 bits: no saturation).
+    let low = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    let lo = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(w0, low));
+    let hi = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(w1, low));
+    let w16 = _mm_packus_epi32(lo, hi);
+    // SAFETY: o holds eight words of W's size (8 or 16 bytes in all).
+    unsafe {
+        if std::mem::size_of::<W>() == 1 {
+            _mm_storel_epi64(o.as_mut_ptr().cast(), _mm_packus_epi16(w16, w16));
+        } else {
+            _mm_storeu_si128(o.as_mut_ptr().cast(), w16);
+        }
     }
 }
 
@@ -422,6 +490,8 @@ struct Lanes {
     nan: std::arch::x86_64::__m256i,
     inf: [std::arch::x86_64::__m256i; 2],
     over: [std::arch::x86_64::__m256i; 2],
+    /// Whether ±∞ encodes as an overflow does (every format but `:sat` ones).
+    inf_is_over: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -445,6 +515,7 @@ impl Lanes {
             nan: all(e.nan),
             inf: [all(e.inf[0]), all(e.inf[1])],
             over: [all(e.over[0]), all(e.over[1])],
+            inf_is_over: e.inf == e.over,
         }
     }
 
@@ -458,7 +529,6 @@ impl Lanes {
         use std::arch::x86_64::*;
         let u = _mm256_castpd_si256(x);
         let abs = _mm256_and_si256(u, self.abs);
-        let neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), u);
         let sub = _mm256_add_pd(_mm256_castsi256_pd(abs), self.magic);
         let sub = _mm256_sub_epi64(_mm256_castpd_si256(sub), self.magic_bits);
         let v = _mm256_sub_epi64(abs, self.rebias);
@@ -467,12 +537,26 @@ impl Lanes {
         let normal = _mm256_srl_epi64(normal, self.k);
         let tiny = _mm256_cmpgt_epi64(self.min_normal, abs);
         let mag = _mm256_blendv_epi8(normal, sub, tiny);
-        let sign = _mm256_sll_epi64(_mm256_and_si256(neg, self.one), self.sign_shift);
+        let sign = _mm256_sll_epi64(_mm256_srli_epi64::<63>(u), self.sign_shift);
         let word = _mm256_or_si256(sign, mag);
-        let over = _mm256_blendv_epi8(self.over[0], self.over[1], neg);
+        // blendv_pd selects by each lane's top bit: x's sign.
+        let by_sign = |pos: __m256i, neg: __m256i| {
+            _mm256_castpd_si256(_mm256_blendv_pd(
+                _mm256_castsi256_pd(pos),
+                _mm256_castsi256_pd(neg),
+                x,
+            ))
+        };
+        let over = by_sign(self.over[0], self.over[1]);
         let word = _mm256_blendv_epi8(word, over, _mm256_cmpgt_epi64(mag, self.max_mag));
-        let inf = _mm256_blendv_epi8(self.inf[0], self.inf[1], neg);
-        let word = _mm256_blendv_epi8(word, inf, _mm256_cmpeq_epi64(abs, self.inf_bits));
+        // ±∞ took the overflow branch (its rebiased bits are past every finite magnitude);
+        // only where the two words differ (`:sat`) does it need its own.
+        let word = if self.inf_is_over {
+            word
+        } else {
+            let inf = by_sign(self.inf[0], self.inf[1]);
+            _mm256_blendv_epi8(word, inf, _mm256_cmpeq_epi64(abs, self.inf_bits))
+        };
         _mm256_blendv_epi8(word, self.nan, _mm256_cmpgt_epi64(abs, self.inf_bits))
     }
 }

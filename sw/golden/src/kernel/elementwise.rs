@@ -17,7 +17,9 @@
 //!   next binade, past the largest finite magnitude the format's overflow word); below it the
 //!   machine's own f64 addition rounds |x| + 2^(emin − M + 52) once at the subnormal grid's
 //!   last place 2^(emin − M); NaN, ±∞ and overflow are selected last.
-//! - **a ∘ b** (∘ = +, −, ·) decodes both words, computes in f64, and encodes the f64 once.
+//! - **a ∘ b** (∘ = +, −, ·) decodes both words, computes in f64, and encodes the f64 once
+//!   (plain bf16 on AVX2: the golden's own binary32 path, [`FloatFormat::narrow`], on eight
+//!   f32 lanes).
 //!   Why that is the correctly rounded result, for E ≤ 8 and at most 16 bits (so M ≤ 13;
 //!   every format here):
 //!   * a product of two words has at most 2(M + 1) ≤ 28 significant bits and an exponent
@@ -93,6 +95,8 @@ pub struct FloatKernel {
     /// bf16 (E = 8, M = 7, with ∞ and NaN codes): each word is the top half of the binary32
     /// word of its value (the AVX2 loops decode it so, without the table).
     binary32_top: bool,
+    /// Plain bf16, whose golden sums and products are binary32's rounded once more.
+    narrow_bf16: bool,
     enc: Encoder,
 }
 
@@ -195,6 +199,7 @@ impl FloatKernel {
             values,
             index_mask: (1 << f.width()) - 1,
             binary32_top: (f.exp_bits, f.frac_bits, f.finite, f.no_nan) == (8, 7, false, false),
+            narrow_bf16: (f.exp_bits, f.frac_bits) == (8, 7) && f.narrow().is_some(),
             enc: Encoder::new(f),
         }
     }
@@ -359,6 +364,9 @@ impl FloatKernel {
     #[target_feature(enable = "avx2")]
     unsafe fn binop_avx2<W: Word>(&self, op: ElemOp, a: &[W], b: &[W], out: &mut [W]) {
         use std::arch::x86_64::*;
+        if self.narrow_bf16 && std::mem::size_of::<W>() == 2 {
+            return self.binop_bf16_avx2(op, a, b, out);
+        }
         let lanes = Lanes::new(&self.enc);
         let n = a.len() / 8 * 8;
         let steps = out[..n]
@@ -372,6 +380,47 @@ impl FloatKernel {
         for (o, (x, y)) in steps {
             let ((x0, x1), (y0, y1)) = (self.values8(x), self.values8(y));
             store8(lanes.encode(f(x0, y0)), lanes.encode(f(x1, y1)), o);
+        }
+        self.binop_lanes(op, &a[n..], &b[n..], &mut out[n..])
+    }
+
+    /// a ∘ b of bf16 words (`W` = u16) on the golden's own binary32 path
+    /// ([`FloatFormat::narrow`]: `FloatFormat::add` and `mul` of bf16 are
+    /// `Narrow::from_f32(to_f32(a) ∘ to_f32(b))`), on eight f32 lanes: the words shifted up are
+    /// their binary32 values, f32's sum or product is rounded to nearest even at bit 16 (a
+    /// subnormal, ∞ and a carry past the largest finite value alike), NaN made the canonical
+    /// NaN.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn binop_bf16_avx2<W: Word>(&self, op: ElemOp, a: &[W], b: &[W], out: &mut [W]) {
+        use std::arch::x86_64::*;
+        assert!(std::mem::size_of::<W>() == 2);
+        let all = |v: u32| _mm256_set1_epi32(v as i32);
+        let (abs_bits, inf, half, one) = (all(0x7fff_ffff), all(0x7f80_0000), all(0x7fff), all(1));
+        let nan = all(self.f.nan() as u32);
+        let n = a.len() / 8 * 8;
+        let steps = out[..n]
+            .chunks_exact_mut(8)
+            .zip(a[..n].chunks_exact(8).zip(b[..n].chunks_exact(8)));
+        // SAFETY (the loads and the store): each chunk holds eight u16s.
+        let load = |w: &[W]| unsafe {
+            let w = _mm256_cvtepu16_epi32(_mm_loadu_si128(w.as_ptr().cast()));
+            _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w))
+        };
+        for (o, (x, y)) in steps {
+            let (x, y) = (load(x), load(y));
+            let r = match op {
+                ElemOp::Add => _mm256_add_ps(x, y),
+                ElemOp::Sub => _mm256_sub_ps(x, y),
+                ElemOp::Mul => _mm256_mul_ps(x, y),
+            };
+            let u = _mm256_castps_si256(r);
+            let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(u), one);
+            let w = _mm256_srli_epi32::<16>(_mm256_add_epi32(u, _mm256_add_epi32(half, odd)));
+            let is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_bits), inf);
+            let w = _mm256_blendv_epi8(w, nan, is_nan);
+            let w = _mm_packus_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
+            unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), w) };
         }
         self.binop_lanes(op, &a[n..], &b[n..], &mut out[n..])
     }

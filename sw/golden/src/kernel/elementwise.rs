@@ -329,6 +329,9 @@ impl FloatKernel {
     #[target_feature(enable = "avx2")]
     unsafe fn encode_avx2<W: Word>(&self, xs: &[f64], out: &mut [W]) {
         use std::arch::x86_64::*;
+        if self.narrow_bf16 && std::mem::size_of::<W>() == 2 {
+            return self.encode_bf16_avx2(xs, out);
+        }
         let lanes = Lanes::new(&self.enc);
         let n = xs.len() / 8 * 8;
         for (o, x) in out[..n].chunks_exact_mut(8).zip(xs[..n].chunks_exact(8)) {
@@ -382,6 +385,68 @@ impl FloatKernel {
             store8(lanes.encode(f(x0, y0)), lanes.encode(f(x1, y1)), o);
         }
         self.binop_lanes(op, &a[n..], &b[n..], &mut out[n..])
+    }
+
+    /// Plain bf16 words of f64s (`W` = u16), eight a step: each f64 rounded to 24 bits by
+    /// round-to-odd (truncated, the last bit set if anything was cut), which binary32 then
+    /// holds exactly, then rounded to nearest even at bit 16 of the binary32 word as
+    /// [`Self::binop_bf16_avx2`] does. Rounding to odd at p + 2 or more bits and then to
+    /// nearest at p gives the nearest at p (Boldo and Melquiond, "Emulation of FMA and
+    /// correctly rounded sums: proved algorithms using rounding to odd", IEEE TC 2008): the
+    /// one correctly rounded result, not ml_dtypes' double rounding through binary32. A step
+    /// with a nonzero |x| below 2^−126 (where binary32 has fewer than 24 bits) takes the
+    /// general encoder; beyond binary32's range the conversion gives ±∞, bf16's overflow too.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn encode_bf16_avx2<W: Word>(&self, xs: &[f64], out: &mut [W]) {
+        use std::arch::x86_64::*;
+        assert!(std::mem::size_of::<W>() == 2);
+        let lanes = Lanes::new(&self.enc);
+        let q = |v: u64| _mm256_set1_epi64x(v as i64);
+        let (cut, keep, sticky) = (q((1 << 29) - 1), q(!((1 << 29) - 1)), q(1 << 29));
+        let (abs64, min_normal) = (q(!(1 << 63)), q(2f64.powi(-126).to_bits()));
+        let d = |v: u32| _mm256_set1_epi32(v as i32);
+        let (abs_bits, inf, half, one) = (d(0x7fff_ffff), d(0x7f80_0000), d(0x7fff), d(1));
+        let nan = d(self.f.nan() as u32);
+        // Four f64s rounded to odd at 24 bits, as f32s, and whether any is tiny (nonzero,
+        // below 2^−126).
+        let odd24 = |x: __m256d| {
+            let u = _mm256_castpd_si256(x);
+            let exact = _mm256_cmpeq_epi64(_mm256_and_si256(u, cut), _mm256_setzero_si256());
+            let u = _mm256_or_si256(
+                _mm256_and_si256(u, keep),
+                _mm256_andnot_si256(exact, sticky),
+            );
+            let a = _mm256_and_si256(u, abs64);
+            let tiny = _mm256_andnot_si256(
+                _mm256_cmpeq_epi64(a, _mm256_setzero_si256()),
+                _mm256_cmpgt_epi64(min_normal, a),
+            );
+            (_mm256_cvtpd_ps(_mm256_castsi256_pd(u)), tiny)
+        };
+        let n = xs.len() / 8 * 8;
+        for (o, x) in out[..n].chunks_exact_mut(8).zip(xs[..n].chunks_exact(8)) {
+            // SAFETY: x holds eight f64s, o eight u16s.
+            let (x0, x1) = unsafe {
+                (
+                    _mm256_loadu_pd(x.as_ptr()),
+                    _mm256_loadu_pd(x.as_ptr().add(4)),
+                )
+            };
+            let ((f0, t0), (f1, t1)) = (odd24(x0), odd24(x1));
+            if _mm256_testz_si256(_mm256_or_si256(t0, t1), _mm256_or_si256(t0, t1)) == 0 {
+                store8(lanes.encode(x0), lanes.encode(x1), o);
+                continue;
+            }
+            let u = _mm256_castps_si256(_mm256_set_m128(f1, f0));
+            let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(u), one);
+            let w = _mm256_srli_epi32::<16>(_mm256_add_epi32(u, _mm256_add_epi32(half, odd)));
+            let is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_bits), inf);
+            let w = _mm256_blendv_epi8(w, nan, is_nan);
+            let w = _mm_packus_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
+            unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), w) };
+        }
+        self.encode_lanes(&xs[n..], &mut out[n..])
     }
 
     /// a ∘ b of bf16 words (`W` = u16) on the golden's own binary32 path

@@ -45,6 +45,19 @@ fn words_of(f: FloatFormat) -> Vec<u64> {
     (0..1u64 << f.width()).collect()
 }
 
+/// Fails at the first word where the vector loop (`w`) and the portable loop (`p`) differ.
+fn first_difference<T: PartialEq + std::fmt::Debug>(w: &[T], p: &[T], spec: &str, xs: &[f64]) {
+    if let Some(i) = (0..w.len()).find(|&i| w[i] != p[i]) {
+        panic!(
+            "{spec}: encode({:e} = {:#x}) gives {:?} in the vector loop, {:?} in the portable one",
+            xs[i],
+            xs[i].to_bits(),
+            w[i],
+            p[i]
+        );
+    }
+}
+
 /// `xs` encoded and quantized by the kernels (through the slice loops, as callers use them),
 /// each compared with the golden `from_f64`.
 fn check_encode(spec: &str, xs: &[f64]) {
@@ -58,13 +71,13 @@ fn check_encode(spec: &str, xs: &[f64]) {
         let (mut w, mut p) = (vec![0u8; xs.len()], vec![0u8; xs.len()]);
         k.encode(xs, &mut w);
         k.encode_lanes(xs, &mut p);
-        assert_eq!(w, p, "{spec}: the portable loop");
+        first_difference(&w, &p, spec, xs);
         w.into_iter().map(u64::from).collect()
     } else {
         let (mut w, mut p) = (vec![0u16; xs.len()], vec![0u16; xs.len()]);
         k.encode(xs, &mut w);
         k.encode_lanes(xs, &mut p);
-        assert_eq!(w, p, "{spec}: the portable loop");
+        first_difference(&w, &p, spec, xs);
         w.into_iter().map(u64::from).collect()
     };
     assert!(

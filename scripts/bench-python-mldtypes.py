@@ -20,6 +20,12 @@ infinities, NaN = S.1111.111, largest 448; both send overflow and ±inf to NaN),
 result is the one canonical code 0x7f where ml_dtypes keeps the sign (0xff): such pairs are
 counted as "NaN codes", not as differences of value.
 
+numpy computes float16 arithmetic, and ml_dtypes bfloat16 and float8 arithmetic, in float32
+and rounds the float32 result once more to the format. For these formats that is still the
+correctly rounded result (a product is exact in float32; a sum is rounded to 24 >= 2p + 2 bits
+first, where a second rounding is innocuous), so add and mul may differ only in NaN codes; the
+casts from float64 differ in value where ml_dtypes rounds through float32 (double rounding).
+
 A differing result is judged against the exact value (Python Fractions: x itself for encode
 and quantize, the exact sum or product of the two words' values for add and mul): "lpgen
 nearer" or "ml nearer"; "tie" when both are equally near (then the tie rule decides: IEEE's

@@ -354,6 +354,9 @@ impl FloatKernel {
     #[target_feature(enable = "avx2")]
     unsafe fn quantize_avx2(&self, xs: &[f64], out: &mut [f64]) {
         use std::arch::x86_64::*;
+        if self.narrow_bf16 {
+            return self.quantize_bf16_avx2(xs, out);
+        }
         let lanes = Lanes::new(&self.enc);
         let n = xs.len() / 4 * 4;
         for (o, x) in out[..n].chunks_exact_mut(4).zip(xs[..n].chunks_exact(4)) {
@@ -405,14 +408,75 @@ impl FloatKernel {
         use std::arch::x86_64::*;
         assert!(std::mem::size_of::<W>() == 2);
         let lanes = Lanes::new(&self.enc);
+        let n = xs.len() / 8 * 8;
+        let steps = out[..n].chunks_exact_mut(8).zip(xs[..n].chunks_exact(8));
+        for (o, x) in steps {
+            match self.bf16_step(x) {
+                Ok(w) => {
+                    let w = _mm_packus_epi32(
+                        _mm256_castsi256_si128(w),
+                        _mm256_extracti128_si256::<1>(w),
+                    );
+                    // SAFETY: o holds eight u16s.
+                    unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), w) };
+                }
+                Err((x0, x1)) => store8(lanes.encode(x0), lanes.encode(x1), o),
+            }
+        }
+        self.encode_lanes(&xs[n..], &mut out[n..])
+    }
+
+    /// [`Self::quantize`] of plain bf16: the words of [`Self::bf16_step`] shifted up are the
+    /// binary32 values, widened to f64 (the canonical NaN word gives `f64::NAN`).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn quantize_bf16_avx2(&self, xs: &[f64], out: &mut [f64]) {
+        use std::arch::x86_64::*;
+        let lanes = Lanes::new(&self.enc);
+        let n = xs.len() / 8 * 8;
+        let steps = out[..n].chunks_exact_mut(8).zip(xs[..n].chunks_exact(8));
+        for (o, x) in steps {
+            let (v0, v1) = match self.bf16_step(x) {
+                Ok(w) => {
+                    let f = _mm256_castsi256_ps(_mm256_slli_epi32::<16>(w));
+                    (
+                        _mm256_cvtps_pd(_mm256_castps256_ps128(f)),
+                        _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f)),
+                    )
+                }
+                Err((x0, x1)) => (
+                    self.gather4_64(lanes.encode(x0)),
+                    self.gather4_64(lanes.encode(x1)),
+                ),
+            };
+            // SAFETY: o holds eight f64s.
+            unsafe {
+                _mm256_storeu_pd(o.as_mut_ptr(), v0);
+                _mm256_storeu_pd(o.as_mut_ptr().add(4), v1);
+            }
+        }
+        self.quantize_lanes(&xs[n..], &mut out[n..])
+    }
+
+    /// The plain bf16 words of eight f64s (`x`) in the low halves of eight 32-bit lanes, as
+    /// [`Self::encode_bf16_avx2`] describes; `Err` with the f64s when one is tiny (nonzero,
+    /// below 2^−126), for the general encoder.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn bf16_step(
+        &self,
+        x: &[f64],
+    ) -> Result<std::arch::x86_64::__m256i, (std::arch::x86_64::__m256d, std::arch::x86_64::__m256d)>
+    {
+        use std::arch::x86_64::*;
+        assert!(x.len() == 8);
         let q = |v: u64| _mm256_set1_epi64x(v as i64);
         let (cut, keep, sticky) = (q((1 << 29) - 1), q(!((1 << 29) - 1)), q(1 << 29));
         let (abs64, min_normal) = (q(!(1 << 63)), q(2f64.powi(-126).to_bits()));
         let d = |v: u32| _mm256_set1_epi32(v as i32);
         let (abs_bits, inf, half, one) = (d(0x7fff_ffff), d(0x7f80_0000), d(0x7fff), d(1));
-        let nan = d(self.f.nan() as u32);
-        // Four f64s rounded to odd at 24 bits, as f32s, and whether any is tiny (nonzero,
-        // below 2^−126).
+        // Four f64s rounded to odd at 24 bits, as f32s, and whether any is tiny.
         let odd24 = |x: __m256d| {
             let u = _mm256_castpd_si256(x);
             let exact = _mm256_cmpeq_epi64(_mm256_and_si256(u, cut), _mm256_setzero_si256());
@@ -427,29 +491,23 @@ impl FloatKernel {
             );
             (_mm256_cvtpd_ps(_mm256_castsi256_pd(u)), tiny)
         };
-        let n = xs.len() / 8 * 8;
-        for (o, x) in out[..n].chunks_exact_mut(8).zip(xs[..n].chunks_exact(8)) {
-            // SAFETY: x holds eight f64s, o eight u16s.
-            let (x0, x1) = unsafe {
-                (
-                    _mm256_loadu_pd(x.as_ptr()),
-                    _mm256_loadu_pd(x.as_ptr().add(4)),
-                )
-            };
-            let ((f0, t0), (f1, t1)) = (odd24(x0), odd24(x1));
-            if _mm256_testz_si256(_mm256_or_si256(t0, t1), _mm256_or_si256(t0, t1)) == 0 {
-                store8(lanes.encode(x0), lanes.encode(x1), o);
-                continue;
-            }
-            let u = _mm256_castps_si256(_mm256_set_m128(f1, f0));
-            let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(u), one);
-            let w = _mm256_srli_epi32::<16>(_mm256_add_epi32(u, _mm256_add_epi32(half, odd)));
-            let is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_bits), inf);
-            let w = _mm256_blendv_epi8(w, nan, is_nan);
-            let w = _mm_packus_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256::<1>(w));
-            unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), w) };
+        // SAFETY: x holds eight f64s.
+        let (x0, x1) = unsafe {
+            (
+                _mm256_loadu_pd(x.as_ptr()),
+                _mm256_loadu_pd(x.as_ptr().add(4)),
+            )
+        };
+        let ((f0, t0), (f1, t1)) = (odd24(x0), odd24(x1));
+        let tiny = _mm256_or_si256(t0, t1);
+        if _mm256_testz_si256(tiny, tiny) == 0 {
+            return Err((x0, x1));
         }
-        self.encode_lanes(&xs[n..], &mut out[n..])
+        let u = _mm256_castps_si256(_mm256_set_m128(f1, f0));
+        let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(u), one);
+        let w = _mm256_srli_epi32::<16>(_mm256_add_epi32(u, _mm256_add_epi32(half, odd)));
+        let is_nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_bits), inf);
+        Ok(_mm256_blendv_epi8(w, d(self.f.nan() as u32), is_nan))
     }
 
     /// a ∘ b of bf16 words (`W` = u16) on the golden's own binary32 path

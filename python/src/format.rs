@@ -168,6 +168,11 @@ impl PyFormat {
         seed: Option<Int<u64>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let r = rounder(&self.calc, rounding, seed)?;
+        if r.is_none() {
+            if let Some(out) = self.encode_fast(py, &x)? {
+                return Ok(out);
+            }
+        }
         let (xs, shape) = values_in(&x);
         let words = match r {
             None => self.encode_values(py, &xs),
@@ -183,6 +188,9 @@ impl PyFormat {
         py: Python<'py>,
         words: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(out) = self.decode_fast(py, words)? {
+            return Ok(out);
+        }
         let w = self.words(words)?;
         let shape = w.shape().to_vec();
         let w: Vec<Bits> = w.iter().copied().collect();
@@ -199,6 +207,11 @@ impl PyFormat {
         seed: Option<Int<u64>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let r = rounder(&self.calc, rounding, seed)?;
+        if r.is_none() {
+            if let Some(out) = self.quantize_fast(py, &x)? {
+                return Ok(out);
+            }
+        }
         let (xs, shape) = values_in(&x);
         let values = match r {
             None => self.quantize_values(py, &xs),

@@ -14,6 +14,8 @@
 //! - `mx.rs`: `lpgen.MxFormat`, the OCP MX block formats (quantize, dequantize, dot_block);
 //! - `scaled.rs`: `lpgen.Scaled`, `lpgen.quantize_nvfp4`, `lpgen.DelayedScaling`: scaled
 //!   formats and NVFP4 (quantize a tensor: tensor scale, group scales, codes, values);
+//! - `fast.rs`: the fast paths of encode, decode, quantize, add, sub and mul for floats of at
+//!   most 16 bits (the golden elementwise kernels on numpy buffers in place);
 //! - `arrays.rs`: numpy in and out, broadcasting, the parallel loops.
 //!
 //! `docs/python.md` is the guide; errors are `ValueError`s with the command line's one-line
@@ -22,6 +24,7 @@
 mod arrays;
 mod codecs;
 mod dfix;
+mod fast;
 mod format;
 mod lane;
 mod mx;
@@ -49,6 +52,9 @@ mod lpgen_module {
 
     #[pymodule_export]
     use crate::codecs::{formats, onebit, q8_decode, q8_encode};
+
+    #[pymodule_export]
+    use crate::fast::fast_paths;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -3,6 +3,7 @@
 //! wrappers).
 
 use lpgen_golden::float::fdpa::Fdpa;
+use lpgen_golden::kernel::elementwise::ElemOp;
 use lpgen_golden::kernel::{self, Operand};
 use lpgen_golden::onebit::Quantizer;
 use lpgen_golden::{BinOp, Bits, Calc, Rounder, SumMode};
@@ -132,6 +133,17 @@ impl PyFormat {
         flags: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         if !flags {
+            let fast = match op {
+                BinOp::Add => Some(ElemOp::Add),
+                BinOp::Sub => Some(ElemOp::Sub),
+                BinOp::Mul => Some(ElemOp::Mul),
+                _ => None,
+            };
+            if let Some(op) = fast {
+                if let Some(out) = self.binop_fast(py, op, a, b)? {
+                    return Ok(out);
+                }
+            }
             return self.binop(py, op, a, b);
         }
         let (w, f) = self.binop_flagged(py, op, a, b)?;

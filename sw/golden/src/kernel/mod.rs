@@ -28,6 +28,7 @@ use crate::family::Calc;
 use crate::format::FormatError;
 use crate::SumMode;
 
+pub mod elementwise;
 pub mod exact;
 pub(crate) mod lockstep;
 #[cfg(test)]

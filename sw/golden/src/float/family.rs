@@ -232,9 +232,8 @@ impl Family for FloatFormat {
             }
         }
         if let SumMode::Fdpa(m) = mode {
-            let p = m.plan(self)?;
-            let row = |a: &[Bits]| Ok(bs.iter().map(|b| p.dot_in_format(a, b)).collect());
-            return crate::family::dots_by_row(rows, row);
+            // Each operand decoded once for the whole product.
+            return Ok(m.plan(self)?.dots_in_format(rows, bs));
         }
         let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
             Ok(match mode {

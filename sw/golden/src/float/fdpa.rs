@@ -351,13 +351,37 @@ impl FdpaPlan {
     /// D = Σ a_k·b_k + C as the output word (C a word of [`Self::output`]).
     pub fn dot(&self, a: &[Bits], b: &[Bits], c: Bits) -> Bits {
         assert_eq!(a.len(), b.len());
+        self.dot_of(a, b, c, |x: &Bits| self.operand(*x))
+    }
+
+    /// [`Self::dot_in_format`] of every row of `rows` with every column of `cols` (row-major
+    /// result), each operand decoded once instead of once per dot product: the same words as
+    /// `dot_in_format` element by element (the same steps on the same values).
+    pub fn dots_in_format(&self, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
+        let decode = |w: &[Bits]| -> Vec<Val> { w.iter().map(|&x| self.operand(x)).collect() };
+        let cols: Vec<Vec<Val>> = cols.iter().map(|c| decode(c)).collect();
+        let out = self.output();
+        let mut words = Vec::with_capacity(rows.len() * cols.len());
+        for row in rows {
+            let row = decode(row);
+            words.extend(cols.iter().map(|col| {
+                assert_eq!(row.len(), col.len());
+                let d = self.dot_of(&row, col, 0, |v: &Val| *v);
+                out.convert(&self.fmt, d)
+            }));
+        }
+        words
+    }
+
+    /// D = Σ a_k·b_k + C over operands read by `value` (words, or values decoded already).
+    fn dot_of<T>(&self, a: &[T], b: &[T], c: Bits, value: impl Fn(&T) -> Val + Copy) -> Bits {
         let Some(n) = self.promote else {
-            return self.chunked(a, b, c);
+            return self.chunked(a, b, c, value);
         };
         let f32 = binary32();
         let mut acc = c;
         for (x, y) in a.chunks(n as usize).zip(b.chunks(n as usize)) {
-            acc = f32.add(acc, self.chunked(x, y, 0));
+            acc = f32.add(acc, self.chunked(x, y, 0, value));
         }
         if f32.is_nan(acc) && !a.is_empty() {
             NAN_F32
@@ -367,23 +391,27 @@ impl FdpaPlan {
     }
 
     /// The chunks of L from C, each C ← step(chunk, C).
-    fn chunked(&self, a: &[Bits], b: &[Bits], mut c: Bits) -> Bits {
+    fn chunked<T>(&self, a: &[T], b: &[T], mut c: Bits, value: impl Fn(&T) -> Val + Copy) -> Bits {
         let l = self.chunk.l as usize;
         for (x, y) in a.chunks(l).zip(b.chunks(l)) {
-            c = self.step(x, y, c);
+            c = self.step(x, y, c, value);
         }
         c
     }
 
     /// One chunk: its products and C aligned to the largest exponent, truncated to F
     /// fraction bits, summed exactly and rounded once.
-    fn step(&self, a: &[Bits], b: &[Bits], c: Bits) -> Bits {
+    fn step<T>(&self, a: &[T], b: &[T], c: Bits, value: impl Fn(&T) -> Val + Copy) -> Bits {
         let rho = self.chunk.rho;
         let out = rho.output();
         let c = term(out.decode(c), i64::from(out.frac_bits), rho.e_zero());
         // Two passes over the products (decoding is cheaper than a buffer): the specials and
         // e_max, then the truncated sum.
-        let products = || a.iter().zip(b).map(|(&x, &y)| self.product(x, y));
+        let products = || {
+            a.iter()
+                .zip(b)
+                .map(|(x, y)| self.product(value(x), value(y)))
+        };
         let (mut nan, mut pos, mut neg, mut e_max) = (false, false, false, i64::MIN);
         for t in products().chain([c]) {
             match t {
@@ -416,11 +444,11 @@ impl FdpaPlan {
     }
 
     /// The term of a·b: NaN for a NaN operand or ∞·0, ±∞, or the exact product at
-    /// e_a + e_b.
-    fn product(&self, a: Bits, b: Bits) -> Term {
+    /// e_a + e_b (operands read by [`Self::operand`]).
+    fn product(&self, a: Val, b: Val) -> Term {
         let m = i64::from(self.fmt.frac_bits);
         let e_zero = self.chunk.rho.e_zero();
-        match (self.operand(a), self.operand(b)) {
+        match (a, b) {
             (Val::Nan, _) | (_, Val::Nan) => Term::Nan,
             (Val::Inf(p), Val::Inf(q)) => Term::Inf(p != q),
             (Val::Inf(p), Val::Fin(x)) | (Val::Fin(x), Val::Inf(p)) => {
@@ -514,4 +542,49 @@ fn round(rho: Rho, v: i128, q: i64) -> Bits {
     }
     // At most m + 1 bits from the last place lsb: exact in binary32.
     out.round(neg, mag, lsb.max(q))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::family::Format;
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    /// The whole product on operands decoded once (`dots_in_format`, what training's
+    /// products run) is `dot_in_format` element by element: random words (NaN, ∞, subnormals
+    /// and zeros among them), lengths that are and are not multiples of L and of the
+    /// promotion interval, every preset's fp8 and 16-bit chunkings, tf32 reading and RNE f16.
+    #[test]
+    fn the_whole_product_is_the_dot_product_of_each_row_and_column() {
+        let mut rng = Pcg64::seed_from_u64(49);
+        for (mode, fmt) in [
+            ("fdpa:hopper", "fp8:e4m3"),
+            ("fdpa:hopper:promote64", "fp8:e5m2"),
+            ("fdpa:ampere", "float:8:23"),
+            ("fdpa:blackwell", "bf16"),
+            ("fdpa:4:10:rne-f16", "f16"),
+        ] {
+            let Ok(Format::Float(f)) = fmt.parse::<Format>() else {
+                panic!("{fmt} is a float format")
+            };
+            let plan = Fdpa::parse(mode).unwrap().plan(&f).unwrap();
+            for len in [1, 5, 32, 70] {
+                let word = |rng: &mut Pcg64| rng.gen::<u64>() & ((1 << f.width()) - 1);
+                let mat = |rng: &mut Pcg64, n: usize| -> Vec<Vec<Bits>> {
+                    (0..n)
+                        .map(|_| (0..len).map(|_| word(rng)).collect())
+                        .collect()
+                };
+                let (rows, cols) = (mat(&mut rng, 4), mat(&mut rng, 3));
+                let r: Vec<&[Bits]> = rows.iter().map(|v| v.as_slice()).collect();
+                let c: Vec<&[Bits]> = cols.iter().map(|v| v.as_slice()).collect();
+                let got = plan.dots_in_format(&r, &c);
+                for (e, g) in got.iter().enumerate() {
+                    let want = plan.dot_in_format(r[e / 3], c[e % 3]);
+                    assert_eq!(*g, want, "{mode} {fmt} len {len} element {e}");
+                }
+            }
+        }
+    }
 }

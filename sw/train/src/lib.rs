@@ -3,6 +3,7 @@
 //! SGD, AdaGrad or RMSProp, with the seeds' Kahan placements, quires, reduced precision and
 //! mixed-precision stage formats.
 
+mod adam;
 pub mod arch;
 pub mod chart;
 pub mod checkpoint;

@@ -441,6 +441,12 @@ mod tests {
             let e = load(&p, "cfg A", template, None, None).unwrap_err().0;
             assert!(e.contains(why), "{from:?}: {e}");
         }
+        // A checkpoint from before issue 46 (no update count on its state line) still loads,
+        // with no update counted; its moments are the arrays it has.
+        std::fs::write(&p, redigest(&text.replacen(" updates 17\n", "\n", 1))).unwrap();
+        let old = load(&p, "cfg A", template, None, None).unwrap();
+        assert_eq!(old.model.updates, 0);
+        assert_eq!(old.model.layers, s.model.layers);
         let nan_lr = text.replacen(
             &format!("lr {:x}", 0.05f64.to_bits()),
             "lr 7ff8000000000000",

@@ -518,6 +518,31 @@ mod tests {
         assert_eq!(a, cfg.stream(&[1, 2]).gen::<u64>());
     }
 
+    /// The cosine schedule: lr/warmup, 2·lr/warmup, … up to lr at the last warm-up update,
+    /// then lr at the first decaying one, the midpoint of min and lr halfway, towards min.
+    #[test]
+    fn the_cosine_schedule_warms_up_then_decays_to_its_minimum() {
+        let s = Schedule::Cosine {
+            warmup: 4,
+            total: 14,
+            min: 0.1,
+        };
+        let r = |i| s.rate(1.0, i);
+        assert_eq!([r(0), r(1), r(3)], [0.25, 0.5, 1.0]);
+        assert_eq!(r(4), 1.0);
+        assert!((r(9) - 0.55).abs() < 1e-12, "{}", r(9));
+        assert!(r(13) > 0.1 && r(13) < 0.13, "{}", r(13));
+        assert_eq!(r(14), 0.1);
+        assert_eq!(r(1000), 0.1);
+        assert_eq!(Schedule::Fixed.rate(0.3, 7), 0.3);
+        let none = Schedule::Cosine {
+            warmup: 0,
+            total: 2,
+            min: 0.0,
+        };
+        assert_eq!(none.rate(1.0, 0), 1.0);
+    }
+
     #[test]
     fn kahan_places_parse() {
         assert_eq!(KahanPlaces::parse("all").unwrap(), KahanPlaces::all());

@@ -1,5 +1,5 @@
-//! `lpgen train` (SPEC.md §6): training of an MLP, LeNet-5 or maxout network by SGD, AdaGrad
-//! or RMSProp through the f32, golden or RTL backend.
+//! `lpgen train` (SPEC.md §6): training of an MLP, LeNet-5 or maxout network by SGD, AdaGrad,
+//! RMSProp, Adam or AdamW through the f32, golden or RTL backend.
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! The optimizers' updates, in the optimizer's format O as machine lane operations: SGD with
 //! momentum (seed 000), AdaGrad (seed 001, normalizing before or after momentum) and RMSProp
-//! (seed 003), both with optional momentum. Their per-parameter state lives in
+//! (seed 003), both with optional momentum (Adam and AdamW: `adam.rs`). Their per-parameter state lives in
 //! `Params::vw`/`vb` (momentum) and `rw`/`rb` (squared gradients); with Kahan updates each
 //! weight also keeps a compensation.
 

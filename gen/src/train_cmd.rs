@@ -1,5 +1,5 @@
-//! `lpgen train` (SPEC.md §6): training of an MLP, LeNet-5 or maxout network by SGD, AdaGrad
-//! or RMSProp through the f32, golden or RTL backend.
+//! `lpgen train` (SPEC.md §6): training of an MLP, LeNet-5 or maxout network by SGD, AdaGrad,
+//! RMSProp, Adam or AdamW through the f32, golden or RTL backend.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,6 +25,7 @@ mod checks;
 mod dfix;
 mod gpt;
 pub(crate) mod mx;
+mod optim;
 
 #[derive(Args)]
 pub struct TrainArgs {
@@ -109,9 +110,12 @@ pub struct TrainArgs {
     /// (seed 003, model parallelism)
     #[arg(long)]
     compress_act: Option<String>,
-    /// sgd, adagrad or rmsprop (each with --momentum)
+    /// sgd, adagrad or rmsprop (each with --momentum), adam or adamw (--beta1, --beta2,
+    /// --eps, --weight-decay)
     #[arg(long, default_value = "sgd")]
     optimizer: String,
+    #[command(flatten)]
+    optim: optim::OptimArgs,
     /// Where AdaGrad normalizes (seed 001 §4): local (each worker's sub-gradient), aggregate
     /// (the summed gradient, between the exchanges) or momentum (after momentum smoothing)
     #[arg(long)]
@@ -131,9 +135,10 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 2)]
     momentum_from: u32,
     /// fixed; halving (seed 000: fixed 8 epochs, then halve once the test cross-entropy
-    /// improves by less than 0.1%); step:N (seed 004: halve every N epochs)
-    #[arg(long, default_value = "halving")]
-    schedule: String,
+    /// improves by less than 0.1%); step:N (seed 004: halve every N epochs) [default: halving;
+    /// with --lr-schedule cosine, fixed]
+    #[arg(long)]
+    schedule: Option<String>,
     /// Input normalization: pixel (each pixel to zero mean, unit variance; seed 000) or
     /// global (one mean and deviation; seed 004)
     #[arg(long, default_value = "pixel")]
@@ -231,8 +236,14 @@ fn bad(s: String) -> CliError {
 const MAX_THREADS: usize = 256;
 
 /// The run's configuration from the arguments, for images of `input` (channels, rows,
-/// columns) in `classes` classes.
-fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliResult<Config> {
+/// columns) in `classes` classes, and `train` training samples (`None` before the dataset
+/// is read).
+fn config(
+    a: &TrainArgs,
+    input: (usize, usize, usize),
+    classes: usize,
+    train: Option<usize>,
+) -> CliResult<Config> {
     let storage = dfix::storage(a)?;
     let blocks = mx::blocks(a)?;
     let (stages, quire) = match (&a.format, &a.precision, a.backend.as_str()) {
@@ -294,7 +305,7 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
         true => gpt::arch(a, input, classes)?,
         false => arch::arch(a, input, classes)?,
     };
-    let schedule = match a.schedule.as_str() {
+    let schedule = match a.schedule.as_deref().unwrap_or("halving") {
         "fixed" => Schedule::Fixed,
         "halving" => Schedule::Halving {
             hold: 8,
@@ -321,7 +332,8 @@ fn config(a: &TrainArgs, input: (usize, usize, usize), classes: usize) -> CliRes
     if a.batch == 0 || a.epochs == 0 {
         return Err(bad("--batch and --epochs must be at least 1".into()));
     }
-    let mut optimizer = Optimizer::parse(&a.optimizer)?;
+    let schedule = optim::schedule(a, schedule, train.map(|n| optim::total_updates(a, n)))?;
+    let mut optimizer = optim::optimizer(a)?;
     match (&mut optimizer, &a.adagrad_at) {
         (Optimizer::AdaGrad { at, .. }, Some(place)) => *at = AdaGradAt::parse(place)?,
         (_, Some(_)) => {
@@ -445,7 +457,7 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     };
     // Every option is checked before the dataset is read (with a stand-in input width; the
     // weight limit is checked again with the real one).
-    config(a, (1, 28, 28), 10)?;
+    config(a, (1, 28, 28), 10, None)?;
     let (mut train, mut test) = match gpt::text_path(a)? {
         Some(path) => gpt::load(a, &path)?,
         None => data::load_pair(&a.dataset)?,
@@ -456,7 +468,13 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     if let Some(n) = a.test_limit {
         test.truncate(n);
     }
-    let cfg = config(a, (1, train.shape.0, train.shape.1), train.classes)?;
+    let cfg = config(
+        a,
+        (1, train.shape.0, train.shape.1),
+        train.classes,
+        Some(train.len()),
+    )?;
+    optim::check_eps(&cfg)?;
     if let Some(rate) = lpgen_train::optim::vanishing_rate(&cfg) {
         eprintln!(
             "lpgen: warning: the optimizer's rate {rate} (sgd: --lr / --batch) is 0 in {} \

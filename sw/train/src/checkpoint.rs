@@ -2,8 +2,8 @@
 //! only if complete (a digest over the contents ends the file) and made by the same
 //! configuration.
 //!
-//! Text: a `lpgen-checkpoint 2` line, the configuration's fingerprint, the run state, the
-//! metrics history (JSON lines), then every array of the model as hex words, and finally
+//! Text: a `lpgen-checkpoint 2` line, the configuration's fingerprint, the run state (since
+//! issue 46 with the model's update count; a line without it reads as 0), the metrics history (JSON lines), then every array of the model as hex words, and finally
 //! `end <fnv1a64 of everything before>`.
 
 use std::path::Path;
@@ -55,12 +55,13 @@ fn words<W: Word>(out: &mut String, name: &str, w: &[W]) {
 pub fn save<W: Word>(path: &Path, fingerprint: &str, s: &State<W>) -> Result<(), TrainError> {
     let mut out = format!("{MAGIC}\n{fingerprint}\n");
     out.push_str(&format!(
-        "epochs {} lr {:x} halving {} prev_ce {}\n",
+        "epochs {} lr {:x} halving {} prev_ce {} updates {}\n",
         s.epochs_done,
         s.lr.to_bits(),
         s.halving as u8,
         s.prev_ce
-            .map_or("-".into(), |c| format!("{:x}", c.to_bits()))
+            .map_or("-".into(), |c| format!("{:x}", c.to_bits())),
+        s.model.updates
     ));
     out.push_str(&format!("history {}\n", s.history.len()));
     for h in &s.history {
@@ -251,9 +252,15 @@ pub fn parse<W: Word>(
         u64::from_str_radix(s.ok_or_else(|| bad("short line"))?, 16).map_err(|_| bad("bad number"))
     };
     let st: Vec<&str> = next()?.split(' ').collect();
-    if st.len() != 8 || st[0] != "epochs" {
+    // Checkpoints written before issue 46 end the line at prev_ce: no update was counted
+    // (SGD, AdaGrad and RMSProp do not read the count).
+    if !(st.len() == 8 || st.len() == 10 && st[8] == "updates") || st[0] != "epochs" {
         return Err(bad("bad state line"));
     }
+    let updates = match st.get(9) {
+        Some(n) => n.parse().map_err(|_| bad("bad update count"))?,
+        None => 0,
+    };
     let epochs_done = st[1].parse().map_err(|_| bad("bad epoch count"))?;
     let lr = f64::from_bits(num(Some(st[3]))?);
     if !(lr.is_finite() && lr > 0.0) {
@@ -358,7 +365,7 @@ pub fn parse<W: Word>(
         halving,
         prev_ce,
         history,
-        model: Model { layers },
+        model: Model { layers, updates },
         storage,
         stream,
     })
@@ -397,6 +404,7 @@ mod tests {
             .unwrap()],
             model: Model {
                 layers: vec![layer.clone(), layer],
+                updates: 17,
             },
             storage: None,
             stream: None,
@@ -433,6 +441,12 @@ mod tests {
             let e = load(&p, "cfg A", template, None, None).unwrap_err().0;
             assert!(e.contains(why), "{from:?}: {e}");
         }
+        // A checkpoint from before issue 46 (no update count on its state line) still loads,
+        // with no update counted; its moments are the arrays it has.
+        std::fs::write(&p, redigest(&text.replacen(" updates 17\n", "\n", 1))).unwrap();
+        let old = load(&p, "cfg A", template, None, None).unwrap();
+        assert_eq!(old.model.updates, 0);
+        assert_eq!(old.model.layers, s.model.layers);
         let nan_lr = text.replacen(
             &format!("lr {:x}", 0.05f64.to_bits()),
             "lr 7ff8000000000000",

@@ -200,6 +200,29 @@ pub enum Schedule {
     Halving { hold: u32, threshold: f64 },
     /// Seed 004's PositNN examples: halved after every `every` epochs.
     Step { every: u32 },
+    /// Issue 46: per update, a linear warm-up over the first `warmup` updates, then a cosine
+    /// decay to `min` at `total` updates (`--lr-schedule cosine`; [`Schedule::rate`]).
+    Cosine { warmup: u64, total: u64, min: f64 },
+}
+
+impl Schedule {
+    /// The rate of update `i` (0-based, counted over the whole run) for the base rate `lr`,
+    /// in f64 on the host (the machine sees it rounded to O): the base rate itself, or for
+    /// [`Schedule::Cosine`] lr·(i + 1)/warmup while i < warmup, then
+    /// min + (lr − min)·(1 + cos(π·(i − warmup)/(total − warmup)))/2.
+    pub fn rate(&self, lr: f64, i: u64) -> f64 {
+        match *self {
+            Schedule::Fixed | Schedule::Halving { .. } | Schedule::Step { .. } => lr,
+            Schedule::Cosine { warmup, total, min } => {
+                if i < warmup {
+                    return lr * (i + 1) as f64 / warmup as f64;
+                }
+                let span = total.saturating_sub(warmup).max(1) as f64;
+                let p = ((i - warmup) as f64 / span).min(1.0);
+                min + (lr - min) * (1.0 + (std::f64::consts::PI * p).cos()) / 2.0
+            }
+        }
+    }
 }
 
 /// The rule that turns a layer's gradients into a change of its parameters.
@@ -212,6 +235,18 @@ pub enum Optimizer {
     AdaGrad { eps: f64, at: AdaGradAt },
     /// Tieleman and Hinton (seed 003): −lr·g / (√r + ε) with r ← ρ·r + (1 − ρ)·g².
     RmsProp { decay: f64, eps: f64 },
+    /// Kingma and Ba (issue 46), with bias correction: m ← β1·m + (1 − β1)·g,
+    /// v ← β2·v + (1 − β2)·g², the change −lr·(m/(1 − β1^t)) / (√(v/(1 − β2^t)) + ε).
+    /// `decoupled` (AdamW, Loshchilov and Hutter): the weight decay is −lr·λ·w added to the
+    /// change; else (Adam) λ·w is added to the gradient (L2), as PyTorch's `weight_decay`.
+    /// The operations and their order: `adam.rs`.
+    Adam {
+        beta1: f64,
+        beta2: f64,
+        eps: f64,
+        weight_decay: f64,
+        decoupled: bool,
+    },
 }
 
 /// Where AdaGrad normalizes the gradient (seed 001 §4, Table 3). One worker: `local` and
@@ -246,9 +281,17 @@ impl Optimizer {
         !matches!(self, Optimizer::Sgd)
     }
 
-    /// `sgd`, `adagrad` (ε = 1e-8) or `rmsprop` (ρ = 0.9, ε = 1e-8).
+    /// `sgd`, `adagrad` (ε = 1e-8), `rmsprop` (ρ = 0.9, ε = 1e-8), `adam` (β1 = 0.9,
+    /// β2 = 0.999, ε = 1e-8, λ = 0) or `adamw` (the same with λ = 0.01, PyTorch's defaults).
     pub fn parse(s: &str) -> Result<Optimizer, TrainError> {
         match s {
+            "adam" | "adamw" => Ok(Optimizer::Adam {
+                beta1: 0.9,
+                beta2: 0.999,
+                eps: 1e-8,
+                weight_decay: if s == "adamw" { 0.01 } else { 0.0 },
+                decoupled: s == "adamw",
+            }),
             "sgd" => Ok(Optimizer::Sgd),
             "adagrad" => Ok(Optimizer::AdaGrad {
                 eps: 1e-8,
@@ -259,7 +302,7 @@ impl Optimizer {
                 eps: 1e-8,
             }),
             _ => Err(TrainError(format!(
-                "unknown optimizer {s:?}: expected sgd, adagrad or rmsprop"
+                "unknown optimizer {s:?}: expected sgd, adagrad, rmsprop, adam or adamw"
             ))),
         }
     }
@@ -473,6 +516,31 @@ mod tests {
         assert_ne!(a, cfg.stream(&[2, 1]).gen::<u64>());
         assert_ne!(a, cfg.stream(&[1]).gen::<u64>());
         assert_eq!(a, cfg.stream(&[1, 2]).gen::<u64>());
+    }
+
+    /// The cosine schedule: lr/warmup, 2·lr/warmup, … up to lr at the last warm-up update,
+    /// then lr at the first decaying one, the midpoint of min and lr halfway, towards min.
+    #[test]
+    fn the_cosine_schedule_warms_up_then_decays_to_its_minimum() {
+        let s = Schedule::Cosine {
+            warmup: 4,
+            total: 14,
+            min: 0.1,
+        };
+        let r = |i| s.rate(1.0, i);
+        assert_eq!([r(0), r(1), r(3)], [0.25, 0.5, 1.0]);
+        assert_eq!(r(4), 1.0);
+        assert!((r(9) - 0.55).abs() < 1e-12, "{}", r(9));
+        assert!(r(13) > 0.1 && r(13) < 0.13, "{}", r(13));
+        assert_eq!(r(14), 0.1);
+        assert_eq!(r(1000), 0.1);
+        assert_eq!(Schedule::Fixed.rate(0.3, 7), 0.3);
+        let none = Schedule::Cosine {
+            warmup: 0,
+            total: 2,
+            min: 0.0,
+        };
+        assert_eq!(none.rate(1.0, 0), 1.0);
     }
 
     #[test]

@@ -144,6 +144,7 @@ pub fn convert_params(model: &Model<u64>, from: Format, to: Format) -> Model<u64
                 cb: vec![],
             })
             .collect(),
+        updates: model.updates,
     }
 }
 
@@ -251,6 +252,7 @@ pub fn evaluate_checkpoint<M: Machine>(
                 cb: vec![],
             })
             .collect(),
+        updates: bits.updates,
     };
     if let (Some(s), true) = (storage.as_deref_mut(), fit) {
         fit_storage(machine, cfg, &mut model, s, (train, (&mean, &sd)))?;

@@ -1,8 +1,9 @@
 //! The training driver (SPEC.md §6): networks (MLPs, LeNet-5, maxout with dropout; `arch`)
 //! trained through a [`machine::Machine`] (the golden model, f32, or the simulated RTL) by
-//! SGD, AdaGrad or RMSProp, with the seeds' Kahan placements, quires, reduced precision and
+//! SGD, AdaGrad, RMSProp, Adam or AdamW, with the seeds' Kahan placements, quires, reduced precision and
 //! mixed-precision stage formats.
 
+mod adam;
 pub mod arch;
 pub mod chart;
 pub mod checkpoint;

@@ -24,10 +24,12 @@ pub struct Params<W = u64> {
     pub cb: Vec<W>,
 }
 
-/// The network's parameters, one entry per layer with weights, in order.
+/// The network's parameters, one entry per layer with weights, in order, and how many
+/// updates have been applied to them (Adam's step t − 1, the cosine schedule's position).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model<W = u64> {
     pub layers: Vec<Params<W>>,
+    pub updates: u64,
 }
 
 impl<W: Word> Model<W> {
@@ -84,6 +86,9 @@ impl<W: Word> Model<W> {
                 }
             })
             .collect();
-        Model { layers: params }
+        Model {
+            layers: params,
+            updates: 0,
+        }
     }
 }

@@ -394,6 +394,9 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<(), TrainError> {
         let cfg = self.cfg;
         let st = cfg.stages;
+        // The schedule's rate for this update, and Adam's step t (1 at the first update).
+        let lr = cfg.schedule.rate(lr, model.updates);
+        let step = model.updates + 1;
         for (at, (params, (mut gw, mut gb))) in model.layers.iter_mut().zip(grads).enumerate() {
             // Data parallelism (seed 003): the gradients as a peer would receive them.
             if let Some(codec) = cfg.compression.grad {
@@ -402,8 +405,17 @@ impl<M: Machine> Net<'_, M> {
             }
             let gw = self.convert_words(st.g, st.o, &gw.data)?;
             let gb = self.convert_words(st.g, st.o, &gb)?;
-            self.update(at, params, &gw, &gb, lr, batch, momentum, normalized)?;
+            self.update(
+                at,
+                params,
+                (&gw, &gb),
+                (lr, step),
+                batch,
+                momentum,
+                normalized,
+            )?;
         }
+        model.updates = step;
         Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! The optimizers' updates, in the optimizer's format O as machine lane operations: SGD with
 //! momentum (seed 000), AdaGrad (seed 001, normalizing before or after momentum) and RMSProp
-//! (seed 003), both with optional momentum. Their per-parameter state lives in
+//! (seed 003), both with optional momentum (Adam and AdamW: `adam.rs`). Their per-parameter state lives in
 //! `Params::vw`/`vb` (momentum) and `rw`/`rb` (squared gradients); with Kahan updates each
 //! weight also keeps a compensation.
 
@@ -26,25 +26,37 @@ const RSQRT_STEPS: usize = 6;
 pub fn vanishing_rate(cfg: &Config) -> Option<f64> {
     let rate = match cfg.optimizer {
         Optimizer::Sgd => cfg.lr / cfg.batch as f64,
-        Optimizer::AdaGrad { .. } | Optimizer::RmsProp { .. } => cfg.lr,
+        Optimizer::AdaGrad { .. } | Optimizer::RmsProp { .. } | Optimizer::Adam { .. } => cfg.lr,
     };
     let o = cfg.stages.o;
     let held = o.calc().to_f64(o.calc().from_f64(rate));
     (rate > 0.0 && held == 0.0).then_some(rate)
 }
 
+/// Adam's ε as given and as its format O holds it (raised from zero by [`positive`]);
+/// `None` for the other optimizers.
+pub fn adam_eps(cfg: &Config) -> Option<(f64, f64)> {
+    match cfg.optimizer {
+        Optimizer::Adam { eps, .. } => {
+            let o = cfg.stages.o;
+            Some((eps, positive::<u64>(o, eps).value(o)))
+        }
+        Optimizer::Sgd | Optimizer::AdaGrad { .. } | Optimizer::RmsProp { .. } => None,
+    }
+}
+
 impl<M: Machine> Net<'_, M> {
     /// Applies one step of the configured optimizer to a layer's parameters: `gw` and `gb`
     /// are the batch's summed gradients in O, or, when `normalized`, gradients that AdaGrad
-    /// already normalized in the data-parallel exchange (`--adagrad-at local|aggregate`).
+    /// already normalized in the data-parallel exchange (`--adagrad-at local|aggregate`);
+    /// `lr` is this update's rate and `step` its number (from 1; Adam's t).
     #[allow(clippy::too_many_arguments)] // the parameters, their gradients and the step's figures
     pub(crate) fn update(
         &mut self,
         at: usize,
         p: &mut Params<M::Word>,
-        gw: &[M::Word],
-        gb: &[M::Word],
-        lr: f64,
+        (gw, gb): (&[M::Word], &[M::Word]),
+        (lr, step): (f64, u64),
         batch: usize,
         momentum: f64,
         normalized: bool,
@@ -84,6 +96,7 @@ impl<M: Machine> Net<'_, M> {
                     let ratio = self.normalize(r, &v.clone())?;
                     self.scaled_step(&ratio, lr, v, 0.0)?
                 }
+                Optimizer::Adam { .. } => self.adam_change(w, (v, r), g, (lr, step), batch)?,
                 Optimizer::AdaGrad { .. } | Optimizer::RmsProp { .. } => {
                     let ratio = if normalized {
                         g.to_vec()
@@ -103,8 +116,9 @@ impl<M: Machine> Net<'_, M> {
                     Optimizer::AdaGrad {
                         at: AdaGradAt::Momentum,
                         ..
-                    } => false,
-                    _ => momentum > 0.0,
+                    }
+                    | Optimizer::Adam { .. } => false,
+                    Optimizer::AdaGrad { .. } | Optimizer::RmsProp { .. } => momentum > 0.0,
                 };
                 if velocity {
                     v.clone_from(&stored);
@@ -175,7 +189,9 @@ impl<M: Machine> Net<'_, M> {
         let (eps, decay) = match self.cfg.optimizer {
             Optimizer::AdaGrad { eps, .. } => (eps, None),
             Optimizer::RmsProp { eps, decay } => (eps, Some(decay)),
-            Optimizer::Sgd => unreachable!("SGD does not normalize"),
+            Optimizer::Sgd | Optimizer::Adam { .. } => {
+                unreachable!("SGD and Adam do not normalize")
+            }
         };
         let square = self.update_lanes(o, AluOp::Mul, mean, mean)?;
         *r = match decay {
@@ -265,7 +281,7 @@ impl<M: Machine> Net<'_, M> {
 
 /// ε in `f`: the smallest of ε, 2ε, 4ε, … that `f` does not round to zero (so that √r + ε is
 /// never zero, which fix:I:F would divide by with saturation).
-fn positive<W: Word>(f: Format, eps: f64) -> W {
+pub(crate) fn positive<W: Word>(f: Format, eps: f64) -> W {
     let mut x = eps;
     loop {
         let w = W::constant(f, x);

@@ -110,7 +110,40 @@ fn optimizer(text: &str) -> Option<Optimizer> {
             .collect(),
         _ => vec![*o],
     });
-    by_debug(adagrads, text)
+    by_debug(adagrads, text).or_else(|| adam(text))
+}
+
+/// The values of a struct variant's `Debug` text `Name { a: 1, b: 2 }`, in order, if its
+/// name and fields are `name` and `keys`.
+fn fields<'t>(text: &'t str, name: &str, keys: &[&str]) -> Option<Vec<&'t str>> {
+    let body = text
+        .strip_prefix(name)?
+        .strip_prefix(" { ")?
+        .strip_suffix(" }")?;
+    let parts: Vec<&str> = body.split(", ").collect();
+    (parts.len() == keys.len()).then_some(()).and_then(|_| {
+        parts
+            .iter()
+            .zip(keys)
+            .map(|(p, k)| p.strip_prefix(k)?.strip_prefix(": "))
+            .collect()
+    })
+}
+
+/// `Optimizer::Adam`'s `Debug` text.
+fn adam(text: &str) -> Option<Optimizer> {
+    let v = fields(
+        text,
+        "Adam",
+        &["beta1", "beta2", "eps", "weight_decay", "decoupled"],
+    )?;
+    Some(Optimizer::Adam {
+        beta1: v[0].parse().ok()?,
+        beta2: v[1].parse().ok()?,
+        eps: v[2].parse().ok()?,
+        weight_decay: v[3].parse().ok()?,
+        decoupled: v[4].parse().ok()?,
+    })
 }
 
 fn compression(text: &str) -> Option<Compression> {
@@ -134,6 +167,13 @@ fn schedule(text: &str) -> Option<Schedule> {
         hold: 8,
         threshold: 0.001,
     };
+    if let Some(v) = fields(text, "Cosine", &["warmup", "total", "min"]) {
+        return Some(Schedule::Cosine {
+            warmup: v[0].parse().ok()?,
+            total: v[1].parse().ok()?,
+            min: v[2].parse().ok()?,
+        });
+    }
     by_debug([Schedule::Fixed, halving], text)
 }
 

@@ -53,6 +53,22 @@ fn fingerprints_read_back_as_the_configuration_that_printed_them() {
     let mut sr = crate::net::tests::cfg("bf16");
     sr.rounding = lpgen_golden::Rounding::Stochastic(8);
     sr.quire = true;
+    configs.push(sr.clone());
+    // Issue 46: Adam and AdamW, with non-default figures, and the cosine schedule.
+    sr.optimizer = Optimizer::parse("adam").unwrap();
+    configs.push(sr.clone());
+    sr.optimizer = Optimizer::Adam {
+        beta1: 0.85,
+        beta2: 0.995,
+        eps: 1e-6,
+        weight_decay: 0.1,
+        decoupled: true,
+    };
+    sr.schedule = Schedule::Cosine {
+        warmup: 7,
+        total: 1200,
+        min: 1e-5,
+    };
     configs.push(sr);
     c.stages = Stages::all("f32".parse().unwrap());
     c.arch = Arch::build(
@@ -189,6 +205,7 @@ fn conversion_rounds_to_nearest_and_keeps_a_formats_own_words() {
                 cw: vec![],
                 cb: vec![],
             }],
+            updates: 0,
         };
         convert_params(&model, from, to).layers[0].w.data[0]
     };

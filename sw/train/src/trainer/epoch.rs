@@ -277,7 +277,11 @@ pub(super) fn epoch_metrics<M: Machine>(
     Ok(EpochMetrics {
         epoch: ep.number,
         backend: run.backend.clone(),
-        lr: ep.lr,
+        // A per-update schedule (cosine): the rate of the epoch's last update.
+        lr: run
+            .cfg
+            .schedule
+            .rate(ep.lr, model.updates.saturating_sub(1)),
         steps: ep.steps,
         train_loss: loss / seen.max(1) as f64,
         train_acc: correct as f64 / seen.max(1) as f64,

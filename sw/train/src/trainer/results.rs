@@ -9,6 +9,12 @@ pub(super) fn plot_title(cfg: &Config, backend: &str) -> String {
         Optimizer::Sgd => "",
         Optimizer::AdaGrad { .. } => ", AdaGrad",
         Optimizer::RmsProp { .. } => ", RMSProp",
+        Optimizer::Adam {
+            decoupled: false, ..
+        } => ", Adam",
+        Optimizer::Adam {
+            decoupled: true, ..
+        } => ", AdamW",
     };
     let format = match cfg.storage {
         Some(s) => s.describe(),

@@ -188,7 +188,7 @@ impl Gpt {
                 }
             })
             .collect();
-        Model { layers }
+        Model { layers, updates: 0 }
     }
 }
 

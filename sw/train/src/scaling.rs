@@ -119,11 +119,13 @@ impl Scaling {
     }
 }
 
-/// The format a scaled product of stage format `f` accumulates in: the family's word as wide
-/// as binary32 (float:8:23, f32 with the float family's rounding; posit:32:2).
+/// The format a scaled product of stage format `f` accumulates in: binary32 for a float
+/// stage (TE's f32 accumulation), posit:32:2 for a posit stage.
 pub fn wide_format(f: Format) -> Result<Format, lpgen_golden::FormatError> {
     let s = match f {
-        Format::Float(_) => "float:8:23",
+        // IEEE binary32 itself (the binary32 family's words are float:8:23's), whose
+        // products the golden machine computes natively.
+        Format::Float(_) => "f32",
         Format::Posit(_) => "posit:32:2",
         Format::Lns(_) | Format::Fix(_) | Format::Dfix(_) | Format::F32(_) | Format::Takum(_) => {
             return Err(lpgen_golden::FormatError(format!(
@@ -229,6 +231,12 @@ impl Scales {
 /// transposed, and the format of its words.
 pub type Operand<'a, W> = (View<'a, W>, Format);
 
+/// A tensor's shape.
+struct Shape {
+    rows: usize,
+    cols: usize,
+}
+
 /// The stage format of the products at `place`.
 fn stage_of(place: Place, stages: &crate::config::Stages) -> Result<Format, TrainError> {
     match place {
@@ -258,9 +266,39 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<Quantized, TrainError> {
         let stage = stage_of(place, &self.cfg.stages)?;
         let sf = ScaledFormat::per_tensor(stage).map_err(te)?;
-        let x: Vec<f64> = m.data.iter().map(|w| w.value(from)).collect();
+        let mut x: Vec<f64> = m.data.iter().map(|w| w.value(from)).collect();
+        // A NaN or infinity (from an overflow elsewhere in the stage) takes no part in the
+        // amax and becomes the stage format's word of itself, as an unscaled product's
+        // operand would.
+        let odd: Vec<(usize, f64)> = x
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !v.is_finite())
+            .map(|(i, &v)| (i, v))
+            .collect();
+        for &(i, _) in &odd {
+            x[i] = 0.0;
+        }
+        let mut q =
+            self.quantize_values((place, at, op), rule, sf, (&x, m.rows, m.cols), training)?;
+        for (i, v) in odd {
+            q.codes[i] = stage.calc().from_f64(v);
+        }
+        Ok(q)
+    }
+
+    /// [`Net::quantize_operand`] of finite values `x` (an R × K tensor).
+    fn quantize_values(
+        &mut self,
+        (place, at, op): (Place, usize, u8),
+        rule: Rule,
+        sf: ScaledFormat,
+        (x, rows, cols): (&[f64], usize, usize),
+        training: bool,
+    ) -> Result<Quantized, TrainError> {
+        let m = Shape { rows, cols };
         match rule {
-            Rule::Current => sf.quantize(&x, m.rows, m.cols, None).map_err(te),
+            Rule::Current => sf.quantize(x, m.rows, m.cols, None).map_err(te),
             Rule::Delayed { .. } => {
                 let scales = self.scales.as_deref_mut().ok_or_else(|| {
                     TrainError(
@@ -274,7 +312,7 @@ impl<M: Machine> Net<'_, M> {
                         Some(d) => d.scale_word(),
                         None => Delayed::new(sf, rule).map_err(te)?.scale_word(),
                     };
-                    return sf.quantize_with(&x, m.rows, m.cols, word).map_err(te);
+                    return sf.quantize_with(x, m.rows, m.cols, word).map_err(te);
                 }
                 let d = match scales.delayed.entry(key) {
                     std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
@@ -282,7 +320,7 @@ impl<M: Machine> Net<'_, M> {
                         e.insert(Delayed::new(sf, rule).map_err(te)?)
                     }
                 };
-                d.quantize(&x, m.rows, m.cols).map_err(te)
+                d.quantize(x, m.rows, m.cols).map_err(te)
             }
         }
     }

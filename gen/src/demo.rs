@@ -207,6 +207,7 @@ fn train(out: &mut dyn Write) -> CliResult {
         normalize: Normalize::PerPixel,
         seed: 1,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     };
     emit(
         out,

@@ -177,6 +177,12 @@ pub struct TrainArgs {
     /// read-outs) is rounded stochastically with the golden rounding stream of --seed
     #[arg(long, default_value = "nearest")]
     rounding: String,
+    /// Per-tensor scaled products (issue 50, TransformerEngine's recipe): none, or
+    /// STAGES=RULE groups separated by commas, STAGES from F B G (or all), RULE current or
+    /// delayed[:H[:MARGIN]] (amax history H, default 1024; margin 0), e.g.
+    /// F=delayed,BG=delayed (docs/train.md, "Scaled products")
+    #[arg(long, default_value = "none")]
+    scaling: String,
     /// Results directory (metrics.jsonl, plot.png, checkpoint.lpck)
     #[arg(long, default_value = "train-out")]
     out: PathBuf,
@@ -301,6 +307,7 @@ fn config(
         lpgen_train::rounding::check(rounding, &stages.list())?;
     }
     checks::rtl_rounding(a, rounding, &stages.list())?;
+    let scaling = checks::scaling(a, &stages, storage.is_some() || blocks.is_some(), rounding)?;
     let arch = match gpt::is_transformer(a) {
         true => gpt::arch(a, input, classes)?,
         false => arch::arch(a, input, classes)?,
@@ -381,6 +388,7 @@ fn config(
         normalize,
         seed: a.seed,
         rounding,
+        scaling,
     })
 }
 

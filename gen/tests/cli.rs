@@ -897,3 +897,64 @@ fn golden_and_quant_options_are_one_spelling_and_never_ignored() {
     refused_with(&["quant", "mx:fp4:e2m1:b0"], "block size 0");
     refused_with(&["quant", "q8:bogus"], "unknown 8-bit type");
 }
+
+/// Issue 50: `--scaling`'s bad input gets one line and exit status 2: an amax history of 0,
+/// an unknown rule, a stage letter that does not exist, a stage without products, a family
+/// the per-tensor scaling does not take, and a combination not built.
+#[test]
+fn train_scaling_refuses_bad_input_in_one_line() {
+    let mnist = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
+    let out = std::env::temp_dir().join(format!("lpgen-cli-scaling-{}", std::process::id()));
+    let out = out.to_str().unwrap();
+    let fp8 = "O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2";
+    for (precision, scaling, needle) in [
+        (
+            fp8,
+            "all=delayed:0",
+            "an amax history of 0 steps keeps nothing",
+        ),
+        (fp8, "F=delayed:1024:99", "margin \"99\""),
+        (fp8, "F=bogus", "unknown rule"),
+        (fp8, "X=current", "unknown stage 'X'"),
+        (fp8, "O=current", "stage 'O' has no matrix products"),
+        (fp8, "F=current,FB=delayed", "stage 'F' given twice"),
+        ("OLFBG=lns:5:6", "all=current", "built for float and posit"),
+    ] {
+        refused_with(
+            &[
+                "train",
+                "--backend",
+                "golden",
+                "--dataset",
+                mnist,
+                "--out",
+                out,
+                "--epochs",
+                "1",
+                "--precision",
+                precision,
+                "--scaling",
+                scaling,
+            ],
+            needle,
+        );
+    }
+    refused_with(
+        &[
+            "train",
+            "--backend",
+            "golden",
+            "--dataset",
+            mnist,
+            "--out",
+            out,
+            "--format",
+            "fp8:e5m2",
+            "--scaling",
+            "all=current",
+            "--rounding",
+            "stochastic:8",
+        ],
+        "round to nearest",
+    );
+}

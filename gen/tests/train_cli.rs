@@ -398,3 +398,85 @@ fn bad_input_is_refused_in_one_line() {
     );
     let _ = std::fs::remove_dir_all(&ds);
 }
+
+/// Issue 50: a run with delayed scaling, interrupted after epoch 1 and resumed, ends with the
+/// words of the uninterrupted run: the model, the optimizer's state and the amax histories
+/// (everything from the `layers` line on but the digest). A run without `--scaling` writes
+/// no `scales` line.
+#[test]
+fn scaled_runs_resume_word_for_word() {
+    let ds = tmp("scaled-ds");
+    dataset(&ds);
+    let words = |dir: &Path| -> String {
+        let text = std::fs::read_to_string(dir.join("checkpoint.lpck")).unwrap();
+        let from = text.find("\nlayers ").expect("a layers line");
+        text[from..]
+            .lines()
+            .filter(|l| !l.starts_with("end "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let run = |out: &Path, scaling: &str, extra: &[&str]| {
+        let mut a = vec![
+            "train",
+            "--backend",
+            "golden",
+            "--precision",
+            "O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2",
+            "--scaling",
+            scaling,
+            "--dataset",
+            ds.to_str().unwrap(),
+            "--hidden",
+            "6",
+            "--batch",
+            "6",
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        a.extend(extra);
+        let o = lpgen(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let (straight, resumed) = (tmp("scaled-straight"), tmp("scaled-resumed"));
+    run(&straight, "F=delayed:3,BG=delayed:4:1", &["--epochs", "2"]);
+    run(&resumed, "F=delayed:3,BG=delayed:4:1", &["--epochs", "1"]);
+    let after_one = words(&resumed);
+    run(
+        &resumed,
+        "F=delayed:3,BG=delayed:4:1",
+        &["--epochs", "2", "--resume"],
+    );
+    let w = words(&straight);
+    assert!(w.contains("\nscales 10 "), "{w}");
+    assert_ne!(w, after_one, "epoch 2 changed nothing");
+    assert_eq!(w, words(&resumed));
+    // Another rule may not resume it.
+    let mut a = vec![
+        "train",
+        "--backend",
+        "golden",
+        "--precision",
+        "O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2",
+        "--scaling",
+        "all=delayed:3",
+        "--dataset",
+        ds.to_str().unwrap(),
+        "--hidden",
+        "6",
+        "--batch",
+        "6",
+        "--out",
+        resumed.to_str().unwrap(),
+    ];
+    a.extend(["--epochs", "3", "--resume"]);
+    fails_with(&a, "another configuration");
+    let plain = tmp("scaled-none");
+    run(&plain, "none", &["--epochs", "1"]);
+    assert!(!words(&plain).contains("scales"));
+    for d in [&ds, &straight, &resumed, &plain] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

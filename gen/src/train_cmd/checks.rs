@@ -149,3 +149,40 @@ pub(super) fn rtl_rounding(a: &TrainArgs, rounding: Rounding, stages: &[Format])
     }
     Ok(())
 }
+
+/// `--scaling` (issue 50): parsed, its stages' formats checked, and what it does not combine
+/// with refused in one line: storage and MX formats (`stored`), stochastic rounding, a
+/// transformer, several workers.
+pub(super) fn scaling(
+    a: &TrainArgs,
+    stages: &lpgen_train::config::Stages,
+    stored: bool,
+    rounding: Rounding,
+) -> CliResult<lpgen_train::scaling::Scaling> {
+    let s = lpgen_train::scaling::Scaling::parse(&a.scaling)?;
+    if s.is_none() {
+        return Ok(s);
+    }
+    let no = |why: &str| -> CliResult<lpgen_train::scaling::Scaling> {
+        Err(bad(format!("--scaling {}: {why}", a.scaling)))
+    };
+    if stored {
+        return no(
+            "scales products of arithmetic stages (--format F or --precision); dfix, \
+                   store: and mx formats carry their own scales",
+        );
+    }
+    if rounding != Rounding::Nearest {
+        return no("scaled products round to nearest (with --rounding stochastic: not built yet)");
+    }
+    if super::gpt::is_transformer(a) {
+        return no(
+            "scales the dense and convolution layers' products; transformers' are not built yet",
+        );
+    }
+    if a.workers > 1 || a.dist != "local" || a.double_buffer {
+        return no("trains one worker (each worker's amax histories would move apart)");
+    }
+    s.check(stages)?;
+    Ok(s)
+}

@@ -73,6 +73,7 @@ fn config(batch: usize) -> Config {
         normalize: Normalize::PerPixel,
         seed: 1,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     }
 }
 
@@ -470,6 +471,7 @@ fn main() {
         cfg: &cfg,
         storage: None,
         stream: None,
+        scales: None,
     };
     let mut noise = cfg.stream(&[0]);
     let t_frm = best(5, || {

@@ -45,6 +45,7 @@ fn config(f: &str, quire: bool) -> Config {
         normalize: Normalize::PerPixel,
         seed: 1,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     }
 }
 

@@ -8,9 +8,11 @@
 
 use std::path::Path;
 
+use crate::config::Stages;
 use crate::machine::{Mat, Word};
 use crate::model::{Model, Params};
 use crate::rounding::Stream;
+use crate::scaling::{Scales, Scaling};
 use crate::storage::Storage;
 use crate::trainer::EpochMetrics;
 use crate::TrainError;
@@ -31,6 +33,8 @@ pub struct State<W = u64> {
     pub storage: Option<Storage>,
     /// `--rounding stochastic:R`: where the rounding stream stands.
     pub stream: Option<Stream>,
+    /// `--scaling`: the delayed rules' amax histories.
+    pub scales: Option<crate::scaling::Scales>,
 }
 
 const MAGIC: &str = "lpgen-checkpoint 2";
@@ -89,6 +93,9 @@ pub fn save<W: Word>(path: &Path, fingerprint: &str, s: &State<W>) -> Result<(),
     }
     if let Some(stream) = &s.stream {
         out.push_str(&format!("rounding {}\n", stream.save()));
+    }
+    if let Some(scales) = &s.scales {
+        out.push_str(&format!("scales {}\n", scales.save()));
     }
     let digest = fnv1a64(out.bytes());
     out.push_str(&format!("end {digest:016x}\n"));
@@ -213,10 +220,16 @@ pub fn load<W: Word>(
     fingerprint: &str,
     template: &Model<W>,
     storage: Option<Storage>,
-    stream: Option<Stream>,
+    (stream, scaling): (Option<Stream>, Option<(Scaling, Stages)>),
 ) -> Result<State<W>, TrainError> {
     let text = verified(path)?;
-    parse(path, &text, fingerprint, template, (storage, stream))
+    parse(
+        path,
+        &text,
+        fingerprint,
+        template,
+        (storage, stream, scaling),
+    )
 }
 
 /// [`load`] of `text`, the verified contents ([`verified`]) of the checkpoint at `path`.
@@ -225,7 +238,11 @@ pub fn parse<W: Word>(
     text: &str,
     fingerprint: &str,
     template: &Model<W>,
-    (mut storage, mut stream): (Option<Storage>, Option<Stream>),
+    (mut storage, mut stream, scaling): (
+        Option<Storage>,
+        Option<Stream>,
+        Option<(Scaling, Stages)>,
+    ),
 ) -> Result<State<W>, TrainError> {
     let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
     let mut lines = text.lines();
@@ -359,6 +376,16 @@ pub fn parse<W: Word>(
                 .ok_or_else(|| bad("expected 'rounding'"))?,
         )?;
     }
+    let scales = match scaling {
+        Some((scaling, stages)) => {
+            let line = next()?;
+            let fields = line
+                .strip_prefix("scales ")
+                .ok_or_else(|| bad("expected 'scales'"))?;
+            Some(Scales::restore(fields, &scaling, &stages).map_err(|e| bad(&e.0))?)
+        }
+        None => None,
+    };
     Ok(State {
         epochs_done,
         lr,
@@ -368,6 +395,7 @@ pub fn parse<W: Word>(
         model: Model { layers, updates },
         storage,
         stream,
+        scales,
     })
 }
 
@@ -408,14 +436,17 @@ mod tests {
             },
             storage: None,
             stream: None,
+            scales: None,
         };
         let dir = std::env::temp_dir().join(format!("lpgen-ck-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("run.lpck");
         save(&p, "cfg A", &s).unwrap();
         let template = &s.model;
-        assert_eq!(load(&p, "cfg A", template, None, None).unwrap(), s);
-        let e = load(&p, "cfg B", template, None, None).unwrap_err().0;
+        assert_eq!(load(&p, "cfg A", template, None, (None, None)).unwrap(), s);
+        let e = load(&p, "cfg B", template, None, (None, None))
+            .unwrap_err()
+            .0;
         assert!(e.contains("another configuration"), "{e}");
         let text = std::fs::read_to_string(&p).unwrap();
         // Damage behind a digest recomputed to match: caught by the shape checks.
@@ -438,7 +469,9 @@ mod tests {
             ),
         ] {
             std::fs::write(&p, redigest(&text.replacen(from, to, 1))).unwrap();
-            let e = load(&p, "cfg A", template, None, None).unwrap_err().0;
+            let e = load(&p, "cfg A", template, None, (None, None))
+                .unwrap_err()
+                .0;
             assert!(e.contains(why), "{from:?}: {e}");
         }
         // A checkpoint from before issue 46 (no update count on its state line) still loads,
@@ -453,10 +486,12 @@ mod tests {
             1,
         );
         std::fs::write(&p, redigest(&nan_lr)).unwrap();
-        let e = load(&p, "cfg A", template, None, None).unwrap_err().0;
+        let e = load(&p, "cfg A", template, None, (None, None))
+            .unwrap_err()
+            .0;
         assert!(e.contains("learning rate NaN"), "{e}");
         std::fs::write(&p, &text[..text.len() / 2]).unwrap();
-        assert!(load(&p, "cfg A", template, None, None)
+        assert!(load(&p, "cfg A", template, None, (None, None))
             .unwrap_err()
             .0
             .contains("unusable"));
@@ -465,7 +500,7 @@ mod tests {
             text.replacen("\n5 ", "\n6 ", 1).replacen(" 5 ", " 6 ", 1),
         )
         .unwrap();
-        assert!(load(&p, "cfg A", template, None, None)
+        assert!(load(&p, "cfg A", template, None, (None, None))
             .unwrap_err()
             .0
             .contains("digest"));

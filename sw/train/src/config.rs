@@ -355,6 +355,9 @@ pub struct Config {
     /// `--rounding`: nearest, or stochastic rounding where values are stored (`rounding.rs`;
     /// its stream is seeded by `seed`).
     pub rounding: Rounding,
+    /// `--scaling`: per-tensor scaled products of the F, B and G stages (issue 50,
+    /// `scaling.rs`); none by default.
+    pub scaling: crate::scaling::Scaling,
 }
 
 impl Config {
@@ -380,6 +383,10 @@ impl Config {
             + &match self.rounding {
                 Rounding::Nearest => String::new(),
                 r => format!(" rounding={r}"),
+            }
+            + &match self.scaling.is_none() {
+                true => String::new(),
+                false => format!(" scaling=[{}]", self.scaling.describe()),
             }
     }
 

@@ -103,7 +103,7 @@ pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, TrainError> {
         lpgen_golden::Rounding::Nearest => None,
         r => Some(crate::rounding::Stream::new(r, run.cfg.seed)),
     };
-    let state = checkpoint::parse(&file, &text, fp, &template, (storage, stream))?;
+    let state = checkpoint::parse(&file, &text, fp, &template, (storage, stream, None))?;
     // A word wider than its format (a file edited and re-digested) is refused, not decoded.
     let o = run.cfg.stages.o;
     let wide = |w: &u64| o.width() < 64 && *w >> o.width() != 0;
@@ -202,6 +202,7 @@ pub fn fit_storage<M: Machine>(
             cfg,
             storage: Some(&mut *storage),
             stream: None,
+            scales: None,
         };
         for chunk in idx.chunks(cfg.batch) {
             let x = batch_input(train, chunk, moments.0, moments.1, &fcalc);
@@ -262,6 +263,7 @@ pub fn evaluate_checkpoint<M: Machine>(
         cfg,
         storage,
         stream: None,
+        scales: None,
     };
     let (loss, accuracy) = evaluate(&mut net, &model, test, (&mean, &sd))?;
     Ok(Scores { loss, accuracy })

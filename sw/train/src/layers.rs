@@ -159,7 +159,15 @@ impl<M: Machine> Net<'_, M> {
                     training,
                 )? {
                     Some(z) => z,
-                    None => self.matmul_stored(f, acc, (a.view(), w.t()), training)?,
+                    None => match self.cfg.scaling.get(Place::Forward) {
+                        Some(rule) => self.scaled_product(
+                            (Place::Forward, at, rule),
+                            (a.view(), f),
+                            (p.w.t(), st.o),
+                            training,
+                        )?,
+                        None => self.matmul_stored(f, acc, (a.view(), w.t()), training)?,
+                    },
                 };
                 let mut z = self.add_bias(f, &z, &b, training)?;
                 // An exact product's read-out counted the sums' overflows: the bias's addition
@@ -184,7 +192,15 @@ impl<M: Machine> Net<'_, M> {
                 let b = self.read_biases(at, b);
                 let zero = M::Word::constant(f, 0.0);
                 let cols = im2col(&a, (channels, height, width), kernel, pad, zero);
-                let y = self.matmul_stored(f, acc, (cols.view(), w.t()), training)?;
+                let y = match self.cfg.scaling.get(Place::Forward) {
+                    Some(rule) => self.scaled_product(
+                        (Place::Forward, at, rule),
+                        (cols.view(), f),
+                        (p.w.t(), st.o),
+                        training,
+                    )?,
+                    None => self.matmul_stored(f, acc, (cols.view(), w.t()), training)?,
+                };
                 let mut y = self.add_bias(f, &y, &b, training)?;
                 self.store(at, Role::WeightedSum, &mut y.data, training)?;
                 (to_channel_major(&y, a.rows), Cache::Conv { cols })
@@ -363,12 +379,20 @@ impl<M: Machine> Net<'_, M> {
             true,
         )? {
             Some(gw) => gw,
-            None => self.matmul_stored(
-                g,
-                cfg.accumulation(Place::Gradient, g),
-                (dg.t(), a_g.view()),
-                true,
-            )?,
+            None => match cfg.scaling.get(Place::Gradient) {
+                Some(rule) => self.scaled_product(
+                    (Place::Gradient, at, rule),
+                    (dg.t(), g),
+                    (input.view(), st.f),
+                    true,
+                )?,
+                None => self.matmul_stored(
+                    g,
+                    cfg.accumulation(Place::Gradient, g),
+                    (dg.t(), a_g.view()),
+                    true,
+                )?,
+            },
         };
         let mut gb = self.row_sums(g, cfg.accumulation(Place::Sums, g), dg.t())?;
         if !exact {
@@ -387,12 +411,20 @@ impl<M: Machine> Net<'_, M> {
                 true,
             )? {
                 Some(e) => e,
-                None => self.matmul_stored(
-                    b,
-                    cfg.accumulation(Place::Backward, b),
-                    (delta.b.view(), w_b.view()),
-                    true,
-                )?,
+                None => match cfg.scaling.get(Place::Backward) {
+                    Some(rule) => self.scaled_product(
+                        (Place::Backward, at, rule),
+                        (delta.b.view(), b),
+                        (p.w.view(), st.o),
+                        true,
+                    )?,
+                    None => self.matmul_stored(
+                        b,
+                        cfg.accumulation(Place::Backward, b),
+                        (delta.b.view(), w_b.view()),
+                        true,
+                    )?,
+                },
             };
             if !exact {
                 self.store(at, Role::InputError, &mut e.data, true)?;
@@ -439,12 +471,20 @@ impl<M: Machine> Net<'_, M> {
                 .into_owned(),
         };
         let cols_g = self.convert(st.f, g, cols)?;
-        let mut gw = self.matmul_stored(
-            g,
-            cfg.accumulation(Place::Gradient, g),
-            (dg.t(), cols_g.view()),
-            true,
-        )?;
+        let mut gw = match cfg.scaling.get(Place::Gradient) {
+            Some(rule) => self.scaled_product(
+                (Place::Gradient, at, rule),
+                (dg.t(), g),
+                (cols.view(), st.f),
+                true,
+            )?,
+            None => self.matmul_stored(
+                g,
+                cfg.accumulation(Place::Gradient, g),
+                (dg.t(), cols_g.view()),
+                true,
+            )?,
+        };
         let mut gb = self.row_sums(g, cfg.accumulation(Place::Sums, g), dg.t())?;
         self.store(at, Role::WeightGradient, &mut gw.data, true)?;
         self.store(at, Role::BiasGradient, &mut gb, true)?;
@@ -459,12 +499,24 @@ impl<M: Machine> Net<'_, M> {
             let w_b = self.convert(st.o, b, &p.w)?;
             let w_b = self.read_weights(at, w_b);
             let flipped = flipped_kernels(&w_b, channels, kernel);
-            let mut e = self.matmul_stored(
-                b,
-                cfg.accumulation(Place::Backward, b),
-                (rows.view(), flipped.t()),
-                true,
-            )?;
+            let mut e = match cfg.scaling.get(Place::Backward) {
+                Some(rule) => {
+                    // The flipped kernels of the O words: scaled from where they are widest.
+                    let flipped_o = flipped_kernels(&p.w, channels, kernel);
+                    self.scaled_product(
+                        (Place::Backward, at, rule),
+                        (rows.view(), b),
+                        (flipped_o.t(), st.o),
+                        true,
+                    )?
+                }
+                None => self.matmul_stored(
+                    b,
+                    cfg.accumulation(Place::Backward, b),
+                    (rows.view(), flipped.t()),
+                    true,
+                )?,
+            };
             self.store(at, Role::InputError, &mut e.data, true)?;
             Some(Delta {
                 b: to_channel_major(&e, samples),

@@ -24,6 +24,7 @@ pub mod parallel;
 pub mod placement;
 pub mod plot;
 pub mod rounding;
+pub mod scaling;
 pub mod storage;
 pub mod trainer;
 pub mod transformer;

@@ -50,6 +50,9 @@ pub struct Net<'a, M: Machine> {
     pub storage: Option<&'a mut Storage>,
     /// `--rounding stochastic:R`: the run's rounding stream (training passes only).
     pub stream: Option<&'a mut Stream>,
+    /// `--scaling` with a delayed rule: the run's amax histories (training and evaluation
+    /// passes alike; only training records).
+    pub scales: Option<&'a mut crate::scaling::Scales>,
 }
 
 /// What a layer's forward pass keeps for its backward pass.
@@ -456,6 +459,7 @@ pub(crate) mod tests {
             normalize: Normalize::PerPixel,
             seed: 1,
             rounding: lpgen_golden::Rounding::Nearest,
+            scaling: Default::default(),
         }
     }
 
@@ -469,6 +473,7 @@ pub(crate) mod tests {
             cfg: &c,
             storage: None,
             stream: None,
+            scales: None,
         };
         let f: Format = "lns:5:6".parse().unwrap();
         let words: Vec<u64> = (0..1u64 << f.width()).collect();
@@ -495,6 +500,7 @@ pub(crate) mod tests {
                 cfg: &c,
                 storage: None,
                 stream: None,
+                scales: None,
             };
             let calc = fmt.calc();
             let x = Mat {

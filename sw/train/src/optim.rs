@@ -343,6 +343,7 @@ mod tests {
                 cfg: &c,
                 storage: None,
                 stream: None,
+                scales: None,
             };
             let xs = [0.03, 0.25, 0.3, 1.0, 2.0, 3.0, 7.5, 50.0];
             let words: Vec<u64> = xs.iter().map(|&x| u64::constant(fmt, x)).collect();

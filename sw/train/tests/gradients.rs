@@ -75,6 +75,7 @@ fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
         normalize: Normalize::Global,
         seed: 3,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     }
 }
 
@@ -119,6 +120,7 @@ fn backward_passes_match_the_derivative_of_the_loss() {
         cfg: &cfg,
         storage: None,
         stream: None,
+        scales: None,
     };
     // One SGD step without momentum: w' = w − (lr / batch)·∂L/∂w, so the gradient is read
     // back from the change.
@@ -180,6 +182,7 @@ fn every_optimizer_reduces_the_loss_in_every_family() {
                 cfg: &cfg,
                 storage: None,
                 stream: None,
+                scales: None,
             };
             let before = loss(&mut net, &model, &x, &labels);
             let mut noise = cfg.stream(&[0]);
@@ -210,6 +213,7 @@ fn dropout_is_seeded_and_off_at_test_time() {
         cfg: &plain,
         storage: None,
         stream: None,
+        scales: None,
     };
     let want = net.forward(&model, x.clone()).unwrap().probs;
     let mut net = Net {
@@ -217,6 +221,7 @@ fn dropout_is_seeded_and_off_at_test_time() {
         cfg: &dropped,
         storage: None,
         stream: None,
+        scales: None,
     };
     assert_eq!(net.forward(&model, x.clone()).unwrap().probs, want);
     let run = |net: &mut Net<'_, Golden>, seed: u64| {
@@ -240,6 +245,7 @@ fn dropout_is_seeded_and_off_at_test_time() {
         cfg: &plain,
         storage: None,
         stream: None,
+        scales: None,
     };
     assert_ne!(a, run(&mut net, 1), "dropout changed nothing");
 }
@@ -258,6 +264,7 @@ fn compressed_gradients_and_activations_change_the_step_and_still_train() {
             cfg,
             storage: None,
             stream: None,
+            scales: None,
         };
         let mut m = start.clone();
         let before = loss(&mut net, &m, &x, &labels);

@@ -40,6 +40,7 @@ fn config() -> Config {
         normalize: Normalize::Global,
         seed: 5,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     }
 }
 
@@ -126,6 +127,7 @@ fn an_mx_step_quantizes_every_product_along_its_reduction_dimension() {
         cfg: &cfg,
         storage: None,
         stream: None,
+        scales: None,
     };
     let mut noise = rand_pcg::Pcg64::seed_from_u64(1);
     let (fw, grads) = net

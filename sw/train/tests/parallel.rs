@@ -44,6 +44,7 @@ fn config(f: &str) -> Config {
         normalize: Normalize::Global,
         seed: 3,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     }
 }
 

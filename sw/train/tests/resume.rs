@@ -48,6 +48,7 @@ fn config(f: &str) -> Config {
         normalize: Normalize::Global,
         seed: 7,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     }
 }
 

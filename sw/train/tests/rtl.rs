@@ -44,6 +44,7 @@ fn rtl_training_ends_with_the_golden_weights() {
         normalize: Normalize::PerPixel,
         seed: 3,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     };
     let plan = |name: &str| Plan {
         epochs: 2,
@@ -167,6 +168,7 @@ fn compressed_rtl_training_checks_the_q8_units() {
         normalize: Normalize::PerPixel,
         seed: 5,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     };
     let plan = |name: &str| Plan {
         epochs: 1,
@@ -290,6 +292,7 @@ fn dfix_products_run_on_the_dfix_array() {
         normalize: Normalize::Global,
         seed: 5,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     };
     let plan = |name: &str| Plan {
         epochs: 2,
@@ -421,6 +424,7 @@ fn float_training_on_the_float_array_gives_the_golden_words() {
             normalize: Normalize::PerPixel,
             seed: 3,
             rounding: lpgen_golden::Rounding::Nearest,
+            scaling: Default::default(),
         };
         let plan = Plan {
             epochs: 1,
@@ -481,6 +485,7 @@ fn mx_rtl_training_ends_with_the_golden_weights() {
         normalize: Normalize::PerPixel,
         seed: 5,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     };
     let plan = |name: &str| Plan {
         epochs: 2,

@@ -41,6 +41,7 @@ fn config(f: &str, rounding: Rounding) -> Config {
         normalize: Normalize::Global,
         seed: 7,
         rounding,
+        scaling: Default::default(),
     }
 }
 

@@ -43,6 +43,7 @@ fn config(storage: Option<StorageConfig>) -> Config {
         normalize: Normalize::Global,
         seed: 3,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     }
 }
 

@@ -50,6 +50,33 @@ impl Delayed {
         })
     }
 
+    /// The rule as it stood when it was saved: `history` the amaxes oldest first (at most
+    /// H), `word` the scale the next tensor gets ([`Delayed::scale_word`]). A checkpoint's
+    /// amax history, restored word for word.
+    pub fn resume(
+        format: ScaledFormat,
+        rule: Rule,
+        history: &[f64],
+        word: Bits,
+    ) -> Result<Delayed, FormatError> {
+        let mut d = Delayed::new(format, rule)?;
+        if history.len() > d.history {
+            return err(format!(
+                "an amax history of {} values for a rule that keeps {}",
+                history.len(),
+                d.history
+            ));
+        }
+        if let Some(a) = history.iter().find(|a| !(a.is_finite() && **a >= 0.0)) {
+            return err(format!(
+                "an amax of {a} in a history: amaxes are finite and >= 0"
+            ));
+        }
+        d.amaxes.extend(history.iter().copied());
+        d.word = word;
+        Ok(d)
+    }
+
     /// The scale the next tensor gets (f32 bits of s, or the tensor's scale code).
     pub fn scale_word(&self) -> Bits {
         self.word

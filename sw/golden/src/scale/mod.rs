@@ -377,6 +377,63 @@ impl ScaledFormat {
     }
 }
 
+impl ScaledFormat {
+    /// TransformerEngine's per-tensor scaling of `elem` (issue 50, `lpgen train --scaling`):
+    /// one f32 scale for the tensor (the decode scale S = f32(amax · 2^margin / elem_max),
+    /// TE's `scale_inv`), no second level. A float element saturates, as TE's cast to FP8
+    /// does (its finite codes are `elem`'s words); a posit saturates by its definition. The
+    /// other families are refused in one line until someone defines their overflow here.
+    pub fn per_tensor(elem: Format) -> Result<ScaledFormat, FormatError> {
+        let elem = match elem {
+            Format::Float(ff) => Format::Float(FloatFormat { sat: true, ..ff }),
+            Format::Posit(p) => Format::Posit(p),
+            Format::Lns(_)
+            | Format::Fix(_)
+            | Format::Dfix(_)
+            | Format::F32(_)
+            | Format::Takum(_) => {
+                return err(format!(
+                    "per-tensor scaling of {elem}: built for float and posit elements (the \
+                     {} family's overflow under a scale is not defined here yet)",
+                    elem.family()
+                ))
+            }
+        };
+        let scale: Scale = "f32".parse()?;
+        let f = ScaledFormat {
+            elem_name: leak(elem.to_string()),
+            elem,
+            granularity: Granularity::Tensor,
+            scale,
+            tensor_scale: false,
+        };
+        let m = f.elem_max();
+        if !(m.is_finite() && m > 0.0) {
+            return err(format!("element format {elem}: no finite positive maximum"));
+        }
+        Ok(f)
+    }
+
+    /// Quantizes an R × K tensor with the tensor's scale code `scale` (a per-tensor format's
+    /// f32 decode scale, e.g. a [`Delayed`] rule's [`Delayed::scale_word`]), recording
+    /// nothing (an evaluation pass's products).
+    pub fn quantize_with(
+        &self,
+        x: &[f64],
+        rows: usize,
+        cols: usize,
+        scale: Bits,
+    ) -> Result<Quantized, FormatError> {
+        if self.tensor_scale || self.granularity != Granularity::Tensor {
+            return err(format!(
+                "{self}: one given scale code fits a tensor-granularity format without a \
+                 tensor scale"
+            ));
+        }
+        self.quantize_at(x, rows, cols, quant::ONE_F32, Some(scale))
+    }
+}
+
 impl fmt::Display for ScaledFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if *self == NVFP4 {

@@ -374,6 +374,13 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
             "the checkpoint's configuration line cannot be read back ({what}); was it written by another lpgen version?"
         ))
     };
+    if fp.contains(" scaling=[") {
+        return Err(TrainError(
+            "the checkpoint is a --scaling run's: evaluating scaled products is not built yet \
+             (issue 50)"
+                .into(),
+        ));
+    }
     let v = split(fp).ok_or_else(|| bad("a field is missing"))?;
     let get = |i: usize| v[i].expect("required keys are present");
     let format = |i: usize| -> Result<Format, TrainError> {
@@ -453,6 +460,7 @@ pub fn parse(fp: &str) -> Result<RunConfig, TrainError> {
             .map(|r| r.parse().map_err(|_| bad("rounding")))
             .transpose()?
             .unwrap_or(Rounding::Nearest),
+        scaling: Default::default(),
     };
     let own = format!("{} train={} test={}", cfg.fingerprint(), get(23), get(24));
     if !fp.starts_with(&own) {

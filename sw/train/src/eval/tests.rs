@@ -254,6 +254,7 @@ fn written(name: &str, cfg: &Config) -> (std::path::PathBuf, String) {
         model: Model::init(cfg),
         storage: None,
         stream: None,
+        scales: None,
     };
     checkpoint::save(&p, &fp, &state).unwrap();
     let text = std::fs::read_to_string(&p).unwrap();

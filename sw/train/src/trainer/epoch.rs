@@ -108,6 +108,7 @@ pub(super) fn train_epoch<M: Machine + Send>(
                 cfg,
                 storage: state.storage.as_mut(),
                 stream: state.stream.as_mut(),
+                scales: state.scales.as_mut(),
             };
             for (s, &chunk) in batches[..steps].iter().enumerate() {
                 let model = &mut state.model;
@@ -143,6 +144,7 @@ pub(super) fn train_epoch<M: Machine + Send>(
         cfg,
         storage: state.storage.as_mut(),
         stream: state.stream.as_mut(),
+        scales: state.scales.as_mut(),
     };
     epoch_metrics(&mut net, &state.model, run, worker, ep, train_secs)
 }

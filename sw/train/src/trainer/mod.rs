@@ -22,6 +22,7 @@ use crate::net::{Forward, Net};
 use crate::parallel::Worker;
 use crate::plot;
 use crate::rounding::Stream;
+use crate::scaling::Scales;
 use crate::storage::{EpochCounts, Storage};
 use crate::transformer::text;
 use crate::TrainError;
@@ -312,7 +313,8 @@ fn initial_state<W: Word>(
     if plan.resume {
         let template = Model::init(cfg);
         let storage = cfg.storage.map(|c| Storage::new(c, template.layers.len()));
-        let state = checkpoint::load(ck, fp, &template, storage, stream(cfg))?;
+        let scaling = (!cfg.scaling.is_none()).then_some((cfg.scaling, cfg.stages));
+        let state = checkpoint::load(ck, fp, &template, storage, (stream(cfg), scaling))?;
         if let Some(w) = worker {
             let largest = template
                 .layers
@@ -340,6 +342,7 @@ fn initial_state<W: Word>(
             history: vec![],
             storage: cfg.storage.map(|c| Storage::new(c, model.layers.len())),
             stream: stream(cfg),
+            scales: (!cfg.scaling.is_none()).then(Scales::default),
             model,
         })
     }
@@ -376,6 +379,7 @@ fn fit_scales<M: Machine>(
         cfg,
         storage: Some(storage),
         stream: None,
+        scales: None,
     };
     let fcalc = cfg.stages.f.calc();
     let mut order: Vec<usize> = (0..train.len()).collect();

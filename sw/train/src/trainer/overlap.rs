@@ -45,6 +45,7 @@ pub(super) fn train_steps<M: Machine + Send>(
         cfg,
         storage: state.storage.as_mut(),
         stream: None,
+        scales: None,
     };
     let model = &mut state.model;
     scope(|s| {
@@ -75,6 +76,7 @@ pub(super) fn train_steps<M: Machine + Send>(
                         cfg,
                         storage: None,
                         stream: None,
+                        scales: None,
                     };
                     let sum = w.aggregate(&mut comm, grads, n).map(|g| (g, n));
                     (w, sum)

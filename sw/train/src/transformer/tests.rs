@@ -32,6 +32,7 @@ pub(crate) fn gpt_cfg(f: &str, g: Gpt) -> Config {
         normalize: Normalize::Global,
         seed: 5,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     }
 }
 
@@ -299,6 +300,7 @@ fn forward_matches(g: Gpt) {
         cfg: &cfg,
         storage: None,
         stream: None,
+        scales: None,
     };
     let (probs, _) = net.gpt_forward(&g, &model, &x, None).unwrap();
     let want = reference(&g, &model, &x);
@@ -333,6 +335,7 @@ fn gradients_match(g: Gpt) {
         cfg: &cfg,
         storage: None,
         stream: None,
+        scales: None,
     };
     let mut noise = cfg.stream(&[0]);
     let (_, grads) = net
@@ -393,6 +396,7 @@ fn attention_is_causal() {
             cfg: &cfg,
             storage: None,
             stream: None,
+            scales: None,
         };
         let x = |last: u64| Mat {
             rows: 1,
@@ -428,6 +432,7 @@ fn attention_and_norm_places_and_mixed_precision_reach_the_gpt() {
             cfg: &cfg,
             storage: None,
             stream: None,
+            scales: None,
         };
         let mut noise = cfg.stream(&[0]);
         let (_, grads) = net
@@ -451,6 +456,7 @@ fn attention_and_norm_places_and_mixed_precision_reach_the_gpt() {
         cfg: &cfg,
         storage: None,
         stream: None,
+        scales: None,
     };
     let x = Mat {
         rows: 1,

@@ -1,0 +1,297 @@
+use super::*;
+use crate::machine::Golden;
+use crate::model::Model;
+use crate::net::tests::cfg;
+use rand::{Rng, SeedableRng};
+
+/// The FP8 recipe's stages on the 4-3-2 test MLP, products scaled by `scaling`.
+fn fp8_cfg(scaling: &str) -> crate::config::Config {
+    let mut c = cfg("bf16");
+    let (stages, _) =
+        crate::config::parse_precision("O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2").unwrap();
+    c.stages = stages;
+    c.quire = false;
+    c.kahan = Default::default();
+    c.scaling = Scaling::parse(scaling).unwrap();
+    c
+}
+
+/// TransformerEngine's delayed scaling kept by hand: the history of the last `h` amaxes (the
+/// current tensor's not among them when it is quantized), the decode scale
+/// f32(max · 2^margin / elem_max), unchanged while the history holds only zeros, 1 at the
+/// start. elem_max / 7 is a power of two for E4M3 (448) and E5M2 (57344), so max / elem_max
+/// never lies on an f32 tie and the f64 quotient rounds to f32 as the exact one does.
+struct HandHistory {
+    h: usize,
+    margin: i32,
+    elem_max: f64,
+    amaxes: Vec<f64>,
+    scale: f32,
+}
+
+impl HandHistory {
+    fn scale_then_record(&mut self, x: &[f64]) -> f32 {
+        let used = self.scale;
+        self.amaxes.push(x.iter().fold(0f64, |m, v| m.max(v.abs())));
+        if self.amaxes.len() > self.h {
+            self.amaxes.remove(0);
+        }
+        let m = self.amaxes.iter().cloned().fold(0f64, f64::max);
+        if m > 0.0 {
+            self.scale = (m * 2f64.powi(self.margin) / self.elem_max) as f32;
+        }
+        used
+    }
+}
+
+/// Issue 50's "delayed scaling equals a reference that keeps the amax history by hand": the
+/// operands of one scaled product over 12 training steps (amaxes spread over 2^±6, a step of
+/// zeros, a spike that leaves the history after H steps), with H = 3 and margins 0 and 1,
+/// in E4M3 (F) and E5M2 (G): every step's scale code is the hand-kept one, every element
+/// is the saturating format's rounding of x / S, and evaluation passes use the scale and
+/// record nothing.
+#[test]
+fn delayed_scales_equal_a_hand_kept_amax_history() {
+    for (margin, place) in [(0, Place::Forward), (1, Place::Gradient)] {
+        let c = fp8_cfg(&format!("all=delayed:3:{margin}"));
+        let stage = match place {
+            Place::Forward => c.stages.f,
+            _ => c.stages.g,
+        };
+        let sat = ScaledFormat::per_tensor(stage).unwrap();
+        let mut g = Golden::default();
+        let mut scales = Scales::default();
+        let mut net = Net {
+            m: &mut g,
+            cfg: &c,
+            storage: None,
+            stream: None,
+            scales: Some(&mut scales),
+        };
+        let mut hand = HandHistory {
+            h: 3,
+            margin,
+            elem_max: sat.elem_max(),
+            amaxes: vec![],
+            scale: 1.0,
+        };
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(50);
+        let bf16: lpgen_golden::Format = "bf16".parse().unwrap();
+        for step in 0..12 {
+            let mag = match step {
+                4 => 0.0,
+                5 => 1e4,
+                _ => 2f64.powi(rng.gen_range(-6..=6)),
+            };
+            let x: Vec<f64> = (0..12)
+                .map(|_| {
+                    bf16.calc()
+                        .to_f64(bf16.calc().from_f64(mag * rng.gen_range(-1.0..1.0)))
+                })
+                .collect();
+            let words: Vec<u64> = x.iter().map(|&v| bf16.calc().from_f64(v)).collect();
+            let m = Mat {
+                rows: 3,
+                cols: 4,
+                data: words,
+            };
+            // An evaluation pass first: the scale as it stands, nothing recorded.
+            let before = net.scales.as_deref().unwrap().save();
+            let q_eval = net
+                .quantize_operand(
+                    (place, 0, 1),
+                    c.scaling.get(place).unwrap(),
+                    (&m, bf16),
+                    false,
+                )
+                .unwrap();
+            assert_eq!(net.scales.as_deref().unwrap().save(), before, "step {step}");
+            let q = net
+                .quantize_operand(
+                    (place, 0, 1),
+                    c.scaling.get(place).unwrap(),
+                    (&m, bf16),
+                    true,
+                )
+                .unwrap();
+            assert_eq!(
+                q_eval, q,
+                "step {step}: evaluation and training quantize alike"
+            );
+            let want = hand.scale_then_record(&x);
+            assert_eq!(
+                q.scales,
+                vec![u64::from(want.to_bits())],
+                "margin {margin}, step {step}: scale {} against the hand-kept {want}",
+                f32::from_bits(q.scales[0] as u32)
+            );
+            let elem = sat.elem_calc();
+            for (i, &v) in x.iter().enumerate() {
+                let r = elem.from_f64(v / f64::from(want));
+                assert_eq!(q.codes[i], r, "step {step}: element {v} / {want}");
+            }
+        }
+    }
+}
+
+/// Current scaling uses the tensor's own amax: S = f32(amax / elem_max) (margin 0), and a
+/// tensor of zeros gets S = 0 and zero elements.
+#[test]
+fn current_scales_use_the_tensors_own_amax() {
+    let c = fp8_cfg("F=current");
+    let mut g = Golden::default();
+    let mut net = Net {
+        m: &mut g,
+        cfg: &c,
+        storage: None,
+        stream: None,
+        scales: None,
+    };
+    let bf16: lpgen_golden::Format = "bf16".parse().unwrap();
+    for (vals, want) in [
+        (vec![0.5, -3.0, 0.25, 1.0], (3.0f64 / 448.0) as f32),
+        (vec![0.0; 4], 0.0),
+    ] {
+        let m = Mat {
+            rows: 2,
+            cols: 2,
+            data: vals.iter().map(|&v| bf16.calc().from_f64(v)).collect(),
+        };
+        let q = net
+            .quantize_operand((Place::Forward, 0, 0), Rule::Current, (&m, bf16), true)
+            .unwrap();
+        assert_eq!(q.scales, vec![u64::from(want.to_bits())], "{vals:?}");
+    }
+}
+
+/// A scaled product on the machine: both operands quantized, multiplied in float:8:23 and
+/// scaled back by S_a and S_b. Weights of 2^-10 and 2^-11, below E4M3's smallest subnormal
+/// (2^-9), are lost unscaled; scaled they are E4M3's 448 and 224 and the product is right.
+#[test]
+fn a_scaled_product_scales_back() {
+    let c = fp8_cfg("F=current");
+    let mut g = Golden::default();
+    let mut net = Net {
+        m: &mut g,
+        cfg: &c,
+        storage: None,
+        stream: None,
+        scales: None,
+    };
+    let (bf16, e4m3) = (c.stages.o, c.stages.f);
+    let mat = |f: lpgen_golden::Format, r: usize, k: usize, v: &[f64]| Mat {
+        rows: r,
+        cols: k,
+        data: v.iter().map(|&x| f.calc().from_f64(x)).collect(),
+    };
+    let a = mat(e4m3, 1, 2, &[448.0, 224.0]);
+    let b = mat(bf16, 2, 1, &[2f64.powi(-10), 2f64.powi(-11)]);
+    let cm = net
+        .scaled_product(
+            (Place::Forward, 0, Rule::Current),
+            (a.view(), e4m3),
+            (b.view(), bf16),
+            true,
+        )
+        .unwrap();
+    // 0.546875 = 1.00011b · 2^-1, E4M3's nearest 0.5625 (not a tie: S_b's f32 rounding
+    // cannot move it).
+    let want = 448.0 * 2f64.powi(-10) + 224.0 * 2f64.powi(-11);
+    assert_eq!(cm.data, vec![e4m3.calc().from_f64(want)]);
+    assert_eq!(e4m3.calc().to_f64(cm.data[0]), 0.5625);
+    // Unscaled, both weights round to E4M3's zero.
+    let bq: Vec<u64> = net.m.convert(bf16, e4m3, &b.data).unwrap();
+    assert_eq!(bq, vec![0, 0]);
+}
+
+/// A step of the 4-3-2 MLP records one amax per scaled operand (three product stages, two
+/// layers: F of both, G of both, B of the second), and evaluation records none.
+#[test]
+fn a_training_step_records_each_operand_once() {
+    let c = fp8_cfg("all=delayed:5");
+    let mut model = Model::init(&c);
+    let mut g = Golden::default();
+    let mut scales = Scales::default();
+    let mut net = Net {
+        m: &mut g,
+        cfg: &c,
+        storage: None,
+        stream: None,
+        scales: Some(&mut scales),
+    };
+    let f = c.stages.f;
+    let x = Mat {
+        rows: 2,
+        cols: 4,
+        data: [1.0, -1.0, 0.5, 0.0, -1.0, 1.0, 0.0, 0.5]
+            .iter()
+            .map(|&v| f.calc().from_f64(v))
+            .collect(),
+    };
+    let mut noise = c.stream(&[0]);
+    for _ in 0..2 {
+        net.step(&mut model, x.clone(), &[0, 1], 0.5, 0.5, &mut noise)
+            .unwrap();
+    }
+    net.forward(&model, x.clone()).unwrap();
+    let s = net.scales.as_deref().unwrap();
+    let keys: Vec<Key> = s.delayed.keys().cloned().collect();
+    assert_eq!(
+        keys,
+        vec![
+            (0, 'F', 0),
+            (0, 'F', 1),
+            (0, 'G', 0),
+            (0, 'G', 1),
+            (1, 'B', 0),
+            (1, 'B', 1),
+            (1, 'F', 0),
+            (1, 'F', 1),
+            (1, 'G', 0),
+            (1, 'G', 1)
+        ]
+    );
+    assert!(s.delayed.values().all(|d| d.history().count() == 2));
+    // The checkpoint line reads back as itself.
+    let line = s.save();
+    let back = Scales::restore(&line, &c.scaling, &c.stages).unwrap();
+    assert_eq!(back.save(), line);
+}
+
+/// `--scaling`'s parser: stage letters, all, none, the golden rule's syntax; refusals in one
+/// line naming the problem.
+#[test]
+fn scaling_strings_parse_and_bad_ones_are_refused_in_one_line() {
+    let s = Scaling::parse("F=delayed,BG=delayed:16:1").unwrap();
+    assert_eq!(
+        s.f,
+        Some(Rule::Delayed {
+            history: 1024,
+            margin: 0
+        })
+    );
+    assert_eq!(
+        s.g,
+        Some(Rule::Delayed {
+            history: 16,
+            margin: 1
+        })
+    );
+    assert_eq!(
+        Scaling::parse("all=current").unwrap().b,
+        Some(Rule::Current)
+    );
+    assert!(Scaling::parse("none").unwrap().is_none());
+    for (bad, why) in [
+        ("F=delayed:0", "history of 0"),
+        ("F=bogus", "unknown rule"),
+        ("X=current", "unknown stage 'X'"),
+        ("O=current", "no matrix products"),
+        ("F=current,F=delayed", "given twice"),
+        ("Fcurrent", "has no '='"),
+        ("=current", "names no stage"),
+    ] {
+        let e = Scaling::parse(bad).unwrap_err().0;
+        assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");
+    }
+}

@@ -477,7 +477,7 @@ mod tests {
         // A checkpoint from before issue 46 (no update count on its state line) still loads,
         // with no update counted; its moments are the arrays it has.
         std::fs::write(&p, redigest(&text.replacen(" updates 17\n", "\n", 1))).unwrap();
-        let old = load(&p, "cfg A", template, None, None).unwrap();
+        let old = load(&p, "cfg A", template, None, (None, None)).unwrap();
         assert_eq!(old.model.updates, 0);
         assert_eq!(old.model.layers, s.model.layers);
         let nan_lr = text.replacen(

@@ -55,6 +55,7 @@ fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
         normalize: Normalize::Global,
         seed: 7,
         rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
     }
 }
 
@@ -183,6 +184,7 @@ fn adam_and_adamw_in_f32_equal_the_reference_bit_for_bit() {
                 cfg: &cfg,
                 storage: None,
                 stream: None,
+                scales: None,
             };
             for t in 1..=6 {
                 // Summed gradients of several magnitudes, some exactly 0.

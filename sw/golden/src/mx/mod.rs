@@ -9,11 +9,13 @@
 //! command line lists [`SYNTAX`] beside the families' syntaxes.
 
 mod block;
+mod dense;
 mod gemm;
 mod input;
 mod product;
 
 pub use block::{Accumulation, Exact, F32Acc, MxBlock, F32_NAN};
+pub use dense::{matmul_dense, Along, F32Word, Operand};
 pub use gemm::matmul_f32;
 pub use input::{MxInput, INPUT_MAX_EXP_BITS, INPUT_MAX_FRAC_BITS, INPUT_SYNTAX};
 pub use product::{MxQuantizer, MxVector};

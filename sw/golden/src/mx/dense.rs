@@ -1,0 +1,330 @@
+//! MX products of whole f32 matrices, quantized in place and multiplied on an f64 GEMM: what
+//! training needs (every row of A and every column of B quantized in blocks of K along the
+//! reduction dimension, then every pair dotted), without a vector object per row.
+//!
+//! Quantization ([`MxFormat::quantize_dense`]) writes each element's *value*, X · P (the
+//! element's value times its block's scale, exact in f64), into a matrix of the operand's
+//! layout; a block with a NaN scale holds NaN. The product ([`matmul_dense`]) then runs one
+//! `matrixmultiply` f64 GEMM per block of K along the reduction dimension: where the format
+//! passes [`MxFormat::dense_product_is_exact`], every value of a block of row i (column j) is
+//! an integer below 2^W times the one power of two 2^(lsb + e_i) (2^(lsb + e_j)), so every
+//! partial sum the GEMM forms, in whatever order, is an integer below 2^53 times
+//! 2^(2·lsb + e_i + e_j): exact. The block's exact sum is then rounded once to f32 and added
+//! to the element's f32 accumulator in block order, as the definition does. A NaN scale
+//! makes the block's products NaN, as the definition's NaN block does.
+//!
+//! The definitions stay: [`MxFormat::quantize`] and [`MxVector::dot_f32`](super::MxVector);
+//! `tests` holds this path to them, value for value and bit for bit.
+
+use super::block::F32Acc;
+use super::product::int_bits;
+use super::{Elem, MxFormat, SCALE_EXP_MAX, SCALE_EXP_MIN};
+
+/// Bits of an f64's significand: integers below 2^53 are exact.
+const F64_EXACT_BITS: u32 = 53;
+
+/// Which way an operand's vectors (the runs along the reduction dimension) lie in its
+/// row-major storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Along {
+    /// Each stored row is one vector (A of C = A·B stored m × k).
+    Rows,
+    /// Each stored column is one vector (B stored k × n).
+    Columns,
+}
+
+/// A row-major matrix of values read as an operand: element (r, c) at
+/// `values[r · row_stride + c · col_stride]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Operand<'a> {
+    pub values: &'a [f64],
+    pub rows: usize,
+    pub cols: usize,
+    pub row_stride: usize,
+    pub col_stride: usize,
+}
+
+impl<'a> Operand<'a> {
+    /// `values` (stored rows × cols, row-major) as the operand, or as its transpose.
+    pub fn stored(values: &'a [f64], rows: usize, cols: usize, transposed: bool) -> Operand<'a> {
+        assert_eq!(values.len(), rows * cols, "a {rows}×{cols} matrix");
+        if transposed {
+            Operand {
+                values,
+                rows: cols,
+                cols: rows,
+                row_stride: 1,
+                col_stride: cols,
+            }
+        } else {
+            Operand {
+                values,
+                rows,
+                cols,
+                row_stride: cols,
+                col_stride: 1,
+            }
+        }
+    }
+}
+
+/// The constants of one element type's rounding on an unbounded grid: the grid's unit at a
+/// value of binade `top` is 2^max(top − m, lo), results saturate to ±max.
+#[derive(Clone, Copy, Debug)]
+struct Grid {
+    m: i64,
+    lo: i64,
+    max: f64,
+}
+
+/// 2^e as an f64, for e in the normal range.
+#[inline(always)]
+fn pow2(e: i64) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+impl Grid {
+    fn of(f: &MxFormat) -> Grid {
+        match f.elem {
+            Elem::Float(ef) => Grid {
+                m: i64::from(ef.frac_bits),
+                lo: ef.emin() - i64::from(ef.frac_bits),
+                max: ef.to_f64(ef.max_finite(false)),
+            },
+            // k/64 for every magnitude: a unit of 2^−6 (m far beyond any value's binade).
+            Elem::Int8 => Grid {
+                m: 1 << 20,
+                lo: -6,
+                max: 127.0 / 64.0,
+            },
+        }
+    }
+
+    /// v (a normal f64 or zero, |v| < 2^256) to the nearest grid value, ties to even,
+    /// saturating: 1.5·2^(52 + unit) added and taken away again rounds to a multiple of
+    /// 2^unit, since |v| < 2^(51 + unit) (the grid has fewer than 51 fraction bits).
+    #[inline(always)]
+    fn round(&self, v: f64) -> f64 {
+        let top = ((v.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+        let unit = (top - self.m).max(self.lo);
+        let magic = f64::from_bits(((unit + 1075) as u64) << 52 | 1 << 51);
+        ((v + magic) - magic).clamp(-self.max, self.max)
+    }
+}
+
+/// The scale exponent of a block whose largest magnitude has the f32 bits `amax` (sign
+/// cleared): ⌊log2 amax⌋ − emax_elem clamped to [−127, 127], −127 for an all-zero block
+/// (§6.3; [`MxFormat::quantize_block`]); `None` for a NaN or ±∞ (the NaN scale).
+#[inline]
+fn scale_exp(amax: u32, emax_elem: i64) -> Option<i64> {
+    let field = i64::from(amax >> 23);
+    let log2 = match (field, amax) {
+        (0xff, _) => return None,
+        (_, 0) => return Some(i64::from(SCALE_EXP_MIN)),
+        // f32 subnormal: 2^−149 times the fraction.
+        (0, _) => 31 - i64::from(amax.leading_zeros()) - 149,
+        _ => field - 127,
+    };
+    Some((log2 - emax_elem).clamp(i64::from(SCALE_EXP_MIN), i64::from(SCALE_EXP_MAX)))
+}
+
+impl MxFormat {
+    /// Whether [`matmul_dense`] is exact for this format: a block's sum of element-integer
+    /// products stays below 2^53. Element types with wider integers (fp8 E5M2: 32 bits) do
+    /// not pass, and take [`super::matmul_f32`] on [`super::MxVector`]s.
+    pub fn dense_product_is_exact(&self) -> bool {
+        let log_k = self.block.next_power_of_two().trailing_zeros();
+        2 * int_bits(self) + log_k <= F64_EXACT_BITS
+    }
+
+    /// The f32 matrix `x` (rows × cols, row-major, as f32 words of any width: [`F32Word`])
+    /// quantized in blocks of K along each row or each column (`along`), as
+    /// [`MxFormat::quantize`] quantizes each such vector: every element's value X · P in the
+    /// same layout, NaN for every element of a block whose scale is NaN (a NaN or ±∞ among
+    /// its inputs). Zeros are +0.
+    pub fn quantize_dense<W: F32Word>(
+        &self,
+        x: &[W],
+        rows: usize,
+        cols: usize,
+        along: Along,
+    ) -> Vec<f64> {
+        assert_eq!(x.len(), rows * cols, "a {rows}×{cols} matrix");
+        let mut out = Vec::with_capacity(x.len());
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                // SAFETY: the features were detected on this CPU.
+                unsafe { self.quantize_dense_avx2(x, cols, along, &mut out) };
+                return out;
+            }
+        }
+        self.quantize_dense_into(x, cols, along, &mut out);
+        out
+    }
+
+    /// [`Self::quantize_dense_into`] compiled for AVX2 (the same code: the compiler's lanes).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn quantize_dense_avx2<W: F32Word>(
+        &self,
+        x: &[W],
+        cols: usize,
+        along: Along,
+        out: &mut Vec<f64>,
+    ) {
+        self.quantize_dense_into(x, cols, along, out)
+    }
+
+    /// The values of `x`'s elements appended to `out`, in `x`'s order.
+    #[inline(always)]
+    fn quantize_dense_into<W: F32Word>(
+        &self,
+        x: &[W],
+        cols: usize,
+        along: Along,
+        out: &mut Vec<f64>,
+    ) {
+        if x.is_empty() {
+            return;
+        }
+        let (grid, emax, k) = (Grid::of(self), i64::from(self.emax_elem()), self.block);
+        let scales = |amax: u32| match scale_exp(amax, emax) {
+            Some(e) => (pow2(-e), pow2(e)),
+            None => (f64::NAN, f64::NAN),
+        };
+        match along {
+            Along::Rows => {
+                // Blocks of K from the start of each row (a shorter last one where K does
+                // not divide the row).
+                for row in x.chunks(cols) {
+                    for xs in row.chunks(k) {
+                        let amax = xs.iter().fold(0, |m, v| m.max(v.f32_bits() & ABS));
+                        let (up, down) = scales(amax);
+                        for (y, &v) in grow(out, xs.len()).iter_mut().zip(xs) {
+                            *y = element(v, up, down, grid);
+                        }
+                    }
+                }
+            }
+            Along::Columns => {
+                let rows = x.len() / cols;
+                let mut amax = vec![0u32; cols];
+                let (mut up, mut down) = (vec![0f64; cols], vec![0f64; cols]);
+                for r0 in (0..rows).step_by(k) {
+                    let block = &x[r0 * cols..(r0 + k).min(rows) * cols];
+                    amax.fill(0);
+                    for row in block.chunks(cols) {
+                        for (m, &v) in amax.iter_mut().zip(row) {
+                            *m = (*m).max(v.f32_bits() & ABS);
+                        }
+                    }
+                    for ((&m, u), d) in amax.iter().zip(&mut up).zip(&mut down) {
+                        (*u, *d) = scales(m);
+                    }
+                    for row in block.chunks(cols) {
+                        let ys = grow(out, cols);
+                        for ((y, &v), (&u, &d)) in ys.iter_mut().zip(row).zip(up.iter().zip(&down))
+                        {
+                            *y = element(v, u, d, grid);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `len` more elements at the end of `out` (zeros, written over by the caller): a block's
+/// worth at a time, so that the zeros are written in cache.
+#[inline(always)]
+fn grow(out: &mut Vec<f64>, len: usize) -> &mut [f64] {
+    let start = out.len();
+    out.resize(start + len, 0.0);
+    &mut out[start..]
+}
+
+/// The mask of an f32 word's magnitude bits.
+const ABS: u32 = 0x7fff_ffff;
+
+/// An f32 as stored by its user: `f32` itself, or its bits in a `u32` or in the low half of
+/// a `u64` (the training machines' words).
+pub trait F32Word: Copy {
+    fn f32_bits(self) -> u32;
+}
+
+impl F32Word for f32 {
+    #[inline(always)]
+    fn f32_bits(self) -> u32 {
+        self.to_bits()
+    }
+}
+
+impl F32Word for u32 {
+    #[inline(always)]
+    fn f32_bits(self) -> u32 {
+        self
+    }
+}
+
+impl F32Word for u64 {
+    #[inline(always)]
+    fn f32_bits(self) -> u32 {
+        self as u32
+    }
+}
+
+/// One element's value: the nearest grid value to v·2^−e (`up` = 2^−e, exact), times 2^e
+/// (`down`, exact); NaN under a NaN scale (`up` NaN); +0 for zeros.
+#[inline(always)]
+fn element<W: F32Word>(v: W, up: f64, down: f64, grid: Grid) -> f64 {
+    let v = f64::from(f32::from_bits(v.f32_bits()));
+    grid.round(v * up) * down + 0.0
+}
+
+/// C = A·B (m × n, row-major) for operands quantized by [`MxFormat::quantize_dense`] of
+/// format `f` (A's rows and B's columns its vectors): element (i, j) is
+/// [`super::MxVector::dot_f32`] of row i and column j, bit for bit. `f` must pass
+/// [`MxFormat::dense_product_is_exact`].
+pub fn matmul_dense(f: &MxFormat, a: Operand<'_>, b: Operand<'_>) -> Vec<f32> {
+    assert!(f.dense_product_is_exact(), "{f}: block sums past 2^53");
+    assert_eq!(a.cols, b.rows, "A's columns are B's rows");
+    let (m, len, n) = (a.rows, a.cols, b.cols);
+    if m == 0 || n == 0 {
+        return Vec::new();
+    }
+    let mut acc = vec![F32Acc::new(); m * n];
+    let mut c = vec![0f64; m * n];
+    for k0 in (0..len).step_by(f.block) {
+        let kl = f.block.min(len - k0);
+        // SAFETY: A is m × len, read from column k0 for kl columns; B is len × n, read from
+        // row k0 for kl rows; C is m × n, row-major. Every index stays in its slice (the
+        // strides are the operands' own).
+        unsafe {
+            matrixmultiply::dgemm(
+                m,
+                kl,
+                n,
+                1.0,
+                a.values[k0 * a.col_stride..].as_ptr(),
+                a.row_stride as isize,
+                a.col_stride as isize,
+                b.values[k0 * b.row_stride..].as_ptr(),
+                b.row_stride as isize,
+                b.col_stride as isize,
+                0.0,
+                c.as_mut_ptr(),
+                n as isize,
+                1,
+            );
+        }
+        // The block's exact sum, rounded once to f32 (as `round_term`), added in block order.
+        for (slot, &sum) in acc.iter_mut().zip(&c) {
+            slot.add(sum as f32);
+        }
+    }
+    acc.iter().map(F32Acc::result).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -16,6 +16,10 @@ use crate::net::{Cache, Delta, Net};
 use crate::storage::Role;
 use crate::TrainError;
 
+mod reshape;
+
+pub use reshape::{flipped_kernels, from_channel_major, im2col, to_channel_major};
+
 /// A layer's weight and bias gradients, in G.
 pub type Grads<W> = (Mat<W>, Vec<W>);
 
@@ -25,108 +29,6 @@ pub type Output<W> = (Mat<W>, Cache<W>);
 /// What a layer's backward pass gives: the error at its input (when asked to propagate it)
 /// and, for a layer with weights, its gradients.
 pub type Backward<W> = (Option<Delta<W>>, Option<Grads<W>>);
-
-/// The im2col rows of a batch of images (each row of `x` is channels × height × width,
-/// channel-major): one row per sample and output position (sample-major, then y, then x) of
-/// a `kernel` × `kernel` window at stride 1 over the image padded by `pad` words `zero`; its
-/// columns are channel, then window row, then window column (the order of a filter's
-/// weights).
-pub fn im2col<W: Word>(
-    x: &Mat<W>,
-    (channels, height, width): (usize, usize, usize),
-    kernel: usize,
-    pad: usize,
-    zero: W,
-) -> Mat<W> {
-    let out_h = height + 2 * pad + 1 - kernel;
-    let out_w = width + 2 * pad + 1 - kernel;
-    let cols = channels * kernel * kernel;
-    let mut data = Vec::with_capacity(x.rows * out_h * out_w * cols);
-    for sample in 0..x.rows {
-        let image = x.row(sample);
-        for oy in 0..out_h {
-            for ox in 0..out_w {
-                for c in 0..channels {
-                    for ky in 0..kernel {
-                        // Coordinates in the unpadded image (out of range: padding).
-                        let y = (oy + ky).wrapping_sub(pad);
-                        for kx in 0..kernel {
-                            let x = (ox + kx).wrapping_sub(pad);
-                            data.push(if y < height && x < width {
-                                image[(c * height + y) * width + x]
-                            } else {
-                                zero
-                            });
-                        }
-                    }
-                }
-            }
-        }
-    }
-    Mat {
-        rows: x.rows * out_h * out_w,
-        cols,
-        data,
-    }
-}
-
-/// Rows of (sample, position) with one column per channel → one row per sample, channel-major.
-pub fn to_channel_major<W: Word>(y: &Mat<W>, samples: usize) -> Mat<W> {
-    let (channels, positions) = (y.cols, y.rows / samples);
-    let mut data = Vec::with_capacity(y.data.len());
-    for s in 0..samples {
-        for c in 0..channels {
-            data.extend((0..positions).map(|p| y.data[(s * positions + p) * channels + c]));
-        }
-    }
-    Mat {
-        rows: samples,
-        cols: channels * positions,
-        data,
-    }
-}
-
-/// The inverse of [`to_channel_major`] for `channels` channels.
-pub fn from_channel_major<W: Word>(x: &Mat<W>, channels: usize) -> Mat<W> {
-    let positions = x.cols / channels;
-    let mut data = Vec::with_capacity(x.data.len());
-    for s in 0..x.rows {
-        let row = x.row(s);
-        for p in 0..positions {
-            data.extend((0..channels).map(|c| row[c * positions + p]));
-        }
-    }
-    Mat {
-        rows: x.rows * positions,
-        cols: channels,
-        data,
-    }
-}
-
-/// The kernels of a convolution's input gradient: W (filters × channels·k²) rotated by 180°
-/// and with filters and channels exchanged (channels × filters·k²). A convolution of the
-/// error padded by k − 1 − pad with these kernels is the gradient of the input, each element
-/// one dot product.
-pub fn flipped_kernels<W: Word>(w: &Mat<W>, channels: usize, kernel: usize) -> Mat<W> {
-    let filters = w.rows;
-    let k2 = kernel * kernel;
-    let mut data = Vec::with_capacity(w.data.len());
-    for c in 0..channels {
-        for f in 0..filters {
-            for ky in 0..kernel {
-                for kx in 0..kernel {
-                    let (fy, fx) = (kernel - 1 - ky, kernel - 1 - kx);
-                    data.push(w.at(f, c * k2 + fy * kernel + fx));
-                }
-            }
-        }
-    }
-    Mat {
-        rows: channels,
-        cols: filters * k2,
-        data,
-    }
-}
 
 impl<M: Machine> Net<'_, M> {
     /// The forward pass of one layer: its output and what its backward pass needs. `noise`
@@ -605,100 +507,5 @@ fn in_b<W: Word>(data: Vec<W>, like: &Mat<W>) -> Delta<W> {
             data,
         },
         g: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn mat(rows: usize, cols: usize, data: &[u64]) -> Mat<u64> {
-        Mat {
-            rows,
-            cols,
-            data: data.to_vec(),
-        }
-    }
-
-    #[test]
-    fn im2col_reads_windows_with_padding() {
-        // One 1-channel 3×3 image 1..9, a 2×2 kernel, pad 1: 4×4 positions.
-        let x = mat(1, 9, &[1, 2, 3, 4, 5, 6, 7, 8, 9]);
-        let c = im2col(&x, (1, 3, 3), 2, 1, 0);
-        assert_eq!((c.rows, c.cols), (16, 4));
-        assert_eq!(c.row(0), &[0, 0, 0, 1]);
-        assert_eq!(c.row(5), &[1, 2, 4, 5]);
-        assert_eq!(c.row(15), &[9, 0, 0, 0]);
-        // Two channels, no padding: a row holds channel 0's window, then channel 1's.
-        let x = mat(1, 8, &[1, 2, 3, 4, 5, 6, 7, 8]);
-        let c = im2col(&x, (2, 2, 2), 2, 0, 0);
-        assert_eq!(c.row(0), &[1, 2, 3, 4, 5, 6, 7, 8]);
-    }
-
-    #[test]
-    fn channel_major_round_trips() {
-        let y = mat(4, 3, &(0..12).collect::<Vec<u64>>());
-        let x = to_channel_major(&y, 2);
-        assert_eq!(x.row(0), &[0, 3, 1, 4, 2, 5]);
-        assert_eq!(from_channel_major(&x, 3), y);
-    }
-
-    /// The input gradient of a convolution as a product over the padded error with flipped
-    /// kernels equals its definition, dX[c,y,x] = Σ dY[f,y+pad−ky,x+pad−kx]·W[f,c,ky,kx], in
-    /// exact integers.
-    #[test]
-    fn flipped_kernels_give_the_input_gradient() {
-        let (channels, h, w, filters, kernel, pad) =
-            (2usize, 5usize, 4usize, 3usize, 3usize, 1usize);
-        let (oh, ow) = (h + 2 * pad + 1 - kernel, w + 2 * pad + 1 - kernel);
-        let weights: Vec<i64> = (0..filters * channels * kernel * kernel)
-            .map(|i| (i as i64 * 7 % 11) - 5)
-            .collect();
-        let dy: Vec<i64> = (0..filters * oh * ow)
-            .map(|i| (i as i64 * 5 % 13) - 6)
-            .collect();
-        let as_mat = |rows, cols, v: &[i64]| Mat {
-            rows,
-            cols,
-            data: v.iter().map(|&x| x as u64).collect(),
-        };
-        let rows = im2col(
-            &as_mat(1, dy.len(), &dy),
-            (filters, oh, ow),
-            kernel,
-            kernel - 1 - pad,
-            0,
-        );
-        let flipped = flipped_kernels(
-            &as_mat(filters, channels * kernel * kernel, &weights),
-            channels,
-            kernel,
-        );
-        for c in 0..channels {
-            for y in 0..h {
-                for x in 0..w {
-                    let row = rows.row(y * w + x);
-                    let got: i64 = (0..row.len())
-                        .map(|j| row[j] as i64 * flipped.at(c, j) as i64)
-                        .sum();
-                    let mut want = 0;
-                    for f in 0..filters {
-                        for ky in 0..kernel {
-                            for kx in 0..kernel {
-                                let (yy, xx) =
-                                    ((y + pad) as i64 - ky as i64, (x + pad) as i64 - kx as i64);
-                                if (0..oh as i64).contains(&yy) && (0..ow as i64).contains(&xx) {
-                                    want += dy[(f * oh + yy as usize) * ow + xx as usize]
-                                        * weights[(f * channels + c) * kernel * kernel
-                                            + ky * kernel
-                                            + kx];
-                                }
-                            }
-                        }
-                    }
-                    assert_eq!(got, want, "c {c} y {y} x {x}");
-                }
-            }
-        }
     }
 }

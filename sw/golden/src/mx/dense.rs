@@ -201,9 +201,7 @@ impl MxFormat {
                     for xs in row.chunks(k) {
                         let amax = xs.iter().fold(0, |m, v| m.max(v.f32_bits() & ABS));
                         let (up, down) = scales(amax);
-                        for (y, &v) in grow(out, xs.len()).iter_mut().zip(xs) {
-                            *y = element(v, up, down, grid);
-                        }
+                        append(out, xs.iter().map(|&v| element(v, up, down, grid)));
                     }
                 }
             }
@@ -223,11 +221,13 @@ impl MxFormat {
                         (*u, *d) = scales(m);
                     }
                     for row in block.chunks(cols) {
-                        let ys = grow(out, cols);
-                        for ((y, &v), (&u, &d)) in ys.iter_mut().zip(row).zip(up.iter().zip(&down))
-                        {
-                            *y = element(v, u, d, grid);
-                        }
+                        let scales = up.iter().zip(&down);
+                        append(
+                            out,
+                            row.iter()
+                                .zip(scales)
+                                .map(|(&v, (&u, &d))| element(v, u, d, grid)),
+                        );
                     }
                 }
             }
@@ -235,13 +235,19 @@ impl MxFormat {
     }
 }
 
-/// `len` more elements at the end of `out` (zeros, written over by the caller): a block's
-/// worth at a time, so that the zeros are written in cache.
+/// `values` appended to `out`, which has the room: written in place, without zeroing the
+/// room first (zeroing a block at a time was a third of the time).
 #[inline(always)]
-fn grow(out: &mut Vec<f64>, len: usize) -> &mut [f64] {
-    let start = out.len();
-    out.resize(start + len, 0.0);
-    &mut out[start..]
+fn append(out: &mut Vec<f64>, values: impl ExactSizeIterator<Item = f64>) {
+    let len = values.len();
+    let room = &mut out.spare_capacity_mut()[..len];
+    let mut written = 0;
+    for (y, v) in room.iter_mut().zip(values) {
+        y.write(v);
+        written += 1;
+    }
+    // SAFETY: the `written` elements past the length were written just above.
+    unsafe { out.set_len(out.len() + written) };
 }
 
 /// The mask of an f32 word's magnitude bits.

@@ -10,6 +10,73 @@ use crate::machine::{Mat, Word};
 /// weights).
 pub fn im2col<W: Word>(
     x: &Mat<W>,
+    shape: (usize, usize, usize),
+    kernel: usize,
+    pad: usize,
+    zero: W,
+) -> Mat<W> {
+    // LeNet-5's and most CNNs' kernels as constants: a window line is then a fixed-size copy
+    // of a few words, not a call to memcpy.
+    match kernel {
+        3 => windows::<W, 3>(x, shape, pad, zero),
+        5 => windows::<W, 5>(x, shape, pad, zero),
+        _ => windows_of(x, shape, kernel, pad, zero),
+    }
+}
+
+/// The window's columns x0 .. x0 + kernel of an unpadded row of `width` at output column
+/// `ox`: those in lo .. hi of the window lie in the image, the others are padding.
+fn in_image(ox: usize, pad: usize, kernel: usize, width: usize) -> (isize, usize, usize) {
+    let x0 = ox as isize - pad as isize;
+    let lo = (-x0).clamp(0, kernel as isize) as usize;
+    let hi = (width as isize - x0).clamp(lo as isize, kernel as isize) as usize;
+    (x0, lo, hi)
+}
+
+/// [`im2col`] for kernels of K: each window line one array of K words.
+fn windows<W: Word, const K: usize>(
+    x: &Mat<W>,
+    (channels, height, width): (usize, usize, usize),
+    pad: usize,
+    zero: W,
+) -> Mat<W> {
+    let out_h = height + 2 * pad + 1 - K;
+    let out_w = width + 2 * pad + 1 - K;
+    let cols = channels * K * K;
+    let mut data = Vec::with_capacity(x.rows * out_h * out_w * cols);
+    for sample in 0..x.rows {
+        let image = x.row(sample);
+        for oy in 0..out_h {
+            for ox in 0..out_w {
+                let (x0, lo, hi) = in_image(ox, pad, K, width);
+                for c in 0..channels {
+                    for ky in 0..K {
+                        let y = (oy + ky).wrapping_sub(pad);
+                        let mut line = [zero; K];
+                        if y < height {
+                            let base = ((c * height + y) * width) as isize + x0;
+                            for (i, w) in line.iter_mut().enumerate() {
+                                if (lo..hi).contains(&i) {
+                                    *w = image[(base + i as isize) as usize];
+                                }
+                            }
+                        }
+                        data.extend_from_slice(&line);
+                    }
+                }
+            }
+        }
+    }
+    Mat {
+        rows: x.rows * out_h * out_w,
+        cols,
+        data,
+    }
+}
+
+/// [`im2col`] for any kernel: each window line's in-image run copied as a slice.
+fn windows_of<W: Word>(
+    x: &Mat<W>,
     (channels, height, width): (usize, usize, usize),
     kernel: usize,
     pad: usize,
@@ -24,11 +91,7 @@ pub fn im2col<W: Word>(
             let image = x.row(sample);
             for (pos, row) in rows.chunks_mut(cols).enumerate() {
                 let (oy, ox) = (pos / out_w, pos % out_w);
-                // The window's columns x0 .. x0 + kernel of the unpadded image: those in
-                // lo .. hi of the window lie in it, the others are padding (left as `zero`).
-                let x0 = ox as isize - pad as isize;
-                let lo = (-x0).clamp(0, kernel as isize) as usize;
-                let hi = (width as isize - x0).clamp(lo as isize, kernel as isize) as usize;
+                let (x0, lo, hi) = in_image(ox, pad, kernel, width);
                 for (c, window) in row.chunks_mut(kernel * kernel).enumerate() {
                     for (ky, line) in window.chunks_mut(kernel).enumerate() {
                         let y = (oy + ky).wrapping_sub(pad);
@@ -162,7 +225,7 @@ mod tests {
                 rng.gen_range(1..9),
                 rng.gen_range(1..9),
             );
-            let kernel = rng.gen_range(1..6);
+            let kernel = rng.gen_range(1..7);
             let pad = rng.gen_range(0..6);
             if h + 2 * pad < kernel || w + 2 * pad < kernel {
                 continue;

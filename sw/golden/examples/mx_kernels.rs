@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use lpgen_golden::mx::{matmul_f32, MxFormat, MxVector};
+use lpgen_golden::mx::{matmul_dense, matmul_f32, Along, MxFormat, MxVector, Operand};
 use lpgen_golden::Format;
 
 /// Pseudo-random values in (−2, 2), a quarter of them zero (ReLU outputs), from an LCG.
@@ -69,8 +69,10 @@ fn main() {
             per_s(tq)
         );
     }
-    println!("| format | m×k×n | quantize M elem/s | dot_f32 G MAC/s | kernel G MAC/s | kernel / dot_f32 |");
-    println!("| --- | --- | ---: | ---: | ---: | ---: |");
+    println!(
+        "| format | m×k×n | quantize M elem/s | dot_f32 G MAC/s | kernel G MAC/s | kernel / dot_f32 | dense quantize M elem/s | dense G MAC/s | dense / dot_f32 |"
+    );
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for name in ["fp8:e4m3", "fp4:e2m1", "fp8:e5m2"] {
         let f = MxFormat::new(name, 32).unwrap();
         let q = f.quantizer();
@@ -98,14 +100,64 @@ fn main() {
                     .all(|(g, w)| g.to_bits() == w.to_bits()),
                 "{name} {m}x{k}x{n}: the kernel differs from dot_f32"
             );
+            // The dense path: A stored m × k, B stored by columns (n × k), both f32.
+            let (fa, fb): (Vec<f32>, Vec<f32>) = (
+                xa.iter().map(|&x| x as f32).collect(),
+                xb.iter().map(|&x| x as f32).collect(),
+            );
+            let (tdq, (da, db)) = time(|| {
+                (
+                    f.quantize_dense(&fa, m, k, Along::Rows),
+                    f.quantize_dense(&fb, n, k, Along::Rows),
+                )
+            });
+            let dense = f.dense_product_is_exact().then(|| {
+                let (a_op, b_op) = (
+                    Operand::stored(&da, m, k, false),
+                    Operand::stored(&db, n, k, true),
+                );
+                time(|| matmul_dense(&f, a_op, b_op))
+            });
             let macs = (m * k * n) as f64;
+            let dense = match dense {
+                Some((tm, got)) => {
+                    // The values are those of f32 inputs: the definition of the same f32s.
+                    let want = f32_definition(&q, (&fa, &fb), k);
+                    assert!(
+                        got.iter()
+                            .zip(&want)
+                            .all(|(g, w)| g.to_bits() == w.to_bits()),
+                        "{name} {m}x{k}x{n}: the dense product differs from dot_f32"
+                    );
+                    format!("{:.3} | {:.1}", macs / tm / 1e9, td / tm)
+                }
+                None => "— (E5M2: `matmul_f32`) | —".into(),
+            };
             println!(
-                "| {name} | {m}×{k}×{n} | {:.1} | {:.3} | {:.3} | {:.1} |",
+                "| {name} | {m}×{k}×{n} | {:.1} | {:.3} | {:.3} | {:.1} | {:.1} | {dense} |",
                 ((m + n) * k) as f64 / tq / 1e6,
                 macs / td / 1e9,
                 macs / tk / 1e9,
-                td / tk
+                td / tk,
+                ((m + n) * k) as f64 / tdq / 1e6,
             );
         }
     }
+}
+
+/// `dot_f32` of every row of `a` and row of `b` (B by columns), each quantized from the f32s.
+fn f32_definition(
+    q: &lpgen_golden::mx::MxQuantizer,
+    (a, b): (&[f32], &[f32]),
+    k: usize,
+) -> Vec<f32> {
+    let vectors = |x: &[f32]| -> Vec<MxVector> {
+        x.chunks(k)
+            .map(|r| q.quantize_vector(&r.iter().map(|&v| f64::from(v)).collect::<Vec<_>>()))
+            .collect()
+    };
+    let (va, vb) = (vectors(a), vectors(b));
+    va.iter()
+        .flat_map(|r| vb.iter().map(move |c| r.dot_f32(c)))
+        .collect()
 }

@@ -46,7 +46,13 @@ fn mutant(p: &Params, design: &Params, edits: &[(&str, &str)]) -> (u64, String) 
         RunOptions::new(Mode::Vectors(2_000), 7),
     )
     .unwrap();
-    eprintln!("mutant {edits:?}: {} passed, {} failed", r.passed, r.failed);
+    eprintln!(
+        "mutant ({} edits, first {:?}): {} passed, {} failed",
+        edits.len(),
+        edits.first(),
+        r.passed,
+        r.failed
+    );
     (r.failed, r.details.first().cloned().unwrap_or_default())
 }
 

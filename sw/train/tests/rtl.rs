@@ -544,8 +544,10 @@ fn fdpa_rtl_training_ends_with_the_golden_weights() {
         stages: Stages::all("bf16".parse().unwrap()),
         quire: true,
         kahan: KahanPlaces::default(),
-        accumulate: lpgen_train::placement::AccumulatePlaces::parse("matmul=fdpa:hopper:promote64")
-            .unwrap(),
+        accumulate: lpgen_train::placement::AccumulatePlaces::parse(
+            "matmul=fdpa:32:13:rz-e8m13:promote64",
+        )
+        .unwrap(),
         keep_bits: None,
         arch: Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
         optimizer: Optimizer::Sgd,

@@ -49,6 +49,7 @@ runs=(
   "fp8-recipe|$mlp --precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2"
   "mx|$mlp --format mx:fp8:e4m3"
   "lenet5-bf16|--epochs 1 --format bf16 --model lenet5 --train-limit 40 --test-limit 10"
+  "fdpa-promote|--epochs 1 --hidden 8 --train-limit 40 --test-limit 10 --lr 0.05 --format bf16 --quire --accumulate matmul=fdpa:32:13:rz-e8m13:promote64"
 )
 if [ "$RTL" = 1 ]; then
   rtl=(--backend rtl --check --rows 2 --cols 2 --lanes 2 --train-limit 40 --test-limit 10
@@ -59,6 +60,8 @@ if [ "$RTL" = 1 ]; then
     "rtl-posit|${rtl[*]} --format posit:8:2 --quire"
     "rtl-fix|${rtl[*]} --format fix:7:8 --array-stages 2"
     "rtl-dfix|${rtl[*]} --format dfix:10:12 --dfix-products exact --scale-every 20"
+    # The same digest as fdpa-promote (the rtl backend's fdpa array, issue 49).
+    "rtl-fdpa-promote|${rtl[*]} --lr 0.05 --format bf16 --quire --accumulate matmul=fdpa:32:13:rz-e8m13:promote64"
   )
 fi
 : >"$out.train"

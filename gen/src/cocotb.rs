@@ -15,17 +15,18 @@ use crate::rtl_cmd::write_atomic;
 use crate::{CliError, CliResult};
 
 const TEST_PY: &str = include_str!("../templates/cocotb_test.py");
-/// The unit models: one file `models_<top>.py`, written from two templates (number units;
-/// MX units; dfix units and quant1, with the `UNITS` table).
-const MODELS_PY: [&str; 3] = [
+/// The unit models: one file `models_<top>.py`, written from four templates (number units;
+/// MX units; the fdpa unit and PE; dfix units and quant1, with the `UNITS` table).
+const MODELS_PY: [&str; 4] = [
     include_str!("../templates/cocotb_models.py"),
     include_str!("../templates/cocotb_models_mx.py"),
+    include_str!("../templates/cocotb_models_fdpa.py"),
     include_str!("../templates/cocotb_models_dfix.py"),
 ];
 const RUN_PY: &str = include_str!("../templates/cocotb_run.py");
 
 /// The array PE kinds the bench models.
-const MODELLED_PES: [PeKind; 7] = [
+const MODELLED_PES: [PeKind; 8] = [
     PeKind::LnsKahan,
     PeKind::LnsPlain,
     PeKind::PositQuire,
@@ -33,6 +34,7 @@ const MODELLED_PES: [PeKind; 7] = [
     PeKind::Dfix,
     PeKind::Float,
     PeKind::Mx,
+    PeKind::Fdpa,
 ];
 
 /// Why the cocotb bench cannot check `p`'s design, or None when it can. Every unit is named:
@@ -46,7 +48,8 @@ pub fn unsupported(p: &Params) -> Option<String> {
         // PEs whose read-out is the registry's dot product in their mode, rounded once (the
         // float PE's exact accumulator too; with `--acc`: `Format.acc_dot`), the dfix PE's
         // read-out at a shift (`Format.dfix_dot`) and the mx PE's f32 block dot product
-        // (`MxFormat.dot`); a PE kind not listed here is refused.
+        // (`MxFormat.dot`), the fdpa PE's (`Format.dot` in its mode, converted); a PE kind not
+        // listed here is refused.
         Unit::Array if p.rounding != Rounding::Nearest => {
             "its stochastic read-out has no model yet (sr_row_state, c + 1 steps a PE)"
         }
@@ -63,11 +66,12 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::Quant1 | Unit::DfixMonitor => return None,
         // `lpgen.MxFormat`: dot_block and quantize_block.
         Unit::MxDot | Unit::MxEnc => return None,
-        Unit::Fdpa => "its model (Format.dot with an fdpa mode and init C) is not written yet",
+        // `Format.dot` in the design's fdpa mode, with init C.
+        Unit::Fdpa => return None,
     };
     Some(format!(
-        "--testbench cocotb: {} is not covered ({why}); covered: every unit but fdpa (array: --pe \
-         lns-kahan, lns-plain, posit-quire, fix, dfix, float, mx), rounding to nearest, and the stochastic \
+        "--testbench cocotb: {} is not covered ({why}); covered: every unit (array: --pe \
+         lns-kahan, lns-plain, posit-quire, fix, dfix, float, mx, fdpa), rounding to nearest, and the stochastic \
          float-add, float-mul, float-fma and convert",
         p.unit.name()
     ))
@@ -126,7 +130,8 @@ mod tests {
         for u in Unit::ALL {
             let mut p = Params::new(u, "posit:8:0".parse().unwrap());
             p.pe = PeKind::PositQuire;
-            let keyed = MODELS_PY[2].contains(&format!("    \"{}\": ", u.name()));
+            // The last template (dfix units and quant1) holds the UNITS table.
+            let keyed = MODELS_PY[MODELS_PY.len() - 1].contains(&format!("    \"{}\": ", u.name()));
             assert_eq!(unsupported(&p).is_none(), keyed, "{}", u.name());
         }
     }

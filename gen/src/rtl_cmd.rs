@@ -63,9 +63,10 @@ pub struct DesignArgs {
     /// alu/vector: the lane's sqrt opcode (11; lns and float lanes; without it code 11 gives zero)
     #[arg(long)]
     sqrt: bool,
-    /// fdpa: the chunking, L:F:RHO (L operand pairs, F fraction bits below the largest
-    /// exponent, RHO rz-f32, rz-e8m13 or rne-f16) or a preset resolved against --format
-    /// (volta, ampere, ada, hopper, blackwell; docs/formats.md "fdpa")
+    /// fdpa (and array --pe fdpa, also with :promoteN): the chunking, L:F:RHO (L operand
+    /// pairs, F fraction bits below the largest exponent, RHO rz-f32, rz-e8m13 or rne-f16)
+    /// or a preset resolved against --format (volta, ampere, ada, hopper, blackwell;
+    /// docs/formats.md "fdpa")
     #[arg(long)]
     fdpa: Option<String>,
 }
@@ -138,6 +139,8 @@ fn pe_help() -> String {
         .collect();
     let mx = &lpgen_golden::mx::PE;
     kinds.push(format!("{} (mx:ELEM[:bK] blocks: {})", mx.name, mx.about));
+    let fdpa = &lpgen_golden::float::fdpa::PE;
+    kinds.push(format!("{} (float words, {})", fdpa.name, fdpa.about));
     format!(
         "Array PE kind: {} (default: the format family's first; mx for MX formats)",
         kinds.join(", ")

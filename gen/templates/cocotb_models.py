@@ -217,10 +217,11 @@ def array_unit(rng, n):
     to slot t mod P, each slot with its own tiles; a `last` step waits (its slot gets a
     bubble) until R + C - 1 cycles after the previous `last` of any slot. Each `last` expects
     every PE's result so far on c_out (PE r*C + c at bits W*(r*C + c)), as the operand kind
-    says (`WordOperands`; the mx PE's `MxOperands`); the dfix PE's at a random read-out shift
+    says (`WordOperands`; the mx PE's `MxOperands`, the fdpa PE's `FdpaOperands`); the dfix PE's at a random read-out shift
     given with `last`, with both overflow flags (`dfix_array_readout`)."""
     par = UNIT["parameters"]
-    ops = MxOperands(par) if par["pe"] == "mx" else WordOperands(par)
+    kinds = {"mx": MxOperands, "fdpa": FdpaOperands}
+    ops = kinds.get(par["pe"], WordOperands)(par)
     fmt = None if par["pe"] == "mx" else ops.fmt
     rows, cols, w, wout = par["rows"], par["cols"], ops.width_in, ops.width_out
     slots = par.get("accumulations", 1)

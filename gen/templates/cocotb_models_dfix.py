@@ -217,6 +217,7 @@ UNITS = {
     "quant1": quant1_unit,
     "mx-dot": mx_dot_unit,
     "mx-enc": mx_enc_unit,
+    "fdpa": fdpa_unit,
 }
 
 

@@ -113,6 +113,76 @@ fn bad_fdpa_designs_are_refused_in_one_line() {
             "--out",
             out,
         ],
-        "--fdpa does not apply to float-fma: it applies to fdpa",
+        "--fdpa does not apply to float-fma: it applies to array, fdpa",
     );
+}
+
+/// `lpgen rtl array --pe fdpa` (the array PE of the same modes): bad input in one line, exit
+/// status 2; a good design names its chunking and promotion.
+#[test]
+fn bad_fdpa_arrays_are_refused_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("lpgen-fdpa-array-{}", std::process::id()));
+    let out = dir.to_str().unwrap();
+    let array = |args: &[&str], needle: &str| {
+        let mut all = vec!["rtl", "array", "--out", out, "--rows", "2", "--cols", "2"];
+        all.extend(args);
+        refused(&all, needle);
+    };
+    let fdpa = ["--pe", "fdpa", "--fdpa"];
+    for (f, needle) in [("posit:16", "not posit:16"), ("lns:5:6", "not lns:5:6")] {
+        array(&[&["--format", f][..], &fdpa, &["hopper"]].concat(), needle);
+    }
+    array(&["--format", "fp8:e4m3", "--pe", "fdpa"], "needs --fdpa");
+    array(
+        &[&["--format", "fp8:e4m3"][..], &fdpa, &["0:13:rz-f32"]].concat(),
+        "L = \"0\"",
+    );
+    array(
+        &[&["--format", "fp8:e4m3"][..], &fdpa, &["4:0:rz-f32"]].concat(),
+        "F = \"0\"",
+    );
+    array(
+        &[&["--format", "fp8:e4m3"][..], &fdpa, &["nvidia"]].concat(),
+        "unknown preset",
+    );
+    array(
+        &[&["--format", "fp8:e4m3"][..], &fdpa, &["hopper:promote48"]].concat(),
+        "not a multiple of the chunk length",
+    );
+    array(
+        &["--format", "fp8:e4m3", "--pe", "float", "--fdpa", "hopper"],
+        "is for --pe fdpa",
+    );
+    array(
+        &[
+            &["--format", "fp8:e4m3"][..],
+            &fdpa,
+            &["hopper", "--stages", "3"],
+        ]
+        .concat(),
+        "0..=2",
+    );
+    array(
+        &[&["--format", "mx:fp8:e4m3"][..], &fdpa, &["hopper"]].concat(),
+        "take --pe mx",
+    );
+    let o = lpgen(&[
+        "rtl",
+        "array",
+        "--out",
+        out,
+        "--format",
+        "bf16",
+        "--pe",
+        "fdpa",
+        "--fdpa",
+        "ampere:promote16",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let printed = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        printed.contains("lpgen_array_bf16_1x1_fdpa_l8_f24_rz_f32_promote16_s0.v"),
+        "{printed}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

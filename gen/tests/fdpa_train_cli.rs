@@ -1,7 +1,7 @@
 //! `lpgen train --accumulate matmul=fdpa:PRESET[:promoteN]` (issue 49): the FP8 recipe trains
 //! LeNet-5 on the golden backend with a GPU matrix unit's accumulation, and the figures differ
-//! from exact accumulation's; what cannot run (the rtl backend, a non-float or unlisted
-//! format, a sum) is refused in one line.
+//! from exact accumulation's; what cannot run (a chunk longer than the rtl backend's array
+//! PE builds, a non-float or unlisted format, a sum) is refused in one line.
 
 mod common;
 
@@ -90,9 +90,9 @@ fn fdpa_placements_that_cannot_run_are_refused() {
                 "--precision",
                 RECIPE,
                 "--accumulate",
-                "matmul=fdpa:hopper",
+                "matmul=fdpa:65:13:rz-f32",
             ][..],
-            "runs on --backend golden",
+            "chunks of up to L = 64 pairs, not 65",
         ),
         (
             &[

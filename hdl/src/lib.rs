@@ -11,6 +11,6 @@ pub mod units;
 pub use manifest::{Direction, Manifest};
 pub use sources::{Verilog, VerilogFile};
 pub use units::{
-    fdpa_params, generate, wrap_axis, Design, GenError, Params, PeKind, Unit,
+    fdpa_array_params, fdpa_params, generate, wrap_axis, Design, GenError, Params, PeKind, Unit,
     REGISTERED_MULTIPLIER_PREFIX,
 };

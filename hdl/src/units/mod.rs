@@ -20,7 +20,7 @@ pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
 mod float;
 pub use fix::REGISTERED_MULTIPLIER_PREFIX;
-pub use float::{fdpa_params, MAX_FDPA_L};
+pub use float::{fdpa_array_params, fdpa_params, MAX_FDPA_L};
 mod lns;
 mod posit;
 mod quant1;
@@ -147,11 +147,12 @@ fn fdpa_shown(p: &Params) -> Option<String> {
     };
     Some(match mode.plan(&f) {
         Ok(pl) => format!(
-            "{}:{}:{}{}",
+            "{}:{}:{}{}{}",
             pl.chunk.l,
             pl.chunk.f,
             pl.chunk.rho.name(),
-            if pl.tf32 { ":tf32" } else { "" }
+            if pl.tf32 { ":tf32" } else { "" },
+            pl.promote.map_or(String::new(), |n| format!(":promote{n}"))
         ),
         Err(_) => mode.to_string(),
     })

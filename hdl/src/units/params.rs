@@ -146,12 +146,16 @@ impl PeKind {
     /// rounded to f32 and added in f32 (`units/mx/pe.rs`). The block formats' PE, not a
     /// family's (`lpgen_golden::mx::PE`).
     pub const Mx: PeKind = PeKind(&lpgen_golden::mx::PE);
+    /// A GPU matrix unit's chunks (`--fdpa MODE`, float formats): each step L operand pairs,
+    /// accumulated as the golden fdpa mode (`units/float/fdpa_pe.rs`). A mode's PE, not a
+    /// family's (`lpgen_golden::float::fdpa::PE`).
+    pub const Fdpa: PeKind = PeKind(&lpgen_golden::float::fdpa::PE);
 
-    /// Every PE kind: the family registry's, in its order, then the MX PE.
+    /// Every PE kind: the family registry's, in its order, then the MX PE and the fdpa PE.
     pub fn all() -> Vec<PeKind> {
         pe_kinds()
             .map(|(_, info)| PeKind(info))
-            .chain([PeKind::Mx])
+            .chain([PeKind::Mx, PeKind::Fdpa])
             .collect()
     }
 
@@ -206,8 +210,11 @@ fn pe_list(entry: &FamilyEntry) -> String {
 impl std::str::FromStr for PeKind {
     type Err = GenError;
     fn from_str(s: &str) -> Result<PeKind, GenError> {
-        if s == PeKind::Mx.name() {
-            return Ok(PeKind::Mx);
+        if let Some(k) = [PeKind::Mx, PeKind::Fdpa]
+            .into_iter()
+            .find(|k| k.name() == s)
+        {
+            return Ok(k);
         }
         let (_, info) = pe_kind(s).map_err(|_| {
             let names: Vec<&str> = PeKind::all().iter().map(|k| k.name()).collect();
@@ -375,7 +382,8 @@ pub fn top_name(p: &Params) -> String {
         extra = format!("_in_{}", input.replace(':', "_"));
     }
     if let (true, Some(mode)) = (e.takes(Opt::Fdpa), p.fdpa) {
-        extra = fdpa_name(p.format, mode);
+        // After the array's shape and PE (the fdpa unit has nothing before it).
+        extra = format!("{extra}{}", fdpa_name(p.format, mode));
     }
     let to = match p.to {
         Some(t) if e.takes(Opt::To) && t != p.format => {
@@ -392,13 +400,17 @@ pub fn top_name(p: &Params) -> String {
 
 /// The chunking part of an fdpa design's name: `_l32_f13_rz_e8m13` (a preset by the chunking
 /// it resolves to, so that `hopper` and `32:13:rz-e8m13` name one design; `_tf32` for binary32
-/// words read as tf32), or the mode as given where it does not resolve.
-fn fdpa_name(format: Format, mode: Fdpa) -> String {
+/// words read as tf32; `_promoteN` for the array PE's promotion), or the mode as given where
+/// it does not resolve.
+pub(crate) fn fdpa_name(format: Format, mode: Fdpa) -> String {
     let plan = match format {
         Format::Float(f) => mode.plan(&f).ok(),
         _ => None,
     };
-    match (plan, mode.shape) {
+    let promote = mode
+        .promote
+        .map_or(String::new(), |n| format!("_promote{n}"));
+    let chunking = match (plan, mode.shape) {
         (Some(pl), _) => format!(
             "_l{}_f{}_{}{}",
             pl.chunk.l,
@@ -408,7 +420,8 @@ fn fdpa_name(format: Format, mode: Fdpa) -> String {
         ),
         (None, Shape::Preset(pr)) => format!("_{}", pr.name()),
         (None, Shape::Given(c)) => format!("_l{}_f{}_{}", c.l, c.f, c.rho.name().replace('-', "_")),
-    }
+    };
+    chunking + &promote
 }
 
 #[cfg(test)]
@@ -422,21 +435,25 @@ mod family_tests {
     fn pe_kinds_are_the_registrys() {
         let generators: Vec<&str> = pe::PE_GENERATORS.iter().map(|(n, _)| *n).collect();
         let registry: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();
-        assert_eq!(generators.last(), Some(&PeKind::Mx.name()));
-        assert_eq!(generators[..generators.len() - 1], registry[..]);
+        let n = generators.len();
+        assert_eq!(
+            generators[n - 2..],
+            [PeKind::Mx.name(), PeKind::Fdpa.name()]
+        );
+        assert_eq!(generators[..n - 2], registry[..]);
         for k in PeKind::all() {
             match k.info() {
                 Some((family, info)) => {
                     assert_eq!(info.name, k.name());
                     assert!(family.pes.contains(info));
                 }
-                None => assert_eq!(k, PeKind::Mx),
+                None => assert!(k == PeKind::Mx || k == PeKind::Fdpa, "{}", k.name()),
             }
             assert!(k.gen().max_stages() >= 2, "{}", k.name());
             assert_eq!(k.name().parse::<PeKind>().unwrap(), k);
         }
         let e = "mxx".parse::<PeKind>().unwrap_err().0;
-        assert!(e.contains("float or mx"), "{e}");
+        assert!(e.contains("mx or fdpa"), "{e}");
         // The named constants are the registry's PEs of those names.
         for (k, name) in [
             (PeKind::LnsKahan, "lns-kahan"),

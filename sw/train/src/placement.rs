@@ -167,7 +167,7 @@ impl AccumulatePlaces {
         p
     }
 
-    /// An fdpa mode chosen for some place, if any (the rtl backend has no PE for it yet).
+    /// An fdpa mode chosen for some place, if any.
     pub fn fdpa(&self) -> Option<Fdpa> {
         self.chosen.iter().find_map(|a| match a {
             Some(Accumulate::Fdpa(m)) => Some(*m),

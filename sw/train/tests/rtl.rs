@@ -525,3 +525,104 @@ fn mx_rtl_training_ends_with_the_golden_weights() {
         let _ = std::fs::remove_dir_all(tmp(d));
     }
 }
+
+/// `--accumulate matmul=fdpa:32:13:rz-e8m13:promote64` (Hopper's fp8 chunking) on bf16 on
+/// the rtl backend (issue 49): every layer product on the generated `array --pe fdpa` (2×2
+/// PEs, 2 stages), checked in lockstep against the golden fdpa product, ends with the golden
+/// run's weights, bit for bit; and those weights are not the ones without promotion (the
+/// mode matters to this run). The 784 inputs make 24 chunks of 32 and a last one of 16
+/// (padded with +0 words on the array), 12 promotion intervals of 64 and a short last one;
+/// ∇W's K = 20 is one short chunk.
+#[test]
+fn fdpa_rtl_training_ends_with_the_golden_weights() {
+    let ds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mnist-300");
+    let mut train = data::load(&ds, Split::Train).unwrap();
+    let mut test = data::load(&ds, Split::Test).unwrap();
+    train.truncate(40);
+    test.truncate(10);
+    let cfg = Config {
+        stages: Stages::all("bf16".parse().unwrap()),
+        quire: true,
+        kahan: KahanPlaces::default(),
+        accumulate: lpgen_train::placement::AccumulatePlaces::parse(
+            "matmul=fdpa:32:13:rz-e8m13:promote64",
+        )
+        .unwrap(),
+        keep_bits: None,
+        arch: Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
+        optimizer: Optimizer::Sgd,
+        compression: Default::default(),
+        storage: None,
+        mx: None,
+        max_norm: None,
+        batch: 20,
+        lr: 0.05,
+        momentum: 0.5,
+        momentum_from: 1,
+        schedule: Schedule::Fixed,
+        normalize: Normalize::PerPixel,
+        seed: 1,
+        rounding: lpgen_golden::Rounding::Nearest,
+        scaling: Default::default(),
+    };
+    let plan = |name: &str| Plan {
+        epochs: 1,
+        max_steps: None,
+        out: tmp(name),
+        resume: false,
+        progress: false,
+    };
+    let mut sink = |_: &str| Ok(());
+    let golden = trainer::run(
+        &mut Golden::default(),
+        &cfg,
+        &train,
+        &test,
+        &plan("fdpa-g"),
+        &mut sink,
+    )
+    .unwrap();
+    let unpromoted = Config {
+        accumulate: lpgen_train::placement::AccumulatePlaces::parse("matmul=fdpa:32:13:rz-e8m13")
+            .unwrap(),
+        ..cfg.clone()
+    };
+    let other = trainer::run(
+        &mut Golden::default(),
+        &unpromoted,
+        &train,
+        &test,
+        &plan("fdpa-u"),
+        &mut sink,
+    )
+    .unwrap();
+    assert!(
+        other.model != golden.model,
+        "promotion changes nothing here"
+    );
+    let mut checked = Checked {
+        dut: Rtl::new(2, 2, 4).unwrap().with_array_stages(2),
+        reference: Golden::default(),
+        ops: 0,
+    };
+    let rtl = trainer::run(
+        &mut checked,
+        &cfg,
+        &train,
+        &test,
+        &plan("fdpa-r"),
+        &mut sink,
+    )
+    .unwrap();
+    assert!(checked.ops > 20, "{} operations compared", checked.ops);
+    assert_eq!(checked.dut.fdpa_designs(), 1);
+    assert!(
+        rtl.model == golden.model,
+        "the weights after an epoch differ"
+    );
+    let init = lpgen_train::model::Model::init(&cfg);
+    assert!(rtl.model.layers[0].w != init.layers[0].w, "nothing trained");
+    for d in ["fdpa-g", "fdpa-u", "fdpa-r"] {
+        let _ = std::fs::remove_dir_all(tmp(d));
+    }
+}

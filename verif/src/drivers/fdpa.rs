@@ -79,7 +79,7 @@ fn pow2(f: FloatFormat, x: i64) -> Option<u64> {
 /// of it (rne: a tie that the boundary bit breaks). An e_zero one higher drops the boundary
 /// product and changes the result. Empty where the operand format cannot reach there (L < 2,
 /// or products that stay above e_zero, as fp8's).
-fn e_zero_chunks(pl: &FdpaPlan) -> Vec<(Vec<u64>, Vec<u64>)> {
+pub(crate) fn e_zero_chunks(pl: &FdpaPlan) -> Vec<(Vec<u64>, Vec<u64>)> {
     let (f, out, l) = (pl.fmt, pl.output(), pl.chunk.l as usize);
     let e_zero = pl.chunk.rho.e_zero();
     let lsb = out.emin() - i64::from(out.frac_bits);
@@ -126,7 +126,7 @@ fn in_binade(r: &mut Rng, f: FloatFormat, field: u64) -> u64 {
 }
 
 /// A random chunk (a, b) of one of the kinds of the module's comment.
-fn chunk(r: &mut Rng, pl: &FdpaPlan) -> (Vec<u64>, Vec<u64>) {
+pub(crate) fn chunk(r: &mut Rng, pl: &FdpaPlan) -> (Vec<u64>, Vec<u64>) {
     let (f, l) = (pl.fmt, pl.chunk.l as usize);
     let top = (1u64 << f.exp_bits) - 1;
     let mut a = vec![0; l];

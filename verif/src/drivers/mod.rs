@@ -17,6 +17,7 @@ mod convert;
 mod dfix;
 mod dfix_lane;
 mod fdpa;
+mod fdpa_array;
 mod float_words;
 mod fma;
 mod kahan;
@@ -224,6 +225,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
         Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),
         Unit::Array if p.pe == PeKind::Mx => mx_array::plan(p, mode),
+        Unit::Array if p.pe == PeKind::Fdpa => fdpa_array::plan(p, mode),
         Unit::Array => array::plan(p, mode),
         Unit::Alu | Unit::Vector if p.rounding != Rounding::Nearest => lane_sr::plan(p, mode),
         Unit::Alu | Unit::Vector if p.dfix_format().is_some() => dfix_lane::plan(p, mode),

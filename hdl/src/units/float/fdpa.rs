@@ -64,12 +64,22 @@ pub(crate) fn plan(p: &Params) -> Result<FdpaPlan, GenError> {
     Ok(plan)
 }
 
-/// The header line of an fdpa design: its chunking and e_zero.
+/// The header line of an fdpa design (the unit, or an array of fdpa PEs): its chunking and
+/// e_zero, and the PEs' promotion.
 pub(crate) fn header(p: &Params) -> Option<String> {
-    let pl = plan(p).ok()?;
+    let pl = match p.unit {
+        Unit::Array => super::fdpa_pe::pe_plan(p).ok()?,
+        _ => plan(p).ok()?,
+    };
+    let promote = pl.promote.map_or(String::new(), |n| {
+        format!(
+            " Promotion: every {n} products into a binary32 accumulator, to nearest even \
+             (:promote{n})."
+        )
+    });
     Some(format!(
         "Chunk: L = {} operand pairs, F = {} fraction bits below 2^e_max, RHO = {}{}; \
-         e_zero = {} (FDPA_E_ZERO, two's complement) (golden fdpa:{}:{}:{}; docs/formats.md).",
+         e_zero = {} (FDPA_E_ZERO, two's complement) (golden fdpa:{}:{}:{}; docs/formats.md).{promote}",
         pl.chunk.l,
         pl.chunk.f,
         pl.chunk.rho.name(),

@@ -187,6 +187,17 @@ pub struct Fdpa {
     pub promote: Option<u32>,
 }
 
+/// The array PE of these modes (`lpgen rtl array --pe fdpa --fdpa MODE`): each step one
+/// chunk of L operand pairs per PE, accumulated as [`FdpaPlan::dot`] and read out as
+/// [`FdpaPlan::dot_in_format`]. Not in the float family's list (whose PEs accumulate in its
+/// fixed modes): a mode's PE, listed here like the MX blocks' (`crate::mx::PE`); `mode`
+/// names the mode family by its example, the design's chunking is `--fdpa`.
+pub static PE: crate::family::PeInfo = crate::family::PeInfo {
+    name: "fdpa",
+    mode: crate::SumMode::Fdpa(Fdpa::EXAMPLE),
+    about: "a GPU matrix unit's chunks (--fdpa): L products a step, truncated to F bits, rounded by RHO",
+};
+
 /// The largest L: chunks longer than any matrix unit's, and sums that fit an i128.
 pub const MAX_L: u32 = 1 << 16;
 /// The largest F: truncated terms below 2^(F + 2) fit an i128 with L of them.

@@ -4,6 +4,7 @@
 //! pads them with the format's zero, and moves words. Seed 003's codecs run on the `q8-enc`
 //! and `q8-dec` units (`rtl/q8.rs`).
 
+mod fdpa;
 mod mx;
 mod q8;
 mod tiles;
@@ -11,6 +12,7 @@ mod tiles;
 use std::collections::HashMap;
 
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::float::fdpa::Fdpa;
 use lpgen_golden::mx::MxFormat;
 use lpgen_golden::onebit::{self, Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
@@ -104,6 +106,8 @@ pub struct Rtl {
     /// `array --pe mx` units by MX format (`rtl/mx.rs`), and the products run on them.
     mx_arrays: HashMap<MxFormat, Device>,
     mx_products: u64,
+    /// `array --pe fdpa` units by (format, fdpa mode) (`rtl/fdpa.rs`).
+    fdpa_arrays: HashMap<(Format, Fdpa), Device>,
     /// The host's golden f32 operations, for dfix storage runs (f32 arithmetic, products on
     /// the dfix array).
     host: Golden,
@@ -128,6 +132,7 @@ impl Rtl {
             dfix_arrays: HashMap::new(),
             mx_arrays: HashMap::new(),
             mx_products: 0,
+            fdpa_arrays: HashMap::new(),
             host: Golden {
                 threads: 1,
                 ..Golden::new("host", None)
@@ -143,14 +148,9 @@ impl Rtl {
         self
     }
 
-    /// The array PE the registry pairs with `f`'s family and the accumulation.
+    /// The array PE the registry pairs with `f`'s family and the accumulation (not fdpa
+    /// modes: `rtl/fdpa.rs`).
     fn pe(f: Format, acc: Accumulate) -> Result<PeKind, TrainError> {
-        if let Accumulate::Fdpa(m) = acc {
-            return Err(TrainError(format!(
-                "the rtl backend has no {m} array PE yet (issue 49): train --accumulate \
-                 matmul={m} on --backend golden"
-            )));
-        }
         PeKind::for_mode(f, acc.mode()).map_err(|e| {
             TrainError(format!(
                 "the rtl backend has no array PE for {acc:?} accumulation in {f} (posits need --quire; f32 runs on --backend f32): {e}"
@@ -415,6 +415,9 @@ impl Machine for Rtl {
             return self.host.matmul(f, acc, a, b);
         }
         let (a, b) = (a.to_mat(), b.to_mat());
+        if let Accumulate::Fdpa(mode) = acc {
+            return self.fdpa_product(f, mode, (&a, &b));
+        }
         let pe = Rtl::pe(f, acc)?;
         let shape = (self.rows as usize, self.cols as usize);
         let zero = f.calc().zero();

@@ -1,0 +1,310 @@
+//! `array --pe fdpa --fdpa MODE`: every step one chunk of L operand pairs per PE, against the
+//! golden `FdpaPlan::dot_in_format` of each PE's words since its `clear` (the chunks in
+//! order: the golden's k order). Each `last` step expects every word of `c_out` exactly
+//! `latency` cycles later, and `out_valid` nowhere else; the host protocol is the array's
+//! (docs/rtl.md, `array`).
+//!
+//! Corner tiles first: every special operand word at the first and the last position of a
+//! random chunk, and the chunks where e_zero decides the result by one place (`fdpa`'s
+//! driver), each in every PE alone and then followed by a random chunk. Then random tiles of
+//! 1 ..= 2·(chunks an interval) + 2 steps (so that promotion intervals end inside and at the
+//! end of tiles), in two parts with bubbles between them (bubbles carry random operands and
+//! controls that must be ignored), sometimes a snapshot (`last`) after the first part; every
+//! other tile smaller than the array (zero chunks outside it). Row 0 and column 0 take one
+//! chunk of `fdpa`'s random kinds (narrow bands, tiny words, cancellation, specials), the
+//! other rows and columns their own; now and then a step negates the step before it (the
+//! carry cancels to zero), and a tile's last chunk may end in +0 words (training's padding
+//! of a K that is no multiple of L).
+
+use std::collections::VecDeque;
+
+use lpgen_golden::float::fdpa::FdpaPlan;
+use lpgen_hdl::Params;
+
+use super::fdpa::{chunk, e_zero_chunks, plan_of};
+use super::float_words::float_specials;
+use super::{no_exhaustive, Ctx, Mode, Plan};
+use crate::layout::put_bits;
+use crate::rng::Rng;
+use crate::{Result, VerifError};
+
+/// The corner tiles: two per special word (at the first and the last position), one per
+/// e_zero chunk, each of three steps (alone; then again, followed by a random chunk).
+fn corner_steps(pl: &FdpaPlan) -> u64 {
+    (float_specials(pl.fmt).len() as u64 * 2 + e_zero_chunks(pl).len() as u64) * 3
+}
+
+pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
+    let pl = plan_of(p)?;
+    let spacing = u64::from(p.rows + p.cols - 1).max(3);
+    let corners = corner_steps(&pl) * spacing;
+    match mode {
+        Mode::Exhaustive => Err(no_exhaustive(
+            p,
+            "an fdpa array step is a chunk of L pairs per PE (exhaustive chunks: the fdpa unit)",
+        )),
+        Mode::Vectors(n) => Ok(Plan {
+            cycles: corners + n,
+            drive,
+        }),
+    }
+}
+
+/// One step of every PE: a chunk of each row of A and of each column of B.
+struct Step {
+    a: Vec<Vec<u64>>,
+    b: Vec<Vec<u64>>,
+    clear: bool,
+    last: bool,
+}
+
+enum Event {
+    Step(Step),
+    Bubble,
+}
+
+/// The chunks every PE accumulated since its clear, and the golden read-out.
+struct Pes {
+    pl: FdpaPlan,
+    cols: usize,
+    a: Vec<Vec<u64>>,
+    b: Vec<Vec<u64>>,
+}
+
+impl Pes {
+    fn step(&mut self, s: &Step) {
+        for (i, (a, b)) in self.a.iter_mut().zip(&mut self.b).enumerate() {
+            if s.clear {
+                a.clear();
+                b.clear();
+            }
+            a.extend(&s.a[i / self.cols]);
+            b.extend(&s.b[i % self.cols]);
+        }
+    }
+
+    fn word(&self, i: usize) -> u64 {
+        self.pl.dot_in_format(&self.a[i], &self.b[i])
+    }
+}
+
+/// Random chunks for one step: row 0's and column 0's from one of `fdpa`'s chunks, the
+/// others from their own; rows ≥ m and columns ≥ n zero.
+fn random_step(
+    r: &mut Rng,
+    pl: &FdpaPlan,
+    (rows, cols): (usize, usize),
+    (m, n): (usize, usize),
+) -> (Vec<Vec<u64>>, Vec<Vec<u64>>) {
+    let l = pl.chunk.l as usize;
+    let (a0, b0) = chunk(r, pl);
+    let mut a = vec![a0];
+    let mut b = vec![b0];
+    for _ in 1..rows {
+        a.push(chunk(r, pl).0);
+    }
+    for _ in 1..cols {
+        b.push(chunk(r, pl).1);
+    }
+    a.iter_mut().skip(m).for_each(|x| *x = vec![0; l]);
+    b.iter_mut().skip(n).for_each(|x| *x = vec![0; l]);
+    (a, b)
+}
+
+/// The events of one random tile (module docs).
+fn tile_events(r: &mut Rng, pl: &FdpaPlan, shape: (usize, usize), full: bool) -> Vec<Event> {
+    let (rows, cols) = shape;
+    let l = pl.chunk.l as usize;
+    let mn = if full {
+        shape
+    } else {
+        (
+            1 + r.below(rows as u64) as usize,
+            1 + r.below(cols as u64) as usize,
+        )
+    };
+    let interval = pl.promote.map_or(2, |n| (n / pl.chunk.l) as u64);
+    let k = 1 + r.below(2 * interval + 2) as usize;
+    let split = if k >= 2 {
+        1 + r.below(k as u64 - 1) as usize
+    } else {
+        k
+    };
+    let snapshot = r.below(3) == 0;
+    let mut events = vec![];
+    let mut prev: Option<Vec<Vec<u64>>> = None;
+    for kk in 0..k {
+        if kk == split {
+            for _ in 0..r.below(4) {
+                events.push(Event::Bubble);
+            }
+        }
+        let (mut a, mut b) = random_step(r, pl, shape, mn);
+        if let (Some(p), true) = (&prev, r.below(6) == 0) {
+            // Exactly the previous step's A negated: the chunk cancels the one before.
+            a = p
+                .iter()
+                .map(|c| c.iter().map(|&w| pl.fmt.neg(w)).collect())
+                .collect();
+            b = events
+                .iter()
+                .rev()
+                .find_map(|e| match e {
+                    Event::Step(s) => Some(s.b.clone()),
+                    Event::Bubble => None,
+                })
+                .expect("a step before");
+        }
+        if kk + 1 == k && r.below(3) == 0 {
+            // Training's padding: the last chunk ends in +0 words.
+            let from = 1 + r.below(l as u64) as usize;
+            a.iter_mut().for_each(|c| c[from.min(l)..].fill(0));
+            b.iter_mut().for_each(|c| c[from.min(l)..].fill(0));
+        }
+        prev = Some(a.clone());
+        events.push(Event::Step(Step {
+            a,
+            b,
+            clear: kk == 0,
+            last: kk + 1 == k || (snapshot && kk + 1 == split),
+        }));
+    }
+    if r.below(3) == 2 {
+        events.push(Event::Bubble);
+    }
+    events
+}
+
+/// A corner chunk in every PE: alone, then again followed by a random chunk.
+fn corner_events(
+    r: &mut Rng,
+    pl: &FdpaPlan,
+    shape: (usize, usize),
+    a: &[u64],
+    b: &[u64],
+) -> Vec<Event> {
+    let (rows, cols) = shape;
+    let one = |clear, last| {
+        Event::Step(Step {
+            a: vec![a.to_vec(); rows],
+            b: vec![b.to_vec(); cols],
+            clear,
+            last,
+        })
+    };
+    let (ra, rb) = random_step(r, pl, shape, shape);
+    vec![
+        one(true, true),
+        one(true, false),
+        Event::Step(Step {
+            a: ra,
+            b: rb,
+            clear: false,
+            last: true,
+        }),
+    ]
+}
+
+fn drive(ctx: &mut Ctx) -> Result<()> {
+    let p = ctx.p;
+    let pl = plan_of(p)?;
+    let lay = ctx.layout;
+    if lpgen_hdl::units::array_accumulations(p) != 1 {
+        return Err(VerifError(
+            "the fdpa PE interleaves no accumulations".into(),
+        ));
+    }
+    let (rows, cols) = (p.rows as usize, p.cols as usize);
+    let (l, n) = (pl.chunk.l as usize, pl.fmt.width());
+    let ob = l * n as usize;
+    let (a_in, b_in, valid, clear, last, c_out) = (
+        lay.slot("a_in")?,
+        lay.slot("b_in")?,
+        lay.slot("in_valid")?,
+        lay.slot("clear")?,
+        lay.slot("last")?,
+        lay.slot("c_out")?,
+    );
+    let mut ins = vec![0u64; lay.in_slots];
+    let mut want = vec![0u64; lay.out_slots];
+    let put = |ins: &mut [u64], at: usize, chunks: &[Vec<u64>]| {
+        for (j, c) in chunks.iter().enumerate() {
+            for (i, &w) in c.iter().enumerate() {
+                put_bits(&mut ins[at..], j * ob + i * n as usize, n, w);
+            }
+        }
+    };
+    let mut pes = Pes {
+        pl,
+        cols,
+        a: vec![vec![]; rows * cols],
+        b: vec![vec![]; rows * cols],
+    };
+    let mut r = Rng(ctx.seed);
+    let spacing = (rows + cols - 1) as u64;
+    let mut last_at: Option<u64> = None;
+    let mut queue: VecDeque<Event> = VecDeque::new();
+    for &s in &float_specials(pl.fmt) {
+        for at in [0, l - 1] {
+            let (mut a, b) = chunk(&mut r, &pl);
+            a[at] = s;
+            queue.extend(corner_events(&mut r, &pl, (rows, cols), &a, &b));
+        }
+    }
+    for (a, b) in e_zero_chunks(&pl) {
+        queue.extend(corner_events(&mut r, &pl, (rows, cols), &a, &b));
+    }
+    let Mode::Vectors(count) = ctx.mode else {
+        return Err(VerifError("fdpa arrays run vectors only".into()));
+    };
+    let mut tiles = 0u64;
+    loop {
+        if queue.is_empty() {
+            if ctx.chk.cycle() >= count {
+                break;
+            }
+            queue.extend(tile_events(&mut r, &pl, (rows, cols), tiles % 2 == 0));
+            tiles += 1;
+        }
+        let cycle = ctx.chk.cycle();
+        let early = matches!(&queue[0], Event::Step(s) if s.last)
+            && last_at.is_some_and(|prev| cycle - prev < spacing);
+        ins.iter_mut().for_each(|x| *x = 0);
+        if early || matches!(queue[0], Event::Bubble) {
+            if !early {
+                queue.pop_front();
+            }
+            // Random operands and controls without `valid`: ignored.
+            let (ja, jb) = random_step(&mut r, &pl, (rows, cols), (rows, cols));
+            put(&mut ins, a_in, &ja);
+            put(&mut ins, b_in, &jb);
+            ins[clear] = u64::from(r.coin());
+            ins[last] = u64::from(r.coin());
+            ctx.chk.push(&ins, None);
+            continue;
+        }
+        let Some(Event::Step(s)) = queue.pop_front() else {
+            unreachable!("a step")
+        };
+        if s.clear {
+            ctx.chk.mark_restart();
+        }
+        pes.step(&s);
+        put(&mut ins, a_in, &s.a);
+        put(&mut ins, b_in, &s.b);
+        ins[valid] = 1;
+        ins[clear] = u64::from(s.clear);
+        ins[last] = u64::from(s.last);
+        if s.last {
+            last_at = Some(cycle);
+            want.iter_mut().for_each(|x| *x = 0);
+            for i in 0..rows * cols {
+                put_bits(&mut want[c_out..], i * n as usize, n, pes.word(i));
+            }
+            ctx.chk.push(&ins, Some(&want));
+        } else {
+            ctx.chk.push(&ins, None);
+        }
+    }
+    Ok(())
+}

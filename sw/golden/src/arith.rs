@@ -114,7 +114,7 @@ pub enum BinOp {
 
 impl Calc {
     pub fn format(&self) -> Format {
-        with_calc!(self, c => Family::format(c))
+        with_calc!(self, c => Format::from(Family::format(c)))
     }
 
     /// The family's exact accumulation as the matrix-product kernel takes it.

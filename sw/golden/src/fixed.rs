@@ -465,7 +465,7 @@ mod tests {
     /// The reference sums the integer products itself; the sums stay clear of the wrap.
     #[test]
     fn read_out_flags_saturation_of_the_rounded_sum() {
-        use crate::family::Family;
+        use crate::family_trait::Family;
         let mut next = crate::test_words(0xf1a9);
         for (i, fr) in [(1, 2), (3, 4), (0, 3), (7, 8)] {
             let f = FixFormat::new(i, fr).unwrap();

@@ -5,8 +5,10 @@ use std::cmp::Ordering;
 use crate::arith::BinOp;
 use crate::arith::{transcendental, Bits, Transcendental};
 use crate::exact::Ratio;
-use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
-use crate::format::{err, FormatError};
+use crate::family_trait::{
+    field, no_underflow, unknown_format, Family, FamilyEntry, FamilyFormat, PeInfo,
+};
+use crate::format::FormatError;
 use crate::sum::{self, Running};
 use crate::SumMode;
 
@@ -17,21 +19,6 @@ use super::FixFormat;
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "fix",
     syntax: "fix:I:F",
-    parse: |fields, underflow, whole| {
-        if underflow {
-            return no_underflow(whole);
-        }
-        match fields {
-            [i, f] => Ok(Format::Fix(FixFormat::new(
-                field(i, "integer bits", whole)?,
-                field(f, "fraction bits", whole)?,
-            )?)),
-            _ => err(format!(
-                "unknown format {whole:?}: expected {}",
-                crate::family::syntaxes()
-            )),
-        }
-    },
     modes: &[
         SumMode::Naive,
         SumMode::Kahan,
@@ -54,8 +41,21 @@ impl FamilyFormat for FixFormat {
     fn width(&self) -> u32 {
         FixFormat::width(self)
     }
-    fn calc(&self) -> Calc {
-        Calc::Fix(*self)
+    type Arith = FixFormat;
+    fn arith(&self) -> FixFormat {
+        *self
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        if underflow {
+            return no_underflow(whole);
+        }
+        match fields {
+            [i, f] => FixFormat::new(
+                field(i, "integer bits", whole)?,
+                field(f, "fraction bits", whole)?,
+            ),
+            _ => unknown_format(whole),
+        }
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
@@ -63,8 +63,9 @@ impl FamilyFormat for FixFormat {
 }
 
 impl Family for FixFormat {
-    fn format(&self) -> Format {
-        Format::Fix(*self)
+    type Format = FixFormat;
+    fn format(&self) -> FixFormat {
+        *self
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
@@ -159,7 +160,7 @@ impl Family for FixFormat {
         rows: &[&[Bits]],
         bs: &[&[Bits]],
     ) -> Result<Vec<Bits>, FormatError> {
-        crate::family::dots_by_element(self, mode, rows, bs)
+        crate::family_trait::dots_by_element(self, mode, rows, bs)
     }
     fn convert_to(&self, to: &FixFormat, a: Bits) -> Bits {
         crate::alu::fix_convert(*self, *to, a)
@@ -167,7 +168,7 @@ impl Family for FixFormat {
     /// Fix elementwise operations saturate without a flag here: fix defines its overflow
     /// flag on the accumulator's read-out (`running_dot` in mode quire, `fix-mac`).
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
-        crate::family::fma_by_quire(self, a, b, c)
+        crate::family_trait::fma_by_quire(self, a, b, c)
     }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None

@@ -5,7 +5,9 @@ use std::cmp::Ordering;
 use crate::arith::BinOp;
 use crate::arith::{transcendental, word_arith, Arith, Bits, Transcendental};
 use crate::exact::Ratio;
-use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::family_trait::{
+    field, no_underflow, unknown_format, Family, FamilyEntry, FamilyFormat, PeInfo,
+};
 use crate::format::{err, FormatError};
 use crate::sum::{self, Running};
 use crate::SumMode;
@@ -20,7 +22,6 @@ use super::{FloatFormat, Val};
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "float",
     syntax: "float:E:M (optionally :fn, :sat, :ftz, :nonan), bf16, f16, fp8:e4m3, fp8:e5m2",
-    parse,
     modes: &[
         SumMode::Naive,
         SumMode::Kahan,
@@ -40,54 +41,6 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     expand_name: super::expand_name,
 };
 
-fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Format, FormatError> {
-    if underflow {
-        return no_underflow(whole);
-    }
-    let [e, m, suffixes @ ..] = fields else {
-        return err(format!(
-            "unknown format {whole:?}: expected {}",
-            crate::family::syntaxes()
-        ));
-    };
-    let (e, m) = (
-        field(e, "exponent bits", whole)?,
-        field(m, "fraction bits", whole)?,
-    );
-    let (mut finite, mut sat, mut ftz, mut no_nan) = (false, false, false, false);
-    for &s in suffixes {
-        let flag = match s {
-            "fn" => &mut finite,
-            "sat" => &mut sat,
-            "ftz" => &mut ftz,
-            "nonan" => &mut no_nan,
-            _ => {
-                return err(format!(
-                    "format {whole:?}: unknown suffix {s:?} (a float takes :fn, :sat, :ftz \
-                     and :nonan)"
-                ))
-            }
-        };
-        if *flag {
-            return err(format!("format {whole:?}: the suffix :{s} is given twice"));
-        }
-        *flag = true;
-    }
-    if no_nan && (finite || sat) {
-        return err(format!(
-            "format {whole:?}: :nonan already means no infinities and saturation; drop :fn \
-             and :sat"
-        ));
-    }
-    let made = if no_nan {
-        FloatFormat::new_no_nan(e, m, ftz)
-    } else {
-        FloatFormat::new(e, m, finite, sat, ftz)
-    };
-    made.map(Format::Float)
-        .map_err(|e| FormatError(format!("format {whole:?}: {}", e.0)))
-}
-
 /// The refusal of a sum in an fdpa mode, which is a mode of dot products.
 fn no_fdpa_sum(m: Fdpa) -> Result<Bits, FormatError> {
     err(format!(
@@ -99,8 +52,52 @@ impl FamilyFormat for FloatFormat {
     fn width(&self) -> u32 {
         FloatFormat::width(self)
     }
-    fn calc(&self) -> Calc {
-        Calc::Float(*self)
+    type Arith = FloatFormat;
+    fn arith(&self) -> FloatFormat {
+        *self
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        if underflow {
+            return no_underflow(whole);
+        }
+        let [e, m, suffixes @ ..] = fields else {
+            return unknown_format(whole);
+        };
+        let (e, m) = (
+            field(e, "exponent bits", whole)?,
+            field(m, "fraction bits", whole)?,
+        );
+        let (mut finite, mut sat, mut ftz, mut no_nan) = (false, false, false, false);
+        for &s in suffixes {
+            let flag = match s {
+                "fn" => &mut finite,
+                "sat" => &mut sat,
+                "ftz" => &mut ftz,
+                "nonan" => &mut no_nan,
+                _ => {
+                    return err(format!(
+                        "format {whole:?}: unknown suffix {s:?} (a float takes :fn, :sat, :ftz \
+                         and :nonan)"
+                    ))
+                }
+            };
+            if *flag {
+                return err(format!("format {whole:?}: the suffix :{s} is given twice"));
+            }
+            *flag = true;
+        }
+        if no_nan && (finite || sat) {
+            return err(format!(
+                "format {whole:?}: :nonan already means no infinities and saturation; drop :fn \
+                 and :sat"
+            ));
+        }
+        let made = if no_nan {
+            FloatFormat::new_no_nan(e, m, ftz)
+        } else {
+            FloatFormat::new(e, m, finite, sat, ftz)
+        };
+        made.map_err(|e| FormatError(format!("format {whole:?}: {}", e.0)))
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
@@ -112,8 +109,9 @@ impl Arith for FloatFormat {
 }
 
 impl Family for FloatFormat {
-    fn format(&self) -> Format {
-        Format::Float(*self)
+    type Format = FloatFormat;
+    fn format(&self) -> FloatFormat {
+        *self
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
@@ -249,7 +247,7 @@ impl Family for FloatFormat {
                 .expect("a rounded mode"),
             })
         };
-        crate::family::dots_by_row(rows, row)
+        crate::family_trait::dots_by_row(rows, row)
     }
     fn convert_to(&self, to: &FloatFormat, a: Bits) -> Bits {
         self.convert(to, a)

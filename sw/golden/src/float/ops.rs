@@ -9,7 +9,6 @@ use num_integer::Integer;
 use super::{Dy, FloatFormat, Val};
 use crate::arith::Bits;
 use crate::exact::Ratio;
-use crate::family::Format;
 use crate::rounding::Draw;
 use crate::table::{cached, OpTables, MAX_TABLE_BITS};
 
@@ -81,7 +80,7 @@ fn mul_dy(a: Dy, b: Dy) -> Dy {
 /// is wider than [`MAX_TABLE_BITS`].
 pub(crate) fn tables(f: FloatFormat) -> Option<&'static OpTables> {
     (f.width() <= MAX_TABLE_BITS).then(|| {
-        cached(Format::Float(f), || {
+        cached(f, || {
             OpTables::build(
                 f.width(),
                 |a, b| f.add_d(a, b, Draw::Nearest),

@@ -5,8 +5,10 @@ use std::cmp::Ordering;
 use crate::arith::BinOp;
 use crate::arith::Bits;
 use crate::exact::Ratio;
-use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
-use crate::format::{err, FormatError};
+use crate::family_trait::{
+    field, no_underflow, unknown_format, Family, FamilyEntry, FamilyFormat, PeInfo,
+};
+use crate::format::FormatError;
 use crate::sum::{self, Kahan, Running};
 use crate::SumMode;
 
@@ -17,21 +19,6 @@ use super::{Lns, LnsFormat};
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "lns",
     syntax: "lns:I:F",
-    parse: |fields, underflow, whole| {
-        if underflow {
-            return no_underflow(whole);
-        }
-        match fields {
-            [i, f] => Ok(Format::Lns(LnsFormat::new(
-                field(i, "integer bits", whole)?,
-                field(f, "fraction bits", whole)?,
-            )?)),
-            _ => err(format!(
-                "unknown format {whole:?}: expected {}",
-                crate::family::syntaxes()
-            )),
-        }
-    },
     modes: &[SumMode::Naive, SumMode::Kahan, SumMode::Pairwise],
     pes: &[
         PeInfo {
@@ -56,8 +43,21 @@ impl FamilyFormat for LnsFormat {
     fn width(&self) -> u32 {
         LnsFormat::width(self)
     }
-    fn calc(&self) -> Calc {
-        Calc::Lns(self.ctx())
+    type Arith = Lns;
+    fn arith(&self) -> Lns {
+        self.ctx()
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        if underflow {
+            return no_underflow(whole);
+        }
+        match fields {
+            [i, f] => LnsFormat::new(
+                field(i, "integer bits", whole)?,
+                field(f, "fraction bits", whole)?,
+            ),
+            _ => unknown_format(whole),
+        }
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
@@ -65,8 +65,9 @@ impl FamilyFormat for LnsFormat {
 }
 
 impl Family for Lns {
-    fn format(&self) -> Format {
-        Format::Lns(self.fmt)
+    type Format = LnsFormat;
+    fn format(&self) -> LnsFormat {
+        self.fmt
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
@@ -151,14 +152,14 @@ impl Family for Lns {
             SumMode::Naive | SumMode::Kahan => {
                 Ok(self.lanes().dots(mode == SumMode::Kahan, rows, bs))
             }
-            _ => crate::family::dots_by_element(self, mode, rows, bs),
+            _ => crate::family_trait::dots_by_element(self, mode, rows, bs),
         }
     }
     fn convert_to(&self, to: &Lns, a: Bits) -> Bits {
         crate::alu::lns_convert(self.fmt, to.fmt, a)
     }
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
-        crate::family::fma_by_quire(self, a, b, c)
+        crate::family_trait::fma_by_quire(self, a, b, c)
     }
     fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)> {
         Some(match op {

@@ -5,8 +5,8 @@ use std::cmp::Ordering;
 use crate::arith::BinOp;
 use crate::arith::{transcendental, Bits, Transcendental};
 use crate::exact::Ratio;
-use crate::family::{field, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
-use crate::format::{err, FormatError};
+use crate::family_trait::{field, unknown_format, Family, FamilyEntry, FamilyFormat, PeInfo};
+use crate::format::FormatError;
 use crate::sum::{self, Running};
 use crate::SumMode;
 
@@ -17,23 +17,6 @@ use super::{PositFormat, PositStandard};
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "posit",
     syntax: "posit:N, posit:N:ES (optionally :u)",
-    parse: |fields, underflow, whole| {
-        let (n, es, standard) = match fields {
-            [n] => (field(n, "width", whole)?, 2, PositStandard::Std2022),
-            [n, es] => (
-                field(n, "width", whole)?,
-                field(es, "exponent size", whole)?,
-                PositStandard::Draft2017,
-            ),
-            _ => {
-                return err(format!(
-                    "unknown format {whole:?}: expected {}",
-                    crate::family::syntaxes()
-                ))
-            }
-        };
-        Ok(Format::Posit(PositFormat::new(n, es, standard, underflow)?))
-    },
     modes: &[
         SumMode::Naive,
         SumMode::Kahan,
@@ -56,8 +39,21 @@ impl FamilyFormat for PositFormat {
     fn width(&self) -> u32 {
         self.n
     }
-    fn calc(&self) -> Calc {
-        Calc::Posit(*self)
+    type Arith = PositFormat;
+    fn arith(&self) -> PositFormat {
+        *self
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        let (n, es, standard) = match fields {
+            [n] => (field(n, "width", whole)?, 2, PositStandard::Std2022),
+            [n, es] => (
+                field(n, "width", whole)?,
+                field(es, "exponent size", whole)?,
+                PositStandard::Draft2017,
+            ),
+            _ => return unknown_format(whole),
+        };
+        PositFormat::new(n, es, standard, underflow)
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
@@ -65,8 +61,9 @@ impl FamilyFormat for PositFormat {
 }
 
 impl Family for PositFormat {
-    fn format(&self) -> Format {
-        Format::Posit(*self)
+    type Format = PositFormat;
+    fn format(&self) -> PositFormat {
+        *self
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
@@ -180,14 +177,14 @@ impl Family for PositFormat {
                 _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
             })
         };
-        crate::family::dots_by_row(rows, row)
+        crate::family_trait::dots_by_row(rows, row)
     }
     fn convert_to(&self, to: &PositFormat, a: Bits) -> Bits {
         crate::alu::posit_convert(*self, *to, a)
     }
     /// Posits, floats and f32 report no overflow: they round it by their own rule.
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
-        crate::family::fma_by_quire(self, a, b, c)
+        crate::family_trait::fma_by_quire(self, a, b, c)
     }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None

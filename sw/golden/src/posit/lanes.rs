@@ -88,7 +88,7 @@ impl PositF64 {
 
     /// Every naive or Kahan dot product of `rows` with `cols`, row-major.
     pub(crate) fn dots(&self, kahan: bool, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
-        let values = crate::table::cached(crate::Format::Posit(self.f), || {
+        let values = crate::table::cached(self.f, || {
             Values((0..1u64 << self.f.n).map(|w| self.f.to_f64(w)).collect())
         });
         let lanes = Run {

@@ -12,7 +12,8 @@ use crate::format::FormatError;
 use crate::sum::{self, Running};
 use crate::SumMode;
 
-use super::FixFormat;
+use super::{rne_shift, FixFormat};
+use crate::rounding::Draw;
 
 /// `fix:I:F`: the rounded sums and the wide accumulator (mode `quire`); one PE, the MAC
 /// with that accumulator.
@@ -69,24 +70,25 @@ impl Family for FixFormat {
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::add(self, a, b)
+        self.from_int(self.to_int(a) as i128 + self.to_int(b) as i128)
     }
     #[inline]
     fn sub(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::sub(self, a, b)
+        self.from_int(self.to_int(a) as i128 - self.to_int(b) as i128)
     }
     #[inline]
     fn mul(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::mul(self, a, b)
+        let p = self.to_int(a) as i128 * self.to_int(b) as i128;
+        self.from_int(rne_shift(p, self.frac_bits))
     }
     fn div(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::div(self, a, b)
+        self.div_d(a, b, Draw::Nearest)
     }
     fn neg(&self, a: Bits) -> Bits {
-        FixFormat::neg(self, a)
+        self.from_int(-(self.to_int(a) as i128))
     }
     fn abs(&self, a: Bits) -> Bits {
-        FixFormat::abs(self, a)
+        self.from_int((self.to_int(a) as i128).abs())
     }
     fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
         Some(FixFormat::cmp(self, a, b))
@@ -112,16 +114,32 @@ impl Family for FixFormat {
         None
     }
     fn one(&self) -> Bits {
-        FixFormat::one(self)
+        self.from_int(1i128 << self.frac_bits)
     }
     fn zero(&self) -> Bits {
         0
     }
+    /// The nearest word to `x`, saturating; NaN gives 0.
     fn from_f64(&self, x: f64) -> Bits {
-        FixFormat::from_f64(self, x)
+        if x.is_nan() {
+            return 0;
+        }
+        if x.is_infinite() {
+            return self.from_int(if x > 0.0 { i128::MAX } else { i128::MIN });
+        }
+        // |x|·2^F is exact in f64 (a power-of-two scaling that cannot underflow), and beyond
+        // 2^40 everything saturates alike: from_ratio's rounding without big integers (the
+        // host converted every input pixel through them, serially).
+        let scaled = (x.abs() * (self.frac_bits as f64).exp2()).round_ties_even();
+        let q = if scaled >= (1u64 << 40) as f64 {
+            1i128 << 40
+        } else {
+            scaled as i128
+        };
+        self.from_int(if x < 0.0 { -q } else { q })
     }
     fn to_f64(&self, a: Bits) -> f64 {
-        FixFormat::to_f64(self, a)
+        self.to_int(a) as f64 / (1u64 << self.frac_bits) as f64
     }
     fn from_ratio(&self, r: &Ratio) -> Bits {
         FixFormat::from_ratio(self, r.neg, &r.num, &r.den)
@@ -133,9 +151,9 @@ impl Family for FixFormat {
     fn ln(&self, a: Bits) -> Bits {
         transcendental(self, a, Transcendental::Ln, self.from_int(i128::MIN))
     }
-    /// √x to nearest; a negative x gives 0 ([`FixFormat::sqrt_d`]).
+    /// √a to nearest ([`FixFormat::sqrt_d`]).
     fn sqrt(&self, a: Bits) -> Bits {
-        FixFormat::sqrt(self, a)
+        self.sqrt_d(a, Draw::Nearest)
     }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         Ok(match mode {

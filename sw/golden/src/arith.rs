@@ -101,7 +101,7 @@ impl Arith for Lns {
 }
 
 impl Arith for PositFormat {
-    word_arith!(PositFormat, |_: &PositFormat| 0);
+    word_arith!(PositFormat: Family, |_: &PositFormat| 0);
 }
 
 impl Arith for FixFormat {

@@ -6,6 +6,7 @@
 
 use super::quire::Quire;
 use super::PositFormat;
+use crate::family_trait::Family;
 use crate::table::{cached, OpTables, MAX_TABLE_BITS};
 use crate::tapered::Tapered;
 

@@ -51,23 +51,10 @@ impl F32 {
     pub fn as_float(self) -> crate::float::FloatFormat {
         crate::float::FloatFormat::new(8, 23, false, false, false).expect("float:8:23 is a float")
     }
-
-    #[inline(always)]
-    fn add(&self, x: Bits, y: Bits) -> Bits {
-        b(f(x) + f(y))
-    }
-    #[inline(always)]
-    fn sub(&self, x: Bits, y: Bits) -> Bits {
-        b(f(x) - f(y))
-    }
-    #[inline(always)]
-    fn mul(&self, x: Bits, y: Bits) -> Bits {
-        b(f(x) * f(y))
-    }
 }
 
 impl Arith for F32 {
-    word_arith!(F32, |_: &F32| 0);
+    word_arith!(F32: Family, |_: &F32| 0);
 }
 
 impl FamilyFormat for F32 {
@@ -100,14 +87,17 @@ impl Family for F32 {
     fn format(&self) -> F32 {
         F32
     }
-    fn add(&self, a: Bits, b: Bits) -> Bits {
-        F32::add(self, a, b)
+    #[inline(always)]
+    fn add(&self, x: Bits, y: Bits) -> Bits {
+        b(f(x) + f(y))
     }
-    fn sub(&self, a: Bits, b: Bits) -> Bits {
-        F32::sub(self, a, b)
+    #[inline(always)]
+    fn sub(&self, x: Bits, y: Bits) -> Bits {
+        b(f(x) - f(y))
     }
-    fn mul(&self, a: Bits, b: Bits) -> Bits {
-        F32::mul(self, a, b)
+    #[inline(always)]
+    fn mul(&self, x: Bits, y: Bits) -> Bits {
+        b(f(x) * f(y))
     }
     fn div(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) / f(y))

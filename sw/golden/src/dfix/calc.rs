@@ -80,15 +80,6 @@ impl FamilyFormat for DfixFormat {
 }
 
 impl DfixCalc {
-    fn add(&self, a: Bits, b: Bits) -> Bits {
-        self.fmt.add(a, b).word
-    }
-    fn sub(&self, a: Bits, b: Bits) -> Bits {
-        self.fmt.sub(a, b).word
-    }
-    fn mul(&self, a: Bits, b: Bits) -> Bits {
-        self.mul_converted(a, b).word
-    }
     fn mul_converted(&self, a: Bits, b: Bits) -> Converted {
         let e = self.scale;
         self.fmt.mul(a, e, b, e, e)
@@ -111,7 +102,7 @@ impl DfixCalc {
 }
 
 impl Arith for DfixCalc {
-    word_arith!(DfixCalc, |_: &DfixCalc| 0);
+    word_arith!(DfixCalc: Family, |_: &DfixCalc| 0);
 }
 
 impl Family for DfixCalc {
@@ -120,13 +111,13 @@ impl Family for DfixCalc {
         self.fmt
     }
     fn add(&self, a: Bits, b: Bits) -> Bits {
-        DfixCalc::add(self, a, b)
+        self.fmt.add(a, b).word
     }
     fn sub(&self, a: Bits, b: Bits) -> Bits {
-        DfixCalc::sub(self, a, b)
+        self.fmt.sub(a, b).word
     }
     fn mul(&self, a: Bits, b: Bits) -> Bits {
-        DfixCalc::mul(self, a, b)
+        self.mul_converted(a, b).word
     }
     fn div(&self, a: Bits, b: Bits) -> Bits {
         self.div_converted(a, b).word

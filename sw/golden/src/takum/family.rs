@@ -151,8 +151,9 @@ impl Family for TakumFormat {
     fn nan_name(&self) -> &'static str {
         "NaR"
     }
+    /// One: D = 1, R = 0, C and M empty of ones (c = 0).
     fn one(&self) -> Bits {
-        TakumFormat::one(self)
+        1u64 << (self.n - 2)
     }
     fn zero(&self) -> Bits {
         0

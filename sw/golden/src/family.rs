@@ -82,6 +82,18 @@ macro_rules! families {
             };
         }
 
+        /// `body` with `$x` bound to the format's family value, for other crates: the one
+        /// place that registers a crate's own family trait (`train_family`: every family's
+        /// `TrainFamily`), so that a family without an impl of it does not compile.
+        #[macro_export]
+        macro_rules! with_family {
+            ($d f:expr, $d x:ident => $d body:expr) => {
+                match $d f {
+                    $($d crate::Format::$v($d x) => $d body,)*
+                }
+            };
+        }
+
         /// `body` with `$x` bound to the arithmetic's family value.
         macro_rules! with_calc {
             ($d c:expr, $d x:ident => $d body:expr) => {

@@ -7,7 +7,7 @@ mod common;
 use std::fmt::Write;
 use std::process::Command;
 
-use lpgen_golden::{Calc, FixAcc, FixFormat, Format, SumMode};
+use lpgen_golden::{Calc, Family, FixAcc, FixFormat, Format, SumMode};
 use lpgen_hdl::{generate, Design, Manifest, Params, PeKind, Unit};
 
 use common::Rng;

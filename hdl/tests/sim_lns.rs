@@ -6,6 +6,7 @@
 mod common;
 
 use lpgen_golden::sum::{kahan_dot, naive_dot, Kahan};
+use lpgen_golden::Family;
 use lpgen_golden::{Lns, LnsFormat};
 use lpgen_hdl::manifest::Port;
 use lpgen_hdl::{generate, Design, Direction, Manifest, Params, PeKind, Unit};

@@ -4,6 +4,7 @@
 
 mod common;
 
+use lpgen_golden::Family;
 use lpgen_golden::{Format, PositFormat, Quire};
 use lpgen_hdl::{generate, Design, Params, Unit};
 

@@ -9,6 +9,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use lpgen_golden::Family;
 use lpgen_golden::{FixAcc, Format, Kahan, Quire};
 use lpgen_hdl::{generate, Params, PeKind, Unit};
 use lpgen_verif::drivers::{run_design, Pes};

@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use lpgen_golden::posit::{PositFormat, PositStandard, Quire};
 use lpgen_golden::sum::kahan_dot;
+use lpgen_golden::Family;
 use lpgen_golden::{FloatFormat, Lns, LnsFormat};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

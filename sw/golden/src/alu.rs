@@ -353,6 +353,7 @@ pub fn fix_convert(f: FixFormat, t: FixFormat, a: Bits) -> Bits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family_trait::Family;
 
     fn alu(f: &str, t: &str) -> Alu {
         Alu::new(f.parse().unwrap(), t.parse().unwrap()).unwrap()

@@ -32,10 +32,17 @@ pub trait Arith {
     fn mul(&self, a: Self::Val, b: Self::Val) -> Self::Val;
 }
 
-/// `Arith` for formats whose working form is the word itself: their inherent `add`, `sub`,
-/// `mul` (every family module implements `Arith` with it, except LNS).
+/// `Arith` for formats whose working form is the word itself: their `add`, `sub`, `mul` (every
+/// family module implements `Arith` with its [`Family`] operations, except LNS; `Calc` with
+/// its dispatch).
 macro_rules! word_arith {
     ($ty:ty, $zero:expr) => {
+        word_arith!(@ [<$ty>] $zero);
+    };
+    ($ty:ty: $tr:path, $zero:expr) => {
+        word_arith!(@ [<$ty as $tr>] $zero);
+    };
+    (@ [$($ops:tt)*] $zero:expr) => {
         type Val = Bits;
         #[inline(always)]
         fn load(&self, w: Bits) -> Bits {
@@ -52,15 +59,15 @@ macro_rules! word_arith {
         }
         #[inline(always)]
         fn add(&self, a: Bits, b: Bits) -> Bits {
-            <$ty>::add(self, a, b)
+            $($ops)*::add(self, a, b)
         }
         #[inline(always)]
         fn sub(&self, a: Bits, b: Bits) -> Bits {
-            <$ty>::sub(self, a, b)
+            $($ops)*::sub(self, a, b)
         }
         #[inline(always)]
         fn mul(&self, a: Bits, b: Bits) -> Bits {
-            <$ty>::mul(self, a, b)
+            $($ops)*::mul(self, a, b)
         }
     };
 }
@@ -94,11 +101,11 @@ impl Arith for Lns {
 }
 
 impl Arith for PositFormat {
-    word_arith!(PositFormat, |_: &PositFormat| 0);
+    word_arith!(PositFormat: Family, |_: &PositFormat| 0);
 }
 
 impl Arith for FixFormat {
-    word_arith!(FixFormat, |_: &FixFormat| 0);
+    word_arith!(FixFormat: Family, |_: &FixFormat| 0);
 }
 
 /// Which two-operand operation (for dispatch from the command line and the vector unit).
@@ -114,7 +121,7 @@ pub enum BinOp {
 
 impl Calc {
     pub fn format(&self) -> Format {
-        with_calc!(self, c => Family::format(c))
+        with_calc!(self, c => Format::from(Family::format(c)))
     }
 
     /// The family's exact accumulation as the matrix-product kernel takes it.

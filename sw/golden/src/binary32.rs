@@ -8,7 +8,7 @@ use std::fmt;
 use crate::arith::BinOp;
 use crate::arith::{ratio_to_f32, word_arith, Arith, Bits};
 use crate::exact::Ratio;
-use crate::family::{Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::family_trait::{Family, FamilyEntry, FamilyFormat, PeInfo};
 use crate::format::FormatError;
 use crate::sum::{self, Running};
 use crate::SumMode;
@@ -22,18 +22,6 @@ pub struct F32;
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "f32",
     syntax: "f32",
-    parse: |fields, underflow, whole| {
-        if underflow {
-            return crate::family::no_underflow(whole);
-        }
-        if !fields.is_empty() {
-            return crate::format::err(format!(
-                "unknown format {whole:?}: f32 takes no fields (formats: {})",
-                crate::family::syntaxes()
-            ));
-        }
-        Ok(Format::F32(F32))
-    },
     modes: &[SumMode::Naive, SumMode::Kahan, SumMode::Pairwise],
     pes: &[] as &[PeInfo],
     lanes: false,
@@ -63,7 +51,42 @@ impl F32 {
     pub fn as_float(self) -> crate::float::FloatFormat {
         crate::float::FloatFormat::new(8, 23, false, false, false).expect("float:8:23 is a float")
     }
+}
 
+impl Arith for F32 {
+    word_arith!(F32: Family, |_: &F32| 0);
+}
+
+impl FamilyFormat for F32 {
+    fn width(&self) -> u32 {
+        32
+    }
+    type Arith = F32;
+    fn arith(&self) -> F32 {
+        F32
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        if underflow {
+            return crate::family_trait::no_underflow(whole);
+        }
+        if !fields.is_empty() {
+            return crate::format::err(format!(
+                "unknown format {whole:?}: f32 takes no fields (formats: {})",
+                crate::family_trait::syntaxes()
+            ));
+        }
+        Ok(F32)
+    }
+    fn entry(&self) -> &'static FamilyEntry {
+        &FAMILY
+    }
+}
+
+impl Family for F32 {
+    type Format = F32;
+    fn format(&self) -> F32 {
+        F32
+    }
     #[inline(always)]
     fn add(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) + f(y))
@@ -75,37 +98,6 @@ impl F32 {
     #[inline(always)]
     fn mul(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) * f(y))
-    }
-}
-
-impl Arith for F32 {
-    word_arith!(F32, |_: &F32| 0);
-}
-
-impl FamilyFormat for F32 {
-    fn width(&self) -> u32 {
-        32
-    }
-    fn calc(&self) -> Calc {
-        Calc::F32(F32)
-    }
-    fn entry(&self) -> &'static FamilyEntry {
-        &FAMILY
-    }
-}
-
-impl Family for F32 {
-    fn format(&self) -> Format {
-        Format::F32(F32)
-    }
-    fn add(&self, a: Bits, b: Bits) -> Bits {
-        F32::add(self, a, b)
-    }
-    fn sub(&self, a: Bits, b: Bits) -> Bits {
-        F32::sub(self, a, b)
-    }
-    fn mul(&self, a: Bits, b: Bits) -> Bits {
-        F32::mul(self, a, b)
     }
     fn div(&self, x: Bits, y: Bits) -> Bits {
         b(f(x) / f(y))
@@ -185,14 +177,14 @@ impl Family for F32 {
         rows: &[&[Bits]],
         bs: &[&[Bits]],
     ) -> Result<Vec<Bits>, FormatError> {
-        crate::family::dots_by_element(self, mode, rows, bs)
+        crate::family_trait::dots_by_element(self, mode, rows, bs)
     }
     fn convert_to(&self, _: &F32, a: Bits) -> Bits {
         a
     }
     /// Posits, floats and f32 report no overflow: they round it by their own rule.
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
-        crate::family::fma_by_quire(self, a, b, c)
+        crate::family_trait::fma_by_quire(self, a, b, c)
     }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None

@@ -117,30 +117,6 @@ impl FixFormat {
         (v as u64) & ((1u64 << self.width()) - 1)
     }
 
-    pub fn one(&self) -> u64 {
-        self.from_int(1i128 << self.frac_bits)
-    }
-
-    #[inline]
-    pub fn add(&self, a: u64, b: u64) -> u64 {
-        self.from_int(self.to_int(a) as i128 + self.to_int(b) as i128)
-    }
-
-    #[inline]
-    pub fn sub(&self, a: u64, b: u64) -> u64 {
-        self.from_int(self.to_int(a) as i128 - self.to_int(b) as i128)
-    }
-
-    #[inline]
-    pub fn mul(&self, a: u64, b: u64) -> u64 {
-        let p = self.to_int(a) as i128 * self.to_int(b) as i128;
-        self.from_int(rne_shift(p, self.frac_bits))
-    }
-
-    pub fn div(&self, a: u64, b: u64) -> u64 {
-        self.div_d(a, b, Draw::Nearest)
-    }
-
     /// a / b rounded by `draw` (x/0 saturates with x's sign, 0/0 is 0).
     pub(crate) fn div_d(&self, a: u64, b: u64, draw: Draw) -> u64 {
         let (x, y) = (self.to_int(a) as i128, self.to_int(b) as i128);
@@ -172,11 +148,6 @@ impl FixFormat {
         self.from_int(q)
     }
 
-    /// √a to nearest ([`FixFormat::sqrt_d`]).
-    pub fn sqrt(&self, a: u64) -> u64 {
-        self.sqrt_d(a, Draw::Nearest)
-    }
-
     /// √a rounded by `draw`: the word Y with Y/2^F nearest √(X/2^F), i.e. √(X·2^F) rounded
     /// to an integer (nearest: never a tie, the square of a half-integer being no integer;
     /// stochastic: the floor, stepped by the top R bits of the root's fraction). A negative
@@ -206,20 +177,8 @@ impl FixFormat {
         self.from_int(y as i128)
     }
 
-    pub fn neg(&self, a: u64) -> u64 {
-        self.from_int(-(self.to_int(a) as i128))
-    }
-
-    pub fn abs(&self, a: u64) -> u64 {
-        self.from_int((self.to_int(a) as i128).abs())
-    }
-
     pub fn cmp(&self, a: u64, b: u64) -> Ordering {
         self.to_int(a).cmp(&self.to_int(b))
-    }
-
-    pub fn to_f64(&self, bits: u64) -> f64 {
-        self.to_int(bits) as f64 / (1u64 << self.frac_bits) as f64
     }
 
     /// The nearest word to num/den, saturating.
@@ -237,26 +196,6 @@ impl FixFormat {
         let lim = BigInt::from(1i64 << 40);
         let q = i128::try_from(q.clamp(-lim.clone(), lim)).unwrap();
         self.from_int(q)
-    }
-
-    /// The nearest word to `x`, saturating; NaN gives 0.
-    pub fn from_f64(&self, x: f64) -> u64 {
-        if x.is_nan() {
-            return 0;
-        }
-        if x.is_infinite() {
-            return self.from_int(if x > 0.0 { i128::MAX } else { i128::MIN });
-        }
-        // |x|·2^F is exact in f64 (a power-of-two scaling that cannot underflow), and beyond
-        // 2^40 everything saturates alike: from_ratio's rounding without big integers (the
-        // host converted every input pixel through them, serially).
-        let scaled = (x.abs() * (self.frac_bits as f64).exp2()).round_ties_even();
-        let q = if scaled >= (1u64 << 40) as f64 {
-            1i128 << 40
-        } else {
-            scaled as i128
-        };
-        self.from_int(if x < 0.0 { -q } else { q })
     }
 
     /// Bits of the MAC accumulator: a full product plus guard bits.
@@ -414,6 +353,7 @@ impl crate::accumulator::Accumulator for FixAcc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family_trait::Family;
 
     /// The quire sum is the exact sum read out once: the dot product with ones where 1 is a
     /// word, and in fix:0:F (no 1) still the sum (0.5 + 0.25 = 0.75, not the dot product with
@@ -465,7 +405,7 @@ mod tests {
     /// The reference sums the integer products itself; the sums stay clear of the wrap.
     #[test]
     fn read_out_flags_saturation_of_the_rounded_sum() {
-        use crate::family::Family;
+        use crate::family_trait::Family;
         let mut next = crate::test_words(0xf1a9);
         for (i, fr) in [(1, 2), (3, 4), (0, 3), (7, 8)] {
             let f = FixFormat::new(i, fr).unwrap();

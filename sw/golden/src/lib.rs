@@ -20,6 +20,7 @@ pub mod binary32;
 pub mod dfix;
 pub mod exact;
 pub mod family;
+pub mod family_trait;
 pub mod fixed;
 pub mod float;
 pub mod format;

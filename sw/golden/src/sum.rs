@@ -6,7 +6,7 @@
 //! with the chosen method; the fused (quire / wide accumulator) forms are on the formats.
 
 use crate::arith::{Arith, Bits};
-use crate::family::Family;
+use crate::family_trait::Family;
 use crate::format::FormatError;
 use crate::SumMode;
 

@@ -90,11 +90,11 @@ impl OpTables {
 /// a dot product per output element, on several threads, would otherwise contend on one
 /// shared counter. A format keeps one table of each type `T` (the family's, the kernels').
 pub(crate) fn cached<T: Any + Send + Sync>(
-    format: Format,
+    format: impl Into<Format>,
     build: impl FnOnce() -> T,
 ) -> &'static T {
     type Entry = &'static (dyn Any + Send + Sync);
-    let key = (format, TypeId::of::<T>());
+    let key = (format.into(), TypeId::of::<T>());
     // Each thread remembers the last format it asked for (an operation per word would
     // otherwise take the shared lock every time).
     thread_local! {

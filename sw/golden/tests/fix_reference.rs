@@ -12,7 +12,7 @@
 
 use std::cmp::Ordering;
 
-use lpgen_golden::{FixAcc, FixFormat};
+use lpgen_golden::{Family, FixAcc, FixFormat};
 use num_bigint::BigInt;
 use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};

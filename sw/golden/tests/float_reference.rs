@@ -15,6 +15,7 @@
 use std::cmp::Ordering;
 
 use half::{bf16, f16};
+use lpgen_golden::Family;
 use lpgen_golden::{Bits, Calc, FloatFormat, Format, SumMode};
 use num_bigint::BigInt;
 use num_traits::{One, Signed, Zero};

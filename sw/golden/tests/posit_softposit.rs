@@ -10,6 +10,7 @@
 
 use std::fmt::Write as _;
 
+use lpgen_golden::Family;
 use lpgen_golden::{PositFormat, Quire};
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};

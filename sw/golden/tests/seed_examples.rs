@@ -1,5 +1,6 @@
 //! The worked examples of the seeds, as SPEC.md and the foundation issue quote them.
 
+use lpgen_golden::Family;
 use lpgen_golden::{Format, SumMode};
 
 fn calc(s: &str) -> lpgen_golden::Calc {

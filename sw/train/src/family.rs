@@ -1,5 +1,6 @@
 //! What training needs of a number family beyond its golden arithmetic: [`TrainFamily`], one
-//! `impl` block per family below, registered in [`train_family`]. The golden arithmetic
+//! `impl` block per family below, which the golden registry's `with_family!` dispatches
+//! to in [`train_family`] (a family without one does not compile). The golden arithmetic
 //! itself (every operation, sum and dot product) is `lpgen_golden::Family`'s.
 
 use lpgen_golden::{
@@ -16,19 +17,14 @@ pub trait TrainFamily {
     fn pow2_reach(&self) -> i32;
     /// Whether `--kahan` defaults to every place (seed 000's LNS training) rather than none.
     fn kahan_by_default(&self) -> bool;
+    /// The format a scaled product of this stage format accumulates in (`--scaling`,
+    /// [`crate::scaling::wide_format`]), as a format string; `None`: no scaled products.
+    fn scaled_wide_format(&self) -> Option<&'static str>;
 }
 
 /// The training rules of `f`'s family: the registration of every family in this crate.
 pub fn train_family(f: &Format) -> &dyn TrainFamily {
-    match f {
-        Format::Lns(x) => x,
-        Format::Posit(x) => x,
-        Format::Fix(x) => x,
-        Format::Dfix(x) => x,
-        Format::F32(x) => x,
-        Format::Float(x) => x,
-        Format::Takum(x) => x,
-    }
+    lpgen_golden::with_family!(f, x => x)
 }
 
 /// LNS: Kahan where asked (seed 000).
@@ -45,6 +41,9 @@ impl TrainFamily for LnsFormat {
     }
     fn kahan_by_default(&self) -> bool {
         true
+    }
+    fn scaled_wide_format(&self) -> Option<&'static str> {
+        None
     }
 }
 
@@ -63,6 +62,9 @@ impl TrainFamily for PositFormat {
     fn kahan_by_default(&self) -> bool {
         false
     }
+    fn scaled_wide_format(&self) -> Option<&'static str> {
+        Some("posit:32:2")
+    }
 }
 
 /// Fix: always the wide accumulator.
@@ -75,6 +77,9 @@ impl TrainFamily for FixFormat {
     }
     fn kahan_by_default(&self) -> bool {
         false
+    }
+    fn scaled_wide_format(&self) -> Option<&'static str> {
+        None
     }
 }
 
@@ -91,6 +96,9 @@ impl TrainFamily for DfixFormat {
     fn kahan_by_default(&self) -> bool {
         false
     }
+    fn scaled_wide_format(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// f32: naive, as the FPU sums; runs on the f32 machine.
@@ -103,6 +111,9 @@ impl TrainFamily for F32 {
     }
     fn kahan_by_default(&self) -> bool {
         false
+    }
+    fn scaled_wide_format(&self) -> Option<&'static str> {
+        None
     }
 }
 
@@ -122,6 +133,11 @@ impl TrainFamily for FloatFormat {
     }
     fn kahan_by_default(&self) -> bool {
         false
+    }
+    fn scaled_wide_format(&self) -> Option<&'static str> {
+        // IEEE binary32 itself (the binary32 family's words are float:8:23's), whose
+        // products the golden machine computes natively (TE's f32 accumulation).
+        Some("f32")
     }
 }
 
@@ -143,6 +159,9 @@ impl TrainFamily for TakumFormat {
     }
     fn kahan_by_default(&self) -> bool {
         false
+    }
+    fn scaled_wide_format(&self) -> Option<&'static str> {
+        None
     }
 }
 

@@ -119,21 +119,16 @@ impl Scaling {
     }
 }
 
-/// The format a scaled product of stage format `f` accumulates in: binary32 for a float
-/// stage (TE's f32 accumulation), posit:32:2 for a posit stage.
+/// The format a scaled product of stage format `f` accumulates in: its family's
+/// (`TrainFamily::scaled_wide_format`: binary32 for a float stage, posit:32:2 for a posit
+/// stage), or a one-line refusal.
 pub fn wide_format(f: Format) -> Result<Format, lpgen_golden::FormatError> {
-    let s = match f {
-        // IEEE binary32 itself (the binary32 family's words are float:8:23's), whose
-        // products the golden machine computes natively.
-        Format::Float(_) => "f32",
-        Format::Posit(_) => "posit:32:2",
-        Format::Lns(_) | Format::Fix(_) | Format::Dfix(_) | Format::F32(_) | Format::Takum(_) => {
-            return Err(lpgen_golden::FormatError(format!(
-                "scaled products of {f}: built for float and posit stages"
-            )))
-        }
-    };
-    s.parse()
+    match crate::family::train_family(&f).scaled_wide_format() {
+        Some(s) => s.parse(),
+        None => Err(lpgen_golden::FormatError(format!(
+            "scaled products of {f}: built for float and posit stages"
+        ))),
+    }
 }
 
 /// One operand's key: (layer with weights, stage letter, operand 0 or 1).

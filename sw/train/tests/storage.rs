@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use lpgen_golden::dfix::DfixFormat;
+use lpgen_golden::Family;
 use lpgen_golden::{Format, F32};
 use lpgen_train::arch::{Arch, Layer};
 use lpgen_train::config::{

@@ -4,6 +4,7 @@
 //! Exhaustive: every pair with both settings of the flag; otherwise every
 //! pair of corner cases, then random pairs.
 
+use lpgen_golden::Family;
 use lpgen_golden::Format;
 use lpgen_hdl::{Params, Unit};
 

@@ -13,6 +13,7 @@
 //! sum or a corner word.
 
 use lpgen_golden::float::fdpa::FdpaPlan;
+use lpgen_golden::Family;
 use lpgen_golden::{FloatFormat, Format};
 use lpgen_hdl::Params;
 

@@ -3,6 +3,7 @@
 //! infinities and NaNs where the format has them; random words biased toward the binades
 //! where rounding is hard (subnormals, overflow, ties, cancellation).
 
+use lpgen_golden::Family;
 use lpgen_golden::FloatFormat;
 
 use super::words::FamilyWords;

@@ -7,6 +7,7 @@
 //! no restart point is marked (a result depends on the operations before it) and an idle
 //! cycle comes before every 13th operation, as in the `stochastic` driver.
 
+use lpgen_golden::Family;
 use lpgen_golden::{FloatFormat, Format, Rounder, Rounding};
 use lpgen_hdl::Params;
 

@@ -17,6 +17,7 @@
 
 use lpgen_golden::arith::BinOp;
 use lpgen_golden::rounding::Xorshift32;
+use lpgen_golden::Family;
 use lpgen_golden::{Alu, AluIn, AluOp, FloatFormat, Format, Rounder, Rounding, ALU_OP_BITS};
 use lpgen_hdl::Params;
 

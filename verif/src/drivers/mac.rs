@@ -9,7 +9,7 @@
 //! of length 1..=40 (clear by op 2 or 3, subtractions, repeated products of the other sign
 //! that cancel, rare NaR), then a run of maximal products that wraps the accumulator.
 
-use lpgen_golden::{FixAcc, FixFormat, Format, PositFormat, Quire};
+use lpgen_golden::{Family, FixAcc, FixFormat, Format, PositFormat, Quire};
 use lpgen_hdl::{Params, Unit};
 
 use super::words::{fix_specials, fix_sub_product, fix_word, posit_specials, posit_word};

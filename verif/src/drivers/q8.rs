@@ -11,7 +11,7 @@
 //! the time, else values of moderate exponent; a quarter of the encoder's random pairs are a
 //! scale of few significant bits with x exactly at a midpoint times it or one ulp either side.
 
-use lpgen_golden::{Format, F32};
+use lpgen_golden::{Family, Format, F32};
 use lpgen_hdl::{Params, Unit};
 
 use super::words::{fix_specials, fix_word, posit_specials, posit_word};

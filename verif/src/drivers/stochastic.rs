@@ -9,6 +9,7 @@
 //! Exhaustive: every pair (with both settings of `sub` for the adder); otherwise every pair
 //! of corner cases, then random pairs.
 
+use lpgen_golden::Family;
 use lpgen_golden::{Format, Rounder, Rounding};
 use lpgen_hdl::{Params, Unit};
 

@@ -1,7 +1,7 @@
 //! Operand generators (corner cases and random words), and the LNS golden operations with
 //! their overflow flags (`lpgen_golden::Lns::*_flagged`).
 
-use lpgen_golden::{FixAcc, FixFormat, Format, GTables, Lns, LnsFormat, PositFormat};
+use lpgen_golden::{Family, FixAcc, FixFormat, Format, GTables, Lns, LnsFormat, PositFormat};
 
 use crate::rng::Rng;
 

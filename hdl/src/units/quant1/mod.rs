@@ -24,6 +24,7 @@
 
 use std::rc::Rc;
 
+use lpgen_golden::Family;
 use lpgen_golden::{FixFormat, Format, PositFormat};
 
 mod posit_mean;

@@ -10,7 +10,7 @@ use num_bigint::BigUint;
 use crate::arith::BinOp;
 use crate::arith::{transcendental, word_arith, Arith, Bits, Transcendental};
 use crate::exact::Ratio;
-use crate::family::{no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::family_trait::{no_underflow, Family, FamilyEntry, FamilyFormat, PeInfo};
 use crate::format::{err, FormatError};
 use crate::sum::{self, Running};
 use crate::SumMode;
@@ -22,17 +22,6 @@ use super::{Converted, DfixFormat};
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "dfix",
     syntax: "dfix:W",
-    parse: |fields, underflow, whole| {
-        if underflow {
-            return no_underflow(whole);
-        }
-        match fields {
-            [_] => Ok(Format::Dfix(whole.parse()?)),
-            _ => err(format!(
-                "format {whole:?} is not dfix:W with a whole width W (e.g. dfix:10)"
-            )),
-        }
-    },
     modes: &[
         SumMode::Naive,
         SumMode::Kahan,
@@ -70,8 +59,20 @@ impl FamilyFormat for DfixFormat {
         self.width
     }
     /// At scale 0 (integers); [`DfixCalc::new`] gives another.
-    fn calc(&self) -> Calc {
-        Calc::Dfix(DfixCalc::new(*self, 0))
+    type Arith = DfixCalc;
+    fn arith(&self) -> DfixCalc {
+        DfixCalc::new(*self, 0)
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        if underflow {
+            return no_underflow(whole);
+        }
+        match fields {
+            [_] => whole.parse(),
+            _ => err(format!(
+                "format {whole:?} is not dfix:W with a whole width W (e.g. dfix:10)"
+            )),
+        }
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
@@ -79,15 +80,6 @@ impl FamilyFormat for DfixFormat {
 }
 
 impl DfixCalc {
-    fn add(&self, a: Bits, b: Bits) -> Bits {
-        self.fmt.add(a, b).word
-    }
-    fn sub(&self, a: Bits, b: Bits) -> Bits {
-        self.fmt.sub(a, b).word
-    }
-    fn mul(&self, a: Bits, b: Bits) -> Bits {
-        self.mul_converted(a, b).word
-    }
     fn mul_converted(&self, a: Bits, b: Bits) -> Converted {
         let e = self.scale;
         self.fmt.mul(a, e, b, e, e)
@@ -110,21 +102,22 @@ impl DfixCalc {
 }
 
 impl Arith for DfixCalc {
-    word_arith!(DfixCalc, |_: &DfixCalc| 0);
+    word_arith!(DfixCalc: Family, |_: &DfixCalc| 0);
 }
 
 impl Family for DfixCalc {
-    fn format(&self) -> Format {
-        Format::Dfix(self.fmt)
+    type Format = DfixFormat;
+    fn format(&self) -> DfixFormat {
+        self.fmt
     }
     fn add(&self, a: Bits, b: Bits) -> Bits {
-        DfixCalc::add(self, a, b)
+        self.fmt.add(a, b).word
     }
     fn sub(&self, a: Bits, b: Bits) -> Bits {
-        DfixCalc::sub(self, a, b)
+        self.fmt.sub(a, b).word
     }
     fn mul(&self, a: Bits, b: Bits) -> Bits {
-        DfixCalc::mul(self, a, b)
+        self.mul_converted(a, b).word
     }
     fn div(&self, a: Bits, b: Bits) -> Bits {
         self.div_converted(a, b).word
@@ -227,7 +220,7 @@ impl Family for DfixCalc {
                 _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
             })
         };
-        crate::family::dots_by_row(rows, row)
+        crate::family_trait::dots_by_row(rows, row)
     }
     /// The same value in a word of another width (the scale kept), saturated.
     fn convert_to(&self, to: &DfixCalc, a: Bits) -> Bits {
@@ -238,7 +231,7 @@ impl Family for DfixCalc {
     /// The conversion's overflow ([`super::Converted`]): the rounded integer lay outside the
     /// word and saturated.
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
-        crate::family::fma_by_quire(self, a, b, c)
+        crate::family_trait::fma_by_quire(self, a, b, c)
     }
     fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)> {
         let c = match op {
@@ -281,6 +274,7 @@ impl Family for DfixCalc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Format;
 
     #[test]
     fn words_at_a_scale_compute_as_that_fixed_point() {

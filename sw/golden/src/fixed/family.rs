@@ -5,33 +5,21 @@ use std::cmp::Ordering;
 use crate::arith::BinOp;
 use crate::arith::{transcendental, Bits, Transcendental};
 use crate::exact::Ratio;
-use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
-use crate::format::{err, FormatError};
+use crate::family_trait::{
+    field, no_underflow, unknown_format, Family, FamilyEntry, FamilyFormat, PeInfo,
+};
+use crate::format::FormatError;
 use crate::sum::{self, Running};
 use crate::SumMode;
 
-use super::FixFormat;
+use super::{rne_shift, FixFormat};
+use crate::rounding::Draw;
 
 /// `fix:I:F`: the rounded sums and the wide accumulator (mode `quire`); one PE, the MAC
 /// with that accumulator.
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "fix",
     syntax: "fix:I:F",
-    parse: |fields, underflow, whole| {
-        if underflow {
-            return no_underflow(whole);
-        }
-        match fields {
-            [i, f] => Ok(Format::Fix(FixFormat::new(
-                field(i, "integer bits", whole)?,
-                field(f, "fraction bits", whole)?,
-            )?)),
-            _ => err(format!(
-                "unknown format {whole:?}: expected {}",
-                crate::family::syntaxes()
-            )),
-        }
-    },
     modes: &[
         SumMode::Naive,
         SumMode::Kahan,
@@ -54,8 +42,21 @@ impl FamilyFormat for FixFormat {
     fn width(&self) -> u32 {
         FixFormat::width(self)
     }
-    fn calc(&self) -> Calc {
-        Calc::Fix(*self)
+    type Arith = FixFormat;
+    fn arith(&self) -> FixFormat {
+        *self
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        if underflow {
+            return no_underflow(whole);
+        }
+        match fields {
+            [i, f] => FixFormat::new(
+                field(i, "integer bits", whole)?,
+                field(f, "fraction bits", whole)?,
+            ),
+            _ => unknown_format(whole),
+        }
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
@@ -63,29 +64,31 @@ impl FamilyFormat for FixFormat {
 }
 
 impl Family for FixFormat {
-    fn format(&self) -> Format {
-        Format::Fix(*self)
+    type Format = FixFormat;
+    fn format(&self) -> FixFormat {
+        *self
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::add(self, a, b)
+        self.from_int(self.to_int(a) as i128 + self.to_int(b) as i128)
     }
     #[inline]
     fn sub(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::sub(self, a, b)
+        self.from_int(self.to_int(a) as i128 - self.to_int(b) as i128)
     }
     #[inline]
     fn mul(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::mul(self, a, b)
+        let p = self.to_int(a) as i128 * self.to_int(b) as i128;
+        self.from_int(rne_shift(p, self.frac_bits))
     }
     fn div(&self, a: Bits, b: Bits) -> Bits {
-        FixFormat::div(self, a, b)
+        self.div_d(a, b, Draw::Nearest)
     }
     fn neg(&self, a: Bits) -> Bits {
-        FixFormat::neg(self, a)
+        self.from_int(-(self.to_int(a) as i128))
     }
     fn abs(&self, a: Bits) -> Bits {
-        FixFormat::abs(self, a)
+        self.from_int((self.to_int(a) as i128).abs())
     }
     fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
         Some(FixFormat::cmp(self, a, b))
@@ -111,16 +114,32 @@ impl Family for FixFormat {
         None
     }
     fn one(&self) -> Bits {
-        FixFormat::one(self)
+        self.from_int(1i128 << self.frac_bits)
     }
     fn zero(&self) -> Bits {
         0
     }
+    /// The nearest word to `x`, saturating; NaN gives 0.
     fn from_f64(&self, x: f64) -> Bits {
-        FixFormat::from_f64(self, x)
+        if x.is_nan() {
+            return 0;
+        }
+        if x.is_infinite() {
+            return self.from_int(if x > 0.0 { i128::MAX } else { i128::MIN });
+        }
+        // |x|·2^F is exact in f64 (a power-of-two scaling that cannot underflow), and beyond
+        // 2^40 everything saturates alike: from_ratio's rounding without big integers (the
+        // host converted every input pixel through them, serially).
+        let scaled = (x.abs() * (self.frac_bits as f64).exp2()).round_ties_even();
+        let q = if scaled >= (1u64 << 40) as f64 {
+            1i128 << 40
+        } else {
+            scaled as i128
+        };
+        self.from_int(if x < 0.0 { -q } else { q })
     }
     fn to_f64(&self, a: Bits) -> f64 {
-        FixFormat::to_f64(self, a)
+        self.to_int(a) as f64 / (1u64 << self.frac_bits) as f64
     }
     fn from_ratio(&self, r: &Ratio) -> Bits {
         FixFormat::from_ratio(self, r.neg, &r.num, &r.den)
@@ -132,9 +151,9 @@ impl Family for FixFormat {
     fn ln(&self, a: Bits) -> Bits {
         transcendental(self, a, Transcendental::Ln, self.from_int(i128::MIN))
     }
-    /// √x to nearest; a negative x gives 0 ([`FixFormat::sqrt_d`]).
+    /// √a to nearest ([`FixFormat::sqrt_d`]).
     fn sqrt(&self, a: Bits) -> Bits {
-        FixFormat::sqrt(self, a)
+        self.sqrt_d(a, Draw::Nearest)
     }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         Ok(match mode {
@@ -159,7 +178,7 @@ impl Family for FixFormat {
         rows: &[&[Bits]],
         bs: &[&[Bits]],
     ) -> Result<Vec<Bits>, FormatError> {
-        crate::family::dots_by_element(self, mode, rows, bs)
+        crate::family_trait::dots_by_element(self, mode, rows, bs)
     }
     fn convert_to(&self, to: &FixFormat, a: Bits) -> Bits {
         crate::alu::fix_convert(*self, *to, a)
@@ -167,7 +186,7 @@ impl Family for FixFormat {
     /// Fix elementwise operations saturate without a flag here: fix defines its overflow
     /// flag on the accumulator's read-out (`running_dot` in mode quire, `fix-mac`).
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
-        crate::family::fma_by_quire(self, a, b, c)
+        crate::family_trait::fma_by_quire(self, a, b, c)
     }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None

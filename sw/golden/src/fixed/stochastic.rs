@@ -9,7 +9,7 @@ use num_integer::Integer;
 
 use crate::arith::{BinOp, Bits};
 use crate::exact::Ratio;
-use crate::family::Family;
+use crate::family_trait::Family;
 use crate::rounding::{Draw, RoundedOps, Rounder};
 
 use super::{round_shift, FixFormat};

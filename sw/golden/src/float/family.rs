@@ -3,14 +3,18 @@
 use std::cmp::Ordering;
 
 use crate::arith::BinOp;
-use crate::arith::{transcendental, word_arith, Arith, Bits, Transcendental};
+use crate::arith::{transcendental, word_arith, Bits, Transcendental};
 use crate::exact::Ratio;
-use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
+use crate::family_trait::{
+    field, no_underflow, unknown_format, Family, FamilyEntry, FamilyFormat, PeInfo,
+};
 use crate::format::{err, FormatError};
+use crate::rounding::Draw;
 use crate::sum::{self, Running};
 use crate::SumMode;
 
 use super::fdpa::Fdpa;
+use super::ops::{dy_to_f64, tables};
 use super::{FloatFormat, Val};
 
 /// `float:E:M` with `:fn`, `:sat`, `:ftz` in any order, and the names `bf16`, `f16`,
@@ -20,7 +24,6 @@ use super::{FloatFormat, Val};
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "float",
     syntax: "float:E:M (optionally :fn, :sat, :ftz, :nonan), bf16, f16, fp8:e4m3, fp8:e5m2",
-    parse,
     modes: &[
         SumMode::Naive,
         SumMode::Kahan,
@@ -40,54 +43,6 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
     expand_name: super::expand_name,
 };
 
-fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Format, FormatError> {
-    if underflow {
-        return no_underflow(whole);
-    }
-    let [e, m, suffixes @ ..] = fields else {
-        return err(format!(
-            "unknown format {whole:?}: expected {}",
-            crate::family::syntaxes()
-        ));
-    };
-    let (e, m) = (
-        field(e, "exponent bits", whole)?,
-        field(m, "fraction bits", whole)?,
-    );
-    let (mut finite, mut sat, mut ftz, mut no_nan) = (false, false, false, false);
-    for &s in suffixes {
-        let flag = match s {
-            "fn" => &mut finite,
-            "sat" => &mut sat,
-            "ftz" => &mut ftz,
-            "nonan" => &mut no_nan,
-            _ => {
-                return err(format!(
-                    "format {whole:?}: unknown suffix {s:?} (a float takes :fn, :sat, :ftz \
-                     and :nonan)"
-                ))
-            }
-        };
-        if *flag {
-            return err(format!("format {whole:?}: the suffix :{s} is given twice"));
-        }
-        *flag = true;
-    }
-    if no_nan && (finite || sat) {
-        return err(format!(
-            "format {whole:?}: :nonan already means no infinities and saturation; drop :fn \
-             and :sat"
-        ));
-    }
-    let made = if no_nan {
-        FloatFormat::new_no_nan(e, m, ftz)
-    } else {
-        FloatFormat::new(e, m, finite, sat, ftz)
-    };
-    made.map(Format::Float)
-        .map_err(|e| FormatError(format!("format {whole:?}: {}", e.0)))
-}
-
 /// The refusal of a sum in an fdpa mode, which is a mode of dot products.
 fn no_fdpa_sum(m: Fdpa) -> Result<Bits, FormatError> {
     err(format!(
@@ -99,72 +54,184 @@ impl FamilyFormat for FloatFormat {
     fn width(&self) -> u32 {
         FloatFormat::width(self)
     }
-    fn calc(&self) -> Calc {
-        Calc::Float(*self)
+    type Arith = FloatFormat;
+    fn arith(&self) -> FloatFormat {
+        *self
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        if underflow {
+            return no_underflow(whole);
+        }
+        let [e, m, suffixes @ ..] = fields else {
+            return unknown_format(whole);
+        };
+        let (e, m) = (
+            field(e, "exponent bits", whole)?,
+            field(m, "fraction bits", whole)?,
+        );
+        let (mut finite, mut sat, mut ftz, mut no_nan) = (false, false, false, false);
+        for &s in suffixes {
+            let flag = match s {
+                "fn" => &mut finite,
+                "sat" => &mut sat,
+                "ftz" => &mut ftz,
+                "nonan" => &mut no_nan,
+                _ => {
+                    return err(format!(
+                        "format {whole:?}: unknown suffix {s:?} (a float takes :fn, :sat, :ftz \
+                         and :nonan)"
+                    ))
+                }
+            };
+            if *flag {
+                return err(format!("format {whole:?}: the suffix :{s} is given twice"));
+            }
+            *flag = true;
+        }
+        if no_nan && (finite || sat) {
+            return err(format!(
+                "format {whole:?}: :nonan already means no infinities and saturation; drop :fn \
+                 and :sat"
+            ));
+        }
+        let made = if no_nan {
+            FloatFormat::new_no_nan(e, m, ftz)
+        } else {
+            FloatFormat::new(e, m, finite, sat, ftz)
+        };
+        made.map_err(|e| FormatError(format!("format {whole:?}: {}", e.0)))
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
     }
 }
 
-impl Arith for FloatFormat {
-    word_arith!(FloatFormat, |_: &FloatFormat| 0);
+impl crate::arith::Arith for FloatFormat {
+    word_arith!(FloatFormat: Family, |_: &FloatFormat| 0);
 }
 
 impl Family for FloatFormat {
-    fn format(&self) -> Format {
-        Format::Float(*self)
+    type Format = FloatFormat;
+    fn format(&self) -> FloatFormat {
+        *self
     }
+    /// a + b, rounded once (by table for formats of at most 8 bits, [`tables`]; by f32 for
+    /// bf16, f16 and their like, [`FloatFormat::narrow`]).
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
-        FloatFormat::add(self, a, b)
+        if let Some(t) = tables(*self) {
+            return t.add(a, b);
+        }
+        match self.narrow() {
+            Some(n) => n.add(a, b),
+            None => self.add_d(a, b, Draw::Nearest),
+        }
     }
+    /// a − b, rounded once (a + (−b)).
     #[inline]
     fn sub(&self, a: Bits, b: Bits) -> Bits {
-        FloatFormat::sub(self, a, b)
+        self.add(a, self.neg(b))
     }
+    /// a · b, rounded once (by table for formats of at most 8 bits, [`tables`]; by f32 for
+    /// bf16, f16 and their like, [`FloatFormat::narrow`]).
     #[inline]
     fn mul(&self, a: Bits, b: Bits) -> Bits {
-        FloatFormat::mul(self, a, b)
+        if let Some(t) = tables(*self) {
+            return t.mul(a, b);
+        }
+        match self.narrow() {
+            Some(n) => n.mul(a, b),
+            None => self.mul_d(a, b, Draw::Nearest),
+        }
     }
+    /// a / b, rounded once: x/0 is an infinite result (±∞; NaN with `:fn`, ±max with
+    /// `:fn:sat`), 0/0 and ∞/∞ are NaN.
     fn div(&self, a: Bits, b: Bits) -> Bits {
-        FloatFormat::div(self, a, b)
+        self.div_d(a, b, Draw::Nearest)
     }
-    fn neg(&self, a: Bits) -> Bits {
-        FloatFormat::neg(self, a)
+    /// The word's sign bit flipped (IEEE negate: a bit operation, NaN and `:ftz` alike).
+    fn neg(&self, w: Bits) -> Bits {
+        w ^ self.sign_bit()
     }
-    fn abs(&self, a: Bits) -> Bits {
-        FloatFormat::abs(self, a)
+    /// The word's sign bit cleared (IEEE abs).
+    fn abs(&self, w: Bits) -> Bits {
+        w & !self.sign_bit()
     }
+    /// IEEE comparison: `None` with a NaN, −0 == +0 (and with `:ftz` a subnormal equals
+    /// zero).
     fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
-        FloatFormat::cmp(self, a, b)
+        self.to_f64(a).partial_cmp(&self.to_f64(b))
     }
+    /// The larger operand; NaN if either is NaN; the first operand when they are equal
+    /// (±0: as the `f32` family computes on x86-64's `maxss`); with `:ftz` a subnormal
+    /// result is zero of its sign.
     fn max(&self, a: Bits, b: Bits) -> Bits {
-        FloatFormat::max(self, a, b)
+        if self.is_nan(a) || self.is_nan(b) {
+            return self.nan();
+        }
+        self.canon(if self.to_f64(b) > self.to_f64(a) {
+            b
+        } else {
+            a
+        })
     }
+    /// The smaller operand; as [`Self::max`] otherwise.
     fn min(&self, a: Bits, b: Bits) -> Bits {
-        FloatFormat::min(self, a, b)
+        if self.is_nan(a) || self.is_nan(b) {
+            return self.nan();
+        }
+        self.canon(if self.to_f64(b) < self.to_f64(a) {
+            b
+        } else {
+            a
+        })
     }
-    fn is_nan(&self, a: Bits) -> bool {
-        FloatFormat::is_nan(self, a)
+    /// Whether `w` is a NaN code.
+    fn is_nan(&self, w: Bits) -> bool {
+        if self.no_nan {
+            return false;
+        }
+        let field = (w >> self.frac_bits) & self.exp_ones();
+        let frac = w & self.frac_mask();
+        field == self.exp_ones()
+            && if self.finite {
+                frac == self.frac_mask()
+            } else {
+                frac != 0
+            }
     }
     fn nan(&self) -> Option<Bits> {
         (!self.no_nan).then(|| FloatFormat::nan(self))
     }
+    /// 1.0.
     fn one(&self) -> Bits {
-        FloatFormat::one(self)
+        (self.bias() as Bits) << self.frac_bits
     }
     fn zero(&self) -> Bits {
         0
     }
+    /// The word nearest to `x` (NaN → the canonical NaN, ±∞ → [`Self::infinite`]).
     fn from_f64(&self, x: f64) -> Bits {
-        FloatFormat::from_f64(self, x)
+        self.from_f64_d(x, Draw::Nearest)
     }
-    fn to_f64(&self, a: Bits) -> f64 {
-        FloatFormat::to_f64(self, a)
+    /// The exact value of a word (every value of a format with E <= 11, M <= 52 is an f64;
+    /// with `:ftz` a subnormal is ±0).
+    fn to_f64(&self, w: Bits) -> f64 {
+        match self.decode(w) {
+            Val::Nan => f64::NAN,
+            Val::Inf(neg) => {
+                if neg {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                }
+            }
+            Val::Fin(d) => dy_to_f64(d),
+        }
     }
+    /// The word nearest to an exact ratio (a zero keeps the ratio's sign).
     fn from_ratio(&self, r: &Ratio) -> Bits {
-        FloatFormat::from_ratio(self, r)
+        self.from_ratio_d(r, Draw::Nearest)
     }
     /// e^x correctly rounded; e^(+∞) is an infinite result, e^(−∞) = +0.
     fn exp(&self, a: Bits) -> Bits {
@@ -183,9 +250,11 @@ impl Family for FloatFormat {
             _ => transcendental(self, a, Transcendental::Ln, FloatFormat::nan(self)),
         }
     }
-    /// √x correctly rounded ([`FloatFormat::sqrt`]: IEEE's, √(−0) = −0, NaN below zero).
+    /// √a, rounded once (IEEE 754 squareRoot): √(±0) = ±0, √(+∞) = +∞, NaN for NaN and
+    /// for a < 0 (−∞ included; `:nonan`'s NaN result is +0). With `:ftz` a subnormal
+    /// operand is a zero of its sign.
     fn sqrt(&self, a: Bits) -> Bits {
-        FloatFormat::sqrt(self, a)
+        self.sqrt_d(a, Draw::Nearest)
     }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         Ok(match (mode, self.narrow()) {
@@ -249,7 +318,7 @@ impl Family for FloatFormat {
                 .expect("a rounded mode"),
             })
         };
-        crate::family::dots_by_row(rows, row)
+        crate::family_trait::dots_by_row(rows, row)
     }
     fn convert_to(&self, to: &FloatFormat, a: Bits) -> Bits {
         self.convert(to, a)

@@ -133,6 +133,7 @@ fn pow2(k: i64) -> f64 {
 mod tests {
     use super::*;
     use crate::family::Format;
+    use crate::family_trait::Family;
     use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64;
 

@@ -22,6 +22,7 @@ use std::fmt;
 
 use super::{Dy, FloatFormat, Val};
 use crate::arith::Bits;
+use crate::family_trait::Family;
 use crate::format::{err, FormatError};
 
 /// The rounding of a chunk's sum (RHO).

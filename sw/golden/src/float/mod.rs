@@ -258,26 +258,6 @@ impl FloatFormat {
         }
     }
 
-    /// 1.0.
-    pub fn one(&self) -> Bits {
-        (self.bias() as Bits) << self.frac_bits
-    }
-
-    /// Whether `w` is a NaN code.
-    pub fn is_nan(&self, w: Bits) -> bool {
-        if self.no_nan {
-            return false;
-        }
-        let field = (w >> self.frac_bits) & self.exp_ones();
-        let frac = w & self.frac_mask();
-        field == self.exp_ones()
-            && if self.finite {
-                frac == self.frac_mask()
-            } else {
-                frac != 0
-            }
-    }
-
     /// Whether `w` is a nonzero subnormal code.
     pub fn is_subnormal(&self, w: Bits) -> bool {
         (w >> self.frac_bits) & self.exp_ones() == 0 && w & self.frac_mask() != 0
@@ -406,16 +386,6 @@ impl FloatFormat {
         } else {
             w
         }
-    }
-
-    /// The word's sign bit flipped (IEEE negate: a bit operation, NaN and `:ftz` alike).
-    pub fn neg(&self, w: Bits) -> Bits {
-        w ^ self.sign_bit()
-    }
-
-    /// The word's sign bit cleared (IEEE abs).
-    pub fn abs(&self, w: Bits) -> Bits {
-        w & !self.sign_bit()
     }
 }
 

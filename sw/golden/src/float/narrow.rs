@@ -332,6 +332,7 @@ impl Arith for Narrow {
 
 #[cfg(test)]
 mod tests {
+    use crate::family_trait::Family;
     use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64;
 
@@ -474,7 +475,7 @@ mod tests {
                 // The working values of sums and dot products, rounded in f32.
                 let (x, y) = (n.load(a), n.load(b));
                 same_value(&n, Arith::add(&n, x, y), n.add(a, b));
-                same_value(&n, Arith::sub(&n, x, y), f.sub(a, b));
+                same_value(&n, Arith::sub(&n, x, y), Family::sub(&f, a, b));
                 same_value(&n, Arith::mul(&n, x, y), n.mul(a, b));
                 let (a, b) = tiny_product(&f, &mut rng);
                 agrees(&n, a, b);

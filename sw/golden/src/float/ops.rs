@@ -1,7 +1,7 @@
-//! The float family's operations: each decodes its operands exactly, computes the exact
-//! result with integers, and rounds once ([`FloatFormat::round`]).
-
-use std::cmp::Ordering;
+//! The float family's operations under a draw (`add_d`, `mul_d`, …) and their tables: each
+//! decodes its operands exactly, computes the exact result with integers, and rounds once
+//! ([`FloatFormat::round`]). The operations to nearest are the float `Family` impl's
+//! (`family.rs`), which calls these.
 
 use num_bigint::BigUint;
 use num_integer::Integer;
@@ -9,7 +9,6 @@ use num_integer::Integer;
 use super::{Dy, FloatFormat, Val};
 use crate::arith::Bits;
 use crate::exact::Ratio;
-use crate::family::Format;
 use crate::rounding::Draw;
 use crate::table::{cached, OpTables, MAX_TABLE_BITS};
 
@@ -81,7 +80,7 @@ fn mul_dy(a: Dy, b: Dy) -> Dy {
 /// is wider than [`MAX_TABLE_BITS`].
 pub(crate) fn tables(f: FloatFormat) -> Option<&'static OpTables> {
     (f.width() <= MAX_TABLE_BITS).then(|| {
-        cached(Format::Float(f), || {
+        cached(f, || {
             OpTables::build(
                 f.width(),
                 |a, b| f.add_d(a, b, Draw::Nearest),
@@ -102,19 +101,6 @@ impl FloatFormat {
         self.round_dy(s, draw)
     }
 
-    /// a + b, rounded once (by table for formats of at most 8 bits, [`tables`]; by f32 for
-    /// bf16, f16 and their like, [`FloatFormat::narrow`]).
-    #[inline]
-    pub fn add(&self, a: Bits, b: Bits) -> Bits {
-        if let Some(t) = tables(*self) {
-            return t.add(a, b);
-        }
-        match self.narrow() {
-            Some(n) => n.add(a, b),
-            None => self.add_d(a, b, Draw::Nearest),
-        }
-    }
-
     /// a + b, rounded once by `draw`.
     pub(super) fn add_d(&self, a: Bits, b: Bits, draw: Draw) -> Bits {
         match (self.decode(a), self.decode(b)) {
@@ -122,24 +108,6 @@ impl FloatFormat {
             (Val::Inf(p), Val::Inf(q)) if p != q => self.nan(),
             (Val::Inf(p), _) | (_, Val::Inf(p)) => self.infinite(p),
             (Val::Fin(x), Val::Fin(y)) => self.round_sum(x, y, draw),
-        }
-    }
-
-    /// a − b, rounded once (a + (−b)).
-    pub fn sub(&self, a: Bits, b: Bits) -> Bits {
-        self.add(a, self.neg(b))
-    }
-
-    /// a · b, rounded once (by table for formats of at most 8 bits, [`tables`]; by f32 for
-    /// bf16, f16 and their like, [`FloatFormat::narrow`]).
-    #[inline]
-    pub fn mul(&self, a: Bits, b: Bits) -> Bits {
-        if let Some(t) = tables(*self) {
-            return t.mul(a, b);
-        }
-        match self.narrow() {
-            Some(n) => n.mul(a, b),
-            None => self.mul_d(a, b, Draw::Nearest),
         }
     }
 
@@ -157,12 +125,6 @@ impl FloatFormat {
             }
             (Val::Fin(x), Val::Fin(y)) => self.round_dy(mul_dy(x, y), draw),
         }
-    }
-
-    /// a / b, rounded once: x/0 is an infinite result (±∞; NaN with `:fn`, ±max with
-    /// `:fn:sat`), 0/0 and ∞/∞ are NaN.
-    pub fn div(&self, a: Bits, b: Bits) -> Bits {
-        self.div_d(a, b, Draw::Nearest)
     }
 
     /// a / b, rounded once by `draw`.
@@ -184,13 +146,6 @@ impl FloatFormat {
                 }
             }
         }
-    }
-
-    /// √a, rounded once (IEEE 754 squareRoot): √(±0) = ±0, √(+∞) = +∞, NaN for NaN and
-    /// for a < 0 (−∞ included; `:nonan`'s NaN result is +0). With `:ftz` a subnormal
-    /// operand is a zero of its sign.
-    pub fn sqrt(&self, a: Bits) -> Bits {
-        self.sqrt_d(a, Draw::Nearest)
     }
 
     /// √a, rounded once by `draw`.
@@ -243,43 +198,6 @@ impl FloatFormat {
         }
     }
 
-    /// IEEE comparison: `None` with a NaN, −0 == +0 (and with `:ftz` a subnormal equals
-    /// zero).
-    pub fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
-        self.to_f64(a).partial_cmp(&self.to_f64(b))
-    }
-
-    /// The larger operand; NaN if either is NaN; the first operand when they are equal
-    /// (±0: as the `f32` family computes on x86-64's `maxss`); with `:ftz` a subnormal
-    /// result is zero of its sign.
-    pub fn max(&self, a: Bits, b: Bits) -> Bits {
-        if self.is_nan(a) || self.is_nan(b) {
-            return self.nan();
-        }
-        self.canon(if self.to_f64(b) > self.to_f64(a) {
-            b
-        } else {
-            a
-        })
-    }
-
-    /// The smaller operand; as [`Self::max`] otherwise.
-    pub fn min(&self, a: Bits, b: Bits) -> Bits {
-        if self.is_nan(a) || self.is_nan(b) {
-            return self.nan();
-        }
-        self.canon(if self.to_f64(b) < self.to_f64(a) {
-            b
-        } else {
-            a
-        })
-    }
-
-    /// The word nearest to `x` (NaN → the canonical NaN, ±∞ → [`Self::infinite`]).
-    pub fn from_f64(&self, x: f64) -> Bits {
-        self.from_f64_d(x, Draw::Nearest)
-    }
-
     /// The word of `x` rounded by `draw`.
     #[allow(clippy::wrong_self_convention)]
     pub(super) fn from_f64_d(&self, x: f64, draw: Draw) -> Bits {
@@ -299,27 +217,6 @@ impl FloatFormat {
             (frac | 1 << 52, field - 1075)
         };
         self.round_with(neg, u128::from(sig), exp, draw)
-    }
-
-    /// The exact value of a word (every value of a format with E <= 11, M <= 52 is an f64;
-    /// with `:ftz` a subnormal is ±0).
-    pub fn to_f64(&self, w: Bits) -> f64 {
-        match self.decode(w) {
-            Val::Nan => f64::NAN,
-            Val::Inf(neg) => {
-                if neg {
-                    f64::NEG_INFINITY
-                } else {
-                    f64::INFINITY
-                }
-            }
-            Val::Fin(d) => dy_to_f64(d),
-        }
-    }
-
-    /// The word nearest to an exact ratio (a zero keeps the ratio's sign).
-    pub fn from_ratio(&self, r: &Ratio) -> Bits {
-        self.from_ratio_d(r, Draw::Nearest)
     }
 
     /// The word of an exact ratio rounded by `draw`.
@@ -400,7 +297,7 @@ fn sqrt_sig(x: Dy, want: u32) -> (u128, i64) {
 
 /// The f64 of an exact dyadic that is one (a word's value: at most 53 bits, exponent in
 /// f64's range).
-fn dy_to_f64(d: Dy) -> f64 {
+pub(super) fn dy_to_f64(d: Dy) -> f64 {
     let sign = u64::from(d.neg) << 63;
     if d.sig == 0 {
         return f64::from_bits(sign);

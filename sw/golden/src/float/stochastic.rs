@@ -4,6 +4,7 @@
 
 use crate::arith::{BinOp, Bits};
 use crate::exact::Ratio;
+use crate::family_trait::Family;
 use crate::rounding::{RoundedOps, Rounder};
 
 use super::acc::ExactAcc;

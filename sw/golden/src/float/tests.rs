@@ -2,7 +2,7 @@
 //! against references written apart from this module.
 
 use super::*;
-use crate::family::Family;
+use crate::family_trait::Family;
 use crate::{Format, SumMode};
 
 fn fmt(s: &str) -> FloatFormat {

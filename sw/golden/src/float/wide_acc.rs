@@ -79,6 +79,7 @@ impl crate::accumulator::Accumulator for WideAcc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family_trait::Family;
     use crate::Format;
 
     fn float(s: &str) -> FloatFormat {

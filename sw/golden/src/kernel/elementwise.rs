@@ -43,6 +43,7 @@
 //! the tests run whichever the machine has, and the portable encoder is checked on its own.
 
 use crate::arith::Bits;
+use crate::family_trait::Family;
 use crate::float::FloatFormat;
 use crate::table::cached;
 

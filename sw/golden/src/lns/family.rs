@@ -2,11 +2,16 @@
 
 use std::cmp::Ordering;
 
+use num_bigint::{BigInt, BigUint};
+
 use crate::arith::BinOp;
 use crate::arith::Bits;
 use crate::exact::Ratio;
-use crate::family::{field, no_underflow, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
-use crate::format::{err, FormatError};
+use crate::family_trait::{
+    field, no_underflow, unknown_format, Family, FamilyEntry, FamilyFormat, PeInfo,
+};
+use crate::format::FormatError;
+use crate::hiprec;
 use crate::sum::{self, Kahan, Running};
 use crate::SumMode;
 
@@ -17,21 +22,6 @@ use super::{Lns, LnsFormat};
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "lns",
     syntax: "lns:I:F",
-    parse: |fields, underflow, whole| {
-        if underflow {
-            return no_underflow(whole);
-        }
-        match fields {
-            [i, f] => Ok(Format::Lns(LnsFormat::new(
-                field(i, "integer bits", whole)?,
-                field(f, "fraction bits", whole)?,
-            )?)),
-            _ => err(format!(
-                "unknown format {whole:?}: expected {}",
-                crate::family::syntaxes()
-            )),
-        }
-    },
     modes: &[SumMode::Naive, SumMode::Kahan, SumMode::Pairwise],
     pes: &[
         PeInfo {
@@ -56,8 +46,21 @@ impl FamilyFormat for LnsFormat {
     fn width(&self) -> u32 {
         LnsFormat::width(self)
     }
-    fn calc(&self) -> Calc {
-        Calc::Lns(self.ctx())
+    type Arith = Lns;
+    fn arith(&self) -> Lns {
+        self.ctx()
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        if underflow {
+            return no_underflow(whole);
+        }
+        match fields {
+            [i, f] => LnsFormat::new(
+                field(i, "integer bits", whole)?,
+                field(f, "fraction bits", whole)?,
+            ),
+            _ => unknown_format(whole),
+        }
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
@@ -65,38 +68,82 @@ impl FamilyFormat for LnsFormat {
 }
 
 impl Family for Lns {
-    fn format(&self) -> Format {
-        Format::Lns(self.fmt)
+    type Format = LnsFormat;
+    fn format(&self) -> LnsFormat {
+        self.fmt
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
-        Lns::add(self, a, b)
+        self.join(self.add_split(self.split(a), self.split(b)))
     }
     #[inline]
     fn sub(&self, a: Bits, b: Bits) -> Bits {
-        Lns::sub(self, a, b)
+        let b = self.neg_split(self.split(b));
+        self.join(self.add_split(self.split(a), b))
     }
     #[inline]
     fn mul(&self, a: Bits, b: Bits) -> Bits {
-        Lns::mul(self, a, b)
+        self.join(self.mul_split(self.split(a), self.split(b)))
     }
+    #[inline]
     fn div(&self, a: Bits, b: Bits) -> Bits {
-        Lns::div(self, a, b)
+        self.div_flagged(a, b).0
     }
     fn neg(&self, a: Bits) -> Bits {
-        Lns::neg(self, a)
+        let f = &self.fmt;
+        let (s, c) = f.unpack(a);
+        if c == f.code_reserved() {
+            a
+        } else {
+            f.pack(!s, c)
+        }
     }
     fn abs(&self, a: Bits) -> Bits {
-        Lns::abs(self, a)
+        let f = &self.fmt;
+        let (_, c) = f.unpack(a);
+        if f.is_nan(a) {
+            a
+        } else {
+            f.pack(false, c)
+        }
     }
+    /// Numeric order; `None` when either is NaN.
     fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
-        Lns::cmp(self, a, b)
+        let f = &self.fmt;
+        if f.is_nan(a) || f.is_nan(b) {
+            return None;
+        }
+        // Map each word to a key that orders like its value.
+        let key = |w: u64| -> i64 {
+            let (s, c) = f.unpack(w);
+            if c == f.code_reserved() {
+                0
+            } else {
+                let m = c as i64 - f.code_reserved() as i64; // >= 1
+                if s {
+                    -m
+                } else {
+                    m
+                }
+            }
+        };
+        Some(key(a).cmp(&key(b)))
     }
+    /// The larger; NaN if either is NaN.
     fn max(&self, a: Bits, b: Bits) -> Bits {
-        Lns::max(self, a, b)
+        match self.cmp(a, b) {
+            None => self.fmt.nan(),
+            Some(Ordering::Less) => b,
+            _ => a,
+        }
     }
+    /// The smaller; NaN if either is NaN.
     fn min(&self, a: Bits, b: Bits) -> Bits {
-        Lns::min(self, a, b)
+        match self.cmp(a, b) {
+            None => self.fmt.nan(),
+            Some(Ordering::Greater) => b,
+            _ => a,
+        }
     }
     fn is_nan(&self, a: Bits) -> bool {
         self.fmt.is_nan(a)
@@ -119,14 +166,59 @@ impl Family for Lns {
     fn from_ratio(&self, r: &Ratio) -> Bits {
         self.fmt.from_ratio(r.neg, &r.num, &r.den)
     }
-    fn exp(&self, a: Bits) -> Bits {
-        Lns::exp(self, a)
+    /// e^x, correctly rounded: the result's log2 is x·log2(e) = ±2^(c/2^F) / ln 2.
+    fn exp(&self, x: Bits) -> Bits {
+        let f = self.fmt;
+        let (neg, c) = f.unpack(x);
+        if c == f.code_reserved() {
+            return if neg { f.nan() } else { f.one() };
+        }
+        let fb = f.frac_bits;
+        let mag = (c as f64 / (1u64 << fb) as f64).exp2() / std::f64::consts::LN_2;
+        // Beyond 2^(I+2) the result saturates or flushes whatever the digits.
+        if mag > (1u64 << (f.int_bits + 2)) as f64 {
+            return if neg {
+                f.zero()
+            } else {
+                f.pack(false, f.code_max())
+            };
+        }
+        let fast = if neg { -mag } else { mag };
+        f.pack_log2(false, fast, |w| {
+            let p = hiprec::exp2(&BigInt::from(c), fb, w + 8);
+            let v = (p << w) / hiprec::ln2(w + 8);
+            if neg {
+                -v
+            } else {
+                v
+            }
+        })
     }
-    fn ln(&self, a: Bits) -> Bits {
-        Lns::ln(self, a)
+    /// ln x, correctly rounded: ln(2^(c/2^F)) = c ln2 / 2^F, whose log2 is taken and rounded.
+    /// NaN for x <= 0 or NaN.
+    fn ln(&self, x: Bits) -> Bits {
+        let f = self.fmt;
+        let (neg, c) = f.unpack(x);
+        if neg || c == f.code_reserved() {
+            return f.nan();
+        }
+        if c == 0 {
+            return f.zero();
+        }
+        let fb = f.frac_bits;
+        let ac = c.unsigned_abs();
+        let fast = (ac as f64 * std::f64::consts::LN_2).log2() - fb as f64;
+        f.pack_log2(c < 0, fast, |w| {
+            // log2(|c| ln2 / 2^F): ln2 as a ratio at w + 64 bits (its error is far below 2^-w).
+            let wl = w + 64;
+            let num = BigUint::from(ac) * hiprec::ln2(wl).to_biguint().unwrap();
+            let den = BigUint::from(1u32) << (wl + fb);
+            hiprec::log2_ratio(&num, &den, w)
+        })
     }
+    /// √a ([`LnsFormat::sqrt`]: needs no tables).
     fn sqrt(&self, a: Bits) -> Bits {
-        Lns::sqrt(self, a)
+        self.fmt.sqrt(a)
     }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         match sum::rounded_sum(self, mode, xs) {
@@ -151,14 +243,14 @@ impl Family for Lns {
             SumMode::Naive | SumMode::Kahan => {
                 Ok(self.lanes().dots(mode == SumMode::Kahan, rows, bs))
             }
-            _ => crate::family::dots_by_element(self, mode, rows, bs),
+            _ => crate::family_trait::dots_by_element(self, mode, rows, bs),
         }
     }
     fn convert_to(&self, to: &Lns, a: Bits) -> Bits {
         crate::alu::lns_convert(self.fmt, to.fmt, a)
     }
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
-        crate::family::fma_by_quire(self, a, b, c)
+        crate::family_trait::fma_by_quire(self, a, b, c)
     }
     fn binop_flagged(&self, op: BinOp, a: Bits, b: Bits) -> Option<(Bits, bool)> {
         Some(match op {

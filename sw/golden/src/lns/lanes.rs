@@ -296,9 +296,21 @@ mod tests {
                     continue;
                 }
                 let (p, q) = (x.load(a), x.load(b));
-                assert_eq!(x.store(x.add(p, q)), l.add(a, b), "{s} {a:#x}+{b:#x}");
-                assert_eq!(x.store(x.sub(p, q)), l.sub(a, b), "{s} {a:#x}-{b:#x}");
-                assert_eq!(x.store(x.mul(p, q)), l.mul(a, b), "{s} {a:#x}·{b:#x}");
+                assert_eq!(
+                    x.store(x.add(p, q)),
+                    crate::family_trait::Family::add(&l, a, b),
+                    "{s} {a:#x}+{b:#x}"
+                );
+                assert_eq!(
+                    x.store(x.sub(p, q)),
+                    crate::family_trait::Family::sub(&l, a, b),
+                    "{s} {a:#x}-{b:#x}"
+                );
+                assert_eq!(
+                    x.store(x.mul(p, q)),
+                    crate::family_trait::Family::mul(&l, a, b),
+                    "{s} {a:#x}·{b:#x}"
+                );
             }
         }
     }

@@ -14,7 +14,6 @@ pub use family::FAMILY;
 mod sqrt;
 mod transcendental;
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Mutex, OnceLock};
@@ -396,27 +395,6 @@ impl Lns {
         }
     }
 
-    #[inline]
-    pub fn mul(&self, a: u64, b: u64) -> u64 {
-        self.join(self.mul_split(self.split(a), self.split(b)))
-    }
-
-    #[inline]
-    pub fn div(&self, a: u64, b: u64) -> u64 {
-        self.div_flagged(a, b).0
-    }
-
-    #[inline]
-    pub fn add(&self, a: u64, b: u64) -> u64 {
-        self.join(self.add_split(self.split(a), self.split(b)))
-    }
-
-    #[inline]
-    pub fn sub(&self, a: u64, b: u64) -> u64 {
-        let b = self.neg_split(self.split(b));
-        self.join(self.add_split(self.split(a), b))
-    }
-
     /// (a·b, overflow): the product and whether its exact log exceeded the largest code
     /// and saturated (the `overflow` output of `lns-mul`).
     pub fn mul_flagged(&self, a: u64, b: u64) -> (u64, bool) {
@@ -473,67 +451,6 @@ impl Lns {
         );
         (k.sum, k.comp) = (s, c);
         flag.get()
-    }
-
-    pub fn neg(&self, a: u64) -> u64 {
-        let f = &self.fmt;
-        let (s, c) = f.unpack(a);
-        if c == f.code_reserved() {
-            a
-        } else {
-            f.pack(!s, c)
-        }
-    }
-
-    pub fn abs(&self, a: u64) -> u64 {
-        let f = &self.fmt;
-        let (_, c) = f.unpack(a);
-        if f.is_nan(a) {
-            a
-        } else {
-            f.pack(false, c)
-        }
-    }
-
-    /// Numeric order; `None` when either is NaN.
-    pub fn cmp(&self, a: u64, b: u64) -> Option<Ordering> {
-        let f = &self.fmt;
-        if f.is_nan(a) || f.is_nan(b) {
-            return None;
-        }
-        // Map each word to a key that orders like its value.
-        let key = |w: u64| -> i64 {
-            let (s, c) = f.unpack(w);
-            if c == f.code_reserved() {
-                0
-            } else {
-                let m = c as i64 - f.code_reserved() as i64; // >= 1
-                if s {
-                    -m
-                } else {
-                    m
-                }
-            }
-        };
-        Some(key(a).cmp(&key(b)))
-    }
-
-    /// The larger; NaN if either is NaN.
-    pub fn max(&self, a: u64, b: u64) -> u64 {
-        match self.cmp(a, b) {
-            None => self.fmt.nan(),
-            Some(Ordering::Less) => b,
-            _ => a,
-        }
-    }
-
-    /// The smaller; NaN if either is NaN.
-    pub fn min(&self, a: u64, b: u64) -> u64 {
-        match self.cmp(a, b) {
-            None => self.fmt.nan(),
-            Some(Ordering::Greater) => b,
-            _ => a,
-        }
     }
 
     /// Keeps `n` of the F fraction bits of the log by clearing the others (seed 000 §4.5:

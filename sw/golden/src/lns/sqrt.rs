@@ -14,7 +14,7 @@
 //! Zero gives zero, NaN and every negative value give NaN. The result never saturates or
 //! flushes: ⌊c/2⌋ lies between the smallest and the largest code whenever c does.
 
-use super::{Lns, LnsFormat};
+use super::LnsFormat;
 
 impl LnsFormat {
     /// √a: the code halved, rounded down (the correctly rounded value); zero gives zero,
@@ -28,12 +28,5 @@ impl LnsFormat {
             return self.nan();
         }
         self.pack(false, c >> 1)
-    }
-}
-
-impl Lns {
-    /// √a ([`LnsFormat::sqrt`]: needs no tables).
-    pub fn sqrt(&self, a: u64) -> u64 {
-        self.fmt.sqrt(a)
     }
 }

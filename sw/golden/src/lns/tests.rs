@@ -3,7 +3,7 @@
 //! The references compute the exact result's log in f64 from the operands' values.
 
 use super::*;
-use crate::family::Family;
+use crate::family_trait::Family;
 use crate::sum::{kahan_dot, naive_dot, Kahan};
 use crate::SumMode;
 

@@ -1,8 +1,10 @@
-//! exp and ln in LNS: correctly rounded, and as seed 000's Taylor series built from LNS ops.
+//! exp and ln in LNS: the correct rounding of an f64 log (`pack_log2`, which the LNS `Family`
+//! impl's `exp` and `ln` in `family.rs` use), and seed 000's Taylor series built from LNS ops.
 
-use num_bigint::{BigInt, BigUint};
+use num_bigint::BigInt;
 
 use super::{Lns, LnsFormat};
+use crate::family_trait::Family;
 use crate::hiprec;
 
 /// libm answers closer than this (in code units) to a rounding boundary are re-decided exactly.
@@ -10,7 +12,7 @@ const MARGIN: f64 = 1.0 / (1u64 << 20) as f64;
 
 impl LnsFormat {
     /// Rounds a log2 value given by libm (`fast`) or by `hiprec` (`exact`) and packs it.
-    fn pack_log2(&self, neg: bool, fast: f64, exact: impl FnMut(u32) -> BigInt) -> u64 {
+    pub(super) fn pack_log2(&self, neg: bool, fast: f64, exact: impl FnMut(u32) -> BigInt) -> u64 {
         let t = fast * (1u64 << self.frac_bits) as f64;
         let lim = self.code_max() as f64 + 2.0;
         if t.is_finite() && (t - t.floor() - 0.5).abs() > MARGIN {
@@ -29,58 +31,6 @@ impl LnsFormat {
 }
 
 impl Lns {
-    /// e^x, correctly rounded: the result's log2 is x·log2(e) = ±2^(c/2^F) / ln 2.
-    pub fn exp(&self, x: u64) -> u64 {
-        let f = self.fmt;
-        let (neg, c) = f.unpack(x);
-        if c == f.code_reserved() {
-            return if neg { f.nan() } else { f.one() };
-        }
-        let fb = f.frac_bits;
-        let mag = (c as f64 / (1u64 << fb) as f64).exp2() / std::f64::consts::LN_2;
-        // Beyond 2^(I+2) the result saturates or flushes whatever the digits.
-        if mag > (1u64 << (f.int_bits + 2)) as f64 {
-            return if neg {
-                f.zero()
-            } else {
-                f.pack(false, f.code_max())
-            };
-        }
-        let fast = if neg { -mag } else { mag };
-        f.pack_log2(false, fast, |w| {
-            let p = hiprec::exp2(&BigInt::from(c), fb, w + 8);
-            let v = (p << w) / hiprec::ln2(w + 8);
-            if neg {
-                -v
-            } else {
-                v
-            }
-        })
-    }
-
-    /// ln x, correctly rounded: ln(2^(c/2^F)) = c ln2 / 2^F, whose log2 is taken and rounded.
-    /// NaN for x <= 0 or NaN.
-    pub fn ln(&self, x: u64) -> u64 {
-        let f = self.fmt;
-        let (neg, c) = f.unpack(x);
-        if neg || c == f.code_reserved() {
-            return f.nan();
-        }
-        if c == 0 {
-            return f.zero();
-        }
-        let fb = f.frac_bits;
-        let ac = c.unsigned_abs();
-        let fast = (ac as f64 * std::f64::consts::LN_2).log2() - fb as f64;
-        f.pack_log2(c < 0, fast, |w| {
-            // log2(|c| ln2 / 2^F): ln2 as a ratio at w + 64 bits (its error is far below 2^-w).
-            let wl = w + 64;
-            let num = BigUint::from(ac) * hiprec::ln2(wl).to_biguint().unwrap();
-            let den = BigUint::from(1u32) << (wl + fb);
-            hiprec::log2_ratio(&num, &den, w)
-        })
-    }
-
     /// e^x as seed 000 eq. 2.6, every step an LNS operation. Range reduction keeps the series
     /// where it converges: y = x / 2^k with |y| <= 1/2 (exact: k is subtracted from the log),
     /// p = 1 + y + y²/2 + y³/6 + y⁴/24 accumulated left to right with t <- t·y/j, then p is

@@ -5,6 +5,7 @@ use num_bigint::BigInt;
 use num_traits::{Signed, Zero};
 
 use crate::arith::Bits;
+use crate::family_trait::Family;
 use crate::float::{FloatFormat, Val};
 use crate::format::{err, FormatError};
 

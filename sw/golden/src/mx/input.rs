@@ -7,6 +7,7 @@
 use std::fmt;
 
 use crate::arith::Bits;
+use crate::family_trait::Family;
 use crate::fixed::FixFormat;
 use crate::float::FloatFormat;
 use crate::format::{err, Format, FormatError};

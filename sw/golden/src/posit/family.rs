@@ -5,35 +5,19 @@ use std::cmp::Ordering;
 use crate::arith::BinOp;
 use crate::arith::{transcendental, Bits, Transcendental};
 use crate::exact::Ratio;
-use crate::family::{field, Calc, Family, FamilyEntry, FamilyFormat, Format, PeInfo};
-use crate::format::{err, FormatError};
+use crate::family_trait::{field, unknown_format, Family, FamilyEntry, FamilyFormat, PeInfo};
+use crate::format::FormatError;
 use crate::sum::{self, Running};
 use crate::SumMode;
 
-use super::{PositFormat, PositStandard};
+use super::{with_const_format, PositFormat, PositStandard};
+use crate::tapered;
 
 /// `posit:N` (Posit Standard 2022, es = 2) and `posit:N:ES` (2017 draft), either with `:u`:
 /// the rounded sums and the quire; one PE, multiplying into a quire.
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "posit",
     syntax: "posit:N, posit:N:ES (optionally :u)",
-    parse: |fields, underflow, whole| {
-        let (n, es, standard) = match fields {
-            [n] => (field(n, "width", whole)?, 2, PositStandard::Std2022),
-            [n, es] => (
-                field(n, "width", whole)?,
-                field(es, "exponent size", whole)?,
-                PositStandard::Draft2017,
-            ),
-            _ => {
-                return err(format!(
-                    "unknown format {whole:?}: expected {}",
-                    crate::family::syntaxes()
-                ))
-            }
-        };
-        Ok(Format::Posit(PositFormat::new(n, es, standard, underflow)?))
-    },
     modes: &[
         SumMode::Naive,
         SumMode::Kahan,
@@ -56,8 +40,21 @@ impl FamilyFormat for PositFormat {
     fn width(&self) -> u32 {
         self.n
     }
-    fn calc(&self) -> Calc {
-        Calc::Posit(*self)
+    type Arith = PositFormat;
+    fn arith(&self) -> PositFormat {
+        *self
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        let (n, es, standard) = match fields {
+            [n] => (field(n, "width", whole)?, 2, PositStandard::Std2022),
+            [n, es] => (
+                field(n, "width", whole)?,
+                field(es, "exponent size", whole)?,
+                PositStandard::Draft2017,
+            ),
+            _ => return unknown_format(whole),
+        };
+        PositFormat::new(n, es, standard, underflow)
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
@@ -65,38 +62,43 @@ impl FamilyFormat for PositFormat {
 }
 
 impl Family for PositFormat {
-    fn format(&self) -> Format {
-        Format::Posit(*self)
+    type Format = PositFormat;
+    fn format(&self) -> PositFormat {
+        *self
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
-        PositFormat::add(self, a, b)
+        with_const_format!(*self, |f| tapered::add(f, a, b, false))
     }
     #[inline]
     fn sub(&self, a: Bits, b: Bits) -> Bits {
-        PositFormat::sub(self, a, b)
+        with_const_format!(*self, |f| tapered::add(f, a, b, true))
     }
     #[inline]
     fn mul(&self, a: Bits, b: Bits) -> Bits {
-        PositFormat::mul(self, a, b)
+        with_const_format!(*self, |f| tapered::mul(f, a, b))
     }
+    /// a / b; NaR if b is zero.
+    #[inline]
     fn div(&self, a: Bits, b: Bits) -> Bits {
-        PositFormat::div(self, a, b)
+        with_const_format!(*self, |f| tapered::div(f, a, b))
     }
     fn neg(&self, a: Bits) -> Bits {
-        PositFormat::neg(self, a)
+        tapered::neg(*self, a)
     }
     fn abs(&self, a: Bits) -> Bits {
-        PositFormat::abs(self, a)
+        tapered::abs(*self, a)
     }
     fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
         Some(PositFormat::cmp(self, a, b))
     }
+    /// The larger; NaR if either is NaR (as an ALU lane propagates it).
     fn max(&self, a: Bits, b: Bits) -> Bits {
-        PositFormat::max(self, a, b)
+        tapered::pick(*self, a, b, Ordering::Greater)
     }
+    /// The smaller; NaR if either is NaR.
     fn min(&self, a: Bits, b: Bits) -> Bits {
-        PositFormat::min(self, a, b)
+        tapered::pick(*self, a, b, Ordering::Less)
     }
     fn is_nan(&self, a: Bits) -> bool {
         a == self.nar()
@@ -108,16 +110,19 @@ impl Family for PositFormat {
         "NaR"
     }
     fn one(&self) -> Bits {
-        PositFormat::one(self)
+        1u64 << (self.n - 2)
     }
     fn zero(&self) -> Bits {
         0
     }
+    /// The posit nearest to `x`; NaN and ±∞ give NaR.
     fn from_f64(&self, x: f64) -> Bits {
-        PositFormat::from_f64(self, x)
+        tapered::from_f64(*self, x)
     }
-    fn to_f64(&self, a: Bits) -> f64 {
-        PositFormat::to_f64(self, a)
+    /// The exact value (every posit of up to 32 bits with es <= 5 is an f64, |scale| ≤ 960);
+    /// NaR gives NaN.
+    fn to_f64(&self, p: Bits) -> f64 {
+        tapered::to_f64(*self, p)
     }
     fn from_ratio(&self, r: &Ratio) -> Bits {
         PositFormat::from_ratio(self, r.neg, &r.num, &r.den)
@@ -128,8 +133,9 @@ impl Family for PositFormat {
     fn ln(&self, a: Bits) -> Bits {
         transcendental(self, a, Transcendental::Ln, self.nar())
     }
+    /// √a, rounded once (bit-string rounding, ties to even); NaR for NaR and for a < 0.
     fn sqrt(&self, a: Bits) -> Bits {
-        PositFormat::sqrt(self, a)
+        tapered::sqrt(*self, a)
     }
     fn sum(&self, mode: SumMode, xs: &[Bits]) -> Result<Bits, FormatError> {
         match mode {
@@ -180,14 +186,14 @@ impl Family for PositFormat {
                 _ => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
             })
         };
-        crate::family::dots_by_row(rows, row)
+        crate::family_trait::dots_by_row(rows, row)
     }
     fn convert_to(&self, to: &PositFormat, a: Bits) -> Bits {
         crate::alu::posit_convert(*self, *to, a)
     }
     /// Posits, floats and f32 report no overflow: they round it by their own rule.
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
-        crate::family::fma_by_quire(self, a, b, c)
+        crate::family_trait::fma_by_quire(self, a, b, c)
     }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None

@@ -29,6 +29,7 @@
 //!   (`kernel::lockstep`) gives NaR to every output whose row or column holds one.
 
 use crate::arith::{Arith, Bits};
+use crate::family_trait::Family;
 use crate::kernel::lockstep::{lockstep, Lanes};
 
 use super::PositFormat;
@@ -88,7 +89,7 @@ impl PositF64 {
 
     /// Every naive or Kahan dot product of `rows` with `cols`, row-major.
     pub(crate) fn dots(&self, kahan: bool, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
-        let values = crate::table::cached(crate::Format::Posit(self.f), || {
+        let values = crate::table::cached(self.f, || {
             Values((0..1u64 << self.f.n).map(|w| self.f.to_f64(w)).collect())
         });
         let lanes = Run {
@@ -305,9 +306,21 @@ mod tests {
             };
             for (a, b) in pairs {
                 let (x, y) = (p.load(a), p.load(b));
-                assert_eq!(p.store(p.mul(x, y)), f.mul(a, b), "{s} {a:#x}·{b:#x}");
-                assert_eq!(p.store(p.add(x, y)), f.add(a, b), "{s} {a:#x}+{b:#x}");
-                assert_eq!(p.store(p.sub(x, y)), f.sub(a, b), "{s} {a:#x}-{b:#x}");
+                assert_eq!(
+                    p.store(p.mul(x, y)),
+                    Family::mul(&f, a, b),
+                    "{s} {a:#x}·{b:#x}"
+                );
+                assert_eq!(
+                    p.store(p.add(x, y)),
+                    Family::add(&f, a, b),
+                    "{s} {a:#x}+{b:#x}"
+                );
+                assert_eq!(
+                    p.store(p.sub(x, y)),
+                    Family::sub(&f, a, b),
+                    "{s} {a:#x}-{b:#x}"
+                );
             }
         }
     }

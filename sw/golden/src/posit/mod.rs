@@ -195,10 +195,6 @@ impl PositFormat {
         1
     }
 
-    pub fn one(&self) -> u64 {
-        1u64 << (self.n - 2)
-    }
-
     pub fn is_word(&self, bits: u64) -> bool {
         bits >> self.n == 0
     }
@@ -310,17 +306,6 @@ impl PositFormat {
     /// The posit nearest to an exact ratio (bit-string rounding).
     pub fn from_ratio(&self, neg: bool, num: &BigUint, den: &BigUint) -> u64 {
         tapered::from_ratio(*self, neg, num, den)
-    }
-
-    /// The posit nearest to `x`; NaN and ±∞ give NaR.
-    pub fn from_f64(&self, x: f64) -> u64 {
-        tapered::from_f64(*self, x)
-    }
-
-    /// The exact value (every posit of up to 32 bits with es <= 5 is an f64, |scale| ≤ 960);
-    /// NaR gives NaN.
-    pub fn to_f64(&self, p: u64) -> f64 {
-        tapered::to_f64(*self, p)
     }
 }
 

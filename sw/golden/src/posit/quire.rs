@@ -3,6 +3,7 @@
 //! decoded by table, and the matrix kernels' read-out.
 
 use super::PositFormat;
+use crate::family_trait::Family;
 use crate::tapered::{accumulate_small, round_exact, Tapered};
 
 /// A quire of posit products.

@@ -6,7 +6,7 @@
 
 use super::quire::Quire;
 use super::PositFormat;
-use crate::family::Format;
+use crate::family_trait::Family;
 use crate::table::{cached, OpTables, MAX_TABLE_BITS};
 use crate::tapered::Tapered;
 
@@ -31,7 +31,7 @@ pub(crate) struct Term {
 /// The tables of `f`, or `None` when it is wider than [`MAX_TABLE_BITS`] (built once per
 /// format, [`cached`]).
 pub(crate) fn tables(f: PositFormat) -> Option<&'static Tables> {
-    (f.n <= MAX_TABLE_BITS).then(|| cached(Format::Posit(f), || build(f)))
+    (f.n <= MAX_TABLE_BITS).then(|| cached(f, || build(f)))
 }
 
 fn build(f: PositFormat) -> Tables {

@@ -19,6 +19,7 @@ use num_traits::Zero;
 use super::word::{fixed_of, word_value};
 use super::{Q8Type, Scaling, SIGN_BIT};
 use crate::exact::f64_ratio;
+use crate::family_trait::Family;
 use crate::format::{err, Format, FormatError};
 
 /// The scale that travels with a tensor's codes: a word of the format (fix, posit) or an f32

@@ -283,6 +283,7 @@ mod f32_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family_trait::Family;
     use crate::{FixFormat, PositFormat};
     use std::cmp::Ordering;
 

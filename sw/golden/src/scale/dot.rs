@@ -13,6 +13,7 @@ use num_traits::Zero;
 
 use super::nvfp4::{Nvfp4Block, E2M1, NVFP4_BLOCK, UE4M3};
 use super::quant::Q;
+use crate::family_trait::Family;
 use crate::float::{FloatFormat, Val};
 use crate::format::{err, FormatError};
 use crate::mx::{Accumulation, Exact, F32Acc};

@@ -34,6 +34,7 @@ use std::fmt;
 
 use crate::arith::Bits;
 use crate::family::{Calc, Format};
+use crate::family_trait::Family;
 use crate::float::FloatFormat;
 use crate::format::{err, FormatError};
 

@@ -8,6 +8,7 @@ use super::{f32_sat, Granularity, Scale, ScaledFormat};
 use crate::arith::Bits;
 use crate::exact::{f64_ratio, Ratio};
 use crate::family::Format;
+use crate::family_trait::Family;
 use crate::float::FloatFormat;
 use crate::format::{err, FormatError};
 

@@ -6,8 +6,8 @@ use std::cmp::Ordering;
 use crate::arith::BinOp;
 use crate::arith::{transcendental, Bits, Transcendental};
 use crate::exact::Ratio;
-use crate::family::{field, Calc, Family, FamilyEntry, FamilyFormat, Format};
-use crate::format::{err, FormatError};
+use crate::family_trait::{field, no_underflow, unknown_format, Family, FamilyEntry, FamilyFormat};
+use crate::format::FormatError;
 use crate::sum::{self, Running};
 use crate::tapered::{self, Quire};
 use crate::SumMode;
@@ -18,18 +18,6 @@ use super::TakumFormat;
 pub const FAMILY: FamilyEntry = FamilyEntry {
     name: "takum",
     syntax: "takum:N",
-    parse: |fields, underflow, whole| {
-        let [n] = fields else {
-            return err(format!(
-                "unknown format {whole:?}: expected {}",
-                crate::family::syntaxes()
-            ));
-        };
-        if underflow {
-            return crate::family::no_underflow(whole);
-        }
-        Ok(Format::Takum(TakumFormat::new(field(n, "width", whole)?)?))
-    },
     modes: &[
         SumMode::Naive,
         SumMode::Kahan,
@@ -48,8 +36,18 @@ impl FamilyFormat for TakumFormat {
     fn width(&self) -> u32 {
         self.n
     }
-    fn calc(&self) -> Calc {
-        Calc::Takum(*self)
+    type Arith = TakumFormat;
+    fn arith(&self) -> TakumFormat {
+        *self
+    }
+    fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError> {
+        let [n] = fields else {
+            return unknown_format(whole);
+        };
+        if underflow {
+            return no_underflow(whole);
+        }
+        TakumFormat::new(field(n, "width", whole)?)
     }
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
@@ -110,8 +108,9 @@ impl TakumFormat {
 }
 
 impl Family for TakumFormat {
-    fn format(&self) -> Format {
-        Format::Takum(*self)
+    type Format = TakumFormat;
+    fn format(&self) -> TakumFormat {
+        *self
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
@@ -152,8 +151,9 @@ impl Family for TakumFormat {
     fn nan_name(&self) -> &'static str {
         "NaR"
     }
+    /// One: D = 1, R = 0, C and M empty of ones (c = 0).
     fn one(&self) -> Bits {
-        TakumFormat::one(self)
+        1u64 << (self.n - 2)
     }
     fn zero(&self) -> Bits {
         0
@@ -211,7 +211,7 @@ impl Family for TakumFormat {
                 }
             }
         };
-        crate::family::dots_by_row(rows, row)
+        crate::family_trait::dots_by_row(rows, row)
     }
     /// Another width: the word re-rounded (takums of every width share the characteristic's
     /// range, so only the fraction is rounded, or saturated at the narrower extremes).
@@ -219,7 +219,7 @@ impl Family for TakumFormat {
         tapered::convert(*self, *to, a)
     }
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits> {
-        crate::family::fma_by_quire(self, a, b, c)
+        crate::family_trait::fma_by_quire(self, a, b, c)
     }
     fn binop_flagged(&self, _: BinOp, _: Bits, _: Bits) -> Option<(Bits, bool)> {
         None

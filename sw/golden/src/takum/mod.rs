@@ -65,11 +65,6 @@ impl TakumFormat {
         self.nar_word() - 1
     }
 
-    /// One: D = 1, R = 0, C and M empty of ones (c = 0).
-    pub fn one(&self) -> u64 {
-        1u64 << (self.n - 2)
-    }
-
     /// The characteristic c's fields: (D, R, r, C).
     pub fn fields(c: i32) -> (u64, u64, u32, u64) {
         debug_assert!((C_MIN..=C_MAX).contains(&c));

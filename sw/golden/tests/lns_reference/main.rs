@@ -27,6 +27,7 @@ mod seed000;
 use std::sync::OnceLock;
 
 use astro_float::{BigFloat, Consts, RoundingMode, Sign};
+use lpgen_golden::Family;
 use lpgen_golden::{Calc, LnsFormat, SumMode};
 use num_bigint::{BigInt, BigUint};
 use num_integer::Integer;

@@ -1,6 +1,7 @@
 //! Conversions: `from_f64` and `from_ratio` against the exact reference.
 
 use super::*;
+use lpgen_golden::Family;
 
 /// Random f64s over (and beyond) the format's range, its midpoints and their f64 neighbours,
 /// and the f64 special values.

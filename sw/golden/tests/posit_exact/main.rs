@@ -26,6 +26,7 @@ mod reference;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use lpgen_golden::Family;
 use lpgen_golden::{PositFormat, PositStandard, Quire};
 use num_bigint::{BigInt, BigUint, Sign};
 use num_traits::{One, Zero};

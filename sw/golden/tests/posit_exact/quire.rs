@@ -1,6 +1,7 @@
 //! Quires: random and tie-making dot products against their exact sums.
 
 use super::*;
+use lpgen_golden::Family;
 
 /// One step of a dot product.
 #[derive(Clone, Copy, Debug)]

@@ -4,7 +4,7 @@
 use lpgen_golden::exact::Ratio;
 use lpgen_golden::fixed::round_shift;
 use lpgen_golden::rounding::{Draw, RoundedOps, Rounder, Rounding};
-use lpgen_golden::{BinOp, FixFormat, Format};
+use lpgen_golden::{BinOp, Family, FixFormat, Format};
 use num_bigint::{BigInt, BigUint};
 use num_integer::Integer;
 use num_traits::{One, Signed, ToPrimitive, Zero};

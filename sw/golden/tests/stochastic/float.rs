@@ -2,6 +2,7 @@
 
 use lpgen_golden::float::FloatFormat;
 use lpgen_golden::rounding::{Draw, Rounder, Rounding};
+use lpgen_golden::Family;
 use lpgen_golden::Format;
 use num_bigint::BigInt;
 use rand::{Rng, SeedableRng};

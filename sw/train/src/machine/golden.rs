@@ -1,6 +1,7 @@
 //! The golden machine: every [`Machine`] operation computed by the golden library, op for op,
 //! each output element whole by one thread, so the results do not depend on the thread count.
 
+use lpgen_golden::Family;
 use lpgen_golden::{alu, AluOp, BinOp, Calc, Format, Lns};
 
 use lpgen_golden::kernel::{self, Operand};

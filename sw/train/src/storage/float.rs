@@ -10,6 +10,7 @@
 //! tensor's positions of the run's stream.
 
 use lpgen_golden::float::FloatFormat;
+use lpgen_golden::Family;
 use lpgen_golden::Format;
 
 use super::{EpochCounts, Role};

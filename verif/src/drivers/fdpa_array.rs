@@ -19,6 +19,7 @@
 use std::collections::VecDeque;
 
 use lpgen_golden::float::fdpa::FdpaPlan;
+use lpgen_golden::Family;
 use lpgen_hdl::Params;
 
 use super::fdpa::{chunk, e_zero_chunks, plan_of};

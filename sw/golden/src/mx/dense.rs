@@ -19,6 +19,7 @@
 use super::block::F32Acc;
 use super::product::int_bits;
 use super::{Elem, MxFormat, SCALE_EXP_MAX, SCALE_EXP_MIN};
+use crate::family_trait::Family;
 
 /// Bits of an f64's significand: integers below 2^53 are exact.
 const F64_EXACT_BITS: u32 = 53;

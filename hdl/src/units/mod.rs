@@ -16,6 +16,7 @@ pub use dfix::{
     dfix_shift_bits, DfixLaneOp, DFIX_COUNTER_BITS, DFIX_LANE_OP_BITS, DFIX_SHIFT_BITS,
 };
 mod registry;
+mod root;
 pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
 mod float;

@@ -41,7 +41,7 @@ pub(crate) fn lane_ops<F: TaperedHw>(
     let to_t = convert(m, f, t, &w("to_t_"), &io.a);
     let sqrt_y = io.sqrt.then(|| {
         m.next_branch(&mut fork);
-        let y = sqrt_core(m, f, px, &io.a);
+        let y = sqrt_core(m, f, &w("sqrt_"), &io.a);
         m.wire(&w("sqrt_y"), &y)
     });
     m.join(fork);

@@ -36,7 +36,7 @@ pub(crate) fn sqrt_core<F: TaperedHw>(m: &mut Module, f: F, px: &str, a: &E) -> 
     let steps = fw + 2;
     // The radicand x·2^(FW+2): 2(FW + 2) bits.
     let rad = cat(&[x, konst(fw + 2, 0)]);
-    let (root, rem) = restoring_root(m, &w("sqrt_"), &rad, steps);
+    let (root, rem) = restoring_root(m, px, &rad, steps);
     let sticky = m.wire(&w("sticky"), &rem.any());
     m.stage();
     m.comment("round once and encode (the encoder module); NaR and zero");
@@ -50,5 +50,9 @@ pub(crate) fn sqrt_core<F: TaperedHw>(m: &mut Module, f: F, px: &str, a: &E) -> 
         &sticky,
         true,
     );
-    mux(&is_nar, &nar_word(f), &mux(&is_zero, &konst(f.n(), 0), &word))
+    mux(
+        &is_nar,
+        &nar_word(f),
+        &mux(&is_zero, &konst(f.n(), 0), &word),
+    )
 }

@@ -186,6 +186,12 @@ pub(crate) fn too_many_stages(what: &str, max: u32, stages: u32, hint: &str) -> 
     ))
 }
 
+/// Whether `alu`/`vector` lanes of `f` can be built with the `sqrt` opcode (`--sqrt`, to
+/// nearest; the family's lane has the datapath).
+pub fn lane_has_sqrt(f: lpgen_golden::Format) -> bool {
+    family::hw(&f).has_lane_sqrt()
+}
+
 /// Generates the design `p` selects.
 pub fn generate(p: &Params) -> Result<Design, GenError> {
     crate::limits::check_params(p)?;

@@ -70,7 +70,11 @@ fn same_words(cfg: &Config, (train, test): (&Dataset, &Dataset), steps: usize, n
         ops: 0,
     };
     let rtl = trainer::run(&mut checked, cfg, train, test, &plan("r"), &mut sink).unwrap();
-    assert!(checked.ops > 100, "{name}: {} operations compared", checked.ops);
+    assert!(
+        checked.ops > 100,
+        "{name}: {} operations compared",
+        checked.ops
+    );
     assert!(
         checked.dut.sqrt_words() > 0,
         "{name}: no root on the vector unit"

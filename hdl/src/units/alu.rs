@@ -386,14 +386,14 @@ mod tests {
         assert_eq!(d.top, "lpgen_vector_lns_5_6_l2_sqrt_s3");
         assert!(d.manifest.contains("\"sqrt\": true"), "{}", d.manifest);
         assert!(!plain.manifest.contains("sqrt") && !plain.verilog.text().contains("sqrt"));
-        for fmt in ["dfix:6"] {
+        let mut p = Params::new(Unit::Alu, "dfix:6".parse().unwrap());
+        p.sqrt = true;
+        let e = generate(&p).unwrap_err().0;
+        assert!(e.contains("--sqrt lanes") && !e.contains('\n'), "{e}");
+        for fmt in ["posit:8", "takum:8", "fix:7:8"] {
             let mut p = Params::new(Unit::Alu, fmt.parse().unwrap());
             p.sqrt = true;
-            let e = generate(&p).unwrap_err().0;
-            assert!(
-                e.contains("--sqrt lanes") && !e.contains('\n'),
-                "{fmt}: {e}"
-            );
+            assert!(generate(&p).unwrap().top.ends_with("_sqrt_s0"), "{fmt}");
         }
         let bf16 = "bf16".parse().unwrap();
         let mut p = Params::new(Unit::Alu, bf16).rounding(Rounding::Stochastic(4), 1);

@@ -26,7 +26,8 @@ pub struct CosimArgs {
     #[command(flatten)]
     design: DesignArgs,
     /// Every operand pair (posit <= 8 bits, LNS and float words <= 13 bits; MACs from quire
-    /// states; float-fma: every triple of <= 8-bit words)
+    /// states; float-fma: every triple of <= 8-bit words; alu --sqrt on 11- to 16-bit
+    /// words: every word through sqrt, neg, abs and convert)
     #[arg(long, conflicts_with = "vectors")]
     exhaustive: bool,
     /// Corner cases, then random steps up to N (default 100000)

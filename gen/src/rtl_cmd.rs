@@ -60,7 +60,8 @@ pub struct DesignArgs {
     /// generator's state of this seed)
     #[arg(long)]
     rounding_seed: Option<u64>,
-    /// alu/vector: the lane's sqrt opcode (11; lns and float lanes; without it code 11 gives zero)
+    /// alu/vector: the lane's sqrt opcode (11; lns, float, posit, takum and fix lanes;
+    /// without it code 11 gives zero)
     #[arg(long)]
     sqrt: bool,
     /// fdpa (and array --pe fdpa, also with :promoteN): the chunking, L:F:RHO (L operand

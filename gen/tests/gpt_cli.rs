@@ -2,7 +2,7 @@
 //! evaluates its checkpoint in another format; bad input (heads that
 //! do not divide dim, a missing or empty text, a context too long for the text or below 1,
 //! a gpt on an IDX directory, a text for another model, options a gpt does not take yet)
-//! gets one line and exit 2.
+//! gets one line and exit 2, as does a gpt on `--backend rtl` in a family without an array PE.
 
 mod common;
 
@@ -193,4 +193,23 @@ fn a_short_vit_run_trains_on_images() {
         "{stdout}"
     );
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// On `--backend rtl` a family the RTL cannot train a gpt in (takum: no array PE) is refused
+/// in one line naming what is missing, as is a posit run without the quire its PE needs.
+#[test]
+fn a_gpt_on_the_rtl_without_an_array_pe_for_the_family_is_refused() {
+    let path = text("rtl.txt", &b"abcabcabd ".repeat(40));
+    let data = format!("text:{path}");
+    let out = std::env::temp_dir().join(format!("lpgen-gpt-cli-rtl-{}", std::process::id()));
+    let out = out.display().to_string();
+    for (format, needle) in [
+        ("takum:16", "no array PE accumulates takum:16"),
+        ("posit:16:1", "posits need --quire"),
+    ] {
+        refused(
+            &gpt(&data, &out, &["--backend", "rtl", "--format", format]),
+            needle,
+        );
+    }
 }

@@ -154,9 +154,10 @@ fn bad_sqrt_input_is_refused_in_one_line_with_status_2() {
         ),
         (
             vec![
-                "rtl", "alu", "--format", "posit:8", "--sqrt", "--out", "unused",
+                "rtl", "alu", "--format", "dfix:6", "--sqrt", "--out", "unused",
             ],
-            "--sqrt lanes are generated for lns and float formats, not yet posit:8",
+            "--sqrt lanes are generated for lns, float, posit, takum and fix formats, not yet \
+             dfix:6",
         ),
     ] {
         refused(&args, needle);

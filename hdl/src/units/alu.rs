@@ -92,8 +92,8 @@ pub(crate) fn check_sqrt(p: &Params) -> Result<(), GenError> {
     }
     if !hw(&p.format).has_lane_sqrt() {
         return Err(GenError(format!(
-            "unit '{}': --sqrt lanes are generated for lns and float formats, not yet {} (the \
-             golden model has its sqrt: lpgen golden {} sqrt X)",
+            "unit '{}': --sqrt lanes are generated for lns, float, posit, takum and fix \
+             formats, not yet {} (the golden model has its sqrt: lpgen golden {} sqrt X)",
             p.unit.name(),
             p.format,
             p.format
@@ -295,8 +295,8 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
     g
 }
 
-/// The lanes with `--sqrt` of the lint grid (LNS and float): alu at every stage count and
-/// vectors of 4 lanes converting (lean: one alu of each).
+/// The lanes with `--sqrt` of the lint grid (every family with a sqrt datapath): alu at
+/// every stage count and vectors of 4 lanes converting (lean: one alu of each family).
 fn sqrt_grid(full: bool) -> Vec<Params> {
     let sqrt = |unit, f: &str, t: &str, lanes, s| {
         let f: Format = f.parse().expect("a grid format");
@@ -310,17 +310,27 @@ fn sqrt_grid(full: bool) -> Vec<Params> {
         return vec![
             sqrt(Unit::Alu, "lns:5:6", "lns:5:6", 1, 3),
             sqrt(Unit::Alu, "fp8:e4m3", "bf16", 1, 5),
+            sqrt(Unit::Alu, "posit:16:1", "posit:8:0", 1, 4),
+            sqrt(Unit::Alu, "fix:7:8", "fix:3:4", 1, 2),
+            sqrt(Unit::Alu, "takum:8", "takum:8", 1, 4),
         ];
     }
-    let mut g: Vec<Params> = (0..=3)
-        .map(|s| sqrt(Unit::Alu, "lns:5:6", "lns:5:6", 1, s))
-        .chain((0..=5).map(|s| sqrt(Unit::Alu, "fp8:e4m3", "fp8:e4m3", 1, s)))
-        .collect();
+    let mut g = vec![];
+    for f in ["lns:5:6", "fp8:e4m3", "posit:8:0", "fix:7:8", "takum:8"] {
+        let most = candidates(f.parse().expect("a grid format"));
+        g.extend((0..=most).map(|s| sqrt(Unit::Alu, f, f, 1, s)));
+    }
     g.push(sqrt(Unit::Alu, "lns:3:2", "lns:4:4", 1, 2));
     g.push(sqrt(Unit::Vector, "lns:5:6", "lns:5:4", 4, 3));
     g.push(sqrt(Unit::Alu, "float:3:4:ftz", "float:2:5", 1, 2));
     g.push(sqrt(Unit::Vector, "bf16", "f16", 4, 5));
     g.push(sqrt(Unit::Alu, "float:11:52", "float:11:52", 1, 3));
+    g.push(sqrt(Unit::Alu, "posit:4:0", "posit:5:1:u", 1, 2));
+    g.push(sqrt(Unit::Vector, "posit:16:1", "posit:8:0", 4, 4));
+    g.push(sqrt(Unit::Alu, "posit:32:2", "posit:32:2", 1, 4));
+    g.push(sqrt(Unit::Alu, "fix:0:7", "fix:3:0", 1, 1));
+    g.push(sqrt(Unit::Vector, "fix:15:16", "fix:7:8", 4, 2));
+    g.push(sqrt(Unit::Vector, "takum:16", "takum:8", 4, 4));
     g
 }
 
@@ -364,7 +374,7 @@ mod tests {
     use crate::units::generate;
 
     /// `--sqrt` names the design and its manifest; without it nothing says sqrt; lanes of
-    /// families without a sqrt datapath refuse it in one line.
+    /// families without a sqrt datapath (dfix) refuse it in one line.
     #[test]
     fn sqrt_is_an_option_named_in_the_design_and_refused_where_not_built() {
         let f: Format = "lns:5:6".parse().unwrap();
@@ -376,14 +386,14 @@ mod tests {
         assert_eq!(d.top, "lpgen_vector_lns_5_6_l2_sqrt_s3");
         assert!(d.manifest.contains("\"sqrt\": true"), "{}", d.manifest);
         assert!(!plain.manifest.contains("sqrt") && !plain.verilog.text().contains("sqrt"));
-        for fmt in ["posit:8", "fix:7:8", "dfix:6"] {
+        let mut p = Params::new(Unit::Alu, "dfix:6".parse().unwrap());
+        p.sqrt = true;
+        let e = generate(&p).unwrap_err().0;
+        assert!(e.contains("--sqrt lanes") && !e.contains('\n'), "{e}");
+        for fmt in ["posit:8", "takum:8", "fix:7:8"] {
             let mut p = Params::new(Unit::Alu, fmt.parse().unwrap());
             p.sqrt = true;
-            let e = generate(&p).unwrap_err().0;
-            assert!(
-                e.contains("--sqrt lanes") && !e.contains('\n'),
-                "{fmt}: {e}"
-            );
+            assert!(generate(&p).unwrap().top.ends_with("_sqrt_s0"), "{fmt}");
         }
         let bf16 = "bf16".parse().unwrap();
         let mut p = Params::new(Unit::Alu, bf16).rounding(Rounding::Stochastic(4), 1);

@@ -16,6 +16,7 @@ pub use dfix::{
     dfix_shift_bits, DfixLaneOp, DFIX_COUNTER_BITS, DFIX_LANE_OP_BITS, DFIX_SHIFT_BITS,
 };
 mod registry;
+mod root;
 pub use registry::{entry, units_help, Opt, UnitEntry, UNITS};
 mod fix;
 mod float;
@@ -184,6 +185,12 @@ pub(crate) fn too_many_stages(what: &str, max: u32, stages: u32, hint: &str) -> 
     GenError(format!(
         "{what} has at most {max} pipeline {noun}, not {stages} (use --stages 0..={max}{hint})"
     ))
+}
+
+/// Whether `alu`/`vector` lanes of `f` can be built with the `sqrt` opcode (`--sqrt`, to
+/// nearest; the family's lane has the datapath).
+pub fn lane_has_sqrt(f: lpgen_golden::Format) -> bool {
+    family::hw(&f).has_lane_sqrt()
 }
 
 /// Generates the design `p` selects.

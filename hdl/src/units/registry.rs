@@ -157,7 +157,7 @@ pub static UNITS: [UnitEntry; 21] = [
         unit: Unit::Alu,
         name: "alu",
         help: "one vector lane of a format: add sub mul div max min lt neg abs select convert, \
-               and with --sqrt sqrt (lns, float); float lanes also stochastic:R",
+               and with --sqrt sqrt (lns, float, posit, takum, fix); float lanes also stochastic:R",
         options: &[Opt::To, Opt::Rounding, Opt::Sqrt],
         max_stages: lane_stages,
         build: lane_unit,

@@ -1,10 +1,12 @@
 //! `alu` and `vector` (L lanes sharing one opcode): op, a, b, sel, t_in → y, t_out, cmp, nan,
 //! against the golden lane `lpgen_golden::Alu` (every output of every lane, every cycle).
 //! Exhaustive (words of at most 10 bits): every opcode (the 11, sqrt with `--sqrt`, and the
-//! unassigned) with every operand pair, and `convert` with every word of T; otherwise every
-//! opcode on every pair of corner cases, then random operations.
+//! unassigned) with every operand pair, and `convert` with every word of T; for a one-lane
+//! `--sqrt` unit on words of 11 to 16 bits, the one-operand opcodes (sqrt, neg, abs; `t_out`
+//! on every step) on every word and `convert` on every word of T. Otherwise every opcode on
+//! every pair of corner cases, then random operations.
 
-use lpgen_golden::{Alu, AluIn, Format, ALU_OP_BITS};
+use lpgen_golden::{Alu, AluIn, AluOp, Format, ALU_OP_BITS};
 use lpgen_hdl::Params;
 
 use super::words::family_words;
@@ -15,6 +17,22 @@ use crate::{Result, VerifError};
 
 /// Exhaustive runs up to words of this many bits (16 opcodes × 2^20 pairs).
 const MAX_EXHAUSTIVE_BITS: u32 = 10;
+
+/// Exhaustive runs of the one-operand opcodes of a `--sqrt` lane up to words of this many bits.
+const MAX_UNARY_EXHAUSTIVE_BITS: u32 = 16;
+
+/// The one-operand opcodes, each run on every word of a wider `--sqrt` lane.
+const UNARY_OPS: [AluOp; 3] = [AluOp::Sqrt, AluOp::Neg, AluOp::Abs];
+
+/// Whether an exhaustive run of `p` runs the one-operand opcodes only (words of 11 to 16
+/// bits, one `--sqrt` lane, T of at most 16 bits).
+fn unary_only(p: &Params, w: u32, wt: u32) -> bool {
+    p.sqrt
+        && p.lanes == 1
+        && w > MAX_EXHAUSTIVE_BITS
+        && w <= MAX_UNARY_EXHAUSTIVE_BITS
+        && wt <= MAX_UNARY_EXHAUSTIVE_BITS
+}
 
 fn formats(p: &Params) -> Result<(Format, Format)> {
     let to = p.to.unwrap_or(p.format);
@@ -33,10 +51,17 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
                 "lanes share the opcode; run the alu unit exhaustively",
             ))
         }
+        Mode::Exhaustive if unary_only(p, w, wt) => {
+            UNARY_OPS.len() as u64 * (1u64 << w) + (1u64 << wt)
+        }
         Mode::Exhaustive if w > MAX_EXHAUSTIVE_BITS => {
             return Err(no_exhaustive(
                 p,
-                &format!("{w}-bit words give 2^{} operand pairs per opcode", 2 * w),
+                &format!(
+                    "{w}-bit words give 2^{} operand pairs per opcode (with --sqrt, words \
+                     of up to {MAX_UNARY_EXHAUSTIVE_BITS} bits run the one-operand opcodes)",
+                    2 * w
+                ),
             ))
         }
         Mode::Exhaustive if wt > MAX_EXHAUSTIVE_BITS => {
@@ -130,6 +155,19 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     };
     let mask_t = (1u64 << wt) - 1;
     match ctx.mode {
+        Mode::Exhaustive if unary_only(ctx.p, w, wt) => {
+            let mask = (1u64 << w) - 1;
+            for op in UNARY_OPS {
+                for a in 0..1u64 << w {
+                    // b only reaches `cmp` (compared on every step too): a scrambled word.
+                    let b = a.wrapping_mul(0x9e37_79b9) >> 7 & mask;
+                    step(ctx.chk, op.code(), &[lane(a, b, a & 1 == 1, a & mask_t)]);
+                }
+            }
+            for t_in in 0..1u64 << wt {
+                step(ctx.chk, 10, &[lane(t_in & mask, 0, false, t_in)]);
+            }
+        }
         Mode::Exhaustive => {
             for op in 0..1u8 << ALU_OP_BITS {
                 for a in 0..1u64 << w {

@@ -1,7 +1,7 @@
 //! The fixed-point datapaths of an ALU lane (see `units/alu.rs`), each rounding to nearest
 //! even and saturating like the golden `FixFormat` ops: add/sub, multiply, a restoring
-//! divider, compare, sign operations, and conversion between fix formats (golden
-//! `alu::fix_convert`).
+//! divider, a square root with `--sqrt`, compare, sign operations, and conversion between
+//! fix formats (golden `alu::fix_convert`).
 
 use lpgen_golden::{AluOp, FixFormat, Format};
 
@@ -9,6 +9,7 @@ use super::{rne_shr, saturate};
 use crate::ir::{cat, konst, mux, Module, E};
 use crate::units::alu::{LaneIn, OpResults};
 use crate::units::family::{no_hardware, HwFamily};
+use crate::units::root::restoring_root;
 
 /// Candidate stage boundaries of a fix lane: the divider's two (the multiplier uses one).
 pub(crate) const LANE_STAGES: u32 = 2;
@@ -34,6 +35,10 @@ pub(crate) fn lane_ops(
     m.next_branch(&mut fork);
     let from_t = convert(m, t, f, &n("from_t_"), &io.t_in);
     let to_t = convert(m, f, t, &n("to_t_"), &io.a);
+    let sqrt_y = io.sqrt.then(|| {
+        m.next_branch(&mut fork);
+        sqrt_core(m, f, &n("sqrt_"), &io.a)
+    });
     m.join(fork);
 
     let (a1, b1) = (io.a.sext(w + 1), io.b.sext(w + 1));
@@ -46,17 +51,19 @@ pub(crate) fn lane_ops(
     let abs = mux(&io.a.msb(), &neg, &io.a);
     let less = m.wire(&n("less"), &io.a.slt(&io.b));
     let greater = m.wire(&n("greater"), &io.a.sgt(&io.b));
+    let mut results = vec![
+        (AluOp::Add, add_y.clone()),
+        (AluOp::Sub, add_y),
+        (AluOp::Mul, mul_y),
+        (AluOp::Div, div_y),
+        (AluOp::Max, mux(&less, &io.b, &io.a)),
+        (AluOp::Min, mux(&greater, &io.b, &io.a)),
+        (AluOp::Neg, neg),
+        (AluOp::Abs, abs),
+    ];
+    results.extend(sqrt_y.map(|y| (AluOp::Sqrt, y)));
     OpResults {
-        results: vec![
-            (AluOp::Add, add_y.clone()),
-            (AluOp::Sub, add_y),
-            (AluOp::Mul, mul_y),
-            (AluOp::Div, div_y),
-            (AluOp::Max, mux(&less, &io.b, &io.a)),
-            (AluOp::Min, mux(&greater, &io.b, &io.a)),
-            (AluOp::Neg, neg),
-            (AluOp::Abs, abs),
-        ],
+        results,
         less,
         greater,
         unordered: konst(1, 0),
@@ -119,6 +126,28 @@ fn div_core(m: &mut Module, f: FixFormat, px: &str, a: &E, b: &E) -> E {
     m.wire(&n("y"), &mux(&b_zero, &by_zero, &word))
 }
 
+/// √a (golden `FixFormat::sqrt`): the word nearest √(X·2^F) for a > 0, 0 for a ≤ 0 (fix
+/// has no NaN). The restoring recurrence gives q = ⌊√(X·2^(F+2))⌋ = ⌊2·√(X·2^F)⌋, whose low
+/// bit says that the root's fraction is at least a half: the root rounds up by it (never a
+/// tie, the square of a half-integer being no integer). It never saturates: √(X·2^F) <
+/// 2^(I+F) − 1/2. Candidate boundaries: halfway through the root, after it.
+fn sqrt_core(m: &mut Module, f: FixFormat, px: &str, a: &E) -> E {
+    let n = |s: &str| format!("{px}{s}");
+    let w = f.width();
+    m.comment("square root: X·2^(F+2) of a positive a, its root to one bit more, rounded");
+    // The w − 1 magnitude bits of a positive a and F + 2 zeros, to an even width.
+    let bits = w - 1 + f.frac_bits + 2;
+    let steps = bits.div_ceil(2);
+    let rad = cat(&[a.low(w - 1), konst(f.frac_bits + 2, 0)]).zext(2 * steps);
+    let positive = m.wire(&n("positive"), &a.msb().not().and(&a.any()));
+    let (q, _) = restoring_root(m, px, &rad, steps);
+    m.stage();
+    let rw = steps.max(w);
+    let rounded = q.bits(steps - 1, 1).zext(rw).add(&q.bit(0).zext(rw));
+    let y = mux(&positive, &rounded.low(w), &konst(w, 0));
+    m.wire(&n("y"), &y)
+}
+
 /// A word of `s` converted to `d`: shifted left (exact) or rounded right to nearest even,
 /// then saturated.
 pub(crate) fn convert(m: &mut Module, s: FixFormat, d: FixFormat, px: &str, x: &E) -> E {
@@ -160,9 +189,9 @@ impl HwFamily for FixFormat {
         };
         lane_ops(m, *self, t, px, io, is)
     }
-    /// Not yet: `--sqrt` lanes are LNS's and float's (docs/rtl.md).
+    /// The root of [`sqrt_core`], beside the divider.
     fn has_lane_sqrt(&self) -> bool {
-        false
+        true
     }
     fn convert_stages(&self, to: Format) -> u32 {
         match to {

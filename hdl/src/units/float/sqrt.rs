@@ -5,6 +5,7 @@ use lpgen_golden::FloatFormat;
 use super::div::normalised;
 use super::{decode, inf_word, qnan, round_encode, zero_word};
 use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
+use crate::units::root::restoring_root;
 
 /// Candidate stage boundaries: after decoding and normalising the operand, halfway through
 /// the root, after it, and the rounder's.
@@ -48,22 +49,7 @@ pub(crate) fn sqrt_core(m: &mut Module, f: FloatFormat, a: &E) -> E {
     let steps = mf + 3;
     // The radicand x·2^(M+4): 2(M + 3) bits, read two at a time from the top.
     let rad = cat(&[x, konst(mf + 4, 0)]);
-    let rw = steps + 2; // the partial remainder stays below 2·root + 1
-    let mut rem = konst(rw, 0);
-    let mut root = konst(steps, 0);
-    for step in 0..steps {
-        if step == steps.div_ceil(2) {
-            m.stage();
-        }
-        let i = steps - 1 - step;
-        let pair = rad.bits(2 * i + 1, 2 * i);
-        let shifted = cat(&[rem.low(rw - 2), pair]);
-        let trial = cat(&[root.low(rw - 2), konst(2, 1)]);
-        let diff = shifted.zext(rw + 1).sub(&trial.zext(rw + 1));
-        let bit = m.wire(&format!("r{i}"), &diff.msb().not());
-        rem = m.wire(&format!("rem{i}"), &mux(&bit, &diff.low(rw), &shifted));
-        root = m.wire(&format!("root{i}"), &cat(&[root.low(steps - 1), bit]));
-    }
+    let (root, rem) = restoring_root(m, "", &rad, steps);
     let sticky = m.wire("sticky", &rem.any());
     m.stage();
     let norm = m.wire("root_sig", &cat(&[root, sticky]));

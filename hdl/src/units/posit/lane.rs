@@ -1,12 +1,13 @@
 //! The posit datapaths of an ALU lane (see `units/alu.rs`): the adder and multiplier of the
 //! `posit-add` / `posit-mul` units, a divider (golden `PositFormat::div`), the standard's
-//! total order for compare/max/min, and conversion between posit formats (golden
-//! `alu::posit_convert`).
+//! total order for compare/max/min, a square root with `--sqrt` (`sqrt.rs`, golden
+//! `tapered::sqrt`), and conversion between posit formats (golden `alu::posit_convert`).
 
 use lpgen_golden::{AluOp, Format};
 
 use super::decode::{decode, frac_width, max_scale};
 use super::encode::encode;
+use super::sqrt::sqrt_core;
 use super::{add_core, mul_core, nar_word, TaperedHw, ADD_STAGES};
 use crate::ir::{cat, konst, mux, signed_bits, Module, E};
 use crate::units::alu::{LaneIn, OpResults};
@@ -38,6 +39,11 @@ pub(crate) fn lane_ops<F: TaperedHw>(
     let from_t = convert(m, t, f, &w("from_t_"), &io.t_in);
     m.next_branch(&mut fork);
     let to_t = convert(m, f, t, &w("to_t_"), &io.a);
+    let sqrt_y = io.sqrt.then(|| {
+        m.next_branch(&mut fork);
+        let y = sqrt_core(m, f, &w("sqrt_"), &io.a);
+        m.wire(&w("sqrt_y"), &y)
+    });
     m.join(fork);
 
     // Posits order as two's-complement integers (NaR lowest); max/min propagate NaR.
@@ -54,17 +60,19 @@ pub(crate) fn lane_ops<F: TaperedHw>(
     let min = mux(&any_nar, &nar, &mux(&greater, &io.b, &io.a));
     let neg = m.wire(&w("neg"), &konst(n, 0).sub(&io.a));
     let abs = mux(&io.a.msb(), &neg, &io.a);
+    let mut results = vec![
+        (AluOp::Add, add_y.clone()),
+        (AluOp::Sub, add_y),
+        (AluOp::Mul, mul_y),
+        (AluOp::Div, div_y),
+        (AluOp::Max, max),
+        (AluOp::Min, min),
+        (AluOp::Neg, neg),
+        (AluOp::Abs, abs),
+    ];
+    results.extend(sqrt_y.map(|y| (AluOp::Sqrt, y)));
     OpResults {
-        results: vec![
-            (AluOp::Add, add_y.clone()),
-            (AluOp::Sub, add_y),
-            (AluOp::Mul, mul_y),
-            (AluOp::Div, div_y),
-            (AluOp::Max, max),
-            (AluOp::Min, min),
-            (AluOp::Neg, neg),
-            (AluOp::Abs, abs),
-        ],
+        results,
         less,
         greater,
         unordered: konst(1, 0),
@@ -170,11 +178,11 @@ impl<F: TaperedHw> HwFamily for F {
         };
         lane_ops(m, *self, t, px, io, is)
     }
-    /// After the input, and inside the encoder between its shift and its rounding.
-    /// Not yet: `--sqrt` lanes are LNS's and float's (docs/rtl.md).
+    /// The root of [`sqrt_core`], beside the divider.
     fn has_lane_sqrt(&self) -> bool {
-        false
+        true
     }
+    /// After the input, and inside the encoder between its shift and its rounding.
     fn convert_stages(&self, to: Format) -> u32 {
         if F::of(to) == Some(*self) {
             1

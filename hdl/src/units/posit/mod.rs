@@ -17,6 +17,7 @@ pub(crate) mod decode;
 pub(crate) mod encode;
 mod lane;
 mod quire;
+mod sqrt;
 
 use lpgen_golden::tapered::Tapered;
 use lpgen_golden::{Format, PositFormat};

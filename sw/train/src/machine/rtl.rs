@@ -95,7 +95,8 @@ pub struct Rtl {
     /// Arrays by (format, PE kind, read-out rounding).
     arrays: HashMap<(Format, &'static str, Rounding), Device>,
     /// Vector units by (lane format, conversion format, rounding: `stochastic:R` units are
-    /// placed on the stream by `sr_load`, docs/rtl.md).
+    /// placed on the stream by `sr_load`, docs/rtl.md). A unit of a format's own lanes to
+    /// nearest has the `sqrt` opcode where the family's lane has it ([`Rtl::vector`]).
     vectors: HashMap<(Format, Format, Rounding), Device>,
     /// `quant1` units by (format, longest column).
     quantizers: HashMap<(Format, u32), Device>,
@@ -108,6 +109,8 @@ pub struct Rtl {
     mx_products: u64,
     /// `array --pe fdpa` units by (format, fdpa mode) (`rtl/fdpa.rs`).
     fdpa_arrays: HashMap<(Format, Fdpa), Device>,
+    /// Words whose square root a vector unit took (`sqrt` opcode).
+    sqrt_words: u64,
     /// The host's golden f32 operations, for dfix storage runs (f32 arithmetic, products on
     /// the dfix array).
     host: Golden,
@@ -133,6 +136,7 @@ impl Rtl {
             mx_arrays: HashMap::new(),
             mx_products: 0,
             fdpa_arrays: HashMap::new(),
+            sqrt_words: 0,
             host: Golden {
                 threads: 1,
                 ..Golden::new("host", None)
@@ -187,16 +191,31 @@ impl Rtl {
         Ok(self.arrays.get_mut(&key).expect("inserted"))
     }
 
+    /// The vector unit of `f` lanes converting to `to` with rounding `r`. The unit of `f`'s
+    /// own lanes to nearest is built with the `sqrt` opcode where the family's lane has one
+    /// (layer norm, attention's 1/√d and Adam take roots; the other opcodes give the same
+    /// words either way, and the root costs no measurable build time).
     fn vector(&mut self, f: Format, to: Format, r: Rounding) -> Result<&mut Device, TrainError> {
         let key = (f, to, r);
         if !self.vectors.contains_key(&key) {
             let mut p = Params::new(Unit::Vector, f).rounding(r, 0);
             p.lanes = self.lanes;
             p.to = Some(to);
+            p.sqrt = Rtl::sqrt_unit(f, to, r);
             let d = Device::build(&self.tc, &p)?;
             self.vectors.insert(key, d);
         }
         Ok(self.vectors.get_mut(&key).expect("inserted"))
+    }
+
+    /// Whether the vector unit of (f, to, r) has the `sqrt` opcode.
+    fn sqrt_unit(f: Format, to: Format, r: Rounding) -> bool {
+        to == f && r == Rounding::Nearest && lpgen_hdl::units::lane_has_sqrt(f)
+    }
+
+    /// How many words' square roots the vector units have taken.
+    pub fn sqrt_words(&self) -> u64 {
+        self.sqrt_words
     }
 
     /// How many `array --pe dfix` designs this machine has built.
@@ -439,12 +458,16 @@ impl Machine for Rtl {
             // too, its products on its array.
             return self.host.lanes(f, op, a, b);
         }
-        if op == AluOp::Sqrt {
-            // The vector units this machine builds have no sqrt opcode (`Alu::with_sqrt`).
+        if op == AluOp::Sqrt && !Rtl::sqrt_unit(f, f, Rounding::Nearest) {
+            // A family whose lane has no sqrt datapath (`lpgen rtl alu --sqrt` refuses it).
             return Err(TrainError(format!(
-                "sqrt lanes of {f} on --backend rtl: the machine's vector units are built \
-                 without the sqrt opcode; use --backend golden"
+                "sqrt lanes of {f} on --backend rtl: the {} lane has no sqrt datapath yet; \
+                 use --backend golden",
+                f.entry().name
             )));
+        }
+        if op == AluOp::Sqrt {
+            self.sqrt_words += a.len() as u64;
         }
         self.vector_run((f, f), op, (a, b), "y", None)
     }

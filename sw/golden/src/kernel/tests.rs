@@ -80,13 +80,30 @@ fn words(f: Format, kind: u32, len: usize, seed: u64) -> Vec<Bits> {
 }
 
 fn check(f: Format, m: usize, k: usize, n: usize, kinds: (u32, u32), seed: u64) {
+    check_stored(f, (m, k, n), kinds, seed, (false, false));
+}
+
+/// `check` with A stored by columns (`transposed.0`) and B by rows (`transposed.1`) as
+/// asked: B by columns and A by rows are how the training machines hold them most often.
+fn check_stored(
+    f: Format,
+    (m, k, n): (usize, usize, usize),
+    kinds: (u32, u32),
+    seed: u64,
+    transposed: (bool, bool),
+) {
     let c = f.calc();
     let a = words(f, kinds.0, m * k, seed);
     let bt = words(f, kinds.1, n * k, seed ^ 0x9e37_79b9);
-    // B given by columns (its transpose row-major), as the training machines hold it.
     let (a, b) = (
-        Operand::row_major(&a, m, k),
-        Operand::row_major(&bt, n, k).t(),
+        match transposed.0 {
+            false => Operand::row_major(&a, m, k),
+            true => Operand::row_major(&a, k, m).t(),
+        },
+        match transposed.1 {
+            false => Operand::row_major(&bt, n, k).t(),
+            true => Operand::row_major(&bt, k, n),
+        },
     );
     let want = reference(&c, SumMode::Quire, a, b).unwrap();
     let got = matmul(&c, SumMode::Quire, a, b).unwrap();
@@ -130,6 +147,39 @@ fn exact_kernel_equals_the_reference_on_random_and_corner_matrices() {
                 seed += 1;
                 check(f, m, k, n, kinds, seed);
             }
+        }
+    }
+}
+
+/// Operands stored either way (a transposed operand's lines are decoded interleaved), with
+/// blocks of rows and columns cut out of them as the training machines cut them.
+#[test]
+fn exact_kernel_takes_every_layout() {
+    let mut seed = 7000;
+    for s in ["posit:8:2", "fix:7:8", "bf16", "posit:16:1", "fp8:e4m3"] {
+        let f: Format = s.parse().unwrap();
+        for (m, k, n) in [(1, 5, 1), (3, 2, 5), (6, 33, 4), (17, 40, 2), (2, 300, 9)] {
+            for kinds in [(0, 0), (1, 2), (2, 2), (3, 3), (4, 1)] {
+                for transposed in [(true, false), (false, true), (true, true)] {
+                    seed += 1;
+                    check_stored(f, (m, k, n), kinds, seed, transposed);
+                }
+            }
+        }
+        // Blocks of a transposed operand: the lines start inside its slice.
+        let c = f.calc();
+        let (a, b) = (words(f, 2, 9 * 20, seed), words(f, 1, 20 * 11, seed + 1));
+        let (a, b) = (
+            Operand::row_major(&a, 20, 9).t(),
+            Operand::row_major(&b, 20, 11),
+        );
+        for (a, b) in [
+            (a.rows_range(2, 7), b),
+            (a, b.cols_range(3, 10)),
+            (a.rows_range(8, 9), b.cols_range(10, 11)),
+        ] {
+            let want = reference(&c, SumMode::Quire, a, b).unwrap();
+            assert_eq!(matmul(&c, SumMode::Quire, a, b).unwrap(), want, "{f} block");
         }
     }
 }

@@ -195,7 +195,9 @@ fn left_edge(
         if let [s] = &parts[..] {
             let s = m.now(s);
             let skew = chain(m, &format!("step_{port}"), &s, deepest, false);
-            return (0..rows).map(|r| skew[row_skew(r) as usize].clone()).collect();
+            return (0..rows)
+                .map(|r| skew[row_skew(r) as usize].clone())
+                .collect();
         }
         let mut taps = vec![];
         for (r, s) in parts.iter().enumerate() {

@@ -4,10 +4,10 @@
 
 use std::rc::Rc;
 
-use crate::units::pe::ArrayPe;
-use crate::units::{GenError, Params, PeIo, PeKind};
 use super::PE_MODULE_PREFIX;
 use crate::ir::{Module, SubModule};
+use crate::units::pe::ArrayPe;
+use crate::units::{GenError, Params, PeIo, PeKind};
 
 /// The generator of `p.pe`, if the registry gives that PE to the format's family.
 pub(super) fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
@@ -99,7 +99,11 @@ fn check_read_out(p: &Params) -> Result<(), GenError> {
 /// neighbour, `b_out` to the one below), so no signal reaches more than one PE. `result`
 /// is the PE's result register: loaded with the accumulator's read-out word (rounded once
 /// for wide accumulators) S + 1 cycles after a step with `last`, held until the next.
-pub(super) fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<SubModule>, GenError> {
+pub(super) fn pe_module(
+    m: &Module,
+    p: &Params,
+    gen: &dyn ArrayPe,
+) -> Result<Rc<SubModule>, GenError> {
     let pe_stages = gen.latency(p.stages);
     let readout = gen.readout_registers(p.stages);
     // S: the PE's registers on the way to its result register, read-out register included.
@@ -210,4 +214,3 @@ pub(super) fn pe_module(m: &Module, p: &Params, gen: &dyn ArrayPe) -> Result<Rc<
         Ok(())
     })
 }
-

@@ -154,7 +154,9 @@ impl<S: Last> Host<S> {
     pub fn new(protocol: Protocol) -> Host<S> {
         Host {
             protocol,
-            queues: (0..protocol.accumulations).map(|_| VecDeque::new()).collect(),
+            queues: (0..protocol.accumulations)
+                .map(|_| VecDeque::new())
+                .collect(),
             last_at: None,
         }
     }
@@ -185,6 +187,11 @@ impl<S: Last> Host<S> {
             self.last_at = Some(t);
         }
         Some(beat)
+    }
+
+    /// Queues `beats` for `accumulation` (ahead of what `next` refills).
+    pub fn extend(&mut self, accumulation: usize, beats: impl IntoIterator<Item = Beat<S>>) {
+        self.queues[accumulation].extend(beats);
     }
 
     /// Whether any accumulation still has beats queued.

@@ -21,7 +21,7 @@ use lpgen_golden::{Format, Rounding};
 use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol, ROW_STATE_BITS};
 use lpgen_hdl::Params;
 
-use super::tiles::{self, Event, Step};
+use super::tiles::{self, Event, Ports, Step};
 use super::words::{family_words, FamilyWords};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::layout::put_bits;
@@ -164,29 +164,17 @@ struct Io {
     rows: usize,
     cols: usize,
     w: u32,
-    a: usize,
-    b: usize,
-    valid: usize,
-    clear: usize,
-    last: usize,
-    c: usize,
+    ports: Ports,
     ins: Vec<u64>,
     want: Vec<u64>,
 }
 
 impl Io {
     fn set(&mut self, a: &[u64], b: &[u64], valid: bool, clear: bool, last: bool) {
-        self.ins.iter_mut().for_each(|x| *x = 0);
-        let w = self.w as usize;
-        for (i, &x) in a.iter().enumerate() {
-            put_bits(&mut self.ins[self.a..], i * w, self.w, x);
-        }
-        for (i, &x) in b.iter().enumerate() {
-            put_bits(&mut self.ins[self.b..], i * w, self.w, x);
-        }
-        self.ins[self.valid] = valid as u64;
-        self.ins[self.clear] = clear as u64;
-        self.ins[self.last] = last as u64;
+        let w = self.w;
+        let put = |buf: &mut [u64], at: usize, &x: &u64| put_bits(buf, at, w, x);
+        let controls = [valid, clear, last];
+        (self.ports).set(&mut self.ins, (a, b), w as usize, controls, put);
     }
 }
 
@@ -206,12 +194,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         rows,
         cols,
         w: p.format.width(),
-        a: l.slot("a_in")?,
-        b: l.slot("b_in")?,
-        valid: l.slot("in_valid")?,
-        clear: l.slot("clear")?,
-        last: l.slot("last")?,
-        c: l.slot("c_out")?,
+        ports: Ports::new(l)?,
         ins: vec![0; l.in_slots],
         want: vec![0; l.out_slots],
     };
@@ -274,7 +257,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
             None => (0..rows * cols).map(|i| pes.word(i)).collect(),
         };
         for (i, x) in words.into_iter().enumerate() {
-            put_bits(&mut io.want[io.c..], i * io.w as usize, io.w, x);
+            put_bits(&mut io.want[io.ports.c..], i * io.w as usize, io.w, x);
         }
         ctx.chk.push(&io.ins, Some(&io.want));
     }

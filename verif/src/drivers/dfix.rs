@@ -23,7 +23,7 @@ use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol};
 use lpgen_hdl::units::DFIX_SHIFT_BITS;
 use lpgen_hdl::Params;
 
-use super::tiles::{self, Event, Step};
+use super::tiles::{self, Event, Ports, Step};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::layout::{mask, put_bits};
 use crate::rng::Rng;
@@ -149,13 +149,8 @@ fn shift_bits(s: i64) -> u64 {
 
 struct ArrayIo {
     w: u32,
-    a: usize,
-    b: usize,
-    valid: usize,
-    clear: usize,
-    last: usize,
+    ports: Ports,
     shift: usize,
-    c: usize,
     over: usize,
     half: usize,
     ins: Vec<u64>,
@@ -167,13 +162,8 @@ impl ArrayIo {
         let l = ctx.layout;
         Ok(ArrayIo {
             w,
-            a: l.slot("a_in")?,
-            b: l.slot("b_in")?,
-            valid: l.slot("in_valid")?,
-            clear: l.slot("clear")?,
-            last: l.slot("last")?,
+            ports: Ports::new(l)?,
             shift: l.slot("shift")?,
-            c: l.slot("c_out")?,
             over: l.slot("overflow")?,
             half: l.slot("overflow_half")?,
             ins: vec![0; l.in_slots],
@@ -182,17 +172,9 @@ impl ArrayIo {
     }
 
     fn set(&mut self, a: &[u64], b: &[u64], ctl: [bool; 3], shift: i64) {
-        self.ins.iter_mut().for_each(|x| *x = 0);
-        for (i, &x) in a.iter().enumerate() {
-            put_bits(&mut self.ins[self.a..], i * self.w as usize, self.w, x);
-        }
-        for (i, &x) in b.iter().enumerate() {
-            put_bits(&mut self.ins[self.b..], i * self.w as usize, self.w, x);
-        }
-        let [valid, clear, last] = ctl;
-        self.ins[self.valid] = valid as u64;
-        self.ins[self.clear] = clear as u64;
-        self.ins[self.last] = last as u64;
+        let w = self.w;
+        let put = |buf: &mut [u64], at: usize, &x: &u64| put_bits(buf, at, w, x);
+        (self.ports).set(&mut self.ins, (a, b), w as usize, ctl, put);
         self.ins[self.shift] = shift_bits(shift);
     }
 
@@ -200,7 +182,7 @@ impl ArrayIo {
         self.want.iter_mut().for_each(|x| *x = 0);
         for (i, o) in outs.iter().enumerate() {
             put_bits(
-                &mut self.want[self.c..],
+                &mut self.want[self.ports.c..],
                 i * self.w as usize,
                 self.w,
                 o.word,

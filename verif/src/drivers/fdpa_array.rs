@@ -23,7 +23,7 @@ use lpgen_hdl::Params;
 
 use super::fdpa::{chunk, e_zero_chunks, plan_of};
 use super::float_words::float_specials;
-use super::tiles::{self, Frame};
+use super::tiles::{self, Frame, Ports};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::layout::put_bits;
 use crate::rng::Rng;
@@ -171,21 +171,13 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     let (rows, cols) = (p.rows as usize, p.cols as usize);
     let (l, n) = (pl.chunk.l as usize, pl.fmt.width());
     let ob = l * n as usize;
-    let (a_in, b_in, valid, clear, last, c_out) = (
-        lay.slot("a_in")?,
-        lay.slot("b_in")?,
-        lay.slot("in_valid")?,
-        lay.slot("clear")?,
-        lay.slot("last")?,
-        lay.slot("c_out")?,
-    );
+    let ports = Ports::new(lay)?;
     let mut ins = vec![0u64; lay.in_slots];
     let mut want = vec![0u64; lay.out_slots];
-    let put = |ins: &mut [u64], at: usize, chunks: &[Vec<u64>]| {
-        for (j, c) in chunks.iter().enumerate() {
-            for (i, &w) in c.iter().enumerate() {
-                put_bits(&mut ins[at..], j * ob + i * n as usize, n, w);
-            }
+    // A chunk of L words, word i at bit i·n.
+    let put = |buf: &mut [u64], at: usize, c: &Vec<u64>| {
+        for (i, &w) in c.iter().enumerate() {
+            put_bits(buf, at + i * n as usize, n, w);
         }
     };
     let mut pes = Pes {
@@ -218,17 +210,14 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 tiles += 1;
             }
         });
-        ins.iter_mut().for_each(|x| *x = 0);
         let s = match beat {
             None => break,
             Some(Beat::Step(s)) => s,
             Some(Beat::Bubble) => {
                 // Random operands and controls without `valid`: ignored.
                 let (ja, jb) = random_step(&mut r, &pl, (rows, cols), (rows, cols));
-                put(&mut ins, a_in, &ja);
-                put(&mut ins, b_in, &jb);
-                ins[clear] = u64::from(r.coin());
-                ins[last] = u64::from(r.coin());
+                let controls = [false, r.coin(), r.coin()];
+                ports.set(&mut ins, (&ja, &jb), ob, controls, put);
                 ctx.chk.push(&ins, None);
                 continue;
             }
@@ -237,15 +226,11 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
             ctx.chk.mark_restart();
         }
         pes.step(&s);
-        put(&mut ins, a_in, &s.a);
-        put(&mut ins, b_in, &s.b);
-        ins[valid] = 1;
-        ins[clear] = u64::from(s.clear);
-        ins[last] = u64::from(s.last);
+        ports.set(&mut ins, (&s.a, &s.b), ob, [true, s.clear, s.last], put);
         if s.last {
             want.iter_mut().for_each(|x| *x = 0);
             for i in 0..rows * cols {
-                put_bits(&mut want[c_out..], i * n as usize, n, pes.word(i));
+                put_bits(&mut want[ports.c..], i * n as usize, n, pes.word(i));
             }
             ctx.chk.push(&ins, Some(&want));
         } else {

@@ -24,7 +24,7 @@ use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol};
 use lpgen_hdl::Params;
 
 use super::mx::{corner_codes, finite_codes, mx_of, SCALES};
-use super::tiles::{self, Frame};
+use super::tiles::{self, Frame, Ports};
 use super::{Ctx, Mode, Plan};
 use crate::layout::put_bits;
 use crate::rng::Rng;
@@ -269,22 +269,14 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         mx.elem_width() as usize,
         8 + mx.block * mx.elem_width() as usize,
     );
-    let (a_in, b_in, valid, clear, last, c_out) = (
-        l.slot("a_in")?,
-        l.slot("b_in")?,
-        l.slot("in_valid")?,
-        l.slot("clear")?,
-        l.slot("last")?,
-        l.slot("c_out")?,
-    );
+    let ports = Ports::new(l)?;
     let mut ins = vec![0u64; l.in_slots];
     let mut want = vec![0u64; l.out_slots];
-    let put = |ins: &mut [u64], at: usize, blocks: &[MxBlock]| {
-        for (j, blk) in blocks.iter().enumerate() {
-            put_bits(&mut ins[at..], j * ob, 8, u64::from(blk.scale));
-            for (i, &c) in blk.codes.iter().enumerate() {
-                put_bits(&mut ins[at..], j * ob + 8 + i * w, w as u32, u64::from(c));
-            }
+    // A block: the scale at bits [7:0], element i at 8 + i·w.
+    let put = |buf: &mut [u64], at: usize, blk: &MxBlock| {
+        put_bits(buf, at, 8, u64::from(blk.scale));
+        for (i, &c) in blk.codes.iter().enumerate() {
+            put_bits(buf, at + 8 + i * w, w as u32, u64::from(c));
         }
     };
     let mut pes = vec![F32Acc::new(); rows * cols];
@@ -315,7 +307,6 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 tiles += 1;
             }
         });
-        ins.iter_mut().for_each(|x| *x = 0);
         let s = match beat {
             None => break,
             Some(Beat::Step(s)) => s,
@@ -324,10 +315,8 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 let junk: Vec<MxBlock> = (0..rows.max(cols))
                     .map(|_| g.random(&mut r, Regime::Wide))
                     .collect();
-                put(&mut ins, a_in, &junk[..rows]);
-                put(&mut ins, b_in, &junk[..cols]);
-                ins[clear] = u64::from(r.coin());
-                ins[last] = u64::from(r.coin());
+                let controls = [false, r.coin(), r.coin()];
+                ports.set(&mut ins, (&junk[..rows], &junk[..cols]), ob, controls, put);
                 ctx.chk.push(&ins, None);
                 continue;
             }
@@ -344,16 +333,12 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 .map_err(|e| VerifError(format!("golden {mx}: {e}")))?;
             acc.add(t);
         }
-        put(&mut ins, a_in, &s.a);
-        put(&mut ins, b_in, &s.b);
-        ins[valid] = 1;
-        ins[clear] = u64::from(s.clear);
-        ins[last] = u64::from(s.last);
+        ports.set(&mut ins, (&s.a, &s.b), ob, [true, s.clear, s.last], put);
         if s.last {
             want.iter_mut().for_each(|x| *x = 0);
             for (i, acc) in pes.iter().enumerate() {
                 put_bits(
-                    &mut want[c_out..],
+                    &mut want[ports.c..],
                     i * 32,
                     32,
                     u64::from(acc.result().to_bits()),

@@ -10,7 +10,9 @@
 
 use lpgen_hdl::units::array_protocol::{clears, Beat, Last};
 
+use crate::layout::Layout;
 use crate::rng::Rng;
+use crate::Result;
 
 /// One step of every PE: operand r of A's rows and c of B's columns (a word, a chunk of
 /// words, a block), and the controls.
@@ -132,4 +134,50 @@ pub(crate) fn word_tile(
         let b = padded(r, cols, n, &zero, |r| word(r, small));
         (a, b)
     })
+}
+
+/// The ports every array driver fills (their slots in the packed buffers).
+pub(crate) struct Ports {
+    pub a: usize,
+    pub b: usize,
+    pub valid: usize,
+    pub clear: usize,
+    pub last: usize,
+    pub c: usize,
+}
+
+impl Ports {
+    pub fn new(l: &Layout) -> Result<Ports> {
+        Ok(Ports {
+            a: l.slot("a_in")?,
+            b: l.slot("b_in")?,
+            valid: l.slot("in_valid")?,
+            clear: l.slot("clear")?,
+            last: l.slot("last")?,
+            c: l.slot("c_out")?,
+        })
+    }
+
+    /// Clears `ins`, then puts a step's (or a bubble's) operands, operand i of `a` at bit
+    /// i·`bits` of `a_in` (likewise `b` on `b_in`) by `put(buffer, bit, operand)`, and the
+    /// controls `[in_valid, clear, last]`.
+    pub fn set<T>(
+        &self,
+        ins: &mut [u64],
+        (a, b): (&[T], &[T]),
+        bits: usize,
+        [valid, clear, last]: [bool; 3],
+        put: impl Fn(&mut [u64], usize, &T),
+    ) {
+        ins.iter_mut().for_each(|x| *x = 0);
+        for (i, x) in a.iter().enumerate() {
+            put(&mut ins[self.a..], i * bits, x);
+        }
+        for (i, x) in b.iter().enumerate() {
+            put(&mut ins[self.b..], i * bits, x);
+        }
+        ins[self.valid] = valid as u64;
+        ins[self.clear] = clear as u64;
+        ins[self.last] = last as u64;
+    }
 }

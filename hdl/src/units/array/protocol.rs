@@ -99,6 +99,35 @@ impl Protocol {
         r * self.cols + c
     }
 
+    /// The PEs (r, c) in the order of their words on `c_out` (and bits on the flag buses).
+    pub fn read_out_order(&self) -> Vec<(usize, usize)> {
+        let mut pes: Vec<(usize, usize)> = (0..self.rows)
+            .flat_map(|r| (0..self.cols).map(move |c| (r, c)))
+            .collect();
+        pes.sort_by_key(|&(r, c)| self.pe_index(r, c));
+        pes
+    }
+
+    /// The protocol as a Python literal, for the generated cocotb model (`gen/src/cocotb.rs`):
+    /// the shape, P, the `last` spacing, the step that clears and the read-out order.
+    pub fn python(&self) -> String {
+        let order: Vec<String> = self
+            .read_out_order()
+            .iter()
+            .map(|(r, c)| format!("({r}, {c})"))
+            .collect();
+        let clear_step = (0..).find(|&k| clears(k)).expect("a step clears");
+        format!(
+            "{{\"rows\": {}, \"cols\": {}, \"accumulations\": {}, \"last_spacing\": {}, \
+             \"clear_step\": {clear_step}, \"read_out_order\": [{}]}}",
+            self.rows,
+            self.cols,
+            self.accumulations,
+            self.last_spacing(),
+            order.join(", ")
+        )
+    }
+
     /// The first bit of row `r`'s state on `sr_row_state`.
     pub fn row_state_bit(r: usize) -> usize {
         r * ROW_STATE_BITS as usize
@@ -211,6 +240,21 @@ mod tests {
         fn last(&self) -> bool {
             self.1
         }
+    }
+
+    /// The Python literal names every value of the protocol; PEs read out row-major.
+    #[test]
+    fn the_python_literal_gives_the_protocol() {
+        let proto = Protocol {
+            rows: 2,
+            cols: 3,
+            accumulations: 1,
+        };
+        assert_eq!(
+            proto.python(),
+            "{\"rows\": 2, \"cols\": 3, \"accumulations\": 1, \"last_spacing\": 4, \
+             \"clear_step\": 0, \"read_out_order\": [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]}"
+        );
     }
 
     /// A `last` waits until R + C − 1 cycles after the previous one of any accumulation, its

@@ -75,6 +75,14 @@ pub struct Protocol {
 }
 
 impl Protocol {
+    pub fn new(rows: usize, cols: usize, accumulations: usize) -> Protocol {
+        Protocol {
+            rows,
+            cols,
+            accumulations,
+        }
+    }
+
     /// The protocol of the array `p` describes.
     pub fn of(p: &Params) -> Protocol {
         Protocol {

@@ -132,6 +132,7 @@ mod tests {
         }
         assert!(test.contains("from models_lpgen_posit_add_posit_8_0_s0 import"));
         assert!(models.contains("\nARRAY_PROTOCOL = None\n"), "{models}");
+        assert!(run.contains("test_module=f\"test_{top}\""));
     }
 
     /// An array's models carry its protocol, rendered from the Rust description.
@@ -145,7 +146,6 @@ mod tests {
         let line = format!("\nARRAY_PROTOCOL = {}\n", proto.python());
         assert!(models.contains(&line), "{models}");
         assert!(!models.contains("@ARRAY_PROTOCOL@"));
-        assert!(run.contains("test_module=f\"test_{top}\""));
     }
 
     #[test]

@@ -2,13 +2,16 @@
 //! `models_<top>.py` and its runner `run_<top>.py` (cocotb_tools.runner, Icarus or Verilator)
 //! beside the design (docs/cocotb.md).
 //!
-//! All are fixed Python texts (`gen/templates/`) with the top's name filled in: the bench
-//! reads everything else (unit, format, parameters, latency, ports) from the manifest
-//! `<top>.json` at run time, and takes every golden result from the `lpgen` Python package.
+//! All are fixed Python texts (`gen/templates/`) with the top's name filled in, and for an
+//! array its host protocol (`ARRAY_PROTOCOL`, rendered from `lpgen_hdl::units::
+//! array_protocol`): the bench reads everything else (unit, format, parameters, latency,
+//! ports) from the manifest `<top>.json` at run time, and takes every golden result from the
+//! `lpgen` Python package.
 
 use std::path::{Path, PathBuf};
 
 use lpgen_golden::Rounding;
+use lpgen_hdl::units::array_protocol::Protocol;
 use lpgen_hdl::{Design, Params, PeKind, Unit};
 
 use crate::rtl_cmd::write_atomic;
@@ -77,13 +80,18 @@ pub fn unsupported(p: &Params) -> Option<String> {
     ))
 }
 
-/// The three files' texts for the design whose top module is `top`.
-pub fn texts(top: &str) -> [(String, String); 3] {
+/// The three files' texts for the design whose top module is `top`; an array's host
+/// protocol (`array`, from `lpgen_hdl::units::array_protocol`) is rendered into the models.
+pub fn texts(top: &str, array: Option<&Protocol>) -> [(String, String); 3] {
+    let protocol = array.map_or("None".to_string(), Protocol::python);
     [
         (format!("test_{top}.py"), TEST_PY.replace("@TOP@", top)),
         (
             format!("models_{top}.py"),
-            MODELS_PY.concat().replace("@TOP@", top),
+            MODELS_PY
+                .concat()
+                .replace("@TOP@", top)
+                .replace("@ARRAY_PROTOCOL@", &protocol),
         ),
         (format!("run_{top}.py"), RUN_PY.replace("@TOP@", top)),
     ]
@@ -96,7 +104,9 @@ pub fn write(dir: &Path, p: &Params, design: &Design) -> CliResult<Vec<PathBuf>>
         return Err(CliError(why));
     }
     let mut paths = vec![];
-    for (name, text) in texts(&design.top) {
+    // The dfix monitor takes the array's flags in the array's read-out order.
+    let array = matches!(p.unit, Unit::Array | Unit::DfixMonitor).then(|| Protocol::of(p));
+    for (name, text) in texts(&design.top, array.as_ref()) {
         let path = dir.join(name);
         write_atomic(&path, &text)?;
         paths.push(path);
@@ -110,7 +120,7 @@ mod tests {
 
     #[test]
     fn texts_name_the_top_and_leave_no_placeholder() {
-        let [(t, test), (m, models), (r, run)] = texts("lpgen_posit_add_posit_8_0_s0");
+        let [(t, test), (m, models), (r, run)] = texts("lpgen_posit_add_posit_8_0_s0", None);
         assert_eq!(t, "test_lpgen_posit_add_posit_8_0_s0.py");
         assert_eq!(m, "models_lpgen_posit_add_posit_8_0_s0.py");
         assert_eq!(r, "run_lpgen_posit_add_posit_8_0_s0.py");
@@ -121,7 +131,21 @@ mod tests {
             assert!(s.contains("\"lpgen_posit_add_posit_8_0_s0.json\""), "{s}");
         }
         assert!(test.contains("from models_lpgen_posit_add_posit_8_0_s0 import"));
+        assert!(models.contains("\nARRAY_PROTOCOL = None\n"), "{models}");
         assert!(run.contains("test_module=f\"test_{top}\""));
+    }
+
+    /// An array's models carry its protocol, rendered from the Rust description.
+    #[test]
+    fn an_array_bench_carries_its_protocol() {
+        let mut p = Params::new(Unit::Array, "lns:5:6".parse().unwrap()).stages(5);
+        (p.rows, p.cols, p.pe) = (2, 3, PeKind::LnsKahan);
+        let proto = Protocol::of(&p);
+        assert_eq!((proto.accumulations, proto.last_spacing()), (4, 4));
+        let [_, (_, models), _] = texts("top", Some(&proto));
+        let line = format!("\nARRAY_PROTOCOL = {}\n", proto.python());
+        assert!(models.contains(&line), "{models}");
+        assert!(!models.contains("@ARRAY_PROTOCOL@"));
     }
 
     #[test]

@@ -23,6 +23,12 @@ UNIT = json.loads((HERE / f"{WRAPS}.json").read_text()) if WRAPS else MANIFEST
 # accumulations by cycle (lns-kahan, arrays) then give every cycle a step (beat n in slot
 # n mod P) and leave out the waits a `last` needs (the wrapper holds its stream for them).
 STREAM = bool(WRAPS)
+# An array's host protocol, rendered by `lpgen rtl` from its one description in Rust
+# (lpgen_hdl::units::array_protocol; docs/rtl.md, `array`): the shape, P interleaved
+# accumulations (cycle t belongs to t mod P), the fewest cycles between two `last` steps, the
+# step that carries `clear`, and the PEs (r, c) in the order of their words on c_out (and
+# bits on the flag buses; the dfix monitor takes them in that order). None for other units.
+ARRAY_PROTOCOL = @ARRAY_PROTOCOL@
 
 
 def has_port(name):
@@ -209,6 +215,14 @@ class WordOperands:
         return self.fmt.dot(ta, tb, mode=self.mode).reshape(-1)
 
 
+def read_out(x, width):
+    """The PEs' values x (rows x cols) packed as the array reads them out: PE number i of the
+    protocol's read-out order at bits width*i."""
+    x = np.asarray(x).reshape(ARRAY_PROTOCOL["rows"], ARRAY_PROTOCOL["cols"])
+    order = ARRAY_PROTOCOL["read_out_order"]
+    return sum(int(x[r, c]) << (width * i) for i, (r, c) in enumerate(order))
+
+
 def array_unit(rng, n):
     """The systolic array: random tiles (every other one smaller than the array, zero words
     outside it) of K = 1..24 steps, bubbles with random operands and controls inside a tile,
@@ -216,17 +230,20 @@ def array_unit(rng, n):
     (`accumulations` in the manifest) get P streams of tiles, step t of the stream belonging
     to slot t mod P, each slot with its own tiles; a `last` step waits (its slot gets a
     bubble) until R + C - 1 cycles after the previous `last` of any slot. Each `last` expects
-    every PE's result so far on c_out (PE r*C + c at bits W*(r*C + c)), as the operand kind
-    says (`WordOperands`; the mx PE's `MxOperands`, the fdpa PE's `FdpaOperands`); the dfix PE's at a random read-out shift
-    given with `last`, with both overflow flags (`dfix_array_readout`)."""
+    every PE's result so far on c_out (in the protocol's read-out order, `read_out`), as the
+    operand kind says (`WordOperands`; the mx PE's `MxOperands`, the fdpa PE's
+    `FdpaOperands`); the dfix PE's at a random read-out shift given with `last`, with both
+    overflow flags (`dfix_array_readout`). P, the spacing, the step with `clear` and the
+    read-out order are the design's ARRAY_PROTOCOL."""
     par = UNIT["parameters"]
     kinds = {"mx": MxOperands, "fdpa": FdpaOperands}
     ops = kinds.get(par["pe"], WordOperands)(par)
     fmt = None if par["pe"] == "mx" else ops.fmt
-    rows, cols, w, wout = par["rows"], par["cols"], ops.width_in, ops.width_out
-    slots = par.get("accumulations", 1)
+    proto = ARRAY_PROTOCOL
+    rows, cols, w, wout = proto["rows"], proto["cols"], ops.width_in, ops.width_out
+    slots = proto["accumulations"]
     zero = ops.zero
-    spacing = rows + cols - 1
+    spacing = proto["last_spacing"]
     dfix = has_port("shift")  # the dfix PE's read-out shift, given with `last`
 
     def garbage_shift():
@@ -267,13 +284,12 @@ def array_unit(rng, n):
                 s, exp = dfix_array_readout(rng, fmt, a[: kk + 1], b[: kk + 1])
                 shift = {"shift": shift_bits(s)}
             elif last:
-                c = ops.expect(a[: kk + 1], b[: kk + 1])
-                exp = {"c_out": sum(int(x) << (wout * i) for i, x in enumerate(c))}
+                exp = {"c_out": read_out(ops.expect(a[: kk + 1], b[: kk + 1]), wout)}
             ins = shift | {
                 "in_valid": 1,
                 "a_in": sum(int(x) << (w * i) for i, x in enumerate(a[kk])),
                 "b_in": sum(int(x) << (w * i) for i, x in enumerate(b[kk])),
-                "clear": int(kk == 0),
+                "clear": int(kk == proto["clear_step"]),
                 "last": int(last),
             }
             events.append((ins, exp))

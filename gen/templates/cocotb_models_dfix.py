@@ -67,8 +67,9 @@ def dfix_lane_unit(rng, n):
 
 def dfix_array_readout(rng, fmt, a, b):
     """The dfix array's read-out of the steps a (k x rows), b (k x cols) at a random shift:
-    (the shift, expected c_out, overflow, overflow_half), PE r*C + c at word/bit r*C + c, by
-    `Format.dfix_dot` (the golden `DfixFormat::dot`)."""
+    (the shift, expected c_out, overflow, overflow_half), each PE at its word/bit of the
+    protocol's read-out order (`read_out`), by `Format.dfix_dot` (the golden
+    `DfixFormat::dot`)."""
     rows, cols, w = a.shape[1], b.shape[1], fmt.width
     ai = [[dfix_int(fmt, x) for x in row] for row in a]
     bi = [[dfix_int(fmt, x) for x in row] for row in b]
@@ -76,8 +77,8 @@ def dfix_array_readout(rng, fmt, a, b):
                   for r in range(rows) for c in range(cols))
     s = dfix_readout_shift(rng, fmt, largest, 2 * w + 16)
     y, over, half = fmt.dfix_dot(a.T[:, None, :], b.T[None, :, :], s)
-    bits = lambda x, width: sum(int(v) << (width * i) for i, v in enumerate(x.reshape(-1)))
-    return s, {"c_out": bits(y, w), "overflow": bits(over, 1), "overflow_half": bits(half, 1)}
+    return s, {"c_out": read_out(y, w), "overflow": read_out(over, 1),
+               "overflow_half": read_out(half, 1)}
 
 
 def monitor_unit(rng, n):
@@ -109,7 +110,8 @@ def monitor_unit(rng, n):
             mask = (1 << outs) - 1
         elif m < 0.8:
             rr, cc = rng.randint(1, rows), rng.randint(1, cols)
-            mask = sum(1 << (i * cols + j) for i in range(rr) for j in range(cc))
+            inside = [[int(i < rr and j < cc) for j in range(cols)] for i in range(rows)]
+            mask = read_out(inside, 1)
         else:
             mask = rng.getrandbits(outs)
         valid = rng.random() < 0.8

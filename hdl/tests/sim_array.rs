@@ -8,6 +8,7 @@ use std::fmt::Write;
 use std::process::Command;
 
 use lpgen_golden::{Calc, Family, FixAcc, FixFormat, Format, SumMode};
+use lpgen_hdl::units::array_protocol::{clears, Protocol};
 use lpgen_hdl::{generate, Design, Manifest, Params, PeKind, Unit};
 
 use common::Rng;
@@ -321,7 +322,7 @@ fn random_plan(
         want: vec![],
         last_cycle: None,
     };
-    let spacing = (rows + cols - 1) as usize;
+    let spacing = Protocol::new(rows as usize, cols as usize, 1).last_spacing() as usize;
     for tile in 0..10 {
         // Every other tile uses the full array; the others a smaller shape.
         let (m, n) = if tile % 2 == 0 {
@@ -378,7 +379,7 @@ fn random_plan(
             }
             plan.steps.push(Step {
                 valid: true,
-                clear: kk == 0,
+                clear: clears(kk),
                 last,
                 a: (0..rows as usize).map(|r| a[r][kk]).collect(),
                 b: (0..cols as usize).map(|j| b[j][kk]).collect(),

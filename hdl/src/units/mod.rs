@@ -11,6 +11,7 @@ mod dfix;
 mod divide;
 pub(crate) mod family;
 mod pe;
+pub use array::protocol as array_protocol;
 pub use array::{array_accumulations, array_max_stages, pe_instance_name, PE_MODULE_PREFIX};
 pub use dfix::{
     dfix_shift_bits, DfixLaneOp, DFIX_COUNTER_BITS, DFIX_LANE_OP_BITS, DFIX_SHIFT_BITS,

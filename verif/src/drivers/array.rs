@@ -18,8 +18,10 @@ use lpgen_golden::accumulator::Accumulator;
 use lpgen_golden::float::WideAcc;
 use lpgen_golden::rounding::{Rounder, Xorshift32};
 use lpgen_golden::{Format, Rounding};
+use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol, ROW_STATE_BITS};
 use lpgen_hdl::Params;
 
+use super::tiles::{self, Event, Ports, Step};
 use super::words::{family_words, FamilyWords};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::layout::put_bits;
@@ -53,16 +55,17 @@ fn exhaustive_pairs(p: &Params) -> Option<u64> {
 /// (a = i >> w, b = i mod 2^w; every PE gets the same words) and then pair i·40503 mod 2^2w
 /// (a bijection: every product is also the second term once), read out after the second:
 /// round(a·b + c·d), so every product is accumulated and rounded, both alone-ish and in sums.
-fn exhaustive_tile(i: u64, w: u32, rows: usize, cols: usize) -> Vec<Event> {
+fn exhaustive_tile(i: u64, w: u32, rows: usize, cols: usize) -> Vec<Event<u64>> {
     let total = 1u64 << (2 * w);
     let j = i.wrapping_mul(40503) % total;
     let mask = (1u64 << w) - 1;
-    let step = |pair: u64, first: bool| Event::Step {
-        a: vec![pair >> w; rows],
-        b: vec![pair & mask; cols],
-        clear: first,
-        last: !first,
-        first,
+    let step = |pair: u64, first: bool| {
+        Beat::Step(Step {
+            a: vec![pair >> w; rows],
+            b: vec![pair & mask; cols],
+            clear: first,
+            last: !first,
+        })
     };
     vec![step(i, true), step(j, false)]
 }
@@ -116,7 +119,8 @@ impl Pes {
     }
 
     /// The read-out words of row `row`'s `cols` PEs, PE (row, c) rounded by `r` after c
-    /// draws (the exact float PE with stochastic rounding); `None` for other PEs.
+    /// draws (`array_protocol::pe_draws`: the PEs of a row draw in turn from its state; the
+    /// exact float PE with stochastic rounding); `None` for other PEs.
     fn row_rounded(&self, row: usize, cols: usize, r: &mut Rounder) -> Option<Vec<u64>> {
         (0..cols)
             .map(|c| self.0[row * cols + c].word_with(r))
@@ -160,121 +164,37 @@ struct Io {
     rows: usize,
     cols: usize,
     w: u32,
-    a: usize,
-    b: usize,
-    valid: usize,
-    clear: usize,
-    last: usize,
-    c: usize,
+    ports: Ports,
     ins: Vec<u64>,
     want: Vec<u64>,
 }
 
 impl Io {
     fn set(&mut self, a: &[u64], b: &[u64], valid: bool, clear: bool, last: bool) {
-        self.ins.iter_mut().for_each(|x| *x = 0);
-        let w = self.w as usize;
-        for (i, &x) in a.iter().enumerate() {
-            put_bits(&mut self.ins[self.a..], i * w, self.w, x);
-        }
-        for (i, &x) in b.iter().enumerate() {
-            put_bits(&mut self.ins[self.b..], i * w, self.w, x);
-        }
-        self.ins[self.valid] = valid as u64;
-        self.ins[self.clear] = clear as u64;
-        self.ins[self.last] = last as u64;
+        let w = self.w;
+        let put = |buf: &mut [u64], at: usize, &x: &u64| put_bits(buf, at, w, x);
+        let controls = [valid, clear, last];
+        (self.ports).set(&mut self.ins, (a, b), w as usize, controls, put);
     }
 }
 
-/// One cycle of stimuli for a slot: a step of its tile or a bubble.
-enum Event {
-    Step {
-        a: Vec<u64>,
-        b: Vec<u64>,
-        clear: bool,
-        last: bool,
-        /// The first step of a tile (a restart point when there is one slot).
-        first: bool,
-    },
-    Bubble,
-}
-
-/// The events of one random tile: K up to 24 steps in two chunks with up to three bubbles
-/// between them, every other tile smaller than the array (zero words outside it), sometimes
-/// a snapshot after the first chunk, and up to one trailing bubble.
-fn tile_events(
-    r: &mut Rng,
-    words: &Words,
-    zero: u64,
-    rows: usize,
-    cols: usize,
-    full: bool,
-) -> Vec<Event> {
-    let (m, nn) = if full {
-        (rows, cols)
-    } else {
-        (
-            1 + r.below(rows as u64) as usize,
-            1 + r.below(cols as u64) as usize,
-        )
-    };
-    let k = 1 + r.below(24) as usize;
-    let small = r.coin();
-    let split = if k >= 2 {
-        1 + r.below(k as u64 - 1) as usize
-    } else {
-        k
-    };
-    let snapshot = r.below(3) == 0;
-    let mut events = vec![];
-    for kk in 0..k {
-        if kk == split {
-            for _ in 0..r.below(4) {
-                events.push(Event::Bubble);
-            }
-        }
-        let a = (0..rows)
-            .map(|i| if i < m { words.get(r, small) } else { zero })
-            .collect();
-        let b = (0..cols)
-            .map(|j| if j < nn { words.get(r, small) } else { zero })
-            .collect();
-        let last = kk + 1 == k || (snapshot && kk + 1 == split);
-        events.push(Event::Step {
-            a,
-            b,
-            clear: kk == 0,
-            last,
-            first: kk == 0,
-        });
-    }
-    for _ in 0..r.below(3).saturating_sub(1) {
-        events.push(Event::Bubble);
-    }
-    events
-}
-
-/// Drives P = `array_accumulations` interleaved streams: cycle t carries a step or a bubble
-/// of slot t mod P, each slot with its own tiles and golden accumulators. A `last` step waits
-/// (its slot gets bubbles) until R + C − 1 cycles after the previous `last` of any slot.
+/// Drives P = `array_accumulations` interleaved streams (the host protocol's [`Host`]):
+/// cycle t carries a step or a bubble of accumulation t mod P, each with its own tiles and
+/// golden accumulators.
 fn drive(ctx: &mut Ctx) -> Result<()> {
     let p = ctx.p;
     let l = ctx.layout;
-    let slots = lpgen_hdl::units::array_accumulations(p) as usize;
+    let proto = Protocol::of(p);
+    let slots = proto.accumulations;
     let mut pes: Vec<Pes> = (0..slots).map(|_| Pes::new(p)).collect::<Result<_>>()?;
     let words = Words::new(p.format);
     let zero = p.format.calc().zero();
-    let (rows, cols) = (p.rows as usize, p.cols as usize);
+    let (rows, cols) = (proto.rows, proto.cols);
     let mut io = Io {
         rows,
         cols,
         w: p.format.width(),
-        a: l.slot("a_in")?,
-        b: l.slot("b_in")?,
-        valid: l.slot("in_valid")?,
-        clear: l.slot("clear")?,
-        last: l.slot("last")?,
-        c: l.slot("c_out")?,
+        ports: Ports::new(l)?,
         ins: vec![0; l.in_slots],
         want: vec![0; l.out_slots],
     };
@@ -285,8 +205,6 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     };
     let mut next_pair = 0u64;
     let mut r = Rng(ctx.seed);
-    let spacing = (rows + cols - 1) as u64;
-    let mut last_at: Option<u64> = None;
     let stream_slot = stream.as_ref().map(|s| s.slot);
     let mask = (1u64 << io.w) - 1;
     let bubble = |ctx: &mut Ctx, io: &mut Io, r: &mut Rng| {
@@ -296,66 +214,52 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         junk_states(io, stream_slot, r);
         ctx.chk.push(&io.ins, None);
     };
-    let mut queues: Vec<std::collections::VecDeque<Event>> =
-        (0..slots).map(|_| Default::default()).collect();
+    let mut host = Host::new(proto);
     let mut tiles = 0u64;
     while ctx.chk.cycle() < n {
-        let slot = (ctx.chk.cycle() % slots as u64) as usize;
-        if queues[slot].is_empty() {
-            if let Some(pairs) = exhaustive {
-                if next_pair == pairs {
-                    break;
-                }
-                queues[slot].extend(exhaustive_tile(next_pair, io.w, rows, cols));
+        let cycle = ctx.chk.cycle();
+        let beat = host.next(cycle, |_, queue| match exhaustive {
+            Some(pairs) if next_pair < pairs => {
+                queue.extend(exhaustive_tile(next_pair, io.w, rows, cols));
                 next_pair += 1;
+            }
+            Some(_) => {}
+            None => {
+                let full = tiles % 2 == 0;
+                tiles += 1;
+                let word = |r: &mut Rng, small| words.get(r, small);
+                queue.extend(tiles::word_tile(&mut r, (rows, cols), full, zero, word));
+            }
+        });
+        let step = match beat {
+            // Every exhaustive tile is driven.
+            None => break,
+            Some(Beat::Bubble) => {
+                bubble(ctx, &mut io, &mut r);
                 continue;
             }
-            let full = tiles % 2 == 0;
-            tiles += 1;
-            queues[slot].extend(tile_events(&mut r, &words, zero, rows, cols, full));
-        }
-        let early = |e: &Event, cycle: u64| {
-            matches!(e, Event::Step { last: true, .. })
-                && last_at.is_some_and(|prev| cycle - prev < spacing)
+            Some(Beat::Step(s)) => s,
         };
-        if early(&queues[slot][0], ctx.chk.cycle()) {
-            bubble(ctx, &mut io, &mut r);
+        if step.clear && slots == 1 {
+            ctx.chk.mark_restart();
+        }
+        let pes = &mut pes[proto.accumulation(cycle)];
+        pes.step(&step.a, &step.b, step.clear);
+        io.set(&step.a, &step.b, true, step.clear, step.last);
+        if !step.last {
+            junk_states(&mut io, stream_slot, &mut r);
+            ctx.chk.push(&io.ins, None);
             continue;
         }
-        match queues[slot].pop_front().expect("filled above") {
-            Event::Bubble => bubble(ctx, &mut io, &mut r),
-            Event::Step {
-                a,
-                b,
-                clear,
-                last,
-                first,
-            } => {
-                if first && slots == 1 {
-                    ctx.chk.mark_restart();
-                }
-                let pes = &mut pes[slot];
-                pes.step(&a, &b, clear);
-                io.set(&a, &b, true, clear, last);
-                if !last {
-                    junk_states(&mut io, stream_slot, &mut r);
-                }
-                if last {
-                    last_at = Some(ctx.chk.cycle());
-                    io.want.iter_mut().for_each(|x| *x = 0);
-                    let words = match &mut stream {
-                        Some(s) => rounded_words(&mut io, pes, s, &mut r)?,
-                        None => (0..rows * cols).map(|i| pes.word(i)).collect(),
-                    };
-                    for (i, x) in words.into_iter().enumerate() {
-                        put_bits(&mut io.want[io.c..], i * io.w as usize, io.w, x);
-                    }
-                    ctx.chk.push(&io.ins, Some(&io.want));
-                } else {
-                    ctx.chk.push(&io.ins, None);
-                }
-            }
+        io.want.iter_mut().for_each(|x| *x = 0);
+        let words = match &mut stream {
+            Some(s) => rounded_words(&mut io, pes, s, &mut r)?,
+            None => (0..rows * cols).map(|i| pes.word(i)).collect(),
+        };
+        for (i, x) in words.into_iter().enumerate() {
+            put_bits(&mut io.want[io.ports.c..], i * io.w as usize, io.w, x);
         }
+        ctx.chk.push(&io.ins, Some(&io.want));
     }
     Ok(())
 }
@@ -364,12 +268,9 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
 fn junk_states(io: &mut Io, slot: Option<usize>, r: &mut Rng) {
     if let Some(slot) = slot {
         for row in 0..io.rows {
-            put_bits(
-                &mut io.ins[slot..],
-                row * 32,
-                32,
-                r.next_u64() & 0xffff_ffff,
-            );
+            let junk = r.next_u64() & 0xffff_ffff;
+            let at = Protocol::row_state_bit(row);
+            put_bits(&mut io.ins[slot..], at, ROW_STATE_BITS, junk);
         }
     }
 }
@@ -381,7 +282,8 @@ fn rounded_words(io: &mut Io, pes: &Pes, s: &mut Stream, r: &mut Rng) -> Result<
     let mut words = vec![];
     for row in 0..io.rows {
         let state = s.gen.state();
-        put_bits(&mut io.ins[s.slot..], row * 32, 32, u64::from(state));
+        let at = Protocol::row_state_bit(row);
+        put_bits(&mut io.ins[s.slot..], at, ROW_STATE_BITS, u64::from(state));
         let mut rounder = Rounder::with_generator(s.rounding, s.gen);
         let got = pes.row_rounded(row, io.cols, &mut rounder).ok_or_else(|| {
             VerifError("stochastic rounding: the float PE with its exact accumulator only".into())

@@ -19,9 +19,11 @@
 //! at the counter's width, exactly as a host would count them.
 
 use lpgen_golden::dfix::{DfixFormat, ReadOut, MAX_SCALE};
+use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol};
 use lpgen_hdl::units::DFIX_SHIFT_BITS;
 use lpgen_hdl::Params;
 
+use super::tiles::{self, Event, Ports, Step};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::layout::{mask, put_bits};
 use crate::rng::Rng;
@@ -147,13 +149,8 @@ fn shift_bits(s: i64) -> u64 {
 
 struct ArrayIo {
     w: u32,
-    a: usize,
-    b: usize,
-    valid: usize,
-    clear: usize,
-    last: usize,
+    ports: Ports,
     shift: usize,
-    c: usize,
     over: usize,
     half: usize,
     ins: Vec<u64>,
@@ -165,13 +162,8 @@ impl ArrayIo {
         let l = ctx.layout;
         Ok(ArrayIo {
             w,
-            a: l.slot("a_in")?,
-            b: l.slot("b_in")?,
-            valid: l.slot("in_valid")?,
-            clear: l.slot("clear")?,
-            last: l.slot("last")?,
+            ports: Ports::new(l)?,
             shift: l.slot("shift")?,
-            c: l.slot("c_out")?,
             over: l.slot("overflow")?,
             half: l.slot("overflow_half")?,
             ins: vec![0; l.in_slots],
@@ -180,17 +172,9 @@ impl ArrayIo {
     }
 
     fn set(&mut self, a: &[u64], b: &[u64], ctl: [bool; 3], shift: i64) {
-        self.ins.iter_mut().for_each(|x| *x = 0);
-        for (i, &x) in a.iter().enumerate() {
-            put_bits(&mut self.ins[self.a..], i * self.w as usize, self.w, x);
-        }
-        for (i, &x) in b.iter().enumerate() {
-            put_bits(&mut self.ins[self.b..], i * self.w as usize, self.w, x);
-        }
-        let [valid, clear, last] = ctl;
-        self.ins[self.valid] = valid as u64;
-        self.ins[self.clear] = clear as u64;
-        self.ins[self.last] = last as u64;
+        let w = self.w;
+        let put = |buf: &mut [u64], at: usize, &x: &u64| put_bits(buf, at, w, x);
+        (self.ports).set(&mut self.ins, (a, b), w as usize, ctl, put);
         self.ins[self.shift] = shift_bits(shift);
     }
 
@@ -198,7 +182,7 @@ impl ArrayIo {
         self.want.iter_mut().for_each(|x| *x = 0);
         for (i, o) in outs.iter().enumerate() {
             put_bits(
-                &mut self.want[self.c..],
+                &mut self.want[self.ports.c..],
                 i * self.w as usize,
                 self.w,
                 o.word,
@@ -227,55 +211,9 @@ fn drive_exhaustive(ctx: &mut Ctx) -> Result<()> {
     Ok(())
 }
 
-/// One cycle of a tile: a step (operands, clear, last) or a bubble.
-enum Event {
-    Step {
-        a: Vec<u64>,
-        b: Vec<u64>,
-        clear: bool,
-        last: bool,
-    },
-    Bubble,
-}
-
-/// A random tile's events (as the other arrays' driver makes them).
-fn tile(f: DfixFormat, r: &mut Rng, rows: usize, cols: usize, full: bool) -> Vec<Event> {
-    let (m, n) = if full {
-        (rows, cols)
-    } else {
-        (
-            1 + r.below(rows as u64) as usize,
-            1 + r.below(cols as u64) as usize,
-        )
-    };
-    let k = 1 + r.below(24) as usize;
-    let small = r.coin();
-    let split = if k >= 2 {
-        1 + r.below(k as u64 - 1) as usize
-    } else {
-        k
-    };
-    let snapshot = r.below(3) == 0;
-    let mut events = vec![];
-    for kk in 0..k {
-        if kk == split {
-            events.extend((0..r.below(4)).map(|_| Event::Bubble));
-        }
-        let a = (0..rows)
-            .map(|i| if i < m { word(f, r, small) } else { 0 })
-            .collect();
-        let b = (0..cols)
-            .map(|j| if j < n { word(f, r, small) } else { 0 })
-            .collect();
-        events.push(Event::Step {
-            a,
-            b,
-            clear: kk == 0,
-            last: kk + 1 == k || (snapshot && kk + 1 == split),
-        });
-    }
-    events.extend((0..r.below(3).saturating_sub(1)).map(|_| Event::Bubble));
-    events
+/// A random tile's events (`tiles::word_tile`: the other arrays' tiles, of dfix words).
+fn tile(f: DfixFormat, r: &mut Rng, rows: usize, cols: usize, full: bool) -> Vec<Event<u64>> {
+    tiles::word_tile(r, (rows, cols), full, 0, |r, small| word(f, r, small))
 }
 
 fn drive_array(ctx: &mut Ctx) -> Result<()> {
@@ -286,34 +224,31 @@ fn drive_array(ctx: &mut Ctx) -> Result<()> {
         unreachable!("checked by plan")
     };
     let mut r = Rng(ctx.seed);
-    let spacing = (rows + cols - 1) as u64;
-    let mut last_at: Option<u64> = None;
+    let proto = Protocol::of(ctx.p);
+    if proto.accumulations != 1 {
+        return Err(VerifError(
+            "the dfix PE interleaves no accumulations".into(),
+        ));
+    }
+    let mut host = Host::new(proto);
     // The steps since the last clear: (A column, B row) of each.
     let mut steps: Vec<(Vec<u64>, Vec<u64>)> = vec![];
-    let mut queue = std::collections::VecDeque::new();
     let mut tiles = 0u64;
     let m = mask(f.width);
     while ctx.chk.cycle() < n {
-        if queue.is_empty() {
+        let beat = host.next(ctx.chk.cycle(), |_, queue| {
             queue.extend(tile(f, &mut r, rows, cols, tiles % 2 == 0));
             tiles += 1;
-        }
-        let early = matches!(queue[0], Event::Step { last: true, .. })
-            && last_at.is_some_and(|prev| ctx.chk.cycle() - prev < spacing);
-        let event = if early {
-            Event::Bubble
-        } else {
-            queue.pop_front().expect("filled above")
-        };
-        match event {
-            Event::Bubble => {
+        });
+        match beat.expect("refilled") {
+            Beat::Bubble => {
                 let a: Vec<u64> = (0..rows).map(|_| r.next_u64() & m).collect();
                 let b: Vec<u64> = (0..cols).map(|_| r.next_u64() & m).collect();
                 let s = r.below(1 << 12) as i64 - (1 << 11);
                 io.set(&a, &b, [false, r.coin(), r.coin()], s);
                 ctx.chk.push(&io.ins, None);
             }
-            Event::Step { a, b, clear, last } => {
+            Beat::Step(Step { a, b, clear, last }) => {
                 if clear {
                     steps.clear();
                     ctx.chk.mark_restart();
@@ -349,7 +284,6 @@ fn drive_array(ctx: &mut Ctx) -> Result<()> {
                 let outs: Vec<ReadOut> = seqs.iter().map(|(x, y)| f.dot(x, ea, y, eb, e)).collect();
                 io.set(&a, &b, [true, clear, true], s);
                 io.expect(&outs);
-                last_at = Some(ctx.chk.cycle());
                 ctx.chk.push(&io.ins, Some(&io.want));
             }
         }
@@ -494,7 +428,7 @@ mod tests {
             let mut classes = [0u32; 3];
             for t in 0..2000 {
                 for e in tile(f, &mut r, 2, 3, t % 2 == 0) {
-                    let Event::Step { a, b, .. } = e else {
+                    let Beat::Step(Step { a, b, .. }) = e else {
                         continue;
                     };
                     let largest = a

@@ -16,14 +16,14 @@
 //! carry cancels to zero), and a tile's last chunk may end in +0 words (training's padding
 //! of a K that is no multiple of L).
 
-use std::collections::VecDeque;
-
 use lpgen_golden::float::fdpa::FdpaPlan;
 use lpgen_golden::Family;
+use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol};
 use lpgen_hdl::Params;
 
 use super::fdpa::{chunk, e_zero_chunks, plan_of};
 use super::float_words::float_specials;
+use super::tiles::{self, Frame, Ports};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::layout::put_bits;
 use crate::rng::Rng;
@@ -52,17 +52,8 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
 }
 
 /// One step of every PE: a chunk of each row of A and of each column of B.
-struct Step {
-    a: Vec<Vec<u64>>,
-    b: Vec<Vec<u64>>,
-    clear: bool,
-    last: bool,
-}
-
-enum Event {
-    Step(Step),
-    Bubble,
-}
+type Step = tiles::Step<Vec<u64>>;
+type Event = tiles::Event<Vec<u64>>;
 
 /// The chunks every PE accumulated since its clear, and the golden read-out.
 struct Pes {
@@ -114,47 +105,19 @@ fn random_step(
 
 /// The events of one random tile (module docs).
 fn tile_events(r: &mut Rng, pl: &FdpaPlan, shape: (usize, usize), full: bool) -> Vec<Event> {
-    let (rows, cols) = shape;
     let l = pl.chunk.l as usize;
-    let mn = if full {
-        shape
-    } else {
-        (
-            1 + r.below(rows as u64) as usize,
-            1 + r.below(cols as u64) as usize,
-        )
-    };
+    let mn = tiles::shape(r, shape, full);
     let interval = pl.promote.map_or(2, |n| (n / pl.chunk.l) as u64);
     let k = 1 + r.below(2 * interval + 2) as usize;
-    let split = if k >= 2 {
-        1 + r.below(k as u64 - 1) as usize
-    } else {
-        k
-    };
-    let snapshot = r.below(3) == 0;
-    let mut events = vec![];
-    let mut prev: Option<Vec<Vec<u64>>> = None;
-    for kk in 0..k {
-        if kk == split {
-            for _ in 0..r.below(4) {
-                events.push(Event::Bubble);
-            }
-        }
+    Frame::draw(r, k).events(r, |r, kk, prev: Option<&Step>| {
         let (mut a, mut b) = random_step(r, pl, shape, mn);
-        if let (Some(p), true) = (&prev, r.below(6) == 0) {
+        if let (Some(p), true) = (prev, r.below(6) == 0) {
             // Exactly the previous step's A negated: the chunk cancels the one before.
-            a = p
-                .iter()
-                .map(|c| c.iter().map(|&w| pl.fmt.neg(w)).collect())
-                .collect();
-            b = events
-                .iter()
-                .rev()
-                .find_map(|e| match e {
-                    Event::Step(s) => Some(s.b.clone()),
-                    Event::Bubble => None,
-                })
-                .expect("a step before");
+            a =
+                p.a.iter()
+                    .map(|c| c.iter().map(|&w| pl.fmt.neg(w)).collect())
+                    .collect();
+            b = p.b.clone();
         }
         if kk + 1 == k && r.below(3) == 0 {
             // Training's padding: the last chunk ends in +0 words.
@@ -162,18 +125,8 @@ fn tile_events(r: &mut Rng, pl: &FdpaPlan, shape: (usize, usize), full: bool) ->
             a.iter_mut().for_each(|c| c[from.min(l)..].fill(0));
             b.iter_mut().for_each(|c| c[from.min(l)..].fill(0));
         }
-        prev = Some(a.clone());
-        events.push(Event::Step(Step {
-            a,
-            b,
-            clear: kk == 0,
-            last: kk + 1 == k || (snapshot && kk + 1 == split),
-        }));
-    }
-    if r.below(3) == 2 {
-        events.push(Event::Bubble);
-    }
-    events
+        (a, b)
+    })
 }
 
 /// A corner chunk in every PE: alone, then again followed by a random chunk.
@@ -186,7 +139,7 @@ fn corner_events(
 ) -> Vec<Event> {
     let (rows, cols) = shape;
     let one = |clear, last| {
-        Event::Step(Step {
+        Beat::Step(Step {
             a: vec![a.to_vec(); rows],
             b: vec![b.to_vec(); cols],
             clear,
@@ -197,7 +150,7 @@ fn corner_events(
     vec![
         one(true, true),
         one(true, false),
-        Event::Step(Step {
+        Beat::Step(Step {
             a: ra,
             b: rb,
             clear: false,
@@ -218,21 +171,13 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     let (rows, cols) = (p.rows as usize, p.cols as usize);
     let (l, n) = (pl.chunk.l as usize, pl.fmt.width());
     let ob = l * n as usize;
-    let (a_in, b_in, valid, clear, last, c_out) = (
-        lay.slot("a_in")?,
-        lay.slot("b_in")?,
-        lay.slot("in_valid")?,
-        lay.slot("clear")?,
-        lay.slot("last")?,
-        lay.slot("c_out")?,
-    );
+    let ports = Ports::new(lay)?;
     let mut ins = vec![0u64; lay.in_slots];
     let mut want = vec![0u64; lay.out_slots];
-    let put = |ins: &mut [u64], at: usize, chunks: &[Vec<u64>]| {
-        for (j, c) in chunks.iter().enumerate() {
-            for (i, &w) in c.iter().enumerate() {
-                put_bits(&mut ins[at..], j * ob + i * n as usize, n, w);
-            }
+    // A chunk of L words, word i at bit i·n.
+    let put = |buf: &mut [u64], at: usize, c: &Vec<u64>| {
+        for (i, &w) in c.iter().enumerate() {
+            put_bits(buf, at + i * n as usize, n, w);
         }
     };
     let mut pes = Pes {
@@ -242,65 +187,50 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         b: vec![vec![]; rows * cols],
     };
     let mut r = Rng(ctx.seed);
-    let spacing = (rows + cols - 1) as u64;
-    let mut last_at: Option<u64> = None;
-    let mut queue: VecDeque<Event> = VecDeque::new();
+    let mut host = Host::new(Protocol::of(p));
     for &s in &float_specials(pl.fmt) {
         for at in [0, l - 1] {
             let (mut a, b) = chunk(&mut r, &pl);
             a[at] = s;
-            queue.extend(corner_events(&mut r, &pl, (rows, cols), &a, &b));
+            host.extend(0, corner_events(&mut r, &pl, (rows, cols), &a, &b));
         }
     }
     for (a, b) in e_zero_chunks(&pl) {
-        queue.extend(corner_events(&mut r, &pl, (rows, cols), &a, &b));
+        host.extend(0, corner_events(&mut r, &pl, (rows, cols), &a, &b));
     }
     let Mode::Vectors(count) = ctx.mode else {
         return Err(VerifError("fdpa arrays run vectors only".into()));
     };
     let mut tiles = 0u64;
     loop {
-        if queue.is_empty() {
-            if ctx.chk.cycle() >= count {
-                break;
-            }
-            queue.extend(tile_events(&mut r, &pl, (rows, cols), tiles % 2 == 0));
-            tiles += 1;
-        }
         let cycle = ctx.chk.cycle();
-        let early = matches!(&queue[0], Event::Step(s) if s.last)
-            && last_at.is_some_and(|prev| cycle - prev < spacing);
-        ins.iter_mut().for_each(|x| *x = 0);
-        if early || matches!(queue[0], Event::Bubble) {
-            if !early {
-                queue.pop_front();
+        let beat = host.next(cycle, |_, queue| {
+            if cycle < count {
+                queue.extend(tile_events(&mut r, &pl, (rows, cols), tiles % 2 == 0));
+                tiles += 1;
             }
-            // Random operands and controls without `valid`: ignored.
-            let (ja, jb) = random_step(&mut r, &pl, (rows, cols), (rows, cols));
-            put(&mut ins, a_in, &ja);
-            put(&mut ins, b_in, &jb);
-            ins[clear] = u64::from(r.coin());
-            ins[last] = u64::from(r.coin());
-            ctx.chk.push(&ins, None);
-            continue;
-        }
-        let Some(Event::Step(s)) = queue.pop_front() else {
-            unreachable!("a step")
+        });
+        let s = match beat {
+            None => break,
+            Some(Beat::Step(s)) => s,
+            Some(Beat::Bubble) => {
+                // Random operands and controls without `valid`: ignored.
+                let (ja, jb) = random_step(&mut r, &pl, (rows, cols), (rows, cols));
+                let controls = [false, r.coin(), r.coin()];
+                ports.set(&mut ins, (&ja, &jb), ob, controls, put);
+                ctx.chk.push(&ins, None);
+                continue;
+            }
         };
         if s.clear {
             ctx.chk.mark_restart();
         }
         pes.step(&s);
-        put(&mut ins, a_in, &s.a);
-        put(&mut ins, b_in, &s.b);
-        ins[valid] = 1;
-        ins[clear] = u64::from(s.clear);
-        ins[last] = u64::from(s.last);
+        ports.set(&mut ins, (&s.a, &s.b), ob, [true, s.clear, s.last], put);
         if s.last {
-            last_at = Some(cycle);
             want.iter_mut().for_each(|x| *x = 0);
             for i in 0..rows * cols {
-                put_bits(&mut want[c_out..], i * n as usize, n, pes.word(i));
+                put_bits(&mut want[ports.c..], i * n as usize, n, pes.word(i));
             }
             ctx.chk.push(&ins, Some(&want));
         } else {

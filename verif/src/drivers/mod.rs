@@ -29,6 +29,7 @@ mod mx_enc;
 mod q8;
 mod quant1;
 mod stochastic;
+mod tiles;
 pub(crate) mod words;
 
 pub use array::Pes;

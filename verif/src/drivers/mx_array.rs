@@ -20,9 +20,11 @@
 //! exactly, NaN scales now and then.
 
 use lpgen_golden::mx::{F32Acc, MxBlock, MxFormat, SCALE_NAN};
+use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol};
 use lpgen_hdl::Params;
 
 use super::mx::{corner_codes, finite_codes, mx_of, SCALES};
+use super::tiles::{self, Frame, Ports};
 use super::{Ctx, Mode, Plan};
 use crate::layout::put_bits;
 use crate::rng::Rng;
@@ -57,17 +59,8 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
 }
 
 /// One step of every PE: block k of each row of A and of each column of B.
-struct Step {
-    a: Vec<MxBlock>,
-    b: Vec<MxBlock>,
-    clear: bool,
-    last: bool,
-}
-
-enum Event {
-    Step(Step),
-    Bubble,
-}
+type Step = tiles::Step<MxBlock>;
+type Event = tiles::Event<MxBlock>;
 
 /// Where a tile's scales come from.
 #[derive(Clone, Copy)]
@@ -177,23 +170,10 @@ impl Blocks {
 
 /// The events of one random tile (module docs).
 fn tile_events(r: &mut Rng, g: &Blocks, (rows, cols): (usize, usize), full: bool) -> Vec<Event> {
-    let (m, n) = if full {
-        (rows, cols)
-    } else {
-        (
-            1 + r.below(rows as u64) as usize,
-            1 + r.below(cols as u64) as usize,
-        )
-    };
+    let (m, n) = tiles::shape(r, (rows, cols), full);
     let regime = [Regime::Normal, Regime::Tiny, Regime::Huge, Regime::Wide][r.below(4) as usize];
     let quantized = r.below(3) == 0;
     let k = 1 + r.below(12) as usize;
-    let split = if k >= 2 {
-        1 + r.below(k as u64 - 1) as usize
-    } else {
-        k
-    };
-    let snapshot = r.below(3) == 0;
     let block = |r: &mut Rng| {
         if quantized {
             g.quantized(r)
@@ -201,36 +181,15 @@ fn tile_events(r: &mut Rng, g: &Blocks, (rows, cols): (usize, usize), full: bool
             g.random(r, regime)
         }
     };
-    let mut events = vec![];
-    let mut prev: Option<Vec<MxBlock>> = None;
-    for kk in 0..k {
-        if kk == split {
-            for _ in 0..r.below(4) {
-                events.push(Event::Bubble);
-            }
-        }
-        let a: Vec<MxBlock> = match &prev {
+    let zero = g.zero();
+    Frame::draw(r, k).events(r, |r, _, prev: Option<&Step>| {
+        let a = match prev {
             // Exactly the previous step's A negated (the same B): the sum cancels.
-            Some(p) if r.below(6) == 0 => p.iter().map(|x| g.negated(x)).collect(),
-            _ => (0..rows)
-                .map(|i| if i < m { block(r) } else { g.zero() })
-                .collect(),
+            Some(p) if r.below(6) == 0 => p.a.iter().map(|x| g.negated(x)).collect(),
+            _ => tiles::padded(r, rows, m, &zero, block),
         };
-        let b: Vec<MxBlock> = (0..cols)
-            .map(|j| if j < n { block(r) } else { g.zero() })
-            .collect();
-        prev = Some(a.clone());
-        events.push(Event::Step(Step {
-            a,
-            b,
-            clear: kk == 0,
-            last: kk + 1 == k || (snapshot && kk + 1 == split),
-        }));
-    }
-    if r.below(3) == 2 {
-        events.push(Event::Bubble);
-    }
-    events
+        (a, tiles::padded(r, cols, n, &zero, block))
+    })
 }
 
 /// The corner tiles of code `c` under the scale pair (sa, sb): alone, then followed by a
@@ -255,9 +214,9 @@ fn corner_events(
         last: true,
     };
     vec![
-        Event::Step(one(true)),
-        Event::Step(one(false)),
-        Event::Step(second),
+        Beat::Step(one(true)),
+        Beat::Step(one(false)),
+        Beat::Step(second),
     ]
 }
 
@@ -284,13 +243,13 @@ fn pair_events(
         last: true,
     };
     vec![
-        Event::Step(Step {
+        Beat::Step(Step {
             a: vec![a; rows],
             b: vec![b; cols],
             clear: true,
             last: false,
         }),
-        Event::Step(second),
+        Beat::Step(second),
     ]
 }
 
@@ -310,33 +269,23 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         mx.elem_width() as usize,
         8 + mx.block * mx.elem_width() as usize,
     );
-    let (a_in, b_in, valid, clear, last, c_out) = (
-        l.slot("a_in")?,
-        l.slot("b_in")?,
-        l.slot("in_valid")?,
-        l.slot("clear")?,
-        l.slot("last")?,
-        l.slot("c_out")?,
-    );
+    let ports = Ports::new(l)?;
     let mut ins = vec![0u64; l.in_slots];
     let mut want = vec![0u64; l.out_slots];
-    let put = |ins: &mut [u64], at: usize, blocks: &[MxBlock]| {
-        for (j, blk) in blocks.iter().enumerate() {
-            put_bits(&mut ins[at..], j * ob, 8, u64::from(blk.scale));
-            for (i, &c) in blk.codes.iter().enumerate() {
-                put_bits(&mut ins[at..], j * ob + 8 + i * w, w as u32, u64::from(c));
-            }
+    // A block: the scale at bits [7:0], element i at 8 + i·w.
+    let put = |buf: &mut [u64], at: usize, blk: &MxBlock| {
+        put_bits(buf, at, 8, u64::from(blk.scale));
+        for (i, &c) in blk.codes.iter().enumerate() {
+            put_bits(buf, at + 8 + i * w, w as u32, u64::from(c));
         }
     };
     let mut pes = vec![F32Acc::new(); rows * cols];
     let mut r = Rng(ctx.seed);
-    let spacing = (rows + cols - 1) as u64;
-    let mut last_at: Option<u64> = None;
-    let mut queue: std::collections::VecDeque<Event> = Default::default();
+    let mut host = Host::new(Protocol::of(p));
     // The corner tiles, then the mode's.
     for &c in &corner_codes(&mx) {
         for &s in &SCALES {
-            queue.extend(corner_events(&mut r, &g, (rows, cols), c, s));
+            host.extend(0, corner_events(&mut r, &g, (rows, cols), c, s));
         }
     }
     let (n, pairs) = match ctx.mode {
@@ -345,42 +294,32 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     };
     let (mut next_pair, mut tiles) = (0u64, 0u64);
     loop {
-        if queue.is_empty() {
+        let cycle = ctx.chk.cycle();
+        let beat = host.next(cycle, |_, queue| {
             if ctx.mode == Mode::Exhaustive {
-                if next_pair == pairs {
-                    break;
+                if next_pair < pairs {
+                    let s = SCALES[(next_pair >> (2 * w)) as usize];
+                    queue.extend(pair_events(&mut r, &g, (rows, cols), next_pair, s));
+                    next_pair += 1;
                 }
-                let s = SCALES[(next_pair >> (2 * w)) as usize];
-                queue.extend(pair_events(&mut r, &g, (rows, cols), next_pair, s));
-                next_pair += 1;
-            } else if ctx.chk.cycle() >= n {
-                break;
-            } else {
+            } else if cycle < n {
                 queue.extend(tile_events(&mut r, &g, (rows, cols), tiles % 2 == 0));
                 tiles += 1;
             }
-        }
-        let cycle = ctx.chk.cycle();
-        let early = matches!(&queue[0], Event::Step(s) if s.last)
-            && last_at.is_some_and(|prev| cycle - prev < spacing);
-        ins.iter_mut().for_each(|x| *x = 0);
-        if early || matches!(queue[0], Event::Bubble) {
-            if !early {
-                queue.pop_front();
+        });
+        let s = match beat {
+            None => break,
+            Some(Beat::Step(s)) => s,
+            Some(Beat::Bubble) => {
+                // Random operands and controls without `valid`: ignored.
+                let junk: Vec<MxBlock> = (0..rows.max(cols))
+                    .map(|_| g.random(&mut r, Regime::Wide))
+                    .collect();
+                let controls = [false, r.coin(), r.coin()];
+                ports.set(&mut ins, (&junk[..rows], &junk[..cols]), ob, controls, put);
+                ctx.chk.push(&ins, None);
+                continue;
             }
-            // Random operands and controls without `valid`: ignored.
-            let junk: Vec<MxBlock> = (0..rows.max(cols))
-                .map(|_| g.random(&mut r, Regime::Wide))
-                .collect();
-            put(&mut ins, a_in, &junk[..rows]);
-            put(&mut ins, b_in, &junk[..cols]);
-            ins[clear] = u64::from(r.coin());
-            ins[last] = u64::from(r.coin());
-            ctx.chk.push(&ins, None);
-            continue;
-        }
-        let Some(Event::Step(s)) = queue.pop_front() else {
-            unreachable!("a step")
         };
         if s.clear {
             ctx.chk.mark_restart();
@@ -394,17 +333,12 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 .map_err(|e| VerifError(format!("golden {mx}: {e}")))?;
             acc.add(t);
         }
-        put(&mut ins, a_in, &s.a);
-        put(&mut ins, b_in, &s.b);
-        ins[valid] = 1;
-        ins[clear] = u64::from(s.clear);
-        ins[last] = u64::from(s.last);
+        ports.set(&mut ins, (&s.a, &s.b), ob, [true, s.clear, s.last], put);
         if s.last {
-            last_at = Some(cycle);
             want.iter_mut().for_each(|x| *x = 0);
             for (i, acc) in pes.iter().enumerate() {
                 put_bits(
-                    &mut want[c_out..],
+                    &mut want[ports.c..],
                     i * 32,
                     32,
                     u64::from(acc.result().to_bits()),
@@ -455,7 +389,7 @@ mod tests {
             // nan, +inf, -inf, +0, subnormal, normal, subnormal term, rounded addition.
             let mut seen = [0u32; 8];
             for e in &events {
-                let Event::Step(s) = e else { continue };
+                let Beat::Step(s) = e else { continue };
                 for (i, acc) in pes.iter_mut().enumerate() {
                     if s.clear {
                         acc.clear();

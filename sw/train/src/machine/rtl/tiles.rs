@@ -1,8 +1,9 @@
 //! Streaming a matrix product through a generated `array` (the host protocol of docs/rtl.md,
 //! `array`), for every PE kind: words of the format, or MX blocks (`rtl/mx.rs`).
 
-use std::collections::VecDeque;
-
+use lpgen_hdl::units::array_protocol::{
+    clears, Beat, Host, Last, Protocol, PADDING_ROW_STATE, ROW_STATE_BITS,
+};
 use lpgen_verif::layout::{get_bits, put_bits};
 
 use super::Device;
@@ -30,6 +31,20 @@ pub(super) struct Operands<'a> {
     /// A stochastic array's stream: the state of element (i, j) at i·n + j (`sr_row_state`,
     /// row r of a tile at (i0, j0) takes element (i0 + r, j0)'s, given with the last step).
     pub states: Option<&'a [u32]>,
+}
+
+/// Step k of a tile (at corner `at`, the `tile`-th of the product).
+struct TileStep {
+    tile: usize,
+    at: (usize, usize),
+    k: usize,
+    last: bool,
+}
+
+impl Last for TileStep {
+    fn last(&self) -> bool {
+        self.last
+    }
 }
 
 /// Streams A·B of two matrices of `w`-bit words through `dev`, padded with the format's
@@ -67,11 +82,11 @@ pub(super) fn stream_tiles(
 /// read-out shift, given with each tile's last step) it also counts the set `overflow` and
 /// `overflow_half` flags of the outputs that are not padding.
 ///
-/// The host protocol of docs/rtl.md, `array`: cycle t belongs to accumulation t mod P (P = 1
-/// unless the PEs interleave); tile i goes to accumulation i mod P, each accumulation takes
-/// its tiles in order, one step k = 0..K−1 in each of its cycles, and a `last` step comes at
-/// least R + C − 1 cycles after the one before it, of any accumulation (else that cycle is a
-/// bubble). Results come out in the order of the `last` steps.
+/// The host protocol of the array (`lpgen_hdl::units::array_protocol`, docs/rtl.md): tile i
+/// ([`Protocol::tiles`], row-major) goes to accumulation i mod P, each accumulation takes its
+/// tiles in order, one step k = 0..K−1 in each of its cycles, and the protocol's [`Host`]
+/// holds a `last` step back (a bubble) until the spacing allows it. Results come out in the
+/// order of the `last` steps.
 pub(super) fn stream(
     dev: &mut Device,
     (rows, cols): (usize, usize),
@@ -96,57 +111,59 @@ pub(super) fn stream(
     );
     let ps = shift.map(|_| dev.pos("shift"));
     let pr = ops.states.map(|s| (dev.pos("sr_row_state"), s));
-    let tiles: Vec<(usize, usize)> = (0..ops.m.div_ceil(rows))
-        .flat_map(|ti| (0..ops.n.div_ceil(cols)).map(move |tj| (ti * rows, tj * cols)))
-        .collect();
-    let slots = dev.accumulations;
-    let spacing = rows + cols - 1;
-    // Per accumulation: the tiles still to do, in order, and the next step of the first.
-    let mut queues: Vec<VecDeque<usize>> = (0..slots)
-        .map(|s| (s..tiles.len()).step_by(slots).collect())
-        .collect();
-    let mut next_k = vec![0usize; slots];
+    let proto = Protocol {
+        rows,
+        cols,
+        accumulations: dev.accumulations,
+    };
+    let tiles = proto.tiles(ops.m, ops.n);
+    // Each accumulation's next tile: tiles s, s + P, s + 2P, …
+    let mut next_tile: Vec<usize> = (0..proto.accumulations).collect();
+    let mut host = Host::new(proto);
     let mut order = vec![];
-    let mut last_at: Option<usize> = None;
     let mut ins = vec![];
     let mut t = 0;
     while order.len() < tiles.len() {
-        let slot = t % slots;
         let mut words = vec![0u64; is];
-        if let Some(&tile) = queues[slot].front() {
-            let k = next_k[slot];
-            let last = k + 1 == k_len;
-            let too_early = last && last_at.is_some_and(|l| t - l < spacing);
-            if !too_early {
-                let (i0, j0) = tiles[tile];
-                put_bits(&mut words, pv, 1, 1);
-                put_bits(&mut words, pc, 1, (k == 0) as u64);
-                put_bits(&mut words, pl, 1, last as u64);
-                if let (Some(ps), Some(s), true) = (ps, shift, last) {
-                    put_bits(&mut words, ps, lpgen_hdl::units::DFIX_SHIFT_BITS, s as u64);
-                }
-                if let (Some((pr, states)), true) = (pr, last) {
-                    // Rows past the matrix read out padding: any nonzero state.
-                    for r in 0..rows {
-                        let i = i0 + r;
-                        let s = if i < ops.m { states[i * ops.n + j0] } else { 1 };
-                        put_bits(&mut words, pr + r * 32, 32, u64::from(s));
-                    }
-                }
+        let beat = host.next(t as u64, |slot, queue| {
+            if let Some(&(i0, j0)) = tiles.get(next_tile[slot]) {
+                let tile = next_tile[slot];
+                next_tile[slot] += proto.accumulations;
+                queue.extend((0..k_len).map(|k| {
+                    Beat::Step(TileStep {
+                        tile,
+                        at: (i0, j0),
+                        k,
+                        last: k + 1 == k_len,
+                    })
+                }));
+            }
+        });
+        if let Some(Beat::Step(s)) = beat {
+            let (i0, j0) = s.at;
+            put_bits(&mut words, pv, 1, 1);
+            put_bits(&mut words, pc, 1, clears(s.k) as u64);
+            put_bits(&mut words, pl, 1, s.last as u64);
+            if let (Some(ps), Some(sh), true) = (ps, shift, s.last) {
+                put_bits(&mut words, ps, lpgen_hdl::units::DFIX_SHIFT_BITS, sh as u64);
+            }
+            if let (Some((pr, states)), true) = (pr, s.last) {
                 for r in 0..rows {
-                    (ops.a)(&mut words, pa + r * w, i0 + r, k);
+                    let state = proto
+                        .row_state_position((i0, j0), r, (ops.m, ops.n))
+                        .map_or(PADDING_ROW_STATE, |at| states[at]);
+                    let at = pr + Protocol::row_state_bit(r);
+                    put_bits(&mut words, at, ROW_STATE_BITS, u64::from(state));
                 }
-                for c in 0..cols {
-                    (ops.b)(&mut words, pb + c * w, k, j0 + c);
-                }
-                if last {
-                    order.push(tile);
-                    last_at = Some(t);
-                    queues[slot].pop_front();
-                    next_k[slot] = 0;
-                } else {
-                    next_k[slot] = k + 1;
-                }
+            }
+            for r in 0..rows {
+                (ops.a)(&mut words, pa + r * w, i0 + r, s.k);
+            }
+            for c in 0..cols {
+                (ops.b)(&mut words, pb + c * w, s.k, j0 + c);
+            }
+            if s.last {
+                order.push(s.tile);
             }
         }
         ins.extend_from_slice(&words);
@@ -169,11 +186,11 @@ pub(super) fn stream(
         })?;
         for r in 0..rows.min(ops.m - i0) {
             for c in 0..cols.min(ops.n - j0) {
-                data[(i0 + r) * ops.n + j0 + c] =
-                    get_bits(cyc, po + (r * cols + c) * wo as usize, wo);
+                let pe = proto.pe_index(r, c);
+                data[(i0 + r) * ops.n + j0 + c] = get_bits(cyc, po + pe * wo as usize, wo);
                 if let Some((pf, ph)) = flags {
-                    counts.0 += get_bits(cyc, pf + r * cols + c, 1);
-                    counts.1 += get_bits(cyc, ph + r * cols + c, 1);
+                    counts.0 += get_bits(cyc, pf + pe, 1);
+                    counts.1 += get_bits(cyc, ph + pe, 1);
                 }
             }
         }

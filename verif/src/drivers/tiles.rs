@@ -1,0 +1,183 @@
+//! The random tiles every array driver streams (`array`, `array --pe dfix`, `--pe fdpa`,
+//! `--pe mx`): a frame drawn once, the steps from each PE kind's operands.
+//!
+//! A tile is every other time smaller than the array (the PE kind's zero operands outside
+//! it), takes K steps in two chunks with 0..=3 bubbles between them (a bubble carries random
+//! operands and controls that must be ignored), `clear` with its first step and `last` with
+//! its last, sometimes also a snapshot (`last`) at the end of the first chunk, and is
+//! followed by a bubble a third of the time. The host protocol (`lpgen_hdl::units::
+//! array_protocol`) then keeps the `last` steps apart.
+
+use lpgen_hdl::units::array_protocol::{clears, Beat, Last};
+
+use crate::layout::Layout;
+use crate::rng::Rng;
+use crate::Result;
+
+/// One step of every PE: operand r of A's rows and c of B's columns (a word, a chunk of
+/// words, a block), and the controls.
+#[derive(Clone, Debug)]
+pub(crate) struct Step<T> {
+    pub a: Vec<T>,
+    pub b: Vec<T>,
+    pub clear: bool,
+    pub last: bool,
+}
+
+impl<T> Last for Step<T> {
+    fn last(&self) -> bool {
+        self.last
+    }
+}
+
+pub(crate) type Event<T> = Beat<Step<T>>;
+
+/// The tile's rows and columns inside an array of `rows` × `cols`: all of them when `full`,
+/// else random.
+pub(crate) fn shape(r: &mut Rng, (rows, cols): (usize, usize), full: bool) -> (usize, usize) {
+    if full {
+        (rows, cols)
+    } else {
+        (
+            1 + r.below(rows as u64) as usize,
+            1 + r.below(cols as u64) as usize,
+        )
+    }
+}
+
+/// A random tile's frame: its K steps and where the two chunks meet.
+pub(crate) struct Frame {
+    pub k: usize,
+    /// The first step of the second chunk (K when there is one chunk).
+    pub split: usize,
+    /// Whether the first chunk ends in a snapshot.
+    pub snapshot: bool,
+}
+
+impl Frame {
+    /// The frame of a tile of `k` steps.
+    pub fn draw(r: &mut Rng, k: usize) -> Frame {
+        let split = if k >= 2 {
+            1 + r.below(k as u64 - 1) as usize
+        } else {
+            k
+        };
+        let snapshot = r.below(3) == 0;
+        Frame { k, split, snapshot }
+    }
+
+    /// Whether step `kk` carries `last`.
+    pub fn last(&self, kk: usize) -> bool {
+        kk + 1 == self.k || (self.snapshot && kk + 1 == self.split)
+    }
+
+    /// The tile's events: step kk's operands from `step(r, kk, previous step)`, bubbles
+    /// between the chunks and sometimes one after the tile.
+    pub fn events<T>(
+        &self,
+        r: &mut Rng,
+        mut step: impl FnMut(&mut Rng, usize, Option<&Step<T>>) -> (Vec<T>, Vec<T>),
+    ) -> Vec<Event<T>> {
+        let mut events = vec![];
+        let mut prev: Option<usize> = None;
+        for kk in 0..self.k {
+            if kk == self.split {
+                events.extend((0..r.below(4)).map(|_| Beat::Bubble));
+            }
+            let before = prev.map(|i| match &events[i] {
+                Beat::Step(s) => s,
+                Beat::Bubble => unreachable!("a step"),
+            });
+            let (a, b) = step(r, kk, before);
+            prev = Some(events.len());
+            events.push(Beat::Step(Step {
+                a,
+                b,
+                clear: clears(kk),
+                last: self.last(kk),
+            }));
+        }
+        if r.below(3) == 2 {
+            events.push(Beat::Bubble);
+        }
+        events
+    }
+}
+
+/// `n` operands, the first `used` from `get`, the rest `zero` (outside a smaller tile).
+pub(crate) fn padded<T: Clone>(
+    r: &mut Rng,
+    n: usize,
+    used: usize,
+    zero: &T,
+    mut get: impl FnMut(&mut Rng) -> T,
+) -> Vec<T> {
+    (0..n)
+        .map(|i| if i < used { get(r) } else { zero.clone() })
+        .collect()
+}
+
+/// A tile of K = 1..=24 steps of words from `word(r, small)` (a tile's words all small or
+/// not), `zero` outside a smaller tile: the number formats' and dfix arrays' tiles.
+pub(crate) fn word_tile(
+    r: &mut Rng,
+    (rows, cols): (usize, usize),
+    full: bool,
+    zero: u64,
+    word: impl Fn(&mut Rng, bool) -> u64,
+) -> Vec<Event<u64>> {
+    let (m, n) = shape(r, (rows, cols), full);
+    let k = 1 + r.below(24) as usize;
+    let small = r.coin();
+    Frame::draw(r, k).events(r, |r, _, _| {
+        let a = padded(r, rows, m, &zero, |r| word(r, small));
+        let b = padded(r, cols, n, &zero, |r| word(r, small));
+        (a, b)
+    })
+}
+
+/// The ports every array driver fills (their slots in the packed buffers).
+pub(crate) struct Ports {
+    pub a: usize,
+    pub b: usize,
+    pub valid: usize,
+    pub clear: usize,
+    pub last: usize,
+    pub c: usize,
+}
+
+impl Ports {
+    pub fn new(l: &Layout) -> Result<Ports> {
+        Ok(Ports {
+            a: l.slot("a_in")?,
+            b: l.slot("b_in")?,
+            valid: l.slot("in_valid")?,
+            clear: l.slot("clear")?,
+            last: l.slot("last")?,
+            c: l.slot("c_out")?,
+        })
+    }
+
+    /// Clears `ins`, then puts a step's (or a bubble's) operands, operand i of `a` at bit
+    /// i·`bits` of `a_in` (likewise `b` on `b_in`) by `put(buffer, bit, operand)`, and the
+    /// controls `[in_valid, clear, last]`.
+    pub fn set<T>(
+        &self,
+        ins: &mut [u64],
+        (a, b): (&[T], &[T]),
+        bits: usize,
+        [valid, clear, last]: [bool; 3],
+        put: impl Fn(&mut [u64], usize, &T),
+    ) {
+        ins.iter_mut().for_each(|x| *x = 0);
+        for (i, x) in a.iter().enumerate() {
+            put(&mut ins[self.a..], i * bits, x);
+        }
+        for (i, x) in b.iter().enumerate() {
+            put(&mut ins[self.b..], i * bits, x);
+        }
+        ins[self.valid] = valid as u64;
+        ins[self.clear] = clear as u64;
+        ins[self.last] = last as u64;
+    }
+}

@@ -37,7 +37,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
-  echo "setup: cargo not found; install Rust >= 1.85 (https://rustup.rs) and rerun" >&2
+  echo "setup: cargo not found; install Rust >= 1.89 (https://rustup.rs) and rerun" >&2
   exit 2
 fi
 # ECP5 flow (lpgen synth --target ecp5-85k): YoWASP's WebAssembly builds of Yosys and
@@ -84,8 +84,8 @@ if ! "$venv/bin/python" -c 'import lpgen' >/dev/null 2>&1 || [ ! -e "$stamp" ] |
 fi
 
 rustc_minor=$(rustc --version | sed -E 's/^rustc 1\.([0-9]+).*/\1/')
-if [ "${rustc_minor:-0}" -lt 85 ]; then
-  echo "setup: rustc $(rustc --version) is too old: lpgen needs Rust >= 1.85 (rustup update)" >&2
+if [ "${rustc_minor:-0}" -lt 89 ]; then
+  echo "setup: rustc $(rustc --version) is too old: lpgen needs Rust >= 1.89 (rustup update)" >&2
   exit 2
 fi
 echo "setup: ok ($(rustc --version | cut -d' ' -f1-2), $(verilator --version 2>/dev/null | head -1), $(yosys -V 2>/dev/null | cut -d' ' -f1-2))"

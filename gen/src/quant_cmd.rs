@@ -166,7 +166,7 @@ fn for_each_chunk_of(
     seed: u64,
     mut each: impl FnMut(&[f32]),
 ) {
-    debug_assert!(chunk % 2 == 0);
+    debug_assert!(chunk.is_multiple_of(2));
     let mut rng = Rng::new(seed);
     let mut buf = vec![0f32; chunk];
     let mut left = samples;
@@ -321,7 +321,7 @@ pub fn run(args: &QuantArgs, out: &mut dyn Write) -> CliResult {
 /// The errors of MX format `f` on the sample (f32 values quantized in blocks of K in sample
 /// order, the last block shorter), in the q8 rows' columns.
 fn mx_errors(f: MxFormat, dist: Dist, samples: u64, seed: u64) -> Errors {
-    let pair = if f.block % 2 == 0 {
+    let pair = if f.block.is_multiple_of(2) {
         f.block
     } else {
         2 * f.block

@@ -339,7 +339,7 @@ mod tests {
                 for _ in 0..300 {
                     let bits = next();
                     // Mostly values near the word range, some anywhere.
-                    let x = if bits % 4 == 0 {
+                    let x = if bits.is_multiple_of(4) {
                         f64::from_bits(bits)
                     } else {
                         (bits >> 11) as f64 / (1u64 << 53) as f64

@@ -384,7 +384,7 @@ mod tests {
             for len in [0usize, 1, 5, 1000, 200_000] {
                 // Mostly extreme words, so that long sums wrap the accumulator.
                 let word = |r: u64| {
-                    if r % 10 == 0 {
+                    if r.is_multiple_of(10) {
                         r & mask
                     } else {
                         f.from_int(i128::MIN)

@@ -229,7 +229,7 @@ fn byte_counts_and_transfer_round_trip() {
                 let e = Quantized::from_bytes(format, rows, cols, &bad).unwrap_err();
                 assert!(e.0.contains("padding"), "{e}");
             }
-            if format.width() % 8 != 0 {
+            if !format.width().is_multiple_of(8) {
                 let mut bad = bytes.clone();
                 bad[onebit::column_bytes(format, rows) - 1] |= 0x80;
                 let e = Quantized::from_bytes(format, rows, cols, &bad).unwrap_err();

@@ -164,7 +164,7 @@ impl<'t> Worker<'t> {
     /// Restores what [`Worker::state`] returned (checked against the model's shapes at the
     /// first exchange).
     pub fn restore(&mut self, arrays: Vec<Vec<u64>>) -> Result<(), TrainError> {
-        if arrays.len() % 3 != 0 {
+        if !arrays.len().is_multiple_of(3) {
             return Err(TrainError(format!(
                 "a worker state of {} arrays: expected three per exchanged matrix",
                 arrays.len()

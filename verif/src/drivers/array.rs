@@ -225,7 +225,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
             }
             Some(_) => {}
             None => {
-                let full = tiles % 2 == 0;
+                let full = tiles.is_multiple_of(2);
                 tiles += 1;
                 let word = |r: &mut Rng, small| words.get(r, small);
                 queue.extend(tiles::word_tile(&mut r, (rows, cols), full, zero, word));

@@ -237,7 +237,7 @@ fn drive_array(ctx: &mut Ctx) -> Result<()> {
     let m = mask(f.width);
     while ctx.chk.cycle() < n {
         let beat = host.next(ctx.chk.cycle(), |_, queue| {
-            queue.extend(tile(f, &mut r, rows, cols, tiles % 2 == 0));
+            queue.extend(tile(f, &mut r, rows, cols, tiles.is_multiple_of(2)));
             tiles += 1;
         });
         match beat.expect("refilled") {

@@ -206,7 +206,12 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
         let cycle = ctx.chk.cycle();
         let beat = host.next(cycle, |_, queue| {
             if cycle < count {
-                queue.extend(tile_events(&mut r, &pl, (rows, cols), tiles % 2 == 0));
+                queue.extend(tile_events(
+                    &mut r,
+                    &pl,
+                    (rows, cols),
+                    tiles.is_multiple_of(2),
+                ));
                 tiles += 1;
             }
         });

@@ -210,7 +210,7 @@ fn divide(m: &mut Module, mid_w: u32, right: &E, mult: &E) -> E {
         let (bit, reduced) = restoring_step(m, &format!("quotient_bit{i}"), &shifted, &d);
         rem = m.wire(&format!("remainder{i}"), &reduced);
         bits.push(bit);
-        if i > 0 && (mid_w - i) % STEPS_PER_CUT == 0 {
+        if i > 0 && (mid_w - i).is_multiple_of(STEPS_PER_CUT) {
             m.stage();
         }
     }

@@ -54,7 +54,7 @@ fn words(f: Format, kind: u32, len: usize, seed: u64) -> Vec<Bits> {
                     )
                 }
                 3 => {
-                    if x % 5 == 0 {
+                    if x.is_multiple_of(5) {
                         c.from_f64(((x >> 3) % 9) as f64 - 4.0)
                     } else {
                         c.zero()

@@ -239,7 +239,7 @@ impl ScaledFormat {
             Granularity::Row => rows,
             Granularity::Column => cols,
             Granularity::Block(b) => {
-                if cols % b != 0 {
+                if !cols.is_multiple_of(b) {
                     return err(format!(
                         "block size {b} does not divide K = {cols}: rows of {self} hold whole \
                          blocks (pad K to a multiple of {b})"

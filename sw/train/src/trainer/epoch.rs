@@ -151,7 +151,7 @@ pub(super) fn train_epoch<M: Machine + Send>(
 
 /// The progress bar after step `s` of epoch `ep` (every tenth step and the last).
 pub(super) fn progress_line<W>(run: &RunContext<'_>, ep: &Epoch<W>, s: usize) {
-    if run.show && (s % 10 == 0 || s + 1 == ep.steps) {
+    if run.show && (s.is_multiple_of(10) || s + 1 == ep.steps) {
         progress(
             ep.number,
             run.plan.epochs,
@@ -321,7 +321,7 @@ pub(super) fn schedule_next_epoch<W>(
         }
     }
     if let Schedule::Step { every } = cfg.schedule {
-        if epoch % every == 0 {
+        if epoch.is_multiple_of(every) {
             state.lr /= 2.0;
         }
     }

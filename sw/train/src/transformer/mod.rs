@@ -80,7 +80,7 @@ impl Gpt {
                 ));
             }
         }
-        if self.dim % self.heads != 0 {
+        if !self.dim.is_multiple_of(self.heads) {
             return bad(format!(
                 "--heads {} does not divide --dim {}: every head takes dim/heads columns",
                 self.heads, self.dim

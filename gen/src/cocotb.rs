@@ -66,6 +66,7 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::Quant1 | Unit::DfixMonitor => return None,
         // `lpgen.MxFormat`: dot_block and quantize_block.
         Unit::MxDot | Unit::MxEnc => return None,
+        Unit::Nvfp4Enc | Unit::Nvfp4Dot => "the NVFP4 units have no model yet",
         // `Format.dot` in the design's fdpa mode, with init C.
         Unit::Fdpa => return None,
     };

@@ -28,6 +28,7 @@ mod quant1;
 mod takum;
 pub use quant1::quant1_gap;
 mod mx;
+mod nvfp4;
 mod params;
 mod q8;
 pub use params::{top_name, GenError, Params, PeKind, Unit};
@@ -205,6 +206,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
     }
     let e = entry(p.unit);
     mx::check(p, e.takes(Opt::Mx), e.takes(Opt::Input))?;
+    nvfp4::check(p, e.takes(Opt::Scaled))?;
     if let (Some(m), false) = (p.fdpa, e.takes(Opt::Fdpa)) {
         return Err(GenError(format!(
             "--fdpa {m} is for the fdpa unit, not unit '{}'",

@@ -26,6 +26,8 @@ mod mac;
 mod mx;
 mod mx_array;
 mod mx_enc;
+mod nvfp4_dot;
+mod nvfp4_enc;
 mod q8;
 mod quant1;
 mod stochastic;
@@ -236,6 +238,8 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::DfixMonitor => dfix::plan_monitor(p, mode),
         Unit::MxDot => mx::plan(p, mode),
         Unit::MxEnc => mx_enc::plan(p, mode),
+        Unit::Nvfp4Enc => nvfp4_enc::plan(p, mode),
+        Unit::Nvfp4Dot => nvfp4_dot::plan(p, mode),
         Unit::Fdpa => fdpa::plan(p, mode),
     }
 }

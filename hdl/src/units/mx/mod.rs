@@ -15,7 +15,7 @@ use lpgen_golden::mx::{MxFormat, MxInput};
 use super::{GenError, Params, Unit};
 
 pub(crate) use dot::{dot, DOT_STAGES};
-pub(crate) use enc::{enc, ENC_STAGES};
+pub(crate) use enc::{enc, max_tree, ENC_STAGES};
 pub(crate) use pe::{MX_PE, MX_PE_MAX_STAGES};
 
 /// An MX design has an MX format and only an MX unit takes one (`takes_mx`: the registry

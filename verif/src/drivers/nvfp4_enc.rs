@@ -19,7 +19,7 @@
 //! sixteenth any bit patterns (refused ones among them).
 
 use lpgen_golden::scale::{Scale, ScaledFormat};
-use lpgen_golden::{Format, FloatFormat};
+use lpgen_golden::{FloatFormat, Format};
 use lpgen_hdl::Params;
 
 use super::{Ctx, Mode, Plan};
@@ -73,7 +73,10 @@ pub(crate) fn golden(sf: &ScaledFormat, words: &[u32], s: u32) -> Result<(u64, V
         let mask = (1u64 << sf.scale.code_bits()) - 1;
         return Ok((sfmt.nan() & mask, vec![0; words.len()]));
     }
-    let xs: Vec<f64> = words.iter().map(|&w| f64::from(f32::from_bits(w))).collect();
+    let xs: Vec<f64> = words
+        .iter()
+        .map(|&w| f64::from(f32::from_bits(w)))
+        .collect();
     let amax = xs.iter().fold(0f64, |m, v| m.max(v.abs()));
     let sc = sf.group_scale(amax, s, 0);
     let codes = xs
@@ -107,7 +110,14 @@ fn corners(k: usize) -> Vec<(Vec<u32>, u32)> {
         c.push((with(0x7f7f_ffff, 0, 0xff7f_ffff), s));
         c.push((with(0x40c0_0000, 1, 0xbf80_0000), s));
     }
-    for s in [0, 0x8000_0000, 0xbf80_0000, 0x7f80_0000, 0x7fc0_0000, 0xff80_0000] {
+    for s in [
+        0,
+        0x8000_0000,
+        0xbf80_0000,
+        0x7f80_0000,
+        0x7fc0_0000,
+        0xff80_0000,
+    ] {
         c.push((with(one, 0, 0x40c0_0000), s));
     }
     for bad in [0x7fc0_0000, 0x7f80_0000, 0xff80_0000, 0xffc0_0001] {

@@ -20,7 +20,7 @@ pub(crate) const DOT_STAGES: u32 = 3;
 fn scale_parts(m: &mut Module, name: &str, x: &E) -> (E, E) {
     let field = x.bits(6, 3);
     let field_zero = field.any().not();
-    let sig = m.wire(&format!("{name}_sig"), &cat(&[field_zero.not(), x.low(3)]));
+    let sig = m.wire(&format!("{name}_sig"), &cat(&[field.any(), x.low(3)]));
     let e = m.wire(
         &format!("{name}_field"),
         &mux(&field_zero, &konst(4, 1), &field),
@@ -33,7 +33,7 @@ fn scale_parts(m: &mut Module, name: &str, x: &E) -> (E, E) {
 fn halves(m: &mut Module, name: &str, c: &E) -> E {
     let field = c.bits(2, 1);
     let field_zero = field.any().not();
-    let sig = cat(&[field_zero.not(), c.bit(0)]).zext(4);
+    let sig = cat(&[field.any(), c.bit(0)]).zext(4);
     let shift = mux(&field_zero, &konst(2, 0), &field.sub(&konst(2, 1)));
     m.wire(&format!("{name}_halves"), &sig.shl(&shift))
 }
@@ -55,15 +55,10 @@ pub(crate) fn dot(p: &Params) -> Result<Built, GenError> {
     let (ma, fa) = scale_parts(&mut m, "xa", &xa);
     let (mb, fb) = scale_parts(&mut m, "xb", &xb);
     let scale_prod = m.wire("scale_sig_prod", &ma.mul_full(&mb));
-    m.comment(
-        "the exponent: (fa - bias - 3) + (fb - bias - 3) - 2 (elements counted in halves)",
-    );
+    m.comment("the exponent: (fa - bias - 3) + (fb - bias - 3) - 2 (elements counted in halves)");
     let offset = -2 * (d.scale.bias() + i64::from(d.scale.frac_bits)) - 2;
     let ew = signed_bits(offset + 2, offset + 30);
-    let exp = fa
-        .zext(ew)
-        .add(&fb.zext(ew))
-        .add(&signed_konst(ew, offset));
+    let exp = fa.zext(ew).add(&fb.zext(ew)).add(&signed_konst(ew, offset));
     let exp = m.wire("exp_sum", &exp);
     m.comment("each element's magnitude in halves, and the product's sign");
     let mut elems = vec![];

@@ -57,7 +57,7 @@ struct Norm {
 fn normalise(m: &mut Module, name: &str, mag: &E) -> Norm {
     let field = mag.bits(F32_EXP + F32_FRAC - 1, F32_FRAC);
     let field_zero = field.any().not();
-    let sig = cat(&[field_zero.not(), mag.low(F32_FRAC)]);
+    let sig = cat(&[field.any(), mag.low(F32_FRAC)]);
     let exp = mux(&field_zero, &konst(F32_EXP, 1), &field);
     let (lz, zero) = lzc(m, name, &sig);
     let sig = m.wire(&format!("{name}_sig"), &sig.shl(&lz));
@@ -157,7 +157,9 @@ pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
         .map(|(i, w)| normalise(&mut m, &format!("x{i}"), &w.low(31)))
         .collect();
 
-    m.comment("the amax tree: the largest magnitude of the block (f32 magnitudes order as integers)");
+    m.comment(
+        "the amax tree: the largest magnitude of the block (f32 magnitudes order as integers)",
+    );
     let amax = max_tree(&mut m, words.iter().map(|w| w.low(31)).collect());
     let amax = m.wire("amax", &amax);
     let a = normalise(&mut m, "amax", &amax);
@@ -260,7 +262,7 @@ fn scale_parts(m: &mut Module, f: FloatFormat, word: &E) -> (E, E, E) {
     let mf = f.frac_bits;
     let field = word.bits(f.exp_bits + mf - 1, mf);
     let field_zero = field.any().not();
-    let sig = m.wire("scale_sig", &cat(&[field_zero.not(), word.low(mf)]));
+    let sig = m.wire("scale_sig", &cat(&[field.any(), word.low(mf)]));
     let e = mux(&field_zero, &konst(f.exp_bits, 1), &field);
     let exp = e
         .zext(EXP_BITS)

@@ -9,7 +9,7 @@ mod dot;
 mod enc;
 
 use lpgen_golden::scale::{Granularity, Scale, ScaledFormat, NVFP4, NVFP4_BLOCK};
-use lpgen_golden::{Format, FloatFormat};
+use lpgen_golden::{FloatFormat, Format};
 
 use super::{GenError, Params, Unit};
 
@@ -53,7 +53,11 @@ fn design_of(unit: Unit, sf: &ScaledFormat) -> Result<Nvfp4Design, GenError> {
             sf.granularity
         ));
     };
-    let Scale::Word { name: sname, format: Format::Float(scale) } = sf.scale else {
+    let Scale::Word {
+        name: sname,
+        format: Format::Float(scale),
+    } = sf.scale
+    else {
         return bad(format!("scale {} is not built (ue4m3 or ue5m3)", sf.scale));
     };
     if !matches!(sname, "ue4m3" | "ue5m3") {
@@ -108,7 +112,9 @@ pub(crate) fn check(p: &Params, takes_scaled: bool) -> Result<(), GenError> {
 
 /// The checked design of an NVFP4 unit ([`check`] ran before any generator).
 pub(crate) fn design(p: &Params) -> Nvfp4Design {
-    let sf = p.scaled.expect("checked: an NVFP4 unit has a scaled format");
+    let sf = p
+        .scaled
+        .expect("checked: an NVFP4 unit has a scaled format");
     design_of(p.unit, &sf).expect("checked: a format the unit builds")
 }
 
@@ -130,7 +136,11 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             Unit::Nvfp4Enc => "scaled/fp4:e2m1/b4/ue5m3/t",
             _ => "scaled/fp4:e2m1/b3/ue4m3/t",
         };
-        g.push(Params::parse(unit, other).expect("a scaled format").stages(1));
+        g.push(
+            Params::parse(unit, other)
+                .expect("a scaled format")
+                .stages(1),
+        );
     }
     g
 }

@@ -206,3 +206,9 @@ fn mutation_dot_subnormal_element_doubled() {
         100,
     );
 }
+
+#[test]
+#[ignore = "a Verilator build per mutant: run with --ignored"]
+fn mutation_element_division_remainder_dropped() {
+    enc_mutant("(x0_s_sticky | (|x0_div_rem0))", "x0_s_sticky", 0, "codes");
+}

@@ -205,8 +205,8 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
         alu::check_sqrt(p)?;
     }
     let e = entry(p.unit);
-    mx::check(p, e.takes(Opt::Mx), e.takes(Opt::Input))?;
     nvfp4::check(p, e.takes(Opt::Scaled))?;
+    mx::check(p, e.takes(Opt::Mx), e.takes(Opt::Input))?;
     if let (Some(m), false) = (p.fdpa, e.takes(Opt::Fdpa)) {
         return Err(GenError(format!(
             "--fdpa {m} is for the fdpa unit, not unit '{}'",

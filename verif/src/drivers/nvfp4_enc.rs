@@ -9,7 +9,8 @@
 //! The scale sweep (both modes): under tensor scales 1, 2^−20, 2^40, 168, the smallest f32
 //! subnormal and the largest f32, for every finite scale code c, blocks whose amax is
 //! 6 · S_c / s_enc, the midpoint 6 · (S_c + S_c+1)/2 / s_enc (a tie of the scale rounding),
-//! and one f32 step either side of it; the other 15 words sit on E2M1's grid points and the
+//! one f32 step either side of it and 2^14 steps either side (the last bit of the product's
+//! head: the division's remainder decides); the other 15 words sit on E2M1's grid points and the
 //! midpoints between them (ties of the element rounding) and beyond 6 (saturation), of both
 //! signs, under S_c.
 //! Random blocks (`--vectors N`): a block exponent from 2^−150 to 2^127, elements a few binades
@@ -146,7 +147,13 @@ fn sweep(sf: &ScaledFormat, k: usize) -> Result<Vec<(Vec<u32>, u32)>> {
             let mid = (3.0 * (sc + next) / sd) as f32;
             let up = f32::from_bits(mid.to_bits() + 1);
             let down = f32::from_bits(mid.to_bits().saturating_sub(1));
-            for (j, amax) in [exact, mid, up, down].into_iter().enumerate() {
+            // One step of a product head's last bit (bit 14 of a 24-bit significand) either
+            // side of the tie: under s_enc = 1 the remainder of the division by 3 alone says
+            // which way it rounds.
+            let head_up = f32::from_bits(mid.to_bits() + (1 << 14));
+            let head_down = f32::from_bits(mid.to_bits().saturating_sub(1 << 14));
+            let amaxes = [exact, mid, up, down, head_up, head_down];
+            for (j, amax) in amaxes.into_iter().enumerate() {
                 if !amax.is_finite() {
                     continue;
                 }

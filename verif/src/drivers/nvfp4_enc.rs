@@ -70,7 +70,7 @@ pub(crate) fn golden(sf: &ScaledFormat, words: &[u32], s: u32) -> Result<(u64, V
     let sfmt = scale_format(sf)?;
     let finite = |w: u32| (w >> 23) & 0xff != 0xff;
     let sv = f32::from_bits(s);
-    if !words.iter().all(|&w| finite(w)) || !(sv.is_finite() && sv > 0.0) {
+    if !(words.iter().all(|&w| finite(w)) && sv.is_finite() && sv > 0.0) {
         let mask = (1u64 << sf.scale.code_bits()) - 1;
         return Ok((sfmt.nan() & mask, vec![0; words.len()]));
     }

@@ -5,9 +5,9 @@
 //! Ports: `xa`, `xb` (8: the UE4M3 scale bytes), `pa`, `pb` (K·4: the E2M1 codes, element i at
 //! bits [i·4 +: 4]); out `acc` (two's complement: Σ (2·q_a,i)(2·q_b,i) · m_a · m_b, the golden
 //! `Exact`'s numerator), `exp` (signed: the result is acc · 2^exp, exp = e_a + e_b − 2 with
-//! S = m · 2^e, m the scale's significand 0..15) and `nan` (a NaN scale 0x7F; also a byte
-//! >= 0x80, which is not a UE4M3 scale and which the golden model refuses). With `nan`, `acc`
-//! and `exp` are 0.
+//! S = m · 2^e, m the scale's significand 0..15) and `nan` (a NaN scale 0x7F; also a byte of
+//! 0x80 or more, which is not a UE4M3 scale and which the golden model refuses). With `nan`,
+//! `acc` and `exp` are 0.
 
 use super::super::{finish, start, Built, GenError, Params};
 use super::design;

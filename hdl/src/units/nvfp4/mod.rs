@@ -118,17 +118,14 @@ pub(crate) fn design(p: &Params) -> Nvfp4Design {
     design_of(p.unit, &sf).expect("checked: a format the unit builds")
 }
 
-/// The NVFP4 designs of the lint grid: `nvfp4` at every stage count (full) or both ends
-/// (lean), UE5M3 scales and small blocks beside it.
+/// The NVFP4 designs of the lint grid: `nvfp4` at every stage count (full) or at the most
+/// (lean: the 16-lane encoder is the grid's slowest synthesis), and a small block (UE5M3
+/// scales for the encoder) at 0 stages.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let mut g = vec![];
     let nv = NVFP4.to_string();
     for (unit, max) in [(Unit::Nvfp4Enc, ENC_STAGES), (Unit::Nvfp4Dot, DOT_STAGES)] {
-        let stages: Vec<u32> = if full {
-            (0..=max).collect()
-        } else {
-            vec![0, max]
-        };
+        let stages: Vec<u32> = if full { (0..=max).collect() } else { vec![max] };
         for &s in &stages {
             g.push(Params::parse(unit, &nv).expect("nvfp4").stages(s));
         }
@@ -136,11 +133,7 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
             Unit::Nvfp4Enc => "scaled/fp4:e2m1/b4/ue5m3/t",
             _ => "scaled/fp4:e2m1/b3/ue4m3/t",
         };
-        g.push(
-            Params::parse(unit, other)
-                .expect("a scaled format")
-                .stages(1),
-        );
+        g.push(Params::parse(unit, other).expect("a scaled format"));
     }
     g
 }

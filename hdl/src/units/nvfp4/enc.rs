@@ -13,11 +13,11 @@
 //!
 //! The arithmetic: each operand's significand is normalised (its leading one at the top, f32
 //! subnormals shifted up), so the exact product of two has its leading one at bit 47 or 46; its
-//! top `NVFP4_HEAD_BITS` bits and a sticky bit (the OR of the rest) hold every bit the
+//! top `HEAD_BITS` (10) bits and a sticky bit (the OR of the rest) hold every bit the
 //! roundings need. The scale divides the amax product by the odd part of 6 (3; the power of two
 //! goes to the exponent), an element's product by S's significand (1..15): restoring division
 //! of the head, the remainder joining the sticky bit. Each quotient has at least
-//! `NVFP4_HEAD_BITS` − 4 significant bits, more than the 4 + guard a UE4M3 word or the 2 +
+//! `HEAD_BITS` − 4 significant bits, more than the 4 + guard a UE4M3 word or the 2 +
 //! guard an E2M1 word needs, so one rounding by the float units' rounder is exact.
 
 use lpgen_golden::family_trait::Family;
@@ -164,9 +164,9 @@ pub(crate) fn enc(p: &Params) -> Result<Built, GenError> {
     let amax = m.wire("amax", &amax);
     let a = normalise(&mut m, "amax", &amax);
 
-    m.comment(
-        "the exact products amax * s_enc and x_i * s_enc: the top NVFP4_HEAD_BITS bits, a sticky bit",
-    );
+    m.comment(&format!(
+        "the exact products amax * s_enc and x_i * s_enc: their top {HEAD_BITS} bits, a sticky bit"
+    ));
     let ha = product_head(&mut m, "amax_s", &a, &s);
     let hx: Vec<Head> = xs
         .iter()

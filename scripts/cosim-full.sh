@@ -478,6 +478,17 @@ for fm in f16:volta f16:ampere f16:ada f16:hopper f16:blackwell bf16:ampere bf16
   done
 done
 
+# NVFP4 units (issue 50): the encoder (corners, the scale sweep, random blocks) at every stage
+# count, UE5M3 and other block sizes; the dot product exhaustively at every stage count and
+# K = 3. ONLY=nvfp4.
+for s in $(stages 5); do cosim nvfp4-enc --format nvfp4 --stages $s --vectors "$VECTORS" --seed "$SEED"; done
+for f in scaled/fp4:e2m1/b1/ue4m3/t scaled/fp4:e2m1/b3/ue4m3/t scaled/fp4:e2m1/b16/ue5m3/t \
+  scaled/fp4:e2m1/b32/ue5m3/t; do
+  cosim nvfp4-enc --format $f --stages 5 --vectors "$VECTORS" --seed "$SEED"
+done
+for s in $(stages 3); do cosim nvfp4-dot --format nvfp4 --stages $s --exhaustive; done
+cosim nvfp4-dot --format scaled/fp4:e2m1/b3/ue4m3/t --stages 3 --exhaustive
+
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done
 [ ${#failed_runs[@]} -eq 0 ]

@@ -18,11 +18,12 @@ use crate::rtl_cmd::write_atomic;
 use crate::{CliError, CliResult};
 
 const TEST_PY: &str = include_str!("../templates/cocotb_test.py");
-/// The unit models: one file `models_<top>.py`, written from four templates (number units;
-/// MX units; the fdpa unit and PE; dfix units and quant1, with the `UNITS` table).
-const MODELS_PY: [&str; 4] = [
+/// The unit models: one file `models_<top>.py`, written from five templates (number units;
+/// MX units; NVFP4 units; the fdpa unit and PE; dfix units and quant1, with the `UNITS` table).
+const MODELS_PY: [&str; 5] = [
     include_str!("../templates/cocotb_models.py"),
     include_str!("../templates/cocotb_models_mx.py"),
+    include_str!("../templates/cocotb_models_nvfp4.py"),
     include_str!("../templates/cocotb_models_fdpa.py"),
     include_str!("../templates/cocotb_models_dfix.py"),
 ];
@@ -69,6 +70,8 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::Quant1 | Unit::DfixMonitor => return None,
         // `lpgen.MxFormat`: dot_block and quantize_block.
         Unit::MxDot | Unit::MxEnc => return None,
+        // `lpgen.Scaled.quantize` and the golden E2M1 and UE4M3 decodings.
+        Unit::Nvfp4Enc | Unit::Nvfp4Dot => return None,
         // `Format.dot` in the design's fdpa mode, with init C.
         Unit::Fdpa => return None,
     };

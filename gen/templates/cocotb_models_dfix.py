@@ -219,6 +219,8 @@ UNITS = {
     "quant1": quant1_unit,
     "mx-dot": mx_dot_unit,
     "mx-enc": mx_enc_unit,
+    "nvfp4-enc": nvfp4_enc_unit,
+    "nvfp4-dot": nvfp4_dot_unit,
     "fdpa": fdpa_unit,
 }
 

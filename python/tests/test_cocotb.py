@@ -53,6 +53,9 @@ DESIGNS = {
     "mx-enc-fix": ["mx-enc", "--format", "mx:int8:b3", "--input", "fix:7:8"],
     "mx-array": ["array", "--format", "mx:fp4:e2m1:b4", "--rows", "2", "--cols", "2",
                  "--stages", "2"],
+    # NVFP4 units: Scaled.quantize under a random tensor amax, the exact block dot product.
+    "nvfp4-enc": ["nvfp4-enc", "--format", "nvfp4", "--stages", "3"],
+    "nvfp4-dot": ["nvfp4-dot", "--format", "nvfp4", "--stages", "2"],
     # The fdpa unit (Format.dot with init C) and an array of fdpa PEs with promotion.
     "fdpa": ["fdpa", "--format", "fp8:e4m3", "--fdpa", "4:13:rz-e8m13", "--stages", "2"],
     "fdpa-array": ["array", "--format", "fp8:e4m3", "--pe", "fdpa", "--fdpa",
@@ -155,6 +158,10 @@ MUTANTS = [
     ("fdpa-array", "c_out bit 0 flipped", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;",
      "golden"),
     ("mx-enc", "scale bit 0 flipped", r"assign scale = (.*);", r"assign scale = \1 ^ 8'd1;",
+     "golden"),
+    ("nvfp4-enc", "the scale rounding truncates", r"assign round_up = \(subnormal_sig\[6\] & .*\);",
+     "assign round_up = 1'b0;", "golden"),
+    ("nvfp4-dot", "the exponent takes xa's field twice", r"\{2'd0, xb_field\}", "{2'd0, xa_field}",
      "golden"),
     ("mx-enc-fix", "INT8 ties away from zero", r"\(x0_q\[0\] & \(x0_sticky \| x0_q\[1\]\)\)",
      "(x0_q[0] & 1'b1)", "golden"),

@@ -102,6 +102,8 @@ fn stream_of(p: &Params) -> Stream {
         | Unit::FloatFma
         | Unit::MxDot
         | Unit::MxEnc
+        | Unit::Nvfp4Enc
+        | Unit::Nvfp4Dot
         | Unit::Fdpa => Stream::every_beat(),
         // `clear` restarts the counts with or without a read-out: only a beat's counts.
         Unit::DfixMonitor => Stream {

@@ -29,6 +29,7 @@ mod quant1;
 mod takum;
 pub use quant1::quant1_gap;
 mod mx;
+mod nvfp4;
 mod params;
 mod q8;
 pub use params::{top_name, GenError, Params, PeKind, Unit};
@@ -205,6 +206,7 @@ pub fn generate(p: &Params) -> Result<Design, GenError> {
         alu::check_sqrt(p)?;
     }
     let e = entry(p.unit);
+    nvfp4::check(p, e.takes(Opt::Scaled))?;
     mx::check(p, e.takes(Opt::Mx), e.takes(Opt::Input))?;
     if let (Some(m), false) = (p.fdpa, e.takes(Opt::Fdpa)) {
         return Err(GenError(format!(

@@ -8,6 +8,7 @@ use lpgen_golden::family::{pe_kind, pe_kinds, FamilyEntry, PeInfo};
 use lpgen_golden::float::fdpa::{Fdpa, Shape};
 use lpgen_golden::mx::MxFormat;
 use lpgen_golden::q8::Q8Type;
+use lpgen_golden::scale::ScaledFormat;
 use lpgen_golden::{Format, Rounding, SumMode};
 
 use super::{entry, mx, Opt, DFIX_COUNTER_BITS, UNITS};
@@ -37,10 +38,12 @@ pub enum Unit {
     MxDot,
     MxEnc,
     Fdpa,
+    Nvfp4Enc,
+    Nvfp4Dot,
 }
 
 impl Unit {
-    pub const ALL: [Unit; 21] = [
+    pub const ALL: [Unit; 23] = [
         Unit::LnsMul,
         Unit::LnsAdd,
         Unit::LnsKahan,
@@ -62,6 +65,8 @@ impl Unit {
         Unit::MxDot,
         Unit::MxEnc,
         Unit::Fdpa,
+        Unit::Nvfp4Enc,
+        Unit::Nvfp4Dot,
     ];
 
     /// As `lpgen rtl` names it (the registry's entry).
@@ -263,6 +268,10 @@ pub struct Params {
     /// The input word format of `mx-enc` (`--input`; `None`: f32). A format the golden
     /// [`lpgen_golden::mx::MxInput`] takes (checked by `generate`).
     pub input: Option<Format>,
+    /// The scaled block format of an NVFP4 unit (`--format nvfp4` or
+    /// `scaled/fp4:e2m1/bK/ue4m3|ue5m3/t`; `format` is then f32, unused): `Some` exactly for
+    /// the units that take [`Opt::Scaled`].
+    pub scaled: Option<ScaledFormat>,
     /// Whether an ALU lane (alu, vector; [`Opt::Sqrt`]) has the `sqrt` opcode (11); without
     /// it code 11 gives zero, as in every lane before issue 46 (golden `Alu::with_sqrt`).
     pub sqrt: bool,
@@ -292,6 +301,7 @@ impl Params {
             rounding_seed: 0,
             mx: None,
             input: None,
+            scaled: None,
             sqrt: false,
             fdpa: None,
         }
@@ -314,6 +324,14 @@ impl Params {
             p.pe = PeKind::Mx;
             return Ok(p);
         }
+        if lpgen_golden::scale::is_scaled(format) {
+            let sf: ScaledFormat = format
+                .parse()
+                .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
+            let mut p = Params::new(unit, Format::F32(lpgen_golden::F32));
+            p.scaled = Some(sf);
+            return Ok(p);
+        }
         let f: Format = format
             .parse()
             .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
@@ -322,9 +340,10 @@ impl Params {
 
     /// The format as names, manifests and reports spell it (`dfix:10`, `fix:7:8`).
     pub fn format_name(&self) -> String {
-        match self.mx {
-            Some(mx) => mx.to_string(),
-            None => self.format.to_string(),
+        match (self.mx, self.scaled) {
+            (Some(mx), _) => mx.to_string(),
+            (None, Some(sf)) => sf.to_string(),
+            (None, None) => self.format.to_string(),
         }
     }
 
@@ -351,7 +370,7 @@ impl Params {
 
 /// The top-level module name for a unit and format: `lpgen_lns_mul_lns_5_6_s1`.
 pub fn top_name(p: &Params) -> String {
-    let f = p.format_name().replace(':', "_");
+    let f = p.format_name().replace([':', '/'], "_");
     let e = entry(p.unit);
     let mut extra = String::new();
     if e.takes(Opt::Array) {

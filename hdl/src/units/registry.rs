@@ -10,8 +10,8 @@
 
 use super::family::hw;
 use super::{
-    alu, array, convert, dfix, fix, float, lns, mx, posit, q8, quant1, Built, GenError, Params,
-    Unit,
+    alu, array, convert, dfix, fix, float, lns, mx, nvfp4, posit, q8, quant1, Built, GenError,
+    Params, Unit,
 };
 use lpgen_golden::Rounding;
 
@@ -41,6 +41,9 @@ pub enum Opt {
     Sqrt,
     /// `--fdpa L:F:RHO` or a preset: the chunking of a GPU matrix unit's dot product.
     Fdpa,
+    /// `--format nvfp4` or `scaled/fp4:e2m1/bK/ue4m3|ue5m3/t`: the unit works on NVFP4-style
+    /// blocks (E2M1 elements, a UE4M3 or UE5M3 scale per K, an f32 tensor scale).
+    Scaled,
 }
 
 /// One unit's entry.
@@ -89,7 +92,7 @@ fn lane_unit(p: &Params) -> Result<Built, GenError> {
 }
 
 /// Every unit, in the order `lpgen rtl --help` lists them.
-pub static UNITS: [UnitEntry; 21] = [
+pub static UNITS: [UnitEntry; 23] = [
     UnitEntry {
         unit: Unit::LnsMul,
         name: "lns-mul",
@@ -300,6 +303,28 @@ pub static UNITS: [UnitEntry; 21] = [
         build: float::fdpa,
         grid: float::fdpa_grid,
     },
+    UnitEntry {
+        unit: Unit::Nvfp4Enc,
+        name: "nvfp4-enc",
+        help: "NVFP4 block encoder (--format nvfp4, or scaled/fp4:e2m1/bK/ue4m3|ue5m3/t): K f32 \
+               words and the f32 tensor scale s_enc in, an amax tree, the block scale \
+               ue4m3(amax/6 * s_enc) and each e2m1(x * s_enc / S), rounded once to nearest \
+               even, saturating",
+        options: &[Opt::Scaled],
+        max_stages: |_| nvfp4::ENC_STAGES,
+        build: nvfp4::enc,
+        grid: |full| only(Unit::Nvfp4Enc, nvfp4::grid(full)),
+    },
+    UnitEntry {
+        unit: Unit::Nvfp4Dot,
+        name: "nvfp4-dot",
+        help: "NVFP4 block dot product (--format nvfp4, or scaled/fp4:e2m1/bK/ue4m3/t with K <= \
+               16): K exact E2M1 products summed exactly, times both UE4M3 scales",
+        options: &[Opt::Scaled],
+        max_stages: |_| nvfp4::DOT_STAGES,
+        build: nvfp4::dot,
+        grid: |full| only(Unit::Nvfp4Dot, nvfp4::grid(full)),
+    },
 ];
 
 /// Refuses a rounding the unit does not take, and a seed without a stream, in one line.
@@ -397,6 +422,9 @@ mod tests {
             (Unit::MxEnc, "mx:fp4:e2m1:b4"),
             (Unit::MxEnc, "mx:fp8:e5m2"),
             (Unit::MxEnc, "mx:int8:b3"),
+            (Unit::Nvfp4Enc, "nvfp4"),
+            (Unit::Nvfp4Enc, "scaled/fp4:e2m1/b4/ue5m3/t"),
+            (Unit::Nvfp4Dot, "nvfp4"),
         ] {
             cases.push(Params::parse(u, f).unwrap());
         }

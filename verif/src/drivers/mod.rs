@@ -26,6 +26,8 @@ mod mac;
 mod mx;
 mod mx_array;
 mod mx_enc;
+mod nvfp4_dot;
+mod nvfp4_enc;
 mod q8;
 mod quant1;
 mod stochastic;
@@ -237,6 +239,8 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::DfixMonitor => dfix::plan_monitor(p, mode),
         Unit::MxDot => mx::plan(p, mode),
         Unit::MxEnc => mx_enc::plan(p, mode),
+        Unit::Nvfp4Enc => nvfp4_enc::plan(p, mode),
+        Unit::Nvfp4Dot => nvfp4_dot::plan(p, mode),
         Unit::Fdpa => fdpa::plan(p, mode),
     }
 }
@@ -336,7 +340,7 @@ impl Describer {
     /// The words of a port: (index, bits).
     fn words(&self, slots: &[u64], port: &crate::layout::Port) -> Vec<u64> {
         let s = &slots[port.slot..port.slot + port.slots()];
-        if WORD_PORTS.contains(&port.name.as_str()) {
+        if self.is_word_port(&port.name) {
             let (_, w) = self.format_of(&port.name);
             (0..(port.width / w) as usize)
                 .map(|i| get_bits(s, i * w as usize, w))
@@ -346,8 +350,18 @@ impl Describer {
         }
     }
 
+    /// Whether a port holds words of the format: a word port at least one word wide (an
+    /// NVFP4 encoder's 8-bit `scale` beside f32 words is a plain number).
+    fn is_word_port(&self, name: &str) -> bool {
+        WORD_PORTS.contains(&name)
+            && self
+                .layout
+                .port(name)
+                .map_or(true, |p| p.width >= self.format_of(name).1)
+    }
+
     fn value(&self, name: &str, bits: u64) -> String {
-        if WORD_PORTS.contains(&name) {
+        if self.is_word_port(name) {
             self.word(name, bits)
         } else {
             format!("{bits}")

@@ -33,7 +33,7 @@ fn f32_format() -> FloatFormat {
 }
 
 /// The largest of `v` (unsigned), a balanced tree of comparators.
-pub(super) fn max_tree(m: &mut Module, mut v: Vec<E>) -> E {
+pub(crate) fn max_tree(m: &mut Module, mut v: Vec<E>) -> E {
     let mut level = 0;
     while v.len() > 1 {
         let mut next = vec![];

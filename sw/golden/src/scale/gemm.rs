@@ -65,7 +65,7 @@ pub fn exact_in_f64(sf: &ScaledFormat) -> Result<(), FormatError> {
     if bits > 53 || unit < -1074.0 {
         return err(format!(
             "{sf}: a block's exact result needs {bits} bits from 2^{unit}: more than f64 \
-             holds (elements of at most 8 bits with UE4M3, UE5M3 or E8M0 scales fit)"
+             holds (E2M1, E3M2, E2M3 and E4M3 elements with E8M0, UE4M3 or UE5M3 scales fit)"
         ));
     }
     Ok(())

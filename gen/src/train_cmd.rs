@@ -177,10 +177,10 @@ pub struct TrainArgs {
     /// read-outs) is rounded stochastically with the golden rounding stream of --seed
     #[arg(long, default_value = "nearest")]
     rounding: String,
-    /// Per-tensor scaled products (issue 50, TransformerEngine's recipe): none, or
-    /// STAGES=RULE groups separated by commas, STAGES from F B G (or all), RULE current or
-    /// delayed[:H[:MARGIN]] (amax history H, default 1024; margin 0), e.g.
-    /// F=delayed,BG=delayed (docs/train.md, "Scaled products")
+    /// Scaled products (issue 50): none, or STAGES=RULE groups separated by commas, STAGES
+    /// from F B G (or all), RULE current or delayed[:H[:MARGIN]] (per tensor, TE's FP8 recipe),
+    /// or nvfp4, mxfp4, scaled/ELEM/bK/SCALE[/t] (blocks; G: +rht16, the Hadamard transform),
+    /// e.g. all=delayed, FB=nvfp4,G=nvfp4+rht16 (docs/train.md, "Scaled products")
     #[arg(long, default_value = "none")]
     scaling: String,
     /// Results directory (metrics.jsonl, plot.png, checkpoint.lpck)

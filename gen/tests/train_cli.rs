@@ -480,3 +480,107 @@ fn scaled_runs_resume_word_for_word() {
         let _ = std::fs::remove_dir_all(d);
     }
 }
+
+/// Issue 50's FP4 recipes: a run with NVFP4 products and the random Hadamard transform of
+/// the weight gradients' operands (batch 6: G's K padded to 16), interrupted after epoch 1
+/// and resumed, ends with the straight run's words; the transform's signs come from --seed,
+/// so another seed trains other words. Bad recipes get one line and exit status 2.
+#[test]
+fn block_scaled_runs_resume_word_for_word() {
+    let ds = tmp("block-ds");
+    dataset(&ds);
+    let words = |dir: &Path| -> String {
+        let text = std::fs::read_to_string(dir.join("checkpoint.lpck")).unwrap();
+        let from = text.find("\nlayers ").expect("a layers line");
+        text[from..]
+            .lines()
+            .filter(|l| !l.starts_with("end "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let args = |out: &Path, scaling: &'static str| -> Vec<String> {
+        [
+            "train",
+            "--backend",
+            "golden",
+            "--format",
+            "bf16",
+            "--scaling",
+            scaling,
+            "--dataset",
+            ds.to_str().unwrap(),
+            "--hidden",
+            "6",
+            "--batch",
+            "6",
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let run = |out: &Path, scaling: &'static str, extra: &[&str]| {
+        let mut a = args(out, scaling);
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        let o = lpgen(&a);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let rht = "FB=nvfp4,G=nvfp4+rht16";
+    let (straight, resumed, other) = (
+        tmp("block-straight"),
+        tmp("block-resumed"),
+        tmp("block-seed"),
+    );
+    run(&straight, rht, &["--epochs", "2"]);
+    run(&resumed, rht, &["--epochs", "1"]);
+    let after_one = words(&resumed);
+    run(&resumed, rht, &["--epochs", "2", "--resume"]);
+    let w = words(&straight);
+    assert_ne!(w, after_one, "epoch 2 changed nothing");
+    assert_eq!(w, words(&resumed));
+    run(&other, rht, &["--epochs", "2", "--seed", "2"]);
+    assert_ne!(w, words(&other), "the seed changed nothing");
+    // Without the transform (or with MXFP4) the run trains other words.
+    run(&other, "all=nvfp4", &["--epochs", "2"]);
+    assert_ne!(w, words(&other), "the transform changed nothing");
+    let mut a = args(&resumed, "all=nvfp4");
+    a.extend(["--epochs", "3", "--resume"].map(String::from));
+    fails_with(
+        &a.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        "another configuration",
+    );
+    for (scaling, needle) in [
+        (
+            "all=scaled/fp4:e2m1/b16/f32",
+            "a block scale has at most 16 bits",
+        ),
+        ("all=scaled/fp4:e2m1/b0/e8m0", "K >= 1"),
+        ("all=delayed:0", "an amax history of 0 steps keeps nothing"),
+        ("F=nvfp4+rht16", "not stage 'F''s"),
+        ("G=current+rht16", "goes with a block recipe"),
+        ("G=mxfp4+rht32", "the one option is +rht16"),
+        ("all=scaled/fp8:e5m2/b32/e8m0", "more than f64 holds"),
+    ] {
+        let a = args(&other, scaling);
+        fails_with(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>(), needle);
+    }
+    let mut a = args(&other, "all=nvfp4");
+    a.extend(["--rounding", "stochastic:8"].map(String::from));
+    fails_with(
+        &a.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        "round to nearest",
+    );
+    let mut a = args(&other, "all=nvfp4");
+    a[4] = "posit:8".into();
+    fails_with(
+        &a.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        "built for float stages",
+    );
+    for d in [&ds, &straight, &resumed, &other] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

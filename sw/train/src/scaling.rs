@@ -1,4 +1,6 @@
-//! `--scaling` (issue 50): per-tensor scaled products, TransformerEngine's FP8 recipe.
+//! `--scaling` (issue 50): per-tensor scaled products, TransformerEngine's FP8 recipe; and
+//! block-scaled products, the FP4 recipes (NVFP4, MXFP4, with the random Hadamard transform
+//! of the weight gradients' operands: [`block`]).
 //!
 //! In a stage with a rule (F: the forward products, B: the error propagation's, G: the
 //! weight gradients'), each operand of a dense or convolution layer's product is quantized
@@ -21,23 +23,29 @@ use std::collections::BTreeMap;
 
 use lpgen_golden::scale::{Delayed, Quantized, Rule, ScaledFormat};
 use lpgen_golden::{AluOp, Format};
+pub use recipe::{Recipe, MXFP4, RHT};
 
 use crate::machine::{Machine, Mat, View, Word};
 use crate::net::Net;
 use crate::placement::Place;
 use crate::TrainError;
 
-/// The rule of each stage with products (`None`: that stage's products are not scaled).
+mod block;
+mod recipe;
+
+/// The recipe of each stage with products (`None`: that stage's products are not scaled).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Scaling {
-    pub f: Option<Rule>,
-    pub b: Option<Rule>,
-    pub g: Option<Rule>,
+    pub f: Option<Recipe>,
+    pub b: Option<Recipe>,
+    pub g: Option<Recipe>,
 }
 
 /// The syntax, for refusals and help.
 pub const SYNTAX: &str = "none, or comma-separated STAGES=RULE groups (STAGES from F B G, or \
-                          all; RULE current or delayed[:H[:MARGIN]]), e.g. F=delayed,BG=delayed:16";
+                          all; RULE current, delayed[:H[:MARGIN]], or a block recipe nvfp4, mxfp4 or \
+                          scaled/ELEM/bK/SCALE[/t], for G optionally +rht16), e.g. \
+                          F=delayed,BG=delayed:16 or FB=nvfp4,G=nvfp4+rht16";
 
 impl Scaling {
     /// `none`, or groups `STAGES=RULE` separated by commas: stage letters F, B, G (the
@@ -52,9 +60,7 @@ impl Scaling {
             let (letters, rule) = group
                 .split_once('=')
                 .ok_or_else(|| bad(&format!("group {group:?} has no '='")))?;
-            let rule: Rule = rule
-                .parse()
-                .map_err(|e: lpgen_golden::FormatError| bad(&e.0))?;
+            let rule = Recipe::parse(rule).map_err(|e| bad(&e))?;
             let letters = if letters == "all" { "FBG" } else { letters };
             if letters.is_empty() {
                 return Err(bad(&format!("group {group:?} names no stage")));
@@ -71,6 +77,11 @@ impl Scaling {
                     }
                     _ => return Err(bad(&format!("unknown stage {ch:?}"))),
                 };
+                if rule.rht() && ch != 'G' {
+                    return Err(bad(&format!(
+                        "+{RHT} transforms the weight gradients' (G) operands, not stage '{ch}''s"
+                    )));
+                }
                 if slot.replace(rule).is_some() {
                     return Err(bad(&format!("stage '{ch}' given twice")));
                 }
@@ -83,8 +94,8 @@ impl Scaling {
         *self == Scaling::default()
     }
 
-    /// The rule of the products at `place` (forward, backward, gradient).
-    pub fn get(&self, place: Place) -> Option<Rule> {
+    /// The recipe of the products at `place` (forward, backward, gradient).
+    pub fn get(&self, place: Place) -> Option<Recipe> {
         match place {
             Place::Forward => self.f,
             Place::Backward => self.b,
@@ -102,17 +113,25 @@ impl Scaling {
             .join(" ")
     }
 
-    /// Refuses a stage format the golden per-tensor scaling does not take, in one line.
+    /// Refuses a stage format the golden per-tensor scaling does not take, or a block recipe
+    /// a stage whose products are not converted from binary32, in one line.
     pub fn check(&self, stages: &crate::config::Stages) -> Result<(), TrainError> {
         for (n, r, f) in [
             ("F", self.f, stages.f),
             ("B", self.b, stages.b),
             ("G", self.g, stages.g),
         ] {
-            if r.is_some() {
-                ScaledFormat::per_tensor(f)
-                    .and_then(|_| wide_format(f))
-                    .map_err(|e| TrainError(format!("--scaling {n}: {}", e.0)))?;
+            let wide = match r {
+                None => continue,
+                Some(Recipe::Tensor(_)) => ScaledFormat::per_tensor(f).and_then(|_| wide_format(f)),
+                Some(Recipe::Block { .. }) => wide_format(f),
+            };
+            let wide = wide.map_err(|e| TrainError(format!("--scaling {n}: {}", e.0)))?;
+            if matches!(r, Some(Recipe::Block { .. })) && wide != Format::F32(lpgen_golden::F32) {
+                return Err(TrainError(format!(
+                    "--scaling {n}: block recipes are built for float stages ({f}'s products \
+                     would be rounded twice)"
+                )));
             }
         }
         Ok(())
@@ -206,9 +225,14 @@ impl Scales {
                 let bits = u64::from_str_radix(next()?, 16).map_err(|_| bad("bad amax"))?;
                 h.push(f64::from_bits(bits));
             }
-            let rule = scaling
-                .get(place)
-                .ok_or_else(|| bad(&format!("stage {place:?} is not scaled in this run")))?;
+            let rule = match scaling.get(place) {
+                Some(Recipe::Tensor(rule)) => rule,
+                _ => {
+                    return Err(bad(&format!(
+                        "stage {place:?} has no per-tensor rule in this run"
+                    )))
+                }
+            };
             let sf = ScaledFormat::per_tensor(f).map_err(|e| bad(&e.0))?;
             let d = Delayed::resume(sf, rule, &h, word).map_err(|e| bad(&e.0))?;
             if delayed.insert((at, stage_letter(place), op), d).is_some() {
@@ -233,7 +257,7 @@ struct Shape {
 }
 
 /// The stage format of the products at `place`.
-fn stage_of(place: Place, stages: &crate::config::Stages) -> Result<Format, TrainError> {
+pub(crate) fn stage_of(place: Place, stages: &crate::config::Stages) -> Result<Format, TrainError> {
     match place {
         Place::Forward => Ok(stages.f),
         Place::Backward => Ok(stages.b),
@@ -244,7 +268,7 @@ fn stage_of(place: Place, stages: &crate::config::Stages) -> Result<Format, Trai
     }
 }
 
-fn te(e: lpgen_golden::FormatError) -> TrainError {
+pub(crate) fn te(e: lpgen_golden::FormatError) -> TrainError {
     TrainError(e.0)
 }
 
@@ -320,9 +344,24 @@ impl<M: Machine> Net<'_, M> {
         }
     }
 
-    /// C = A·B of the products at `place` of layer `at`, scaled by the stage's rule `rule`
-    /// (module doc); `training`: the delayed histories record the operands' amaxes.
+    /// C = A·B of the products at `place` of layer `at`, scaled by the stage's recipe:
+    /// per tensor (module doc; `training`: the delayed histories record the operands'
+    /// amaxes), or in blocks ([`block`]).
     pub(crate) fn scaled_product(
+        &mut self,
+        (place, at, recipe): (Place, usize, Recipe),
+        a: Operand<'_, M::Word>,
+        b: Operand<'_, M::Word>,
+        training: bool,
+    ) -> Result<Mat<M::Word>, TrainError> {
+        match recipe {
+            Recipe::Tensor(rule) => self.tensor_product((place, at, rule), a, b, training),
+            Recipe::Block { format, rht } => self.block_product(place, (format, rht), a, b),
+        }
+    }
+
+    /// C = A·B scaled per tensor by `rule` (module doc).
+    fn tensor_product(
         &mut self,
         (place, at, rule): (Place, usize, Rule),
         a: Operand<'_, M::Word>,

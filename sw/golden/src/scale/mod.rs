@@ -23,6 +23,8 @@
 
 mod delayed;
 pub mod dot;
+pub mod gemm;
+pub mod hadamard;
 mod nvfp4;
 mod quant;
 

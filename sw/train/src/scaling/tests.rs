@@ -16,6 +16,14 @@ fn fp8_cfg(scaling: &str) -> crate::config::Config {
     c
 }
 
+/// A per-tensor recipe's rule.
+fn tensor_rule(r: Option<Recipe>) -> Rule {
+    match r {
+        Some(Recipe::Tensor(rule)) => rule,
+        r => panic!("{r:?} is not a per-tensor recipe"),
+    }
+}
+
 /// TransformerEngine's delayed scaling kept by hand: the history of the last `h` amaxes (the
 /// current tensor's not among them when it is quantized), the decode scale
 /// f32(max · 2^margin / elem_max), unchanged while the history holds only zeros, 1 at the
@@ -100,7 +108,7 @@ fn delayed_scales_equal_a_hand_kept_amax_history() {
             let q_eval = net
                 .quantize_operand(
                     (place, 0, 1),
-                    c.scaling.get(place).unwrap(),
+                    tensor_rule(c.scaling.get(place)),
                     (&m, bf16),
                     false,
                 )
@@ -109,7 +117,7 @@ fn delayed_scales_equal_a_hand_kept_amax_history() {
             let q = net
                 .quantize_operand(
                     (place, 0, 1),
-                    c.scaling.get(place).unwrap(),
+                    tensor_rule(c.scaling.get(place)),
                     (&m, bf16),
                     true,
                 )
@@ -188,7 +196,7 @@ fn a_scaled_product_scales_back() {
     let b = mat(bf16, 2, 1, &[2f64.powi(-10), 2f64.powi(-11)]);
     let cm = net
         .scaled_product(
-            (Place::Forward, 0, Rule::Current),
+            (Place::Forward, 0, Recipe::Tensor(Rule::Current)),
             (a.view(), e4m3),
             (b.view(), bf16),
             true,
@@ -265,21 +273,21 @@ fn scaling_strings_parse_and_bad_ones_are_refused_in_one_line() {
     let s = Scaling::parse("F=delayed,BG=delayed:16:1").unwrap();
     assert_eq!(
         s.f,
-        Some(Rule::Delayed {
+        Some(Recipe::Tensor(Rule::Delayed {
             history: 1024,
             margin: 0
-        })
+        }))
     );
     assert_eq!(
         s.g,
-        Some(Rule::Delayed {
+        Some(Recipe::Tensor(Rule::Delayed {
             history: 16,
             margin: 1
-        })
+        }))
     );
     assert_eq!(
         Scaling::parse("all=current").unwrap().b,
-        Some(Rule::Current)
+        Some(Recipe::Tensor(Rule::Current))
     );
     assert!(Scaling::parse("none").unwrap().is_none());
     for (bad, why) in [
@@ -290,6 +298,15 @@ fn scaling_strings_parse_and_bad_ones_are_refused_in_one_line() {
         ("F=current,F=delayed", "given twice"),
         ("Fcurrent", "has no '='"),
         ("=current", "names no stage"),
+        ("F=nvfp4+rht16", "not stage 'F''s"),
+        ("G=current+rht16", "goes with a block recipe"),
+        ("G=nvfp4+rht8", "the one option is +rht16"),
+        (
+            "all=scaled/fp4:e2m1/b16/f32",
+            "a block scale has at most 16 bits",
+        ),
+        ("all=scaled/fp8:e5m2/b32/e8m0", "more than f64"),
+        ("all=scaled/fp4:e2m1/b0/e8m0", "K >= 1"),
     ] {
         let e = Scaling::parse(bad).unwrap_err().0;
         assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");

@@ -74,7 +74,7 @@ impl Rht {
         rows: usize,
         cols: usize,
     ) -> Result<Vec<f64>, FormatError> {
-        if cols % TILE != 0 || x.len() != rows * cols {
+        if !cols.is_multiple_of(TILE) || x.len() != rows * cols {
             return err(format!(
                 "the Hadamard transform takes tiles of {TILE} along K: {} values as {rows} × \
                  {cols} (K a multiple of {TILE})",

@@ -36,7 +36,7 @@ pub(crate) struct Nvfp4Design {
 
 /// Whether `sf` is an NVFP4-style format the units build: the one-line reason if not.
 fn design_of(unit: Unit, sf: &ScaledFormat) -> Result<Nvfp4Design, GenError> {
-    let name = unit_name(unit);
+    let name = unit.name();
     let bad = |why: String| Err(GenError(format!("{name} --format {sf}: {why}")));
     let Format::Float(elem) = sf.elem else {
         return bad("the elements must be fp4:e2m1".into());
@@ -82,13 +82,6 @@ fn design_of(unit: Unit, sf: &ScaledFormat) -> Result<Nvfp4Design, GenError> {
         scale,
         scale_bits: sf.scale.code_bits(),
     })
-}
-
-fn unit_name(unit: Unit) -> &'static str {
-    match unit {
-        Unit::Nvfp4Dot => "nvfp4-dot",
-        _ => "nvfp4-enc",
-    }
 }
 
 /// A scaled format only for a unit that takes one ([`super::Opt::Scaled`]), and one it builds.

@@ -12,6 +12,13 @@ cargo fmt --all -- --check
 step clippy
 cargo clippy --workspace --all-targets --locked -- -D warnings
 step cargo test
+# The lint grid (hdl/tests/lint.rs: Verilator -Wall, Yosys, Icarus on every lean-grid design)
+# skips a design whose Verilog text, under the same tool versions, passed before on this
+# machine: the list lives beside the Verilator model cache (verif/src/runtime/cache.rs), so a
+# fresh checkout on a machine that ran the tests before lints only the designs that changed.
+lint_cache="${LPGEN_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/lpgen}"
+mkdir -p "$lint_cache"
+export LPGEN_LINT_PASSED="${LPGEN_LINT_PASSED:-$lint_cache/lint-passed.txt}"
 cargo test --workspace --locked
 step train without rtl
 # Training without the RTL machine (lpgen-train's default feature `rtl`) builds and links

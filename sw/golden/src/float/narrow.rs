@@ -25,6 +25,8 @@
 use super::FloatFormat;
 use crate::arith::{Arith, Bits};
 
+mod lanes;
+
 /// A format on the binary32 path (from [`FloatFormat::narrow`]); its working values are the
 /// f32s of its words.
 #[derive(Clone, Copy, Debug)]
@@ -186,120 +188,6 @@ impl Narrow {
     }
 }
 
-/// Products of naive and Kahan sums on the path: `sum::naive_dot` or `sum::kahan_dot` of
-/// every row with every column, the words loaded once, eight columns summed in lockstep (the
-/// last block padded with zero columns whose sums are dropped), on eight AVX2 lanes where the
-/// machine has them (found at run time) and in portable code otherwise. Each lane performs its
-/// column's operations in order: f32's products and sums, each rounded by
-/// [`Narrow::round_f32`] (in the lanes, the same selection among its three cases), Kahan's
-/// steps by `sum::kahan_formula`, the algorithm's one statement.
-impl Narrow {
-    pub(crate) fn dots(&self, kahan: bool, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
-        let k = rows.first().or(cols.first()).map_or(0, |v| v.len());
-        assert!(
-            rows.iter().chain(cols).all(|v| v.len() == k),
-            "rows and columns of K"
-        );
-        // Columns in blocks of eight: element i of a block holds its columns' i-th values.
-        let blocks: Vec<Vec<[f32; 8]>> = cols
-            .chunks(8)
-            .map(|b| {
-                (0..k)
-                    .map(|i| std::array::from_fn(|l| b.get(l).map_or(0.0, |c| self.to_f32(c[i]))))
-                    .collect()
-            })
-            .collect();
-        let mut out = Vec::with_capacity(rows.len() * cols.len());
-        for row in rows {
-            let x: Vec<f32> = row.iter().map(|&w| self.to_f32(w)).collect();
-            for (block, b) in blocks.iter().zip(cols.chunks(8)) {
-                let sums = self.dots8(kahan, &x, block);
-                out.extend(sums[..b.len()].iter().map(|&v| self.from_f32(v)));
-            }
-        }
-        out
-    }
-
-    /// Eight lockstep sums of `x` with the columns of `y`, as f32s of words.
-    fn dots8(&self, kahan: bool, x: &[f32], y: &[[f32; 8]]) -> [f32; 8] {
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            return unsafe { self.dots8_avx2(kahan, x, y) };
-        }
-        self.dots8_portable(kahan, x, y)
-    }
-
-    /// [`Narrow::dots8`] in portable code.
-    fn dots8_portable(&self, kahan: bool, x: &[f32], y: &[[f32; 8]]) -> [f32; 8] {
-        let (mut s, mut c) = ([0.0f32; 8], [0.0f32; 8]);
-        let add = |a: f32, b: f32| self.round_f32(a + b);
-        let sub = |a: f32, b: f32| self.round_f32(a - b);
-        for (&p, yk) in x.iter().zip(y) {
-            for ((s, c), &q) in s.iter_mut().zip(c.iter_mut()).zip(yk) {
-                let prod = self.round_f32(p * q);
-                (*s, *c) = if kahan {
-                    crate::sum::kahan_formula(*s, *c, prod, add, sub)
-                } else {
-                    (add(*s, prod), *c)
-                };
-            }
-        }
-        s
-    }
-
-    /// [`Narrow::dots8`] on eight AVX2 lanes.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn dots8_avx2(&self, kahan: bool, x: &[f32], y: &[[f32; 8]]) -> [f32; 8] {
-        use std::arch::x86_64::*;
-        let k = 23 - self.f.frac_bits as i32;
-        let all = |v: u32| _mm256_set1_epi32(v as i32);
-        let (sign_bit, abs_bits) = (all(0x8000_0000), all(0x7fff_ffff));
-        let magic =
-            _mm256_set1_ps(1.5 * f32_pow2(self.f.emin() - i64::from(self.f.frac_bits) + 23));
-        let count = _mm_cvtsi32_si128(k);
-        let (half, keep) = (all((1 << (k - 1)) - 1), all(!((1u32 << k) - 1)));
-        let (one, inf) = (all(1), all(0x7f80_0000));
-        let max_finite = all(self.max_finite());
-        let sub_limit = all((self.rebias + 1) << 23);
-        let below_inf = all(0x7f7f_ffff);
-        // round_f32 of eight lanes: the subnormal grid, the normal rounding and ±∞/NaN
-        // computed alike and selected by the lane's magnitude.
-        let round = |v: __m256| -> __m256 {
-            let u = _mm256_castps_si256(v);
-            let sign = _mm256_and_si256(u, sign_bit);
-            let abs = _mm256_and_si256(u, abs_bits);
-            let sub = _mm256_sub_ps(_mm256_add_ps(v, magic), magic);
-            let sub = _mm256_or_si256(_mm256_castps_si256(sub), sign);
-            let odd = _mm256_and_si256(_mm256_srl_epi32(abs, count), one);
-            let r = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(abs, half), odd), keep);
-            // Finite lanes keep r below 2^31, so the signed comparison is the unsigned one.
-            let r = _mm256_blendv_epi8(r, inf, _mm256_cmpgt_epi32(r, max_finite));
-            let normal = _mm256_or_si256(sign, r);
-            let out = _mm256_blendv_epi8(normal, sub, _mm256_cmpgt_epi32(sub_limit, abs));
-            let out = _mm256_blendv_epi8(out, u, _mm256_cmpgt_epi32(abs, below_inf));
-            _mm256_castsi256_ps(out)
-        };
-        let add = |a: __m256, b: __m256| round(_mm256_add_ps(a, b));
-        let sub = |a: __m256, b: __m256| round(_mm256_sub_ps(a, b));
-        let (mut s, mut c) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-        for (&p, yk) in x.iter().zip(y) {
-            // SAFETY: yk is eight f32s.
-            let q = _mm256_loadu_ps(yk.as_ptr());
-            let prod = round(_mm256_mul_ps(_mm256_set1_ps(p), q));
-            (s, c) = if kahan {
-                crate::sum::kahan_formula(s, c, prod, add, sub)
-            } else {
-                (add(s, prod), c)
-            };
-        }
-        let mut out = [0.0f32; 8];
-        _mm256_storeu_ps(out.as_mut_ptr(), s);
-        out
-    }
-}
-
 /// Sums and dot products on the path (`sum::naive_dot` and the rest) keep each partial
 /// result as the f32 of its word.
 impl Arith for Narrow {
@@ -339,60 +227,18 @@ mod tests {
     use super::*;
     use crate::rounding::Draw;
 
-    /// The eight-lane naive and Kahan sums, portable and AVX2 alike, are `sum::naive_dot`
-    /// and `sum::kahan_dot` of each column on every format of the path: random words with
-    /// specials, ties and subnormals.
-    #[test]
-    fn lockstep_sums_are_the_dot_products_in_both_implementations() {
-        let mut rng = Pcg64::seed_from_u64(45);
-        for &(e, m) in ON_PATH {
-            let f = plain(e, m);
-            let n = f.narrow().unwrap();
-            for k in [0, 1, 3, 37, 37, 37, 256] {
-                let x: Vec<Bits> = (0..k).map(|_| pair(&f, &mut rng).0).collect();
-                let cols: Vec<Vec<Bits>> = (0..8)
-                    .map(|_| (0..k).map(|_| pair(&f, &mut rng).1).collect())
-                    .collect();
-                let xf: Vec<f32> = x.iter().map(|&w| n.to_f32(w)).collect();
-                let y: Vec<[f32; 8]> = (0..k)
-                    .map(|i| std::array::from_fn(|l| n.to_f32(cols[l][i])))
-                    .collect();
-                let words = |v: [f32; 8]| v.map(|s| n.from_f32(s)).to_vec();
-                for kahan in [false, true] {
-                    let want: Vec<Bits> = cols
-                        .iter()
-                        .map(|c| {
-                            if kahan {
-                                crate::sum::kahan_dot(&n, &x, c)
-                            } else {
-                                crate::sum::naive_dot(&n, &x, c)
-                            }
-                        })
-                        .collect();
-                    let got = words(n.dots8_portable(kahan, &xf, &y));
-                    assert_eq!(got, want, "{f} K = {k} kahan {kahan}");
-                    #[cfg(target_arch = "x86_64")]
-                    if std::is_x86_feature_detected!("avx2") {
-                        // SAFETY: the CPU has AVX2.
-                        let lanes = unsafe { n.dots8_avx2(kahan, &xf, &y) };
-                        assert_eq!(words(lanes), want, "{f} K = {k} kahan {kahan}, AVX2");
-                    }
-                }
-            }
-        }
-    }
-
     /// Formats on the path: bf16, f16, and the edges of the rule (E = 8 with M = 7, E = 7
     /// with M = 10, E = 2), as `float:E:M`.
-    const ON_PATH: &[(u32, u32)] = &[(8, 7), (5, 10), (7, 10), (6, 9), (8, 5), (4, 6), (2, 10)];
+    pub(super) const ON_PATH: &[(u32, u32)] =
+        &[(8, 7), (5, 10), (7, 10), (6, 9), (8, 5), (4, 6), (2, 10)];
 
-    fn plain(e: u32, m: u32) -> FloatFormat {
+    pub(super) fn plain(e: u32, m: u32) -> FloatFormat {
         FloatFormat::new(e, m, false, false, false).unwrap()
     }
 
     /// A pair that stresses the rounding: random words, or the second word a few binades
     /// from the first (long carries and near ties), with specials and zeros among them.
-    fn pair(f: &FloatFormat, rng: &mut Pcg64) -> (Bits, Bits) {
+    pub(super) fn pair(f: &FloatFormat, rng: &mut Pcg64) -> (Bits, Bits) {
         let w = f.width();
         let a = rng.gen::<u64>() & f.mask();
         let b = match rng.gen_range(0..4) {

@@ -1,19 +1,22 @@
 //! The frame of the lockstep lanes ([`lockstep`]): every dot product of a set of rows with a
 //! set of columns, L independent outputs at a time, each output's operations in its own k
-//! order. A family's lanes (`posit/lanes.rs`, `lns/lanes.rs`) give the decoding of a word
-//! into its working value and the L-lane step loop; this module decodes each operand once,
-//! gathers blocks of L operands side by side, and writes the outputs back row-major.
+//! order. A family's lanes (`posit/lanes.rs`, `lns/lanes.rs`, `float/narrow/lanes.rs`) give
+//! the decoding of a word into its working value and the L-lane step loop; this module
+//! decodes each operand once, gathers blocks of L operands side by side, and writes the
+//! outputs back row-major.
 //!
 //! Which side goes into the lanes: the longer one. A training product often has few columns
 //! (a convolution's 6 or 16 output channels, a bias gradient's one) and many rows, or the
 //! reverse; lanes over the shorter side would run mostly empty. Swapping the sides swaps the
-//! operands of each product a_k·b_k, so it needs a commutative product (both families' are:
-//! one exact product, rounded once) and keeps every output's k order.
+//! operands of each product a_k·b_k, so it needs a commutative product (every family's here
+//! is: one exact product, rounded once) and keeps every output's k order.
 //!
 //! Special words: NaR and NaN are sticky in the families that use this frame (an operation
 //! with one gives it, and no operation of finite words makes one), so a dot product is NaN
 //! exactly when its row or its column holds one. The lanes see such words as zero and the
-//! frame writes the NaN word over those outputs.
+//! frame writes the NaN word over those outputs. Floats are the other kind: ∞ − ∞ makes a
+//! NaN no word held, so their lanes give every word a value (NaN and ∞ included) and compute
+//! the specials themselves; the frame then marks nothing.
 
 use crate::arith::Bits;
 
@@ -35,6 +38,12 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
 
 /// Lines of the narrow side the frame gives [`Lanes::run`] at a time.
 pub(crate) const ROWS: usize = 4;
+
+/// Whether the machine has the AVX-512 the wide lanes use (F and DQ), found at run time.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn avx512() -> bool {
+    std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq")
+}
 
 /// The working values of `line` (NaN words as zero) and whether it held a NaN word.
 fn values<T: Copy + Default, const L: usize>(

@@ -13,9 +13,11 @@
 //!   exact pair sums gathered in an i128 per element and read out once by the family's own
 //!   rule ([`ExactDot`]);
 //! - the sequential modes (naive, Kahan: a rounding after every operation) go through the
-//!   family's [`Calc::dots`](crate::Calc::dots): a row of outputs at a time, eight columns
-//!   in lockstep, each column's operations those of its own dot product in its own order, so
-//!   that the core overlaps eight independent chains (`sum::rounded_dots`);
+//!   family's [`Calc::dots`](crate::Calc::dots): many outputs in lockstep (the frame
+//!   [`lockstep`]: up to four lines of one side against 16 or 32 lanes of the other, for
+//!   posits of at most 16 bits, LNS and floats on the binary32 path; a row at a time,
+//!   `sum::rounded_dots`, otherwise), each output's operations those of its own dot product
+//!   in its own order, so that the core overlaps independent chains;
 //! - every element of an exact product whose row or column holds a special word (NaN, NaR,
 //!   ∞) or whose exact sum would not fit the kernel's integer is computed by the reference.
 //!

@@ -391,7 +391,8 @@ fn sequential_products_equal_the_reference() {
     }
 }
 
-/// The lockstep lanes (posits of up to 16 bits on binary64, LNS on its G tables) against
+/// The lockstep lanes (posits of up to 16 bits on binary64, LNS on its G tables, floats on
+/// the binary32 path) against
 /// the reference in every sequential mode: more rows than columns and the reverse (the lanes
 /// run over the longer side), sides that are not multiples of the lanes or of the lines run
 /// at once, K = 1 to a long K, every kind of words (all bit patterns with NaR/NaN, values
@@ -410,6 +411,10 @@ fn lockstep_lanes_equal_the_reference() {
         "lns:5:6",
         "lns:4:4",
         "lns:2:8",
+        "bf16",
+        "f16",
+        "float:8:5",
+        "float:4:6",
     ] {
         let f: Format = s.parse().unwrap();
         let c = f.calc();
@@ -443,7 +448,7 @@ fn lockstep_lanes_equal_the_reference() {
 /// reference, with a NaR/NaN in one row and one column only.
 #[test]
 fn lockstep_lanes_equal_the_reference_on_long_sums() {
-    for s in ["posit:16:1", "lns:5:6"] {
+    for s in ["posit:16:1", "lns:5:6", "bf16", "f16"] {
         let f: Format = s.parse().unwrap();
         let c = f.calc();
         let (m, k, n) = (3, 3000, 21);

@@ -15,6 +15,8 @@
 //! of the merged table is 0), so the sum is the other operand's own magnitude and sign.
 
 use crate::arith::{Arith, Bits};
+#[cfg(target_arch = "x86_64")]
+use crate::kernel::lockstep::avx512;
 use crate::kernel::lockstep::{lockstep, Lanes};
 
 use super::Lns;
@@ -129,12 +131,6 @@ impl Arith for LnsLanes {
         let c = if ma.min(mb) == 0 { 0 } else { c };
         signed(c, (a ^ b) >> 31)
     }
-}
-
-/// Whether the machine has the AVX-512 the wide lanes use (F and DQ).
-#[cfg(target_arch = "x86_64")]
-fn avx512() -> bool {
-    std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq")
 }
 
 /// The frame's view of the lanes in one mode: L lanes, on AVX2 or in portable code.

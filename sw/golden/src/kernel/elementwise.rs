@@ -1,6 +1,6 @@
 //! Elementwise kernels for floats of at most 16 bits (bf16, f16, fp8:e4m3, fp8:e5m2 and every
 //! `float:E:M` of that width without `:ftz`): decode, encode (from f64, to nearest), quantize,
-//! and a + b, a − b, a · b, over whole slices of words, at the speed of the machine's f64 unit.
+//! and a + b, a − b, a · b, a / b, over whole slices of words, at the speed of the machine's f64 unit.
 //!
 //! A definition-preserving fast path (issue 45): every word is the golden per-element
 //! operation's ([`FloatFormat::to_f64`], [`FloatFormat::from_f64`], [`FloatFormat::add`],
@@ -17,7 +17,7 @@
 //!   next binade, past the largest finite magnitude the format's overflow word); below it the
 //!   machine's own f64 addition rounds |x| + 2^(emin − M + 52) once at the subnormal grid's
 //!   last place 2^(emin − M); NaN, ±∞ and overflow are selected last.
-//! - **a ∘ b** (∘ = +, −, ·) decodes both words, computes in f64, and encodes the f64 once
+//! - **a ∘ b** (∘ = +, −, ·, ÷) decodes both words, computes in f64, and encodes the f64 once
 //!   (plain bf16 on AVX2: the golden's own binary32 path, [`FloatFormat::narrow`], on eight
 //!   f32 lanes).
 //!   Why that is the correctly rounded result, for E ≤ 8 and at most 16 bits (so M ≤ 13;
@@ -33,6 +33,13 @@
 //!     words as a normal number or zero, so neither rounding meets a range limit first (the
 //!     format's overflow and subnormal rules are applied once, by the encoder, to a value
 //!     that lies on the same side of every rounding boundary as the exact sum);
+//!   * a quotient q = a / b of two words (nonzero b) lies between 2^−282 and 2^282, so f64
+//!     rounds it once, to 53 bits, as a normal number. A midpoint μ between two neighbouring
+//!     values of the format (normal or subnormal) has at most M + 1 bits, and if q ≠ μ then
+//!     |q − μ| = |a − μ·b| / |b| ≥ 2^(e_μ − 2M − 3) (a − μ·b is a nonzero multiple of
+//!     ulp(μ)·ulp(b)/2), more than f64's rounding error at q, 2^(e_q − 53), since 2M + 3 < 53:
+//!     f64's quotient lies on the same side of every midpoint as q, or is μ exactly when q
+//!     is, and the encoder's one rounding gives the golden quotient;
 //!   * the special cases are IEEE's in both: a NaN operand, ∞ − ∞ and 0 · ∞ give f64 NaN,
 //!     which encodes to the format's NaN; ±∞ encodes to the format's infinite result; an
 //!     exact zero sum is +0 unless both terms are −0 (f64's rule in round-to-nearest, and the
@@ -84,6 +91,7 @@ pub enum ElemOp {
     Add,
     Sub,
     Mul,
+    Div,
 }
 
 /// The elementwise kernels of one float format ([`FloatKernel::of`]).
@@ -269,6 +277,51 @@ impl FloatKernel {
         self.binop_lanes(op, a, b, out)
     }
 
+    /// [`Self::binop`] on words held in [`Bits`] (as the training machines hold them), which
+    /// must lie within the format's width: in blocks through `u8` or `u16` words.
+    pub fn binop_words(&self, op: ElemOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) {
+        if self.f.width() <= 8 {
+            self.binop_via::<u8>(op, a, b, out)
+        } else {
+            self.binop_via::<u16>(op, a, b, out)
+        }
+    }
+
+    fn binop_via<W: Word>(&self, op: ElemOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) {
+        assert!(
+            a.len() == out.len() && b.len() == out.len(),
+            "operands of one length"
+        );
+        const BLOCK: usize = 1024;
+        let narrow = |from: &[Bits], to: &mut [W]| {
+            for (t, &w) in to.iter_mut().zip(from) {
+                debug_assert!(
+                    w <= self.index_mask as Bits,
+                    "{w:#x} is a word of the format"
+                );
+                *t = W::of(w);
+            }
+        };
+        let (mut wa, mut wb, mut wo) = (
+            [W::default(); BLOCK],
+            [W::default(); BLOCK],
+            [W::default(); BLOCK],
+        );
+        for ((a, b), o) in a
+            .chunks(BLOCK)
+            .zip(b.chunks(BLOCK))
+            .zip(out.chunks_mut(BLOCK))
+        {
+            let n = o.len();
+            narrow(a, &mut wa[..n]);
+            narrow(b, &mut wb[..n]);
+            self.binop(op, &wa[..n], &wb[..n], &mut wo[..n]);
+            for (o, w) in o.iter_mut().zip(&wo[..n]) {
+                *o = w.bits() as Bits;
+            }
+        }
+    }
+
     #[inline(always)]
     fn decode_lanes<W: Word>(&self, words: &[W], out: &mut [f64]) {
         for (o, &w) in out.iter_mut().zip(words) {
@@ -296,6 +349,7 @@ impl FloatKernel {
             ElemOp::Add => self.zip_lanes(a, b, out, |x, y| x + y),
             ElemOp::Sub => self.zip_lanes(a, b, out, |x, y| x - y),
             ElemOp::Mul => self.zip_lanes(a, b, out, |x, y| x * y),
+            ElemOp::Div => self.zip_lanes(a, b, out, |x, y| x / y),
         }
     }
 

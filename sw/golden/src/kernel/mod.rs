@@ -28,7 +28,7 @@
 use crate::arith::Bits;
 use crate::family::Calc;
 use crate::format::FormatError;
-use crate::SumMode;
+use crate::{AluOp, SumMode};
 
 pub mod elementwise;
 pub mod exact;
@@ -166,6 +166,32 @@ pub fn matmul(
     let rows: Vec<&[Bits]> = rows.iter().map(|r| r.as_ref()).collect();
     let cols: Vec<&[Bits]> = cols.iter().map(|c| c.as_ref()).collect();
     calc.dots(mode, &rows, &cols)
+}
+
+/// `out[i]` = the ALU lane's `a[i]` op `b[i]` ([`alu::result`](crate::alu::result), which
+/// stays the definition), for `a`, `b` and `out` of one length: +, −, · and ÷ of floats of at
+/// most 16 bits through their elementwise kernels ([`elementwise::FloatKernel`], held to the
+/// golden operations by its tests), every other operation and format element by element.
+pub fn lane_op(calc: &Calc, op: AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) {
+    assert!(
+        a.len() == out.len() && b.len() == out.len(),
+        "operands of one length"
+    );
+    let elem = match op {
+        AluOp::Add => Some(elementwise::ElemOp::Add),
+        AluOp::Sub => Some(elementwise::ElemOp::Sub),
+        AluOp::Mul => Some(elementwise::ElemOp::Mul),
+        AluOp::Div => Some(elementwise::ElemOp::Div),
+        _ => None,
+    };
+    if let (Some(e), Calc::Float(f)) = (elem, calc) {
+        if let Some(k) = elementwise::FloatKernel::of(*f) {
+            return k.binop_words(e, a, b, out);
+        }
+    }
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = crate::alu::result(calc, op.code(), x, y, false, || x);
+    }
 }
 
 /// The rows of `m`: borrowed where they lie contiguous in its slice, else copied (a

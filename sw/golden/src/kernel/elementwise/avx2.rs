@@ -70,7 +70,8 @@ impl FloatKernel {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn binop_avx2<W: Word>(&self, op: ElemOp, a: &[W], b: &[W], out: &mut [W]) {
         use std::arch::x86_64::*;
-        if self.narrow_bf16 && std::mem::size_of::<W>() == 2 {
+        // Quotients keep the f64 loop (the binary32 path is the golden's for + − · only).
+        if self.narrow_bf16 && std::mem::size_of::<W>() == 2 && op != ElemOp::Div {
             return self.binop_bf16_avx2(op, a, b, out);
         }
         let lanes = Lanes::new(&self.enc);
@@ -82,6 +83,7 @@ impl FloatKernel {
             ElemOp::Add => _mm256_add_pd(x, y),
             ElemOp::Sub => _mm256_sub_pd(x, y),
             ElemOp::Mul => _mm256_mul_pd(x, y),
+            ElemOp::Div => _mm256_div_pd(x, y),
         };
         for (o, (x, y)) in steps {
             let ((x0, x1), (y0, y1)) = (self.values8(x), self.values8(y));
@@ -242,6 +244,7 @@ impl FloatKernel {
                 ElemOp::Add => _mm256_add_ps(x, y),
                 ElemOp::Sub => _mm256_sub_ps(x, y),
                 ElemOp::Mul => _mm256_mul_ps(x, y),
+                ElemOp::Div => unreachable!("quotients take binop_avx2's f64 loop"),
             };
             let u = _mm256_castps_si256(r);
             let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(u), one);

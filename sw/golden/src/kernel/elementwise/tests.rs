@@ -273,7 +273,7 @@ fn check_binop<W: Word>(spec: &str, k: &FloatKernel, a: &[u64], b: &[u64]) {
         a.iter().map(|&w| W::of(w)).collect(),
         b.iter().map(|&w| W::of(w)).collect(),
     );
-    for op in [ElemOp::Add, ElemOp::Sub, ElemOp::Mul] {
+    for op in [ElemOp::Add, ElemOp::Sub, ElemOp::Mul, ElemOp::Div] {
         let mut out = vec![W::default(); a.len()];
         k.binop(op, &wa, &wb, &mut out);
         let mut portable = vec![W::default(); a.len()];
@@ -287,6 +287,7 @@ fn check_binop<W: Word>(spec: &str, k: &FloatKernel, a: &[u64], b: &[u64]) {
                 ElemOp::Add => f.add(a[i], b[i]),
                 ElemOp::Sub => f.sub(a[i], b[i]),
                 ElemOp::Mul => f.mul(a[i], b[i]),
+                ElemOp::Div => f.div(a[i], b[i]),
             };
             assert_eq!(
                 out[i].bits() as u64,

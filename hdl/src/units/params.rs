@@ -224,10 +224,7 @@ fn pe_list(entry: &FamilyEntry) -> String {
 impl std::str::FromStr for PeKind {
     type Err = GenError;
     fn from_str(s: &str) -> Result<PeKind, GenError> {
-        if let Some(k) = PeKind::OUTSIDE_FAMILIES
-            .into_iter()
-            .find(|k| k.name() == s)
-        {
+        if let Some(k) = PeKind::OUTSIDE_FAMILIES.into_iter().find(|k| k.name() == s) {
             return Ok(k);
         }
         let (_, info) = pe_kind(s).map_err(|_| {

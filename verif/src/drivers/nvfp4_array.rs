@@ -213,7 +213,9 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     let (sf, k) = (format_of(p)?, block_of(p)?);
     let l = ctx.layout;
     if lpgen_hdl::units::array_accumulations(p) != 1 {
-        return Err(VerifError("the nvfp4 PE interleaves no accumulations".into()));
+        return Err(VerifError(
+            "the nvfp4 PE interleaves no accumulations".into(),
+        ));
     }
     let (rows, cols) = (p.rows as usize, p.cols as usize);
     let g = Blocks { sf, k };
@@ -241,7 +243,10 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     }
     let (n, exhaustive) = match ctx.mode {
         Mode::Vectors(n) => (n, 0),
-        Mode::Exhaustive => (u64::MAX, 256 * SCALES.len() as u64 + UE4M3_BYTES * UE4M3_BYTES),
+        Mode::Exhaustive => (
+            u64::MAX,
+            256 * SCALES.len() as u64 + UE4M3_BYTES * UE4M3_BYTES,
+        ),
     };
     let (mut next, mut tiles) = (0u64, 0u64);
     loop {

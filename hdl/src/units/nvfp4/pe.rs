@@ -128,11 +128,9 @@ mod tests {
         assert_eq!(m.format, "nvfp4");
         assert_eq!(d.top, "lpgen_array_nvfp4_2x3_nvfp4_s4");
         let small = generate(&array("scaled/fp4:e2m1/b3/ue4m3/t", None)).unwrap();
-        assert!(small
-            .verilog
-            .files
-            .iter()
-            .any(|f| f.text.contains("module lpgen_pe_nvfp4_scaled_fp4_e2m1_b3_ue4m3_t_s0")));
+        assert!(small.verilog.files.iter().any(|f| f
+            .text
+            .contains("module lpgen_pe_nvfp4_scaled_fp4_e2m1_b3_ue4m3_t_s0")));
     }
 
     /// NVFP4 blocks only with the nvfp4 PE, the nvfp4 PE only with NVFP4 blocks (UE4M3

@@ -488,6 +488,14 @@ for f in scaled/fp4:e2m1/b1/ue4m3/t scaled/fp4:e2m1/b3/ue4m3/t scaled/fp4:e2m1/b
 done
 for s in $(stages 3); do cosim nvfp4-dot --format nvfp4 --stages $s --exhaustive; done
 cosim nvfp4-dot --format scaled/fp4:e2m1/b3/ue4m3/t --stages 3 --exhaustive
+# NVFP4 arrays (the array's nvfp4 PE, issue 50): `nvfp4` on 2x3 at every stage count and K = 3
+# on 2x2 at stages 2 (random + corner tiles), and every element pair under eight scale pairs
+# and every pair of UE4M3 scale bytes on 2x2 at stages 4. ONLY='--pe nvfp4'.
+for s in $(stages 6); do
+  cosim array --pe nvfp4 --format nvfp4 --rows 2 --cols 3 --stages $s --vectors "$VECTORS" --seed "$SEED"
+done
+cosim array --pe nvfp4 --format scaled/fp4:e2m1/b3/ue4m3/t --rows 2 --cols 2 --stages 2 --vectors "$VECTORS" --seed "$SEED"
+cosim array --pe nvfp4 --format nvfp4 --rows 2 --cols 2 --stages 4 --exhaustive
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done

@@ -41,6 +41,8 @@
 # 200000 vectors, 2026-11-27): 8 runs, 380 046 read-outs (327 680 in 5 exhaustive runs), 0 failed.
 # The MX arrays added since (ONLY='--pe mx', same seed, 20000 vectors, 2026-11-27): 23 runs,
 # 576 046 read-outs compared (518 252 in 4 exhaustive runs), 0 failed.
+# The NVFP4 arrays added since (ONLY='--pe nvfp4', same seed, 20000 vectors, 2026-11-30): 9 runs,
+# 43 066 read-outs compared (18 688 in 1 exhaustive run), 0 failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SEED=${SEED:-0x5eedc051}

@@ -41,6 +41,8 @@
 # 200000 vectors, 2026-11-27): 8 runs, 380 046 read-outs (327 680 in 5 exhaustive runs), 0 failed.
 # The MX arrays added since (ONLY='--pe mx', same seed, 20000 vectors, 2026-11-27): 23 runs,
 # 576 046 read-outs compared (518 252 in 4 exhaustive runs), 0 failed.
+# The NVFP4 arrays added since (ONLY='--pe nvfp4', same seed, 20000 vectors, 2026-11-30): 9 runs,
+# 43 066 read-outs compared (18 688 in 1 exhaustive run), 0 failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SEED=${SEED:-0x5eedc051}
@@ -488,6 +490,14 @@ for f in scaled/fp4:e2m1/b1/ue4m3/t scaled/fp4:e2m1/b3/ue4m3/t scaled/fp4:e2m1/b
 done
 for s in $(stages 3); do cosim nvfp4-dot --format nvfp4 --stages $s --exhaustive; done
 cosim nvfp4-dot --format scaled/fp4:e2m1/b3/ue4m3/t --stages 3 --exhaustive
+# NVFP4 arrays (the array's nvfp4 PE, issue 50): `nvfp4` on 2x3 at every stage count and K = 3
+# on 2x2 at stages 2 (random + corner tiles), and every element pair under eight scale pairs
+# and every pair of UE4M3 scale bytes on 2x2 at stages 4. ONLY='--pe nvfp4'.
+for s in $(stages 6); do
+  cosim array --pe nvfp4 --format nvfp4 --rows 2 --cols 3 --stages $s --vectors "$VECTORS" --seed "$SEED"
+done
+cosim array --pe nvfp4 --format scaled/fp4:e2m1/b3/ue4m3/t --rows 2 --cols 2 --stages 2 --vectors "$VECTORS" --seed "$SEED"
+cosim array --pe nvfp4 --format nvfp4 --rows 2 --cols 2 --stages 4 --exhaustive
 
 echo "cosim-full: $runs runs, ${#failed_runs[@]} failed"
 for f in "${failed_runs[@]}"; do echo "  FAILED: lpgen cosim $f"; done

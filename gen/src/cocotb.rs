@@ -30,7 +30,7 @@ const MODELS_PY: [&str; 5] = [
 const RUN_PY: &str = include_str!("../templates/cocotb_run.py");
 
 /// The array PE kinds the bench models.
-const MODELLED_PES: [PeKind; 8] = [
+const MODELLED_PES: [PeKind; 9] = [
     PeKind::LnsKahan,
     PeKind::LnsPlain,
     PeKind::PositQuire,
@@ -39,6 +39,7 @@ const MODELLED_PES: [PeKind; 8] = [
     PeKind::Float,
     PeKind::Mx,
     PeKind::Fdpa,
+    PeKind::Nvfp4,
 ];
 
 /// Why the cocotb bench cannot check `p`'s design, or None when it can. Every unit is named:
@@ -52,7 +53,8 @@ pub fn unsupported(p: &Params) -> Option<String> {
         // PEs whose read-out is the registry's dot product in their mode, rounded once (the
         // float PE's exact accumulator too; with `--acc`: `Format.acc_dot`), the dfix PE's
         // read-out at a shift (`Format.dfix_dot`) and the mx PE's f32 block dot product
-        // (`MxFormat.dot`), the fdpa PE's (`Format.dot` in its mode, converted); a PE kind not
+        // (`MxFormat.dot`), the fdpa PE's (`Format.dot` in its mode, converted), the nvfp4
+        // PE's (exact block terms from the golden decodings, added in numpy's f32); a PE kind not
         // listed here is refused.
         Unit::Array if p.rounding != Rounding::Nearest => {
             "its stochastic read-out has no model yet (sr_row_state, c + 1 steps a PE)"
@@ -77,7 +79,7 @@ pub fn unsupported(p: &Params) -> Option<String> {
     };
     Some(format!(
         "--testbench cocotb: {} is not covered ({why}); covered: every unit (array: --pe \
-         lns-kahan, lns-plain, posit-quire, fix, dfix, float, mx, fdpa), rounding to nearest, and the stochastic \
+         lns-kahan, lns-plain, posit-quire, fix, dfix, float, mx, fdpa, nvfp4), rounding to nearest, and the stochastic \
          float-add, float-mul, float-fma and convert",
         p.unit.name()
     ))

@@ -142,8 +142,11 @@ fn pe_help() -> String {
     kinds.push(format!("{} (mx:ELEM[:bK] blocks: {})", mx.name, mx.about));
     let fdpa = &lpgen_golden::float::fdpa::PE;
     kinds.push(format!("{} (float words, {})", fdpa.name, fdpa.about));
+    let nv = &lpgen_golden::scale::dot::PE;
+    kinds.push(format!("{} (nvfp4 blocks: {})", nv.name, nv.about));
     format!(
-        "Array PE kind: {} (default: the format family's first; mx for MX formats)",
+        "Array PE kind: {} (default: the format family's first; mx for MX formats, nvfp4 for \
+         nvfp4)",
         kinds.join(", ")
     )
 }

@@ -232,13 +232,13 @@ def array_unit(rng, n):
     bubble) until R + C - 1 cycles after the previous `last` of any slot. Each `last` expects
     every PE's result so far on c_out (in the protocol's read-out order, `read_out`), as the
     operand kind says (`WordOperands`; the mx PE's `MxOperands`, the fdpa PE's
-    `FdpaOperands`); the dfix PE's at a random read-out shift given with `last`, with both
+    `FdpaOperands`, the nvfp4 PE's `Nvfp4Operands`); the dfix PE's at a random read-out shift given with `last`, with both
     overflow flags (`dfix_array_readout`). P, the spacing, the step with `clear` and the
     read-out order are the design's ARRAY_PROTOCOL."""
     par = UNIT["parameters"]
-    kinds = {"mx": MxOperands, "fdpa": FdpaOperands}
+    kinds = {"mx": MxOperands, "fdpa": FdpaOperands, "nvfp4": Nvfp4Operands}
     ops = kinds.get(par["pe"], WordOperands)(par)
-    fmt = None if par["pe"] == "mx" else ops.fmt
+    fmt = None if par["pe"] in ("mx", "nvfp4") else ops.fmt
     proto = ARRAY_PROTOCOL
     rows, cols, w, wout = proto["rows"], proto["cols"], ops.width_in, ops.width_out
     slots = proto["accumulations"]

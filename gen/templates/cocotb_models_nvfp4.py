@@ -75,3 +75,62 @@ def nvfp4_dot_unit(rng, n):
         assert acc.denominator == 1, "the block's exact value is a multiple of 2^exp"
         out.append((ins, {"acc": int(acc) % (1 << accw), "exp": exp % (1 << expw), "nan": 0}))
     return out
+
+
+class Nvfp4Operands:
+    """The array's nvfp4 PE: a block in per operand (the UE4M3 scale byte at [7:0], E2M1
+    element i at [8 + 4*i +: 4]), an f32 word out; each `last` expects every PE's sum over the
+    blocks so far as the golden `scale::dot::dot_unscaled_f32` defines it: each block pair's
+    exact S_a * S_b * sum q_a,i * q_b,i (from the golden decodings; at most 20 significant
+    bits, so exact in f64 and f32) added in f32 from +0, each addition rounded to nearest even
+    (numpy's float32). A scale byte >= 0x7F (NaN, or no UE4M3 scale) makes the sum f32's
+    canonical NaN 0x7fc00000. The tensor scales are the host's (not the array's)."""
+
+    def __init__(self, par):
+        self.k = (port_width("a_in") // ARRAY_PROTOCOL["rows"] - 8) // 4
+        self.width_in, self.width_out = 8 + 4 * self.k, 32
+        self.zero = 0  # the scale 0 over codes +0: a block of zeros
+        self.dtype = object  # 72 bits at K = 16
+        self.e2m1, self.ue4m3 = lpgen.Format(NVFP4_E2M1), lpgen.Format(NVFP4_UE4M3)
+
+    def random(self, rng, n):
+        """n blocks: scales near 1, subnormal, up to 448 or any; 1 in 40 NaN or refused."""
+        out = []
+        for _ in range(n):
+            u = rng.random()
+            if u < 0.025:
+                s = rng.choice([0x7F, 0x80 | rng.getrandbits(7)])
+            elif u < 0.25:
+                s = rng.choice([0, 1, 7, 8, 0x7E])
+            else:
+                s = rng.randint(0, 0x7E)
+            out.append(s | (rng.getrandbits(4 * self.k) << 8))
+        return np.array(out, dtype=object)
+
+    def term(self, x, y):
+        """The block pair's exact dot product (a Fraction), None for NaN."""
+        xa, xb = int(x) & 0xFF, int(y) & 0xFF
+        if xa >= 0x7F or xb >= 0x7F:
+            return None
+        ca = [(int(x) >> (8 + 4 * i)) & 15 for i in range(self.k)]
+        cb = [(int(y) >> (8 + 4 * i)) & 15 for i in range(self.k)]
+        qa, qb = self.e2m1.decode(as_u64(ca)), self.e2m1.decode(as_u64(cb))
+        sa, sb = self.ue4m3.decode(as_u64([xa, xb]))
+        return Fraction(float(sa)) * Fraction(float(sb)) * sum(
+            Fraction(float(p)) * Fraction(float(q)) for p, q in zip(qa, qb))
+
+    def expect(self, a, b):
+        out = []
+        for r in range(a.shape[1]):
+            for c in range(b.shape[1]):
+                acc = np.float32(0.0)
+                for x, y in zip(a[:, r], b[:, c]):
+                    t = self.term(x, y)
+                    if t is None:
+                        acc = np.float32(np.nan)
+                        continue
+                    assert np.float32(float(t)) == t, "a block's exact sum fits f32"
+                    acc = np.float32(acc + np.float32(float(t)))
+                word = 0x7FC00000 if np.isnan(acc) else int(np.array(acc).view(np.uint32))
+                out.append(word)
+        return out

@@ -56,6 +56,8 @@ DESIGNS = {
     # NVFP4 units: Scaled.quantize under a random tensor amax, the exact block dot product.
     "nvfp4-enc": ["nvfp4-enc", "--format", "nvfp4", "--stages", "3"],
     "nvfp4-dot": ["nvfp4-dot", "--format", "nvfp4", "--stages", "2"],
+    # The array's nvfp4 PE (exact block terms, f32 accumulation; the tensor scales the host's).
+    "nvfp4-array": ["array", "--format", "nvfp4", "--rows", "2", "--cols", "2", "--stages", "2"],
     # The fdpa unit (Format.dot with init C) and an array of fdpa PEs with promotion.
     "fdpa": ["fdpa", "--format", "fp8:e4m3", "--fdpa", "4:13:rz-e8m13", "--stages", "2"],
     "fdpa-array": ["array", "--format", "fp8:e4m3", "--pe", "fdpa", "--fdpa",
@@ -67,7 +69,7 @@ DESIGNS = {
 }
 # Fewest results each design's 300 vectors give (arrays: one per tile, lns-kahan: a step in
 # three cycles).
-MIN_RESULTS = {"float-pe": 10, "mx-array": 10, "fdpa-array": 10, "float-pe-acc": 10, "mx-enc": 300, "mx-enc-f16": 300, "mx-enc-fix": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
+MIN_RESULTS = {"float-pe": 10, "mx-array": 10, "nvfp4-array": 10, "fdpa-array": 10, "float-pe-acc": 10, "mx-enc": 300, "mx-enc-f16": 300, "mx-enc-fix": 300, "array2x2": 10, "array-kahan-s4": 25, "lns-kahan-s3": 250, "dfix-array": 10, "dfix-monitor": 200,
                "quant1": 60}
 # Fewest results with an overflow flag set (the flags are compared).
 MIN_FLAGGED = {"lns-add": 5, "lns-kahan-s3": 50, "fix-mac": 50, "dfix-vector": 30,
@@ -152,6 +154,8 @@ MUTANTS = [
      "sr_state <= sr_next;", "golden"),
     ("mx-dot", "the exponent sum takes xa twice", r"\{1'b0, xb\}", "{1'b0, xa}", "golden"),
     ("mx-array", "c_out bit 0 flipped", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;",
+     "golden"),
+    ("nvfp4-array", "c_out bit 0 flipped (nvfp4 PEs)", r"(assign c_out = )(.*);", r"\1(\2) ^ 1'b1;",
      "golden"),
     ("fdpa", "product 0 rounded in the aligner", r"(assign p0_aligned = )\(p0_fixed >> (p0_diff\[\d+:0\])\);",
      r"\1((p0_fixed + ((1 << \2) >> 1)) >> \2);", "golden"),

@@ -155,12 +155,21 @@ impl PeKind {
     /// accumulated as the golden fdpa mode (`units/float/fdpa_pe.rs`). A mode's PE, not a
     /// family's (`lpgen_golden::float::fdpa::PE`).
     pub const Fdpa: PeKind = PeKind(&lpgen_golden::float::fdpa::PE);
+    /// NVFP4 blocks (`--format nvfp4`): each step a block pair's exact dot product, rounded
+    /// to f32 and added in f32; the tensor scales are the host's (`units/nvfp4/pe.rs`). The
+    /// NVFP4 blocks' PE, not a family's (`lpgen_golden::scale::dot::PE`).
+    pub const Nvfp4: PeKind = PeKind(&lpgen_golden::scale::dot::PE);
 
-    /// Every PE kind: the family registry's, in its order, then the MX PE and the fdpa PE.
+    /// The PE kinds no family lists (a block format's or a mode's), in `PE_GENERATORS`' order
+    /// after the families'.
+    pub const OUTSIDE_FAMILIES: [PeKind; 3] = [PeKind::Mx, PeKind::Fdpa, PeKind::Nvfp4];
+
+    /// Every PE kind: the family registry's, in its order, then the MX PE, the fdpa PE and
+    /// the NVFP4 PE.
     pub fn all() -> Vec<PeKind> {
         pe_kinds()
             .map(|(_, info)| PeKind(info))
-            .chain([PeKind::Mx, PeKind::Fdpa])
+            .chain(PeKind::OUTSIDE_FAMILIES)
             .collect()
     }
 
@@ -170,7 +179,7 @@ impl PeKind {
     }
 
     /// The registry's word on this PE: its family and the accumulation it performs (`None`
-    /// for the MX PE, which no family has).
+    /// for the PEs no family has, [`PeKind::OUTSIDE_FAMILIES`]).
     pub fn info(self) -> Option<(&'static FamilyEntry, &'static PeInfo)> {
         pe_kind(self.name()).ok()
     }
@@ -215,10 +224,7 @@ fn pe_list(entry: &FamilyEntry) -> String {
 impl std::str::FromStr for PeKind {
     type Err = GenError;
     fn from_str(s: &str) -> Result<PeKind, GenError> {
-        if let Some(k) = [PeKind::Mx, PeKind::Fdpa]
-            .into_iter()
-            .find(|k| k.name() == s)
-        {
+        if let Some(k) = PeKind::OUTSIDE_FAMILIES.into_iter().find(|k| k.name() == s) {
             return Ok(k);
         }
         let (_, info) = pe_kind(s).map_err(|_| {
@@ -330,6 +336,8 @@ impl Params {
                 .map_err(|e: lpgen_golden::FormatError| GenError(e.0))?;
             let mut p = Params::new(unit, Format::F32(lpgen_golden::F32));
             p.scaled = Some(sf);
+            // An array on NVFP4 blocks: the NVFP4 PE.
+            p.pe = PeKind::Nvfp4;
             return Ok(p);
         }
         let f: Format = format
@@ -455,24 +463,22 @@ mod family_tests {
         let generators: Vec<&str> = pe::PE_GENERATORS.iter().map(|(n, _)| *n).collect();
         let registry: Vec<&str> = pe_kinds().map(|(_, p)| p.name).collect();
         let n = generators.len();
-        assert_eq!(
-            generators[n - 2..],
-            [PeKind::Mx.name(), PeKind::Fdpa.name()]
-        );
-        assert_eq!(generators[..n - 2], registry[..]);
+        let outside: Vec<&str> = PeKind::OUTSIDE_FAMILIES.iter().map(|k| k.name()).collect();
+        assert_eq!(generators[n - outside.len()..], outside[..]);
+        assert_eq!(generators[..n - outside.len()], registry[..]);
         for k in PeKind::all() {
             match k.info() {
                 Some((family, info)) => {
                     assert_eq!(info.name, k.name());
                     assert!(family.pes.contains(info));
                 }
-                None => assert!(k == PeKind::Mx || k == PeKind::Fdpa, "{}", k.name()),
+                None => assert!(PeKind::OUTSIDE_FAMILIES.contains(&k), "{}", k.name()),
             }
             assert!(k.gen().max_stages() >= 2, "{}", k.name());
             assert_eq!(k.name().parse::<PeKind>().unwrap(), k);
         }
         let e = "mxx".parse::<PeKind>().unwrap_err().0;
-        assert!(e.contains("mx or fdpa"), "{e}");
+        assert!(e.contains("mx, fdpa or nvfp4"), "{e}");
         // The named constants are the registry's PEs of those names.
         for (k, name) in [
             (PeKind::LnsKahan, "lns-kahan"),

@@ -1,7 +1,7 @@
 //! What the systolic array (`units/array.rs`) needs of a PE kind: [`ArrayPe`], one
 //! implementation per PE kind of the golden registry, each in its family's module
 //! (`lns/mac.rs`, `posit/quire.rs`, `fix/mod.rs`, `dfix/mod.rs`, `float/pe.rs`, `mx/pe.rs`,
-//! `float/fdpa_pe.rs`), registered in
+//! `float/fdpa_pe.rs`, `nvfp4/pe.rs`), registered in
 //! [`PE_GENERATORS`].
 
 use super::{GenError, Params, PeIo, PeKind};
@@ -77,9 +77,9 @@ pub(crate) trait ArrayPe: Sync {
 
 /// The generator of every PE kind of the registry, by its name: the registration of every
 /// PE in this crate (one line each). The families' PEs in the golden registry's order, then
-/// the MX block formats' (`lpgen_golden::mx::PE`) and the fdpa modes'
-/// (`lpgen_golden::float::fdpa::PE`).
-pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 8] = [
+/// the MX block formats' (`lpgen_golden::mx::PE`), the fdpa modes'
+/// (`lpgen_golden::float::fdpa::PE`) and NVFP4's (`lpgen_golden::scale::dot::PE`).
+pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 9] = [
     ("lns-kahan", &super::lns::KAHAN_PE),
     ("lns-plain", &super::lns::PLAIN_PE),
     ("posit-quire", &super::posit::QUIRE_PE),
@@ -88,6 +88,7 @@ pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 8] = [
     ("float", &super::float::FLOAT_PE),
     ("mx", &super::mx::MX_PE),
     ("fdpa", &super::float::FDPA_PE),
+    ("nvfp4", &super::nvfp4::NVFP4_PE),
 ];
 
 impl PeKind {

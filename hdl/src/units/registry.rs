@@ -187,7 +187,7 @@ pub static UNITS: [UnitEntry; 23] = [
         unit: Unit::Array,
         name: "array",
         help:
-            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix, dfix, float [--acc A] (its exact read-out also stochastic:R); mx for --format mx:ELEM[:bK], one block per step; fdpa --fdpa MODE on float formats, one chunk of L pairs per step)",
+            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix, dfix, float [--acc A] (its exact read-out also stochastic:R); mx for --format mx:ELEM[:bK] and nvfp4 for --format nvfp4 (alpha the host's), one block per step; fdpa --fdpa MODE on float formats, one chunk of L pairs per step)",
         options: &[Opt::Array, Opt::Rounding, Opt::Fdpa],
         max_stages: |p| array::array_max_stages(p.pe),
         build: array::array,
@@ -440,6 +440,8 @@ mod tests {
             (PeKind::Float, "fp8:e4m3"),
             (PeKind::Mx, "mx:fp4:e2m1:b2"),
             (PeKind::Mx, "mx:fp8:e5m2"),
+            (PeKind::Nvfp4, "nvfp4"),
+            (PeKind::Nvfp4, "scaled/fp4:e2m1/b3/ue4m3/t"),
         ] {
             let mut p = Params::parse(Unit::Array, f).unwrap();
             p.pe = pe;

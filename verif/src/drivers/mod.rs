@@ -26,6 +26,7 @@ mod mac;
 mod mx;
 mod mx_array;
 mod mx_enc;
+mod nvfp4_array;
 mod nvfp4_dot;
 mod nvfp4_enc;
 mod q8;
@@ -229,6 +230,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),
         Unit::Array if p.pe == PeKind::Mx => mx_array::plan(p, mode),
         Unit::Array if p.pe == PeKind::Fdpa => fdpa_array::plan(p, mode),
+        Unit::Array if p.pe == PeKind::Nvfp4 => nvfp4_array::plan(p, mode),
         Unit::Array => array::plan(p, mode),
         Unit::Alu | Unit::Vector if p.rounding != Rounding::Nearest => lane_sr::plan(p, mode),
         Unit::Alu | Unit::Vector if p.dfix_format().is_some() => dfix_lane::plan(p, mode),
@@ -261,7 +263,7 @@ struct Describer {
     y_to: Option<(Calc, u32)>,
     /// fdpa's `c` and `y`: words of the output format.
     out_words: Option<(Calc, u32)>,
-    /// An array on MX blocks: (operand bits, element bits) of `a_in` and `b_in`.
+    /// An array on MX or NVFP4 blocks: (operand bits, element bits) of `a_in` and `b_in`.
     blocks: Option<(usize, u32)>,
     layout: Layout,
 }
@@ -283,10 +285,11 @@ impl Describer {
             (Unit::Fdpa, Ok(pl)) => Some((Format::Float(pl.output()).calc(), pl.output().width())),
             _ => None,
         };
-        let blocks = match (p.unit, p.mx) {
-            (Unit::Array, Some(mx)) => {
+        let blocks = match (p.unit, p.mx, nvfp4_dot::block_of(p)) {
+            (Unit::Array, Some(mx), _) => {
                 Some((8 + mx.block * mx.elem_width() as usize, mx.elem_width()))
             }
+            (Unit::Array, None, Ok(k)) => Some((8 + 4 * k, 4)),
             _ => None,
         };
         Describer {
@@ -299,7 +302,7 @@ impl Describer {
         }
     }
 
-    /// An MX array's operand port as blocks: `a_in=[x=0x7f: 01 02 …; …]` (scale byte, then
+    /// An MX or NVFP4 array's operand port as blocks: `a_in=[x=0x7f: 01 02 …; …]` (scale byte, then
     /// the element codes in hex); `None` for other ports and designs.
     fn block_port(&self, slots: &[u64], port: &crate::layout::Port) -> Option<String> {
         let (ob, w) = self.blocks?;

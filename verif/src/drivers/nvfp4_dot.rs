@@ -22,7 +22,7 @@ use crate::{Result, VerifError};
 
 /// Scale pairs: 1 · 1, zero, the smallest subnormal, the largest (448), mixed, the NaN 0x7F
 /// and a refused byte on either side.
-const SCALES: [(u8, u8); 8] = [
+pub(crate) const SCALES: [(u8, u8); 8] = [
     (0x38, 0x38),
     (0x00, 0x38),
     (0x01, 0x01),
@@ -33,7 +33,7 @@ const SCALES: [(u8, u8); 8] = [
     (0x38, 0x80),
 ];
 
-fn block_of(p: &Params) -> Result<usize> {
+pub(crate) fn block_of(p: &Params) -> Result<usize> {
     match format_of(p)?.granularity {
         lpgen_golden::scale::Granularity::Block(k) => Ok(k),
         g => Err(VerifError(format!("nvfp4-dot on {g} granularity"))),

@@ -95,5 +95,6 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
     }
     g.extend(crate::units::mx::array_grid(full));
     g.extend(crate::units::float::fdpa_array_grid(full));
+    g.extend(crate::units::nvfp4::array_grid(full));
     g
 }

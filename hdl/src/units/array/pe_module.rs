@@ -11,6 +11,28 @@ use crate::units::{GenError, Params, PeIo, PeKind};
 
 /// The generator of `p.pe`, if the registry gives that PE to the format's family.
 pub(super) fn pe_gen(p: &Params) -> Result<&'static dyn ArrayPe, GenError> {
+    // NVFP4 blocks go with the NVFP4 PE only (the format is then f32, unused), which reads out
+    // to nearest and accumulates in f32, as the MX PE below.
+    match (p.scaled, p.pe == PeKind::Nvfp4) {
+        (Some(_), true) => {
+            check_read_out(p)?;
+            return Ok(p.pe.gen());
+        }
+        (Some(sf), false) => {
+            return Err(GenError(format!(
+                "array PE '{}' does not work on {sf}: NVFP4 blocks take --pe nvfp4 (the default for nvfp4 formats)",
+                p.pe.name()
+            )))
+        }
+        // An MX format is refused below, by the MX pairing.
+        (None, true) if p.mx.is_none() => {
+            return Err(GenError(format!(
+                "array PE 'nvfp4' works on NVFP4 blocks (--format nvfp4, or scaled/fp4:e2m1/bK/ue4m3/t with K <= 16), not {}",
+                p.format
+            )))
+        }
+        (None, _) => {}
+    }
     // MX blocks go with the MX PE only (the format is then f32, unused). It reads out to
     // nearest and accumulates in f32, so that a manifest never claims `--acc` or a
     // stochastic read-out it lacks (issue 48).
@@ -122,7 +144,7 @@ pub(super) fn pe_module(
     let name = format!(
         "{PE_MODULE_PREFIX}{}_{}{acc}{sr}_s{}",
         p.pe.name().replace('-', "_"),
-        p.format_name().replace(':', "_"),
+        p.format_name().replace([':', '/'], "_"),
         pe_stages + readout
     );
     let w = gen.operand_bits(p);

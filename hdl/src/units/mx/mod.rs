@@ -16,7 +16,7 @@ use super::{GenError, Params, Unit};
 
 pub(crate) use dot::{dot, DOT_STAGES};
 pub(crate) use enc::{enc, max_tree, ENC_STAGES};
-pub(crate) use pe::{MX_PE, MX_PE_MAX_STAGES};
+pub(crate) use pe::{accumulate_f32, block_pe_plan, round_exact_f32, MX_PE, MX_PE_MAX_STAGES};
 
 /// An MX design has an MX format and only an MX unit takes one (`takes_mx`: the registry
 /// entry's `Opt::Mx`); the array takes one with its `mx` PE (the array pairs PE and format).

@@ -45,6 +45,12 @@ pub(crate) fn block_bits(mx: &MxFormat) -> u32 {
     8 + mx.block as u32 * mx.elem_width()
 }
 
+/// The candidate boundaries and cuts of a block PE (`mx`, `nvfp4`: decode, products, sum,
+/// the f32 rounder, the term register, float-add's five) at the array's stages (module docs).
+pub(crate) fn block_pe_plan(p: &Params) -> (u32, StagePlan) {
+    (5 + ADD_STAGES, StagePlan::at(cuts(p.stages)))
+}
+
 /// The cut boundaries at array stages `stages` (module docs).
 fn cuts(stages: u32) -> &'static [usize] {
     match stages {
@@ -61,12 +67,25 @@ fn cuts(stages: u32) -> &'static [usize] {
 /// `Exact::to_f32`). Marks one candidate boundary (the rounder's).
 fn round_block(m: &mut Module, d: &BlockDot) -> E {
     let f = f32_format();
-    let sw = d.acc.width;
+    let (word, zero) = round_exact_f32(m, &d.acc, &d.exp);
+    m.comment("specials: an exact zero is +0; a +-inf block; NaN");
+    let word = mux(&zero, &zero_word(f, &konst(1, 0)), &word);
+    let word = mux(&d.inf, &inf_word(f, &d.inf_neg), &word);
+    m.wire("block_word", &mux(&d.nan, &qnan(f), &word))
+}
+
+/// The exact value `acc` · 2^`exp` (`acc` two's complement, `exp` signed) rounded once to an
+/// f32 word, to nearest even (subnormals, overflow to ±∞), and whether it is zero (the word
+/// is then not +0 yet: the caller's specials say). Marks one candidate boundary (the
+/// rounder's). Shared by the `mx` and `nvfp4` PEs.
+pub(crate) fn round_exact_f32(m: &mut Module, acc: &E, exp: &E) -> (E, E) {
+    let f = f32_format();
+    let sw = acc.width;
     m.comment(
         "the block's exact sum rounded once to f32: |acc|, its leading one, 26 bits and sticky",
     );
-    let neg = m.wire("block_neg", &d.acc.msb());
-    let mag = mux(&neg, &konst(sw, 0).sub(&d.acc), &d.acc);
+    let neg = m.wire("block_neg", &acc.msb());
+    let mag = mux(&neg, &konst(sw, 0).sub(acc), acc);
     let mag = m.wire("block_mag", &mag);
     let (lz, zero) = lzc(m, "block", &mag);
     let norm = m.wire("block_norm", &mag.shl(&lz));
@@ -80,18 +99,30 @@ fn round_block(m: &mut Module, d: &BlockDot) -> E {
     let top = m.wire("block_top", &top);
     // The leading one at bit sw − 1 − lz weighs 2^(sw − 1 − lz + exp): its biased f32
     // exponent is exp + sw − 1 + 127 − lz (lz < 2·sw, the counter's padded width).
-    let (lo, hi) = exp_range(d.exp.width);
+    let (lo, hi) = exp_range(exp.width);
     let k = i64::from(sw) - 1 + f.bias();
     let bw = signed_bits(lo + k - 2 * i64::from(sw), hi + k)
         .max(lz.width + 1)
-        .max(d.exp.width + 1);
-    let be = d.exp.sext(bw).add(&signed_konst(bw, k)).sub(&lz.zext(bw));
+        .max(exp.width + 1);
+    let be = exp.sext(bw).add(&signed_konst(bw, k)).sub(&lz.zext(bw));
     let be = m.wire("block_exp", &be);
-    let word = round_encode(m, f, &neg, &be, &top);
-    m.comment("specials: an exact zero is +0; a +-inf block; NaN");
-    let word = mux(&zero, &zero_word(f, &konst(1, 0)), &word);
-    let word = mux(&d.inf, &inf_word(f, &d.inf_neg), &word);
-    m.wire("block_word", &mux(&d.nan, &qnan(f), &word))
+    (round_encode(m, f, &neg, &be, &top), zero)
+}
+
+/// The PE's accumulator: s = (clear ? +0 : s) + `term` (an f32 word), rounded once by
+/// float-add's datapath (its five candidate boundaries inside the loop, never cut), loaded
+/// when `io.enable`. Returns the register s. Shared by the `mx` and `nvfp4` PEs.
+pub(crate) fn accumulate_f32(pe: &mut Module, io: &PeIo, term: &E) -> E {
+    let f = f32_format();
+    pe.comment("the accumulator: s = (clear ? +0 : s) + term, rounded once (float-add's datapath)");
+    let s = pe.state("acc", 32, Some(0));
+    let base = pe.wire("acc_base", &mux(&io.clear, &konst(32, 0), &s));
+    let ds = decode(pe, f, "acc", &base);
+    let dt = decode(pe, f, "term", term);
+    let next = add_decoded(pe, f, &ds, &dt, &konst(1, 0), None);
+    let next = pe.wire("acc_next", &next);
+    pe.drive(&s, &next, Some(&io.enable));
+    s
 }
 
 /// The range of a signed value of `w` bits.
@@ -124,7 +155,7 @@ impl ArrayPe for MxPe {
         true
     }
     fn plan(&self, p: &Params) -> (u32, StagePlan) {
-        (5 + ADD_STAGES, StagePlan::at(cuts(p.stages)))
+        block_pe_plan(p)
     }
     fn flags(&self) -> &'static [&'static str] {
         &[]
@@ -147,17 +178,7 @@ impl ArrayPe for MxPe {
         pe.stage();
         let term = round_block(pe, &d);
         pe.stage();
-        let f = f32_format();
-        pe.comment(
-            "the accumulator: s = (clear ? +0 : s) + term, rounded once (float-add's datapath)",
-        );
-        let s = pe.state("acc", 32, Some(0));
-        let base = pe.wire("acc_base", &mux(&io.clear, &konst(32, 0), &s));
-        let ds = decode(pe, f, "acc", &base);
-        let dt = decode(pe, f, "term", &term);
-        let next = add_decoded(pe, f, &ds, &dt, &konst(1, 0), None);
-        let next = pe.wire("acc_next", &next);
-        pe.drive(&s, &next, Some(&io.enable));
+        let s = accumulate_f32(pe, io, &term);
         Ok(s)
     }
 }

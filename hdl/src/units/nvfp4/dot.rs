@@ -10,7 +10,7 @@
 //! `acc` and `exp` are 0.
 
 use super::super::{finish, start, Built, GenError, Params};
-use super::design;
+use super::{design, Nvfp4Design};
 use crate::ir::{cat, konst, mux, named, signed_bits, signed_konst, Module, E};
 
 /// Candidate stage boundaries (the most `--stages` accepts): decode, products, sum.
@@ -47,13 +47,43 @@ pub(crate) fn dot(p: &Params) -> Result<Built, GenError> {
     let xb = m.input("xb", 8);
     let pa = m.input("pa", k * w);
     let pb = m.input("pb", k * w);
+    let b = block_dot(&mut m, &d, (&xa, &pa), (&xb, &pb));
+    m.stage();
+    let aw = b.acc.width;
+    let ew = b.exp.width;
+    m.output("acc", &mux(&b.nan, &konst(aw, 0), &b.acc));
+    m.output("exp", &mux(&b.nan, &konst(ew, 0), &b.exp));
+    m.output("nan", &b.nan);
+    finish(m, &valid, vec![])
+}
 
+/// A block pair's exact dot product: `acc` · 2^`exp`, or NaN (`nan`; `acc` and `exp` are then
+/// meaningless).
+pub(crate) struct BlockDot {
+    /// Two's complement: Σ (2·q_a,i)(2·q_b,i) · m_a · m_b.
+    pub acc: E,
+    /// Signed: e_a + e_b − 2.
+    pub exp: E,
+    pub nan: E,
+}
+
+/// The datapath of `nvfp4-dot` from the scales and element buses of blocks a and b (`xa`,
+/// `pa`; `xb`, `pb`): decode, multiply, an exact sum times the scales' significands. Marks two
+/// candidate boundaries (after the decode, after the products); the sum ends in the cycle it
+/// returns in. Shared by `nvfp4-dot` and the array's `nvfp4` PE (`pe.rs`).
+pub(crate) fn block_dot(
+    m: &mut Module,
+    d: &Nvfp4Design,
+    (xa, pa): (&E, &E),
+    (xb, pb): (&E, &E),
+) -> BlockDot {
+    let (k, w) = (d.block, d.elem.width());
     m.comment("decode both scales (0x7F is NaN; a byte >= 0x80 is not a UE4M3 scale)");
     let scale_nan = named("NVFP4_SCALE_NAN", 7, 0x7f);
     let is_nan = |x: &E| x.msb().or(&x.low(7).eq(&scale_nan));
-    let nan = m.wire("is_nan", &is_nan(&xa).or(&is_nan(&xb)));
-    let (ma, fa) = scale_parts(&mut m, "xa", &xa);
-    let (mb, fb) = scale_parts(&mut m, "xb", &xb);
+    let nan = m.wire("is_nan", &is_nan(xa).or(&is_nan(xb)));
+    let (ma, fa) = scale_parts(m, "xa", xa);
+    let (mb, fb) = scale_parts(m, "xb", xb);
     let scale_prod = m.wire("scale_sig_prod", &ma.mul_full(&mb));
     m.comment("the exponent: (fa - bias - 3) + (fb - bias - 3) - 2 (elements counted in halves)");
     let offset = -2 * (d.scale.bias() + i64::from(d.scale.frac_bits)) - 2;
@@ -65,8 +95,8 @@ pub(crate) fn dot(p: &Params) -> Result<Built, GenError> {
     for i in 0..k {
         let a = pa.bits(i * w + w - 1, i * w);
         let b = pb.bits(i * w + w - 1, i * w);
-        let ha = halves(&mut m, &format!("a{i}"), &a);
-        let hb = halves(&mut m, &format!("b{i}"), &b);
+        let ha = halves(m, &format!("a{i}"), &a);
+        let hb = halves(m, &format!("b{i}"), &b);
         let neg = m.wire(&format!("neg{i}"), &a.msb().xor(&b.msb()));
         elems.push((ha, hb, neg));
     }
@@ -102,9 +132,5 @@ pub(crate) fn dot(p: &Params) -> Result<Built, GenError> {
     let sum = terms.remove(0);
     let acc = sum.sext(aw).smul_full(&scale_prod.zext(9)).low(aw);
     let acc = m.wire("acc_exact", &acc);
-    m.stage();
-    m.output("acc", &mux(&nan, &konst(aw, 0), &acc));
-    m.output("exp", &mux(&nan, &konst(ew, 0), &exp));
-    m.output("nan", &nan);
-    finish(m, &valid, vec![])
+    BlockDot { acc, exp, nan }
 }

@@ -1,12 +1,13 @@
-//! NVFP4 block units (issue 50): `nvfp4-enc` (`enc.rs`) and `nvfp4-dot` (`dot.rs`), bit-exact
-//! to the golden `lpgen_golden::scale` (docs/formats.md, "`nvfp4` and scaled formats";
+//! NVFP4 block units (issue 50): `nvfp4-enc` (`enc.rs`), `nvfp4-dot` (`dot.rs`) and the
+//! array's `nvfp4` PE (`pe.rs`), bit-exact to the golden `lpgen_golden::scale` (docs/formats.md, "`nvfp4` and scaled formats";
 //! docs/rtl.md, "NVFP4 units"). The format rules (E2M1, UE4M3, UE5M3, the block size) are the
 //! golden [`ScaledFormat`]'s: `--format nvfp4` (E2M1, UE4M3 per 16, the f32 tensor scale) or
 //! `scaled/fp4:e2m1/bK/ue4m3/t` and `scaled/fp4:e2m1/bK/ue5m3/t` (the encoder; the dot
-//! product is the golden's for UE4M3 scales and K <= 16 only).
+//! product and the PE are the golden's for UE4M3 scales and K <= 16 only).
 
 mod dot;
 mod enc;
+mod pe;
 
 use lpgen_golden::scale::{Granularity, Scale, ScaledFormat, NVFP4, NVFP4_BLOCK};
 use lpgen_golden::{FloatFormat, Format};
@@ -15,6 +16,7 @@ use super::{GenError, Params, Unit};
 
 pub(crate) use dot::{dot, DOT_STAGES};
 pub(crate) use enc::{enc, ENC_STAGES};
+pub(crate) use pe::{NVFP4_PE, NVFP4_PE_MAX_STAGES};
 
 /// The largest block the encoder is generated for (the lint grid proves up to 32).
 pub const MAX_ENC_BLOCK: usize = 32;
@@ -66,14 +68,14 @@ fn design_of(unit: Unit, sf: &ScaledFormat) -> Result<Nvfp4Design, GenError> {
     if !sf.tensor_scale {
         return bad("the f32 tensor scale (/t) is the unit's s_enc input: add /t".into());
     }
-    let max = match unit {
-        Unit::Nvfp4Dot => NVFP4_BLOCK,
-        _ => MAX_ENC_BLOCK,
-    };
+    // The block dot product (nvfp4-dot and the array's nvfp4 PE) is the golden's: UE4M3
+    // scales and K <= 16; the encoder takes either scale and larger blocks.
+    let dot = unit != Unit::Nvfp4Enc;
+    let max = if dot { NVFP4_BLOCK } else { MAX_ENC_BLOCK };
     if k > max {
         return bad(format!("a block of {k}: {name} is built for K <= {max}"));
     }
-    if unit == Unit::Nvfp4Dot && sname != "ue4m3" {
+    if dot && sname != "ue4m3" {
         return bad("the golden NVFP4 block dot product takes UE4M3 scales (ue4m3)".into());
     }
     Ok(Nvfp4Design {
@@ -84,10 +86,12 @@ fn design_of(unit: Unit, sf: &ScaledFormat) -> Result<Nvfp4Design, GenError> {
     })
 }
 
-/// A scaled format only for a unit that takes one ([`super::Opt::Scaled`]), and one it builds.
+/// A scaled format only for a unit that takes one ([`super::Opt::Scaled`]; the array takes
+/// one with its `nvfp4` PE, which pairs PE and format), and one it builds.
 pub(crate) fn check(p: &Params, takes_scaled: bool) -> Result<(), GenError> {
     match (p.scaled, takes_scaled) {
         (Some(sf), true) => design_of(p.unit, &sf).map(|_| ()),
+        (Some(sf), false) if p.unit == Unit::Array => design_of(p.unit, &sf).map(|_| ()),
         (None, false) => Ok(()),
         (None, true) => Err(GenError(format!(
             "unit '{}' needs an NVFP4 block format (--format nvfp4, or \
@@ -96,8 +100,8 @@ pub(crate) fn check(p: &Params, takes_scaled: bool) -> Result<(), GenError> {
             p.format_name()
         ))),
         (Some(sf), false) => Err(GenError(format!(
-            "{sf} is a scaled block format: only nvfp4-enc and nvfp4-dot take it (unit '{}' \
-             needs another format)",
+            "{sf} is a scaled block format: only nvfp4-enc, nvfp4-dot and array (--pe nvfp4) \
+             take it (unit '{}' needs another format)",
             p.unit.name()
         ))),
     }
@@ -132,6 +136,37 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         g.push(small.clone());
         if !whole {
             g.push(small.stages(max));
+        }
+    }
+    g
+}
+
+/// The `array --pe nvfp4` designs of the lint grid. Full: `nvfp4` 1×1 at every stage count
+/// (0..=6), 2×2 at 0 and 2, and blocks of 3 as a 4×4 at 2. Lean: blocks of 3, 1×1, at 0, 2
+/// and 6, and `nvfp4` 1×1 at 2.
+pub(crate) fn array_grid(full: bool) -> Vec<Params> {
+    let nv = NVFP4.to_string();
+    let small = "scaled/fp4:e2m1/b3/ue4m3/t";
+    let shapes: Vec<(&str, (u32, u32), Vec<u32>)> = if full {
+        vec![
+            (&nv, (1, 1), (0..=NVFP4_PE_MAX_STAGES).collect()),
+            (&nv, (2, 2), vec![0, 2]),
+            (small, (4, 4), vec![2]),
+        ]
+    } else {
+        vec![
+            (small, (1, 1), vec![0, 2, NVFP4_PE_MAX_STAGES]),
+            (&nv, (1, 1), vec![2]),
+        ]
+    };
+    let mut g = vec![];
+    for (f, (rows, cols), stages) in shapes {
+        for s in stages {
+            let mut p = Params::parse(Unit::Array, f)
+                .expect("a scaled format")
+                .stages(s);
+            (p.rows, p.cols) = (rows, cols);
+            g.push(p);
         }
     }
     g

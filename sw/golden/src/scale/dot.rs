@@ -7,16 +7,32 @@
 //!   block order to an f32 accumulator from +0 (`mx::F32Acc`, MX's reference accumulation),
 //!   then multiplied by alpha = f32(1 / (s_a · s_b)) in f32 (cuBLAS's epilogue scale), each
 //!   step rounded to nearest even.
+//!
+//! The array PE ([`PE`], `lpgen rtl array --format nvfp4`) performs the F32 accumulation
+//! without the tensor scales ([`dot_unscaled_f32`]): alpha is the host's, applied to the
+//! words it reads out, as TransformerEngine applies it in the GEMM's epilogue.
 
 use num_bigint::BigInt;
 use num_traits::Zero;
 
 use super::nvfp4::{Nvfp4Block, E2M1, NVFP4_BLOCK, UE4M3};
 use super::quant::Q;
+use crate::family::PeInfo;
 use crate::family_trait::Family;
 use crate::float::{FloatFormat, Val};
 use crate::format::{err, FormatError};
 use crate::mx::{Accumulation, Exact, F32Acc};
+
+/// The array PE on NVFP4 blocks (`lpgen rtl array --format nvfp4`, `--pe nvfp4`): each step
+/// one block pair's exact dot product ([`dot_block`]), rounded once to f32 and added to an
+/// f32 accumulator ([`dot_unscaled_f32`]); the tensor scales are the host's (alpha applied
+/// after read-out). Not a family's PE (NVFP4 is no family): listed here like MX's
+/// (`crate::mx::PE`).
+pub static PE: PeInfo = PeInfo {
+    name: "nvfp4",
+    mode: crate::SumMode::Naive,
+    about: "NVFP4 blocks: exact block dot products, each rounded to f32 and added in f32 (alpha the host's)",
+};
 
 /// A block's UE4M3 scale as (significand, exponent), `None` for the NaN code 0x7F.
 fn scale_parts(code: u8) -> Result<Option<(i128, i64)>, FormatError> {
@@ -73,6 +89,31 @@ pub fn dot_block(a: &Nvfp4Block, b: &Nvfp4Block) -> Result<Exact, FormatError> {
     })
 }
 
+/// One block pair's dot product rounded once to f32, to nearest even (NaN: f32's canonical
+/// NaN; an exact zero: +0): the term the PE adds.
+pub fn dot_block_f32(a: &Nvfp4Block, b: &Nvfp4Block) -> Result<f32, FormatError> {
+    Ok(dot_block(a, b)?.to_f32())
+}
+
+/// The dot product of two vectors of NVFP4 blocks without their tensor scales, as the array
+/// PE accumulates it: an f32 register from +0 ([`F32Acc`]), each block pair's
+/// [`dot_block_f32`] added in block order, each addition rounded to nearest even (NaN: f32's
+/// canonical NaN). [`dot`] with [`Accumulation::F32`] is this times alpha = f32(1/(s_a·s_b)).
+pub fn dot_unscaled_f32(a: &[Nvfp4Block], b: &[Nvfp4Block]) -> Result<f32, FormatError> {
+    if a.len() != b.len() {
+        return err(format!(
+            "vectors of {} and {} NVFP4 blocks have no dot product (equal lengths)",
+            a.len(),
+            b.len()
+        ));
+    }
+    let mut sum = F32Acc::new();
+    for (x, y) in a.iter().zip(b) {
+        sum.add(dot_block_f32(x, y)?);
+    }
+    Ok(sum.result())
+}
+
 /// The dot product of two vectors of NVFP4 blocks (each vector's blocks sharing its tensor
 /// scale), accumulated as `acc` says, as an f64 (F32: the f32 result).
 pub fn dot(a: &[Nvfp4Block], b: &[Nvfp4Block], acc: Accumulation) -> Result<f64, FormatError> {
@@ -102,13 +143,9 @@ pub fn dot(a: &[Nvfp4Block], b: &[Nvfp4Block], acc: Accumulation) -> Result<f64,
     let scale = Q::of(fa).mul(&Q::of(fb));
     Ok(match acc {
         Accumulation::F32 => {
-            let mut sum = F32Acc::new();
-            for p in &parts {
-                sum.add(p.to_f32());
-            }
             let f32_format = FloatFormat::new(8, 23, false, false, false).expect("binary32");
             let alpha = f32_format.from_ratio(&Q::of(1.0).div(&scale).signed(false));
-            let total = sum.result();
+            let total = dot_unscaled_f32(a, b)?;
             let r = Q::of(total.into()).mul(&Q::of(f32::from_bits(alpha as u32).into()));
             f64::from(f32::from_bits(
                 f32_format.from_ratio(&r.signed(total.is_sign_negative())) as u32,

@@ -112,3 +112,58 @@ fn nan_scales_and_bad_blocks() {
     let d = dot::dot(&ones, &ones, Accumulation::Exact).unwrap();
     assert_eq!(d, 16.0);
 }
+
+/// A random block: codes of every kind, and a scale byte of any finite UE4M3 value (zero,
+/// subnormal, 448) or now and then the NaN 0x7F.
+fn raw_block(r: &mut Pcg64) -> Nvfp4Block {
+    let scale = match r.gen_range(0..40) {
+        0 => 0x7f,
+        1..=4 => [0u8, 1, 7, 8, 0x7e][r.gen_range(0..5)],
+        _ => r.gen_range(0..0x7f),
+    };
+    Nvfp4Block {
+        tensor_scale: 0x3f80_0000,
+        scale,
+        codes: (0..16).map(|_| r.gen_range(0..16)).collect(),
+    }
+}
+
+/// The array PE's accumulation (`dot::dot_unscaled_f32`, no tensor scales) against the
+/// reference: each block pair's exact S_a·S_b·Σ q_a·q_b rounded to f32 on the reference's
+/// grid, then added to the f32 sum from +0 exactly and rounded again, block by block; a NaN
+/// scale anywhere gives f32's canonical NaN. Quantized vectors (cancellations, ties) and raw
+/// blocks (subnormal, zero and the largest scales).
+#[test]
+fn the_pe_accumulation_equals_the_reference() {
+    let mut r = Pcg64::seed_from_u64(50);
+    for t in 0..2_000 {
+        let n = r.gen_range(1..9);
+        let (a, b) = if t % 2 == 0 {
+            (vector(&mut r, n), vector(&mut r, n))
+        } else {
+            let a: Vec<_> = (0..n).map(|_| raw_block(&mut r)).collect();
+            let b: Vec<_> = (0..n).map(|_| raw_block(&mut r)).collect();
+            (a, b)
+        };
+        let got = dot::dot_unscaled_f32(&a, &b).unwrap();
+        if a.iter().chain(&b).any(|x| x.scale == 0x7f) {
+            assert_eq!(got.to_bits(), 0x7fc0_0000, "{a:?} {b:?}");
+            continue;
+        }
+        let mut acc = Fr::int(0);
+        for (x, y) in a.iter().zip(&b) {
+            let term = Fr::of(round_signed(&block_dot(x, y), &f32_grid()));
+            acc = Fr::of(round_signed(&acc.add(&term), &f32_grid()));
+        }
+        // An exact zero is +0 (the terms are never −0, so neither is a sum).
+        let want = round_signed(&acc, &f32_grid()) as f32;
+        assert_eq!(
+            got.to_bits(),
+            want.to_bits(),
+            "{got} != {want}: {a:?} {b:?}"
+        );
+    }
+    assert!(dot::dot_unscaled_f32(&[], &[]).unwrap().to_bits() == 0);
+    let one = raw_block(&mut r);
+    assert!(dot::dot_unscaled_f32(&[one], &[]).is_err());
+}

@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::plot::{encode, register_fonts, H, W};
 use crate::TrainError;

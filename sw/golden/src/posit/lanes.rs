@@ -30,12 +30,19 @@
 
 use crate::arith::{Arith, Bits};
 use crate::family_trait::Family;
+#[cfg(target_arch = "x86_64")]
+use crate::kernel::lockstep::avx512;
 use crate::kernel::lockstep::{lockstep, Lanes};
 
 use super::PositFormat;
 
-/// Outputs computed in lockstep.
+/// Outputs computed in lockstep per line of the other side: two AVX2 vectors of four, for up
+/// to four lines at once (eight independent chains against the latency of an add and its
+/// rounding).
 const L: usize = 8;
+
+/// The same on AVX-512: two vectors of eight.
+const L512: usize = 16;
 
 /// A posit format of at most 16 bits on binary64 (from [`PositFormat::f64_path`]).
 #[derive(Clone, Copy, Debug)]
@@ -97,12 +104,16 @@ impl PositF64 {
             kahan,
             values: &values.0,
         };
+        #[cfg(target_arch = "x86_64")]
+        if avx512() {
+            return lockstep(&Run512(lanes), rows, cols);
+        }
         lockstep(&lanes, rows, cols)
     }
 
-    /// Eight lockstep sums in portable code.
-    fn run_portable(&self, kahan: bool, x: &[f64], y: &[[f64; L]]) -> [f64; L] {
-        let (mut s, mut c) = ([0.0f64; L], [0.0f64; L]);
+    /// N lockstep sums in portable code.
+    fn run_portable<const N: usize>(&self, kahan: bool, x: &[f64], y: &[[f64; N]]) -> [f64; N] {
+        let (mut s, mut c) = ([0.0f64; N], [0.0f64; N]);
         let add = |a: f64, b: f64| self.round(a + b);
         let sub = |a: f64, b: f64| self.round(a - b);
         for (&p, yk) in x.iter().zip(y) {
@@ -145,21 +156,36 @@ impl Lanes<f64, L> for Run<'_> {
         self.p.f.from_f64(v)
     }
     fn run(&self, xs: &[&[f64]], y: &[[f64; L]], out: &mut [[f64; L]]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { avx2::run(&self.p, self.kahan, xs, y, out) };
+        }
         for (x, out) in xs.iter().zip(out) {
-            *out = self.run1(x, y);
+            *out = self.p.run_portable(self.kahan, x, y);
         }
     }
 }
 
-impl Run<'_> {
-    /// One line's sums with the lanes of `y`.
-    fn run1(&self, x: &[f64], y: &[[f64; L]]) -> [f64; L] {
-        #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            return unsafe { avx2::run(&self.p, self.kahan, x, y) };
-        }
-        self.p.run_portable(self.kahan, x, y)
+/// The same lanes, L512 wide, on AVX-512 (made only where the machine has it).
+#[cfg(target_arch = "x86_64")]
+struct Run512<'a>(Run<'a>);
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes<f64, L512> for Run512<'_> {
+    fn value(&self, w: Bits) -> Option<f64> {
+        self.0.value(w)
+    }
+    fn special(&self) -> Bits {
+        self.0.special()
+    }
+    fn encode(&self, v: f64) -> Bits {
+        self.0.encode(v)
+    }
+    fn run(&self, xs: &[&[f64]], y: &[[f64; L512]], out: &mut [[f64; L512]]) {
+        assert!(avx512(), "Run512 is made where the machine has AVX-512");
+        // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
+        unsafe { avx512::run(&self.0.p, self.0.kahan, xs, y, out) }
     }
 }
 
@@ -245,32 +271,169 @@ mod avx2 {
         _mm256_loadu_pd(o.as_ptr())
     }
 
-    /// Eight lockstep sums, as [`PositF64::run_portable`], on two vectors of four lanes.
+    /// L lockstep sums of each line of `xs`, as [`PositF64::run_portable`].
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn run(p: &PositF64, kahan: bool, x: &[f64], y: &[[f64; L]]) -> [f64; L] {
+    pub(super) unsafe fn run(
+        p: &PositF64,
+        kahan: bool,
+        xs: &[&[f64]],
+        y: &[[f64; L]],
+        out: &mut [[f64; L]],
+    ) {
+        match xs.len() {
+            0 => {}
+            1 => run_rows::<1>(p, kahan, xs, y, out),
+            2 => run_rows::<2>(p, kahan, xs, y, out),
+            3 => run_rows::<3>(p, kahan, xs, y, out),
+            _ => {
+                run_rows::<4>(p, kahan, &xs[..4], y, out);
+                run(p, kahan, &xs[4..], y, &mut out[4..]);
+            }
+        }
+    }
+
+    /// [`run`] of R lines: 2·R vectors of four lanes.
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_rows<const R: usize>(
+        p: &PositF64,
+        kahan: bool,
+        xs: &[&[f64]],
+        y: &[[f64; L]],
+        out: &mut [[f64; L]],
+    ) {
+        assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
         let add = |a: __m256d, b: __m256d| round(p, _mm256_add_pd(a, b));
         let sub = |a: __m256d, b: __m256d| round(p, _mm256_sub_pd(a, b));
         let z = _mm256_setzero_pd();
-        let (mut s0, mut c0, mut s1, mut c1) = (z, z, z, z);
-        for (&a, yk) in x.iter().zip(y) {
-            let a = _mm256_set1_pd(a);
-            // SAFETY: yk is eight f64s.
-            let q0 = _mm256_loadu_pd(yk.as_ptr());
-            let q1 = _mm256_loadu_pd(yk.as_ptr().add(4));
-            let p0 = round(p, _mm256_mul_pd(a, q0));
-            let p1 = round(p, _mm256_mul_pd(a, q1));
-            if kahan {
-                (s0, c0) = crate::sum::kahan_formula(s0, c0, p0, add, sub);
-                (s1, c1) = crate::sum::kahan_formula(s1, c1, p1, add, sub);
-            } else {
-                s0 = add(s0, p0);
-                s1 = add(s1, p1);
+        let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
+        for (i, yk) in y.iter().enumerate() {
+            // SAFETY: yk holds L = 2·4 f64s.
+            let q = [0, 1].map(|v| _mm256_loadu_pd(yk.as_ptr().add(4 * v)));
+            for r in 0..R {
+                let a = _mm256_set1_pd(xs[r][i]);
+                for v in 0..2 {
+                    let prod = round(p, _mm256_mul_pd(a, q[v]));
+                    (s[r][v], c[r][v]) = if kahan {
+                        crate::sum::kahan_formula(s[r][v], c[r][v], prod, add, sub)
+                    } else {
+                        (add(s[r][v], prod), c[r][v])
+                    };
+                }
             }
         }
-        let mut out = [0.0f64; L];
-        _mm256_storeu_pd(out.as_mut_ptr(), s0);
-        _mm256_storeu_pd(out.as_mut_ptr().add(4), s1);
-        out
+        for (s, out) in s.iter().zip(out) {
+            for (v, s) in s.iter().enumerate() {
+                _mm256_storeu_pd(out.as_mut_ptr().add(4 * v), *s);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::{PositF64, L512 as L};
+
+    /// [`PositF64::round`] of eight lanes, as the AVX2 form with masks.
+    #[inline(always)]
+    unsafe fn round(p: &PositF64, v: __m512d) -> __m512d {
+        let all = |x: i64| _mm512_set1_epi64(x);
+        let u = _mm512_castpd_si512(v);
+        let eb = _mm512_and_si512(_mm512_srli_epi64::<52>(u), all(0x7ff));
+        let kk = _mm512_srl_epi64(
+            _mm512_add_epi64(eb, all(1)),
+            _mm_cvtsi64_si128(i64::from(p.f.es)),
+        );
+        // The regime length: max(k + 2, 1 − k).
+        let r = _mm512_max_epi64(
+            _mm512_add_epi64(kk, all(2 - p.k0)),
+            _mm512_sub_epi64(all(p.k0 + 1), kk),
+        );
+        let field = _mm512_add_epi64(_mm512_add_epi64(eb, r), all(52 - p.body));
+        let c = _mm512_castsi512_pd(_mm512_or_si512(
+            _mm512_slli_epi64::<52>(field),
+            all(1 << 51),
+        ));
+        let out = _mm512_sub_pd(_mm512_add_pd(v, c), c);
+        let nonzero = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(v, _mm512_setzero_pd());
+        let slow = _mm512_mask_cmpgt_epi64_mask(nonzero, r, all(p.body - 1));
+        if slow == 0 {
+            return out;
+        }
+        fix(p, v, out, slow)
+    }
+
+    /// The lanes of `out` marked in `slow`, rounded by the format's encoder.
+    #[cold]
+    #[inline(never)]
+    unsafe fn fix(p: &PositF64, v: __m512d, out: __m512d, slow: __mmask8) -> __m512d {
+        let (mut x, mut o) = ([0.0f64; 8], [0.0f64; 8]);
+        _mm512_storeu_pd(x.as_mut_ptr(), v);
+        _mm512_storeu_pd(o.as_mut_ptr(), out);
+        for l in 0..8 {
+            if slow >> l & 1 != 0 {
+                o[l] = p.slow(x[l]);
+            }
+        }
+        _mm512_loadu_pd(o.as_ptr())
+    }
+
+    /// L lockstep sums of each line of `xs`, as [`PositF64::run_portable`].
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) unsafe fn run(
+        p: &PositF64,
+        kahan: bool,
+        xs: &[&[f64]],
+        y: &[[f64; L]],
+        out: &mut [[f64; L]],
+    ) {
+        match xs.len() {
+            0 => {}
+            1 => run_rows::<1>(p, kahan, xs, y, out),
+            2 => run_rows::<2>(p, kahan, xs, y, out),
+            3 => run_rows::<3>(p, kahan, xs, y, out),
+            _ => {
+                run_rows::<4>(p, kahan, &xs[..4], y, out);
+                run(p, kahan, &xs[4..], y, &mut out[4..]);
+            }
+        }
+    }
+
+    /// [`run`] of R lines: 2·R vectors of eight lanes.
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn run_rows<const R: usize>(
+        p: &PositF64,
+        kahan: bool,
+        xs: &[&[f64]],
+        y: &[[f64; L]],
+        out: &mut [[f64; L]],
+    ) {
+        assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
+        let add = |a: __m512d, b: __m512d| round(p, _mm512_add_pd(a, b));
+        let sub = |a: __m512d, b: __m512d| round(p, _mm512_sub_pd(a, b));
+        let z = _mm512_setzero_pd();
+        let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
+        for (i, yk) in y.iter().enumerate() {
+            // SAFETY: yk holds L = 2·8 f64s.
+            let q = [0, 1].map(|v| _mm512_loadu_pd(yk.as_ptr().add(8 * v)));
+            for r in 0..R {
+                let a = _mm512_set1_pd(xs[r][i]);
+                for v in 0..2 {
+                    let prod = round(p, _mm512_mul_pd(a, q[v]));
+                    (s[r][v], c[r][v]) = if kahan {
+                        crate::sum::kahan_formula(s[r][v], c[r][v], prod, add, sub)
+                    } else {
+                        (add(s[r][v], prod), c[r][v])
+                    };
+                }
+            }
+        }
+        for (s, out) in s.iter().zip(out) {
+            for (v, s) in s.iter().enumerate() {
+                _mm512_storeu_pd(out.as_mut_ptr().add(8 * v), *s);
+            }
+        }
     }
 }
 
@@ -325,8 +488,9 @@ mod tests {
         }
     }
 
-    /// The AVX2 lanes (where the machine has them) equal the portable ones on random blocks
-    /// of every word but NaR (the frame keeps NaR from the lanes), naive and Kahan.
+    /// The AVX2 and AVX-512 lanes (where the machine has them) equal the portable ones on
+    /// random blocks of every word but NaR (the frame keeps NaR from the lanes), naive and
+    /// Kahan, one to five lines at once.
     #[test]
     fn vector_lanes_equal_the_portable_lanes() {
         let mut r = crate::test_words(21);
@@ -342,16 +506,34 @@ mod tests {
                     break p.load(w);
                 }
             };
-            for k in [0, 1, 7, 300] {
-                let x: Vec<f64> = (0..k).map(|_| word()).collect();
-                let y: Vec<[f64; L]> = (0..k).map(|_| std::array::from_fn(|_| word())).collect();
+            for (lines, k) in [(1, 0), (1, 1), (2, 7), (4, 300), (5, 31)] {
+                let xs: Vec<Vec<f64>> = (0..lines)
+                    .map(|_| (0..k).map(|_| word()).collect())
+                    .collect();
+                let xs: Vec<&[f64]> = xs.iter().map(Vec::as_slice).collect();
+                let y: Vec<[f64; L512]> = (0..k).map(|_| std::array::from_fn(|_| word())).collect();
+                let y8: Vec<[f64; L]> = y.iter().map(|v| std::array::from_fn(|l| v[l])).collect();
                 for kahan in [false, true] {
-                    let want = p.run_portable(kahan, &x, &y);
+                    let want: Vec<[f64; L512]> =
+                        xs.iter().map(|x| p.run_portable(kahan, x, &y)).collect();
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                     #[cfg(target_arch = "x86_64")]
                     if std::is_x86_feature_detected!("avx2") {
+                        let mut got = vec![[0.0; L]; lines];
                         // SAFETY: the CPU has AVX2.
-                        let got = unsafe { avx2::run(&p, kahan, &x, &y) };
-                        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "{s} K = {k}");
+                        unsafe { avx2::run(&p, kahan, &xs, &y8, &mut got) };
+                        for (g, w) in got.iter().zip(&want) {
+                            assert_eq!(bits(g), bits(&w[..L]), "{s} K = {k}, AVX2");
+                        }
+                    }
+                    #[cfg(target_arch = "x86_64")]
+                    if avx512() {
+                        let mut got = vec![[0.0; L512]; lines];
+                        // SAFETY: the CPU has AVX-512 F and DQ.
+                        unsafe { avx512::run(&p, kahan, &xs, &y, &mut got) };
+                        for (g, w) in got.iter().zip(&want) {
+                            assert_eq!(bits(g), bits(w), "{s} K = {k}, AVX-512");
+                        }
                     }
                 }
             }

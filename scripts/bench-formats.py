@@ -4,6 +4,8 @@
     scripts/bench-formats.py                      # LeNet-5, 1,000 Fashion images, 1 thread
     scripts/bench-formats.py --images 2000 --threads 1 2 --rounds 3
     scripts/bench-formats.py --model mlp --formats "posit:8:2 --quire" fix:7:8
+    scripts/bench-formats.py --model gpt --images 8   # the gpt of docs/results-transformers.md,
+                                                      # 8 steps of 1,024 tokens on the seeds' text
 
 Each round runs the f32 backend and then every format once, in turn, so that all see the
 same machine state; the table gives each case's median wall time over the rounds and its
@@ -13,6 +15,7 @@ the same for every case). Needs target/release/lpgen (`cargo build --release -p 
 """
 
 import argparse
+import glob
 import os
 import shlex
 import statistics
@@ -45,12 +48,34 @@ def options(case):
     return ["--format", first, *rest]
 
 
+GPT = ("--layers 2 --dim 128 --heads 4 --context 64 --batch 16 --lr 0.001 --momentum 0.9 "
+       "--momentum-from 1 --schedule fixed --test-limit 16 --seed 1")
+
+
+def workload(a, work):
+    """The data and size options: images of the IDX dataset, or (gpt) steps on the text."""
+    if a.model != "gpt":
+        return ["--dataset", a.dataset, "--train-limit", str(a.images), "--test-limit", "100"]
+    text = os.path.join(work, "seeds.txt")
+    if not os.path.exists(text):
+        seeds = sorted(glob.glob(os.path.join(a.seeds, "*.txt")))
+        if not seeds:
+            sys.exit(f"bench-formats: no *.txt in {a.seeds}")
+        with open(text, "wb") as out:
+            for path in seeds:
+                with open(path, "rb") as f:
+                    out.write(f.read())
+    return ["--dataset", f"text:{text}", "--max-steps", str(a.images), *shlex.split(GPT)]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--lpgen", default=os.environ.get("LPGEN", "target/release/lpgen"))
     p.add_argument("--dataset", default="../shared/datasets/fashion-mnist")
     p.add_argument("--model", default="lenet5")
-    p.add_argument("--images", type=int, default=1000)
+    p.add_argument("--images", type=int, default=1000,
+                   help="training images (gpt: training steps of 16 windows of 64 tokens)")
+    p.add_argument("--seeds", default="../shared/seeds", help="gpt: the text files to train on")
     p.add_argument("--threads", type=int, nargs="+", default=[1])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--formats", nargs="+", default=FORMATS)
@@ -63,10 +88,9 @@ def main():
         for r in range(a.rounds):
             for t in a.threads:
                 for c in cases:
-                    cmd = [a.lpgen, "train", "--dataset", a.dataset, "--model", a.model,
-                           "--train-limit", str(a.images), "--test-limit", "100",
-                           "--epochs", "1", "--threads", str(t), "--out",
-                           os.path.join(work, "run"), *options(c)]
+                    cmd = [a.lpgen, "train", "--model", a.model, "--epochs", "1",
+                           "--threads", str(t), "--out", os.path.join(work, "run"),
+                           *workload(a, work), *options(c)]
                     start = time.perf_counter()
                     done = subprocess.run(cmd, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.PIPE, text=True)

@@ -10,7 +10,13 @@ words is exact in float64 (products of 4-bit significands in 2^-18 … 2^17, at 
 so the reference is `math.fsum`. Relative error |D − exact| / |exact| (trials with an exact 0
 are left out), mean and 95th percentile over `--trials` dot products per K.
 
-    PYTHONPATH=… python3 scripts/fdpa-error.py [--trials 400] [--dist normal] [--seed 49]
+    PYTHONPATH=… python3 scripts/fdpa-error.py [--trials 400] [--dist normal [positive]]
+        [--seed 49] [--tsv FILE]
+
+Each distribution draws from its own generator seeded `--seed`, so `--dist normal positive`
+gives the tables of two runs with one distribution each. `--tsv FILE` also writes the figures
+unrounded, one line per (distribution, mode, K): the data of docs/fdpa-error.png
+(scripts/fdpa-error-figure.sh draws it with `lpgen-train`'s example `fdpa-error`).
 """
 
 import argparse
@@ -52,23 +58,33 @@ def errors(k, trials, dist, rng):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--trials", type=int, default=400)
-    ap.add_argument("--dist", choices=["normal", "positive"], default="normal")
+    ap.add_argument("--dist", choices=["normal", "positive"], nargs="+", default=["normal"])
     ap.add_argument("--seed", type=int, default=49)
     ap.add_argument("--min-log2", type=int, default=5)
     ap.add_argument("--max-log2", type=int, default=14)
+    ap.add_argument("--tsv", help="also write dist, mode, k, mean, p95 (unrounded) to this file")
     args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    names = None
-    for lg in range(args.min_log2, args.max_log2 + 1):
-        e = errors(2**lg, args.trials, args.dist, rng)
-        if names is None:
-            names = list(e)
-            print("| K | " + " | ".join(f"{n} mean | {n} p95" for n in names) + " |")
-            print("| ---: |" + " ---: | ---: |" * len(names))
-        cells = []
-        for n in names:
-            cells += [f"{100 * e[n].mean():.3g} %", f"{100 * np.percentile(e[n], 95):.3g} %"]
-        print(f"| 2^{lg} = {2**lg} | " + " | ".join(cells) + " |", flush=True)
+    rows = []
+    for dist in args.dist:
+        if len(args.dist) > 1:
+            print(f"\n{dist} operands:\n")
+        rng = np.random.default_rng(args.seed)
+        names = None
+        for lg in range(args.min_log2, args.max_log2 + 1):
+            e = errors(2**lg, args.trials, dist, rng)
+            if names is None:
+                names = list(e)
+                print("| K | " + " | ".join(f"{n} mean | {n} p95" for n in names) + " |")
+                print("| ---: |" + " ---: | ---: |" * len(names))
+            cells = []
+            for n in names:
+                mean, p95 = e[n].mean(), np.percentile(e[n], 95)
+                cells += [f"{100 * mean:.3g} %", f"{100 * p95:.3g} %"]
+                rows.append(f"{dist}\t{n}\t{2**lg}\t{float(mean)!r}\t{float(p95)!r}")
+            print(f"| 2^{lg} = {2**lg} | " + " | ".join(cells) + " |", flush=True)
+    if args.tsv:
+        with open(args.tsv, "w") as f:
+            f.write("dist\tmode\tk\tmean\tp95\n" + "".join(r + "\n" for r in rows))
 
 
 if __name__ == "__main__":

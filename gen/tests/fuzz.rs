@@ -531,31 +531,39 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
         a.push(flag.into());
         a.push(v);
     }
+    // The PE kind asked for, when it is one of the valid ones: `--pe fdpa` takes `--fdpa`.
+    let mut pe_asked = None;
     if unit == "array" && r.chance(40) || r.chance(5) {
         a.push("--pe".into());
         let pe = match family {
             Lns => r.pick(&["lns-kahan", "lns-plain"]),
             Posit => "posit-quire",
             Dfix => "dfix",
-            Float => "float",
+            Float => r.pick(&["float", "fdpa"]),
             Fix | F32 | Mx => "fix",
         };
-        a.push(match r.sane() {
-            true => pe.into(),
-            false if r.chance(50) => junk(r),
-            false => r
-                .pick(&[
-                    "lns-kahan",
-                    "lns-plain",
-                    "posit-quire",
-                    "fix",
-                    "posit",
-                    "dfix",
-                    "float",
-                ])
-                .into(),
-        });
-        if family == Float && r.chance(40) || r.chance(3) {
+        let asked = match r.sane() {
+            true => pe,
+            false if r.chance(50) => {
+                a.push(junk(r));
+                ""
+            }
+            false => r.pick(&[
+                "lns-kahan",
+                "lns-plain",
+                "posit-quire",
+                "fix",
+                "posit",
+                "dfix",
+                "float",
+                "fdpa",
+            ]),
+        };
+        if !asked.is_empty() {
+            a.push(asked.into());
+            pe_asked = Some(asked);
+        }
+        if pe_asked == Some("float") && r.chance(40) || r.chance(3) {
             a.push("--acc".into());
             a.push(match r.sane() {
                 true => valid_format(r, Float, true).into(),
@@ -595,16 +603,19 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
             false => format(r),
         });
     }
-    if unit == "fdpa" && r.chance(90) || r.chance(3) {
-        // fdpa's chunking: presets (some not listing the format), L:F:RHO (small L), or bad.
+    let fdpa_pe = pe_asked == Some("fdpa");
+    if (unit == "fdpa" || fdpa_pe) && r.chance(90) || r.chance(3) {
+        // fdpa's chunking: presets (some not listing the format), L:F:RHO (small L), or bad;
+        // the array PE's also with :promoteN (N a multiple of L, or not, or rne-f16's:
+        // refused).
         a.push("--fdpa".into());
-        a.push(match r.sane() {
-            true if r.chance(50) => r
+        let l = r.range(1, 4);
+        let mut mode = match r.sane() {
+            true if r.chance(if fdpa_pe { 25 } else { 50 }) => r
                 .pick(&["volta", "ampere", "ada", "hopper", "blackwell"])
                 .into(),
             true => format!(
-                "{}:{}:{}",
-                r.range(1, 4),
+                "{l}:{}:{}",
                 r.range(1, 30),
                 r.pick(&["rz-f32", "rz-e8m13", "rne-f16"])
             )
@@ -618,9 +629,22 @@ fn rtl(r: &mut Rng) -> Vec<OsString> {
                     "hopper:promote128",
                     "65:13:rz-f32",
                     "4:13",
+                    "4:13:rz-f32:promote0",
+                    "4:13:rz-f32:promote",
                 ])
                 .into(),
-        });
+        };
+        if fdpa_pe && r.chance(40) {
+            let n = match r.sane() {
+                true => (l * r.range(1, 8)).to_string(),
+                false => r
+                    .pick(&["0", "3", "-4", "x", "99999999999999999999"])
+                    .into(),
+            };
+            mode.push(":promote");
+            mode.push(n);
+        }
+        a.push(mode);
     }
     if unit == "dfix-monitor" && r.chance(40) || r.chance(3) {
         a.push("--counter-bits".into());
@@ -681,6 +705,27 @@ fn case(seed: u64, i: usize) -> (Vec<OsString>, Vec<u8>) {
         1..=55 => golden(&mut r),
         _ => (rtl(&mut r), Vec::new()),
     }
+}
+
+/// The valid `--pe` kinds the generator asks for (`rtl`'s `--pe`).
+const PE_KINDS: [&str; 7] = [
+    "lns-kahan",
+    "lns-plain",
+    "posit-quire",
+    "fix",
+    "dfix",
+    "float",
+    "fdpa",
+];
+
+/// The PE kind of an `lpgen rtl array … --pe KIND …` case, if it asks for a valid one.
+fn array_pe(argv: &[OsString]) -> Option<&'static str> {
+    if argv.get(..2)? != ["rtl", "array"] {
+        return None;
+    }
+    let at = argv.iter().position(|a| a == "--pe")?;
+    let kind = argv.get(at + 1)?;
+    PE_KINDS.iter().copied().find(|k| kind == k)
 }
 
 /// The program under test: `LPGEN_FUZZ_BIN` (another build, e.g. an older commit's), else
@@ -775,12 +820,14 @@ fn the_command_line_refuses_bad_input_in_one_line() {
     let stop = AtomicBool::new(false);
     let failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let (ok, refused) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    // Per valid PE kind of `rtl array`: cases accepted, cases refused.
+    let pes = Mutex::new([[0usize; 2]; PE_KINDS.len()]);
     let slowest = Mutex::new((Duration::ZERO, 0));
     let start = Instant::now();
     std::thread::scope(|s| {
         for w in 0..workers {
             let (root, next, stop, failures) = (&root, &next, &stop, &failures);
-            let (ok, refused, slowest) = (&ok, &refused, &slowest);
+            let (ok, refused, slowest, pes) = (&ok, &refused, &slowest, &pes);
             s.spawn(move || {
                 let dir: PathBuf = root.join(format!("w{w}"));
                 while !stop.load(Ordering::Relaxed) {
@@ -802,6 +849,10 @@ fn the_command_line_refuses_bad_input_in_one_line() {
                         }
                     }
                     let _ = std::fs::remove_dir_all(&dir);
+                    if let (Ok(code), Some(pe)) = (&result, array_pe(&argv)) {
+                        let k = PE_KINDS.iter().position(|k| *k == pe).unwrap();
+                        pes.lock().unwrap()[k][usize::from(*code != 0)] += 1;
+                    }
                     match result {
                         Ok(0) => ok.fetch_add(1, Ordering::Relaxed),
                         Ok(_) => refused.fetch_add(1, Ordering::Relaxed),
@@ -837,6 +888,16 @@ fn the_command_line_refuses_bad_input_in_one_line() {
         refused.into_inner(),
         failures.len(),
     );
+    let pes = pes.into_inner().unwrap();
+    let shown: Vec<String> = PE_KINDS
+        .iter()
+        .zip(pes)
+        .map(|(k, [ok, no])| format!("{k} {ok}/{no}"))
+        .collect();
+    eprintln!(
+        "rtl array --pe KIND, accepted/refused: {}",
+        shown.join(", ")
+    );
     assert!(
         failures.is_empty(),
         "{} failing cases{} (seed {seed:#x}; LPGEN_FUZZ_SEED=S LPGEN_FUZZ_CASE=N reruns case N \
@@ -860,4 +921,36 @@ fn shorten(a: &OsStr) -> String {
     let head: String = s.chars().take(40).collect();
     let tail: String = s.chars().skip(s.chars().count() - 10).collect();
     format!("{head:?}…({} chars)…{tail:?}", s.chars().count())
+}
+
+/// The generator asks for every valid PE kind of `rtl array`, fdpa as often as float, and for
+/// fdpa PEs with their chunking (`--fdpa`, the PE's `:promoteN` too): 100,000 cases
+/// generated, not run (under a second).
+#[test]
+fn the_generator_asks_for_every_pe_kind() {
+    let mut seen = [0usize; PE_KINDS.len()];
+    let (mut fdpa_modes, mut promoted) = (0, 0);
+    for i in 0..10 * DEFAULT_CASES {
+        let (argv, _) = case(DEFAULT_SEED, i);
+        let Some(pe) = array_pe(&argv) else { continue };
+        seen[PE_KINDS.iter().position(|k| *k == pe).unwrap()] += 1;
+        if pe == "fdpa" {
+            let at = argv.iter().position(|a| a == "--fdpa");
+            if let Some(mode) = at.and_then(|at| argv.get(at + 1)?.to_str()) {
+                fdpa_modes += 1;
+                promoted += usize::from(mode.contains(":promote"));
+            }
+        }
+    }
+    for (k, n) in PE_KINDS.iter().zip(seen) {
+        assert!(n > 0, "no case asks for --pe {k}: {seen:?}");
+    }
+    // Float formats' valid picks are float and fdpa alike (seed 0x15f022: 63 and 62 in
+    // 100,000 cases; 123 and 10 when float formats' only valid pick was float).
+    let at = |k: &str| seen[PE_KINDS.iter().position(|p| *p == k).unwrap()];
+    assert!(2 * at("fdpa") >= at("float"), "{seen:?}");
+    assert!(
+        fdpa_modes > 0 && promoted > 0,
+        "{fdpa_modes} fdpa modes, {promoted} promoted"
+    );
 }

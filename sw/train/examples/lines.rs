@@ -73,10 +73,7 @@ fn run() -> Result<(), String> {
         let name = cells.get(cs).ok_or("short row")?.to_string();
         match lines.iter_mut().find(|l| l.name == name) {
             Some(l) => l.points.push((x, y)),
-            None => lines.push(Line {
-                name,
-                points: vec![(x, y)],
-            }),
+            None => lines.push(Line::new(name, vec![(x, y)])),
         }
     }
     if lines.is_empty() {
@@ -86,11 +83,8 @@ fn run() -> Result<(), String> {
         l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     let panel = Panel {
-        caption: String::new(),
-        x_label,
-        y_label,
         log_x,
-        lines,
+        ..Panel::new("", &x_label, &y_label, lines)
     };
     chart::write(Path::new(out), &title, &[panel]).map_err(|e| e.0)
 }

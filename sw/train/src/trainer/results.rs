@@ -67,21 +67,19 @@ pub(super) fn write_scales(
             let point = (m.epoch as f64, scale as f64);
             match lines.iter_mut().find(|l| l.name == role) {
                 Some(l) => l.points.push(point),
-                None => lines.push(Line {
-                    name: role.to_string(),
-                    points: vec![point],
-                }),
+                None => lines.push(Line::new(role, vec![point])),
             }
         }
     }
     let panels: Vec<Panel> = layers
         .into_iter()
-        .map(|(layer, lines)| Panel {
-            caption: format!("layer {}", layer.trim_start_matches('L')),
-            x_label: "epoch".into(),
-            y_label: "scale exponent e (a word is int·2^e)".into(),
-            log_x: false,
-            lines,
+        .map(|(layer, lines)| {
+            Panel::new(
+                &format!("layer {}", layer.trim_start_matches('L')),
+                "epoch",
+                "scale exponent e (a word is int·2^e)",
+                lines,
+            )
         })
         .collect();
     chart::write(path, &format!("scales: {title}"), &panels)

@@ -128,7 +128,7 @@ impl TaperedHw for TakumFormat {
     }
 }
 
-/// The takum arrays of the lint grid. Lean: takum:8 1×1 at stages 0 and 8 (every register
+/// The takum arrays of the lint grid. Lean: takum:8 1×1 at stages 8 (every register
 /// around the quire). Full: takum:8 and takum:16 1×1 at 0..=8, takum:16 2×3 at 0 and 2.
 pub(crate) fn array_grid(full: bool) -> Vec<Params> {
     let cases: Vec<(&str, u32, u32, &[u32])> = if full {
@@ -138,7 +138,7 @@ pub(crate) fn array_grid(full: bool) -> Vec<Params> {
             ("takum:16", 2, 3, &[0, 2]),
         ]
     } else {
-        vec![("takum:8", 1, 1, &[0, 8])]
+        vec![("takum:8", 1, 1, &[8])]
     };
     let pe: PeKind = "takum-quire".parse().expect("registered in golden takum::FAMILY");
     let mut g = vec![];

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use lpgen_golden::Rounding;
 use lpgen_hdl::units::array_protocol::Protocol;
-use lpgen_hdl::{Design, Params, PeKind, Unit};
+use lpgen_hdl::{Design, Params, Unit};
 
 use crate::rtl_cmd::write_atomic;
 use crate::{CliError, CliResult};
@@ -124,6 +124,7 @@ pub fn write(dir: &Path, p: &Params, design: &Design) -> CliResult<Vec<PathBuf>>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lpgen_hdl::PeKind;
 
     #[test]
     fn texts_name_the_top_and_leave_no_placeholder() {

@@ -204,8 +204,14 @@ fn a_gpt_on_the_rtl_without_an_array_pe_for_its_accumulation_is_refused() {
     let out = std::env::temp_dir().join(format!("lpgen-gpt-cli-rtl-{}", std::process::id()));
     let out = out.display().to_string();
     for (format, needle) in [
-        ("takum:16", "no array PE accumulates takum:16 in mode 'naive' (PEs: takum-quire)"),
-        ("posit:16:1", "(its PEs take mode quire; --quire selects quire"),
+        (
+            "takum:16",
+            "no array PE accumulates takum:16 in mode 'naive' (PEs: takum-quire)",
+        ),
+        (
+            "posit:16:1",
+            "(its PEs take mode quire; --quire selects quire",
+        ),
     ] {
         refused(
             &gpt(&data, &out, &["--backend", "rtl", "--format", format]),

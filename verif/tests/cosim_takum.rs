@@ -60,7 +60,10 @@ fn takum_quire_array_mutants_are_caught() {
         // The product's position: QF = quire_frac_bits = 2·(255 + 8) = 526 quire LSBs.
         ("+ 12'd526)", "+ 12'd525)"),
         ("((quire_nar & ~clear) | nar_in)", "(quire_nar | nar_in)"),
-        ("assign sticky_in = (1'b0 | (|sig[1061:0]));", "assign sticky_in = 1'b0;"),
+        (
+            "assign sticky_in = (1'b0 | (|sig[1061:0]));",
+            "assign sticky_in = 1'b0;",
+        ),
     ] {
         let (failed, first) = mutant(&p, from, to, Mode::Vectors(6_000));
         assert!(failed > 0, "the mutant {from:?} -> {to:?} passed");

@@ -140,7 +140,9 @@ pub(crate) fn array_grid(full: bool) -> Vec<Params> {
     } else {
         vec![("takum:8", 1, 1, &[8])]
     };
-    let pe: PeKind = "takum-quire".parse().expect("registered in golden takum::FAMILY");
+    let pe: PeKind = "takum-quire"
+        .parse()
+        .expect("registered in golden takum::FAMILY");
     let mut g = vec![];
     for (f, r, c, stages) in cases {
         for &s in stages {

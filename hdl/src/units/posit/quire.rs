@@ -317,7 +317,11 @@ impl<F: TaperedHw + Sync> ArrayPe for QuirePe<F> {
                 p.format
             )));
         };
-        let marks = if p.stages > 2 { Marks::Pe } else { Marks::Product };
+        let marks = if p.stages > 2 {
+            Marks::Pe
+        } else {
+            Marks::Product
+        };
         tapered_quire_pe(pe, f, "", io, marks)
     }
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use lpgen_golden::Rounding;
 use lpgen_hdl::units::array_protocol::Protocol;
-use lpgen_hdl::{Design, Params, PeKind, Unit};
+use lpgen_hdl::{Design, Params, Unit};
 
 use crate::rtl_cmd::write_atomic;
 use crate::{CliError, CliResult};
@@ -29,17 +29,18 @@ const MODELS_PY: [&str; 5] = [
 ];
 const RUN_PY: &str = include_str!("../templates/cocotb_run.py");
 
-/// The array PE kinds the bench models.
-const MODELLED_PES: [PeKind; 9] = [
-    PeKind::LnsKahan,
-    PeKind::LnsPlain,
-    PeKind::PositQuire,
-    PeKind::Fix,
-    PeKind::Dfix,
-    PeKind::Float,
-    PeKind::Mx,
-    PeKind::Fdpa,
-    PeKind::Nvfp4,
+/// The array PE kinds the bench models, by name.
+const MODELLED_PES: [&str; 10] = [
+    "lns-kahan",
+    "lns-plain",
+    "posit-quire",
+    "takum-quire",
+    "fix",
+    "dfix",
+    "float",
+    "mx",
+    "fdpa",
+    "nvfp4",
 ];
 
 /// Why the cocotb bench cannot check `p`'s design, or None when it can. Every unit is named:
@@ -59,7 +60,7 @@ pub fn unsupported(p: &Params) -> Option<String> {
         Unit::Array if p.rounding != Rounding::Nearest => {
             "its stochastic read-out has no model yet (sr_row_state, c + 1 steps a PE)"
         }
-        Unit::Array if MODELLED_PES.contains(&p.pe) => return None,
+        Unit::Array if MODELLED_PES.contains(&p.pe.name()) => return None,
         Unit::Array => "its PE kind has no model yet",
         Unit::LnsKahan | Unit::PositMac | Unit::FixMac => return None,
         // Lanes of every family with lanes: `Format.alu`, and `Format.dfix_lane` on dfix;
@@ -79,9 +80,10 @@ pub fn unsupported(p: &Params) -> Option<String> {
     };
     Some(format!(
         "--testbench cocotb: {} is not covered ({why}); covered: every unit (array: --pe \
-         lns-kahan, lns-plain, posit-quire, fix, dfix, float, mx, fdpa, nvfp4), rounding to nearest, and the stochastic \
-         float-add, float-mul, float-fma and convert",
-        p.unit.name()
+         {}), rounding to nearest, and the stochastic float-add, float-mul, float-fma and \
+         convert",
+        p.unit.name(),
+        MODELLED_PES.join(", ")
     ))
 }
 
@@ -122,6 +124,7 @@ pub fn write(dir: &Path, p: &Params, design: &Design) -> CliResult<Vec<PathBuf>>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lpgen_hdl::PeKind;
 
     #[test]
     fn texts_name_the_top_and_leave_no_placeholder() {

@@ -200,7 +200,7 @@ pub struct TrainArgs {
     lanes: u32,
     /// rtl backend: pipeline stages of the arrays (fix PEs up to 6, LNS PEs up to 5, where
     /// beyond 2 they interleave accumulations and the run streams that many tiles at once,
-    /// posit-quire PEs up to 8, dfix PEs up to 2, mx PEs up to 6)
+    /// posit-quire and takum-quire PEs up to 8, dfix PEs up to 2, mx PEs up to 6)
     #[arg(long, default_value_t = 0)]
     array_stages: u32,
     /// Threads of the f32 and golden machines (default: every core); results do not depend

@@ -195,17 +195,23 @@ fn a_short_vit_run_trains_on_images() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// On `--backend rtl` a family the RTL cannot train a gpt in (takum: no array PE) is refused
-/// in one line naming what is missing, as is a posit run without the quire its PE needs.
+/// On `--backend rtl` a run whose accumulation no array PE of its family performs (posits and
+/// takums without the quire their PEs need) is refused in one line naming the PEs' mode.
 #[test]
-fn a_gpt_on_the_rtl_without_an_array_pe_for_the_family_is_refused() {
+fn a_gpt_on_the_rtl_without_an_array_pe_for_its_accumulation_is_refused() {
     let path = text("rtl.txt", &b"abcabcabd ".repeat(40));
     let data = format!("text:{path}");
     let out = std::env::temp_dir().join(format!("lpgen-gpt-cli-rtl-{}", std::process::id()));
     let out = out.display().to_string();
     for (format, needle) in [
-        ("takum:16", "no array PE accumulates takum:16"),
-        ("posit:16:1", "posits need --quire"),
+        (
+            "takum:16",
+            "no array PE accumulates takum:16 in mode 'naive' (PEs: takum-quire)",
+        ),
+        (
+            "posit:16:1",
+            "(its PEs take mode quire; --quire selects quire",
+        ),
     ] {
         refused(
             &gpt(&data, &out, &["--backend", "rtl", "--format", format]),

@@ -1,7 +1,7 @@
 //! What the systolic array (`units/array.rs`) needs of a PE kind: [`ArrayPe`], one
 //! implementation per PE kind of the golden registry, each in its family's module
 //! (`lns/mac.rs`, `posit/quire.rs`, `fix/mod.rs`, `dfix/mod.rs`, `float/pe.rs`, `mx/pe.rs`,
-//! `float/fdpa_pe.rs`, `nvfp4/pe.rs`), registered in
+//! `float/fdpa_pe.rs`, `nvfp4/pe.rs`; `posit/quire.rs` also for takums), registered in
 //! [`PE_GENERATORS`].
 
 use super::{GenError, Params, PeIo, PeKind};
@@ -79,13 +79,14 @@ pub(crate) trait ArrayPe: Sync {
 /// PE in this crate (one line each). The families' PEs in the golden registry's order, then
 /// the MX block formats' (`lpgen_golden::mx::PE`), the fdpa modes'
 /// (`lpgen_golden::float::fdpa::PE`) and NVFP4's (`lpgen_golden::scale::dot::PE`).
-pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 9] = [
+pub(crate) static PE_GENERATORS: [(&str, &dyn ArrayPe); 10] = [
     ("lns-kahan", &super::lns::KAHAN_PE),
     ("lns-plain", &super::lns::PLAIN_PE),
     ("posit-quire", &super::posit::QUIRE_PE),
     ("fix", &super::fix::FIX_PE),
     ("dfix", &super::dfix::DFIX_PE),
     ("float", &super::float::FLOAT_PE),
+    ("takum-quire", &super::takum::QUIRE_PE),
     ("mx", &super::mx::MX_PE),
     ("fdpa", &super::float::FDPA_PE),
     ("nvfp4", &super::nvfp4::NVFP4_PE),

@@ -187,7 +187,7 @@ pub static UNITS: [UnitEntry; 23] = [
         unit: Unit::Array,
         name: "array",
         help:
-            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, fix, dfix, float [--acc A] (its exact read-out also stochastic:R); mx for --format mx:ELEM[:bK] and nvfp4 for --format nvfp4 (alpha the host's), one block per step; fdpa --fdpa MODE on float formats, one chunk of L pairs per step)",
+            "R×C systolic matmul array of PE modules (--pe lns-kahan, lns-plain, posit-quire, takum-quire, fix, dfix, float [--acc A] (its exact read-out also stochastic:R); mx for --format mx:ELEM[:bK] and nvfp4 for --format nvfp4 (alpha the host's), one block per step; fdpa --fdpa MODE on float formats, one chunk of L pairs per step)",
         options: &[Opt::Array, Opt::Rounding, Opt::Fdpa],
         max_stages: |p| array::array_max_stages(p.pe),
         build: array::array,

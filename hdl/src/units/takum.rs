@@ -9,8 +9,13 @@ use lpgen_golden::{Format, TakumFormat};
 
 use super::posit::decode::{lzc, Decoded, Magnitude};
 use super::posit::encode::kept_fraction;
-use super::posit::TaperedHw;
+use super::posit::{QuirePe, TaperedHw};
 use crate::ir::{cat, konst, mux, signed_konst, Module, E};
+use crate::units::{Params, PeKind, Unit};
+
+/// The `takum-quire` array PE: the posit quire PE's datapath on takum words, with the golden
+/// takum quire's size (`Tapered::quire_bits`: 1052 + 2N bits, a carry guard of 31).
+pub(crate) static QUIRE_PE: QuirePe<TakumFormat> = QuirePe::new();
 
 /// Bits of a decoded characteristic: −255 ..= 254.
 const SCALE_BITS: u32 = 9;
@@ -121,4 +126,30 @@ impl TaperedHw for TakumFormat {
         let inc = m.wire("inc", &up.and(&top.or(&bottom).not()));
         base.xor(&neg.sext(n)).add(&neg.xor(&inc).zext(n))
     }
+}
+
+/// The takum arrays of the lint grid. Lean: takum:8 1×1 at stages 8 (every register
+/// around the quire). Full: takum:8 and takum:16 1×1 at 0..=8, takum:16 2×3 at 0 and 2.
+pub(crate) fn array_grid(full: bool) -> Vec<Params> {
+    let cases: Vec<(&str, u32, u32, &[u32])> = if full {
+        vec![
+            ("takum:8", 1, 1, &[0, 1, 2, 3, 4, 5, 6, 7, 8]),
+            ("takum:16", 1, 1, &[0, 1, 2, 3, 4, 5, 6, 7, 8]),
+            ("takum:16", 2, 3, &[0, 2]),
+        ]
+    } else {
+        vec![("takum:8", 1, 1, &[8])]
+    };
+    let pe: PeKind = "takum-quire"
+        .parse()
+        .expect("registered in golden takum::FAMILY");
+    let mut g = vec![];
+    for (f, r, c, stages) in cases {
+        for &s in stages {
+            let mut p = Params::new(Unit::Array, f.parse().expect("a takum format")).stages(s);
+            (p.rows, p.cols, p.pe) = (r, c, pe);
+            g.push(p);
+        }
+    }
+    g
 }

@@ -347,25 +347,29 @@ fn dfix_products_run_on_the_dfix_array() {
 /// Matrix products on deeper arrays (`with_array_stages`) equal the golden machine's, word
 /// for word: lns-kahan at stages 5 (four accumulations interleaved, so several output tiles
 /// stream at once, with K shorter and longer than the `last` spacing), posit quires at 8
-/// and fix at 3, 4 and 6 (registers around the loop, one accumulation).
+/// and fix at 3, 4 and 6 (registers around the loop, one accumulation), and takum quires
+/// (`takum-quire`) at 8 on the 2×2 array `verif/tests/cosim_takum.rs` co-simulates (one
+/// Verilator build for both).
 #[test]
 fn deeper_arrays_give_the_golden_products() {
     use lpgen_golden::Format;
     use lpgen_train::machine::{Accumulate, Golden, Machine, Mat};
-    for (f, acc, stages) in [
-        ("lns:5:6", Accumulate::Kahan, 5),
-        ("posit:8:2", Accumulate::Exact, 8),
-        ("fix:7:8", Accumulate::Exact, 3),
-        ("fix:7:8", Accumulate::Exact, 4),
-        ("fix:7:8", Accumulate::Exact, 6),
-        ("fix:7:8", Accumulate::Exact, 7),
-        ("fix:7:8", Accumulate::Exact, 9),
+    for (f, acc, stages, cols) in [
+        ("lns:5:6", Accumulate::Kahan, 5, 3),
+        ("posit:8:2", Accumulate::Exact, 8, 3),
+        ("fix:7:8", Accumulate::Exact, 3, 3),
+        ("fix:7:8", Accumulate::Exact, 4, 3),
+        ("fix:7:8", Accumulate::Exact, 6, 3),
+        ("fix:7:8", Accumulate::Exact, 7, 3),
+        ("fix:7:8", Accumulate::Exact, 9, 3),
+        ("takum:8", Accumulate::Exact, 8, 2),
     ] {
         let f: Format = f.parse().unwrap();
         let c = f.calc();
-        let mut rtl = Rtl::new(2, 3, 4).unwrap().with_array_stages(stages);
+        let mut rtl = Rtl::new(2, cols, 4).unwrap().with_array_stages(stages);
         let mut golden = Golden::new("golden", None);
-        // 7×5 outputs: 4×2 tiles of 2×3, the last ones padded; K = 2 (< R + C − 1) and 9.
+        // 7×5 outputs: 4×2 tiles of 2×3 (4×3 of 2×2), the last ones padded; K = 2
+        // (< R + C − 1) and 9.
         for k in [2, 9] {
             let word = |i: usize| c.from_f64(((i * 37 % 23) as f64 - 11.0) / 8.0);
             let a = Mat {

@@ -10,6 +10,7 @@ use crate::units::{Params, PeKind, Unit};
 /// at 5 and the posit-quire PE 1×1 at 8. The float PE: fp8:e4m3 as the other PEs, bf16 1×1
 /// only (0..=2); with `--acc`: fp8:e4m3 into bf16 and fp8:e5m2 into float:8:23, 1×1 at
 /// 0..=2 (and 2×3 in the full grid); with `--rounding stochastic:R`, the designs below.
+/// The takum-quire PE's: `takum::array_grid`.
 pub(crate) fn grid(full: bool) -> Vec<Params> {
     let shapes: &[(u32, u32)] = if full {
         &[(1, 1), (2, 3), (4, 4), (8, 8), (16, 16)]
@@ -96,5 +97,6 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
     g.extend(crate::units::mx::array_grid(full));
     g.extend(crate::units::float::fdpa_array_grid(full));
     g.extend(crate::units::nvfp4::array_grid(full));
+    g.extend(crate::units::takum::array_grid(full));
     g
 }

@@ -83,7 +83,7 @@ impl TaperedHw for PositFormat {
 }
 
 #[allow(unused_imports)] // quire_pe: used by the array generator
-pub(crate) use quire::{mac, quire_pe, QUIRE_PE};
+pub(crate) use quire::{mac, quire_pe, QuirePe, QUIRE_PE};
 
 /// Candidate stage boundaries of each unit (the most `--stages` accepts).
 pub(crate) const ADD_STAGES: u32 = 4;

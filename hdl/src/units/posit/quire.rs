@@ -1,5 +1,7 @@
 //! The fused posit MAC into a quire (`posit-mac`) and the array PE built from the same code
-//! (`quire_pe`). Rules: docs/formats.md, "Quire"; golden `Quire::fma` and `Quire::to_posit`.
+//! (`quire_pe`), for posits and, as `takum-quire`, for takums (`QuirePe` over
+//! [`TaperedHw`]). Rules: docs/formats.md, "Quire"; golden `tapered::Quire::fma` and
+//! `Quire::to_word`.
 //!
 //! The quire is a `quire_bits()`-bit two's-complement register with LSB weight
 //! 2^−quire_frac_bits, beside a NaR flag. A product a·b = sig_a·sig_b·2^(ea+eb−2·FW) is exact
@@ -26,15 +28,17 @@
 //! the only loop-carried path is the single-cycle quire add (q → adder → q), which no stage
 //! setting pipelines. With stages = 0 the whole MAC and read-out is one combinational step
 //! and `y` is the rounded next quire value. The array PE at stages >= 3
-//! ([`quire_pe_pipelined`]) cuts the same boundaries around its quire. Not built: a
+//! ([`QuirePe`]) cuts the same boundaries around its quire. Not built: a
 //! carry-save quire (or a segmented adder, carries resolved at read-out) would shorten the
 //! loop itself for wide quires.
+
+use std::marker::PhantomData;
 
 use lpgen_golden::{Format, PositFormat};
 
 use super::decode::{decode, lzc, max_scale, ubits};
 use super::encode::encode;
-use super::{finish, nar_word, posit_format, start, Built, GenError, Params};
+use super::{finish, nar_word, posit_format, start, Built, GenError, Params, TaperedHw};
 use crate::ir::StagePlan;
 use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
 use crate::units::pe::{ArrayPe, Sideband};
@@ -70,7 +74,7 @@ enum Marks {
     Pe,
 }
 
-/// Candidate boundaries of the pipelined array PE ([`quire_pe_pipelined`]), in the order
+/// Candidate boundaries of the pipelined array PE ([`QuirePe`]), in the order
 /// they are marked: after decode, after the multiply, after the shift into quire position
 /// (the product register), after the negation to a magnitude, after the leading-zero
 /// count, after the normalising shift, inside the encoder.
@@ -91,8 +95,10 @@ pub(crate) fn pe_cuts(extra: u32) -> Vec<usize> {
     cuts
 }
 
-/// Builds the MAC into `m` with names prefixed by `px`; returns (read-out word, NaR).
-fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> (E, E) {
+/// Builds the MAC into `m` with names prefixed by `px`; returns (read-out word, NaR). Any
+/// family on the posit datapath: its quire's size is the golden `Tapered::quire_bits` and
+/// `quire_frac_bits`.
+fn mac_core<F: TaperedHw>(m: &mut Module, f: F, px: &str, c: &Ctl, marks: Marks) -> (E, E) {
     let nm = |s: &str| format!("{px}{s}");
     // Every candidate boundary but the quire's (which only the unit marks) is marked.
     let pipelined = marks != Marks::Product;
@@ -101,7 +107,7 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
             m.stage();
         }
     };
-    let n = f.n;
+    let n = f.n();
     let qb = f.quire_bits();
     let fb = f.quire_frac_bits() as i64;
     let ms = max_scale(f);
@@ -120,20 +126,22 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     );
     m.comment("exact product of the significands, placed at its position in the quire");
     // The product's LSB has weight 2^(ea+eb−2·FW); in quire LSBs that is
-    // ea + eb + 2·max_scale − 2·FW. Shift by pos = ea + eb + 2·max_scale (0..=4·max_scale)
-    // into a field 2·FW bits wider, whose low 2·FW bits are then always zero.
-    let pw = signed_bits(-2 * ms, 4 * ms);
+    // ea + eb + QF − 2·FW (QF = quire_frac_bits: 2·max_scale for posits). Shift by
+    // pos = ea + eb + QF (0..=2·max_scale + QF) into a field 2·FW bits wider, whose low
+    // 2·FW bits are then always zero (posits at their smallest scales have no fraction
+    // bits; a takum's product lies at least 10 quire LSBs up).
+    let pw = signed_bits(-2 * ms, 2 * ms + fb);
     let pos = da
         .scale
         .sext(pw)
         .add(&db.scale.sext(pw))
-        .add(&signed_konst(pw, 2 * ms));
-    let pos = m.wire(&nm("position"), &pos.resize(ubits(4 * ms as u64)));
+        .add(&signed_konst(pw, fb));
+    let pos = m.wire(&nm("position"), &pos.resize(ubits((2 * ms + fb) as u64)));
     stage(m);
     let prod = m.wire(&nm("product"), &da.sig.mul_full(&db.sig));
     stage(m);
     let low = prod.width - 2; // 2·FW
-    let xw = 4 * ms as u32 + prod.width;
+    let xw = (2 * ms + fb) as u32 + prod.width;
     let placed = m.wire(&nm("placed"), &prod.zext(xw).shl(&pos));
     let mag = mux(&pz, &konst(xw - low, 0), &placed.bits(xw - 1, low));
     let addend = m.wire(&nm("addend"), &mag.zext(qb).xor(&neg.sext(qb)));
@@ -158,8 +166,12 @@ fn mac_core(m: &mut Module, f: PositFormat, px: &str, c: &Ctl, marks: Marks) -> 
     } else {
         (q_next, qn_next)
     };
-    m.comment("read-out (golden Quire::to_posit): |q|, its leading one, round once to a posit");
-    // Read-out (golden Quire::to_posit).
+    // The comment names the golden read-out as it was called when posits had the only quire
+    // (now `tapered::Quire::to_word`); kept so that the posit designs stay byte-identical.
+    m.comment(&format!(
+        "read-out (golden Quire::to_posit): |q|, its leading one, round once to a {}",
+        F::FAMILY
+    ));
     let qr = m.wire(&nm("quire_rd"), &src);
     let qr_nar = m.wire(&nm("quire_rd_nar"), &src_nar);
     let qneg = qr.msb();
@@ -220,8 +232,19 @@ pub(crate) fn mac(p: &Params) -> Result<Built, GenError> {
 /// the product (in quire position) and the quire adder.
 pub(crate) fn quire_pe(m: &mut Module, f: Format, prefix: &str, io: &PeIo) -> Result<E, GenError> {
     let f = posit_format(f, "the posit-quire PE")?;
+    tapered_quire_pe(m, f, prefix, io, Marks::Product)
+}
+
+/// [`quire_pe`] for any family on the posit datapath, with the boundaries of `marks`.
+fn tapered_quire_pe<F: TaperedHw>(
+    m: &mut Module,
+    f: F,
+    prefix: &str,
+    io: &PeIo,
+    marks: Marks,
+) -> Result<E, GenError> {
     let ctl = pe_ctl(io);
-    let (y, _) = mac_core(m, f, prefix, &ctl, Marks::Product);
+    let (y, _) = mac_core(m, f, prefix, &ctl, marks);
     Ok(y)
 }
 
@@ -237,25 +260,24 @@ fn pe_ctl(io: &PeIo) -> Ctl {
     }
 }
 
-/// The `posit-quire` array PE at stages >= 3: [`quire_pe`] with all [`PE_CANDIDATES`]
-/// boundaries marked (the PE's plan cuts [`pe_cuts`]). Registers before the quire delay the
-/// step on its way to the quire; registers after it delay the read-out of the quire
-/// register. Neither is inside the accumulation loop, which stays the one-cycle quire add:
-/// one accumulation per PE, as at stages <= 2.
-pub(crate) fn quire_pe_pipelined(m: &mut Module, f: Format, io: &PeIo) -> Result<E, GenError> {
-    let f = posit_format(f, "the posit-quire PE")?;
-    let ctl = pe_ctl(io);
-    let (y, _) = mac_core(m, f, "", &ctl, Marks::Pe);
-    Ok(y)
+/// The quire array PE of a family on the posit datapath (`posit-quire`, `takum-quire`):
+/// the input register, the product register, then up to six registers before and after its
+/// quire ([`pe_cuts`]); one accumulation at every stage count. At stages >= 3 all
+/// [`PE_CANDIDATES`] boundaries are marked (the plan cuts [`pe_cuts`]): registers before the
+/// quire delay the step on its way to the quire, registers after it delay the read-out of
+/// the quire register. Neither is inside the accumulation loop, which stays the one-cycle
+/// quire add: one accumulation per PE, as at stages <= 2.
+pub(crate) struct QuirePe<F>(PhantomData<F>);
+
+impl<F> QuirePe<F> {
+    pub(crate) const fn new() -> QuirePe<F> {
+        QuirePe(PhantomData)
+    }
 }
 
-/// The `posit-quire` array PE: the input register, the product register, then up to six
-/// registers before and after its quire ([`pe_cuts`]); one accumulation at every stage count.
-pub(crate) struct QuirePe;
+pub(crate) static QUIRE_PE: QuirePe<PositFormat> = QuirePe::new();
 
-pub(crate) static QUIRE_PE: QuirePe = QuirePe;
-
-impl ArrayPe for QuirePe {
+impl<F: TaperedHw + Sync> ArrayPe for QuirePe<F> {
     fn max_stages(&self) -> u32 {
         1 + PE_CANDIDATES
     }
@@ -287,11 +309,20 @@ impl ArrayPe for QuirePe {
         None
     }
     fn build(&self, pe: &mut Module, p: &Params, io: &PeIo, _: Option<&E>) -> Result<E, GenError> {
-        if p.stages > 2 {
-            quire_pe_pipelined(pe, p.format, io)
+        let Some(f) = F::of(p.format) else {
+            return Err(GenError(format!(
+                "the {}-quire PE needs a {} format, not {}",
+                F::FAMILY,
+                F::FAMILY,
+                p.format
+            )));
+        };
+        let marks = if p.stages > 2 {
+            Marks::Pe
         } else {
-            quire_pe(pe, p.format, "", io)
-        }
+            Marks::Product
+        };
+        tapered_quire_pe(pe, f, "", io, marks)
     }
 }
 

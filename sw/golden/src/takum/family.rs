@@ -6,7 +6,9 @@ use std::cmp::Ordering;
 use crate::arith::BinOp;
 use crate::arith::{transcendental, Bits, Transcendental};
 use crate::exact::Ratio;
-use crate::family_trait::{field, no_underflow, unknown_format, Family, FamilyEntry, FamilyFormat};
+use crate::family_trait::{
+    field, no_underflow, unknown_format, Family, FamilyEntry, FamilyFormat, PeInfo,
+};
 use crate::format::FormatError;
 use crate::sum::{self, Running};
 use crate::tapered::{self, Quire};
@@ -24,7 +26,11 @@ pub const FAMILY: FamilyEntry = FamilyEntry {
         SumMode::Pairwise,
         SumMode::Quire,
     ],
-    pes: &[],
+    pes: &[PeInfo {
+        name: "takum-quire",
+        mode: SumMode::Quire,
+        about: "takum multiply into a quire, rounded once at read-out",
+    }],
     lanes: true,
     q8_word_rule: false,
     stochastic: false,

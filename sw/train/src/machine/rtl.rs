@@ -154,11 +154,15 @@ impl Rtl {
     }
 
     /// The array PE the registry pairs with `f`'s family and the accumulation (not fdpa
-    /// modes: `rtl/fdpa.rs`).
+    /// modes: `rtl/fdpa.rs`); the refusal names the modes the family's PEs take, from the
+    /// registry.
     fn pe(f: Format, acc: Accumulate) -> Result<PeKind, TrainError> {
         PeKind::for_mode(f, acc.mode()).map_err(|e| {
+            let modes: Vec<&str> = f.entry().pes.iter().map(|p| p.mode.name()).collect();
             TrainError(format!(
-                "the rtl backend has no array PE for {acc:?} accumulation in {f} (posits need --quire; f32 runs on --backend f32): {e}"
+                "the rtl backend has no array PE for {acc:?} accumulation in {f} (its PEs take \
+                 mode {}; --quire selects quire, --kahan kahan): {e}",
+                lpgen_golden::family::or_list(&modes)
             ))
         })
     }

@@ -39,6 +39,25 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
 /// Lines of the narrow side the frame gives [`Lanes::run`] at a time.
 pub(crate) const ROWS: usize = 4;
 
+/// `run_rows::<R>(args…, lines, y, out)` for the lines `xs` in groups of at most [`ROWS`], R
+/// each group's size: how a family's vector lanes go from [`Lanes::run`]'s slice of lines to
+/// their loop over R lines (a const generic, so that its chains live in registers).
+macro_rules! by_rows {
+    ($run_rows:ident($($arg:expr),*; $xs:expr, $y:expr, $out:expr)) => {{
+        let (xs, y, out) = ($xs, $y, $out);
+        let rows = $crate::kernel::lockstep::ROWS;
+        for (xs, out) in xs.chunks(rows).zip(out.chunks_mut(rows)) {
+            match xs.len() {
+                1 => $run_rows::<1>($($arg),*, xs, y, out),
+                2 => $run_rows::<2>($($arg),*, xs, y, out),
+                3 => $run_rows::<3>($($arg),*, xs, y, out),
+                _ => $run_rows::<4>($($arg),*, xs, y, out),
+            }
+        }
+    }};
+}
+pub(crate) use by_rows;
+
 /// Whether the machine has the AVX-512 the wide lanes use (F and DQ), found at run time.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn avx512() -> bool {

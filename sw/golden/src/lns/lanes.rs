@@ -195,6 +195,8 @@ impl Lanes<i32, L> for Run {
 mod avx2 {
     use std::arch::x86_64::*;
 
+    use crate::kernel::lockstep::by_rows;
+
     use super::{LnsLanes, L};
 
     /// The constants of the vector operations.
@@ -244,16 +246,7 @@ mod avx2 {
         y: &[[i32; L]],
         out: &mut [[i32; L]],
     ) {
-        match xs.len() {
-            0 => {}
-            1 => run_rows::<1>(l, kahan, xs, y, out),
-            2 => run_rows::<2>(l, kahan, xs, y, out),
-            3 => run_rows::<3>(l, kahan, xs, y, out),
-            _ => {
-                run_rows::<4>(l, kahan, &xs[..4], y, out);
-                run(l, kahan, &xs[4..], y, &mut out[4..]);
-            }
-        }
+        by_rows!(run_rows(l, kahan; xs, y, out));
     }
 
     /// [`run`] of R lines: 2·R vectors of eight lanes.
@@ -304,6 +297,8 @@ mod avx2 {
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
+
+    use crate::kernel::lockstep::by_rows;
 
     use super::{LnsLanes, L512 as L};
 
@@ -357,16 +352,7 @@ mod avx512 {
         y: &[[i32; L]],
         out: &mut [[i32; L]],
     ) {
-        match xs.len() {
-            0 => {}
-            1 => run_rows::<1>(l, kahan, xs, y, out),
-            2 => run_rows::<2>(l, kahan, xs, y, out),
-            3 => run_rows::<3>(l, kahan, xs, y, out),
-            _ => {
-                run_rows::<4>(l, kahan, &xs[..4], y, out);
-                run(l, kahan, &xs[4..], y, &mut out[4..]);
-            }
-        }
+        by_rows!(run_rows(l, kahan; xs, y, out));
     }
 
     /// [`run`] of R lines: 2·R vectors of sixteen lanes.

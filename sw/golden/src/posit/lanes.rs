@@ -222,6 +222,8 @@ impl Arith for PositF64 {
 mod avx2 {
     use std::arch::x86_64::*;
 
+    use crate::kernel::lockstep::by_rows;
+
     use super::{PositF64, L};
 
     /// [`PositF64::round`] of four lanes: the fast rounding computed in every lane, the
@@ -280,16 +282,7 @@ mod avx2 {
         y: &[[f64; L]],
         out: &mut [[f64; L]],
     ) {
-        match xs.len() {
-            0 => {}
-            1 => run_rows::<1>(p, kahan, xs, y, out),
-            2 => run_rows::<2>(p, kahan, xs, y, out),
-            3 => run_rows::<3>(p, kahan, xs, y, out),
-            _ => {
-                run_rows::<4>(p, kahan, &xs[..4], y, out);
-                run(p, kahan, &xs[4..], y, &mut out[4..]);
-            }
-        }
+        by_rows!(run_rows(p, kahan; xs, y, out));
     }
 
     /// [`run`] of R lines: 2·R vectors of four lanes.
@@ -332,6 +325,8 @@ mod avx2 {
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
+
+    use crate::kernel::lockstep::by_rows;
 
     use super::{PositF64, L512 as L};
 
@@ -388,16 +383,7 @@ mod avx512 {
         y: &[[f64; L]],
         out: &mut [[f64; L]],
     ) {
-        match xs.len() {
-            0 => {}
-            1 => run_rows::<1>(p, kahan, xs, y, out),
-            2 => run_rows::<2>(p, kahan, xs, y, out),
-            3 => run_rows::<3>(p, kahan, xs, y, out),
-            _ => {
-                run_rows::<4>(p, kahan, &xs[..4], y, out);
-                run(p, kahan, &xs[4..], y, &mut out[4..]);
-            }
-        }
+        by_rows!(run_rows(p, kahan; xs, y, out));
     }
 
     /// [`run`] of R lines: 2·R vectors of eight lanes.

@@ -136,6 +136,8 @@ impl Rounding {
 mod avx2 {
     use std::arch::x86_64::*;
 
+    use crate::kernel::lockstep::by_rows;
+
     use super::{Narrow, Rounding, L};
 
     /// The constants of the vector rounding.
@@ -177,16 +179,7 @@ mod avx2 {
         y: &[[f32; L]],
         out: &mut [[f32; L]],
     ) {
-        match xs.len() {
-            0 => {}
-            1 => run_rows::<1>(n, kahan, xs, y, out),
-            2 => run_rows::<2>(n, kahan, xs, y, out),
-            3 => run_rows::<3>(n, kahan, xs, y, out),
-            _ => {
-                run_rows::<4>(n, kahan, &xs[..4], y, out);
-                run(n, kahan, &xs[4..], y, &mut out[4..]);
-            }
-        }
+        by_rows!(run_rows(n, kahan; xs, y, out));
     }
 
     /// [`run`] of R lines: 2·R vectors of eight lanes.
@@ -239,6 +232,8 @@ mod avx2 {
 mod avx512 {
     use std::arch::x86_64::*;
 
+    use crate::kernel::lockstep::by_rows;
+
     use super::{Narrow, Rounding, L512 as L};
 
     /// The constants of the vector rounding.
@@ -280,16 +275,7 @@ mod avx512 {
         y: &[[f32; L]],
         out: &mut [[f32; L]],
     ) {
-        match xs.len() {
-            0 => {}
-            1 => run_rows::<1>(n, kahan, xs, y, out),
-            2 => run_rows::<2>(n, kahan, xs, y, out),
-            3 => run_rows::<3>(n, kahan, xs, y, out),
-            _ => {
-                run_rows::<4>(n, kahan, &xs[..4], y, out);
-                run(n, kahan, &xs[4..], y, &mut out[4..]);
-            }
-        }
+        by_rows!(run_rows(n, kahan; xs, y, out));
     }
 
     /// [`run`] of R lines: 2·R vectors of sixteen lanes.

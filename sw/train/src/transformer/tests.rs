@@ -469,3 +469,31 @@ fn attention_and_norm_places_and_mixed_precision_reach_the_gpt() {
         .unwrap();
     assert_eq!((fw.probs.rows, fw.probs.cols), (4, 256));
 }
+
+/// `text:DIR` is the directory's `*.txt` files concatenated in name order (other files left
+/// out); a directory without one is refused.
+#[test]
+fn a_text_directory_is_its_txt_files_in_name_order() {
+    let dir = std::env::temp_dir().join(format!("lpgen-text-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let parts: [(&str, &[u8]); 3] = [
+        ("b.txt", b"second part of the text, long enough "),
+        ("a.txt", b"first part of the text comes here and "),
+        ("c.bin", b"not text"),
+    ];
+    for (name, bytes) in parts {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let whole = [parts[1].1, parts[0].1].concat();
+    let (train, test) = text::load(&dir, 4).unwrap();
+    let (want_train, want_test) = text::split(&whole, 4).unwrap();
+    assert_eq!(train.images, want_train.images);
+    assert_eq!(test.images, want_test.images);
+    for (name, _) in parts {
+        std::fs::remove_file(dir.join(name)).unwrap();
+    }
+    let why = text::load(&dir, 4).unwrap_err().0;
+    assert!(why.contains("no *.txt file"), "{why}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,7 +3,8 @@
 //! Each split is cut into windows of context + 1 bytes, window k starting at byte k·context
 //! (a window's last byte is the next one's first): its first `context` bytes are the input,
 //! its last `context` the tokens to predict. The trainer's epoch order shuffles the windows
-//! with the run's seed, so a batch is a set of random windows.
+//! with the run's seed, so a batch is a set of random windows. A directory stands for its
+//! `*.txt` files concatenated in name order (`text:../shared/seeds` is the seed papers' text).
 
 use std::path::Path;
 
@@ -30,11 +31,35 @@ fn windows(bytes: &[u8], context: usize) -> Dataset {
     }
 }
 
-/// The training and test windows of the text file at `path` for `context`.
+/// The training and test windows of the text file (or directory of `*.txt` files) at `path`
+/// for `context`.
 pub fn load(path: &Path, context: usize) -> Result<(Dataset, Dataset), TrainError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| TrainError(format!("cannot read text {}: {e}", path.display())))?;
+    let bytes =
+        read(path).map_err(|e| TrainError(format!("cannot read text {}: {e}", path.display())))?;
     split(&bytes, context).map_err(|why| TrainError(format!("text {}: {why}", path.display())))
+}
+
+/// The bytes of the file at `path`, or of a directory's `*.txt` files in name order.
+fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    if !path.is_dir() {
+        return std::fs::read(path);
+    }
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path)? {
+        let file = entry?.path();
+        if file.is_file() && file.extension().is_some_and(|x| x == "txt") {
+            files.push(file);
+        }
+    }
+    if files.is_empty() {
+        return Err(std::io::Error::other("the directory holds no *.txt file"));
+    }
+    files.sort();
+    let mut bytes = Vec::new();
+    for file in files {
+        bytes.extend(std::fs::read(file)?);
+    }
+    Ok(bytes)
 }
 
 /// The training and test windows of `bytes` (see the module).

@@ -87,55 +87,98 @@ fn line(values: &[f64], w: i32) -> Line {
     }
 }
 
-/// Slices `0..count` of the lines (each `k` values of `values`): slice s is `lines.len()`
-/// rows of k, zero where a line has fewer slices or is not finite.
-fn slices(mut values: Vec<f64>, lines: &[Line], k: usize, count: usize, w: i32) -> Vec<Vec<f64>> {
-    let finite = |l: &Line| matches!(l, Line::Finite { .. });
-    if count == 1 {
-        // Every finite line is its own one slice: keep the values, zero the others.
-        for (line, l) in values.chunks_mut(k).zip(lines) {
-            if !finite(l) {
-                line.fill(0.0);
-            }
-        }
-        return vec![values];
-    }
-    let mut out = vec![vec![0.0; values.len()]; count];
-    for (i, l) in lines.iter().enumerate() {
-        let Line::Finite { top, slices, .. } = *l else {
-            continue;
-        };
-        for kk in i * k..(i + 1) * k {
-            let mut rest = values[kk];
-            for (s, slice) in out.iter_mut().take(slices).enumerate() {
-                let hi = trunc(rest, top - (s as i32 + 1) * w + 1);
-                slice[kk] = hi;
-                rest -= hi;
-            }
-            debug_assert_eq!(rest, 0.0, "the slices hold every bit");
-        }
-    }
-    out
+/// An operand's lines decoded and cut into slices, in buffers reused from block to block.
+#[derive(Default)]
+struct Sliced {
+    /// Slice s of every line, `k` values per line: zero where a line has fewer slices or is
+    /// not finite. Slice 0 is written over the decoded values themselves.
+    slices: Vec<Vec<f64>>,
+    /// Each line's facts.
+    lines: Vec<Line>,
+    /// The slices in use: the most any line needs.
+    count: usize,
 }
 
-/// The `lines` × `k` values of an operand, line by line (`at(line, i)` decoded), with
-/// each line's facts at slice width `w`.
-fn decoded(
-    lines: usize,
-    k: usize,
-    at: impl Fn(usize, usize) -> Bits,
-    decode: &impl Fn(Bits) -> f64,
-    w: i32,
-) -> (Vec<f64>, Vec<Line>) {
-    let mut v = vec![0.0; lines * k];
-    let mut facts = Vec::with_capacity(lines);
-    for (l, out) in v.chunks_mut(k).enumerate() {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = decode(at(l, i));
+impl Sliced {
+    /// Decodes `lines` lines of `k` words, word i of line l at `data[base + l·ls + i·es]`,
+    /// and cuts them into slices of width `w`.
+    fn fill(
+        &mut self,
+        data: &[Bits],
+        (base, ls, es): (usize, usize, usize),
+        (lines, k): (usize, usize),
+        decode: &impl Fn(Bits) -> f64,
+        w: i32,
+    ) {
+        if self.slices.is_empty() {
+            self.slices.push(Vec::new());
         }
-        facts.push(line(out, w));
+        let v = &mut self.slices[0];
+        v.clear();
+        if ls == 1 && es > 1 {
+            // Lines interleaved in memory (a transposed operand): read the words in the
+            // order they lie, each into its line's run.
+            v.resize(lines * k, 0.0);
+            for i in 0..k {
+                let words = &data[base + i * es..base + i * es + lines];
+                for (l, &x) in words.iter().enumerate() {
+                    v[l * k + i] = decode(x);
+                }
+            }
+        } else {
+            for l in 0..lines {
+                let at = base + l * ls;
+                v.extend((0..k).map(|i| decode(data[at + i * es])));
+            }
+        }
+        self.lines.clear();
+        self.lines
+            .extend(v.chunks(k.max(1)).map(|values| line(values, w)));
+        self.count = count(&self.lines);
+        self.split(k, w);
     }
-    (v, facts)
+
+    /// Cuts every finite line into its slices (slice 0 in place), zeroes the others.
+    fn split(&mut self, k: usize, w: i32) {
+        let count = self.count;
+        while self.slices.len() < count {
+            self.slices.push(Vec::new());
+        }
+        let (values, rest) = self.slices.split_at_mut(1);
+        let values = &mut values[0];
+        for extra in rest.iter_mut().take(count.saturating_sub(1)) {
+            extra.clear();
+            extra.resize(values.len(), 0.0);
+        }
+        for (i, l) in self.lines.iter().enumerate() {
+            let line = &mut values[i * k..(i + 1) * k];
+            let Line::Finite { top, slices, .. } = *l else {
+                line.fill(0.0);
+                continue;
+            };
+            if slices == 1 {
+                // Every bit lies within the top slice: the values are it.
+                continue;
+            }
+            for (kk, v) in line.iter_mut().enumerate() {
+                let mut left = *v;
+                for s in 0..slices {
+                    let hi = trunc(left, top - (s as i32 + 1) * w + 1);
+                    match s {
+                        0 => *v = hi,
+                        _ => rest[s - 1][i * k + kk] = hi,
+                    }
+                    left -= hi;
+                }
+                debug_assert_eq!(left, 0.0, "the slices hold every bit");
+            }
+        }
+    }
+
+    /// The slices in use.
+    fn slices(&self) -> &[Vec<f64>] {
+        &self.slices[..self.count]
+    }
 }
 
 /// The exact f64 `c`, a multiple of 2^scale, as an integer in units of 2^scale (the caller
@@ -187,79 +230,111 @@ pub fn matmul(
     if w < 1 {
         return (0..m * n).map(|e| fallback(e / n, e % n)).collect();
     }
-    // A by rows and B by columns, each line k contiguous values.
-    let (av, rows) = decoded(m, k, |i, c| a.data[i * a.rs + c * a.cs], &decode, w);
-    let (bv, cols) = decoded(n, k, |j, r| b.data[r * b.rs + j * b.cs], &decode, w);
-    let count = |ls: &[Line]| {
-        ls.iter()
-            .map(|l| match l {
-                Line::Finite { slices, .. } => *slices,
-                _ => 0,
-            })
-            .max()
-            .unwrap_or(0)
-    };
-    let (sa, sb) = (count(&rows), count(&cols));
-    let a_slices = slices(av, &rows, k, sa, w);
-    let b_slices = slices(bv, &cols, k, sb, w);
-
-    // Each element's unit 2^(L_i + M_j), or None: the reference's.
-    let fits = |row: &Line, col: &Line| -> Option<i32> {
-        match (*row, *col) {
-            (Line::Finite { top, low, .. }, Line::Finite { top: u, low: l, .. }) => {
-                (lk + (top - low) + (u - l) + 2 <= 127).then_some(low + l)
-            }
-            _ => None,
+    // B by columns (line j is column j), once; A a block of rows at a time (below).
+    let mut bs = Sliced::default();
+    bs.fill(b.data, (0, b.cs, b.rs), (n, k), &decode, w);
+    let (b_slices, cols) = (bs.slices(), &bs.lines);
+    // Blocks of rows small enough that a block's decoded values and sums stay in cache
+    // (about 2^16 elements), the buffers reused from block to block.
+    let rb = (BLOCK_ELEMENTS / (k + n)).clamp(1, m);
+    let mut c = vec![0.0f64; rb * n];
+    let mut acc: Vec<i128> = Vec::new(); // only for more than one slice pair
+    let mut a_block = Sliced::default();
+    let mut out = Vec::with_capacity(m * n);
+    for r0 in (0..m).step_by(rb) {
+        let r1 = (r0 + rb).min(m);
+        a_block.fill(a.data, (r0 * a.rs, a.rs, a.cs), (r1 - r0, k), &decode, w);
+        let (a_slices, rows) = (a_block.slices(), &a_block.lines);
+        let pairs = a_slices.len() * b_slices.len();
+        let c = &mut c[..(r1 - r0) * n];
+        if pairs > 1 {
+            acc.clear();
+            acc.resize((r1 - r0) * n, 0);
         }
-    };
-    let mut units: Vec<Option<i32>> = Vec::with_capacity(m * n);
-    for row in &rows {
-        for col in &cols {
-            units.push(fits(row, col));
-        }
-    }
-    let mut acc = vec![0i128; m * n];
-    let mut c = vec![0.0f64; m * n];
-    for sa_s in &a_slices {
-        for sb_t in &b_slices {
-            // SAFETY: A is m×k with strides (k, 1), B is k×n held by columns (1, k), C is
-            // m×n with strides (n, 1); the three slices hold exactly those elements.
-            unsafe {
-                matrixmultiply::dgemm(
-                    m,
-                    k,
-                    n,
-                    1.0,
-                    sa_s.as_ptr(),
-                    k as isize,
-                    1,
-                    sb_t.as_ptr(),
-                    1,
-                    k as isize,
-                    0.0,
-                    c.as_mut_ptr(),
-                    n as isize,
-                    1,
-                );
-            }
-            for ((s, &cv), u) in acc.iter_mut().zip(&c).zip(&units) {
-                if let Some(u) = u {
-                    *s += to_units(cv, *u);
+        for sa_s in a_slices {
+            for sb_t in b_slices {
+                product(r1 - r0, k, n, sa_s, sb_t, c);
+                if pairs > 1 {
+                    add_units(&mut acc, c, rows, cols, lk);
                 }
             }
         }
-    }
-    let mut out = Vec::with_capacity(m * n);
-    for (i, row) in rows.iter().enumerate() {
-        for (j, col) in cols.iter().enumerate() {
-            let e = i * n + j;
-            out.push(match (row, col, units[e]) {
-                (_, _, Some(u)) => x.read_exact(acc[e], u),
-                (Line::Zero, Line::Zero | Line::Finite { .. }, _)
-                | (Line::Finite { .. }, Line::Zero, _) => x.read_exact(0, 0),
-                _ => fallback(i, j),
-            });
+        for (i, row) in rows.iter().enumerate() {
+            for (j, col) in cols.iter().enumerate() {
+                let e = i * n + j;
+                out.push(match (row, col, unit(row, col, lk)) {
+                    (_, _, Some(u)) if pairs > 1 => x.read_exact(acc[e], u),
+                    (_, _, Some(u)) => x.read_exact(to_units(c[e], u), u),
+                    (Line::Zero, Line::Zero | Line::Finite { .. }, _)
+                    | (Line::Finite { .. }, Line::Zero, _) => x.read_exact(0, 0),
+                    _ => fallback(r0 + i, j),
+                });
+            }
         }
     }
     out
+}
+
+/// Rows of A and C per block: about this many elements of both.
+pub(super) const BLOCK_ELEMENTS: usize = 1 << 16;
+
+/// The maximum slice count of `lines`.
+fn count(lines: &[Line]) -> usize {
+    lines
+        .iter()
+        .map(|l| match l {
+            Line::Finite { slices, .. } => *slices,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The unit 2^(L_i + M_j) of the element of `row` and `col` (sums of `⌈log2 K⌉ = lk`
+/// bits more), or None: the reference's (a line not finite, or a sum too wide for i128).
+#[inline]
+fn unit(row: &Line, col: &Line, lk: i32) -> Option<i32> {
+    match (*row, *col) {
+        (Line::Finite { top, low, .. }, Line::Finite { top: u, low: l, .. }) => {
+            (lk + (top - low) + (u - l) + 2 <= 127).then_some(low + l)
+        }
+        _ => None,
+    }
+}
+
+/// C (rows × n, row-major) = A-slice (rows × k by rows) · B-slice (k × n by columns), exact.
+fn product(rows: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    assert!(a.len() >= rows * k && b.len() >= k * n && c.len() >= rows * n);
+    // SAFETY: A is rows×k with strides (k, 1), B is k×n held by columns (1, k), C is
+    // rows×n with strides (n, 1); the asserts above say the slices hold those elements.
+    unsafe {
+        matrixmultiply::dgemm(
+            rows,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            1,
+            k as isize,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// Adds each exact pair result of `c` into `acc` in its element's unit.
+fn add_units(acc: &mut [i128], c: &[f64], rows: &[Line], cols: &[Line], lk: i32) {
+    let n = cols.len();
+    for (i, row) in rows.iter().enumerate() {
+        for (j, col) in cols.iter().enumerate() {
+            if let Some(u) = unit(row, col, lk) {
+                acc[i * n + j] += to_units(c[i * n + j], u);
+            }
+        }
+    }
 }

@@ -210,6 +210,48 @@ fn exact_kernel_computes_ordinary_matrices_itself() {
     }
 }
 
+/// Products of more rows than one block of the kernel holds: blocks whose rows need one
+/// slice beside blocks that need several or hold specials (the buffers of one block reused
+/// by the next), and the last block short.
+#[test]
+fn exact_kernel_blocks_of_rows_are_independent() {
+    for s in ["posit:8:2", "fix:7:8", "bf16"] {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        let (k, n) = (3, 130);
+        let rb = exact::BLOCK_ELEMENTS / (k + n);
+        let m = 3 * rb + 7;
+        for (order, kinds) in [[1, 2, 0, 1], [2, 1, 1, 0], [0, 1, 2, 2]]
+            .iter()
+            .enumerate()
+        {
+            // Block b of A's rows in kind kinds[b]; B one slice (kind 1) or many (kind 2).
+            let a: Vec<Bits> = (0..m)
+                .flat_map(|i| words(f, kinds[(i / rb).min(3)], k, (i + 100 * order) as u64))
+                .collect();
+            let bt = words(f, 1 + (order as u32 % 2), n * k, 5 + order as u64);
+            let b = Operand::row_major(&bt, n, k).t();
+            // A by rows, and A by columns (its rows interleaved in memory).
+            let at: Vec<Bits> = (0..k)
+                .flat_map(|j| (0..m).map(|i| a[i * k + j]).collect::<Vec<_>>())
+                .collect();
+            for a in [
+                Operand::row_major(&a, m, k),
+                Operand::row_major(&at, k, m).t(),
+            ] {
+                let want = reference(&c, SumMode::Quire, a, b).unwrap();
+                let got = matmul(&c, SumMode::Quire, a, b).unwrap();
+                let bad = got.iter().zip(&want).position(|(g, w)| g != w);
+                assert_eq!(
+                    bad, None,
+                    "{f} kinds {kinds:?} A strides {}, {}: first element differing",
+                    a.rs, a.cs
+                );
+            }
+        }
+    }
+}
+
 /// Long sums: K large enough that the slices narrow (W = 18 at K = 2^17), values whose
 /// products fill every slice bit, and sums that cancel to a few units.
 #[test]

@@ -133,7 +133,9 @@ impl Machine for Golden {
             .into_iter()
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| TrainError(e.to_string()))?;
-        let data = if m >= n {
+        let data = if blocks.len() == 1 {
+            blocks.into_iter().next().unwrap_or_default()
+        } else if m >= n {
             blocks.concat()
         } else {
             // Column blocks: row i is each block's row i in turn.

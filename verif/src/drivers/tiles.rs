@@ -1,5 +1,6 @@
 //! The random tiles every array driver streams (`array`, `array --pe dfix`, `--pe fdpa`,
-//! `--pe mx`): a frame drawn once, the steps from each PE kind's operands.
+//! `--pe mx`, `--pe nvfp4`): a frame drawn once, the steps from each PE kind's operands
+//! (words: [`word_tile`]; scaled blocks from a [`BlockSource`]: [`block_tile`]).
 //!
 //! A tile is every other time smaller than the array (the PE kind's zero operands outside
 //! it), takes K steps in two chunks with 0..=3 bubbles between them (a bubble carries random
@@ -133,6 +134,64 @@ pub(crate) fn word_tile(
         let a = padded(r, rows, m, &zero, |r| word(r, small));
         let b = padded(r, cols, n, &zero, |r| word(r, small));
         (a, b)
+    })
+}
+
+/// Where a block tile's scales come from (each block driver says which scale bytes each
+/// regime means).
+#[derive(Clone, Copy)]
+pub(crate) enum Regime {
+    /// Near 1.
+    Normal,
+    /// Block sums in f32's subnormal range or below it (zero and subnormal scales).
+    Tiny,
+    /// Near the scale's largest (overflow for MX).
+    Huge,
+    /// Any scale byte.
+    Wide,
+}
+
+/// The blocks a block-scaled array driver (`--pe mx`, `--pe nvfp4`) streams.
+pub(crate) trait BlockSource {
+    type Block: Clone;
+    /// The block outside a smaller tile (scale 0, codes 0).
+    fn zero(&self) -> Self::Block;
+    /// Random codes under a scale of `regime`.
+    fn random(&self, r: &mut Rng, regime: Regime) -> Self::Block;
+    /// A block the golden quantizer makes of random values.
+    fn quantized(&self, r: &mut Rng) -> Self::Block;
+    /// The block of the negated values.
+    fn negated(&self, b: &Self::Block) -> Self::Block;
+}
+
+/// A tile of K = 1..=12 steps of blocks from `g`: the tile's scales in one regime, random
+/// codes or (a third of the time) quantized blocks, sometimes a step that cancels the one
+/// before it exactly (its A negated, the same B), the zero block outside a smaller tile.
+pub(crate) fn block_tile<G: BlockSource>(
+    r: &mut Rng,
+    g: &G,
+    (rows, cols): (usize, usize),
+    full: bool,
+) -> Vec<Event<G::Block>> {
+    let (m, n) = shape(r, (rows, cols), full);
+    let regime = [Regime::Normal, Regime::Tiny, Regime::Huge, Regime::Wide][r.below(4) as usize];
+    let quantized = r.below(3) == 0;
+    let k = 1 + r.below(12) as usize;
+    let block = |r: &mut Rng| {
+        if quantized {
+            g.quantized(r)
+        } else {
+            g.random(r, regime)
+        }
+    };
+    let zero = g.zero();
+    Frame::draw(r, k).events(r, |r, _, prev: Option<&Step<G::Block>>| {
+        let a = match prev {
+            // Exactly the previous step's A negated (the same B): the sum cancels.
+            Some(p) if r.below(6) == 0 => p.a.iter().map(|x| g.negated(x)).collect(),
+            _ => padded(r, rows, m, &zero, block),
+        };
+        (a, padded(r, cols, n, &zero, block))
     })
 }
 

@@ -166,10 +166,8 @@ fn mac_core<F: TaperedHw>(m: &mut Module, f: F, px: &str, c: &Ctl, marks: Marks)
     } else {
         (q_next, qn_next)
     };
-    // The comment names the golden read-out as it was called when posits had the only quire
-    // (now `tapered::Quire::to_word`); kept so that the posit designs stay byte-identical.
     m.comment(&format!(
-        "read-out (golden Quire::to_posit): |q|, its leading one, round once to a {}",
+        "read-out (golden tapered::Quire::to_word): |q|, its leading one, round once to a {}",
         F::FAMILY
     ));
     let qr = m.wire(&nm("quire_rd"), &src);

@@ -166,7 +166,8 @@ pub(crate) trait BlockSource {
 
 /// A tile of K = 1..=12 steps of blocks from `g`: the tile's scales in one regime, random
 /// codes or (a third of the time) quantized blocks, sometimes a step that cancels the one
-/// before it exactly (its A negated, the same B), the zero block outside a smaller tile.
+/// before it exactly (the previous A negated, the previous B), the zero block outside a
+/// smaller tile.
 pub(crate) fn block_tile<G: BlockSource>(
     r: &mut Rng,
     g: &G,
@@ -185,13 +186,14 @@ pub(crate) fn block_tile<G: BlockSource>(
         }
     };
     let zero = g.zero();
-    Frame::draw(r, k).events(r, |r, _, prev: Option<&Step<G::Block>>| {
-        let a = match prev {
-            // Exactly the previous step's A negated (the same B): the sum cancels.
-            Some(p) if r.below(6) == 0 => p.a.iter().map(|x| g.negated(x)).collect(),
-            _ => padded(r, rows, m, &zero, block),
-        };
-        (a, padded(r, cols, n, &zero, block))
+    Frame::draw(r, k).events(r, |r, _, prev: Option<&Step<G::Block>>| match prev {
+        // Exactly the previous step's A negated and the same B: the step's term cancels
+        // the one before.
+        Some(p) if r.below(6) == 0 => (p.a.iter().map(|x| g.negated(x)).collect(), p.b.clone()),
+        _ => (
+            padded(r, rows, m, &zero, block),
+            padded(r, cols, n, &zero, block),
+        ),
     })
 }
 
@@ -238,5 +240,59 @@ impl Ports {
         ins[self.valid] = valid as u64;
         ins[self.clear] = clear as u64;
         ins[self.last] = last as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks as nonzero integers (negated: −b).
+    struct Ints;
+
+    impl BlockSource for Ints {
+        type Block = i64;
+        fn zero(&self) -> i64 {
+            0
+        }
+        fn random(&self, r: &mut Rng, regime: Regime) -> i64 {
+            1 + r.below(1000) as i64 + 1000 * regime as i64
+        }
+        fn quantized(&self, r: &mut Rng) -> i64 {
+            -1 - r.below(1000) as i64
+        }
+        fn negated(&self, b: &i64) -> i64 {
+            -b
+        }
+    }
+
+    /// Some steps of block tiles cancel the one before them exactly (the previous A negated,
+    /// the previous B: every PE's term is the negation of its last one).
+    #[test]
+    fn block_tiles_hold_steps_that_cancel_the_one_before() {
+        let mut r = Rng(7);
+        let (mut cancelling, mut steps) = (0, 0);
+        for t in 0..400 {
+            let events = block_tile(&mut r, &Ints, (3, 2), t % 2 == 0);
+            let steps_of: Vec<&Step<i64>> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Beat::Step(s) => Some(s),
+                    Beat::Bubble => None,
+                })
+                .collect();
+            for w in steps_of.windows(2) {
+                steps += 1;
+                let negated = w[1].a.iter().zip(&w[0].a).all(|(x, y)| *x == -*y);
+                if negated && w[1].b == w[0].b && w[0].a.iter().any(|&x| x != 0) {
+                    cancelling += 1;
+                }
+            }
+        }
+        // One step in six after the first of a tile.
+        assert!(
+            cancelling > steps / 10 && cancelling < steps / 3,
+            "{cancelling} of {steps}"
+        );
     }
 }

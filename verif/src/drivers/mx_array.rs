@@ -58,8 +58,7 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     Ok(Plan { cycles, drive })
 }
 
-/// One step of every PE: block k of each row of A and of each column of B.
-type Step = tiles::Step<MxBlock>;
+/// One step of every PE (block k of each row of A and of each column of B), or a bubble.
 type Event = tiles::Event<MxBlock>;
 
 /// Makes the blocks of one format.
@@ -162,40 +161,12 @@ impl BlockSource for Blocks {
     }
 }
 
-/// The corner tiles of code `c` under the scale pair (sa, sb): alone, then followed by a
-/// random block pair.
-fn corner_events(
-    r: &mut Rng,
-    g: &Blocks,
-    (rows, cols): (usize, usize),
-    c: u8,
-    (sa, sb): (u8, u8),
-) -> Vec<Event> {
-    let one = |last| Step {
-        a: vec![g.filled(sa, c); rows],
-        b: vec![g.filled(sb, c); cols],
-        clear: true,
-        last,
-    };
-    let second = Step {
-        a: (0..rows).map(|_| g.random(r, Regime::Normal)).collect(),
-        b: (0..cols).map(|_| g.random(r, Regime::Normal)).collect(),
-        clear: false,
-        last: true,
-    };
-    vec![
-        Beat::Step(one(true)),
-        Beat::Step(one(false)),
-        Beat::Step(second),
-    ]
-}
-
 /// Exhaustive tile `i` of scale pair (sa, sb): element pair (i >> w, i mod 2^w) at position
 /// i mod K of every PE's blocks (the rest random), then a random block pair.
 fn pair_events(
     r: &mut Rng,
     g: &Blocks,
-    (rows, cols): (usize, usize),
+    shape: (usize, usize),
     i: u64,
     (sa, sb): (u8, u8),
 ) -> Vec<Event> {
@@ -206,21 +177,7 @@ fn pair_events(
     (a.scale, b.scale) = (sa, sb);
     let mask = (1u64 << w) - 1;
     (a.codes[at], b.codes[at]) = (((i >> w) & mask) as u8, (i & mask) as u8);
-    let second = Step {
-        a: (0..rows).map(|_| g.random(r, Regime::Normal)).collect(),
-        b: (0..cols).map(|_| g.random(r, Regime::Normal)).collect(),
-        clear: false,
-        last: true,
-    };
-    vec![
-        Beat::Step(Step {
-            a: vec![a; rows],
-            b: vec![b; cols],
-            clear: true,
-            last: false,
-        }),
-        Beat::Step(second),
-    ]
+    tiles::block_pair(r, g, shape, (a, b), false)
 }
 
 fn drive(ctx: &mut Ctx) -> Result<()> {
@@ -255,7 +212,8 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     // The corner tiles, then the mode's.
     for &c in &corner_codes(&mx) {
         for &s in &SCALES {
-            host.extend(0, corner_events(&mut r, &g, (rows, cols), c, s));
+            let pair = (g.filled(s.0, c), g.filled(s.1, c));
+            host.extend(0, tiles::block_corner(&mut r, &g, (rows, cols), pair));
         }
     }
     let (n, pairs) = match ctx.mode {
@@ -349,7 +307,8 @@ mod tests {
             let mut events = vec![];
             for &c in &corner_codes(&mx) {
                 for &s in &SCALES {
-                    events.extend(corner_events(&mut r, &g, (2, 2), c, s));
+                    let pair = (g.filled(s.0, c), g.filled(s.1, c));
+                    events.extend(tiles::block_corner(&mut r, &g, (2, 2), pair));
                 }
             }
             for t in 0..400 {

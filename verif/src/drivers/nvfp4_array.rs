@@ -51,7 +51,6 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     Ok(Plan { cycles, drive })
 }
 
-type Step = tiles::Step<Nvfp4Block>;
 type Event = tiles::Event<Nvfp4Block>;
 
 /// Makes the blocks of one format (K elements).
@@ -134,32 +133,6 @@ fn term(a: &Nvfp4Block, b: &Nvfp4Block) -> Result<f32> {
     dot_block_f32(a, b).map_err(|e| VerifError(format!("golden nvfp4 block dot: {}", e.0)))
 }
 
-/// Block pair (a, b) in every PE with `clear`, then a random block pair with `last` (or
-/// alone, with `last`, when `alone`).
-fn pair_events(
-    r: &mut Rng,
-    g: &Blocks,
-    (rows, cols): (usize, usize),
-    (a, b): (Nvfp4Block, Nvfp4Block),
-    alone: bool,
-) -> Vec<Event> {
-    let mut events = vec![Beat::Step(Step {
-        a: vec![a; rows],
-        b: vec![b; cols],
-        clear: true,
-        last: alone,
-    })];
-    if !alone {
-        events.push(Beat::Step(Step {
-            a: (0..rows).map(|_| g.random(r, Regime::Normal)).collect(),
-            b: (0..cols).map(|_| g.random(r, Regime::Normal)).collect(),
-            clear: false,
-            last: true,
-        }));
-    }
-    events
-}
-
 /// Exhaustive tile `i`: element pairs under the scale pairs of [`SCALES`] first, then every
 /// pair of UE4M3 bytes on random blocks.
 fn exhaustive_events(r: &mut Rng, g: &Blocks, shape: (usize, usize), i: u64) -> Vec<Event> {
@@ -175,7 +148,7 @@ fn exhaustive_events(r: &mut Rng, g: &Blocks, shape: (usize, usize), i: u64) -> 
         let j = i - pairs;
         (a.scale, b.scale) = ((j / UE4M3_BYTES) as u8, (j % UE4M3_BYTES) as u8);
     }
-    pair_events(r, g, shape, (a, b), false)
+    tiles::block_pair(r, g, shape, (a, b), false)
 }
 
 fn drive(ctx: &mut Ctx) -> Result<()> {
@@ -207,8 +180,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     for c in 0..16u8 {
         for &(sa, sb) in &SCALES {
             let pair = (block(sa, vec![c; k]), block(sb, vec![c; k]));
-            host.extend(0, pair_events(&mut r, &g, (rows, cols), pair.clone(), true));
-            host.extend(0, pair_events(&mut r, &g, (rows, cols), pair, false));
+            host.extend(0, tiles::block_corner(&mut r, &g, (rows, cols), pair));
         }
     }
     let (n, exhaustive) = match ctx.mode {
@@ -296,7 +268,7 @@ mod tests {
             for c in 0..16u8 {
                 for &(sa, sb) in &SCALES {
                     let pair = (block(sa, vec![c; k]), block(sb, vec![c; k]));
-                    events.extend(pair_events(&mut r, &g, (2, 2), pair, false));
+                    events.extend(tiles::block_pair(&mut r, &g, (2, 2), pair, false));
                 }
             }
             for t in 0..400 {

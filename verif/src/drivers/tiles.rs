@@ -197,6 +197,45 @@ pub(crate) fn block_tile<G: BlockSource>(
     })
 }
 
+/// Block pair (a, b) in every PE with `clear`, then a random block pair (near 1) with `last`;
+/// or, when `alone`, the pair alone with `last`: the block drivers' corner and exhaustive
+/// steps.
+pub(crate) fn block_pair<G: BlockSource>(
+    r: &mut Rng,
+    g: &G,
+    (rows, cols): (usize, usize),
+    (a, b): (G::Block, G::Block),
+    alone: bool,
+) -> Vec<Event<G::Block>> {
+    let mut events = vec![Beat::Step(Step {
+        a: vec![a; rows],
+        b: vec![b; cols],
+        clear: true,
+        last: alone,
+    })];
+    if !alone {
+        events.push(Beat::Step(Step {
+            a: (0..rows).map(|_| g.random(r, Regime::Normal)).collect(),
+            b: (0..cols).map(|_| g.random(r, Regime::Normal)).collect(),
+            clear: false,
+            last: true,
+        }));
+    }
+    events
+}
+
+/// The corner tiles of a block pair: alone, then followed by a random block pair.
+pub(crate) fn block_corner<G: BlockSource>(
+    r: &mut Rng,
+    g: &G,
+    shape: (usize, usize),
+    pair: (G::Block, G::Block),
+) -> Vec<Event<G::Block>> {
+    let mut events = block_pair(r, g, shape, pair.clone(), true);
+    events.extend(block_pair(r, g, shape, pair, false));
+    events
+}
+
 /// The ports every array driver fills (their slots in the packed buffers).
 pub(crate) struct Ports {
     pub a: usize,

@@ -156,6 +156,41 @@ pub fn mux(c: &E, a: &E, b: &E) -> E {
     mk(Node::Mux(c.clone(), a.clone(), b.clone()), a.width)
 }
 
+/// A balanced tree of the binary `op` over `terms` (adders, comparators), level by level:
+/// neighbours pair up and an odd last term passes on alone. [`Module::tree`] names each
+/// level's results as wires.
+///
+/// [`Module::tree`]: super::Module::tree
+pub fn tree(terms: Vec<E>, op: impl Fn(&E, &E) -> E) -> E {
+    tree_with(terms, op, |_, _, v| v)
+}
+
+/// [`tree`], each result `j` of level `level` passed through `node(level, j, result)`.
+pub(super) fn tree_with(
+    mut terms: Vec<E>,
+    op: impl Fn(&E, &E) -> E,
+    mut node: impl FnMut(u32, usize, E) -> E,
+) -> E {
+    assert!(!terms.is_empty(), "a tree of no terms");
+    let mut level = 0;
+    while terms.len() > 1 {
+        terms = terms
+            .chunks(2)
+            .enumerate()
+            .map(|(j, pair)| {
+                let v = match pair {
+                    [x, y] => op(x, y),
+                    [x] => x.clone(),
+                    _ => unreachable!("chunks of two"),
+                };
+                node(level, j, v)
+            })
+            .collect();
+        level += 1;
+    }
+    terms.remove(0)
+}
+
 impl E {
     fn bin(&self, op: BinOp, o: &E) -> E {
         assert_eq!(

@@ -17,7 +17,8 @@ mod hier;
 mod module;
 
 pub use expr::{
-    cat, konst, mux, named, signed_bits, signed_konst, BinOp, CmpOp, Node, ReduceOp, ShiftOp, E,
+    cat, konst, mux, named, signed_bits, signed_konst, tree, BinOp, CmpOp, Node, ReduceOp, ShiftOp,
+    E,
 };
 pub use hier::{Instance, InstanceOutputs, Library, SubModule, SubPort};
 pub use module::{Fork, Module, Rom, SigId, SigKind, Signal, StagePlan, StateReg};

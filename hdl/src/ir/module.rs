@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::expr::{cat, mk, mux, Node, E};
+use super::expr::{cat, mk, mux, tree_with, Node, E};
 use super::hier::{Instance, Library};
 
 /// (System)Verilog keywords a generator might pick as a name (a subset: the short nouns).
@@ -389,6 +389,17 @@ impl Module {
         let id = self.add_signal(name, e.width, SigKind::Wire, Some(self.cycle));
         self.assigns.push((id, e));
         self.sig(id)
+    }
+
+    /// A balanced tree of the binary `op` over `terms` (adders, comparators; [`tree`]), each
+    /// level's results wires `{name}_l{level}_{j}`. Returns the root (the single term itself,
+    /// unnamed, when there is one).
+    ///
+    /// [`tree`]: super::tree
+    pub fn tree(&mut self, name: &str, terms: Vec<E>, op: impl Fn(&E, &E) -> E) -> E {
+        tree_with(terms, op, |level, j, v| {
+            self.wire(&format!("{name}_l{level}_{j}"), &v)
+        })
     }
 
     /// An output port driven by `e` in the current cycle.

@@ -33,10 +33,16 @@ pub(crate) struct Sideband {
 pub(crate) trait ArrayPe: Sync {
     /// The most `--stages` an array of these PEs takes.
     fn max_stages(&self) -> u32;
-    /// Registers inside the accumulation loop: each adds an accumulation the PE interleaves.
-    fn loop_registers(&self, stages: u32) -> u32;
-    /// Registers inside the read-out, after the accumulator; they add to the array's latency.
-    fn readout_registers(&self, stages: u32) -> u32;
+    /// Registers inside the accumulation loop: each adds an accumulation the PE interleaves
+    /// (none unless the PE says).
+    fn loop_registers(&self, _stages: u32) -> u32 {
+        0
+    }
+    /// Registers inside the read-out, after the accumulator; they add to the array's latency
+    /// (none unless the PE says).
+    fn readout_registers(&self, _stages: u32) -> u32 {
+        0
+    }
     /// Registers of the PE module on the way from its inputs to its accumulator read-out.
     fn latency(&self, stages: u32) -> u32;
     /// Keep the PE a class of its own in Verilator (large PEs: compile once, run faster).
@@ -44,10 +50,14 @@ pub(crate) trait ArrayPe: Sync {
     /// The PE module's candidate boundaries and which of them are cut, for `p` (its stages).
     fn plan(&self, p: &Params) -> (u32, StagePlan);
     /// Names of the flag bits the result carries above the word (low first): each becomes an
-    /// output bus of the array beside `c_out`.
-    fn flags(&self) -> &'static [&'static str];
+    /// output bus of the array beside `c_out` (none unless the PE says).
+    fn flags(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// The control that travels with `last`, if the PE has one (for the design `p`).
-    fn sideband(&self, p: &Params) -> Option<Sideband>;
+    fn sideband(&self, _: &Params) -> Option<Sideband> {
+        None
+    }
     /// Whether the PE reads out with stochastic rounding (`--rounding stochastic:R`) for
     /// `p`; refused in one line otherwise.
     fn rounds_stochastically(&self, _: &Params) -> bool {

@@ -24,7 +24,7 @@ use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol};
 use lpgen_hdl::Params;
 
 use super::mx::{corner_codes, finite_codes, mx_of, SCALES};
-use super::tiles::{self, Frame, Ports};
+use super::tiles::{self, BlockSource, Ports, Regime};
 use super::{Ctx, Mode, Plan};
 use crate::layout::put_bits;
 use crate::rng::Rng;
@@ -58,22 +58,8 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     Ok(Plan { cycles, drive })
 }
 
-/// One step of every PE: block k of each row of A and of each column of B.
-type Step = tiles::Step<MxBlock>;
+/// One step of every PE (block k of each row of A and of each column of B), or a bubble.
 type Event = tiles::Event<MxBlock>;
-
-/// Where a tile's scales come from.
-#[derive(Clone, Copy)]
-enum Regime {
-    /// Near 1 (scale bytes 117..=137).
-    Normal,
-    /// 40..=75: block sums in f32's subnormal range or below it.
-    Tiny,
-    /// 180..=230: block sums past f32's largest, to ±∞.
-    Huge,
-    /// Any byte.
-    Wide,
-}
 
 /// Makes the blocks of one format.
 struct Blocks {
@@ -82,13 +68,9 @@ struct Blocks {
 }
 
 impl Blocks {
-    fn zero(&self) -> MxBlock {
-        MxBlock {
-            scale: 0,
-            codes: vec![0; self.mx.block],
-        }
-    }
-
+    /// A scale byte of the regime: Normal near 1 (117..=137), Tiny 40..=75 (block sums in
+    /// f32's subnormal range or below it), Huge 180..=230 (block sums past f32's largest, to
+    /// ±∞), Wide any byte; 1 in 100 the NaN scale.
     fn scale(&self, r: &mut Rng, regime: Regime) -> u8 {
         if r.below(100) == 0 {
             return SCALE_NAN;
@@ -98,6 +80,25 @@ impl Blocks {
             Regime::Tiny => 40 + r.below(36) as u8,
             Regime::Huge => 180 + r.below(51) as u8,
             Regime::Wide => r.below(255) as u8,
+        }
+    }
+
+    /// A block of `code` under `scale`.
+    fn filled(&self, scale: u8, code: u8) -> MxBlock {
+        MxBlock {
+            scale,
+            codes: vec![code; self.mx.block],
+        }
+    }
+}
+
+impl BlockSource for Blocks {
+    type Block = MxBlock;
+
+    fn zero(&self) -> MxBlock {
+        MxBlock {
+            scale: 0,
+            codes: vec![0; self.mx.block],
         }
     }
 
@@ -158,66 +159,6 @@ impl Blocks {
             codes,
         }
     }
-
-    /// A block of `code` under `scale`.
-    fn filled(&self, scale: u8, code: u8) -> MxBlock {
-        MxBlock {
-            scale,
-            codes: vec![code; self.mx.block],
-        }
-    }
-}
-
-/// The events of one random tile (module docs).
-fn tile_events(r: &mut Rng, g: &Blocks, (rows, cols): (usize, usize), full: bool) -> Vec<Event> {
-    let (m, n) = tiles::shape(r, (rows, cols), full);
-    let regime = [Regime::Normal, Regime::Tiny, Regime::Huge, Regime::Wide][r.below(4) as usize];
-    let quantized = r.below(3) == 0;
-    let k = 1 + r.below(12) as usize;
-    let block = |r: &mut Rng| {
-        if quantized {
-            g.quantized(r)
-        } else {
-            g.random(r, regime)
-        }
-    };
-    let zero = g.zero();
-    Frame::draw(r, k).events(r, |r, _, prev: Option<&Step>| {
-        let a = match prev {
-            // Exactly the previous step's A negated (the same B): the sum cancels.
-            Some(p) if r.below(6) == 0 => p.a.iter().map(|x| g.negated(x)).collect(),
-            _ => tiles::padded(r, rows, m, &zero, block),
-        };
-        (a, tiles::padded(r, cols, n, &zero, block))
-    })
-}
-
-/// The corner tiles of code `c` under the scale pair (sa, sb): alone, then followed by a
-/// random block pair.
-fn corner_events(
-    r: &mut Rng,
-    g: &Blocks,
-    (rows, cols): (usize, usize),
-    c: u8,
-    (sa, sb): (u8, u8),
-) -> Vec<Event> {
-    let one = |last| Step {
-        a: vec![g.filled(sa, c); rows],
-        b: vec![g.filled(sb, c); cols],
-        clear: true,
-        last,
-    };
-    let second = Step {
-        a: (0..rows).map(|_| g.random(r, Regime::Normal)).collect(),
-        b: (0..cols).map(|_| g.random(r, Regime::Normal)).collect(),
-        clear: false,
-        last: true,
-    };
-    vec![
-        Beat::Step(one(true)),
-        Beat::Step(one(false)),
-        Beat::Step(second),
-    ]
 }
 
 /// Exhaustive tile `i` of scale pair (sa, sb): element pair (i >> w, i mod 2^w) at position
@@ -225,7 +166,7 @@ fn corner_events(
 fn pair_events(
     r: &mut Rng,
     g: &Blocks,
-    (rows, cols): (usize, usize),
+    shape: (usize, usize),
     i: u64,
     (sa, sb): (u8, u8),
 ) -> Vec<Event> {
@@ -236,21 +177,7 @@ fn pair_events(
     (a.scale, b.scale) = (sa, sb);
     let mask = (1u64 << w) - 1;
     (a.codes[at], b.codes[at]) = (((i >> w) & mask) as u8, (i & mask) as u8);
-    let second = Step {
-        a: (0..rows).map(|_| g.random(r, Regime::Normal)).collect(),
-        b: (0..cols).map(|_| g.random(r, Regime::Normal)).collect(),
-        clear: false,
-        last: true,
-    };
-    vec![
-        Beat::Step(Step {
-            a: vec![a; rows],
-            b: vec![b; cols],
-            clear: true,
-            last: false,
-        }),
-        Beat::Step(second),
-    ]
+    tiles::block_pair(r, g, shape, (a, b), false)
 }
 
 fn drive(ctx: &mut Ctx) -> Result<()> {
@@ -285,7 +212,8 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     // The corner tiles, then the mode's.
     for &c in &corner_codes(&mx) {
         for &s in &SCALES {
-            host.extend(0, corner_events(&mut r, &g, (rows, cols), c, s));
+            let pair = (g.filled(s.0, c), g.filled(s.1, c));
+            host.extend(0, tiles::block_corner(&mut r, &g, (rows, cols), pair));
         }
     }
     let (n, pairs) = match ctx.mode {
@@ -303,7 +231,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                     next_pair += 1;
                 }
             } else if cycle < n {
-                queue.extend(tile_events(&mut r, &g, (rows, cols), tiles % 2 == 0));
+                queue.extend(tiles::block_tile(&mut r, &g, (rows, cols), tiles % 2 == 0));
                 tiles += 1;
             }
         });
@@ -379,11 +307,12 @@ mod tests {
             let mut events = vec![];
             for &c in &corner_codes(&mx) {
                 for &s in &SCALES {
-                    events.extend(corner_events(&mut r, &g, (2, 2), c, s));
+                    let pair = (g.filled(s.0, c), g.filled(s.1, c));
+                    events.extend(tiles::block_corner(&mut r, &g, (2, 2), pair));
                 }
             }
             for t in 0..400 {
-                events.extend(tile_events(&mut r, &g, (2, 2), t % 2 == 0));
+                events.extend(tiles::block_tile(&mut r, &g, (2, 2), t % 2 == 0));
             }
             let mut pes = [F32Acc::new(); 4];
             // nan, +inf, -inf, +0, subnormal, normal, subnormal term, rounded addition.

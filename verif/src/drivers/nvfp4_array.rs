@@ -26,7 +26,7 @@ use lpgen_hdl::Params;
 
 use super::nvfp4_dot::{block_of, SCALES};
 use super::nvfp4_enc::format_of;
-use super::tiles::{self, Frame, Ports};
+use super::tiles::{self, BlockSource, Ports, Regime};
 use super::{Ctx, Mode, Plan};
 use crate::layout::put_bits;
 use crate::rng::Rng;
@@ -51,21 +51,7 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     Ok(Plan { cycles, drive })
 }
 
-type Step = tiles::Step<Nvfp4Block>;
 type Event = tiles::Event<Nvfp4Block>;
-
-/// Where a tile's scales come from.
-#[derive(Clone, Copy)]
-enum Regime {
-    /// Near 1 (0x30..=0x40).
-    Normal,
-    /// Zero and subnormal scales (0x00..=0x07), and the smallest normal ones.
-    Tiny,
-    /// Up to 448 (0x70..=0x7E).
-    Huge,
-    /// Any UE4M3 byte.
-    Wide,
-}
 
 /// Makes the blocks of one format (K elements).
 struct Blocks {
@@ -82,10 +68,9 @@ fn block(scale: u8, codes: Vec<u8>) -> Nvfp4Block {
 }
 
 impl Blocks {
-    fn zero(&self) -> Nvfp4Block {
-        block(0, vec![0; self.k])
-    }
-
+    /// A scale byte of the regime: Normal near 1 (0x30..=0x40), Tiny zero, subnormal
+    /// (0x00..=0x07) and the smallest normal ones, Huge up to 448 (0x70..=0x7E), Wide any
+    /// UE4M3 byte; 1 in 100 the NaN 0x7F, 1 in 100 a refused byte (0x80 or more).
     fn scale(&self, r: &mut Rng, regime: Regime) -> u8 {
         match r.below(100) {
             0 => return 0x7f,
@@ -98,6 +83,14 @@ impl Blocks {
             Regime::Huge => 0x70 + r.below(15) as u8,
             Regime::Wide => r.below(127) as u8,
         }
+    }
+}
+
+impl BlockSource for Blocks {
+    type Block = Nvfp4Block;
+
+    fn zero(&self) -> Nvfp4Block {
+        block(0, vec![0; self.k])
     }
 
     /// Random codes under a scale of the regime.
@@ -140,56 +133,6 @@ fn term(a: &Nvfp4Block, b: &Nvfp4Block) -> Result<f32> {
     dot_block_f32(a, b).map_err(|e| VerifError(format!("golden nvfp4 block dot: {}", e.0)))
 }
 
-/// The events of one random tile (module docs).
-fn tile_events(r: &mut Rng, g: &Blocks, (rows, cols): (usize, usize), full: bool) -> Vec<Event> {
-    let (m, n) = tiles::shape(r, (rows, cols), full);
-    let regime = [Regime::Normal, Regime::Tiny, Regime::Huge, Regime::Wide][r.below(4) as usize];
-    let quantized = r.below(3) == 0;
-    let k = 1 + r.below(12) as usize;
-    let get = |r: &mut Rng| {
-        if quantized {
-            g.quantized(r)
-        } else {
-            g.random(r, regime)
-        }
-    };
-    let zero = g.zero();
-    Frame::draw(r, k).events(r, |r, _, prev: Option<&Step>| {
-        let a = match prev {
-            // Exactly the previous step's A negated (the same B): the sum cancels.
-            Some(p) if r.below(6) == 0 => p.a.iter().map(|x| g.negated(x)).collect(),
-            _ => tiles::padded(r, rows, m, &zero, get),
-        };
-        (a, tiles::padded(r, cols, n, &zero, get))
-    })
-}
-
-/// Block pair (a, b) in every PE with `clear`, then a random block pair with `last` (or
-/// alone, with `last`, when `alone`).
-fn pair_events(
-    r: &mut Rng,
-    g: &Blocks,
-    (rows, cols): (usize, usize),
-    (a, b): (Nvfp4Block, Nvfp4Block),
-    alone: bool,
-) -> Vec<Event> {
-    let mut events = vec![Beat::Step(Step {
-        a: vec![a; rows],
-        b: vec![b; cols],
-        clear: true,
-        last: alone,
-    })];
-    if !alone {
-        events.push(Beat::Step(Step {
-            a: (0..rows).map(|_| g.random(r, Regime::Normal)).collect(),
-            b: (0..cols).map(|_| g.random(r, Regime::Normal)).collect(),
-            clear: false,
-            last: true,
-        }));
-    }
-    events
-}
-
 /// Exhaustive tile `i`: element pairs under the scale pairs of [`SCALES`] first, then every
 /// pair of UE4M3 bytes on random blocks.
 fn exhaustive_events(r: &mut Rng, g: &Blocks, shape: (usize, usize), i: u64) -> Vec<Event> {
@@ -205,7 +148,7 @@ fn exhaustive_events(r: &mut Rng, g: &Blocks, shape: (usize, usize), i: u64) -> 
         let j = i - pairs;
         (a.scale, b.scale) = ((j / UE4M3_BYTES) as u8, (j % UE4M3_BYTES) as u8);
     }
-    pair_events(r, g, shape, (a, b), false)
+    tiles::block_pair(r, g, shape, (a, b), false)
 }
 
 fn drive(ctx: &mut Ctx) -> Result<()> {
@@ -237,8 +180,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
     for c in 0..16u8 {
         for &(sa, sb) in &SCALES {
             let pair = (block(sa, vec![c; k]), block(sb, vec![c; k]));
-            host.extend(0, pair_events(&mut r, &g, (rows, cols), pair.clone(), true));
-            host.extend(0, pair_events(&mut r, &g, (rows, cols), pair, false));
+            host.extend(0, tiles::block_corner(&mut r, &g, (rows, cols), pair));
         }
     }
     let (n, exhaustive) = match ctx.mode {
@@ -258,7 +200,7 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                     next += 1;
                 }
             } else if cycle < n {
-                queue.extend(tile_events(&mut r, &g, (rows, cols), tiles % 2 == 0));
+                queue.extend(tiles::block_tile(&mut r, &g, (rows, cols), tiles % 2 == 0));
                 tiles += 1;
             }
         });
@@ -326,11 +268,11 @@ mod tests {
             for c in 0..16u8 {
                 for &(sa, sb) in &SCALES {
                     let pair = (block(sa, vec![c; k]), block(sb, vec![c; k]));
-                    events.extend(pair_events(&mut r, &g, (2, 2), pair, false));
+                    events.extend(tiles::block_pair(&mut r, &g, (2, 2), pair, false));
                 }
             }
             for t in 0..400 {
-                events.extend(tile_events(&mut r, &g, (2, 2), t % 2 == 0));
+                events.extend(tiles::block_tile(&mut r, &g, (2, 2), t % 2 == 0));
             }
             let mut pes = [F32Acc::new(); 4];
             // nan, +0, normal, rounded addition, cancellation to +0 of a nonzero sum.

@@ -1,5 +1,6 @@
 //! The random tiles every array driver streams (`array`, `array --pe dfix`, `--pe fdpa`,
-//! `--pe mx`): a frame drawn once, the steps from each PE kind's operands.
+//! `--pe mx`, `--pe nvfp4`): a frame drawn once, the steps from each PE kind's operands
+//! (words: [`word_tile`]; scaled blocks from a [`BlockSource`]: [`block_tile`]).
 //!
 //! A tile is every other time smaller than the array (the PE kind's zero operands outside
 //! it), takes K steps in two chunks with 0..=3 bubbles between them (a bubble carries random
@@ -136,6 +137,105 @@ pub(crate) fn word_tile(
     })
 }
 
+/// Where a block tile's scales come from (each block driver says which scale bytes each
+/// regime means).
+#[derive(Clone, Copy)]
+pub(crate) enum Regime {
+    /// Near 1.
+    Normal,
+    /// Block sums in f32's subnormal range or below it (zero and subnormal scales).
+    Tiny,
+    /// Near the scale's largest (overflow for MX).
+    Huge,
+    /// Any scale byte.
+    Wide,
+}
+
+/// The blocks a block-scaled array driver (`--pe mx`, `--pe nvfp4`) streams.
+pub(crate) trait BlockSource {
+    type Block: Clone;
+    /// The block outside a smaller tile (scale 0, codes 0).
+    fn zero(&self) -> Self::Block;
+    /// Random codes under a scale of `regime`.
+    fn random(&self, r: &mut Rng, regime: Regime) -> Self::Block;
+    /// A block the golden quantizer makes of random values.
+    fn quantized(&self, r: &mut Rng) -> Self::Block;
+    /// The block of the negated values.
+    fn negated(&self, b: &Self::Block) -> Self::Block;
+}
+
+/// A tile of K = 1..=12 steps of blocks from `g`: the tile's scales in one regime, random
+/// codes or (a third of the time) quantized blocks, sometimes a step that cancels the one
+/// before it exactly (the previous A negated, the previous B), the zero block outside a
+/// smaller tile.
+pub(crate) fn block_tile<G: BlockSource>(
+    r: &mut Rng,
+    g: &G,
+    (rows, cols): (usize, usize),
+    full: bool,
+) -> Vec<Event<G::Block>> {
+    let (m, n) = shape(r, (rows, cols), full);
+    let regime = [Regime::Normal, Regime::Tiny, Regime::Huge, Regime::Wide][r.below(4) as usize];
+    let quantized = r.below(3) == 0;
+    let k = 1 + r.below(12) as usize;
+    let block = |r: &mut Rng| {
+        if quantized {
+            g.quantized(r)
+        } else {
+            g.random(r, regime)
+        }
+    };
+    let zero = g.zero();
+    Frame::draw(r, k).events(r, |r, _, prev: Option<&Step<G::Block>>| match prev {
+        // Exactly the previous step's A negated and the same B: the step's term cancels
+        // the one before.
+        Some(p) if r.below(6) == 0 => (p.a.iter().map(|x| g.negated(x)).collect(), p.b.clone()),
+        _ => (
+            padded(r, rows, m, &zero, block),
+            padded(r, cols, n, &zero, block),
+        ),
+    })
+}
+
+/// Block pair (a, b) in every PE with `clear`, then a random block pair (near 1) with `last`;
+/// or, when `alone`, the pair alone with `last`: the block drivers' corner and exhaustive
+/// steps.
+pub(crate) fn block_pair<G: BlockSource>(
+    r: &mut Rng,
+    g: &G,
+    (rows, cols): (usize, usize),
+    (a, b): (G::Block, G::Block),
+    alone: bool,
+) -> Vec<Event<G::Block>> {
+    let mut events = vec![Beat::Step(Step {
+        a: vec![a; rows],
+        b: vec![b; cols],
+        clear: true,
+        last: alone,
+    })];
+    if !alone {
+        events.push(Beat::Step(Step {
+            a: (0..rows).map(|_| g.random(r, Regime::Normal)).collect(),
+            b: (0..cols).map(|_| g.random(r, Regime::Normal)).collect(),
+            clear: false,
+            last: true,
+        }));
+    }
+    events
+}
+
+/// The corner tiles of a block pair: alone, then followed by a random block pair.
+pub(crate) fn block_corner<G: BlockSource>(
+    r: &mut Rng,
+    g: &G,
+    shape: (usize, usize),
+    pair: (G::Block, G::Block),
+) -> Vec<Event<G::Block>> {
+    let mut events = block_pair(r, g, shape, pair.clone(), true);
+    events.extend(block_pair(r, g, shape, pair, false));
+    events
+}
+
 /// The ports every array driver fills (their slots in the packed buffers).
 pub(crate) struct Ports {
     pub a: usize,
@@ -179,5 +279,59 @@ impl Ports {
         ins[self.valid] = valid as u64;
         ins[self.clear] = clear as u64;
         ins[self.last] = last as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks as nonzero integers (negated: −b).
+    struct Ints;
+
+    impl BlockSource for Ints {
+        type Block = i64;
+        fn zero(&self) -> i64 {
+            0
+        }
+        fn random(&self, r: &mut Rng, regime: Regime) -> i64 {
+            1 + r.below(1000) as i64 + 1000 * regime as i64
+        }
+        fn quantized(&self, r: &mut Rng) -> i64 {
+            -1 - r.below(1000) as i64
+        }
+        fn negated(&self, b: &i64) -> i64 {
+            -b
+        }
+    }
+
+    /// Some steps of block tiles cancel the one before them exactly (the previous A negated,
+    /// the previous B: every PE's term is the negation of its last one).
+    #[test]
+    fn block_tiles_hold_steps_that_cancel_the_one_before() {
+        let mut r = Rng(7);
+        let (mut cancelling, mut steps) = (0, 0);
+        for t in 0..400 {
+            let events = block_tile(&mut r, &Ints, (3, 2), t % 2 == 0);
+            let steps_of: Vec<&Step<i64>> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Beat::Step(s) => Some(s),
+                    Beat::Bubble => None,
+                })
+                .collect();
+            for w in steps_of.windows(2) {
+                steps += 1;
+                let negated = w[1].a.iter().zip(&w[0].a).all(|(x, y)| *x == -*y);
+                if negated && w[1].b == w[0].b && w[0].a.iter().any(|&x| x != 0) {
+                    cancelling += 1;
+                }
+            }
+        }
+        // One step in six after the first of a tile.
+        assert!(
+            cancelling > steps / 10 && cancelling < steps / 3,
+            "{cancelling} of {steps}"
+        );
     }
 }

@@ -91,3 +91,40 @@ fn width_mismatch_is_a_generator_bug() {
     let b = m.input("b", 4);
     mux(&a.bit(0), &a, &b);
 }
+
+/// A tree of five terms: pairs (a+b, c+d) and e passed on alone at level 0, then
+/// ((a+b)+(c+d)) and e, then the root; one term is its own root, no wire.
+#[test]
+fn a_tree_pairs_neighbours_and_passes_an_odd_term_on() {
+    let mut m = Module::new("t", StagePlan::none());
+    let terms: Vec<E> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|n| m.input(n, 8))
+        .collect();
+    let root = m.tree("s", terms, E::add);
+    m.output("y", &root);
+    let v = crate::emit::verilog(&m);
+    for line in [
+        "assign s_l0_0 = (a + b);",
+        "assign s_l0_1 = (c + d);",
+        "assign s_l0_2 = e;",
+        "assign s_l1_0 = (s_l0_0 + s_l0_1);",
+        "assign s_l1_1 = s_l0_2;",
+        "assign s_l2_0 = (s_l1_0 + s_l1_1);",
+        "assign y = s_l2_0;",
+    ] {
+        assert!(v.contains(line), "{line:?} missing in {v}");
+    }
+    let mut one = Module::new("t", StagePlan::none());
+    let a = one.input("a", 8);
+    let root = one.tree("s", vec![a], E::add);
+    one.output("y", &root);
+    let v = crate::emit::verilog(&one);
+    assert!(v.contains("assign y = a;") && !v.contains("s_l0"), "{v}");
+    // The expression tree: the same shape, no wires.
+    let mut e = Module::new("t", StagePlan::none());
+    let terms: Vec<E> = ["a", "b", "c"].iter().map(|n| e.input(n, 8)).collect();
+    e.output("y", &crate::ir::tree(terms, E::add));
+    let v = crate::emit::verilog(&e);
+    assert!(v.contains("assign y = ((a + b) + c);"), "{v}");
+}

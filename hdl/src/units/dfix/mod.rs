@@ -137,9 +137,6 @@ impl ArrayPe for DfixPe {
     fn max_stages(&self) -> u32 {
         2
     }
-    fn loop_registers(&self, _: u32) -> u32 {
-        0
-    }
     fn readout_registers(&self, stages: u32) -> u32 {
         (stages >= 2) as u32
     }

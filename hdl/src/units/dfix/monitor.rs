@@ -15,7 +15,7 @@
 //! from cycle t + stages + 1, when `out_valid` is high: latency = stages + 1.
 
 use super::{GenError, Params, Unit};
-use crate::ir::{konst, mux, E};
+use crate::ir::{konst, mux, tree, E};
 use crate::units::{start, Built};
 
 /// Candidate stage boundaries of the monitor (after the population counts).
@@ -23,18 +23,7 @@ pub(crate) const MONITOR_STAGES: u32 = 1;
 
 /// The number of set bits of `x`, as a balanced adder tree, in `width` bits.
 fn popcount(x: &E, width: u32) -> E {
-    let mut level: Vec<E> = (0..x.width).map(|i| x.bit(i).zext(width)).collect();
-    while level.len() > 1 {
-        level = level
-            .chunks(2)
-            .map(|pair| match pair {
-                [a, b] => a.add(b),
-                [a] => a.clone(),
-                _ => unreachable!("chunks of two"),
-            })
-            .collect();
-    }
-    level.pop().expect("at least one output")
+    tree((0..x.width).map(|i| x.bit(i).zext(width)).collect(), E::add)
 }
 
 pub(crate) fn monitor(p: &Params) -> Result<Built, GenError> {

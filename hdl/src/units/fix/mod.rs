@@ -20,7 +20,7 @@ use super::{finish, start, Built, GenError, Params, PeIo};
 use std::rc::Rc;
 
 use crate::ir::{konst, mux, named, Module, StagePlan, SubModule, E};
-use crate::units::pe::{ArrayPe, Sideband};
+use crate::units::pe::ArrayPe;
 
 fn fix_format(f: Format, what: &str) -> Result<FixFormat, GenError> {
     match f {
@@ -264,9 +264,6 @@ impl ArrayPe for FixPe {
     fn max_stages(&self) -> u32 {
         9
     }
-    fn loop_registers(&self, _: u32) -> u32 {
-        0
-    }
     fn readout_registers(&self, stages: u32) -> u32 {
         fix_pe_readout_registers(stages)
     }
@@ -286,12 +283,6 @@ impl ArrayPe for FixPe {
         } else {
             (1, StagePlan::spread(self.latency(stages), 1))
         }
-    }
-    fn flags(&self) -> &'static [&'static str] {
-        &[]
-    }
-    fn sideband(&self, _: &Params) -> Option<Sideband> {
-        None
     }
     fn build(&self, pe: &mut Module, p: &Params, io: &PeIo, _: Option<&E>) -> Result<E, GenError> {
         if p.stages > 2 {

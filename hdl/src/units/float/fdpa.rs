@@ -290,41 +290,15 @@ fn tf32(plan: &FdpaPlan, sig: &E) -> E {
 }
 
 /// The largest of signed exponents, a balanced tree of comparisons.
-fn max_tree(m: &mut Module, mut level: Vec<E>) -> E {
-    let mut depth = 0;
-    while level.len() > 1 {
-        let mut next = vec![];
-        for (j, pair) in level.chunks(2).enumerate() {
-            let v = match pair {
-                [x, y] => mux(&x.sgt(y), x, y),
-                [x] => x.clone(),
-                _ => unreachable!("chunks of two"),
-            };
-            next.push(m.wire(&format!("emax_l{depth}_{j}"), &v));
-        }
-        level = next;
-        depth += 1;
-    }
-    m.wire("e_max", &level[0])
+fn max_tree(m: &mut Module, level: Vec<E>) -> E {
+    let e_max = m.tree("emax", level, |x, y| mux(&x.sgt(y), x, y));
+    m.wire("e_max", &e_max)
 }
 
 /// The exact sum of two's-complement terms of one width, a balanced tree.
-fn sum_tree(m: &mut Module, mut level: Vec<E>) -> E {
-    let mut depth = 0;
-    while level.len() > 1 {
-        let mut next = vec![];
-        for (j, pair) in level.chunks(2).enumerate() {
-            let v = match pair {
-                [x, y] => x.add(y),
-                [x] => x.clone(),
-                _ => unreachable!("chunks of two"),
-            };
-            next.push(m.wire(&format!("sum_l{depth}_{j}"), &v));
-        }
-        level = next;
-        depth += 1;
-    }
-    m.wire("sum", &level[0])
+fn sum_tree(m: &mut Module, level: Vec<E>) -> E {
+    let sum = m.tree("sum", level, E::add);
+    m.wire("sum", &sum)
 }
 
 /// Rounds (−1)^sign · norm · 2^(be − 127 − (W − 1)) toward zero to binary32 with 23 (rz-f32)

@@ -31,7 +31,7 @@ use super::convert::float_to_float;
 use super::fdpa::{fdpa_core, FDPA_STAGES, MAX_FDPA_L};
 use super::{add_decoded, decode, float_format, ADD_STAGES, CONVERT_STAGES};
 use crate::ir::{konst, mux, Module, StagePlan, E};
-use crate::units::pe::{ArrayPe, Sideband};
+use crate::units::pe::ArrayPe;
 use crate::units::{GenError, Params, PeIo, PeKind, Unit};
 
 /// The golden plan of an fdpa array (promotion allowed), or the one-line refusal: a float
@@ -87,12 +87,6 @@ impl ArrayPe for FdpaPe {
     fn max_stages(&self) -> u32 {
         FDPA_PE_MAX_STAGES
     }
-    fn loop_registers(&self, _: u32) -> u32 {
-        0
-    }
-    fn readout_registers(&self, _: u32) -> u32 {
-        0
-    }
     fn latency(&self, stages: u32) -> u32 {
         stages.saturating_sub(1)
     }
@@ -104,12 +98,6 @@ impl ArrayPe for FdpaPe {
         let add = if promote { ADD_STAGES } else { 0 };
         let cuts: &[usize] = if p.stages >= 2 { &[0] } else { &[] };
         (1 + FDPA_STAGES + add + CONVERT_STAGES, StagePlan::at(cuts))
-    }
-    fn flags(&self) -> &'static [&'static str] {
-        &[]
-    }
-    fn sideband(&self, _: &Params) -> Option<Sideband> {
-        None
     }
     fn operand_bits(&self, p: &Params) -> u32 {
         pe_plan(p).map_or(p.format.width(), |pl| pl.chunk.l * pl.fmt.width())

@@ -294,12 +294,6 @@ impl ArrayPe for FloatPe {
     fn max_stages(&self) -> u32 {
         2
     }
-    fn loop_registers(&self, _: u32) -> u32 {
-        0
-    }
-    fn readout_registers(&self, _: u32) -> u32 {
-        0
-    }
     fn latency(&self, stages: u32) -> u32 {
         stages.saturating_sub(1)
     }
@@ -316,9 +310,6 @@ impl ArrayPe for FloatPe {
             2
         };
         (boundaries, StagePlan::at(cuts))
-    }
-    fn flags(&self) -> &'static [&'static str] {
-        &[]
     }
     /// With `stochastic:R`: `sr_row_state`, one 32-bit state a row, presented with the
     /// `last` step and skewed down the rows; each PE steps it once (xorshift32), rounds with

@@ -49,7 +49,7 @@ use super::{
     add_module, lns_format, mul_core, nan_word, table_digests, zero_word, AddStages, Negate,
 };
 use crate::ir::{konst, mux, Module, StagePlan, E};
-use crate::units::pe::{ArrayPe, Sideband};
+use crate::units::pe::ArrayPe;
 use crate::units::{finish, start, too_many_stages, Built, GenError, Params, PeIo};
 
 /// How the product is accumulated.
@@ -405,9 +405,6 @@ impl ArrayPe for LnsPe {
     fn loop_registers(&self, stages: u32) -> u32 {
         stages.saturating_sub(2)
     }
-    fn readout_registers(&self, _: u32) -> u32 {
-        0
-    }
     fn latency(&self, stages: u32) -> u32 {
         stages.saturating_sub(1)
     }
@@ -422,12 +419,6 @@ impl ArrayPe for LnsPe {
             boundaries,
             StagePlan::spread(self.latency(stages), boundaries),
         )
-    }
-    fn flags(&self) -> &'static [&'static str] {
-        &[]
-    }
-    fn sideband(&self, _: &Params) -> Option<Sideband> {
-        None
     }
     fn build(&self, pe: &mut Module, p: &Params, io: &PeIo, _: Option<&E>) -> Result<E, GenError> {
         match (self.loop_registers(p.stages), self.kahan) {

@@ -176,22 +176,9 @@ pub(crate) fn block_dot(
     }
     m.stage();
     m.comment("add the K terms exactly (a balanced tree, two's complement)");
-    let mut level = 0;
-    while terms.len() > 1 {
-        let mut next = vec![];
-        for (j, pair) in terms.chunks(2).enumerate() {
-            let s = match pair {
-                [x, y] => x.add(y),
-                [x] => x.clone(),
-                _ => unreachable!("chunks of two"),
-            };
-            next.push(m.wire(&format!("sum_l{level}_{j}"), &s));
-        }
-        terms = next;
-        level += 1;
-    }
+    let sum = m.tree("sum", terms, E::add);
     BlockDot {
-        acc: mux(&special, &konst(sw, 0), &terms[0]),
+        acc: mux(&special, &konst(sw, 0), &sum),
         exp: mux(&special, &konst(ew, 0), &exp),
         nan,
         inf,

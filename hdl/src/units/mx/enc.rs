@@ -33,22 +33,8 @@ fn f32_format() -> FloatFormat {
 }
 
 /// The largest of `v` (unsigned), a balanced tree of comparators.
-pub(crate) fn max_tree(m: &mut Module, mut v: Vec<E>) -> E {
-    let mut level = 0;
-    while v.len() > 1 {
-        let mut next = vec![];
-        for (j, pair) in v.chunks(2).enumerate() {
-            let s = match pair {
-                [x, y] => mux(&x.gt(y), x, y),
-                [x] => x.clone(),
-                _ => unreachable!("chunks of two"),
-            };
-            next.push(m.wire(&format!("max_l{level}_{j}"), &s));
-        }
-        v = next;
-        level += 1;
-    }
-    v.remove(0)
+pub(crate) fn max_tree(m: &mut Module, v: Vec<E>) -> E {
+    m.tree("max", v, |x, y| mux(&x.gt(y), x, y))
 }
 
 /// `mx-enc` for `--format mx:ELEM[:bK]` on the words of `--input` (f32 by default).

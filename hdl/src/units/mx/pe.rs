@@ -28,7 +28,7 @@ use lpgen_golden::FloatFormat;
 use super::super::float::{
     add_decoded, decode, inf_word, qnan, round_encode, zero_word, ADD_STAGES,
 };
-use super::super::pe::{ArrayPe, Sideband};
+use super::super::pe::ArrayPe;
 use super::super::posit::decode::lzc;
 use super::super::{GenError, Params, PeIo};
 use super::dot::{block_dot, BlockDot};
@@ -142,12 +142,6 @@ impl ArrayPe for MxPe {
     fn max_stages(&self) -> u32 {
         MX_PE_MAX_STAGES
     }
-    fn loop_registers(&self, _: u32) -> u32 {
-        0
-    }
-    fn readout_registers(&self, _: u32) -> u32 {
-        0
-    }
     fn latency(&self, stages: u32) -> u32 {
         stages.saturating_sub(1)
     }
@@ -156,12 +150,6 @@ impl ArrayPe for MxPe {
     }
     fn plan(&self, p: &Params) -> (u32, StagePlan) {
         block_pe_plan(p)
-    }
-    fn flags(&self) -> &'static [&'static str] {
-        &[]
-    }
-    fn sideband(&self, _: &Params) -> Option<Sideband> {
-        None
     }
     fn operand_bits(&self, p: &Params) -> u32 {
         p.mx.map_or(0, |mx| block_bits(&mx))

@@ -114,22 +114,8 @@ pub(crate) fn block_dot(
     m.stage();
 
     m.comment("add the K terms exactly (a balanced tree), then times m_a * m_b");
-    let mut level = 0;
-    while terms.len() > 1 {
-        let mut next = vec![];
-        for (j, pair) in terms.chunks(2).enumerate() {
-            let s = match pair {
-                [x, y] => x.add(y),
-                [x] => x.clone(),
-                _ => unreachable!("chunks of two"),
-            };
-            next.push(m.wire(&format!("sum_l{level}_{j}"), &s));
-        }
-        terms = next;
-        level += 1;
-    }
+    let sum = m.tree("sum", terms, E::add);
     let aw = sw + 8;
-    let sum = terms.remove(0);
     let acc = sum.sext(aw).smul_full(&scale_prod.zext(9)).low(aw);
     let acc = m.wire("acc_exact", &acc);
     BlockDot { acc, exp, nan }

@@ -26,7 +26,7 @@ use lpgen_golden::FloatFormat;
 
 use super::super::float::{qnan, zero_word};
 use super::super::mx::{accumulate_f32, block_pe_plan, round_exact_f32};
-use super::super::pe::{ArrayPe, Sideband};
+use super::super::pe::ArrayPe;
 use super::super::{GenError, Params, PeIo};
 use super::dot::{block_dot, BlockDot};
 use super::{design, Nvfp4Design};
@@ -58,12 +58,6 @@ impl ArrayPe for Nvfp4Pe {
     fn max_stages(&self) -> u32 {
         NVFP4_PE_MAX_STAGES
     }
-    fn loop_registers(&self, _: u32) -> u32 {
-        0
-    }
-    fn readout_registers(&self, _: u32) -> u32 {
-        0
-    }
     fn latency(&self, stages: u32) -> u32 {
         stages.saturating_sub(1)
     }
@@ -72,12 +66,6 @@ impl ArrayPe for Nvfp4Pe {
     }
     fn plan(&self, p: &Params) -> (u32, StagePlan) {
         block_pe_plan(p)
-    }
-    fn flags(&self) -> &'static [&'static str] {
-        &[]
-    }
-    fn sideband(&self, _: &Params) -> Option<Sideband> {
-        None
     }
     fn operand_bits(&self, p: &Params) -> u32 {
         p.scaled.map_or(0, |_| block_bits(&design(p)))

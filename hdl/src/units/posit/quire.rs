@@ -41,7 +41,7 @@ use super::encode::encode;
 use super::{finish, nar_word, posit_format, start, Built, GenError, Params, TaperedHw};
 use crate::ir::StagePlan;
 use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, E};
-use crate::units::pe::{ArrayPe, Sideband};
+use crate::units::pe::ArrayPe;
 use crate::units::PeIo;
 
 /// Candidate stage boundaries of `posit-mac`.
@@ -166,10 +166,8 @@ fn mac_core<F: TaperedHw>(m: &mut Module, f: F, px: &str, c: &Ctl, marks: Marks)
     } else {
         (q_next, qn_next)
     };
-    // The comment names the golden read-out as it was called when posits had the only quire
-    // (now `tapered::Quire::to_word`); kept so that the posit designs stay byte-identical.
     m.comment(&format!(
-        "read-out (golden Quire::to_posit): |q|, its leading one, round once to a {}",
+        "read-out (golden tapered::Quire::to_word): |q|, its leading one, round once to a {}",
         F::FAMILY
     ));
     let qr = m.wire(&nm("quire_rd"), &src);
@@ -281,12 +279,6 @@ impl<F: TaperedHw + Sync> ArrayPe for QuirePe<F> {
     fn max_stages(&self) -> u32 {
         1 + PE_CANDIDATES
     }
-    fn loop_registers(&self, _: u32) -> u32 {
-        0
-    }
-    fn readout_registers(&self, _: u32) -> u32 {
-        0
-    }
     fn latency(&self, stages: u32) -> u32 {
         stages.saturating_sub(1)
     }
@@ -301,12 +293,6 @@ impl<F: TaperedHw + Sync> ArrayPe for QuirePe<F> {
         } else {
             (1, StagePlan::spread(self.latency(stages), 1))
         }
-    }
-    fn flags(&self) -> &'static [&'static str] {
-        &[]
-    }
-    fn sideband(&self, _: &Params) -> Option<Sideband> {
-        None
     }
     fn build(&self, pe: &mut Module, p: &Params, io: &PeIo, _: Option<&E>) -> Result<E, GenError> {
         let Some(f) = F::of(p.format) else {

@@ -257,7 +257,10 @@ fn a_scaled_gpt_resumes_word_for_word() {
     run(&straight, &[&recipe[..], &["--epochs", "2"]].concat());
     run(&resumed, &recipe);
     let after_one = words(&resumed);
-    run(&resumed, &[&recipe[..], &["--epochs", "2", "--resume"]].concat());
+    run(
+        &resumed,
+        &[&recipe[..], &["--epochs", "2", "--resume"]].concat(),
+    );
     let w = words(&straight);
     assert!(w.contains("\nscales 30 "), "{w}");
     assert_ne!(w, after_one, "epoch 2 changed nothing");
@@ -304,7 +307,11 @@ fn a_scaled_gpt_resumes_word_for_word() {
         &gpt(
             &data,
             &plain,
-            &[&recipe[..2], &["--backend", "rtl", "--scaling", "G=current"]].concat(),
+            &[
+                &recipe[..2],
+                &["--backend", "rtl", "--scaling", "G=current"],
+            ]
+            .concat(),
         ),
         "--scaling G on --backend rtl: scaled fp8:e5m2 products convert fp8:e5m2 to f32",
     );

@@ -243,7 +243,10 @@ fn a_linear_product_equals_the_hand_scaled_one() {
     let (x, labels) = batch(&g, c.stages.f);
     let (probs, cache) = net.gpt_forward(&g, &model, &x, None).unwrap();
     let dl = net.output_error(&probs, &labels).unwrap();
-    let dg = net.convert(c.stages.l, c.stages.g, &dl).unwrap().into_owned();
+    let dg = net
+        .convert(c.stages.l, c.stages.g, &dl)
+        .unwrap()
+        .into_owned();
     let Cache::Dense { input } = &cache.head else {
         panic!("the head is a dense layer")
     };

@@ -219,3 +219,103 @@ fn a_gpt_on_the_rtl_without_an_array_pe_for_its_accumulation_is_refused() {
         );
     }
 }
+
+/// Issue 50 on the transformers: a gpt with the FP8 recipe and delayed scaling, interrupted
+/// after epoch 1 and resumed, ends with the words of the uninterrupted run (the model, the
+/// optimizer's state and the 30 amax histories of its five linear products); a vit with
+/// NVFP4 and the Hadamard transform trains; unscaled, the gpt trains other words. On
+/// `--backend rtl` a float stage's scaled products (converted into binary32 and back) are
+/// refused in one line, as a dense network's are.
+#[test]
+fn a_scaled_gpt_resumes_word_for_word() {
+    let path = text("scaled.txt", &b"abcabcabd ".repeat(40));
+    let data = format!("text:{path}");
+    let dir = |name: &str| {
+        let d = std::env::temp_dir().join(format!("lpgen-gpt-cli-{name}-{}", std::process::id()));
+        d.display().to_string()
+    };
+    let words = |out: &str| -> String {
+        let text = std::fs::read_to_string(format!("{out}/checkpoint.lpck")).unwrap();
+        let from = text.find("\nlayers ").expect("a layers line");
+        text[from..]
+            .lines()
+            .filter(|l| !l.starts_with("end "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let recipe = [
+        "--precision",
+        "O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2",
+        "--scaling",
+        "F=delayed:3,BG=delayed:4:1",
+    ];
+    let run = |out: &str, extra: &[&str]| {
+        let o = lpgen(&gpt(&data, out, extra));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let (straight, resumed, plain) = (dir("scaled-a"), dir("scaled-b"), dir("scaled-c"));
+    run(&straight, &[&recipe[..], &["--epochs", "2"]].concat());
+    run(&resumed, &recipe);
+    let after_one = words(&resumed);
+    run(
+        &resumed,
+        &[&recipe[..], &["--epochs", "2", "--resume"]].concat(),
+    );
+    let w = words(&straight);
+    assert!(w.contains("\nscales 30 "), "{w}");
+    assert_ne!(w, after_one, "epoch 2 changed nothing");
+    assert_eq!(w, words(&resumed));
+    run(&plain, &[&recipe[..2], &["--epochs", "2"]].concat());
+    assert!(!words(&plain).contains("scales"));
+    let model: Vec<&str> = w.lines().filter(|l| !l.starts_with("scales ")).collect();
+    assert_ne!(words(&plain), model.join("\n"), "scaling changed nothing");
+    let mnist = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
+    let vit = [
+        "train",
+        "--model",
+        "vit",
+        "--patch",
+        "7",
+        "--layers",
+        "1",
+        "--dim",
+        "8",
+        "--heads",
+        "2",
+        "--dataset",
+        mnist,
+        "--format",
+        "bf16",
+        "--scaling",
+        "FB=nvfp4,G=nvfp4+rht16",
+        "--epochs",
+        "1",
+        "--batch",
+        "4",
+        "--max-steps",
+        "2",
+        "--test-limit",
+        "8",
+        "--threads",
+        "1",
+        "--out",
+        &plain,
+    ];
+    let o = lpgen(&vit);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    refused(
+        &gpt(
+            &data,
+            &plain,
+            &[
+                &recipe[..2],
+                &["--backend", "rtl", "--scaling", "G=current"],
+            ]
+            .concat(),
+        ),
+        "--scaling G on --backend rtl: scaled fp8:e5m2 products convert fp8:e5m2 to f32",
+    );
+    for d in [&straight, &resumed, &plain] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

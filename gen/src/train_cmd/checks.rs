@@ -158,8 +158,8 @@ pub(super) fn rtl_rounding(a: &TrainArgs, rounding: Rounding, stages: &[Format])
 }
 
 /// `--scaling` (issue 50): parsed, its stages' formats checked, and what it does not combine
-/// with refused in one line: storage and MX formats (`stored`), stochastic rounding, a
-/// transformer, several workers.
+/// with refused in one line: storage and MX formats (`stored`), stochastic rounding, several
+/// workers.
 pub(super) fn scaling(
     a: &TrainArgs,
     stages: &lpgen_train::config::Stages,
@@ -182,14 +182,12 @@ pub(super) fn scaling(
     if rounding != Rounding::Nearest {
         return no("scaled products round to nearest (with --rounding stochastic: not built yet)");
     }
-    if super::gpt::is_transformer(a) {
-        return no(
-            "scales the dense and convolution layers' products; transformers' are not built yet",
-        );
-    }
     if a.workers > 1 || a.dist != "local" || a.double_buffer {
         return no("trains one worker (each worker's amax histories would move apart)");
     }
     s.check(stages)?;
+    if a.backend == "rtl" {
+        s.check_lanes(stages)?;
+    }
     Ok(s)
 }

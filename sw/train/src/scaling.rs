@@ -138,6 +138,43 @@ impl Scaling {
     }
 }
 
+impl Scaling {
+    /// On `--backend rtl` the machine's conversions run on the vector lanes, which convert
+    /// within one family (the golden [`lpgen_golden::Alu::new`] says which): refuses, in one
+    /// line, a stage whose scaled products would convert its words into another family's
+    /// format or back (a float stage's per-tensor products into binary32, a block product's
+    /// f32 results into the stage). Posit stages scale within their family (posit:32:2).
+    pub fn check_lanes(&self, stages: &crate::config::Stages) -> Result<(), TrainError> {
+        let f32_format = Format::F32(lpgen_golden::F32);
+        for (n, r, f) in [
+            ("F", self.f, stages.f),
+            ("B", self.b, stages.b),
+            ("G", self.g, stages.g),
+        ] {
+            let pairs = match r {
+                None => continue,
+                Some(Recipe::Tensor(_)) => {
+                    let wide = wide_format(f).map_err(te)?;
+                    vec![(f, wide), (wide, f)]
+                }
+                Some(Recipe::Block { .. }) => vec![(f32_format, f)],
+            };
+            for (from, to) in pairs {
+                if from.entry().lanes {
+                    lpgen_golden::Alu::new(from, to).map_err(|e| {
+                        TrainError(format!(
+                            "--scaling {n} on --backend rtl: scaled {f} products convert \
+                             {from} to {to}, and {}: run them on --backend golden",
+                            e.0
+                        ))
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The format a scaled product of stage format `f` accumulates in: its family's
 /// (`TrainFamily::scaled_wide_format`: binary32 for a float stage, posit:32:2 for a posit
 /// stage), or a one-line refusal.
@@ -192,6 +229,14 @@ impl Scales {
             }
         }
         out
+    }
+
+    /// Every operand's key (layer, stage letter, operand) and the length of its history.
+    pub fn histories(&self) -> Vec<((usize, char, u8), usize)> {
+        self.delayed
+            .iter()
+            .map(|(&k, d)| (k, d.history().count()))
+            .collect()
     }
 
     /// The histories of a saved line, under the run's `scaling` and `stages`.

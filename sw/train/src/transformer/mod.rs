@@ -398,3 +398,6 @@ impl Gpt {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod scaled_tests;

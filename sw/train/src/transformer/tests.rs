@@ -36,7 +36,7 @@ pub(crate) fn gpt_cfg(f: &str, g: Gpt) -> Config {
     }
 }
 
-fn small() -> Gpt {
+pub(super) fn small() -> Gpt {
     Gpt {
         layers: 2,
         heads: 2,
@@ -48,7 +48,7 @@ fn small() -> Gpt {
 }
 
 /// A vit of the same blocks on 4×4 images in 2×2 patches, 3 classes.
-fn small_vit() -> Gpt {
+pub(super) fn small_vit() -> Gpt {
     Gpt {
         vocab: 3,
         task: Task::Image { side: 4, patch: 2 },
@@ -107,7 +107,7 @@ fn windows() -> (Mat<f32>, Vec<u8>) {
 }
 
 /// [`wiggled`]'s values rounded into `fmt` (a model of `cfg`).
-fn wiggled_in(cfg: &Config, fmt: Format) -> Model<u64> {
+pub(super) fn wiggled_in(cfg: &Config, fmt: Format) -> Model<u64> {
     let g = cfg.arch.gpt.expect("a gpt");
     let m = wiggled(&gpt_cfg("f32", g));
     let mut out: Model<u64> = Model::init(cfg);

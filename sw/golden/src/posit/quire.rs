@@ -45,7 +45,7 @@ impl PositFormat {
         self.small_quire_to_posit(bits, acc)
     }
 
-    /// `Quire::to_posit` of a quire of `bits` ≤ 128 bits held in one u128 (its bits above
+    /// `tapered::Quire::to_word` of a quire of `bits` ≤ 128 bits held in one u128 (its bits above
     /// `bits` are don't-care, as in the register): the same rounding, on a stack value.
     fn small_quire_to_posit(&self, bits: u32, acc: u128) -> u64 {
         let unused = 128 - bits;

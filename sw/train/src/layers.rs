@@ -396,6 +396,9 @@ impl<M: Machine> Net<'_, M> {
                 height + 2 * pad + 1 - kernel,
                 width + 2 * pad + 1 - kernel,
             );
+            if let Some(e) = self.point_conv_input_error(layer, at, p, &delta)? {
+                return Ok((Some(e), Some((gw, gb))));
+            }
             let zero = M::Word::constant(b, 0.0);
             let rows = im2col(&delta.b, out, kernel, kernel - 1 - pad, zero);
             let w_b = self.convert(st.o, b, &p.w)?;
@@ -428,6 +431,52 @@ impl<M: Machine> Net<'_, M> {
             None
         };
         Ok((next, Some((gw, gb))))
+    }
+
+    /// The input error of a convolution whose output is one point (LeNet-5's C5: no padding,
+    /// the kernel the whole image), where the sums are exact: then δ·W, the filters' weights
+    /// as they lie (filter × channel, row, column), is the input error in channel-major
+    /// order. It is the full convolution below without the zero rows of its padded im2col
+    /// (kernel² − 1 of every kernel² terms), whose products an exact sum does not see; a
+    /// special weight word would reach other sums through them (0·NaR), so then, as with
+    /// stochastic rounding (another order of draws), MX blocks or scaling, it is None and the
+    /// full form runs. `conv_point_input_error_is_the_full_form` holds the two equal.
+    fn point_conv_input_error(
+        &mut self,
+        layer: &Layer,
+        at: usize,
+        p: &Params<M::Word>,
+        delta: &Delta<M::Word>,
+    ) -> Result<Option<Delta<M::Word>>, TrainError> {
+        let Layer::Conv {
+            height,
+            width,
+            kernel,
+            pad,
+            ..
+        } = *layer
+        else {
+            return Ok(None);
+        };
+        let (st, cfg) = (self.cfg.stages, self.cfg);
+        let b = st.b;
+        let acc = cfg.accumulation(Place::Backward, b);
+        if (height, width, pad) != (kernel, kernel, 0)
+            || cfg.mx.is_some()
+            || cfg.scaling.get(Place::Backward).is_some()
+            || self.arithmetic_stream().is_some()
+            || !self.m.sums_exactly(b, acc, &[])
+        {
+            return Ok(None);
+        }
+        let w_b = self.convert(st.o, b, &p.w)?;
+        let w_b = self.read_weights(at, w_b);
+        if !self.m.sums_exactly(b, acc, &w_b.data) {
+            return Ok(None);
+        }
+        let mut e = self.matmul_stored(b, acc, (delta.b.view(), w_b.view()), true)?;
+        self.store(at, Role::InputError, &mut e.data, true)?;
+        Ok(Some(Delta { b: e, g: None }))
     }
 
     /// Max pooling's and maxout's backward pass: each output's error routed to the input it

@@ -264,6 +264,14 @@ pub trait Machine {
         to: Format,
         a: &[Self::Word],
     ) -> Result<Vec<Self::Word>, TrainError>;
+    /// Whether `matmul(f, acc, …)` makes each element the exact sum of its products, rounded
+    /// once, for operands where no word of `words` is special (NaN, NaR, ∞). Products known
+    /// to be zero may then be left out of a sum without changing a bit (a convolution's
+    /// padding, `layers.rs`). No, unless a machine says so.
+    fn sums_exactly(&self, f: Format, acc: Accumulate, words: &[Self::Word]) -> bool {
+        let _ = (f, acc, words);
+        false
+    }
     /// Seed 001's 1-bit quantization of every column of the row-major rows × cols matrix `g`
     /// of words of `f` (`lpgen_golden::onebit`), summing each side in `mode`; with
     /// `residual` (same shape) the error feedback, updated in place. The golden quantizer,
@@ -412,6 +420,10 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
         b: &[M::Word],
     ) -> Result<Vec<M::Word>, TrainError> {
         (**self).lanes(f, op, a, b)
+    }
+
+    fn sums_exactly(&self, f: Format, acc: Accumulate, words: &[M::Word]) -> bool {
+        (**self).sums_exactly(f, acc, words)
     }
 
     fn convert(

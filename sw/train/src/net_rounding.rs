@@ -14,7 +14,7 @@ use crate::TrainError;
 impl<M: Machine> Net<'_, M> {
     /// The stream that rounds the format's operations: the run's, unless storage rounds the
     /// stored values instead (its arithmetic is f32's).
-    fn arithmetic_stream(&mut self) -> Option<&mut Stream> {
+    pub(crate) fn arithmetic_stream(&mut self) -> Option<&mut Stream> {
         match self.storage {
             Some(_) => None,
             None => self.stream.as_deref_mut(),

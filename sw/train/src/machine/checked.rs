@@ -62,6 +62,10 @@ impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
         Ok(got)
     }
 
+    fn sums_exactly(&self, f: Format, acc: Accumulate, words: &[u64]) -> bool {
+        self.dut.sums_exactly(f, acc, words) && self.reference.sums_exactly(f, acc, words)
+    }
+
     fn lanes(
         &mut self,
         f: Format,

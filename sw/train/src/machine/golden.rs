@@ -2,7 +2,7 @@
 //! each output element whole by one thread, so the results do not depend on the thread count.
 
 use lpgen_golden::Family;
-use lpgen_golden::{alu, AluOp, BinOp, Calc, Format, Lns};
+use lpgen_golden::{alu, AluOp, BinOp, Calc, Format, Lns, SumMode};
 
 use lpgen_golden::kernel::{self, Operand};
 
@@ -154,6 +154,16 @@ impl Machine for Golden {
             cols: n,
             data,
         })
+    }
+
+    /// Mode quire of a family with an exact kernel: the exact sum read out once (with
+    /// `keep_bits`, LNS products are the family's own, not taken here).
+    fn sums_exactly(&self, f: Format, acc: Accumulate, words: &[u64]) -> bool {
+        let c = f.calc();
+        self.keep_bits.is_none()
+            && acc.mode() == SumMode::Quire
+            && c.exact_dot()
+                .is_some_and(|x| words.iter().all(|&w| x.exact_f64(w).is_some()))
     }
 
     fn lanes(

@@ -50,6 +50,10 @@ impl<M: Machine> Machine for Shared<'_, '_, M> {
         self.m().lanes(f, op, a, b)
     }
 
+    fn sums_exactly(&self, f: Format, acc: Accumulate, words: &[M::Word]) -> bool {
+        self.m().sums_exactly(f, acc, words)
+    }
+
     fn convert(
         &mut self,
         from: Format,

@@ -107,13 +107,22 @@ pub(crate) fn cached<T: Any + Send + Sync>(
                 return t;
             }
         }
-        let mut cache = CACHE
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let t: Entry = *cache
-            .entry(key)
-            .or_insert_with(|| Box::leak(Box::new(build())));
+        let cache = || {
+            CACHE
+                .get_or_init(Default::default)
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        let found = cache().get(&key).copied();
+        // Built without the lock held: a table may be built from other tables (the lane
+        // tables from the family's). Two threads may both build one; the first kept wins.
+        let t: Entry = match found {
+            Some(t) => t,
+            None => {
+                let built: Entry = Box::leak(Box::new(build()));
+                *cache().entry(key).or_insert(built)
+            }
+        };
         last.set(Some((key, t)));
         t
     });

@@ -189,9 +189,52 @@ pub fn lane_op(calc: &Calc, op: AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits])
             return k.binop_words(e, a, b, out);
         }
     }
+    if let (Some(e), Some(t)) = (elem, lane_tables(calc)) {
+        let i = match e {
+            elementwise::ElemOp::Add => 0,
+            elementwise::ElemOp::Sub => 1,
+            elementwise::ElemOp::Mul => 2,
+            elementwise::ElemOp::Div => 3,
+        };
+        let (table, w) = (&t.0[i], calc.format().width());
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *o = match table.get(((x << w) | y) as usize) {
+                Some(&r) if x >> w == 0 && y >> w == 0 => u64::from(r),
+                _ => crate::alu::result(calc, op.code(), x, y, false, || x),
+            };
+        }
+        return;
+    }
     for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
         *o = crate::alu::result(calc, op.code(), x, y, false, || x);
     }
+}
+
+/// Formats of at most this many bits take + − · ÷ from tables (4 × 2^16 bytes at 8 bits).
+const LANE_TABLE_BITS: u32 = 8;
+
+/// `alu::result` of + − · ÷ (in [`elementwise::ElemOp`]'s order) for every pair of words
+/// x, y of one format, at x·2^width + y.
+struct LaneTables([Vec<u8>; 4]);
+
+/// The lane tables of `calc`'s format, built on first use, if it has at most
+/// [`LANE_TABLE_BITS`] bits.
+fn lane_tables(calc: &Calc) -> Option<&'static LaneTables> {
+    let w = calc.format().width();
+    (w <= LANE_TABLE_BITS).then(|| {
+        crate::table::cached(calc.format(), || {
+            let ops = [AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Div];
+            LaneTables(ops.map(|op| {
+                (0..1u64 << (2 * w))
+                    .map(|xy| {
+                        let (x, y) = (xy >> w, xy & ((1 << w) - 1));
+                        let r = crate::alu::result(calc, op.code(), x, y, false, || x);
+                        u8::try_from(r).expect("a word of an 8-bit format")
+                    })
+                    .collect()
+            }))
+        })
+    })
 }
 
 /// The rows of `m`: borrowed where they lie contiguous in its slice, else copied (a

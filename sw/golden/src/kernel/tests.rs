@@ -512,3 +512,46 @@ fn lockstep_lanes_equal_the_reference_on_long_sums() {
         }
     }
 }
+
+/// `lane_op` is `alu::result` word for word: every pair of words of 8-bit formats of each
+/// family (the lane tables) and random pairs of 16-bit formats (the float kernels, and the ALU itself for the others).
+#[test]
+fn lane_op_is_the_alu() {
+    use crate::AluOp;
+    let ops = [AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Div, AluOp::Max];
+    for s in [
+        "posit:8:2",
+        "posit:8:0",
+        "takum:8",
+        "fix:3:4",
+        "lns:3:4",
+        "fp8:e4m3",
+        "float:2:1",
+        "bf16",
+        "f16",
+        "posit:16:1",
+        "fix:7:8",
+    ] {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        let w = f.width();
+        let (a, b): (Vec<Bits>, Vec<Bits>) = if w <= 8 {
+            (0..1u64 << (2 * w))
+                .map(|xy| (xy >> w, xy & ((1 << w) - 1)))
+                .unzip()
+        } else {
+            let mut r = test_words(w as u64);
+            (0..200_000)
+                .map(|_| (r() & ((1 << w) - 1), r() & ((1 << w) - 1)))
+                .unzip()
+        };
+        for op in ops {
+            let mut got = vec![0; a.len()];
+            lane_op(&c, op, &a, &b, &mut got);
+            for (i, &g) in got.iter().enumerate() {
+                let want = crate::alu::result(&c, op.code(), a[i], b[i], false, || a[i]);
+                assert_eq!(g, want, "{f} {op:?} {:#x} {:#x}", a[i], b[i]);
+            }
+        }
+    }
+}

@@ -228,7 +228,12 @@ fn conv_point_input_error_is_the_full_form() {
 /// input error of its channel, so the fast form must not be taken.
 #[test]
 fn a_special_weight_takes_the_full_form() {
-    for (f, special) in [("posit:8:2", 0x80), ("bf16", 0xff80), ("bf16", 0x7fc0), ("fp8:e4m3", 0x7f)] {
+    for (f, special) in [
+        ("posit:8:2", 0x80),
+        ("bf16", 0xff80),
+        ("bf16", 0x7fc0),
+        ("fp8:e4m3", 0x7f),
+    ] {
         let cfg = config(f);
         let mut model = model(&cfg);
         model.layers[1].w.data[7] = special;

@@ -19,6 +19,7 @@
 //! is. docs/formats.md ("fdpa") states the same rules.
 
 use std::fmt;
+use std::ops::Range;
 
 use super::{Dy, FloatFormat, Val};
 use crate::arith::Bits;
@@ -51,8 +52,8 @@ impl Rho {
     /// The format of the output word (and of C): binary32 or binary16.
     pub fn output(self) -> FloatFormat {
         match self {
-            Rho::RzF32 | Rho::RzE8m13 => binary32(),
-            Rho::RneF16 => FloatFormat::new(5, 10, false, false, false).expect("binary16"),
+            Rho::RzF32 | Rho::RzE8m13 => BINARY32,
+            Rho::RneF16 => BINARY16,
         }
     }
 
@@ -77,7 +78,24 @@ impl Rho {
 
 /// binary32 as a float format (the output, and the promoted accumulator).
 pub fn binary32() -> FloatFormat {
-    FloatFormat::new(8, 23, false, false, false).expect("binary32")
+    BINARY32
+}
+
+/// binary32 and binary16 (`float:8:23`, `float:5:10`), written out as constants: the
+/// output formats are asked for once a chunk (a test checks them against `FloatFormat::new`).
+const BINARY32: FloatFormat = ieee(8, 23);
+const BINARY16: FloatFormat = ieee(5, 10);
+
+/// An IEEE interchange format's parameters, no suffixes.
+const fn ieee(exp_bits: u32, frac_bits: u32) -> FloatFormat {
+    FloatFormat {
+        exp_bits,
+        frac_bits,
+        finite: false,
+        sat: false,
+        ftz: false,
+        no_nan: false,
+    }
 }
 
 /// A GPU generation's chunking (issue 49's table).
@@ -368,8 +386,14 @@ impl FdpaPlan {
 
     /// [`Self::dot_in_format`] of every row of `rows` with every column of `cols` (row-major
     /// result), each operand decoded once instead of once per dot product: the same words as
-    /// `dot_in_format` element by element (the same steps on the same values).
+    /// `dot_in_format` element by element. Where every chunk's sum fits an i64 (the presets'
+    /// chunkings do), pairs of lines without NaN or ∞ take the i64 lanes of `fdpa/lanes.rs`
+    /// (held to `dot_in_format` by this module's tests); the rest take [`Self::dot`]'s steps
+    /// on values decoded once.
     pub fn dots_in_format(&self, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
+        if self.fits_i64() {
+            return self.dots_on_lanes(rows, cols);
+        }
         let decode = |w: &[Bits]| -> Vec<Val> { w.iter().map(|&x| self.operand(x)).collect() };
         let cols: Vec<Vec<Val>> = cols.iter().map(|c| decode(c)).collect();
         let out = self.output();
@@ -387,28 +411,39 @@ impl FdpaPlan {
 
     /// D = Σ a_k·b_k + C over operands read by `value` (words, or values decoded already).
     fn dot_of<T>(&self, a: &[T], b: &[T], c: Bits, value: impl Fn(&T) -> Val + Copy) -> Bits {
+        self.walk(a.len(), c, |r, c| self.step(&a[r.clone()], &b[r], c, value))
+    }
+
+    /// The chunks and promotions of a dot product of length `k` from C: `step(range, C)` is
+    /// one chunk's C ← step(chunk, C). Without promotion the chunks of L run from C; with
+    /// `:promoteN` each N products' chunks run from 0 and their result is added into the
+    /// binary32 accumulator that starts at C.
+    pub(super) fn walk(
+        &self,
+        k: usize,
+        c: Bits,
+        mut step: impl FnMut(Range<usize>, Bits) -> Bits,
+    ) -> Bits {
+        let l = self.chunk.l as usize;
+        let mut chunked = |r: Range<usize>, mut c: Bits| {
+            for i in r.clone().step_by(l) {
+                c = step(i..(i + l).min(r.end), c);
+            }
+            c
+        };
         let Some(n) = self.promote else {
-            return self.chunked(a, b, c, value);
+            return chunked(0..k, c);
         };
         let f32 = binary32();
         let mut acc = c;
-        for (x, y) in a.chunks(n as usize).zip(b.chunks(n as usize)) {
-            acc = f32.add(acc, self.chunked(x, y, 0, value));
+        for i in (0..k).step_by(n as usize) {
+            acc = f32.add(acc, chunked(i..(i + n as usize).min(k), 0));
         }
-        if f32.is_nan(acc) && !a.is_empty() {
+        if f32.is_nan(acc) && k > 0 {
             NAN_F32
         } else {
             acc
         }
-    }
-
-    /// The chunks of L from C, each C ← step(chunk, C).
-    fn chunked<T>(&self, a: &[T], b: &[T], mut c: Bits, value: impl Fn(&T) -> Val + Copy) -> Bits {
-        let l = self.chunk.l as usize;
-        for (x, y) in a.chunks(l).zip(b.chunks(l)) {
-            c = self.step(x, y, c, value);
-        }
-        c
     }
 
     /// One chunk: its products and C aligned to the largest exponent, truncated to F
@@ -555,6 +590,8 @@ fn round(rho: Rho, v: i128, q: i64) -> Bits {
     // At most m + 1 bits from the last place lsb: exact in binary32.
     out.round(neg, mag, lsb.max(q))
 }
+
+mod lanes;
 
 #[cfg(test)]
 mod tests;

@@ -25,12 +25,13 @@ use lpgen_golden::scale::{Delayed, Quantized, Rule, ScaledFormat};
 use lpgen_golden::{AluOp, Format};
 pub use recipe::{Recipe, MXFP4, RHT};
 
-use crate::machine::{Machine, Mat, View, Word};
+use crate::machine::{Accumulate, Machine, Mat, View, Word};
 use crate::net::Net;
 use crate::placement::Place;
 use crate::TrainError;
 
 mod block;
+mod fdpa;
 mod recipe;
 
 /// The recipe of each stage with products (`None`: that stage's products are not scaled).
@@ -43,9 +44,11 @@ pub struct Scaling {
 
 /// The syntax, for refusals and help.
 pub const SYNTAX: &str = "none, or comma-separated STAGES=RULE groups (STAGES from F B G, or \
-                          all; RULE current, delayed[:H[:MARGIN]], or a block recipe nvfp4, mxfp4 or \
+                          all; RULE current or delayed[:H[:MARGIN]], each optionally /ELEM (the operands' format, \
+                          the stage's by default), or a block recipe nvfp4, mxfp4 or \
                           scaled/ELEM/bK/SCALE[/t], for G optionally +rht16), e.g. \
-                          F=delayed,BG=delayed:16 or FB=nvfp4,G=nvfp4+rht16";
+                          F=delayed,BG=delayed:16, F=delayed/fp8:e4m3,BG=delayed/fp8:e5m2 or \
+                          FB=nvfp4,G=nvfp4+rht16";
 
 impl Scaling {
     /// `none`, or groups `STAGES=RULE` separated by commas: stage letters F, B, G (the
@@ -123,7 +126,7 @@ impl Scaling {
         ] {
             let wide = match r {
                 None => continue,
-                Some(Recipe::Tensor(_)) => ScaledFormat::per_tensor(f).and_then(|_| wide_format(f)),
+                Some(r @ Recipe::Tensor { .. }) => tensor_wide(f, r.element(f)),
                 Some(Recipe::Block { .. }) => wide_format(f),
             };
             let wide = wide.map_err(|e| TrainError(format!("--scaling {n}: {}", e.0)))?;
@@ -153,9 +156,9 @@ impl Scaling {
         ] {
             let pairs = match r {
                 None => continue,
-                Some(Recipe::Tensor(_)) => {
+                Some(r @ Recipe::Tensor { .. }) => {
                     let wide = wide_format(f).map_err(te)?;
-                    vec![(f, wide), (wide, f)]
+                    vec![(r.element(f), wide), (wide, f)]
                 }
                 Some(Recipe::Block { .. }) => vec![(f32_format, f)],
             };
@@ -185,6 +188,21 @@ pub fn wide_format(f: Format) -> Result<Format, lpgen_golden::FormatError> {
             "scaled products of {f}: built for float and posit stages"
         ))),
     }
+}
+
+/// The format a per-tensor scaled product of stage `stage` accumulates in, its operands
+/// quantized into `element`: [`wide_format`] of the stage, which must be the element's too
+/// (their words convert within one family), or the one-line refusal.
+fn tensor_wide(stage: Format, element: Format) -> Result<Format, lpgen_golden::FormatError> {
+    ScaledFormat::per_tensor(element)?;
+    let wide = wide_format(stage)?;
+    if wide_format(element)? != wide {
+        return Err(lpgen_golden::FormatError(format!(
+            "{stage} products with operands in {element}: another family's format (a {stage} \
+             stage's scaled products sum in {wide})"
+        )));
+    }
+    Ok(wide)
 }
 
 /// One operand's key: (layer with weights, stage letter, operand 0 or 1).
@@ -270,8 +288,8 @@ impl Scales {
                 let bits = u64::from_str_radix(next()?, 16).map_err(|_| bad("bad amax"))?;
                 h.push(f64::from_bits(bits));
             }
-            let rule = match scaling.get(place) {
-                Some(Recipe::Tensor(rule)) => rule,
+            let (rule, f) = match scaling.get(place) {
+                Some(r @ Recipe::Tensor { rule, .. }) => (rule, r.element(f)),
                 _ => {
                     return Err(bad(&format!(
                         "stage {place:?} has no per-tensor rule in this run"
@@ -318,8 +336,20 @@ pub(crate) fn te(e: lpgen_golden::FormatError) -> TrainError {
 }
 
 impl<M: Machine> Net<'_, M> {
+    /// The format the operands of the scaled products at `place` are quantized into: the
+    /// recipe's element format, or the stage's.
+    fn element_at(&self, place: Place) -> Result<Format, TrainError> {
+        let stage = stage_of(place, &self.cfg.stages)?;
+        Ok(self
+            .cfg
+            .scaling
+            .get(place)
+            .map_or(stage, |r| r.element(stage)))
+    }
+
     /// Operand `op` of the product at `place` of layer `at` (the words of `m`, of format
-    /// `from`) quantized into the stage's format by `rule`: the golden per-tensor scaling.
+    /// `from`) quantized by `rule` into the element format ([`Net::element_at`]): the golden
+    /// per-tensor scaling.
     /// A delayed rule uses the scale as it stands and, in `training`, records the amax.
     pub(crate) fn quantize_operand(
         &mut self,
@@ -328,11 +358,11 @@ impl<M: Machine> Net<'_, M> {
         (m, from): (&Mat<M::Word>, Format),
         training: bool,
     ) -> Result<Quantized, TrainError> {
-        let stage = stage_of(place, &self.cfg.stages)?;
-        let sf = ScaledFormat::per_tensor(stage).map_err(te)?;
+        let element = self.element_at(place)?;
+        let sf = ScaledFormat::per_tensor(element).map_err(te)?;
         let mut x: Vec<f64> = m.data.iter().map(|w| w.value(from)).collect();
         // A NaN or infinity (from an overflow elsewhere in the stage) takes no part in the
-        // amax and becomes the stage format's word of itself, as an unscaled product's
+        // amax and becomes the element format's word of itself, as an unscaled product's
         // operand would.
         let odd: Vec<(usize, f64)> = x
             .iter()
@@ -346,7 +376,7 @@ impl<M: Machine> Net<'_, M> {
         let mut q =
             self.quantize_values((place, at, op), rule, sf, (&x, m.rows, m.cols), training)?;
         for (i, v) in odd {
-            q.codes[i] = stage.calc().from_f64(v);
+            q.codes[i] = element.calc().from_f64(v);
         }
         Ok(q)
     }
@@ -400,7 +430,7 @@ impl<M: Machine> Net<'_, M> {
         training: bool,
     ) -> Result<Mat<M::Word>, TrainError> {
         match recipe {
-            Recipe::Tensor(rule) => self.tensor_product((place, at, rule), a, b, training),
+            Recipe::Tensor { rule, .. } => self.tensor_product((place, at, rule), a, b, training),
             Recipe::Block { format, rht } => self.block_product(place, (format, rht), a, b),
         }
     }
@@ -414,34 +444,51 @@ impl<M: Machine> Net<'_, M> {
         training: bool,
     ) -> Result<Mat<M::Word>, TrainError> {
         let stage = stage_of(place, &self.cfg.stages)?;
-        let sf = ScaledFormat::per_tensor(stage).map_err(te)?;
+        let element = self.element_at(place)?;
+        let sf = ScaledFormat::per_tensor(element).map_err(te)?;
         let wide = wide_format(stage).map_err(te)?;
         let mut quantized = vec![];
         for (op, (view, from)) in [(0u8, a), (1, b)] {
             let q = self.quantize_operand((place, at, op), rule, (view.mat, from), training)?;
-            let words = Mat {
+            let codes = Mat {
                 rows: q.rows,
                 cols: q.cols,
                 data: q.codes.iter().map(|&c| M::Word::from_bits(c)).collect(),
             };
-            let words = self.convert(stage, wide, &words)?.into_owned();
             let s = sf.scale.value(q.scales[0]);
-            quantized.push((words, view.transposed, s));
+            quantized.push((codes, view.transposed, s));
         }
         let (qa, qb) = (&quantized[0], &quantized[1]);
-        let acc = self.cfg.accumulation(place, wide);
-        let c = self.m.matmul(
-            wide,
-            acc,
-            View {
-                mat: &qa.0,
-                transposed: qa.1,
-            },
-            View {
-                mat: &qb.0,
-                transposed: qb.1,
-            },
-        )?;
+        let c = match self.cfg.accumulation(place, wide) {
+            // A GPU's FP8 GEMM: the matrix unit's chunks on the element words themselves.
+            Accumulate::Fdpa(mode) => {
+                let va = View {
+                    mat: &qa.0,
+                    transposed: qa.1,
+                };
+                let vb = View {
+                    mat: &qb.0,
+                    transposed: qb.1,
+                };
+                fdpa::product(element, mode, (va, vb), wide)?
+            }
+            acc => {
+                let wa = self.convert(element, wide, &qa.0)?.into_owned();
+                let wb = self.convert(element, wide, &qb.0)?.into_owned();
+                self.m.matmul(
+                    wide,
+                    acc,
+                    View {
+                        mat: &wa,
+                        transposed: qa.1,
+                    },
+                    View {
+                        mat: &wb,
+                        transposed: qb.1,
+                    },
+                )?
+            }
+        };
         let mut data = c.data;
         for (_, _, s) in &quantized {
             let k = self.splat(wide, *s, data.len());

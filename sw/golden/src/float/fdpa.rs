@@ -385,25 +385,34 @@ impl FdpaPlan {
     }
 
     /// [`Self::dot_in_format`] of every row of `rows` with every column of `cols` (row-major
-    /// result), each operand decoded once instead of once per dot product: the same words as
-    /// `dot_in_format` element by element. Where every chunk's sum fits an i64 (the presets'
-    /// chunkings do), pairs of lines without NaN or ∞ take the i64 lanes of `fdpa/lanes.rs`
-    /// (held to `dot_in_format` by this module's tests); the rest take [`Self::dot`]'s steps
-    /// on values decoded once.
+    /// result): [`Self::dots`], each word rounded into the operand format.
     pub fn dots_in_format(&self, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
+        let out = self.output();
+        let mut words = self.dots(rows, cols);
+        for w in &mut words {
+            *w = out.convert(&self.fmt, *w);
+        }
+        words
+    }
+
+    /// [`Self::dot`] from C = 0 of every row of `rows` with every column of `cols`
+    /// (row-major output words), each operand decoded once instead of once per dot product:
+    /// the same words as `dot` element by element. Where every chunk's sum fits an i64 (the
+    /// presets' chunkings do), pairs of lines without NaN or ∞ take the i64 lanes of
+    /// `fdpa/lanes.rs` (held to `dot` by this module's tests); the rest take `dot`'s steps
+    /// on values decoded once.
+    pub fn dots(&self, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
         if self.fits_i64() {
             return self.dots_on_lanes(rows, cols);
         }
         let decode = |w: &[Bits]| -> Vec<Val> { w.iter().map(|&x| self.operand(x)).collect() };
         let cols: Vec<Vec<Val>> = cols.iter().map(|c| decode(c)).collect();
-        let out = self.output();
         let mut words = Vec::with_capacity(rows.len() * cols.len());
         for row in rows {
             let row = decode(row);
             words.extend(cols.iter().map(|col| {
                 assert_eq!(row.len(), col.len());
-                let d = self.dot_of(&row, col, 0, |v: &Val| *v);
-                out.convert(&self.fmt, d)
+                self.dot_of(&row, col, 0, |v: &Val| *v)
             }));
         }
         words

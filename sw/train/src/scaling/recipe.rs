@@ -5,6 +5,7 @@
 use std::fmt;
 
 use lpgen_golden::scale::{gemm, Rule, ScaledFormat};
+use lpgen_golden::Format;
 
 /// MXFP4: FP4 E2M1 elements with an E8M0 scale per 32 (OCP MX), as a scaled format.
 pub const MXFP4: &str = "scaled/fp4:e2m1/b32/e8m0";
@@ -16,9 +17,11 @@ pub const RHT: &str = "rht16";
 /// What the products of one stage are scaled by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recipe {
-    /// One f32 scale per operand tensor, chosen by the rule (`block.rs`'s module doc in
-    /// `scaling.rs`: the machine multiplies in binary32).
-    Tensor(Rule),
+    /// One f32 scale per operand tensor, chosen by `rule` (the module doc of `scaling.rs`:
+    /// the machine multiplies in binary32), the operands quantized into `element` (`/ELEM`
+    /// after the rule: TransformerEngine's FP8 GEMM operands of a bf16 stage), or into the
+    /// stage's own format where `None`.
+    Tensor { rule: Rule, element: Option<Format> },
     /// Both operands quantized in a block format along the reduction dimension, multiplied
     /// as the golden `scale::gemm` defines it (`scaling/block.rs`); `rht`: the random
     /// Hadamard transform first.
@@ -26,8 +29,9 @@ pub enum Recipe {
 }
 
 impl Recipe {
-    /// `current`, `delayed[:H[:MARGIN]]`, `nvfp4`, `mxfp4` or `scaled/ELEM/bK/SCALE[/t]`, a
-    /// block recipe optionally followed by `+rht16`; the error without the flag's name.
+    /// `current[/ELEM]`, `delayed[:H[:MARGIN]][/ELEM]`, `nvfp4`, `mxfp4` or
+    /// `scaled/ELEM/bK/SCALE[/t]`, a block recipe optionally followed by `+rht16`; the error
+    /// without the flag's name.
     pub fn parse(s: &str) -> Result<Recipe, String> {
         let (body, rht) = match s.split_once('+') {
             Some((b, RHT)) => (b, true),
@@ -53,10 +57,27 @@ impl Recipe {
             None if rht => Err(format!(
                 "+{RHT} goes with a block recipe (nvfp4, mxfp4, scaled/ELEM/bK/SCALE[/t])"
             )),
-            None => body
-                .parse()
-                .map(Recipe::Tensor)
-                .map_err(|e: lpgen_golden::FormatError| e.0),
+            None => {
+                let (rule, element) = match body.split_once('/') {
+                    Some((r, e)) => {
+                        let e: Format = e.parse().map_err(|e: lpgen_golden::FormatError| e.0)?;
+                        (r, Some(e))
+                    }
+                    None => (body, None),
+                };
+                let rule = rule.parse().map_err(|e: lpgen_golden::FormatError| e.0)?;
+                Ok(Recipe::Tensor { rule, element })
+            }
+        }
+    }
+
+    /// The format a per-tensor recipe quantizes the operands of a `stage` product into.
+    pub fn element(&self, stage: Format) -> Format {
+        match self {
+            Recipe::Tensor {
+                element: Some(e), ..
+            } => *e,
+            Recipe::Tensor { element: None, .. } | Recipe::Block { .. } => stage,
         }
     }
 
@@ -69,7 +90,13 @@ impl Recipe {
 impl fmt::Display for Recipe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Recipe::Tensor(r) => write!(f, "{r}"),
+            Recipe::Tensor { rule, element } => {
+                write!(f, "{rule}")?;
+                match element {
+                    Some(e) => write!(f, "/{e}"),
+                    None => Ok(()),
+                }
+            }
             Recipe::Block { format, rht } => {
                 write!(f, "{format}")?;
                 if *rht {

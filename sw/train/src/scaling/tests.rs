@@ -19,7 +19,7 @@ fn fp8_cfg(scaling: &str) -> crate::config::Config {
 /// A per-tensor recipe's rule.
 fn tensor_rule(r: Option<Recipe>) -> Rule {
     match r {
-        Some(Recipe::Tensor(rule)) => rule,
+        Some(Recipe::Tensor { rule, .. }) => rule,
         r => panic!("{r:?} is not a per-tensor recipe"),
     }
 }
@@ -196,7 +196,14 @@ fn a_scaled_product_scales_back() {
     let b = mat(bf16, 2, 1, &[2f64.powi(-10), 2f64.powi(-11)]);
     let cm = net
         .scaled_product(
-            (Place::Forward, 0, Recipe::Tensor(Rule::Current)),
+            (
+                Place::Forward,
+                0,
+                Recipe::Tensor {
+                    rule: Rule::Current,
+                    element: None,
+                },
+            ),
             (a.view(), e4m3),
             (b.view(), bf16),
             true,
@@ -273,21 +280,30 @@ fn scaling_strings_parse_and_bad_ones_are_refused_in_one_line() {
     let s = Scaling::parse("F=delayed,BG=delayed:16:1").unwrap();
     assert_eq!(
         s.f,
-        Some(Recipe::Tensor(Rule::Delayed {
-            history: 1024,
-            margin: 0
-        }))
+        Some(Recipe::Tensor {
+            rule: Rule::Delayed {
+                history: 1024,
+                margin: 0
+            },
+            element: None
+        })
     );
     assert_eq!(
         s.g,
-        Some(Recipe::Tensor(Rule::Delayed {
-            history: 16,
-            margin: 1
-        }))
+        Some(Recipe::Tensor {
+            rule: Rule::Delayed {
+                history: 16,
+                margin: 1
+            },
+            element: None
+        })
     );
     assert_eq!(
         Scaling::parse("all=current").unwrap().b,
-        Some(Recipe::Tensor(Rule::Current))
+        Some(Recipe::Tensor {
+            rule: Rule::Current,
+            element: None,
+        })
     );
     assert!(Scaling::parse("none").unwrap().is_none());
     for (bad, why) in [
@@ -311,4 +327,107 @@ fn scaling_strings_parse_and_bad_ones_are_refused_in_one_line() {
         let e = Scaling::parse(bad).unwrap_err().0;
         assert!(e.contains(why) && !e.contains('\n'), "{bad}: {e}");
     }
+}
+
+/// TransformerEngine's FP8 GEMM on Hopper, per tensor, in a bf16 stage
+/// (`F=current/fp8:e4m3` with `--accumulate matmul=fdpa:hopper`): both operands quantized
+/// into E4M3 with their own scales, the E4M3 words multiplied by the matrix unit's chunks
+/// (the golden `FdpaPlan::dot`, binary32 words), scaled back by S_a and then S_b in binary32
+/// and rounded into bf16 — written here with `half` and f32 arithmetic. K = 70 spans three
+/// chunks of 32, and magnitudes over 2^12 make the 13-bit truncation show.
+#[test]
+fn a_scaled_product_on_a_matrix_unit_is_the_gpu_gemm() {
+    let mut c = cfg("bf16");
+    c.quire = false;
+    c.kahan = Default::default();
+    c.scaling = Scaling::parse("F=current/fp8:e4m3").unwrap();
+    c.accumulate = crate::config::AccumulatePlaces::parse("matmul=fdpa:hopper").unwrap();
+    let mut g = Golden::default();
+    let mut net = Net {
+        m: &mut g,
+        cfg: &c,
+        storage: None,
+        stream: None,
+        scales: None,
+    };
+    let bf16 = c.stages.f;
+    let e4m3: lpgen_golden::Format = "fp8:e4m3".parse().unwrap();
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(0x49_50);
+    let (m, k, n) = (3, 70, 2);
+    let mut mat = |r: usize, cols: usize, spread: i32| Mat {
+        rows: r,
+        cols,
+        data: (0..r * cols)
+            .map(|_| {
+                let v = rng.gen_range(-1.0..1.0) * 2f64.powi(rng.gen_range(-spread..=spread));
+                bf16.calc().from_f64(v)
+            })
+            .collect(),
+    };
+    let (a, b) = (mat(m, k, 8), mat(k, n, 3));
+    let recipe = c.scaling.f.unwrap();
+    let got = net
+        .scaled_product(
+            (Place::Forward, 0, recipe),
+            (a.view(), bf16),
+            (b.view(), bf16),
+            true,
+        )
+        .unwrap();
+    // The reference: the golden quantization and chunks, the rest in f32 and `half`.
+    let sf = lpgen_golden::scale::ScaledFormat::per_tensor(e4m3).unwrap();
+    let quantize = |x: &Mat<u64>| {
+        let v: Vec<f64> = x.data.iter().map(|&w| bf16.calc().to_f64(w)).collect();
+        let q = sf.quantize(&v, x.rows, x.cols, None).unwrap();
+        (q.codes, sf.scale.value(q.scales[0]) as f32)
+    };
+    let ((qa, sa), (qb, sb)) = (quantize(&a), quantize(&b));
+    let lpgen_golden::Format::Float(f) = e4m3 else {
+        unreachable!()
+    };
+    let plan = lpgen_golden::float::fdpa::Fdpa::parse("fdpa:hopper")
+        .unwrap()
+        .plan(&f)
+        .unwrap();
+    let mut truncated = false;
+    for i in 0..m {
+        for j in 0..n {
+            let row: Vec<u64> = qa[i * k..(i + 1) * k].to_vec();
+            let col: Vec<u64> = (0..k).map(|t| qb[t * n + j]).collect();
+            let d = f32::from_bits(plan.dot(&row, &col, 0) as u32);
+            let exact: f64 = (0..k)
+                .map(|t| e4m3.calc().to_f64(row[t]) * e4m3.calc().to_f64(col[t]))
+                .sum();
+            truncated |= f64::from(d) != exact;
+            let want = half::bf16::from_f32(d * sa * sb).to_bits() as u64;
+            assert_eq!(got.data[i * n + j], want, "element ({i}, {j})");
+        }
+    }
+    assert!(truncated, "some chunk lost bits to the truncation");
+}
+
+/// A per-tensor rule may name the format its operands are quantized into (`/ELEM`); one of
+/// another family than the stage's, or not a format, is refused in one line.
+#[test]
+fn a_per_tensor_rule_names_its_operands_format() {
+    let s = Scaling::parse("F=delayed/fp8:e4m3,BG=current/fp8:e5m2").unwrap();
+    let e4m3: lpgen_golden::Format = "fp8:e4m3".parse().unwrap();
+    let bf16: lpgen_golden::Format = "bf16".parse().unwrap();
+    assert_eq!(s.f.unwrap().element(bf16), e4m3);
+    assert_eq!(
+        s.describe(),
+        "F=delayed:1024:0/fp8:e4m3 B=current/fp8:e5m2 G=current/fp8:e5m2"
+    );
+    let stages = cfg("bf16").stages;
+    s.check(&stages).unwrap();
+    let other = Scaling::parse("F=delayed/posit:8:2")
+        .unwrap()
+        .check(&stages);
+    let why = other.unwrap_err().0;
+    assert!(
+        why.contains("another family") && !why.contains('\n'),
+        "{why}"
+    );
+    let bad = Scaling::parse("F=current/fp9").unwrap_err().0;
+    assert!(bad.contains("fp9") && !bad.contains('\n'), "{bad}");
 }

@@ -1,8 +1,7 @@
-//! The whole product of an fdpa mode on i64 lanes: the fast path of
-//! [`FdpaPlan::dots_in_format`], for chunkings whose truncated sums fit an i64 (every
+//! The whole product of an fdpa mode on i64 lanes: the fast path of [`FdpaPlan::dots`], for chunkings whose truncated sums fit an i64 (every
 //! preset's). The steps are [`FdpaPlan::step`]'s, on operands decoded once into signed
 //! significands and exponents; `step` stays the definition, and the tests in `tests.rs` hold
-//! this path to `dot_in_format` element by element.
+//! this path to `dot` element by element.
 
 use super::*;
 
@@ -32,7 +31,7 @@ impl FdpaPlan {
         m <= 30 && product.max(c) + u64::from(terms) <= 62
     }
 
-    /// [`Self::dots_in_format`] on lanes: each line decoded once; a pair of lines with a NaN
+    /// [`Self::dots`] on lanes: each line decoded once; a pair of lines with a NaN
     /// or ∞ takes [`Self::dot`] (the specials' rules are its).
     pub(super) fn dots_on_lanes(&self, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
         let out = self.output();
@@ -57,12 +56,11 @@ impl FdpaPlan {
             let a = self.line(row);
             words.extend(lines.iter().zip(cols).map(|(b, &col)| {
                 assert_eq!(row.len(), col.len());
-                let d = if a.plain && b.plain {
+                if a.plain && b.plain {
                     self.walk(row.len(), 0, |r, c| step(&a, b, r, c))
                 } else {
                     self.dot(row, col, 0)
-                };
-                out.convert(&self.fmt, d)
+                }
             }));
         }
         words

@@ -77,7 +77,7 @@ fn finite_word(rng: &mut Pcg64, f: &FloatFormat, band: Option<u64>) -> Bits {
     }
 }
 
-/// The i64 lanes that every preset takes (`dots_on_lanes`) give `dot_in_format`'s words:
+/// The i64 lanes that every preset takes (`dots_on_lanes`) give `dot`'s output words:
 /// finite operands of every kind (zeros, subnormals, products of all exponents and of a
 /// few binades, which cancel to zero and leave e_zero the largest), columns that are rows
 /// negated, lengths about L and the promotion interval, and lines with a NaN or ∞ among
@@ -126,9 +126,9 @@ fn the_lanes_are_the_steps() {
                 }
                 let r: Vec<&[Bits]> = rows.iter().map(|v| v.as_slice()).collect();
                 let c: Vec<&[Bits]> = cols.iter().map(|v| v.as_slice()).collect();
-                let got = plan.dots_in_format(&r, &c);
+                let got = plan.dots(&r, &c);
                 for (e, g) in got.iter().enumerate() {
-                    let want = plan.dot_in_format(r[e / 3], c[e % 3]);
+                    let want = plan.dot(r[e / 3], c[e % 3], 0);
                     assert_eq!(*g, want, "{mode} {fmt} len {len} round {round} element {e}");
                 }
             }

@@ -597,7 +597,18 @@ fn round(rho: Rho, v: i128, q: i64) -> Bits {
         return 0;
     }
     // At most m + 1 bits from the last place lsb: exact in binary32.
-    out.round(neg, mag, lsb.max(q))
+    exact_f32(neg, mag, lsb.max(q))
+}
+
+/// The binary32 word of ±mag·2^e, a value binary32 holds exactly (nothing is left to
+/// round): f64 holds it exactly too (mag below 2^53, 2^e a normal f64), and its conversion
+/// to f32 is then exact. What `binary32().round` gives for such a value, without the general
+/// rounding's work (once a chunk).
+fn exact_f32(neg: bool, mag: u128, e: i64) -> Bits {
+    debug_assert!(mag < 1 << 53 && (-1022..=1023).contains(&e));
+    let unit = f64::from_bits(((e + 1023) as u64) << 52);
+    let v = (mag as u64 as f64 * unit) as f32;
+    Bits::from(if neg { -v } else { v }.to_bits())
 }
 
 mod lanes;

@@ -10,9 +10,7 @@ use std::time::Instant;
 use lpgen_golden::{Format, SumMode};
 use lpgen_hdl::{generate, Params, PeKind, Unit};
 use lpgen_train::arch::Arch;
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Stages};
 use lpgen_train::data;
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::rtl::Rtl;
@@ -183,31 +181,19 @@ fn train(out: &mut dyn Write) -> CliResult {
     let ds = dataset()?;
     let (train, test) = data::load_pair(&ds)?;
     let cfg = Config {
-        stages: Stages::all("lns:5:6".parse()?),
-        quire: false,
         kahan: KahanPlaces::all(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp(
-            (1, train.shape.0, train.shape.1),
-            &[32],
-            Activation::Sigmoid,
-            10,
-        ),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
-        batch: 20,
-        lr: 0.1,
         momentum: 0.5,
         momentum_from: 2,
-        schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
-        seed: 1,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp(
+                (1, train.shape.0, train.shape.1),
+                &[32],
+                Activation::Sigmoid,
+                10,
+            ),
+            Stages::all("lns:5:6".parse()?),
+        )
     };
     emit(
         out,

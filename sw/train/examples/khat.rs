@@ -38,9 +38,7 @@ use lpgen_golden::onebit::Quantizer;
 use lpgen_golden::{AluOp, Format, SumMode, F32};
 use lpgen_train::arch::Arch;
 use lpgen_train::checkpoint::State;
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, Normalize, Stages};
 use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::float::Float;
 use lpgen_train::machine::{Machine, Mat};
@@ -54,26 +52,13 @@ const POST_PASSES: f64 = 3.0;
 
 fn config(batch: usize) -> Config {
     Config {
-        stages: Stages::all(Format::F32(F32)),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 28, 28), &[512], Activation::Sigmoid, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch,
-        lr: 0.1,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
-        seed: 1,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 28, 28), &[512], Activation::Sigmoid, 10),
+            Stages::all(Format::F32(F32)),
+        )
     }
 }
 

@@ -8,9 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use lpgen_train::arch::Arch;
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Stages};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::{Checked, Golden, Machine};
 use lpgen_train::rtl::Rtl;
@@ -22,30 +20,18 @@ type MakeMachine = Box<dyn Fn() -> Box<dyn Machine<Word = u64> + Send>>;
 fn config(f: &str, quire: bool) -> Config {
     let stages = Stages::all(f.parse().unwrap());
     Config {
-        stages,
         quire,
         kahan: if f.starts_with("lns") {
             KahanPlaces::all()
         } else {
             KahanPlaces::default()
         },
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 28, 28), &[100], Activation::Sigmoid, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
-        batch: 20,
-        lr: 0.1,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
-        seed: 1,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 28, 28), &[100], Activation::Sigmoid, 10),
+            stages,
+        )
     }
 }
 

@@ -361,6 +361,36 @@ pub struct Config {
 }
 
 impl Config {
+    /// A run of `arch` with `stages`, everything else the plainest: SGD without momentum,
+    /// batch 20, lr 0.1, seed 1, no quires, Kahan sums, `--accumulate`, storage, MX,
+    /// compression, norm clipping or scaling, global normalization, round to nearest. Tests
+    /// and examples name only what they change: `Config { batch: 3, ..Config::new(arch,
+    /// stages) }`, so that a new field is given its default here once.
+    pub fn new(arch: Arch, stages: Stages) -> Config {
+        Config {
+            stages,
+            quire: false,
+            kahan: KahanPlaces::default(),
+            accumulate: AccumulatePlaces::default(),
+            keep_bits: None,
+            arch,
+            optimizer: Optimizer::Sgd,
+            compression: Compression::default(),
+            storage: None,
+            mx: None,
+            max_norm: None,
+            batch: 20,
+            lr: 0.1,
+            momentum: 0.0,
+            momentum_from: 1,
+            schedule: Schedule::Fixed,
+            normalize: Normalize::Global,
+            seed: 1,
+            rounding: Rounding::Nearest,
+            scaling: crate::scaling::Scaling::default(),
+        }
+    }
+
     /// A stable one-line description; a checkpoint stores it and `--resume` compares it.
     pub fn fingerprint(&self) -> String {
         let s = self.stages;

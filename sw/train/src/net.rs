@@ -427,7 +427,7 @@ impl<M: Machine> Net<'_, M> {
 pub(crate) mod tests {
     use super::*;
     use crate::arch::{Arch, ArchOptions, ModelKind};
-    use crate::config::{Activation, KahanPlaces, Normalize, Optimizer, Schedule, Stages};
+    use crate::config::{Activation, KahanPlaces, Normalize, Stages};
     use crate::machine::Golden;
 
     /// A 4-3-2 sigmoid MLP in `f` with every Kahan place, quires and SGD.
@@ -440,26 +440,15 @@ pub(crate) mod tests {
             dropout: vec![],
         };
         Config {
-            stages: Stages::all(f.parse().unwrap()),
             quire: true,
             kahan: KahanPlaces::all(),
-            accumulate: Default::default(),
-            keep_bits: None,
-            arch: Arch::build(&options, (1, 2, 2), 2).unwrap(),
-            optimizer: Optimizer::Sgd,
-            compression: Default::default(),
-            storage: None,
-            mx: None,
-            max_norm: None,
             batch: 2,
-            lr: 0.1,
             momentum: 0.5,
-            momentum_from: 1,
-            schedule: Schedule::Fixed,
             normalize: Normalize::PerPixel,
-            seed: 1,
-            rounding: lpgen_golden::Rounding::Nearest,
-            scaling: Default::default(),
+            ..Config::new(
+                Arch::build(&options, (1, 2, 2), 2).unwrap(),
+                Stages::all(f.parse().unwrap()),
+            )
         }
     }
 

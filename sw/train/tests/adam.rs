@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::Format;
 use lpgen_train::arch::{Arch, Layer};
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, Optimizer, Schedule, Stages};
 use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::float::Float;
 use lpgen_train::machine::{Golden, Machine, Mat, Word};
@@ -36,26 +34,11 @@ fn adam(weight_decay: f64, decoupled: bool) -> Optimizer {
 
 fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
     Config {
-        stages: Stages::all(f.parse().unwrap()),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch,
         optimizer,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 5,
         lr: 0.01,
-        momentum: 0.0,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 7,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(arch, Stages::all(f.parse().unwrap()))
     }
 }
 

@@ -6,9 +6,7 @@
 
 use lpgen_golden::{AluOp, Format};
 use lpgen_train::arch::{Arch, Layer};
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, Stages};
 use lpgen_train::machine::{Accumulate, Golden, Machine, Mat, View, Word};
 use lpgen_train::model::Model;
 use lpgen_train::net::Net;
@@ -48,26 +46,11 @@ fn arch() -> Arch {
 
 fn config(f: &str) -> Config {
     Config {
-        stages: Stages::all(f.parse().unwrap()),
         quire: true,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: arch(),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 3,
         lr: 0.05,
-        momentum: 0.0,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 3,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(arch(), Stages::all(f.parse().unwrap()))
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use lpgen_train::arch::Arch;
-use lpgen_train::config::{Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages};
+use lpgen_train::config::{Config, Stages};
 use lpgen_train::float::Float;
 use lpgen_train::machine::{Golden, Machine};
 use lpgen_train::trainer::{self, Plan};
@@ -26,26 +26,11 @@ fn tiny() -> Gpt {
 
 fn config(f: &str) -> Config {
     Config {
-        stages: Stages::all(f.parse().unwrap()),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::gpt(tiny()).unwrap(),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 8,
         lr: 0.01,
         momentum: 0.9,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 3,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(Arch::gpt(tiny()).unwrap(), Stages::all(f.parse().unwrap()))
     }
 }
 

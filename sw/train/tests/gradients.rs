@@ -5,9 +5,7 @@
 
 use lpgen_golden::{Format, F32};
 use lpgen_train::arch::{Arch, Layer};
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, KahanPlaces, Optimizer, Stages};
 use lpgen_train::machine::{Golden, Mat, Word};
 use lpgen_train::model::Model;
 use lpgen_train::net::Net;
@@ -52,30 +50,17 @@ fn small_cnn() -> Arch {
 
 fn config(f: &str, arch: Arch, optimizer: Optimizer) -> Config {
     Config {
-        stages: Stages::all(f.parse().unwrap()),
         quire: f.starts_with("posit"),
         kahan: if f.starts_with("lns") {
             KahanPlaces::all()
         } else {
             KahanPlaces::default()
         },
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch,
         optimizer,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 3,
         lr: 0.05,
-        momentum: 0.0,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 3,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(arch, Stages::all(f.parse().unwrap()))
     }
 }
 

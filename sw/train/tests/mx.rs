@@ -9,9 +9,7 @@
 use lpgen_golden::mx::MxFormat;
 use lpgen_golden::{Format, F32};
 use lpgen_train::arch::Arch;
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, Stages};
 use lpgen_train::machine::{Golden, Mat};
 use lpgen_train::model::Model;
 use lpgen_train::net::{Cache, Net};
@@ -21,26 +19,13 @@ const FORMAT: &str = "mx:fp4:e2m1:b3";
 
 fn config() -> Config {
     Config {
-        stages: Stages::all(Format::F32(F32)),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 4, 4), &[8], Activation::Relu, 3),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
         mx: Some(FORMAT.parse().unwrap()),
-        max_norm: None,
         batch: 5,
-        lr: 0.1,
-        momentum: 0.0,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 5,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 4, 4), &[8], Activation::Relu, 3),
+            Stages::all(Format::F32(F32)),
+        )
     }
 }
 

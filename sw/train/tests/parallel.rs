@@ -10,9 +10,7 @@ use lpgen_golden::onebit::message_bytes;
 use lpgen_golden::q8::TensorScale;
 use lpgen_train::arch::Arch;
 use lpgen_train::checkpoint::State;
-use lpgen_train::config::{
-    Activation, AdaGradAt, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, AdaGradAt, Config, Optimizer, Stages};
 use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::machine::Golden;
 use lpgen_train::model::Model;
@@ -25,26 +23,15 @@ use common::write_dataset;
 
 fn config(f: &str) -> Config {
     Config {
-        stages: Stages::all(f.parse().unwrap()),
         quire: f.starts_with("posit"),
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 10,
         lr: 0.5,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 3,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
+            Stages::all(f.parse().unwrap()),
+        )
     }
 }
 

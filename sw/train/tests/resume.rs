@@ -4,9 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use lpgen_train::arch::{Arch, Layer};
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, KahanPlaces, Optimizer, Schedule, Stages};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::Golden;
 use lpgen_train::trainer::{self, EpochMetrics, Plan};
@@ -18,25 +16,13 @@ fn config(f: &str) -> Config {
     // An MX format trains f32 stages with MX products.
     let mx = f.parse::<lpgen_golden::mx::MxFormat>().ok();
     Config {
-        stages: Stages::all(if mx.is_some() {
-            lpgen_golden::Format::F32(lpgen_golden::F32)
-        } else {
-            f.parse().unwrap()
-        }),
         quire: f.starts_with("posit"),
         kahan: if mx.is_some() {
             KahanPlaces::default()
         } else {
             KahanPlaces::all()
         },
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
         mx,
-        max_norm: None,
         batch: 5,
         lr: 0.5,
         momentum: 0.5,
@@ -45,10 +31,15 @@ fn config(f: &str) -> Config {
             hold: 1,
             threshold: 0.5,
         },
-        normalize: Normalize::Global,
         seed: 7,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
+            Stages::all(if mx.is_some() {
+                lpgen_golden::Format::F32(lpgen_golden::F32)
+            } else {
+                f.parse().unwrap()
+            }),
+        )
     }
 }
 

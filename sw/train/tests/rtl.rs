@@ -5,9 +5,7 @@ use std::path::PathBuf;
 
 use lpgen_golden::F32;
 use lpgen_train::arch::Arch;
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, KahanPlaces, Normalize, Stages};
 use lpgen_train::data::{self, Split};
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::rtl::Rtl;
@@ -25,26 +23,15 @@ fn rtl_training_ends_with_the_golden_weights() {
     train.truncate(60);
     test.truncate(20);
     let cfg = Config {
-        stages: Stages::all("lns:5:6".parse().unwrap()),
-        quire: false,
         kahan: KahanPlaces::all(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 28, 28), &[12], Activation::Sigmoid, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 10,
-        lr: 0.1,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
         seed: 3,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 28, 28), &[12], Activation::Sigmoid, 10),
+            Stages::all("lns:5:6".parse().unwrap()),
+        )
     };
     let plan = |name: &str| Plan {
         epochs: 2,
@@ -146,29 +133,18 @@ fn compressed_rtl_training_checks_the_q8_units() {
     train.truncate(40);
     test.truncate(10);
     let cfg = Config {
-        stages: Stages::all("fix:7:8".parse().unwrap()),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
-        optimizer: Optimizer::Sgd,
         compression: Compression {
             grad: Some(Q8Type::DynamicTree),
             act: Some(Q8Type::DynamicTree),
         },
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 10,
-        lr: 0.1,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
         seed: 5,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
+            Stages::all("fix:7:8".parse().unwrap()),
+        )
     };
     let plan = |name: &str| Plan {
         epochs: 1,
@@ -273,26 +249,14 @@ fn dfix_products_run_on_the_dfix_array() {
         exact_products: true,
     });
     let cfg = Config {
-        stages: Stages::all(Format::F32(F32)),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 28, 28), &[6], Activation::Relu, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
         storage: Some(storage),
-        mx: None,
-        max_norm: None,
         batch: 10,
-        lr: 0.1,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 5,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 28, 28), &[6], Activation::Relu, 10),
+            Stages::all(Format::F32(F32)),
+        )
     };
     let plan = |name: &str| Plan {
         epochs: 2,
@@ -409,26 +373,15 @@ fn float_training_on_the_float_array_gives_the_golden_words() {
     test.truncate(10);
     for f in ["bf16", "fp8:e5m2"] {
         let cfg = Config {
-            stages: Stages::all(f.parse().unwrap()),
             quire: true,
-            kahan: KahanPlaces::default(),
-            accumulate: Default::default(),
-            keep_bits: None,
-            arch: Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
-            optimizer: Optimizer::Sgd,
-            compression: Default::default(),
-            storage: None,
-            mx: None,
-            max_norm: None,
             batch: 10,
-            lr: 0.1,
             momentum: 0.5,
-            momentum_from: 1,
-            schedule: Schedule::Fixed,
             normalize: Normalize::PerPixel,
             seed: 3,
-            rounding: lpgen_golden::Rounding::Nearest,
-            scaling: Default::default(),
+            ..Config::new(
+                Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
+                Stages::all(f.parse().unwrap()),
+            )
         };
         let plan = Plan {
             epochs: 1,
@@ -470,26 +423,15 @@ fn mx_rtl_training_ends_with_the_golden_weights() {
     train.truncate(30);
     test.truncate(10);
     let cfg = Config {
-        stages: Stages::all(lpgen_golden::Format::F32(F32)),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 28, 28), &[12], Activation::Relu, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
         mx: Some("mx:fp8:e4m3".parse().unwrap()),
-        max_norm: None,
         batch: 10,
-        lr: 0.1,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
         seed: 5,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 28, 28), &[12], Activation::Relu, 10),
+            Stages::all(lpgen_golden::Format::F32(F32)),
+        )
     };
     let plan = |name: &str| Plan {
         epochs: 2,
@@ -545,29 +487,18 @@ fn fdpa_rtl_training_ends_with_the_golden_weights() {
     train.truncate(40);
     test.truncate(10);
     let cfg = Config {
-        stages: Stages::all("bf16".parse().unwrap()),
         quire: true,
-        kahan: KahanPlaces::default(),
         accumulate: lpgen_train::placement::AccumulatePlaces::parse(
             "matmul=fdpa:32:13:rz-e8m13:promote64",
         )
         .unwrap(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
-        batch: 20,
         lr: 0.05,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
-        seed: 1,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 28, 28), &[8], Activation::Sigmoid, 10),
+            Stages::all("bf16".parse().unwrap()),
+        )
     };
     let plan = |name: &str| Plan {
         epochs: 1,

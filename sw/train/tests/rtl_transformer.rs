@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use lpgen_train::arch::Arch;
-use lpgen_train::config::{Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages};
+use lpgen_train::config::{Config, Normalize, Optimizer, Stages};
 use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::machine::{Checked, Golden};
 use lpgen_train::model::Model;
@@ -20,26 +20,13 @@ fn tmp(name: &str) -> PathBuf {
 
 fn config(f: &str, g: Gpt, optimizer: Optimizer) -> Config {
     Config {
-        stages: Stages::all(f.parse().unwrap()),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::gpt(g).unwrap(),
         optimizer,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 4,
         lr: 0.01,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
         normalize: Normalize::PerPixel,
         seed: 5,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(Arch::gpt(g).unwrap(), Stages::all(f.parse().unwrap()))
     }
 }
 

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 
 use lpgen_golden::Rounding;
 use lpgen_train::arch::Arch;
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, Stages};
 use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::machine::Golden;
 use lpgen_train::trainer::{self, Plan};
@@ -22,26 +20,17 @@ const SAMPLES: usize = 40;
 
 fn config(f: &str, rounding: Rounding) -> Config {
     Config {
-        stages: Stages::all(f.parse().unwrap()),
         quire: f.starts_with("bf16") || f.starts_with("fp8"),
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: BATCH,
         lr: 0.5,
         momentum: 0.5,
         momentum_from: 2,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 7,
         rounding,
-        scaling: Default::default(),
+        ..Config::new(
+            Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
+            Stages::all(f.parse().unwrap()),
+        )
     }
 }
 

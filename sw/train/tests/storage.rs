@@ -10,9 +10,7 @@ use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::Family;
 use lpgen_golden::{Format, F32};
 use lpgen_train::arch::{Arch, Layer};
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, Stages};
 use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::float::Float;
 use lpgen_train::storage::{DfixConfig, FloatConfig, Role, Storage, StorageConfig};
@@ -25,26 +23,12 @@ fn config(storage: Option<StorageConfig>) -> Config {
     let mut arch = Arch::mlp((1, 4, 4), &[8], Activation::Relu, 10);
     arch.layers.insert(0, Layer::Dropout { p: 0.1 });
     Config {
-        stages: Stages::all(Format::F32(F32)),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch,
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
         storage,
-        mx: None,
-        max_norm: None,
         batch: 5,
         lr: 0.2,
         momentum: 0.5,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 3,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(arch, Stages::all(Format::F32(F32)))
     }
 }
 

@@ -6,33 +6,17 @@ use lpgen_golden::Format;
 
 use super::*;
 use crate::arch::Arch;
-use crate::config::{KahanPlaces, Normalize, Optimizer, Schedule, Stages};
+use crate::config::Stages;
 use crate::machine::f32::Float;
 use crate::machine::Golden;
 
 /// A gpt of `layers` blocks, dim 8, 2 heads, context 4 in `f`, SGD.
 pub(crate) fn gpt_cfg(f: &str, g: Gpt) -> Config {
     Config {
-        stages: Stages::all(f.parse().unwrap()),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::gpt(g).unwrap(),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 2,
         lr: 0.01,
-        momentum: 0.0,
-        momentum_from: 1,
-        schedule: Schedule::Fixed,
-        normalize: Normalize::Global,
         seed: 5,
-        rounding: lpgen_golden::Rounding::Nearest,
-        scaling: Default::default(),
+        ..Config::new(Arch::gpt(g).unwrap(), Stages::all(f.parse().unwrap()))
     }
 }
 

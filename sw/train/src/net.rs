@@ -343,6 +343,7 @@ impl<M: Machine> Net<'_, M> {
         }
         let st = self.cfg.stages;
         let mut fw = self.forward_with(model, x, Some(noise))?;
+        self.begin_rounding(noise);
         let delta_l = self.output_error(&fw.probs, labels)?;
         let mut delta = Delta {
             b: self.convert(st.l, st.b, &delta_l)?.into_owned(),

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use lpgen_golden::scale::{Delayed, Quantized, Rule, ScaledFormat};
 use lpgen_golden::{AluOp, Format};
-pub use recipe::{Recipe, MXFP4, RHT};
+pub use recipe::{Recipe, MXFP4, RHT, SR};
 
 use crate::machine::{Accumulate, Machine, Mat, View, Word};
 use crate::net::Net;
@@ -46,9 +46,9 @@ pub struct Scaling {
 pub const SYNTAX: &str = "none, or comma-separated STAGES=RULE groups (STAGES from F B G, or \
                           all; RULE current or delayed[:H[:MARGIN]], each optionally /ELEM (the operands' format, \
                           the stage's by default), or a block recipe nvfp4, mxfp4 or \
-                          scaled/ELEM/bK/SCALE[/t], for G optionally +rht16), e.g. \
+                          scaled/ELEM/bK/SCALE[/t], for G optionally +rht16 and +sr), e.g. \
                           F=delayed,BG=delayed:16, F=delayed/fp8:e4m3,BG=delayed/fp8:e5m2 or \
-                          FB=nvfp4,G=nvfp4+rht16";
+                          FB=nvfp4,G=nvfp4+rht16+sr";
 
 impl Scaling {
     /// `none`, or groups `STAGES=RULE` separated by commas: stage letters F, B, G (the
@@ -83,6 +83,11 @@ impl Scaling {
                 if rule.rht() && ch != 'G' {
                     return Err(bad(&format!(
                         "+{RHT} transforms the weight gradients' (G) operands, not stage '{ch}''s"
+                    )));
+                }
+                if rule.sr() && ch != 'G' {
+                    return Err(bad(&format!(
+                        "+{SR} rounds the weight gradients' (G) operands, not stage '{ch}''s"
                     )));
                 }
                 if slot.replace(rule).is_some() {
@@ -212,6 +217,10 @@ type Key = (usize, char, u8);
 #[derive(Clone, Debug, Default)]
 pub struct Scales {
     delayed: BTreeMap<Key, Delayed>,
+    /// `+sr`: the stochastic rounding stream of the current gradients pass, started from the
+    /// pass's noise stream (`--seed`, epoch and step) by [`Net::begin_rounding`]; not saved
+    /// (each pass starts its own).
+    pub(crate) sr: Option<lpgen_golden::rounding::Rounder>,
 }
 
 impl PartialEq for Scales {
@@ -305,7 +314,7 @@ impl Scales {
         if it.next().is_some() {
             return Err(bad("trailing fields"));
         }
-        Ok(Scales { delayed })
+        Ok(Scales { delayed, sr: None })
     }
 }
 
@@ -419,6 +428,22 @@ impl<M: Machine> Net<'_, M> {
         }
     }
 
+    /// `+sr` in G: starts this gradients pass's stochastic rounding stream (the golden
+    /// `stochastic:32` rounder) from one draw of the pass's `noise` (`--seed`, epoch and step:
+    /// a resumed run draws the same). Without `+sr` it draws nothing, so other runs' noise is
+    /// as before.
+    pub(crate) fn begin_rounding(&mut self, noise: &mut rand_pcg::Pcg64) {
+        use lpgen_golden::rounding::{Rounder, Rounding, MAX_RANDOM_BITS};
+        use rand::RngCore;
+        if !self.cfg.scaling.g.is_some_and(|r| r.sr()) {
+            return;
+        }
+        if let Some(s) = self.scales.as_deref_mut() {
+            let seed = noise.next_u64();
+            s.sr = Some(Rounder::new(Rounding::Stochastic(MAX_RANDOM_BITS), seed));
+        }
+    }
+
     /// C = A·B of the products at `place` of layer `at`, scaled by the stage's recipe:
     /// per tensor (module doc; `training`: the delayed histories record the operands'
     /// amaxes), or in blocks ([`block`]).
@@ -431,7 +456,9 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<Mat<M::Word>, TrainError> {
         match recipe {
             Recipe::Tensor { rule, .. } => self.tensor_product((place, at, rule), a, b, training),
-            Recipe::Block { format, rht } => self.block_product(place, (format, rht), a, b),
+            Recipe::Block { format, rht, sr } => {
+                self.block_product(place, (format, rht, sr), a, b)
+            }
         }
     }
 

@@ -11,6 +11,7 @@ use crate::family::Format;
 use crate::family_trait::Family;
 use crate::float::FloatFormat;
 use crate::format::{err, FormatError};
+use crate::rounding::Rounder;
 
 /// A quantized R × K tensor (row-major).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,6 +190,19 @@ impl ScaledFormat {
     /// One element's word: elem(x · s / S) rounded once (a negative x that rounds to zero is
     /// the element's −0 where it has one), the element's zero where S = 0.
     pub fn elem_code(&self, x: f64, s: u32, scale_code: Bits) -> Result<Bits, FormatError> {
+        self.elem_code_with(x, s, scale_code, &mut Rounder::nearest())
+    }
+
+    /// [`Self::elem_code`] rounded by `r`: to nearest, or stochastically by the golden rule
+    /// (`rounding.rs`, [`FloatFormat::round_with`]), one draw per element whatever its value
+    /// (S = 0 too); refused in one line for an element family without stochastic rounding.
+    pub fn elem_code_with(
+        &self,
+        x: f64,
+        s: u32,
+        scale_code: Bits,
+        r: &mut Rounder,
+    ) -> Result<Bits, FormatError> {
         let calc = self.elem_calc();
         let sv = self.scale.value(scale_code);
         if !sv.is_finite() {
@@ -198,18 +212,21 @@ impl ScaledFormat {
             ));
         }
         if sv == 0.0 {
+            calc.check_rounding(r.rounding())?;
+            r.draw();
             return Ok(calc.zero());
         }
         let sf = f64::from(f32::from_bits(s));
         if let Format::Float(ff) = self.elem {
-            // The same value and the same rounding, the quotient in integers.
+            // The same value and the same rounding, the quotient in integers (74 bits and a
+            // sticky bit: exact in any R ≤ 32 random bits' discarded part).
             let (neg, sig, exp) = product_quotient(x, sf, sv);
-            return Ok(ff.round(neg, sig, exp));
+            return Ok(ff.round_with(neg, sig, exp, r.draw()));
         }
-        let r = Q::of(x)
+        let q = Q::of(x)
             .mul(&Q::of(f32::from_bits(s).into()))
             .div(&Q::of(sv));
-        Ok(calc.from_ratio(&r.signed(x.is_sign_negative())))
+        calc.from_ratio_with(&q.signed(x.is_sign_negative()), r)
     }
 
     /// The value of an element word under scale code `scale_code` and tensor scale `s`:
@@ -295,6 +312,20 @@ impl ScaledFormat {
         cols: usize,
         tensor_amax: Option<f64>,
     ) -> Result<Quantized, FormatError> {
+        self.quantize_rounded(x, rows, cols, tensor_amax, &mut Rounder::nearest())
+    }
+
+    /// [`Self::quantize`] with each element rounded by `r` ([`Self::elem_code_with`], one
+    /// draw per element in row-major order; the scales computed as [`Self::quantize`] does):
+    /// with `stochastic:R`, the FP4 recipes' stochastic rounding of the gradients.
+    pub fn quantize_rounded(
+        &self,
+        x: &[f64],
+        rows: usize,
+        cols: usize,
+        tensor_amax: Option<f64>,
+        r: &mut Rounder,
+    ) -> Result<Quantized, FormatError> {
         self.check(x, rows, cols)?;
         let a = match tensor_amax {
             Some(a) if a.is_finite() && a >= 0.0 => a,
@@ -308,7 +339,7 @@ impl ScaledFormat {
         let s = self.tensor_scale_for(a, 0);
         let fixed = (!self.tensor_scale && self.granularity == Granularity::Tensor)
             .then(|| self.group_scale(a, s, 0));
-        self.quantize_at(x, rows, cols, s, fixed)
+        self.quantize_at_with(x, rows, cols, (s, fixed), r)
     }
 
     /// Quantizes with tensor scale `s` (f32 bits); `fixed`: the one group scale code where a
@@ -320,6 +351,18 @@ impl ScaledFormat {
         cols: usize,
         s: u32,
         fixed: Option<Bits>,
+    ) -> Result<Quantized, FormatError> {
+        self.quantize_at_with(x, rows, cols, (s, fixed), &mut Rounder::nearest())
+    }
+
+    /// [`Self::quantize_at`] with each element rounded by `r`.
+    fn quantize_at_with(
+        &self,
+        x: &[f64],
+        rows: usize,
+        cols: usize,
+        (s, fixed): (u32, Option<Bits>),
+        r: &mut Rounder,
     ) -> Result<Quantized, FormatError> {
         let groups = self.check(x, rows, cols)?;
         let scales: Vec<Bits> = match fixed {
@@ -333,7 +376,10 @@ impl ScaledFormat {
         let codes = x
             .iter()
             .enumerate()
-            .map(|(n, &v)| self.elem_code(v, s, scales[self.group_of(n / cols, n % cols, cols)]))
+            .map(|(n, &v)| {
+                let g = self.group_of(n / cols, n % cols, cols);
+                self.elem_code_with(v, s, scales[g], r)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Quantized {
             rows,

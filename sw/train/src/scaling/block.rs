@@ -67,11 +67,11 @@ fn mark(x: &mut [f64], kp: usize, bad: &mut [bool]) {
 
 impl<M: Machine> Net<'_, M> {
     /// C = A·B of the products at `place` in block format `format` (module doc); `rht`: the
-    /// random Hadamard transform of both operands.
+    /// random Hadamard transform of both operands; `sr`: their stochastic rounding.
     pub(crate) fn block_product(
         &mut self,
         place: Place,
-        (format, rht): (ScaledFormat, bool),
+        (format, rht, sr): (ScaledFormat, bool, bool),
         (a, fa): Operand<'_, M::Word>,
         (b, fb): Operand<'_, M::Word>,
     ) -> Result<Mat<M::Word>, TrainError> {
@@ -112,8 +112,25 @@ impl<M: Machine> Net<'_, M> {
             mark(&mut xa, kp, &mut bad_a);
             mark(&mut xb, kp, &mut bad_b);
         }
-        let qa = format.quantize(&xa, m, kp, None).map_err(te)?;
-        let qb = format.quantize(&xb, n, kp, None).map_err(te)?;
+        let (qa, qb) = match sr && place == Place::Gradient {
+            false => (
+                format.quantize(&xa, m, kp, None).map_err(te)?,
+                format.quantize(&xb, n, kp, None).map_err(te)?,
+            ),
+            true => {
+                let r = self
+                    .scales
+                    .as_deref_mut()
+                    .and_then(|s| s.sr.as_mut())
+                    .ok_or_else(|| {
+                        TrainError("+sr: a G product outside a gradients pass (a trainer bug)".into())
+                    })?;
+                (
+                    format.quantize_rounded(&xa, m, kp, None, r).map_err(te)?,
+                    format.quantize_rounded(&xb, n, kp, None, r).map_err(te)?,
+                )
+            }
+        };
         let c = gemm::gemm_f32(&format, &qa, &qb).map_err(te)?;
         let f32_format: Format = "f32".parse().map_err(te)?;
         let data: Vec<M::Word> = c

@@ -1,6 +1,6 @@
 //! A stage's scaling recipe (`--scaling STAGES=RULE`): a per-tensor rule, or a block format
-//! (issue 50's FP4 recipes), with the random Hadamard transform as an option of the
-//! weight-gradient products.
+//! (issue 50's FP4 recipes), with the random Hadamard transform and stochastic rounding as
+//! options of the weight-gradient products.
 
 use std::fmt;
 
@@ -14,6 +14,10 @@ pub const MXFP4: &str = "scaled/fp4:e2m1/b32/e8m0";
 /// stage's products (the G stage's only).
 pub const RHT: &str = "rht16";
 
+/// The option that rounds the stage's operands' elements stochastically when they are
+/// quantized (the G stage's only: NVIDIA's NVFP4 recipe rounds the gradients so).
+pub const SR: &str = "sr";
+
 /// What the products of one stage are scaled by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recipe {
@@ -24,25 +28,37 @@ pub enum Recipe {
     Tensor { rule: Rule, element: Option<Format> },
     /// Both operands quantized in a block format along the reduction dimension, multiplied
     /// as the golden `scale::gemm` defines it (`scaling/block.rs`); `rht`: the random
-    /// Hadamard transform first.
-    Block { format: ScaledFormat, rht: bool },
+    /// Hadamard transform first; `sr`: each element rounded stochastically (`block.rs`).
+    Block {
+        format: ScaledFormat,
+        rht: bool,
+        sr: bool,
+    },
 }
 
 impl Recipe {
     /// `current[/ELEM]`, `delayed[:H[:MARGIN]][/ELEM]`, `nvfp4`, `mxfp4` or
-    /// `scaled/ELEM/bK/SCALE[/t]`, a block recipe optionally followed by `+rht16`; the error
-    /// without the flag's name.
+    /// `scaled/ELEM/bK/SCALE[/t]`, a block recipe optionally followed by `+rht16` and `+sr`
+    /// (in either order, each once); the error without the flag's name.
     pub fn parse(s: &str) -> Result<Recipe, String> {
-        let (body, rht) = match s.split_once('+') {
-            Some((b, RHT)) => (b, true),
-            Some((_, o)) => {
-                return Err(format!(
-                    "option {o:?}: the one option is +{RHT} (the 16 × 16 random Hadamard \
-                     transform of the G products)"
-                ))
+        let mut parts = s.split('+');
+        let body = parts.next().unwrap_or_default();
+        let (mut rht, mut sr) = (false, false);
+        for o in parts {
+            let flag = match o {
+                RHT => &mut rht,
+                SR => &mut sr,
+                _ => {
+                    return Err(format!(
+                        "option {o:?}: the options are +{RHT} (the 16 × 16 random Hadamard \
+                         transform of the G products) and +{SR} (their stochastic rounding)"
+                    ))
+                }
+            };
+            if std::mem::replace(flag, true) {
+                return Err(format!("option +{o} given twice"));
             }
-            None => (s, false),
-        };
+        }
         let block = match body {
             "mxfp4" => Some(MXFP4),
             b if lpgen_golden::scale::is_scaled(b) => Some(b),
@@ -51,11 +67,13 @@ impl Recipe {
         match block {
             Some(f) => {
                 let format: ScaledFormat = f.parse().map_err(|e: lpgen_golden::FormatError| e.0)?;
-                gemm::exact_in_f64(&format).map_err(|e| e.0)?;
-                Ok(Recipe::Block { format, rht })
+                gemm::check(&format).map_err(|e| e.0)?;
+                Ok(Recipe::Block { format, rht, sr })
             }
-            None if rht => Err(format!(
-                "+{RHT} goes with a block recipe (nvfp4, mxfp4, scaled/ELEM/bK/SCALE[/t])"
+            None if rht || sr => Err(format!(
+                "+{} goes with a block recipe (nvfp4, mxfp4, scaled/ELEM/bK/SCALE[/t]), not a \
+                 per-tensor rule",
+                if rht { RHT } else { SR }
             )),
             None => {
                 let (rule, element) = match body.split_once('/') {
@@ -85,6 +103,11 @@ impl Recipe {
     pub fn rht(&self) -> bool {
         matches!(self, Recipe::Block { rht: true, .. })
     }
+
+    /// Whether the recipe rounds its operands' elements stochastically.
+    pub fn sr(&self) -> bool {
+        matches!(self, Recipe::Block { sr: true, .. })
+    }
 }
 
 impl fmt::Display for Recipe {
@@ -97,10 +120,13 @@ impl fmt::Display for Recipe {
                     None => Ok(()),
                 }
             }
-            Recipe::Block { format, rht } => {
+            Recipe::Block { format, rht, sr } => {
                 write!(f, "{format}")?;
                 if *rht {
                     write!(f, "+{RHT}")?;
+                }
+                if *sr {
+                    write!(f, "+{SR}")?;
                 }
                 Ok(())
             }

@@ -355,6 +355,7 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<crate::net::Backward<M::Word>, TrainError> {
         let st = self.cfg.stages;
         let (probs, c) = self.gpt_forward(g, model, x, Some(noise))?;
+        self.begin_rounding(noise);
         let delta_l = self.output_error(&probs, labels)?;
         let delta = Delta {
             b: self.convert(st.l, st.b, &delta_l)?.into_owned(),

@@ -16,7 +16,9 @@
 //! `NVFP4_BLOCKS=100000 cargo test --release -p lpgen-golden --test nvfp4_reference`.
 
 mod dot;
+mod e5m2_gemm;
 mod exact;
+mod stochastic;
 
 use exact::*;
 use lpgen_golden::scale::{Delayed, Granularity, Rule, Scale, ScaledFormat, NVFP4};

@@ -201,9 +201,9 @@ pub(crate) fn gemm_on(
                         let neg = (sum < 0) ^ sa.0 ^ sb.0;
                         match mag {
                             0 => 0.0,
-                            _ => f32::from_bits(
-                                f32_format.round(neg, mag, unit + sa.2 + sb.2) as u32,
-                            ),
+                            _ => {
+                                f32::from_bits(f32_format.round(neg, mag, unit + sa.2 + sb.2) as u32)
+                            }
                         }
                     }
                     // The f64 path, and a block with a NaN or ±∞ on the integer path.

@@ -8,8 +8,8 @@
 
 use super::*;
 use crate::mx::{Accumulation, MxFormat};
-use crate::scale::quant::ONE_F32;
 use crate::rng::Rng;
+use crate::scale::quant::ONE_F32;
 use crate::scale::{dot, NVFP4};
 
 fn matrix(rng: &mut Rng, rows: usize, cols: usize) -> Vec<f64> {

@@ -50,7 +50,10 @@ fn reference(a: &Quantized, b: &Quantized, blk: usize) -> Vec<f32> {
         for j in 0..b.rows {
             let mut acc = 0f32;
             for g in 0..k / blk {
-                let (sa, sb) = (e8m0(a.scales[i * k / blk + g]), e8m0(b.scales[j * k / blk + g]));
+                let (sa, sb) = (
+                    e8m0(a.scales[i * k / blk + g]),
+                    e8m0(b.scales[j * k / blk + g]),
+                );
                 let mut sum = Fr::int(0);
                 for t in g * blk..(g + 1) * blk {
                     let (x, y) = (a.codes[i * k + t] as u8, b.codes[j * k + t] as u8);
@@ -146,7 +149,11 @@ fn quantized_e5m2_tensors_multiply_as_the_reference() {
         let b = sf.quantize(&xb, n, k, None).unwrap();
         for q in [&a, &b] {
             saturated += q.codes.iter().filter(|&&c| c & 0x7f == 0x7b).count();
-            subnormal += q.codes.iter().filter(|&&c| c & 0x7c == 0 && c & 3 != 0).count();
+            subnormal += q
+                .codes
+                .iter()
+                .filter(|&&c| c & 0x7c == 0 && c & 3 != 0)
+                .count();
         }
         let got = gemm::gemm_f32(&sf, &a, &b).unwrap();
         let want = reference(&a, &b, 32);

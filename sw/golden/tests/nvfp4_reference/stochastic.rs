@@ -94,7 +94,11 @@ fn reference(sf: &ScaledFormat, x: &[f64], q: &Quantized, bits: u32, seed: u64) 
                 (lo, None) => lo,
                 (lo, Some(hi)) => {
                     let (l, h) = ((e.value)(lo), (e.value)(hi));
-                    let d = v.sub(&l).div(&h.sub(&l)).mul(&Fr::pow2(i64::from(bits))).floor();
+                    let d = v
+                        .sub(&l)
+                        .div(&h.sub(&l))
+                        .mul(&Fr::pow2(i64::from(bits)))
+                        .floor();
                     let d: u64 = d.try_into().unwrap();
                     if d + r >= 1 << bits {
                         hi
@@ -108,7 +112,11 @@ fn reference(sf: &ScaledFormat, x: &[f64], q: &Quantized, bits: u32, seed: u64) 
         .collect()
 }
 
-const FORMATS: [&str; 3] = ["nvfp4", "scaled/fp4:e2m1/b32/e8m0", "scaled/fp8:e5m2/b32/e8m0"];
+const FORMATS: [&str; 3] = [
+    "nvfp4",
+    "scaled/fp4:e2m1/b32/e8m0",
+    "scaled/fp8:e5m2/b32/e8m0",
+];
 
 /// Random blocks of either sign over many binades, zeros and zero blocks among them.
 fn tensor(r: &mut Pcg64, rows: usize, cols: usize) -> Vec<f64> {
@@ -133,12 +141,23 @@ fn stochastic_block_quantization_equals_the_rule_bit_for_bit() {
             let bits = [1, 4, 8, 32][t % 4];
             let seed = r.gen();
             let mut rounder = Rounder::new(Rounding::Stochastic(bits), seed);
-            let got = sf.quantize_rounded(&x, rows, cols, None, &mut rounder).unwrap();
+            let got = sf
+                .quantize_rounded(&x, rows, cols, None, &mut rounder)
+                .unwrap();
             let nearest = sf.quantize(&x, rows, cols, None).unwrap();
             assert_eq!(got.scales, nearest.scales, "{f} test {t}: the scales");
             assert_eq!(got.tensor_scale, nearest.tensor_scale, "{f} test {t}");
-            assert_eq!(got.codes, reference(&sf, &x, &got, bits, seed), "{f} test {t}");
-            moved += got.codes.iter().zip(&nearest.codes).filter(|(a, b)| a != b).count();
+            assert_eq!(
+                got.codes,
+                reference(&sf, &x, &got, bits, seed),
+                "{f} test {t}"
+            );
+            moved += got
+                .codes
+                .iter()
+                .zip(&nearest.codes)
+                .filter(|(a, b)| a != b)
+                .count();
             // One draw per element: the stream goes on where the reference's does.
             let mut g = Gen(Xorshift32::from_seed(seed).state());
             (0..x.len()).for_each(|_| {

@@ -123,7 +123,9 @@ impl<M: Machine> Net<'_, M> {
                     .as_deref_mut()
                     .and_then(|s| s.sr.as_mut())
                     .ok_or_else(|| {
-                        TrainError("+sr: a G product outside a gradients pass (a trainer bug)".into())
+                        TrainError(
+                            "+sr: a G product outside a gradients pass (a trainer bug)".into(),
+                        )
                     })?;
                 (
                     format.quantize_rounded(&xa, m, kp, None, r).map_err(te)?,

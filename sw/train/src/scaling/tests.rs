@@ -306,6 +306,18 @@ fn scaling_strings_parse_and_bad_ones_are_refused_in_one_line() {
         })
     );
     assert!(Scaling::parse("none").unwrap().is_none());
+    // MXFP8 (E5M2 backward on the block product's integer path) and +sr, either order.
+    let s =
+        Scaling::parse("F=scaled/fp8:e4m3/b32/e8m0,B=scaled/fp8:e5m2/b32/e8m0,G=nvfp4+sr+rht16")
+            .unwrap();
+    assert_eq!(s.b.unwrap().to_string(), "scaled/fp8:e5m2/b32/e8m0");
+    let g = s.g.unwrap();
+    assert!(
+        g.sr() && g.rht() && g.to_string() == "nvfp4+rht16+sr",
+        "{g}"
+    );
+    assert_eq!(Scaling::parse("G=nvfp4+rht16+sr").unwrap().g, Some(g));
+    assert!(!Scaling::parse("G=nvfp4+rht16").unwrap().g.unwrap().sr());
     for (bad, why) in [
         ("F=delayed:0", "history of 0"),
         ("F=bogus", "unknown rule"),
@@ -316,12 +328,19 @@ fn scaling_strings_parse_and_bad_ones_are_refused_in_one_line() {
         ("=current", "names no stage"),
         ("F=nvfp4+rht16", "not stage 'F''s"),
         ("G=current+rht16", "goes with a block recipe"),
-        ("G=nvfp4+rht8", "the one option is +rht16"),
+        ("G=nvfp4+rht8", "the options are +rht16"),
+        ("B=nvfp4+sr", "not stage 'B''s"),
+        ("G=delayed+sr", "+sr goes with a block recipe"),
+        ("G=nvfp4+sr+rht16+sr", "+sr given twice"),
+        ("G=nvfp4+", "option \"\""),
         (
             "all=scaled/fp4:e2m1/b16/f32",
             "a block scale has at most 16 bits",
         ),
-        ("all=scaled/fp8:e5m2/b32/e8m0", "more than f64"),
+        (
+            "all=scaled/bf16/b32/e8m0",
+            "more than the block product's i128 holds",
+        ),
         ("all=scaled/fp4:e2m1/b0/e8m0", "K >= 1"),
     ] {
         let e = Scaling::parse(bad).unwrap_err().0;

@@ -562,8 +562,14 @@ fn block_scaled_runs_resume_word_for_word() {
         ("all=delayed:0", "an amax history of 0 steps keeps nothing"),
         ("F=nvfp4+rht16", "not stage 'F''s"),
         ("G=current+rht16", "goes with a block recipe"),
-        ("G=mxfp4+rht32", "the one option is +rht16"),
-        ("all=scaled/fp8:e5m2/b32/e8m0", "more than f64 holds"),
+        ("G=mxfp4+rht32", "the options are +rht16"),
+        ("F=nvfp4+sr", "not stage 'F''s"),
+        ("G=current+sr", "+sr goes with a block recipe"),
+        ("G=nvfp4+sr+sr", "+sr given twice"),
+        (
+            "all=scaled/bf16/b32/e8m0",
+            "more than the block product's i128 holds",
+        ),
     ] {
         let a = args(&other, scaling);
         fails_with(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>(), needle);

@@ -456,9 +456,7 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<Mat<M::Word>, TrainError> {
         match recipe {
             Recipe::Tensor { rule, .. } => self.tensor_product((place, at, rule), a, b, training),
-            Recipe::Block { format, rht, sr } => {
-                self.block_product(place, (format, rht, sr), a, b)
-            }
+            Recipe::Block { format, rht, sr } => self.block_product(place, (format, rht, sr), a, b),
         }
     }
 

@@ -179,8 +179,9 @@ pub struct TrainArgs {
     rounding: String,
     /// Scaled products (issue 50): none, or STAGES=RULE groups separated by commas, STAGES
     /// from F B G (or all), RULE current or delayed[:H[:MARGIN]] (per tensor, TE's FP8 recipe),
-    /// or nvfp4, mxfp4, scaled/ELEM/bK/SCALE[/t] (blocks; G: +rht16, the Hadamard transform),
-    /// e.g. all=delayed, FB=nvfp4,G=nvfp4+rht16 (docs/train.md, "Scaled products")
+    /// or nvfp4, mxfp4, scaled/ELEM/bK/SCALE[/t] (blocks; G: +rht16, the Hadamard transform,
+    /// +sr, stochastic rounding), e.g. all=delayed, FB=nvfp4,G=nvfp4+rht16+sr (docs/train.md,
+    /// "Scaled products")
     #[arg(long, default_value = "none")]
     scaling: String,
     /// Results directory (metrics.jsonl, plot.png, checkpoint.lpck)

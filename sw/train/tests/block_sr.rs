@@ -6,9 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use lpgen_train::arch::Arch;
-use lpgen_train::config::{
-    Activation, Config, KahanPlaces, Normalize, Optimizer, Schedule, Stages,
-};
+use lpgen_train::config::{Activation, Config, Schedule, Stages};
 use lpgen_train::data::{self, Dataset, Split};
 use lpgen_train::machine::Golden;
 use lpgen_train::model::Model;
@@ -20,29 +18,19 @@ use common::write_dataset;
 
 fn config(scaling: &str) -> Config {
     Config {
-        stages: Stages::all("bf16".parse().unwrap()),
-        quire: false,
-        kahan: KahanPlaces::default(),
-        accumulate: Default::default(),
-        keep_bits: None,
-        arch: Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
-        optimizer: Optimizer::Sgd,
-        compression: Default::default(),
-        storage: None,
-        mx: None,
-        max_norm: None,
         batch: 5,
         lr: 0.5,
         momentum: 0.5,
-        momentum_from: 1,
         schedule: Schedule::Halving {
             hold: 1,
             threshold: 0.0,
         },
-        normalize: Normalize::Global,
         seed: 3,
-        rounding: lpgen_golden::Rounding::Nearest,
         scaling: Scaling::parse(scaling).unwrap(),
+        ..Config::new(
+            Arch::mlp((1, 4, 4), &[8], Activation::Sigmoid, 10),
+            Stages::all("bf16".parse().unwrap()),
+        )
     }
 }
 

@@ -25,6 +25,7 @@ use super::{Dy, FloatFormat, Val};
 use crate::arith::Bits;
 use crate::family_trait::Family;
 use crate::format::{err, FormatError};
+use round::{nan_of, round, shift_trunc};
 
 /// The rounding of a chunk's sum (RHO).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -549,69 +550,13 @@ fn term(v: Val, m: i64, e_zero: i64) -> Term {
     }
 }
 
-/// trunc(sig·2^s), toward zero.
-fn shift_trunc(sig: u128, s: i64) -> u128 {
-    if s >= 0 {
-        sig << s
-    } else if s <= -128 {
-        0
-    } else {
-        sig >> -s
-    }
-}
-
 /// binary32's NaN result.
 pub const NAN_F32: Bits = 0x7FFF_FFFF;
 /// binary16's NaN result.
 pub const NAN_F16: Bits = 0x7FFF;
 
-fn nan_of(rho: Rho) -> Bits {
-    match rho {
-        Rho::RzF32 | Rho::RzE8m13 => NAN_F32,
-        Rho::RneF16 => NAN_F16,
-    }
-}
-
-/// v·2^q rounded by RHO into its output word; a zero (or −0) result is +0.
-fn round(rho: Rho, v: i128, q: i64) -> Bits {
-    let (neg, mut mag) = (v < 0, v.unsigned_abs());
-    if mag == 0 {
-        return 0;
-    }
-    let out = rho.output();
-    let Some(m) = rho.rz_bits() else {
-        // Nearest even binary16 (overflow: ±∞); −0 becomes +0.
-        let w = out.round(neg, mag, q);
-        return if w == out.zero_of(true) { 0 } else { w };
-    };
-    let top = q + 127 - i64::from(mag.leading_zeros());
-    if top > out.emax() {
-        // Toward zero, an overflow is the largest value with m fraction bits.
-        return out.round(neg, (1u128 << (m + 1)) - 1, out.emax() - m);
-    }
-    let lsb = (top - m).max(out.emin() - m);
-    if lsb > q {
-        mag = shift_trunc(mag, q - lsb);
-    }
-    if mag == 0 {
-        return 0;
-    }
-    // At most m + 1 bits from the last place lsb: exact in binary32.
-    exact_f32(neg, mag, lsb.max(q))
-}
-
-/// The binary32 word of ±mag·2^e, a value binary32 holds exactly (nothing is left to
-/// round): f64 holds it exactly too (mag below 2^53, 2^e a normal f64), and its conversion
-/// to f32 is then exact. What `binary32().round` gives for such a value, without the general
-/// rounding's work (once a chunk).
-fn exact_f32(neg: bool, mag: u128, e: i64) -> Bits {
-    debug_assert!(mag < 1 << 53 && (-1022..=1023).contains(&e));
-    let unit = f64::from_bits(((e + 1023) as u64) << 52);
-    let v = (mag as u64 as f64 * unit) as f32;
-    Bits::from(if neg { -v } else { v }.to_bits())
-}
-
 mod lanes;
+mod round;
 
 #[cfg(test)]
 mod tests;

@@ -210,6 +210,17 @@ fn tensor_wide(stage: Format, element: Format) -> Result<Format, lpgen_golden::F
     Ok(wide)
 }
 
+/// The format a per-tensor scaled product's element words are summed in by `acc`: the wide
+/// format, or for a mode binary32 does not offer (the exact sum: no accumulator of its own)
+/// the float family's binary32, whose words and rounding are f32's ([`lpgen_golden::F32::as_float`]):
+/// Σ a·b exactly, rounded once to binary32.
+fn sum_format(wide: Format, acc: Accumulate) -> Format {
+    match wide {
+        Format::F32(f) if !wide.entry().offers(acc.mode()) => Format::Float(f.as_float()),
+        other => other,
+    }
+}
+
 /// One operand's key: (layer with weights, stage letter, operand 0 or 1).
 type Key = (usize, char, u8);
 
@@ -498,10 +509,11 @@ impl<M: Machine> Net<'_, M> {
                 fdpa::product(element, mode, (va, vb), wide)?
             }
             acc => {
-                let wa = self.convert(element, wide, &qa.0)?.into_owned();
-                let wb = self.convert(element, wide, &qb.0)?.into_owned();
+                let sum = sum_format(wide, acc);
+                let wa = self.convert(element, sum, &qa.0)?.into_owned();
+                let wb = self.convert(element, sum, &qb.0)?.into_owned();
                 self.m.matmul(
-                    wide,
+                    sum,
                     acc,
                     View {
                         mat: &wa,

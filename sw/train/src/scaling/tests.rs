@@ -356,11 +356,30 @@ fn scaling_strings_parse_and_bad_ones_are_refused_in_one_line() {
 /// chunks of 32, and magnitudes over 2^12 make the 13-bit truncation show.
 #[test]
 fn a_scaled_product_on_a_matrix_unit_is_the_gpu_gemm() {
-    let mut c = cfg("bf16");
+    scaled_product_sums("bf16", "matmul=fdpa:hopper", |x| {
+        half::bf16::from_f32(x).to_bits() as u64
+    });
+}
+
+/// The same product with `--accumulate matmul=exact`: the E4M3 products summed exactly and
+/// rounded once to binary32 (binary32 has no accumulator: the float family's `float:8:23`
+/// sums them), then scaled back as above. The reference sums in f64, exactly here (E4M3
+/// products span under 2^36 and K = 70). The stage is binary32 as a float format, so that
+/// a sum rounded along the way shows in the words (bf16 would hide it).
+#[test]
+fn an_exactly_summed_scaled_product_rounds_once_to_binary32() {
+    scaled_product_sums("float:8:23", "matmul=exact", |x| x.to_bits() as u64);
+}
+
+/// A per-tensor scaled E4M3 product in a `stage` of the float family summed by
+/// `accumulate` (`fdpa:hopper` or `exact`), against the reference written from their
+/// definitions; `word`: the stage's word of the product's binary32 value.
+fn scaled_product_sums(stage: &str, accumulate: &str, word: fn(f32) -> u64) {
+    let mut c = cfg(stage);
     c.quire = false;
     c.kahan = Default::default();
     c.scaling = Scaling::parse("F=current/fp8:e4m3").unwrap();
-    c.accumulate = crate::config::AccumulatePlaces::parse("matmul=fdpa:hopper").unwrap();
+    c.accumulate = crate::config::AccumulatePlaces::parse(accumulate).unwrap();
     let mut g = Golden::default();
     let mut net = Net {
         m: &mut g,
@@ -369,34 +388,34 @@ fn a_scaled_product_on_a_matrix_unit_is_the_gpu_gemm() {
         stream: None,
         scales: None,
     };
-    let bf16 = c.stages.f;
+    let stage = c.stages.f;
     let e4m3: lpgen_golden::Format = "fp8:e4m3".parse().unwrap();
     let mut rng = rand_pcg::Pcg64::seed_from_u64(0x49_50);
-    let (m, k, n) = (3, 70, 2);
+    let (m, k, n) = (8, 70, 6);
     let mut mat = |r: usize, cols: usize, spread: i32| Mat {
         rows: r,
         cols,
         data: (0..r * cols)
             .map(|_| {
                 let v = rng.gen_range(-1.0..1.0) * 2f64.powi(rng.gen_range(-spread..=spread));
-                bf16.calc().from_f64(v)
+                stage.calc().from_f64(v)
             })
             .collect(),
     };
-    let (a, b) = (mat(m, k, 8), mat(k, n, 3));
+    let (a, b) = (mat(m, k, 8), mat(k, n, 8));
     let recipe = c.scaling.f.unwrap();
     let got = net
         .scaled_product(
             (Place::Forward, 0, recipe),
-            (a.view(), bf16),
-            (b.view(), bf16),
+            (a.view(), stage),
+            (b.view(), stage),
             true,
         )
         .unwrap();
     // The reference: the golden quantization and chunks, the rest in f32 and `half`.
     let sf = lpgen_golden::scale::ScaledFormat::per_tensor(e4m3).unwrap();
     let quantize = |x: &Mat<u64>| {
-        let v: Vec<f64> = x.data.iter().map(|&w| bf16.calc().to_f64(w)).collect();
+        let v: Vec<f64> = x.data.iter().map(|&w| stage.calc().to_f64(w)).collect();
         let q = sf.quantize(&v, x.rows, x.cols, None).unwrap();
         (q.codes, sf.scale.value(q.scales[0]) as f32)
     };
@@ -413,16 +432,20 @@ fn a_scaled_product_on_a_matrix_unit_is_the_gpu_gemm() {
         for j in 0..n {
             let row: Vec<u64> = qa[i * k..(i + 1) * k].to_vec();
             let col: Vec<u64> = (0..k).map(|t| qb[t * n + j]).collect();
-            let d = f32::from_bits(plan.dot(&row, &col, 0) as u32);
             let exact: f64 = (0..k)
                 .map(|t| e4m3.calc().to_f64(row[t]) * e4m3.calc().to_f64(col[t]))
                 .sum();
+            let d = match accumulate {
+                "matmul=exact" => exact as f32,
+                _ => f32::from_bits(plan.dot(&row, &col, 0) as u32),
+            };
             truncated |= f64::from(d) != exact;
-            let want = half::bf16::from_f32(d * sa * sb).to_bits() as u64;
+            let want = word(d * sa * sb);
             assert_eq!(got.data[i * n + j], want, "element ({i}, {j})");
         }
     }
-    assert!(truncated, "some chunk lost bits to the truncation");
+    // The chunks' truncation shows; the exact sum is not binary32 on some element either.
+    assert!(truncated, "{accumulate}: some sum lost bits");
 }
 
 /// A per-tensor rule may name the format its operands are quantized into (`/ELEM`); one of

@@ -18,6 +18,8 @@
 //! NaN no word held, so their lanes give every word a value (NaN and ∞ included) and compute
 //! the specials themselves; the frame then marks nothing.
 
+use std::ops::Range;
+
 use crate::arith::Bits;
 
 /// What a family's lanes give the frame: L-lane sums of products over k, on working values
@@ -34,6 +36,104 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
     /// lanes of `y` (`y[k][l]`: lane l's k-th operand), each in its k order, into `out[r]`.
     /// Several lines give independent chains without padding the lanes.
     fn run(&self, xs: &[&[T]], y: &[[T; L]], out: &mut [[T; L]]);
+    /// Whether a product with a zero operand (the working value `T::default()`) is one value
+    /// at every k and in every lane, whatever the other operand: true of a family with one
+    /// zero and no infinity (LNS, posits), false of floats (±0, and 0·∞). A step that adds
+    /// it then depends on the sums' state alone, so a run of such steps may stop as soon as
+    /// one leaves the state as it was: every further one would too. The frame then hands
+    /// [`Lanes::run_skipping`] the runs of k where every product of the call is that zero.
+    fn zero_products_are_one(&self) -> bool {
+        false
+    }
+    /// [`Lanes::run`], told the ranges of k (`skip`: sorted, disjoint) where every product of
+    /// the call is the zero product ([`Lanes::zero_products_are_one`]): lanes that step
+    /// through such a range only until the state stands still give the same sums. Lanes
+    /// that do not use it run every step.
+    fn run_skipping(&self, xs: &[&[T]], y: &[[T; L]], skip: &[Range<usize>], out: &mut [[T; L]]) {
+        let _ = skip;
+        self.run(xs, y, out)
+    }
+}
+
+/// The k of `0..k` as consecutive ranges, each with whether it is one of `skip`'s (sorted,
+/// disjoint, within `0..k`): the loop of lanes that honour [`Lanes::run_skipping`].
+pub(crate) fn segments(
+    k: usize,
+    skip: &[Range<usize>],
+) -> impl Iterator<Item = (Range<usize>, bool)> + '_ {
+    let mut at = 0;
+    let mut next = skip.iter().peekable();
+    std::iter::from_fn(move || {
+        if at >= k {
+            return None;
+        }
+        match next.peek() {
+            Some(r) if r.start == at => {
+                at = r.end;
+                Some((next.next().unwrap().clone(), true))
+            }
+            Some(r) => {
+                let seg = at..r.start;
+                at = r.start;
+                Some((seg, false))
+            }
+            None => {
+                let seg = at..k;
+                at = k;
+                Some((seg, false))
+            }
+        }
+    })
+}
+
+/// Which k of a line hold a zero, one bit each.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Zeros(Vec<u64>);
+
+impl Zeros {
+    /// No zero among k values.
+    fn none(k: usize) -> Zeros {
+        Zeros(vec![0; k.div_ceil(64)])
+    }
+    /// Every one of k values a zero.
+    fn all(k: usize) -> Zeros {
+        let mut z = Zeros(vec![!0; k.div_ceil(64)]);
+        if !k.is_multiple_of(64) {
+            *z.0.last_mut().unwrap() = (1 << (k % 64)) - 1;
+        }
+        z
+    }
+    fn of<T: Copy + Default + PartialEq>(line: &[T]) -> Zeros {
+        let mut z = Zeros::none(line.len());
+        for (i, v) in line.iter().enumerate() {
+            if *v == T::default() {
+                z.0[i / 64] |= 1 << (i % 64);
+            }
+        }
+        z
+    }
+    fn and(&mut self, other: &Zeros) {
+        self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= b);
+    }
+    /// The runs of at least two zeros where `self` or `other` has one.
+    fn runs_with(&self, other: &Zeros, k: usize) -> Vec<Range<usize>> {
+        let mut runs = vec![];
+        let mut start = None;
+        for i in 0..=k {
+            let zero = i < k && (self.0[i / 64] | other.0[i / 64]) >> (i % 64) & 1 == 1;
+            match (zero, start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    if i - s >= 2 {
+                        runs.push(s..i);
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        runs
+    }
 }
 
 /// Lines of the narrow side the frame gives [`Lanes::run`] at a time.
@@ -80,13 +180,19 @@ fn values<T: Copy + Default, const L: usize>(
 }
 
 /// Every dot product of `rows` with `cols` (all of length K), row-major, by `lanes`.
+///
+/// Where zero products are one value ([`Lanes::zero_products_are_one`]), the wide side's
+/// lines go into the lanes sorted by where their zeros lie (a convolution's padded im2col
+/// has a few patterns of zeros, one per output position), so that a block's lanes share
+/// their zeros; each call then names the runs of k where its lines or its block's lanes
+/// are all zero.
 pub(crate) fn lockstep<T, const L: usize>(
     lanes: &impl Lanes<T, L>,
     rows: &[&[Bits]],
     cols: &[&[Bits]],
 ) -> Vec<Bits>
 where
-    T: Copy + Default,
+    T: Copy + Default + PartialEq,
 {
     let (m, n) = (rows.len(), cols.len());
     let k = rows.first().or(cols.first()).map_or(0, |v| v.len());
@@ -112,27 +218,71 @@ where
             x
         })
         .collect();
+    let skips = lanes.zero_products_are_one();
     let mut wide_nan = vec![false; wide.len()];
-    let blocks: Vec<Vec<[T; L]>> = wide
+    let mut wide_values: Vec<Vec<T>> = wide
+        .iter()
+        .zip(&mut wide_nan)
+        .map(|(line, nan)| {
+            let mut x = vec![T::default(); k];
+            *nan = values(lanes, line, |i, v| x[i] = v);
+            x
+        })
+        .collect();
+    // `order[q]`: the wide line in lane position q.
+    let mut order: Vec<usize> = (0..wide.len()).collect();
+    let wide_zeros: Vec<Zeros> = match skips {
+        true => wide_values.iter().map(|x| Zeros::of(x)).collect(),
+        false => vec![],
+    };
+    if skips {
+        order.sort_by(|&p, &q| wide_zeros[p].cmp(&wide_zeros[q]));
+    }
+    let blocks: Vec<Vec<[T; L]>> = order
         .chunks(L)
-        .zip(wide_nan.chunks_mut(L))
-        .map(|(lines, nans)| {
+        .map(|lines| {
             let mut block = vec![[T::default(); L]; k];
-            for (l, (line, nan)) in lines.iter().zip(nans).enumerate() {
-                *nan = values(lanes, line, |i, v| block[i][l] = v);
+            for (l, &q) in lines.iter().enumerate() {
+                for (i, &v) in std::mem::take(&mut wide_values[q]).iter().enumerate() {
+                    block[i][l] = v;
+                }
             }
             block
         })
         .collect();
+    // Where every lane of a block is zero (its padding lanes are).
+    let block_zeros: Vec<Zeros> = match skips {
+        true => order
+            .chunks(L)
+            .map(|lines| {
+                let mut z = Zeros::all(k);
+                lines.iter().for_each(|&q| z.and(&wide_zeros[q]));
+                z
+            })
+            .collect(),
+        false => vec![],
+    };
     let mut out = vec![0; m * n];
     let mut sums = [[T::default(); L]; ROWS];
     for (p0, xs) in (0..).step_by(ROWS).zip(narrow.chunks(ROWS)) {
+        let lines_zeros = skips.then(|| {
+            let mut z = Zeros::all(k);
+            xs.iter().for_each(|x| z.and(&Zeros::of(x)));
+            z
+        });
         let xs: Vec<&[T]> = xs.iter().map(Vec::as_slice).collect();
         for (bi, block) in blocks.iter().enumerate() {
-            lanes.run(&xs, block, &mut sums[..xs.len()]);
+            let out_sums = &mut sums[..xs.len()];
+            match &lines_zeros {
+                Some(z) => {
+                    let skip = z.runs_with(&block_zeros[bi], k);
+                    lanes.run_skipping(&xs, block, &skip, out_sums)
+                }
+                None => lanes.run(&xs, block, out_sums),
+            }
             for (p, sums) in (p0..).zip(&sums[..xs.len()]) {
                 for (l, &s) in sums.iter().enumerate().take(wide.len() - bi * L) {
-                    let q = bi * L + l;
+                    let q = order[bi * L + l];
                     let (i, j) = if wide_is_cols { (p, q) } else { (q, p) };
                     out[i * n + j] = if narrow_nan[p] || wide_nan[q] {
                         lanes.special()

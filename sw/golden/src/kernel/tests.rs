@@ -513,6 +513,53 @@ fn lockstep_lanes_equal_the_reference_on_long_sums() {
     }
 }
 
+/// A product of a padded convolution's shape through the lockstep frame where zero products
+/// are one value (LNS): rows whose zeros fall in one of seven patterns (runs of k, as an
+/// im2col of a padded error has), in the lanes (more rows than columns: the frame sorts them
+/// by pattern, and a block's shared zeros are skipped) and as the lines (the reverse), a
+/// NaN in one row; naive and Kahan, beside the reference element by element.
+#[test]
+fn lockstep_skips_zero_products_of_padded_rows() {
+    for s in ["lns:5:6", "lns:4:4"] {
+        let f: Format = s.parse().unwrap();
+        let c = f.calc();
+        let (m, k, n) = (75, 300, 9);
+        for kind in [1, 2] {
+            let mut a = words(f, kind, m * k, 77 + kind as u64);
+            for i in 0..m {
+                // Pattern i % 7: the row's values lie in 40 + 10·p..(80 + 25·p) only.
+                let p = i % 7;
+                let keep = 40 + 10 * p..80 + 25 * p;
+                for t in (0..k).filter(|t| !keep.contains(t)) {
+                    a[i * k + t] = c.zero();
+                }
+            }
+            a[13 * k + 50] = c.nan().unwrap();
+            let bt = words(f, kind, n * k, 99 + kind as u64);
+            let (a, b) = (
+                Operand::row_major(&a, m, k),
+                Operand::row_major(&bt, n, k).t(),
+            );
+            for mode in [SumMode::Naive, SumMode::Kahan] {
+                let what = format!("{f} kind {kind} {}", mode.name());
+                let want = reference(&c, mode, a, b).unwrap();
+                assert_eq!(
+                    matmul(&c, mode, a, b).unwrap(),
+                    want,
+                    "{what}: rows in lanes"
+                );
+                // The transposed product: the padded rows become the lines.
+                let want_t = reference(&c, mode, b.t(), a.t()).unwrap();
+                assert_eq!(
+                    matmul(&c, mode, b.t(), a.t()).unwrap(),
+                    want_t,
+                    "{what}: rows as lines"
+                );
+            }
+        }
+    }
+}
+
 /// `lane_op` is `alu::result` word for word: every pair of words of 8-bit formats of each
 /// family (the lane tables) and random pairs of 16-bit formats (the float kernels, and the ALU itself for the others).
 #[test]

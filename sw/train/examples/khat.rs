@@ -451,13 +451,7 @@ fn main() {
         .map(|i| train.labels[i % train.len()])
         .collect();
     let mut machine = Float { threads: 1 };
-    let mut net = Net {
-        m: &mut machine,
-        cfg: &cfg,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut machine, &cfg);
     let mut noise = cfg.stream(&[0]);
     let t_frm = best(5, || {
         net.gradients(&model, x.clone(), &labels, &mut noise)

@@ -88,6 +88,21 @@ pub struct Delta<W> {
     pub g: Option<Mat<W>>,
 }
 
+impl<'a, M: Machine> Net<'a, M> {
+    /// A network pass on machine `m` under `cfg` with none of the run's state beside it
+    /// (storage groups, rounding stream, amax histories): what a pass that needs none of
+    /// them, and every test of a single step, starts from.
+    pub fn new(m: &'a mut M, cfg: &'a Config) -> Self {
+        Net {
+            m,
+            cfg,
+            storage: None,
+            stream: None,
+            scales: None,
+        }
+    }
+}
+
 impl<M: Machine> Net<'_, M> {
     /// `a` in `to`: the machine's conversion, or `a` itself when the formats agree.
     pub(crate) fn convert<'m>(
@@ -458,13 +473,7 @@ pub(crate) mod tests {
     fn exp_by_lanes_is_the_golden_taylor_series() {
         let c = cfg("lns:5:6");
         let mut g = Golden::default();
-        let mut net = Net {
-            m: &mut g,
-            cfg: &c,
-            storage: None,
-            stream: None,
-            scales: None,
-        };
+        let mut net = Net::new(&mut g, &c);
         let f: Format = "lns:5:6".parse().unwrap();
         let words: Vec<u64> = (0..1u64 << f.width()).collect();
         let got = net.exp(f, &words).unwrap();
@@ -485,13 +494,7 @@ pub(crate) mod tests {
             let fmt = c.stages.f;
             let mut model = Model::init(&c);
             let mut g = Golden::default();
-            let mut net = Net {
-                m: &mut g,
-                cfg: &c,
-                storage: None,
-                stream: None,
-                scales: None,
-            };
+            let mut net = Net::new(&mut g, &c);
             let calc = fmt.calc();
             let x = Mat {
                 rows: 2,

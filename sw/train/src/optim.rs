@@ -338,13 +338,7 @@ mod tests {
             let c = cfg(f);
             let fmt = c.stages.o;
             let mut g = Golden::default();
-            let mut net = Net {
-                m: &mut g,
-                cfg: &c,
-                storage: None,
-                stream: None,
-                scales: None,
-            };
+            let mut net = Net::new(&mut g, &c);
             let xs = [0.03, 0.25, 0.3, 1.0, 2.0, 3.0, 7.5, 50.0];
             let words: Vec<u64> = xs.iter().map(|&x| u64::constant(fmt, x)).collect();
             let got = net.rsqrt(fmt, &words).unwrap();

@@ -162,13 +162,7 @@ fn adam_and_adamw_in_f32_equal_the_reference_bit_for_bit() {
             let mut paper: Vec<(f64, f64, f64)> =
                 init.iter().map(|&w| (w as f64, 0.0, 0.0)).collect();
             let mut machine = Float::default();
-            let mut net = Net {
-                m: &mut machine,
-                cfg: &cfg,
-                storage: None,
-                stream: None,
-                scales: None,
-            };
+            let mut net = Net::new(&mut machine, &cfg);
             for t in 1..=6 {
                 // Summed gradients of several magnitudes, some exactly 0.
                 let g: Vec<f32> = (0..init.len())

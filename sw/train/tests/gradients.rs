@@ -100,13 +100,7 @@ fn backward_passes_match_the_derivative_of_the_loss() {
     }
     let (x, labels) = batch(f);
     let mut g = Golden::default();
-    let mut net = Net {
-        m: &mut g,
-        cfg: &cfg,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut g, &cfg);
     // One SGD step without momentum: w' = w − (lr / batch)·∂L/∂w, so the gradient is read
     // back from the change.
     let mut stepped = model.clone();
@@ -162,13 +156,7 @@ fn every_optimizer_reduces_the_loss_in_every_family() {
             let mut model: Model = Model::init(&cfg);
             let (x, labels) = batch(fmt);
             let mut g = Golden::default();
-            let mut net = Net {
-                m: &mut g,
-                cfg: &cfg,
-                storage: None,
-                stream: None,
-                scales: None,
-            };
+            let mut net = Net::new(&mut g, &cfg);
             let before = loss(&mut net, &model, &x, &labels);
             let mut noise = cfg.stream(&[0]);
             for _ in 0..40 {
@@ -193,21 +181,9 @@ fn dropout_is_seeded_and_off_at_test_time() {
     let (x, labels) = batch(Format::F32(F32));
     let model: Model = Model::init(&plain);
     let mut g = Golden::default();
-    let mut net = Net {
-        m: &mut g,
-        cfg: &plain,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut g, &plain);
     let want = net.forward(&model, x.clone()).unwrap().probs;
-    let mut net = Net {
-        m: &mut g,
-        cfg: &dropped,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut g, &dropped);
     assert_eq!(net.forward(&model, x.clone()).unwrap().probs, want);
     let run = |net: &mut Net<'_, Golden>, seed: u64| {
         let mut m = model.clone();
@@ -225,13 +201,7 @@ fn dropout_is_seeded_and_off_at_test_time() {
     let (a, b, c) = (run(&mut net, 1), run(&mut net, 1), run(&mut net, 2));
     assert_eq!(a, b);
     assert_ne!(a, c);
-    let mut net = Net {
-        m: &mut g,
-        cfg: &plain,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut g, &plain);
     assert_ne!(a, run(&mut net, 1), "dropout changed nothing");
 }
 
@@ -244,13 +214,7 @@ fn compressed_gradients_and_activations_change_the_step_and_still_train() {
     let start: Model = Model::init(&plain);
     let train = |cfg: &Config| {
         let mut g = Golden::default();
-        let mut net = Net {
-            m: &mut g,
-            cfg,
-            storage: None,
-            stream: None,
-            scales: None,
-        };
+        let mut net = Net::new(&mut g, cfg);
         let mut m = start.clone();
         let before = loss(&mut net, &m, &x, &labels);
         for step in 0..40 {

@@ -107,13 +107,7 @@ fn an_mx_step_quantizes_every_product_along_its_reduction_dimension() {
     };
     let labels = [0u8, 2, 1, 1, 0];
     let mut machine = Golden::default();
-    let mut net = Net {
-        m: &mut machine,
-        cfg: &cfg,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut machine, &cfg);
     let mut noise = rand_pcg::Pcg64::seed_from_u64(1);
     let (fw, grads) = net
         .gradients(&model, x.clone(), &labels, &mut noise)

@@ -40,13 +40,7 @@ fn padded(v: &[f64], (rows, k, kp): (usize, usize, usize), by_cols: bool, n: usi
 
 fn product(c: &crate::config::Config, place: Place, a: &Mat<u64>, b: &Mat<u64>) -> Vec<u64> {
     let mut g = Golden::default();
-    let mut net = Net {
-        m: &mut g,
-        cfg: c,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut g, c);
     let recipe = c.scaling.get(place).unwrap();
     let bf16 = c.stages.f;
     net.scaled_product((place, 0, recipe), (a.view(), bf16), (b.view(), bf16), true)
@@ -205,13 +199,7 @@ fn stochastic_g_products_quantize_by_the_passs_rounder() {
         let (a, _) = matrix(&mut rng, 2, 16);
         let (b, _) = matrix(&mut rng, 16, 2);
         let mut g = Golden::default();
-        let mut net = Net {
-            m: &mut g,
-            cfg: &c,
-            storage: None,
-            stream: None,
-            scales: None,
-        };
+        let mut net = Net::new(&mut g, &c);
         let recipe = c.scaling.get(Place::Gradient).unwrap();
         let bf16 = c.stages.g;
         let e = net

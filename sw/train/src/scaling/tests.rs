@@ -148,13 +148,7 @@ fn delayed_scales_equal_a_hand_kept_amax_history() {
 fn current_scales_use_the_tensors_own_amax() {
     let c = fp8_cfg("F=current");
     let mut g = Golden::default();
-    let mut net = Net {
-        m: &mut g,
-        cfg: &c,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut g, &c);
     let bf16: lpgen_golden::Format = "bf16".parse().unwrap();
     for (vals, want) in [
         (vec![0.5, -3.0, 0.25, 1.0], (3.0f64 / 448.0) as f32),
@@ -179,13 +173,7 @@ fn current_scales_use_the_tensors_own_amax() {
 fn a_scaled_product_scales_back() {
     let c = fp8_cfg("F=current");
     let mut g = Golden::default();
-    let mut net = Net {
-        m: &mut g,
-        cfg: &c,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut g, &c);
     let (bf16, e4m3) = (c.stages.o, c.stages.f);
     let mat = |f: lpgen_golden::Format, r: usize, k: usize, v: &[f64]| Mat {
         rows: r,
@@ -381,13 +369,7 @@ fn scaled_product_sums(stage: &str, accumulate: &str, word: fn(f32) -> u64) {
     c.scaling = Scaling::parse("F=current/fp8:e4m3").unwrap();
     c.accumulate = crate::config::AccumulatePlaces::parse(accumulate).unwrap();
     let mut g = Golden::default();
-    let mut net = Net {
-        m: &mut g,
-        cfg: &c,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut g, &c);
     let stage = c.stages.f;
     let e4m3: lpgen_golden::Format = "fp8:e4m3".parse().unwrap();
     let mut rng = rand_pcg::Pcg64::seed_from_u64(0x49_50);

@@ -71,13 +71,7 @@ pub(super) fn train_steps<M: Machine + Send>(
                 let lock = &lock;
                 flight = Some(s.spawn(move || {
                     let mut theirs = Shared(lock);
-                    let mut comm = Net {
-                        m: &mut theirs,
-                        cfg,
-                        storage: None,
-                        stream: None,
-                        scales: None,
-                    };
+                    let mut comm = Net::new(&mut theirs, cfg);
                     let sum = w.aggregate(&mut comm, grads, n).map(|g| (g, n));
                     (w, sum)
                 }));

@@ -199,13 +199,7 @@ fn a_linear_product_equals_the_hand_scaled_one() {
     let model = wiggled_in(&c, o);
     let (x, _) = batch(&g, f);
     let mut golden = Golden::default();
-    let mut net = Net {
-        m: &mut golden,
-        cfg: &c,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut golden, &c);
     let (_, cache) = net.gpt_forward(&g, &model, &x, None).unwrap();
     let Cache::Dense { input } = &cache.blocks[0].fc1 else {
         panic!("fc1 is a dense layer")
@@ -233,13 +227,7 @@ fn a_linear_product_equals_the_hand_scaled_one() {
     let c = fp8(g, "G=current");
     let gr = gradients(&c, None);
     let mut golden = Golden::default();
-    let mut net = Net {
-        m: &mut golden,
-        cfg: &c,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut golden, &c);
     let (x, labels) = batch(&g, c.stages.f);
     let (probs, cache) = net.gpt_forward(&g, &model, &x, None).unwrap();
     let dl = net.output_error(&probs, &labels).unwrap();

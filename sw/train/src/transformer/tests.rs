@@ -279,13 +279,7 @@ fn forward_matches(g: Gpt) {
     let model = wiggled(&cfg);
     let (x, _) = batch_of(&g);
     let mut m = Float { threads: 1 };
-    let mut net = Net {
-        m: &mut m,
-        cfg: &cfg,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut m, &cfg);
     let (probs, _) = net.gpt_forward(&g, &model, &x, None).unwrap();
     let want = reference(&g, &model, &x);
     for (r, row) in want.iter().enumerate() {
@@ -314,13 +308,7 @@ fn gradients_match(g: Gpt) {
     let model = wiggled(&cfg);
     let (x, labels) = batch_of(&g);
     let mut m = Float { threads: 1 };
-    let mut net = Net {
-        m: &mut m,
-        cfg: &cfg,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut m, &cfg);
     let mut noise = cfg.stream(&[0]);
     let (_, grads) = net
         .gpt_gradients(&g, &model, &x, &labels, &mut noise)
@@ -375,13 +363,7 @@ fn attention_is_causal() {
         let fmt: Format = f.parse().unwrap();
         let model = wiggled_in(&cfg, fmt);
         let mut golden = Golden::default();
-        let mut net = Net {
-            m: &mut golden,
-            cfg: &cfg,
-            storage: None,
-            stream: None,
-            scales: None,
-        };
+        let mut net = Net::new(&mut golden, &cfg);
         let x = |last: u64| Mat {
             rows: 1,
             cols: 4,
@@ -411,13 +393,7 @@ fn attention_and_norm_places_and_mixed_precision_reach_the_gpt() {
             data: vec![3, 7, 3, 9, 7, 7, 1, 3],
         };
         let mut golden = Golden::default();
-        let mut net = Net {
-            m: &mut golden,
-            cfg: &cfg,
-            storage: None,
-            stream: None,
-            scales: None,
-        };
+        let mut net = Net::new(&mut golden, &cfg);
         let mut noise = cfg.stream(&[0]);
         let (_, grads) = net
             .gpt_gradients(&g, &model, &x, &[7, 3, 9, 1, 7, 1, 3, 9], &mut noise)
@@ -435,13 +411,7 @@ fn attention_and_norm_places_and_mixed_precision_reach_the_gpt() {
     cfg.stages = stages;
     let mut model: Model<u64> = Model::init(&cfg);
     let mut golden = Golden::default();
-    let mut net = Net {
-        m: &mut golden,
-        cfg: &cfg,
-        storage: None,
-        stream: None,
-        scales: None,
-    };
+    let mut net = Net::new(&mut golden, &cfg);
     let x = Mat {
         rows: 1,
         cols: 4,

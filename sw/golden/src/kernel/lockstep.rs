@@ -86,6 +86,37 @@ pub(crate) fn segments(
     })
 }
 
+/// Steps `state` through a run of `n` zero products ([`Lanes::run_skipping`]): `step`
+/// advances every lane by one zero product, `still(a, b)` says whether every lane's state is
+/// the same in `a` and `b`. Under such steps a lane's state stands still at once or after a
+/// step, or alternates between two states (of 10^5 random lns:5:6 Kahan states: 98.9 %,
+/// 0.8 % and 0.25 %, and nothing else). So this steps until every lane's state is the one of
+/// one step before (it stands still: every further step would leave it) or of two (the
+/// run's parity then picks one of the last two), or to the run's end.
+#[inline(always)]
+pub(crate) fn zero_run<S: Copy>(
+    state: &mut S,
+    n: usize,
+    mut step: impl FnMut(&mut S),
+    still: impl Fn(&S, &S) -> bool,
+) {
+    // The states one and two steps before this one.
+    let mut back = [*state; 2];
+    for j in 1..=n {
+        back = [back[1], *state];
+        step(state);
+        if still(state, &back[1]) {
+            return;
+        }
+        if j >= 2 && still(state, &back[0]) {
+            if (n - j) % 2 == 1 {
+                *state = back[1];
+            }
+            return;
+        }
+    }
+}
+
 /// Which k of a line hold a zero, one bit each.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Zeros(Vec<u64>);

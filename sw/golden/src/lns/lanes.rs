@@ -223,7 +223,7 @@ mod avx2 {
     use std::arch::x86_64::*;
     use std::ops::Range;
 
-    use crate::kernel::lockstep::{by_rows, segments};
+    use crate::kernel::lockstep::{by_rows, segments, zero_run};
 
     use super::{LnsLanes, L};
 
@@ -318,31 +318,17 @@ mod avx2 {
         };
         for (ks, zero) in segments(y.len(), skip) {
             if zero {
-                // Every product here is the zero product (0). Under such steps a lane's
-                // state stands still at once or after a step, or alternates between two
-                // states (of 10^5 random lns:5:6 Kahan states: 98.9 %, 0.8 % and 0.25 %).
-                // Step until every lane's state is the one of one step before (it stands
-                // still) or of two (the run's parity then picks one of the last two).
-                let n = ks.len();
-                // The states one and two steps before this one.
-                let mut back = [(s, c); 2];
-                for j in 1..=n {
-                    back = [back[1], (s, c)];
+                // Every product here is the zero product (0).
+                let every_lane = |(s, c): &mut State<R>| {
                     for r in 0..R {
                         for v in 0..2 {
-                            step(&mut s, &mut c, r, v, z);
+                            step(s, c, r, v, z);
                         }
                     }
-                    if still(&(s, c), &back[1]) {
-                        break;
-                    }
-                    if j >= 2 && still(&(s, c), &back[0]) {
-                        if (n - j) % 2 == 1 {
-                            (s, c) = back[1];
-                        }
-                        break;
-                    }
-                }
+                };
+                let mut state = (s, c);
+                zero_run(&mut state, ks.len(), every_lane, still);
+                (s, c) = state;
                 continue;
             }
             for (i, yk) in ks.map(|i| (i, &y[i])) {
@@ -369,7 +355,7 @@ mod avx512 {
     use std::arch::x86_64::*;
     use std::ops::Range;
 
-    use crate::kernel::lockstep::{by_rows, segments};
+    use crate::kernel::lockstep::{by_rows, segments, zero_run};
 
     use super::{LnsLanes, L512 as L};
 
@@ -467,31 +453,17 @@ mod avx512 {
         };
         for (ks, zero) in segments(y.len(), skip) {
             if zero {
-                // Every product here is the zero product (0). Under such steps a lane's
-                // state stands still at once or after a step, or alternates between two
-                // states (of 10^5 random lns:5:6 Kahan states: 98.9 %, 0.8 % and 0.25 %).
-                // Step until every lane's state is the one of one step before (it stands
-                // still) or of two (the run's parity then picks one of the last two).
-                let n = ks.len();
-                // The states one and two steps before this one.
-                let mut back = [(s, c); 2];
-                for j in 1..=n {
-                    back = [back[1], (s, c)];
+                // Every product here is the zero product (0).
+                let every_lane = |(s, c): &mut State<R>| {
                     for r in 0..R {
                         for v in 0..2 {
-                            step(&mut s, &mut c, r, v, z);
+                            step(s, c, r, v, z);
                         }
                     }
-                    if still(&(s, c), &back[1]) {
-                        break;
-                    }
-                    if j >= 2 && still(&(s, c), &back[0]) {
-                        if (n - j) % 2 == 1 {
-                            (s, c) = back[1];
-                        }
-                        break;
-                    }
-                }
+                };
+                let mut state = (s, c);
+                zero_run(&mut state, ks.len(), every_lane, still);
+                (s, c) = state;
                 continue;
             }
             for (i, yk) in ks.map(|i| (i, &y[i])) {

@@ -122,10 +122,6 @@ pub(crate) fn zero_run<S: Copy>(
 struct Zeros(Vec<u64>);
 
 impl Zeros {
-    /// No zero among k values.
-    fn none(k: usize) -> Zeros {
-        Zeros(vec![0; k.div_ceil(64)])
-    }
     /// Every one of k values a zero.
     fn all(k: usize) -> Zeros {
         let mut z = Zeros(vec![!0; k.div_ceil(64)]);
@@ -135,13 +131,14 @@ impl Zeros {
         z
     }
     fn of<T: Copy + Default + PartialEq>(line: &[T]) -> Zeros {
-        let mut z = Zeros::none(line.len());
-        for (i, v) in line.iter().enumerate() {
-            if *v == T::default() {
-                z.0[i / 64] |= 1 << (i % 64);
-            }
-        }
-        z
+        let word = |chunk: &[T]| {
+            (chunk.iter().enumerate())
+                .fold(0u64, |z, (i, v)| z | u64::from(*v == T::default()) << i)
+        };
+        Zeros(line.chunks(64).map(word).collect())
+    }
+    fn any(&self) -> bool {
+        self.0.iter().any(|&w| w != 0)
     }
     fn and(&mut self, other: &Zeros) {
         self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= b);
@@ -251,36 +248,36 @@ where
         .collect();
     let skips = lanes.zero_products_are_one();
     let mut wide_nan = vec![false; wide.len()];
-    let mut wide_values: Vec<Vec<T>> = wide
-        .iter()
-        .zip(&mut wide_nan)
-        .map(|(line, nan)| {
-            let mut x = vec![T::default(); k];
-            *nan = values(lanes, line, |i, v| x[i] = v);
-            x
-        })
-        .collect();
-    // `order[q]`: the wide line in lane position q.
+    // `order[q]`: the wide line in lane position q; blocks of L of them side by side.
     let mut order: Vec<usize> = (0..wide.len()).collect();
-    let wide_zeros: Vec<Zeros> = match skips {
-        true => wide_values.iter().map(|x| Zeros::of(x)).collect(),
-        false => vec![],
-    };
+    let mut wide_zeros: Vec<Zeros> = vec![];
+    let mut blocks: Vec<Vec<[T; L]>> = wide.chunks(L).map(|_| vec![[T::default(); L]; k]).collect();
     if skips {
-        order.sort_by(|&p, &q| wide_zeros[p].cmp(&wide_zeros[q]));
-    }
-    let blocks: Vec<Vec<[T; L]>> = order
-        .chunks(L)
-        .map(|lines| {
-            let mut block = vec![[T::default(); L]; k];
-            for (l, &q) in lines.iter().enumerate() {
-                for (i, &v) in std::mem::take(&mut wide_values[q]).iter().enumerate() {
-                    block[i][l] = v;
-                }
+        // All the values first, to sort the lines by their zeros where there are any.
+        let mut values_of = vec![T::default(); wide.len() * k];
+        for (l, (line, nan)) in wide.iter().zip(&mut wide_nan).enumerate() {
+            let x = &mut values_of[l * k..(l + 1) * k];
+            *nan = values(lanes, line, |i, v| x[i] = v);
+        }
+        wide_zeros = (0..wide.len())
+            .map(|l| Zeros::of(&values_of[l * k..(l + 1) * k]))
+            .collect();
+        if wide_zeros.iter().any(Zeros::any) {
+            order.sort_by(|&p, &q| wide_zeros[p].cmp(&wide_zeros[q]));
+        }
+        for (q, &line) in order.iter().enumerate() {
+            let block = &mut blocks[q / L];
+            for (i, &v) in values_of[line * k..(line + 1) * k].iter().enumerate() {
+                block[i][q % L] = v;
             }
-            block
-        })
-        .collect();
+        }
+    } else {
+        for ((lines, nans), block) in wide.chunks(L).zip(wide_nan.chunks_mut(L)).zip(&mut blocks) {
+            for (l, (line, nan)) in lines.iter().zip(nans).enumerate() {
+                *nan = values(lanes, line, |i, v| block[i][l] = v);
+            }
+        }
+    }
     // Where every lane of a block is zero (its padding lanes are).
     let block_zeros: Vec<Zeros> = match skips {
         true => order

@@ -514,13 +514,19 @@ fn lockstep_lanes_equal_the_reference_on_long_sums() {
 }
 
 /// A product of a padded convolution's shape through the lockstep frame where zero products
-/// are one value (LNS): rows whose zeros fall in one of seven patterns (runs of k, as an
+/// are one value (LNS, posits): rows whose zeros fall in one of seven patterns (runs of k, as an
 /// im2col of a padded error has), in the lanes (more rows than columns: the frame sorts them
 /// by pattern, and a block's shared zeros are skipped) and as the lines (the reverse), a
 /// NaN in one row; naive and Kahan, beside the reference element by element.
 #[test]
 fn lockstep_skips_zero_products_of_padded_rows() {
-    for s in ["lns:5:6", "lns:4:4"] {
+    for s in [
+        "lns:5:6",
+        "lns:4:4",
+        "posit:16:1",
+        "posit:8:2",
+        "posit:12:0",
+    ] {
         let f: Format = s.parse().unwrap();
         let c = f.calc();
         let (m, k, n) = (75, 300, 9);

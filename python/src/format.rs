@@ -42,7 +42,11 @@ impl Hash for PyFormat {
 /// The rounder of `rounding` and `seed`: `None` for nearest (the format's own rounding);
 /// a `ValueError` for a bad rounding, a family without stochastic rounding (asked of the
 /// registry), or a seed given to nearest.
-fn rounder(calc: &Calc, rounding: &str, seed: Option<Int<u64>>) -> PyResult<Option<Rounder>> {
+pub(crate) fn rounder(
+    calc: &Calc,
+    rounding: &str,
+    seed: Option<Int<u64>>,
+) -> PyResult<Option<Rounder>> {
     let rounding: Rounding = rounding.parse().map_err(value_error)?;
     let seed = seed.map(seed_value).transpose()?;
     calc.check_rounding(rounding).map_err(value_error)?;

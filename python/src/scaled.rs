@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3::IntoPyObjectExt;
 
-use crate::arrays::{array_out, value_error, values_in, words_in, words_out, Values};
+use crate::arrays::{array_out, value_error, values_in, words_in, words_out, Int, Values};
+use crate::format::rounder;
 
 /// A scaled format: `Scaled("nvfp4")`, `Scaled("scaled/fp8:e4m3/tensor/f32")`.
 #[pyclass(module = "lpgen", name = "Scaled", frozen)]
@@ -106,19 +107,28 @@ impl PyScaled {
     }
 
     /// Quantizes a tensor by the current rule, the tensor amax `tensor_amax` where given (else
-    /// the largest |x|): `(tensor_scale, scales, codes, values)`.
-    #[pyo3(signature = (x, tensor_amax=None))]
+    /// the largest |x|): `(tensor_scale, scales, codes, values)`. With
+    /// `rounding="stochastic:R"` (float and fix elements) each element is rounded
+    /// stochastically, R random bits from the generator seeded by `seed` (default 0), one
+    /// draw per element in C order; the scales are the nearest rounding's (the FP4 recipes'
+    /// gradients, `--scaling G=…+sr`).
+    #[pyo3(signature = (x, tensor_amax=None, rounding="nearest", seed=None))]
     fn quantize<'py>(
         &self,
         py: Python<'py>,
         x: Values<'py, f64>,
         tensor_amax: Option<f64>,
+        rounding: &str,
+        seed: Option<Int<u64>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let (xs, r, k, one_d) = tensor(&x)?;
-        let q = py
-            .detach(|| self.f.quantize(&xs, r, k, tensor_amax))
-            .map_err(value_error)?;
-        quantized_out(py, &self.f, &q, one_d)
+        let q = match rounder(&self.f.elem_calc(), rounding, seed)? {
+            None => py.detach(|| self.f.quantize(&xs, r, k, tensor_amax)),
+            Some(mut stream) => {
+                py.detach(|| self.f.quantize_rounded(&xs, r, k, tensor_amax, &mut stream))
+            }
+        };
+        quantized_out(py, &self.f, &q.map_err(value_error)?, one_d)
     }
 
     /// The values of stored codes: `dequantize(tensor_scale, scales, codes)` as `quantize`
@@ -163,18 +173,21 @@ impl PyScaled {
 }
 
 /// NVFP4 quantization of a tensor (1-D of K or 2-D R × K, K a multiple of 16):
-/// `(tensor_scale, scales, codes, values)` as `Scaled("nvfp4").quantize` gives them.
+/// `(tensor_scale, scales, codes, values)` as `Scaled("nvfp4").quantize` gives them (its
+/// `rounding` and `seed` too).
 #[pyfunction]
-#[pyo3(signature = (x, tensor_amax=None))]
+#[pyo3(signature = (x, tensor_amax=None, rounding="nearest", seed=None))]
 pub fn quantize_nvfp4<'py>(
     py: Python<'py>,
     x: Values<'py, f64>,
     tensor_amax: Option<f64>,
+    rounding: &str,
+    seed: Option<Int<u64>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     PyScaled {
         f: lpgen_golden::scale::NVFP4,
     }
-    .quantize(py, x, tensor_amax)
+    .quantize(py, x, tensor_amax, rounding, seed)
 }
 
 /// A scaled format under TransformerEngine's delayed rule: `DelayedScaling("nvfp4",

@@ -196,6 +196,41 @@ def test_nvfp4_dot_equals_the_command_line_and_the_dequantized_values(cli):
         assert abs(float(np.dot(va, vb)) - exact) <= 1e-9 * max(1.0, abs(exact))
 
 
+def test_stochastic_rounding_draws_once_per_element_in_c_order():
+    """`rounding="stochastic:R"`: each element is x·s/S rounded stochastically into E2M1 by
+    the golden rule, one draw per element in C order from the stream seeded by `seed`, the
+    scales as to nearest. Blocks built so that s and every S are powers of two (x·s/S exact
+    in float64), so the reference is `Format(elem).encode` of those quotients with the
+    same rounding and seed (`float:2:1:nonan`, the element format)."""
+    rng = np.random.default_rng(8)
+    k = 5  # s_enc = 6·448/amax = 2^5, amax given as the tensor's (the history's, say)
+    amax = 6 * 448 / 2 ** k
+    x = rng.uniform(-1, 1, (3, 64))
+    big = np.zeros((3, 4))
+    for i in range(3):
+        for b in range(4):
+            j = int(rng.integers(-3, 4))
+            block = x[i, 16 * b:16 * b + 16]
+            block *= 6 * 2.0 ** (j - k) / np.max(np.abs(block))  # block max: 6·2^(j−k)
+            big[i, b] = 2.0 ** j  # its scale S = ue4m3(2^j) = 2^j
+    quotients = x * 2.0 ** k / np.repeat(big, 16, axis=1)
+    for rounding, seed in [("stochastic:8", 5), ("stochastic:32", 2**64 - 1)]:
+        ts, scales, codes, values = lpgen.quantize_nvfp4(x, amax, rounding=rounding, seed=seed)
+        nts, nscales, ncodes, _ = lpgen.quantize_nvfp4(x, amax)
+        assert ts == 2.0 ** k and np.array_equal(scales, nscales)
+        assert [e4m3(int(c)) for c in np.ravel(scales)] == [Fraction(v) for v in big.ravel()]
+        elem = lpgen.Format(lpgen.Scaled("nvfp4").elem)
+        want = elem.encode(quotients, rounding=rounding, seed=seed)
+        assert np.array_equal(codes, want)
+        assert not np.array_equal(codes, ncodes)  # some element rounded away from nearest
+        again = lpgen.Scaled("nvfp4").quantize(x, amax, rounding=rounding, seed=seed)
+        assert np.array_equal(again[2], codes)
+    with pytest.raises(ValueError, match="seed"):
+        lpgen.quantize_nvfp4(x, seed=1)
+    with pytest.raises(ValueError, match="not defined for lns"):
+        lpgen.Scaled("scaled/lns:4:3/b16/e8m0").quantize(x, rounding="stochastic:8")
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda: lpgen.quantize_nvfp4(np.ones(15)), "block size 16 does not divide K = 15"),
     (lambda: lpgen.Scaled("scaled/fp4:e2m1/b16/f32"), "at most 16 bits"),

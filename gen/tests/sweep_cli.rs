@@ -54,6 +54,7 @@ columns = [
   {{ header = "accuracy by epoch", value = "epochs:test_acc" }},
   {{ header = "error", value = "last:test_error" }},
   {{ header = "train loss", value = "last:train_loss", digits = 4 }},
+  {{ header = "error by seed", value = "each:test_error", digits = 3 }},
 ]
 "#,
         data.display()
@@ -114,9 +115,11 @@ fn expected_line(results: &Path, row: &str, options: &str, paper: &str) -> Strin
     };
     let (err, err_sd) = stats([0, 1].map(|i| 100.0 * (1.0 - f(&runs[i][1], "test_acc"))));
     let (loss, loss_sd) = stats([0, 1].map(|i| f(&runs[i][1], "train_loss")));
+    let each = [0, 1].map(|i| format!("{:.3}", 100.0 * (1.0 - f(&runs[i][1], "test_acc"))));
     format!(
-        "| {row} | `{options}` | {paper} | 2 | {} % | {err:.2} ± {err_sd:.2} % | {loss:.4} ± {loss_sd:.4} |",
-        by_epoch.join(", ")
+        "| {row} | `{options}` | {paper} | 2 | {} % | {err:.2} ± {err_sd:.2} % | {loss:.4} ± {loss_sd:.4} | {} % |",
+        by_epoch.join(", "),
+        each.join(", ")
     )
 }
 
@@ -161,7 +164,7 @@ fn the_grid_runs_once_resumes_and_renders_from_its_records() {
     let at = lines.iter().position(|l| l.starts_with("| row |")).unwrap();
     assert_eq!(
         lines[at + 1],
-        "| --- | --- | --- | --- | --- | ---: | ---: |"
+        "| --- | --- | --- | --- | --- | ---: | ---: | --- |"
     );
     assert_eq!(
         lines[at + 2],

@@ -22,6 +22,8 @@ pub enum Value {
     Epochs(Metric),
     /// The last epoch's figure, mean ± sd over seeds.
     Last(Metric),
+    /// The last epoch's figure of each seed, in seed order.
+    Each(Metric),
 }
 
 /// A figure of the metrics' lines.
@@ -58,6 +60,7 @@ impl Value {
             Some(("label", k)) if !k.is_empty() => Value::Label(k.to_string()),
             Some(("epochs", m)) => Value::Epochs(metric(m)?),
             Some(("last", m)) => Value::Last(metric(m)?),
+            Some(("each", m)) => Value::Each(metric(m)?),
             Some(_) => return Err(unknown(s)),
         })
     }
@@ -65,8 +68,8 @@ impl Value {
 
 fn unknown(s: &str) -> String {
     format!(
-        "column value {s:?}: expected row, options, paper, seeds, label:KEY, epochs:METRIC \
-         or last:METRIC"
+        "column value {s:?}: expected row, options, paper, seeds, label:KEY, epochs:METRIC, \
+         last:METRIC or each:METRIC"
     )
 }
 
@@ -133,7 +136,7 @@ fn cell(c: &Column, value: &Value, row: &Row, runs: &[&Json]) -> Result<String, 
             .cloned()
             .ok_or_else(|| format!("row {:?} has no label {k:?}", row.name))?,
         // A field no run has (the plain run's bytes exchanged): an empty cell.
-        Value::Last(m) | Value::Epochs(m)
+        Value::Last(m) | Value::Epochs(m) | Value::Each(m)
             if runs
                 .iter()
                 .all(|r| metrics(r).iter().all(|l| m.of(l).is_none())) =>
@@ -152,7 +155,7 @@ fn cell(c: &Column, value: &Value, row: &Row, runs: &[&Json]) -> Result<String, 
             }
             format!("{}{}", figs.join(", "), unit(m))
         }
-        Value::Last(m) => {
+        Value::Last(m) | Value::Each(m) => {
             let xs = runs
                 .iter()
                 .map(|r| {
@@ -165,10 +168,13 @@ fn cell(c: &Column, value: &Value, row: &Row, runs: &[&Json]) -> Result<String, 
                 .collect::<Result<Vec<f64>, String>>()?;
             let (mean, sd) = mean_sd(&xs);
             let d = digits(m);
-            if xs.len() > 1 {
-                format!("{mean:.d$} ± {sd:.d$}{}", unit(m))
-            } else {
-                format!("{mean:.d$}{}", unit(m))
+            match value {
+                Value::Each(_) => {
+                    let each: Vec<String> = xs.iter().map(|x| format!("{x:.d$}")).collect();
+                    format!("{}{}", each.join(", "), unit(m))
+                }
+                _ if xs.len() > 1 => format!("{mean:.d$} ± {sd:.d$}{}", unit(m)),
+                _ => format!("{mean:.d$}{}", unit(m)),
             }
         }
     })

@@ -21,6 +21,7 @@ use crate::fixed::rne_shift;
 use crate::format::{err, FormatError};
 
 mod calc;
+mod dots;
 pub mod group;
 mod lane;
 pub use calc::{DfixCalc, FAMILY};
@@ -266,11 +267,17 @@ impl DfixFormat {
             .zip(b)
             .map(|(&x, &y)| self.to_int(x) as i128 * self.to_int(y) as i128)
             .sum();
-        let at = self.rescale_int(acc, ea + eb, e);
+        self.read_out(acc, ea + eb, e)
+    }
+
+    /// The read-out of an exact sum `acc` at scale `from` into scale `e`, with the overflow
+    /// tests at e and e − 1 (of [`DfixFormat::dot`] and [`DfixFormat::dots`]).
+    fn read_out(&self, acc: i128, from: i32, e: i32) -> ReadOut {
+        let at = self.rescale_int(acc, from, e);
         ReadOut {
             word: at.word,
             overflow: at.overflow,
-            overflow_at_half: self.rescale_int(acc, ea + eb, e - 1).overflow,
+            overflow_at_half: self.rescale_int(acc, from, e - 1).overflow,
         }
     }
 

@@ -374,28 +374,24 @@ pub struct DfixProduct {
     pub overflows_at_half: u64,
 }
 
-/// The golden dynamic fixed-point product: every element one `DfixFormat::dot`.
+/// The golden dynamic fixed-point product: every element a `DfixFormat::dot`, all of them
+/// from `DfixFormat::dots` (one f64 GEMM where that is exact).
 pub fn dfix_product(
     f: DfixFormat,
     (a, ea): (&Mat<u64>, i32),
     (b, eb): (&Mat<u64>, i32),
     e: i32,
 ) -> DfixProduct {
-    let bt = b.transpose();
-    let mut p = DfixProduct {
-        c: Mat::filled(a.rows, b.cols, 0),
-        overflows: 0,
-        overflows_at_half: 0,
-    };
-    for i in 0..a.rows {
-        for j in 0..b.cols {
-            let r = f.dot(a.row(i), ea, bt.row(j), eb, e);
-            p.c.data[i * b.cols + j] = r.word;
-            p.overflows += r.overflow as u64;
-            p.overflows_at_half += r.overflow_at_half as u64;
-        }
+    let outs = f.dots((&a.data, ea), (&b.data, eb), (a.rows, a.cols, b.cols), e);
+    DfixProduct {
+        c: Mat {
+            rows: a.rows,
+            cols: b.cols,
+            data: outs.iter().map(|r| r.word).collect(),
+        },
+        overflows: outs.iter().filter(|r| r.overflow).count() as u64,
+        overflows_at_half: outs.iter().filter(|r| r.overflow_at_half).count() as u64,
     }
-    p
 }
 
 /// A boxed machine (for choosing one at run time).

@@ -244,77 +244,143 @@ pub fn parse<W: Word>(
         Option<(Scaling, Stages)>,
     ),
 ) -> Result<State<W>, TrainError> {
-    let bad = |why: &str| TrainError(format!("checkpoint {} is unusable: {why}", path.display()));
-    let mut lines = text.lines();
-    let mut next = || lines.next().ok_or_else(|| bad("truncated"));
-    match next()? {
+    let mut r = Reader {
+        path,
+        lines: text.lines(),
+    };
+    match r.next()? {
         MAGIC => {}
         // Format 1 had no AdaGrad/RMSProp state of its own (`rw`/`rb`).
         other if other.starts_with("lpgen-checkpoint ") => {
-            return Err(bad(&format!(
+            return Err(r.bad(&format!(
                 "written in format {:?}, this lpgen reads {MAGIC:?}; start afresh",
                 other.trim_start_matches("lpgen-checkpoint ")
             )))
         }
-        _ => return Err(bad("not an lpgen checkpoint")),
+        _ => return Err(r.bad("not an lpgen checkpoint")),
     }
-    let fp = next()?;
+    let fp = r.next()?;
     if fp != fingerprint {
         return Err(TrainError(format!(
             "checkpoint {} was made by another configuration ({fp}); resume with the same options or start afresh",
             path.display()
         )));
     }
-    let num = |s: Option<&str>| -> Result<u64, TrainError> {
-        u64::from_str_radix(s.ok_or_else(|| bad("short line"))?, 16).map_err(|_| bad("bad number"))
-    };
-    let st: Vec<&str> = next()?.split(' ').collect();
+    let st: Vec<&str> = r.next()?.split(' ').collect();
     // Checkpoints written before issue 46 end the line at prev_ce: no update was counted
     // (SGD, AdaGrad and RMSProp do not read the count).
     if !(st.len() == 8 || st.len() == 10 && st[8] == "updates") || st[0] != "epochs" {
-        return Err(bad("bad state line"));
+        return Err(r.bad("bad state line"));
     }
     let updates = match st.get(9) {
-        Some(n) => n.parse().map_err(|_| bad("bad update count"))?,
+        Some(n) => n.parse().map_err(|_| r.bad("bad update count"))?,
         None => 0,
     };
-    let epochs_done = st[1].parse().map_err(|_| bad("bad epoch count"))?;
-    let lr = f64::from_bits(num(Some(st[3]))?);
+    let epochs_done = st[1].parse().map_err(|_| r.bad("bad epoch count"))?;
+    let lr = f64::from_bits(r.num(Some(st[3]))?);
     if !(lr.is_finite() && lr > 0.0) {
-        return Err(bad(&format!("learning rate {lr} is not a positive number")));
+        return Err(r.bad(&format!("learning rate {lr} is not a positive number")));
     }
     let halving = st[5] == "1";
     let prev_ce = match st[7] {
         "-" => None,
-        h => Some(f64::from_bits(num(Some(h))?)),
+        h => Some(f64::from_bits(r.num(Some(h))?)),
     };
-    let count = |line: &str, key: &str| -> Result<usize, TrainError> {
-        line.strip_prefix(key)
-            .and_then(|n| n.trim().parse().ok())
-            .ok_or_else(|| bad(&format!("expected '{key}'")))
-    };
-    let nh = count(next()?, "history ")?;
+    let nh = r.count("history ")?;
     let mut history = vec![];
     for _ in 0..nh {
-        history.push(EpochMetrics::from_json(next()?).map_err(|e| bad(&e.0))?);
+        history.push(EpochMetrics::from_json(r.next()?).map_err(|e| r.bad(&e.0))?);
     }
-    let nl = count(next()?, "layers ")?;
+    let nl = r.count("layers ")?;
     if nl != template.layers.len() {
-        return Err(bad(&format!(
+        return Err(r.bad(&format!(
             "{nl} layers, the configuration has {}",
             template.layers.len()
         )));
     }
-    let mut layers = vec![];
-    for want in &template.layers {
-        let shape: Vec<usize> = next()?
+    let layers = (template.layers.iter())
+        .map(|want| r.layer(want))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(storage) = &mut storage {
+        let line = r.next()?;
+        storage.restore(
+            line.strip_prefix("storage ")
+                .ok_or_else(|| r.bad("expected 'storage'"))?,
+        )?;
+    }
+    if let Some(stream) = &mut stream {
+        let line = r.next()?;
+        stream.restore(
+            line.strip_prefix("rounding ")
+                .ok_or_else(|| r.bad("expected 'rounding'"))?,
+        )?;
+    }
+    let scales = match scaling {
+        Some((scaling, stages)) => {
+            let line = r.next()?;
+            let fields = line
+                .strip_prefix("scales ")
+                .ok_or_else(|| r.bad("expected 'scales'"))?;
+            Some(Scales::restore(fields, &scaling, &stages).map_err(|e| r.bad(&e.0))?)
+        }
+        None => None,
+    };
+    Ok(State {
+        epochs_done,
+        lr,
+        halving,
+        prev_ce,
+        history,
+        model: Model { layers, updates },
+        storage,
+        stream,
+        scales,
+    })
+}
+
+/// A checkpoint's lines as [`parse`] reads them, and its refusals.
+struct Reader<'a> {
+    path: &'a Path,
+    lines: std::str::Lines<'a>,
+}
+
+impl<'a> Reader<'a> {
+    fn bad(&self, why: &str) -> TrainError {
+        TrainError(format!(
+            "checkpoint {} is unusable: {why}",
+            self.path.display()
+        ))
+    }
+
+    fn next(&mut self) -> Result<&'a str, TrainError> {
+        self.lines.next().ok_or_else(|| self.bad("truncated"))
+    }
+
+    /// A hex number of a line.
+    fn num(&self, s: Option<&str>) -> Result<u64, TrainError> {
+        u64::from_str_radix(s.ok_or_else(|| self.bad("short line"))?, 16)
+            .map_err(|_| self.bad("bad number"))
+    }
+
+    /// The count of the next line, `KEY N`.
+    fn count(&mut self, key: &str) -> Result<usize, TrainError> {
+        let line = self.next()?;
+        line.strip_prefix(key)
+            .and_then(|n| n.trim().parse().ok())
+            .ok_or_else(|| self.bad(&format!("expected '{key}'")))
+    }
+
+    /// One layer's parameters and optimizer state, of `want`'s shape.
+    fn layer<W: Word>(&mut self, want: &Params<W>) -> Result<Params<W>, TrainError> {
+        let shape: Vec<usize> = self
+            .next()?
             .strip_prefix("shape ")
-            .ok_or_else(|| bad("expected 'shape'"))?
+            .ok_or_else(|| self.bad("expected 'shape'"))?
             .split(' ')
-            .map(|v| v.parse().map_err(|_| bad("bad shape")))
+            .map(|v| v.parse().map_err(|_| self.bad("bad shape")))
             .collect::<Result<_, _>>()?;
         if shape != [want.w.rows, want.w.cols] {
-            return Err(bad(&format!(
+            return Err(self.bad(&format!(
                 "a layer of shape {shape:?}, the configuration has [{}, {}]",
                 want.w.rows, want.w.cols
             )));
@@ -330,24 +396,24 @@ pub fn parse<W: Word>(
             ("cw", want.cw.len()),
             ("cb", want.cb.len()),
         ] {
-            let n = count(next()?, &format!("{name} "))?;
+            let n = self.count(&format!("{name} "))?;
             if n != len {
-                return Err(bad(&format!("array {name} of {n} words, expected {len}")));
+                return Err(self.bad(&format!("array {name} of {n} words, expected {len}")));
             }
             let mut v = Vec::with_capacity(n);
             while v.len() < n {
-                for h in next()?.split(' ') {
-                    v.push(W::from_bits(num(Some(h))?));
+                for h in self.next()?.split(' ') {
+                    v.push(W::from_bits(self.num(Some(h))?));
                 }
             }
             if v.len() != n {
-                return Err(bad("array length"));
+                return Err(self.bad("array length"));
             }
             arrays.push(v);
         }
         let mut it = arrays.into_iter();
         let mut take = || it.next().unwrap();
-        layers.push(Params {
+        Ok(Params {
             w: Mat {
                 rows: shape[0],
                 cols: shape[1],
@@ -360,43 +426,8 @@ pub fn parse<W: Word>(
             rb: take(),
             cw: take(),
             cb: take(),
-        });
+        })
     }
-    if let Some(storage) = &mut storage {
-        let line = next()?;
-        storage.restore(
-            line.strip_prefix("storage ")
-                .ok_or_else(|| bad("expected 'storage'"))?,
-        )?;
-    }
-    if let Some(stream) = &mut stream {
-        let line = next()?;
-        stream.restore(
-            line.strip_prefix("rounding ")
-                .ok_or_else(|| bad("expected 'rounding'"))?,
-        )?;
-    }
-    let scales = match scaling {
-        Some((scaling, stages)) => {
-            let line = next()?;
-            let fields = line
-                .strip_prefix("scales ")
-                .ok_or_else(|| bad("expected 'scales'"))?;
-            Some(Scales::restore(fields, &scaling, &stages).map_err(|e| bad(&e.0))?)
-        }
-        None => None,
-    };
-    Ok(State {
-        epochs_done,
-        lr,
-        halving,
-        prev_ce,
-        history,
-        model: Model { layers, updates },
-        storage,
-        stream,
-        scales,
-    })
 }
 
 #[cfg(test)]

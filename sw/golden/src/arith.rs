@@ -129,6 +129,18 @@ impl Calc {
         with_calc!(self, c => Family::exact_dot(c))
     }
 
+    /// ±sig·2^exp (sig's lowest bit sticky) rounded by `r` without big integers, where the
+    /// family can ([`Family::round_parts`]).
+    pub fn round_parts(
+        &self,
+        neg: bool,
+        sig: u128,
+        exp: i64,
+        r: &mut crate::rounding::Rounder,
+    ) -> Option<Bits> {
+        with_calc!(self, c => Family::round_parts(c, neg, sig, exp, r))
+    }
+
     /// The family's accumulator of `mode`, step by step ([`crate::accumulator`]).
     pub fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
         with_calc!(self, c => Family::accumulator(c, mode))

@@ -106,6 +106,18 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     /// terms. `None` where the family does not accumulate so in `mode` (pairwise sums;
     /// modes it does not offer).
     fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>>;
+    /// The word of ±sig·2^exp rounded by `r` without big integers, where sig's lowest bit is
+    /// a sticky bit (set: nonzero bits were lost below it) above at least 73 exact bits (or
+    /// sig = 0, zero): the value `from_ratio_with` gives the same number, and the one draw
+    /// it takes. `None` (and no draw) where the family has no such rounding for `r`: the
+    /// caller then rounds the exact ratio.
+    fn round_parts(
+        &self,
+        neg: bool,
+        sig: u128,
+        exp: i64,
+        r: &mut crate::rounding::Rounder,
+    ) -> Option<Bits>;
 }
 
 /// What a family's format value offers before its arithmetic is built.

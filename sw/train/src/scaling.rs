@@ -5,7 +5,8 @@
 //! In a stage with a rule (F: the forward products, B: the error propagation's, G: the
 //! weight gradients'), each operand of a dense or convolution layer's product is quantized
 //! into the stage's format with one scale for the tensor: the golden
-//! [`ScaledFormat::per_tensor`] (the decode scale S = f32(amax · 2^margin / elem_max), each
+//! [`ScaledFormat::per_tensor`] (the decode scale S = f32(amax · 2^margin / elem_target),
+//! elem_target a float's largest value or a posit's top of the binades around 1; each
 //! element elem(x / S) rounded once, saturating as TE's cast does), S chosen by the golden
 //! rule ([`Rule::Current`] from this tensor's amax, [`Delayed`] from an amax history). An
 //! operand is read where it is widest: the weights from O, the layer's input from F; the

@@ -366,4 +366,15 @@ impl Family for FloatFormat {
             m => crate::accumulator::rounded(*self, FAMILY.modes, m),
         }
     }
+    /// [`FloatFormat::round_with`] (74 bits and a sticky bit: exact round and sticky bits
+    /// for any significand up to 53 bits and any draw of up to 32 random bits).
+    fn round_parts(
+        &self,
+        neg: bool,
+        sig: u128,
+        exp: i64,
+        r: &mut crate::rounding::Rounder,
+    ) -> Option<Bits> {
+        Some(self.round_with(neg, sig, exp, r.draw()))
+    }
 }

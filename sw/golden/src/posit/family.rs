@@ -225,4 +225,31 @@ impl Family for PositFormat {
             m => crate::accumulator::rounded(*self, FAMILY.modes, m),
         }
     }
+    /// To nearest: [`PositFormat::encode`] of the top 63 bits, the rest sticky (at most 32
+    /// bits are kept); stochastic rounding takes the exact ratio.
+    fn round_parts(
+        &self,
+        neg: bool,
+        sig: u128,
+        exp: i64,
+        r: &mut crate::rounding::Rounder,
+    ) -> Option<Bits> {
+        if r.rounding() != crate::rounding::Rounding::Nearest {
+            return None;
+        }
+        if sig == 0 {
+            return Some(0);
+        }
+        // sig has its top bit at 127 - lz; keep 63 bits (bit 62 the leading one).
+        let top = 127 - i64::from(sig.leading_zeros());
+        let shift = top - 62;
+        // The sticky bit, sig's lowest, is among the bits shifted out.
+        debug_assert!(
+            shift >= 1,
+            "round_parts takes at least 73 bits above the sticky bit"
+        );
+        let (kept, sticky) = (sig >> shift, sig & ((1u128 << shift) - 1) != 0);
+        let scale = (exp + top).clamp(i64::from(i32::MIN / 2), i64::from(i32::MAX / 2)) as i32;
+        Some(self.encode(neg, scale, kept as u64, sticky))
+    }
 }

@@ -7,11 +7,13 @@
 //! scale. A rule ([`Rule`]) says where the tensor-level amax comes from: the tensor itself
 //! (current) or an amax history (delayed, as TransformerEngine keeps it, [`Delayed`]).
 //!
-//! The arithmetic (docs/formats.md, "Scaled formats"): with A the tensor amax,
-//! - the tensor scale (an encode multiplier, f32) s = f32(elem_max · scale_max / (A · 2^margin)),
+//! The arithmetic (docs/formats.md, "Scaled formats"): with A the tensor amax and
+//! elem_target the value amax is mapped to ([`target`]: a float's largest value, a posit's
+//! top of the binades around 1),
+//! - the tensor scale (an encode multiplier, f32) s = f32(elem_target · scale_max / (A · 2^margin)),
 //!   1 when A = 0 or when s rounds to 0; without a tensor scale s = 1;
 //! - each group's scale (a decode scale, in the scale format) S = sf(amax_g · s · 2^margin /
-//!   elem_max), or for E8M0 the power of two 2^(⌊log2(amax_g · s · 2^margin)⌋ − emax_elem)
+//!   elem_target), or for E8M0 the power of two 2^(⌊log2(amax_g · s · 2^margin)⌋ − emax_elem)
 //!   clamped to 2^±127 (OCP MX §6.3's rule; 2^−127 for amax 0);
 //! - each element q = elem(x · s / S), 0 where S = 0;
 //! - dequantized q · S / s.
@@ -27,6 +29,7 @@ pub mod gemm;
 pub mod hadamard;
 mod nvfp4;
 mod quant;
+mod target;
 
 pub use delayed::Delayed;
 pub use nvfp4::{Nvfp4Block, NVFP4, NVFP4_BLOCK};
@@ -271,6 +274,8 @@ pub struct ScaledFormat {
     pub scale: Scale,
     /// A second-level f32 tensor scale (an encode multiplier, NVIDIA's s_enc).
     pub tensor_scale: bool,
+    /// The f64 bits of [`ScaledFormat::elem_target`], found once when the format is made.
+    target: u64,
 }
 
 fn refuse_dfix(f: &Format, what: &str) -> Result<(), FormatError> {
@@ -341,12 +346,16 @@ impl ScaledFormat {
             granularity,
             scale,
             tensor_scale,
+            target: 0,
         };
         let m = f.elem_max();
         if !(m.is_finite() && m > 0.0) {
             return err(format!("element format {elem}: no finite positive maximum"));
         }
-        Ok(f)
+        Ok(ScaledFormat {
+            target: target::precision_top(&elem, m).to_bits(),
+            ..f
+        })
     }
 
     /// The element arithmetic.
@@ -359,9 +368,16 @@ impl ScaledFormat {
         format_max(&self.elem)
     }
 
-    /// ⌊log2 elem_max⌋: OCP MX's emax_elem (E4M3 8, E5M2 15, E2M1 2).
+    /// The value a scale maps a group's amax to: the top of the element format's band of
+    /// most fraction bits ([`target`]); a float's, fix's and LNS's largest finite value, a
+    /// posit's top of the binades around 1 (posit(8, 2): 15).
+    pub fn elem_target(&self) -> f64 {
+        f64::from_bits(self.target)
+    }
+
+    /// ⌊log2 elem_target⌋: for float elements OCP MX's emax_elem (E4M3 8, E5M2 15, E2M1 2).
     pub fn emax_elem(&self) -> i64 {
-        let (_, sig, exp) = quant::f64_parts(self.elem_max());
+        let (_, sig, exp) = quant::f64_parts(self.elem_target());
         exp + 63 - i64::from(sig.leading_zeros())
     }
 
@@ -382,7 +398,7 @@ impl ScaledFormat {
 
 impl ScaledFormat {
     /// TransformerEngine's per-tensor scaling of `elem` (issue 50, `lpgen train --scaling`):
-    /// one f32 scale for the tensor (the decode scale S = f32(amax · 2^margin / elem_max),
+    /// one f32 scale for the tensor (the decode scale S = f32(amax · 2^margin / elem_target),
     /// TE's `scale_inv`), no second level. A float element saturates, as TE's cast to FP8
     /// does (its finite codes are `elem`'s words); a posit saturates by its definition. The
     /// other families are refused in one line until someone defines their overflow here.
@@ -409,12 +425,16 @@ impl ScaledFormat {
             granularity: Granularity::Tensor,
             scale,
             tensor_scale: false,
+            target: 0,
         };
         let m = f.elem_max();
         if !(m.is_finite() && m > 0.0) {
             return err(format!("element format {elem}: no finite positive maximum"));
         }
-        Ok(f)
+        Ok(ScaledFormat {
+            target: target::precision_top(&elem, m).to_bits(),
+            ..f
+        })
     }
 
     /// Quantizes an R × K tensor with the tensor's scale code `scale` (a per-tensor format's

@@ -44,6 +44,8 @@ pub const NVFP4: ScaledFormat = ScaledFormat {
         format: Format::Float(UE4M3),
     },
     tensor_scale: true,
+    // E2M1's largest value, 6: a float's band of most precision reaches its maximum.
+    target: 0x4018_0000_0000_0000,
 };
 
 /// One NVFP4 block as stored: the tensor scale's f32 bits, the UE4M3 scale byte and the

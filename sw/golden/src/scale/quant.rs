@@ -7,7 +7,6 @@ use num_traits::Zero;
 use super::{f32_sat, Granularity, Scale, ScaledFormat};
 use crate::arith::Bits;
 use crate::exact::{f64_ratio, Ratio};
-use crate::family::Format;
 use crate::family_trait::Family;
 use crate::float::FloatFormat;
 use crate::format::{err, FormatError};
@@ -141,14 +140,14 @@ pub(crate) fn product_quotient(a: f64, b: f64, c: f64) -> (bool, u128, i64) {
 }
 
 impl ScaledFormat {
-    /// The tensor scale s = f32(elem_max · scale_max / (A · 2^margin)), saturating, as f32
+    /// The tensor scale s = f32(elem_target · scale_max / (A · 2^margin)), saturating, as f32
     /// bits; 1 when A = 0 or when s rounds to 0 (TransformerEngine's rule), and 1 without a
     /// tensor scale. A must be finite and at least 0.
     pub fn tensor_scale_for(&self, amax: f64, margin: i32) -> u32 {
         if !self.tensor_scale || amax == 0.0 {
             return ONE_F32;
         }
-        let target = Q::of(self.elem_max()).mul(&Q::of(self.scale.max_value()));
+        let target = Q::of(self.elem_target()).mul(&Q::of(self.scale.max_value()));
         let s = target.div(&Q::of(amax).pow2(i64::from(margin)));
         let w = f32_sat().from_ratio(&s.signed(false)) as u32;
         if w == 0 {
@@ -159,7 +158,7 @@ impl ScaledFormat {
     }
 
     /// A group's scale code for its amax times s · 2^margin (`scaled_amax`, exact):
-    /// sf(scaled_amax / elem_max) rounded once by the scale format, or E8M0's power of two
+    /// sf(scaled_amax / elem_target) rounded once by the scale format, or E8M0's power of two
     /// 2^(⌊log2 scaled_amax⌋ − emax_elem) clamped to [2^−127, 2^127] (2^−127 for 0).
     fn scale_code(&self, scaled_amax: &Q) -> Bits {
         match self.scale {
@@ -172,7 +171,7 @@ impl ScaledFormat {
                 (e + 127) as Bits
             }
             Scale::Word { format, .. } => {
-                let r = scaled_amax.div(&Q::of(self.elem_max()));
+                let r = scaled_amax.div(&Q::of(self.elem_target()));
                 format.calc().from_ratio(&r.signed(false))
             }
         }
@@ -216,12 +215,15 @@ impl ScaledFormat {
             r.draw();
             return Ok(calc.zero());
         }
+        if !x.is_finite() {
+            return err(format!("{x} in a tensor to quantize: give finite values"));
+        }
         let sf = f64::from(f32::from_bits(s));
-        if let Format::Float(ff) = self.elem {
-            // The same value and the same rounding, the quotient in integers (74 bits and a
-            // sticky bit: exact in any R ≤ 32 random bits' discarded part).
-            let (neg, sig, exp) = product_quotient(x, sf, sv);
-            return Ok(ff.round_with(neg, sig, exp, r.draw()));
+        // The same value and the same rounding, the quotient in integers (74 bits and a
+        // sticky bit), where the family rounds such parts (floats, posits to nearest).
+        let (neg, sig, exp) = product_quotient(x, sf, sv);
+        if let Some(w) = calc.round_parts(neg, sig, exp, r) {
+            return Ok(w);
         }
         let q = Q::of(x)
             .mul(&Q::of(f32::from_bits(s).into()))

@@ -358,3 +358,169 @@ fn the_integer_quotient_rounds_as_the_ratio() {
         }
     }
 }
+
+/// The scale's target by the definition's own words, from every word of the format: the
+/// fraction bits of binade 2^e are log2(2^e / (the next value above 2^e − 2^e)) at each
+/// power of two that is a value; the target is the largest value below 2^(e+1) for the
+/// highest e of the most bits.
+fn target_by_enumeration(elem: &Format) -> f64 {
+    let calc = elem.calc();
+    let mut v: Vec<f64> = (0..1u64 << elem.width())
+        .map(|w| calc.to_f64(w))
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    let mut best = (f64::NEG_INFINITY, 0f64);
+    for pair in v.windows(2) {
+        let (p, next) = (pair[0], pair[1]);
+        if p.log2().fract() == 0.0 {
+            let bits = (p / (next - p)).log2();
+            if bits >= best.0 {
+                best = (bits, p);
+            }
+        }
+    }
+    let below = 2.0 * best.1;
+    *v.iter().rfind(|&&x| x < below).unwrap()
+}
+
+#[test]
+fn a_scale_maps_amax_to_the_top_of_the_elements_most_precise_binades() {
+    let target = |s: &str| {
+        ScaledFormat::new(s, Granularity::Tensor, "f32".parse().unwrap(), false)
+            .unwrap()
+            .elem_target()
+    };
+    // Floats, fix and LNS: the largest value, TE's and OCP MX's rule unchanged.
+    for s in [
+        "fp8:e4m3",
+        "fp8:e5m2",
+        "fp6:e2m3",
+        "fp6:e3m2",
+        "fp4:e2m1",
+        "f16",
+        "bf16",
+        "float:4:3",
+        "float:5:2",
+        "float:3:4",
+        "fix:3:4",
+        "fix:7:8",
+        "lns:5:6",
+        "lns:3:4",
+    ] {
+        let f = ScaledFormat::new(s, Granularity::Tensor, "f32".parse().unwrap(), false).unwrap();
+        assert_eq!(f.elem_target(), f.elem_max(), "{s}");
+        assert_eq!(f.elem_target(), target_by_enumeration(&f.elem), "{s}");
+    }
+    // Posits and takums: the top of the binades around 1.
+    assert_eq!(target("posit:8:2"), 15.0);
+    assert_eq!(target("posit:8:0"), 2.0 - 1.0 / 32.0);
+    assert_eq!(target("posit:16:1"), 2.0 * (2.0 - 2f64.powi(-12)));
+    for s in [
+        "posit:6:0",
+        "posit:8:0",
+        "posit:8:1",
+        "posit:8:2",
+        "posit:8:3",
+        "posit:10:1",
+        "posit:12:2",
+        "posit:16:1",
+        "posit:16:2",
+        "takum:8",
+        "takum:12",
+        "takum:16",
+    ] {
+        let f = ScaledFormat::new(s, Granularity::Tensor, "f32".parse().unwrap(), false).unwrap();
+        assert_eq!(f.elem_target(), target_by_enumeration(&f.elem), "{s}");
+        assert!(f.elem_target() < f.elem_max(), "{s}");
+    }
+    // The constant NVFP4 holds the target its string finds.
+    assert_eq!(NVFP4.elem_target(), 6.0);
+    // E8M0 scales: ⌊log2 target⌋ (a posit(8, 2) block's amax lands in [8, 16)).
+    let p = ScaledFormat::new("posit:8:2", Granularity::Block(32), Scale::E8m0, false).unwrap();
+    assert_eq!(p.emax_elem(), 3);
+    // A per-tensor scale: S = f32(amax / target), so amax lands on 15, not on maxpos 2^24.
+    let t = ScaledFormat::per_tensor("posit:8:2".parse().unwrap()).unwrap();
+    let s = t.group_scale(3.0, f32::to_bits(1.0), 0) as u32;
+    assert_eq!(f32::from_bits(s), (3.0f64 / 15.0) as f32);
+}
+
+/// A random positive normal f32's bits.
+fn normal_f32(rng: &mut crate::rng::Rng) -> u32 {
+    (1 + rng.below(254) as u32) << 23 | (rng.next_u64() as u32 & 0x7f_ffff)
+}
+
+/// Posit elements round the scaled value from its integer parts ([`Family::round_parts`]),
+/// held to the exact ratio (the reference path, `from_ratio`) on random values, scales and
+/// tensor scales over 1,200 binades, zeros, saturation, exact ties, and a value above a tie
+/// by less than the 63 bits kept (only the sticky bit tells).
+#[test]
+fn posit_elements_round_from_parts_as_from_the_exact_ratio() {
+    let mut rng = crate::rng::Rng(0x5ca1e);
+    let by_ratio = |f: &ScaledFormat, x: f64, s: u32, sc: Bits| {
+        let q = quant::Q::of(x)
+            .mul(&quant::Q::of(f32::from_bits(s).into()))
+            .div(&quant::Q::of(f.scale.value(sc)));
+        f.elem_calc().from_ratio(&q.signed(x.is_sign_negative()))
+    };
+    for elem in [
+        "posit:8:0",
+        "posit:8:2",
+        "posit:8:2:u",
+        "posit:16:1",
+        "posit:32:2",
+        "posit:6:1",
+    ] {
+        let f =
+            ScaledFormat::new(elem, Granularity::Tensor, "f32".parse().unwrap(), false).unwrap();
+        let calc = f.elem_calc();
+        // Every word's value and every midpoint between neighbours (8 bits and fewer).
+        let mut xs: Vec<f64> = vec![0.0, -0.0, 1e300, -1e-300, f64::MIN_POSITIVE, 5e-324];
+        if f.elem.width() <= 8 {
+            let mut v: Vec<f64> = (0..1u64 << f.elem.width())
+                .map(|w| calc.to_f64(w))
+                .filter(|x| x.is_finite())
+                .collect();
+            v.sort_by(f64::total_cmp);
+            xs.extend(v.windows(2).map(|p| (p[0] + p[1]) / 2.0));
+            xs.extend(v);
+        }
+        for _ in 0..20_000 {
+            let m = f64::from_bits(rng.next_u64() >> 12 | 0x3ff0_0000_0000_0000);
+            let e = rng.below(1200) as i32 - 600;
+            xs.push(if rng.coin() { -m } else { m } * 2f64.powi(e));
+        }
+        for (i, &x) in xs.iter().enumerate() {
+            let (s, sc) = match i % 3 {
+                0 => (f32::to_bits(1.0), f32::to_bits(1.0) as Bits),
+                1 => (normal_f32(&mut rng), f32::to_bits(1.0) as Bits),
+                _ => (f32::to_bits(1.0), normal_f32(&mut rng) as Bits),
+            };
+            if f.scale.value(sc) == 0.0 {
+                continue;
+            }
+            let want = by_ratio(&f, x, s, sc);
+            assert_eq!(
+                f.elem_code(x, s, sc).unwrap(),
+                want,
+                "{elem}: x {x:e}, s {s:#x}, S {sc:#x}"
+            );
+        }
+    }
+    // mid·(1 + 2^−69), mid = 1 + 2^−6 the tie between posit(8, 0)'s 1 (even) and 1 + 2^−5:
+    // x = mid·(1 − 2^−23 + 2^−46) times the tensor scale 1 + 2^−23; only the sticky bit
+    // says it is above the tie, so it rounds up.
+    let f = ScaledFormat::new(
+        "posit:8:0",
+        Granularity::Tensor,
+        "f32".parse().unwrap(),
+        false,
+    )
+    .unwrap();
+    let x = (1.0 + 2f64.powi(-6)) * (1.0 - 2f64.powi(-23) + 2f64.powi(-46));
+    let s = f32::to_bits(1.0 + 2f32.powi(-23));
+    let one = f32::to_bits(1.0) as Bits;
+    assert_eq!(by_ratio(&f, x, s, one), 0x41);
+    assert_eq!(f.elem_code(x, s, one).unwrap(), 0x41);
+}

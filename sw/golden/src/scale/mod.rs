@@ -28,6 +28,7 @@ pub mod dot;
 pub mod gemm;
 pub mod hadamard;
 mod nvfp4;
+pub mod overflow;
 mod quant;
 mod target;
 

@@ -4,12 +4,10 @@
 //! Exhaustive: every pair with both settings of the flag; otherwise every
 //! pair of corner cases, then random pairs.
 
-use lpgen_golden::Family;
 use lpgen_golden::Format;
 use lpgen_hdl::{Params, Unit};
 
-use super::float_words::{float_pair, float_specials};
-use super::words::{posit_pair, posit_specials, LnsRef};
+use super::words::{family_words, LnsRef};
 use super::{no_exhaustive, Ctx, Mode, Plan};
 use crate::rng::Rng;
 use crate::Result;
@@ -62,61 +60,48 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
 /// The golden outputs (in the order of `outs`) of one operation.
 type Golden = Box<dyn Fn(u64, u64, bool) -> [u64; 3]>;
 
-fn golden(p: &Params) -> (Golden, Vec<&'static str>, Vec<u64>) {
-    match p.format {
-        Format::Lns(f) => {
-            let r = LnsRef::new(f);
-            let sp = r.specials();
-            let g: Golden = if p.unit == Unit::LnsMul {
-                Box::new(move |a, b, div| {
-                    let (y, o) = r.mul(a, b, div);
-                    [y, o as u64, r.f.is_nan(y) as u64]
-                })
+/// The golden outputs of one operation and the units' output ports: the LNS units' (y,
+/// overflow and nan: the golden flagged operations), else y and the family's NaN flag
+/// (posit `nar`, float `nan`) from the format's arithmetic.
+fn golden(p: &Params) -> (Golden, Vec<&'static str>) {
+    let add = matches!(p.unit, Unit::LnsAdd | Unit::PositAdd | Unit::FloatAdd);
+    if let Format::Lns(f) = p.format {
+        let r = LnsRef::new(f);
+        let g: Golden = Box::new(move |a, b, flag| {
+            let (y, o) = if add {
+                r.add(a, b, flag)
             } else {
-                Box::new(move |a, b, sub| {
-                    let (y, o) = r.add(a, b, sub);
-                    [y, o as u64, r.f.is_nan(y) as u64]
-                })
+                r.mul(a, b, flag)
             };
-            (g, vec!["y", "overflow", "nan"], sp)
-        }
-        Format::Posit(f) => {
-            let add = p.unit == Unit::PositAdd;
-            let g: Golden = Box::new(move |a, b, sub| {
-                let y = if !add {
-                    f.mul(a, b)
-                } else if sub {
-                    f.sub(a, b)
-                } else {
-                    f.add(a, b)
-                };
-                [y, (y == f.nar()) as u64, 0]
-            });
-            (g, vec!["y", "nar"], posit_specials(f))
-        }
-        Format::Float(f) => {
-            let add = p.unit == Unit::FloatAdd;
-            let g: Golden = Box::new(move |a, b, sub| {
-                let y = if !add {
-                    f.mul(a, b)
-                } else if sub {
-                    f.sub(a, b)
-                } else {
-                    f.add(a, b)
-                };
-                [y, f.is_nan(y) as u64, 0]
-            });
-            (g, vec!["y", "nan"], float_specials(f))
-        }
-        _ => unreachable!("checked by plan"),
+            [y, o as u64, r.f.is_nan(y) as u64]
+        });
+        return (g, vec!["y", "overflow", "nan"]);
     }
+    let c = p.format.calc();
+    let g: Golden = Box::new(move |a, b, sub| {
+        let y = if !add {
+            c.mul(a, b)
+        } else if sub {
+            c.sub(a, b)
+        } else {
+            c.add(a, b)
+        };
+        [y, c.is_nan(y) as u64, 0]
+    });
+    let nan = match p.unit {
+        Unit::PositAdd | Unit::PositMul => "nar",
+        _ => "nan",
+    };
+    (g, vec!["y", nan])
 }
 
 fn drive(ctx: &mut Ctx) -> Result<()> {
     let l = ctx.layout;
     let (a, b, valid) = (l.slot("a")?, l.slot("b")?, l.slot("in_valid")?);
     let flag = flag_name(ctx.p.unit).map(|n| l.slot(n)).transpose()?;
-    let (g, out_names, specials) = golden(ctx.p);
+    let (g, out_names) = golden(ctx.p);
+    let words = family_words(ctx.p.format);
+    let specials = words.specials();
     let outs: Vec<usize> = out_names.iter().map(|n| l.slot(n)).collect::<Result<_>>()?;
     let mut ins = vec![0u64; l.in_slots];
     let mut want = vec![0u64; l.out_slots];
@@ -159,17 +144,8 @@ fn drive(ctx: &mut Ctx) -> Result<()> {
                 }
             }
             let mut r = Rng(ctx.seed);
-            let lns = match ctx.p.format {
-                Format::Lns(f) => Some(LnsRef::new(f)),
-                _ => None,
-            };
             for _ in 0..n {
-                let (x, y) = match (ctx.p.format, &lns) {
-                    (_, Some(l)) => l.pair(&mut r),
-                    (Format::Posit(f), _) => posit_pair(&mut r, f),
-                    (Format::Float(f), _) => float_pair(&mut r, f),
-                    _ => unreachable!("checked by plan"),
-                };
+                let (x, y) = words.pair(&mut r);
                 let fl = r.coin();
                 op(ctx.chk, x, y, fl && flag.is_some());
             }

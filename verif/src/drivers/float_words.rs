@@ -117,4 +117,7 @@ impl FamilyWords for FloatFormat {
     fn word(&self, r: &mut Rng, _: bool) -> u64 {
         float_word(r, *self)
     }
+    fn pair(&self, r: &mut Rng) -> (u64, u64) {
+        float_pair(r, *self)
+    }
 }

@@ -1,7 +1,10 @@
 //! Operand generators (corner cases and random words), and the LNS golden operations with
 //! their overflow flags (`lpgen_golden::Lns::*_flagged`).
 
-use lpgen_golden::{Family, FixAcc, FixFormat, Format, GTables, Lns, LnsFormat, PositFormat};
+use lpgen_golden::{
+    DfixFormat, Family, FixAcc, FixFormat, FloatFormat, Format, GTables, Lns, LnsFormat,
+    PositFormat, TakumFormat, F32,
+};
 
 use crate::rng::Rng;
 
@@ -202,23 +205,72 @@ pub fn fix_sub_product(f: FixFormat, acc: &mut FixAcc, a: u64, b: u64) {
 
 /// What the drivers need of a number family's words: corner cases and random operands. One
 /// implementation per family (above: LNS, posit, fix; below: dfix and f32, which only the
-/// codec drivers meet), registered in [`family_words`].
+/// codec drivers meet), registered in [`VerifFamily`].
 pub(crate) trait FamilyWords {
     /// Corner-case words: zero, NaN/NaR, ±1, the extremes and their neighbours.
     fn specials(&self) -> Vec<u64>;
     /// A random operand of a dot product or lane; `small`: magnitudes whose sums and products
     /// stay in range (fix).
     fn word(&self, r: &mut Rng, small: bool) -> u64;
+    /// A random operand pair of a two-operand unit: where the family defines one, pairs
+    /// near each other as well (cancellation, alignment), else two words.
+    fn pair(&self, r: &mut Rng) -> (u64, u64) {
+        (self.word(r, false), self.word(r, false))
+    }
 }
 
-/// The words of `f`'s family: the registration of every family in this crate.
+/// The drivers' view of a number family: this crate's one extension point per family (an
+/// impl below for each; the golden registry's `with_family!` dispatches to them, so a family
+/// without one does not compile).
+pub(crate) trait VerifFamily {
+    /// The family's corner cases and random operands.
+    fn words(&self) -> Box<dyn FamilyWords>;
+}
+
+/// The words of `f`'s family.
 pub(crate) fn family_words(f: Format) -> Box<dyn FamilyWords> {
-    match f {
-        Format::Lns(l) => Box::new(LnsRef::new(l)),
-        Format::Posit(p) => Box::new(p),
-        Format::Fix(x) => Box::new(x),
-        Format::Float(x) => Box::new(x),
-        Format::Dfix(_) | Format::F32(_) | Format::Takum(_) => Box::new(BitPatterns(f)),
+    lpgen_golden::with_family!(f, x => x.words())
+}
+
+impl VerifFamily for LnsFormat {
+    fn words(&self) -> Box<dyn FamilyWords> {
+        Box::new(LnsRef::new(*self))
+    }
+}
+
+impl VerifFamily for PositFormat {
+    fn words(&self) -> Box<dyn FamilyWords> {
+        Box::new(*self)
+    }
+}
+
+impl VerifFamily for FixFormat {
+    fn words(&self) -> Box<dyn FamilyWords> {
+        Box::new(*self)
+    }
+}
+
+impl VerifFamily for FloatFormat {
+    fn words(&self) -> Box<dyn FamilyWords> {
+        Box::new(*self)
+    }
+}
+
+impl VerifFamily for DfixFormat {
+    fn words(&self) -> Box<dyn FamilyWords> {
+        Box::new(BitPatterns(Format::Dfix(*self)))
+    }
+}
+
+impl VerifFamily for F32 {
+    fn words(&self) -> Box<dyn FamilyWords> {
+        Box::new(BitPatterns(Format::F32(*self)))
+    }
+}
+
+impl VerifFamily for TakumFormat {
+    fn words(&self) -> Box<dyn FamilyWords> {
+        Box::new(BitPatterns(Format::Takum(*self)))
     }
 }
 
@@ -229,6 +281,9 @@ impl FamilyWords for LnsRef {
     fn word(&self, r: &mut Rng, _: bool) -> u64 {
         self.operand(r)
     }
+    fn pair(&self, r: &mut Rng) -> (u64, u64) {
+        LnsRef::pair(self, r)
+    }
 }
 
 impl FamilyWords for PositFormat {
@@ -237,6 +292,9 @@ impl FamilyWords for PositFormat {
     }
     fn word(&self, r: &mut Rng, _: bool) -> u64 {
         posit_word(r, *self)
+    }
+    fn pair(&self, r: &mut Rng) -> (u64, u64) {
+        posit_pair(r, *self)
     }
 }
 

@@ -34,7 +34,7 @@ use super::family::hw;
 use super::pe::{ArrayPe, Sideband};
 use super::{start, top_name, Built, GenError, Params, PeKind};
 use crate::ir::{cat, Module, SubModule, E};
-pub(crate) use grid::grid;
+pub(crate) use grid::{grid, pe_designs};
 use pe_module::{pe_gen, pe_module};
 use protocol::{col_skew, row_skew};
 

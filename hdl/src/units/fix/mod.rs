@@ -16,7 +16,7 @@ mod lane;
 
 use lpgen_golden::{FixFormat, Format};
 
-use super::{finish, start, Built, GenError, Params, PeIo};
+use super::{finish, start, Built, GenError, Params, PeIo, PeKind};
 use std::rc::Rc;
 
 use crate::ir::{konst, mux, named, Module, StagePlan, SubModule, E};
@@ -256,6 +256,16 @@ pub(crate) fn fix_pe_boundaries(stages: u32) -> usize {
 
 /// The `fix` array PE: the input register, the product register, then registers on its long
 /// wires and inside its read-out ([`fix_pe_registered`]), up to stages 9.
+/// The fix PE's designs of the lint grid: fix:7:8 at stages 0..=9 up to 2×3 (the lean grid
+/// too), and 0, 2, 4, 7, 9 at 4×4, 2 above.
+pub(crate) fn array_grid(full: bool) -> Vec<Params> {
+    crate::units::array::pe_designs(PeKind::Fix, "fix:7:8", full, |pes| match pes {
+        0..=6 => &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+        7..=16 => &[0, 2, 4, 7, 9],
+        _ => &[2],
+    })
+}
+
 pub(crate) struct FixPe;
 
 pub(crate) static FIX_PE: FixPe = FixPe;

@@ -42,7 +42,7 @@ pub(crate) use fdpa_pe::{array_grid as fdpa_array_grid, check_array as check_fdp
 pub(crate) use fma::{fma, FMA_STAGES};
 pub(crate) use lane::check_hardware;
 pub(crate) use mul::{mul, MUL_STAGES};
-pub(crate) use pe::FLOAT_PE;
+pub(crate) use pe::{array_grid, FLOAT_PE};
 pub(crate) use stochastic::{
     array_header, convert_grid as stochastic_convert_grid, lane_random_bits, lanes_header,
     random_bits, stochastic_header,

@@ -40,6 +40,7 @@ use super::{
 use crate::ir::{cat, konst, mux, signed_bits, signed_konst, Module, StagePlan, E};
 use crate::units::pe::{ArrayPe, Sideband};
 use crate::units::{GenError, Params, PeIo};
+use crate::units::{PeKind, Unit};
 use lpgen_golden::Rounding;
 
 /// The float format of the PE, refusing `:nonan` (whose codes the float decoder does not
@@ -353,4 +354,66 @@ impl ArrayPe for FloatPe {
             None => exact_pe(pe, f, io, state),
         })
     }
+}
+
+/// The float PE's designs of the lint grid: fp8:e4m3 at 0..=2 up to 2×3 (lean 1×1), 0 and 2
+/// at 4×4, 2 above; bf16 1×1 only (0..=2: its PE holds a 587-bit accumulator); with `--acc`,
+/// fp8:e4m3 into bf16 and fp8:e5m2 into float:8:23, 1×1 at 0..=2 (and 2×3 in the full
+/// grid); with `--rounding stochastic:R`, fp8:e4m3 2×2 at 1 (lean), else fp8:e4m3 2×3 and
+/// bf16 1×1 at 0..=2 and fp8:e5m2 4×4 at 2.
+pub(crate) fn array_grid(full: bool) -> Vec<Params> {
+    let mut g =
+        crate::units::array::pe_designs(PeKind::Float, "fp8:e4m3", full, |pes| match (pes, full) {
+            (1, _) | (2..=6, true) => &[0, 1, 2],
+            (7..=16, true) => &[0, 2],
+            (_, true) => &[2],
+            (_, false) => &[],
+        });
+    g.extend(crate::units::array::pe_designs(
+        PeKind::Float,
+        "bf16",
+        full,
+        |pes| {
+            if pes == 1 {
+                &[0, 1, 2]
+            } else {
+                &[]
+            }
+        },
+    ));
+    // Accumulating in a wider float (`--acc`).
+    for (fmt, acc, shape) in [
+        ("fp8:e4m3", "bf16", (1, 1)),
+        ("fp8:e5m2", "float:8:23", (1, 1)),
+        ("fp8:e4m3", "bf16", (2, 3)),
+    ] {
+        if !full && shape != (1, 1) {
+            continue;
+        }
+        for s in 0..=2 {
+            let mut p = Params::new(Unit::Array, fmt.parse().unwrap()).stages(s);
+            (p.rows, p.cols, p.pe) = (shape.0, shape.1, PeKind::Float);
+            p.acc = Some(acc.parse().unwrap());
+            g.push(p);
+        }
+    }
+    // The stochastic read-out: the lean design is the 2×2 one; the full grid has the others.
+    for (fmt, r, shape, stages) in [
+        ("fp8:e4m3", 4, (2, 2), &[1][..]),
+        ("fp8:e4m3", 4, (2, 3), &[0, 1, 2][..]),
+        ("bf16", 8, (1, 1), &[0, 1, 2][..]),
+        ("fp8:e5m2", 12, (4, 4), &[2][..]),
+    ] {
+        if full == (shape == (2, 2)) {
+            continue;
+        }
+        for &s in stages {
+            let mut p = Params::new(Unit::Array, fmt.parse().unwrap())
+                .stages(s)
+                .rounding(lpgen_golden::Rounding::Stochastic(r), 3);
+            (p.rows, p.cols, p.pe) = (shape.0, shape.1, PeKind::Float);
+            g.push(p);
+        }
+    }
+    g
 }

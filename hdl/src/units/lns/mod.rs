@@ -16,7 +16,7 @@ pub(crate) use mac::{kahan, KAHAN_MAX_STAGES, KAHAN_PE, PLAIN_PE};
 
 use lpgen_golden::{Format, GTables, LnsFormat};
 
-use super::{finish, start, Built, GenError, Params, Unit};
+use super::{finish, start, Built, GenError, Params, PeKind, Unit};
 
 use crate::ir::{cat, mux, named, Module, E};
 
@@ -244,6 +244,28 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         g.push(Params::new(Unit::LnsMul, f).stages(0));
         g.push(Params::new(Unit::LnsMul, f).stages(1));
         g.push(Params::new(Unit::LnsAdd, f).stages(1));
+    }
+    g
+}
+
+/// The LNS PEs' designs of the lint grid (Kahan, then plain), lns:5:6: stages 0..=5 up to
+/// 2×3 (the interleaved Kahan loops are stages 3..=5), 0 and 2 at 4×4, 2 above; lean, 1×1
+/// at 0, 1, 2 and the deepest, 5.
+pub(crate) fn array_grid(full: bool) -> Vec<Params> {
+    let mut g = vec![];
+    for pe in [PeKind::LnsKahan, PeKind::LnsPlain] {
+        g.extend(crate::units::array::pe_designs(
+            pe,
+            "lns:5:6",
+            full,
+            |pes| match (pes, full) {
+                (0..=6, true) => &[0, 1, 2, 3, 4, 5],
+                (1, false) => &[0, 1, 2, 5],
+                (7..=16, true) => &[0, 2],
+                (_, true) => &[2],
+                (_, false) => &[],
+            },
+        ));
     }
     g
 }

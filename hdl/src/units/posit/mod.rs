@@ -22,7 +22,7 @@ mod sqrt;
 use lpgen_golden::tapered::Tapered;
 use lpgen_golden::{Format, PositFormat};
 
-use super::{finish, start, Built, GenError, Params, Unit};
+use super::{finish, start, Built, GenError, Params, PeKind, Unit};
 use crate::ir::{cat, konst, mux, named, signed_bits, Module, E};
 use decode::{decode, lzc, magnitude, max_scale, Decoded, Magnitude};
 use encode::encode;
@@ -283,4 +283,19 @@ pub(crate) fn grid(full: bool) -> Vec<Params> {
         }
     }
     g
+}
+
+/// The posit-quire PE's designs of the lint grid, posit:16: stages 0..=8 up to 2×3 (the
+/// registers around the quire are stages 3..=8), 0 and 2 at 4×4, 2 above; lean, 1×1 at 0, 1,
+/// 2 and the deepest, 8.
+pub(crate) fn array_grid(full: bool) -> Vec<Params> {
+    crate::units::array::pe_designs(PeKind::PositQuire, "posit:16", full, |pes| {
+        match (pes, full) {
+            (0..=6, true) => &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+            (1, false) => &[0, 1, 2, 8],
+            (7..=16, true) => &[0, 2],
+            (_, true) => &[2],
+            (_, false) => &[],
+        }
+    })
 }

@@ -114,10 +114,11 @@ pub(crate) fn check_sqrt(p: &Params) -> Result<(), GenError> {
 pub(crate) const ROUNDING_OPS: [AluOp; 4] = [AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Div];
 
 /// Refuses stochastic lanes of a family whose lanes have no stochastic datapath (float
-/// lanes have it), in one line.
+/// lanes have it: [`super::family::HwFamily::has_stochastic_lanes`]), in one line.
 pub(crate) fn check_rounding(p: &Params) -> Result<(), GenError> {
     match (p.rounding, p.format) {
-        (Rounding::Nearest, _) | (_, Format::Float(_)) => Ok(()),
+        (Rounding::Nearest, _) => Ok(()),
+        (_, f) if hw(&f).has_stochastic_lanes() => Ok(()),
         (r, f) => Err(GenError(format!(
             "unit '{}': {f} lanes round to nearest only, not {r} (stochastic lanes: float \
              formats)",

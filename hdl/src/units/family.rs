@@ -38,6 +38,9 @@ pub(crate) trait HwFamily {
     /// `lane_ops` give `AluOp::Sqrt` when `LaneIn::sqrt` (`alu::check_sqrt` refuses the
     /// others before a generator runs).
     fn has_lane_sqrt(&self) -> bool;
+    /// Whether the family's lane has a stochastic datapath (`--rounding stochastic:R`: the
+    /// rounding opcodes draw from a per-lane stream, golden `RoundedOps::binop_with`).
+    fn has_stochastic_lanes(&self) -> bool;
     /// Candidate stage boundaries of `convert` to `to`.
     fn convert_stages(&self, to: Format) -> u32;
     /// `x` of this format converted to `to`.
@@ -100,6 +103,9 @@ impl HwFamily for NoHardware {
         no_hardware(self, "lane")
     }
     fn has_lane_sqrt(&self) -> bool {
+        false
+    }
+    fn has_stochastic_lanes(&self) -> bool {
         false
     }
     fn convert_stages(&self, _: Format) -> u32 {

@@ -195,6 +195,12 @@ pub fn lane_has_sqrt(f: lpgen_golden::Format) -> bool {
     family::hw(&f).has_lane_sqrt()
 }
 
+/// Whether `alu`/`vector` lanes of `f` can be built with `--rounding stochastic:R` (the
+/// family's lane has the stochastic datapath: float's).
+pub fn lane_has_stochastic(f: lpgen_golden::Format) -> bool {
+    family::hw(&f).has_stochastic_lanes()
+}
+
 /// Generates the design `p` selects.
 pub fn generate(p: &Params) -> Result<Design, GenError> {
     crate::limits::check_params(p)?;

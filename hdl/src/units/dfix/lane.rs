@@ -152,6 +152,9 @@ impl HwFamily for DfixFormat {
     fn has_lane_sqrt(&self) -> bool {
         false
     }
+    fn has_stochastic_lanes(&self) -> bool {
+        false
+    }
     fn convert_stages(&self, _: Format) -> u32 {
         1
     }

@@ -193,6 +193,9 @@ impl HwFamily for FixFormat {
     fn has_lane_sqrt(&self) -> bool {
         true
     }
+    fn has_stochastic_lanes(&self) -> bool {
+        false
+    }
     fn convert_stages(&self, to: Format) -> u32 {
         match to {
             Format::Float(_) => 1 + crate::units::float::CONVERT_STAGES,

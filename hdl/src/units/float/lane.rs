@@ -271,6 +271,9 @@ impl HwFamily for FloatFormat {
     fn has_lane_sqrt(&self) -> bool {
         true
     }
+    fn has_stochastic_lanes(&self) -> bool {
+        true
+    }
     fn convert_stages(&self, to: Format) -> u32 {
         match to {
             Format::Float(t) if t == *self => 1,

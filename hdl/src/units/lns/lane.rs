@@ -166,6 +166,9 @@ impl HwFamily for LnsFormat {
     fn has_lane_sqrt(&self) -> bool {
         true
     }
+    fn has_stochastic_lanes(&self) -> bool {
+        false
+    }
     fn convert_stages(&self, _: Format) -> u32 {
         1
     }

@@ -182,6 +182,9 @@ impl<F: TaperedHw> HwFamily for F {
     fn has_lane_sqrt(&self) -> bool {
         true
     }
+    fn has_stochastic_lanes(&self) -> bool {
+        false
+    }
     /// After the input, and inside the encoder between its shift and its rounding.
     fn convert_stages(&self, to: Format) -> u32 {
         if F::of(to) == Some(*self) {

@@ -463,12 +463,11 @@ impl Machine for Rtl {
             )));
         }
         let rounds = matches!(op, AluOp::Add | AluOp::Sub | AluOp::Mul | AluOp::Div);
+        let stochastic = lpgen_hdl::units::lane_has_stochastic(f);
         match (f, draws.rounding) {
             (_, Rounding::Nearest) => self.lanes(f, op, a, b),
-            (Format::Float(_), _) if rounds => {
-                self.vector_run((f, f), op, (a, b), "y", Some(draws))
-            }
-            (Format::Float(_), _) => Err(TrainError(format!(
+            _ if stochastic && rounds => self.vector_run((f, f), op, (a, b), "y", Some(draws)),
+            _ if stochastic => Err(TrainError(format!(
                 "lane {} does not round (a trainer bug: only add, sub, mul and div take draws)",
                 op.name()
             ))),

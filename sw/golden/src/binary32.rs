@@ -80,6 +80,10 @@ impl FamilyFormat for F32 {
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
     }
+    /// binary32 overflows to ∞ (its saturating words are `float:8:23:sat`'s).
+    fn saturating(self) -> Option<Self> {
+        None
+    }
 }
 
 impl Family for F32 {

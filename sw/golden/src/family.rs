@@ -190,6 +190,12 @@ impl Format {
         with_format!(self, f => f.entry())
     }
 
+    /// The format as a per-tensor scaled element: its saturating words
+    /// ([`FamilyFormat::saturating`]), `None` where its family takes no such scale.
+    pub fn saturating(&self) -> Option<Format> {
+        with_format!(self, f => f.saturating().map(Format::from))
+    }
+
     /// The family's name (`posit`).
     pub fn family(&self) -> &'static str {
         self.entry().name

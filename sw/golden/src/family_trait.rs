@@ -134,6 +134,11 @@ pub trait FamilyFormat: Copy + fmt::Display {
     fn parse(fields: &[&str], underflow: bool, whole: &str) -> Result<Self, FormatError>;
     /// The family's registry entry.
     fn entry(&self) -> &'static FamilyEntry;
+    /// The format as the element of a per-tensor scale (`ScaledFormat::per_tensor`): its
+    /// words where a value scaled past the largest one saturates, as TransformerEngine's
+    /// cast to FP8 does; `None` where a family's words take no such scale (dfix words carry
+    /// their own; binary32 overflows to ∞).
+    fn saturating(self) -> Option<Self>;
 }
 
 /// A kind of array PE: the accumulation it performs on its family's words.

@@ -77,6 +77,10 @@ impl FamilyFormat for DfixFormat {
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
     }
+    /// dfix words carry their group's scale, not one a scaling layer gives.
+    fn saturating(self) -> Option<Self> {
+        None
+    }
 }
 
 impl DfixCalc {

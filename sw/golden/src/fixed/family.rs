@@ -61,6 +61,10 @@ impl FamilyFormat for FixFormat {
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
     }
+    /// Fix saturates at its extreme words by its definition.
+    fn saturating(self) -> Option<Self> {
+        Some(self)
+    }
 }
 
 impl Family for FixFormat {

@@ -104,6 +104,10 @@ impl FamilyFormat for FloatFormat {
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
     }
+    /// TransformerEngine's cast: the `:sat` variant (finite words past the largest).
+    fn saturating(self) -> Option<Self> {
+        Some(FloatFormat { sat: true, ..self })
+    }
 }
 
 impl crate::arith::Arith for FloatFormat {

@@ -65,6 +65,10 @@ impl FamilyFormat for LnsFormat {
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
     }
+    /// LNS saturates at ±its largest code.
+    fn saturating(self) -> Option<Self> {
+        Some(self)
+    }
 }
 
 impl Family for Lns {

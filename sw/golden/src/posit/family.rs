@@ -59,6 +59,10 @@ impl FamilyFormat for PositFormat {
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
     }
+    /// Posits saturate at ±maxpos by their definition.
+    fn saturating(self) -> Option<Self> {
+        Some(self)
+    }
 }
 
 impl Family for PositFormat {

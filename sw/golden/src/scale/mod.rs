@@ -400,24 +400,18 @@ impl ScaledFormat {
 impl ScaledFormat {
     /// TransformerEngine's per-tensor scaling of `elem` (issue 50, `lpgen train --scaling`):
     /// one f32 scale for the tensor (the decode scale S = f32(amax · 2^margin / elem_target),
-    /// TE's `scale_inv`), no second level. A float element saturates, as TE's cast to FP8
-    /// does (its finite codes are `elem`'s words); a posit saturates by its definition. The
-    /// other families are refused in one line until someone defines their overflow here.
+    /// TE's `scale_inv`), no second level. The element saturates
+    /// ([`crate::family_trait::FamilyFormat::saturating`]): a float as TE's cast to FP8 does
+    /// (its finite codes are `elem`'s words), posits, takums, fix and LNS by their
+    /// definitions; dfix and binary32 are refused in one line.
     pub fn per_tensor(elem: Format) -> Result<ScaledFormat, FormatError> {
-        let elem = match elem {
-            Format::Float(ff) => Format::Float(FloatFormat { sat: true, ..ff }),
-            Format::Posit(p) => Format::Posit(p),
-            Format::Lns(_)
-            | Format::Fix(_)
-            | Format::Dfix(_)
-            | Format::F32(_)
-            | Format::Takum(_) => {
-                return err(format!(
-                    "per-tensor scaling of {elem}: built for float and posit elements (the \
-                     {} family's overflow under a scale is not defined here yet)",
-                    elem.family()
-                ))
-            }
+        let Some(elem) = elem.saturating() else {
+            return err(format!(
+                "per-tensor scaling of {elem}: the {} family's words take no per-tensor scale \
+                 (dfix words carry their own; binary32 overflows to infinity: use \
+                 float:8:23)",
+                elem.family()
+            ));
         };
         let scale: Scale = "f32".parse()?;
         let f = ScaledFormat {

@@ -524,3 +524,21 @@ fn posit_elements_round_from_parts_as_from_the_exact_ratio() {
     assert_eq!(by_ratio(&f, x, s, one), 0x41);
     assert_eq!(f.elem_code(x, s, one).unwrap(), 0x41);
 }
+
+/// A per-tensor element saturates: a float takes its `:sat` words, posits, takums, fix and
+/// LNS their own; dfix and binary32 are refused in one line.
+#[test]
+fn per_tensor_elements_saturate_or_are_refused() {
+    let pt = |s: &str| ScaledFormat::per_tensor(s.parse().unwrap());
+    assert_eq!(
+        pt("fp8:e4m3").unwrap().elem,
+        "float:4:3:fn:sat".parse().unwrap()
+    );
+    for s in ["posit:8:2", "takum:8", "fix:3:4", "lns:5:6"] {
+        assert_eq!(pt(s).unwrap().elem, s.parse().unwrap(), "{s}");
+    }
+    for s in ["dfix:8", "f32"] {
+        let e = pt(s).unwrap_err();
+        assert!(!e.0.contains('\n') && e.0.contains(s), "{s}: {e}");
+    }
+}

@@ -58,6 +58,10 @@ impl FamilyFormat for TakumFormat {
     fn entry(&self) -> &'static FamilyEntry {
         &FAMILY
     }
+    /// Takums saturate at ±their largest value, as posits do.
+    fn saturating(self) -> Option<Self> {
+        Some(self)
+    }
 }
 
 /// The rounded sums' working form is the word itself.

@@ -19,6 +19,8 @@ FAMILIES = {"lns", "posit", "fix", "fixed", "float", "float_words", "dfix", "q8"
 # File: the reason it is a registration.
 REGISTRATIONS = {
     "hdl/src/units/family.rs": "the generators' family table: each family's units and PEs",
+    "verif/src/drivers/mod.rs": "the drivers' registry: each unit's driver, and the array PE "
+                                "kinds whose arrays have drivers of their own (dfix, MX, fdpa, NVFP4)",
 }
 
 def files(rev):

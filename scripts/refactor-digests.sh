@@ -49,6 +49,8 @@ runs=(
   "fp8-recipe|$mlp --precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2"
   "mx|$mlp --format mx:fp8:e4m3"
   "lenet5-bf16|--epochs 1 --format bf16 --model lenet5 --train-limit 40 --test-limit 10"
+  "fp8-scaled|$mlp --precision O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2 --scaling all=delayed"
+  "nvfp4-rht-sr|$mlp --format bf16 --scaling FB=nvfp4,G=nvfp4+rht16+sr"
   "fdpa-promote|--epochs 1 --hidden 8 --train-limit 40 --test-limit 10 --lr 0.05 --format bf16 --quire --accumulate matmul=fdpa:32:13:rz-e8m13:promote64"
 )
 if [ "$RTL" = 1 ]; then

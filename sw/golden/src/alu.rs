@@ -238,9 +238,11 @@ pub fn convert(from: &Calc, to: &Calc, a: Bits) -> Bits {
 
 /// The calculator `convert` uses for `c`: f32's is `float:8:23`'s ([`convert_format`]).
 fn as_float(c: &Calc) -> Calc {
-    match c {
-        Calc::F32(x) => Calc::Float(x.as_float()),
-        other => *other,
+    let (f, canonical) = (c.format(), c.format().canonical());
+    if canonical == f {
+        *c
+    } else {
+        canonical.calc()
     }
 }
 
@@ -273,10 +275,7 @@ pub fn convert_rounding(f: Format, t: Format, rounding: Rounding) -> Result<(), 
 /// The format the `convert` unit converts `f` as: f32 as `float:8:23` (the same words), any
 /// other format itself.
 pub fn convert_format(f: Format) -> Format {
-    match f {
-        Format::F32(x) => Format::Float(x.as_float()),
-        other => other,
-    }
+    f.canonical()
 }
 
 /// Refuses a pair the `convert` unit does not convert: it converts within one family that

@@ -84,6 +84,11 @@ impl FamilyFormat for F32 {
     fn saturating(self) -> Option<Self> {
         None
     }
+    /// `float:8:23`: binary32's words and rounding in the float family, which has the
+    /// hardware (`convert`, lanes) and the accumulators binary32 lacks.
+    fn canonical(self) -> crate::Format {
+        crate::Format::Float(self.as_float())
+    }
 }
 
 impl Family for F32 {

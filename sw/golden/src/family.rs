@@ -190,6 +190,12 @@ impl Format {
         with_format!(self, f => f.entry())
     }
 
+    /// The format of these words in the family with every operation
+    /// ([`FamilyFormat::canonical`]: f32 is `float:8:23`, every other format its own).
+    pub fn canonical(&self) -> Format {
+        with_format!(self, f => f.canonical())
+    }
+
     /// The format as a per-tensor scaled element: its saturating words
     /// ([`FamilyFormat::saturating`]), `None` where its family takes no such scale.
     pub fn saturating(&self) -> Option<Format> {

@@ -139,6 +139,10 @@ pub trait FamilyFormat: Copy + fmt::Display {
     /// cast to FP8 does; `None` where a family's words take no such scale (dfix words carry
     /// their own; binary32 overflows to ∞).
     fn saturating(self) -> Option<Self>;
+    /// The format of these words in the family with every operation: binary32 (`f32`, the
+    /// fast backend's, without hardware or accumulators of its own) is `float:8:23`; every
+    /// other format is its own.
+    fn canonical(self) -> crate::Format;
 }
 
 /// A kind of array PE: the accumulation it performs on its family's words.

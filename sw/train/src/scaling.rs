@@ -216,9 +216,10 @@ fn tensor_wide(stage: Format, element: Format) -> Result<Format, lpgen_golden::F
 /// the float family's binary32, whose words and rounding are f32's ([`lpgen_golden::F32::as_float`]):
 /// Σ a·b exactly, rounded once to binary32.
 fn sum_format(wide: Format, acc: Accumulate) -> Format {
-    match wide {
-        Format::F32(f) if !wide.entry().offers(acc.mode()) => Format::Float(f.as_float()),
-        other => other,
+    if wide.entry().offers(acc.mode()) {
+        wide
+    } else {
+        wide.canonical()
     }
 }
 

@@ -18,8 +18,8 @@ mod dfix;
 mod dfix_lane;
 mod fdpa;
 mod fdpa_array;
+mod float_fma;
 mod float_words;
-mod fma;
 mod kahan;
 mod lane_sr;
 mod mac;
@@ -224,7 +224,7 @@ fn plan(p: &Params, mode: Mode) -> Result<Plan> {
         | Unit::PositMul
         | Unit::FloatAdd
         | Unit::FloatMul => binary::plan(p, mode),
-        Unit::FloatFma => fma::plan(p, mode),
+        Unit::FloatFma => float_fma::plan(p, mode),
         Unit::LnsKahan => kahan::plan(p, mode),
         Unit::PositMac | Unit::FixMac => mac::plan(p, mode),
         Unit::Array if p.pe == PeKind::Dfix => dfix::plan_array(p, mode),

@@ -81,6 +81,9 @@ impl FamilyFormat for DfixFormat {
     fn saturating(self) -> Option<Self> {
         None
     }
+    fn canonical(self) -> crate::Format {
+        self.into()
+    }
 }
 
 impl DfixCalc {

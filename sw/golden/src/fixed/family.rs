@@ -65,6 +65,9 @@ impl FamilyFormat for FixFormat {
     fn saturating(self) -> Option<Self> {
         Some(self)
     }
+    fn canonical(self) -> crate::Format {
+        self.into()
+    }
 }
 
 impl Family for FixFormat {

@@ -108,6 +108,9 @@ impl FamilyFormat for FloatFormat {
     fn saturating(self) -> Option<Self> {
         Some(FloatFormat { sat: true, ..self })
     }
+    fn canonical(self) -> crate::Format {
+        self.into()
+    }
 }
 
 impl crate::arith::Arith for FloatFormat {

@@ -69,6 +69,9 @@ impl FamilyFormat for LnsFormat {
     fn saturating(self) -> Option<Self> {
         Some(self)
     }
+    fn canonical(self) -> crate::Format {
+        self.into()
+    }
 }
 
 impl Family for Lns {

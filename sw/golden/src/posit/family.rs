@@ -63,6 +63,9 @@ impl FamilyFormat for PositFormat {
     fn saturating(self) -> Option<Self> {
         Some(self)
     }
+    fn canonical(self) -> crate::Format {
+        self.into()
+    }
 }
 
 impl Family for PositFormat {

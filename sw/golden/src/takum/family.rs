@@ -62,6 +62,9 @@ impl FamilyFormat for TakumFormat {
     fn saturating(self) -> Option<Self> {
         Some(self)
     }
+    fn canonical(self) -> crate::Format {
+        self.into()
+    }
 }
 
 /// The rounded sums' working form is the word itself.

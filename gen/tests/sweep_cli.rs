@@ -55,6 +55,7 @@ columns = [
   {{ header = "error", value = "last:test_error" }},
   {{ header = "train loss", value = "last:train_loss", digits = 4 }},
   {{ header = "error by seed", value = "each:test_error", digits = 3 }},
+  {{ header = "error / f32", value = "ratio:test_error:f32", digits = 3 }},
 ]
 "#,
         data.display()
@@ -91,12 +92,24 @@ fn metrics(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The mean over seeds 1 and 2 of `row`'s last test error, in percent.
+fn mean_error(results: &Path, row: &str) -> f64 {
+    [1, 2]
+        .iter()
+        .map(|s| {
+            let m = metrics(&results.join(format!("{row}-s{s}")));
+            50.0 * (1.0 - m.last().unwrap()["test_acc"].as_f64().unwrap())
+        })
+        .sum()
+}
+
 /// The table line of `row`, computed here from the run directories' metrics.
 fn expected_line(results: &Path, row: &str, options: &str, paper: &str) -> String {
     let runs: Vec<Vec<Value>> = [1, 2]
         .iter()
         .map(|s| metrics(&results.join(format!("{row}-s{s}"))))
         .collect();
+    let ratio = mean_error(results, row) / mean_error(results, "f32");
     let f = |m: &Value, k: &str| m[k].as_f64().unwrap();
     let by_epoch: Vec<String> = (0..2)
         .map(|e| {
@@ -117,7 +130,7 @@ fn expected_line(results: &Path, row: &str, options: &str, paper: &str) -> Strin
     let (loss, loss_sd) = stats([0, 1].map(|i| f(&runs[i][1], "train_loss")));
     let each = [0, 1].map(|i| format!("{:.3}", 100.0 * (1.0 - f(&runs[i][1], "test_acc"))));
     format!(
-        "| {row} | `{options}` | {paper} | 2 | {} % | {err:.2} ± {err_sd:.2} % | {loss:.4} ± {loss_sd:.4} | {} % |",
+        "| {row} | `{options}` | {paper} | 2 | {} % | {err:.2} ± {err_sd:.2} % | {loss:.4} ± {loss_sd:.4} | {} % | {ratio:.3} |",
         by_epoch.join(", "),
         each.join(", ")
     )
@@ -164,7 +177,7 @@ fn the_grid_runs_once_resumes_and_renders_from_its_records() {
     let at = lines.iter().position(|l| l.starts_with("| row |")).unwrap();
     assert_eq!(
         lines[at + 1],
-        "| --- | --- | --- | --- | --- | ---: | ---: | --- |"
+        "| --- | --- | --- | --- | --- | ---: | ---: | --- | --- |"
     );
     assert_eq!(
         lines[at + 2],
@@ -281,6 +294,10 @@ fn bad_experiments_get_one_line() {
     refused(&["sweep", f], "--seed is the runner's to give");
     with(&|t| t.replace("last:train_loss", "final:train_loss"));
     refused(&["sweep", f], "column value \"final:train_loss\"");
+    with(&|t| t.replace("ratio:test_error:f32", "ratio:test_error:f16"));
+    refused(&["sweep", f], "\"f16\" is not a row");
+    with(&|t| t.replace("ratio:test_error:f32", "ratio:test_error"));
+    refused(&["sweep", f], "column value \"ratio:test_error\"");
     with(&|t| t.replace("seeds = [1, 2]", "seeds = []"));
     refused(&["sweep", f], "seeds is empty");
     with(&|t| t.to_string());

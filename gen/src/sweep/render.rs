@@ -24,6 +24,9 @@ pub enum Value {
     Last(Metric),
     /// The last epoch's figure of each seed, in seed order.
     Each(Metric),
+    /// The last epoch's figure, its mean over seeds divided by that of another row (seed
+    /// 002's "normalized test error": `ratio:test_error:f32`).
+    Ratio(Metric, String),
 }
 
 /// A figure of the metrics' lines.
@@ -61,6 +64,10 @@ impl Value {
             Some(("epochs", m)) => Value::Epochs(metric(m)?),
             Some(("last", m)) => Value::Last(metric(m)?),
             Some(("each", m)) => Value::Each(metric(m)?),
+            Some(("ratio", rest)) => match rest.split_once(':') {
+                Some((m, row)) if !row.is_empty() => Value::Ratio(metric(m)?, row.to_string()),
+                _ => return Err(unknown(s)),
+            },
             Some(_) => return Err(unknown(s)),
         })
     }
@@ -69,7 +76,7 @@ impl Value {
 fn unknown(s: &str) -> String {
     format!(
         "column value {s:?}: expected row, options, paper, seeds, label:KEY, epochs:METRIC, \
-         last:METRIC or each:METRIC"
+         last:METRIC, each:METRIC or ratio:METRIC:ROW"
     )
 }
 
@@ -116,7 +123,28 @@ fn mean_sd(xs: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
-fn cell(c: &Column, value: &Value, row: &Row, runs: &[&Json]) -> Result<String, String> {
+/// The last epoch's figure of each run.
+fn last_figures(m: &Metric, row: &Row, runs: &[&Json]) -> Result<Vec<f64>, String> {
+    runs.iter()
+        .map(|r| {
+            let ms = r["metrics"].as_array().cloned().unwrap_or_default();
+            let last = ms
+                .last()
+                .ok_or_else(|| format!("row {:?}: a record has no epochs", row.name))?;
+            m.of(last)
+                .ok_or_else(|| format!("row {:?}: a record lacks {m:?}", row.name))
+        })
+        .collect()
+}
+
+/// A cell; `base` is the mean a `ratio:` column divides by (`None`: its row has no runs).
+fn cell(
+    c: &Column,
+    value: &Value,
+    row: &Row,
+    runs: &[&Json],
+    base: Option<f64>,
+) -> Result<String, String> {
     let metrics = |r: &Json| r["metrics"].as_array().cloned().unwrap_or_default();
     let figure = |m: &Metric, line: &Json| {
         m.of(line)
@@ -136,6 +164,13 @@ fn cell(c: &Column, value: &Value, row: &Row, runs: &[&Json]) -> Result<String, 
             .cloned()
             .ok_or_else(|| format!("row {:?} has no label {k:?}", row.name))?,
         // A field no run has (the plain run's bytes exchanged): an empty cell.
+        Value::Ratio(m, _) => match base {
+            Some(b) => {
+                let xs = last_figures(m, row, runs)?;
+                format!("{:.*}", c.digits.unwrap_or(2), mean_sd(&xs).0 / b)
+            }
+            None => String::new(),
+        },
         Value::Last(m) | Value::Epochs(m) | Value::Each(m)
             if runs
                 .iter()
@@ -156,16 +191,7 @@ fn cell(c: &Column, value: &Value, row: &Row, runs: &[&Json]) -> Result<String, 
             format!("{}{}", figs.join(", "), unit(m))
         }
         Value::Last(m) | Value::Each(m) => {
-            let xs = runs
-                .iter()
-                .map(|r| {
-                    let ms = metrics(r);
-                    let last = ms
-                        .last()
-                        .ok_or_else(|| format!("row {:?}: a record has no epochs", row.name))?;
-                    figure(m, last)
-                })
-                .collect::<Result<Vec<f64>, String>>()?;
+            let xs = last_figures(m, row, runs)?;
             let (mean, sd) = mean_sd(&xs);
             let d = digits(m);
             match value {
@@ -178,6 +204,24 @@ fn cell(c: &Column, value: &Value, row: &Row, runs: &[&Json]) -> Result<String, 
             }
         }
     })
+}
+
+/// The mean over seeds of the last figure of a `ratio:` column's base row (`None`: not a
+/// ratio, or the base row has no runs yet).
+fn base_mean(exp: &Experiment, v: &Value, records: &[Json]) -> Result<Option<f64>, String> {
+    let Value::Ratio(m, name) = v else {
+        return Ok(None);
+    };
+    let row = exp
+        .rows
+        .iter()
+        .find(|r| &r.name == name)
+        .ok_or_else(|| format!("ratio: {name:?} is not a row"))?;
+    let runs = runs_of(exp, row, records);
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(mean_sd(&last_figures(m, row, &runs)?).0))
 }
 
 /// The markdown lines of table `t`: the rows with records, in the table's order.
@@ -232,7 +276,7 @@ pub fn table(exp: &Experiment, t: &Table, records: &[Json]) -> Result<String, St
             .columns
             .iter()
             .zip(&values)
-            .map(|(c, v)| cell(c, v, row, &runs))
+            .map(|(c, v)| cell(c, v, row, &runs, base_mean(exp, v, records)?))
             .collect::<Result<Vec<_>, _>>()?;
         lines.push(format!("| {} |", cells.join(" | ")));
     }

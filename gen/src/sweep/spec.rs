@@ -72,7 +72,8 @@ pub struct Column {
     pub header: String,
     /// What the cell holds: `row`, `options`, `paper`, `seeds`, `label:KEY`,
     /// `epochs:METRIC` (every epoch, mean over seeds) or `last:METRIC` (the last epoch, mean
-    /// ± sd over seeds); METRIC is a field of the run's metrics (`test_acc`, `train_loss`,
+    /// ± sd over seeds), `each:METRIC` (the last epoch of each seed) or `ratio:METRIC:ROW` (the
+    /// last epoch's mean over seeds divided by ROW's); METRIC is a field of the run's metrics (`test_acc`, `train_loss`,
     /// …) or `test_error` (1 − test_acc); accuracies and errors print in percent.
     pub value: String,
     /// Decimals (default: 2 for percentages, 3 otherwise).
@@ -158,7 +159,14 @@ impl Experiment {
                 }
             }
             for c in &t.columns {
-                Value::parse(&c.value).map_err(|e| bad(file, e))?;
+                if let Value::Ratio(_, base) = Value::parse(&c.value).map_err(|e| bad(file, e))? {
+                    if !names.contains(base.as_str()) {
+                        return Err(bad(
+                            file,
+                            format!("column {:?}: {base:?} is not a row", c.header),
+                        ));
+                    }
+                }
                 if !matches!(c.align.as_deref(), None | Some("left" | "right")) {
                     return Err(bad(
                         file,

@@ -24,6 +24,9 @@ pub enum Value {
     Last(Metric),
     /// The last epoch's figure of each seed, in seed order.
     Each(Metric),
+    /// Each run's best epoch (the highest accuracy; the lowest error or other figure), the
+    /// mean over seeds (seed 003 reports best errors).
+    Best(Metric),
     /// The last epoch's figure, its mean over seeds divided by that of another row (seed
     /// 002's "normalized test error": `ratio:test_error:f32`).
     Ratio(Metric, String),
@@ -64,6 +67,7 @@ impl Value {
             Some(("epochs", m)) => Value::Epochs(metric(m)?),
             Some(("last", m)) => Value::Last(metric(m)?),
             Some(("each", m)) => Value::Each(metric(m)?),
+            Some(("best", m)) => Value::Best(metric(m)?),
             Some(("ratio", rest)) => match rest.split_once(':') {
                 Some((m, row)) if !row.is_empty() => Value::Ratio(metric(m)?, row.to_string()),
                 _ => return Err(unknown(s)),
@@ -76,11 +80,16 @@ impl Value {
 fn unknown(s: &str) -> String {
     format!(
         "column value {s:?}: expected row, options, paper, seeds, label:KEY, epochs:METRIC, \
-         last:METRIC, each:METRIC or ratio:METRIC:ROW"
+         last:METRIC, each:METRIC, best:METRIC or ratio:METRIC:ROW"
     )
 }
 
 impl Metric {
+    /// Whether a higher figure is the better (accuracies).
+    fn higher_is_better(&self) -> bool {
+        matches!(self, Metric::Percent(_))
+    }
+
     /// The figure of one metrics line, in the unit it prints in.
     fn of(&self, line: &Json) -> Option<f64> {
         match self {
@@ -171,7 +180,7 @@ fn cell(
             }
             None => String::new(),
         },
-        Value::Last(m) | Value::Epochs(m) | Value::Each(m)
+        Value::Last(m) | Value::Epochs(m) | Value::Each(m) | Value::Best(m)
             if runs
                 .iter()
                 .all(|r| metrics(r).iter().all(|l| m.of(l).is_none())) =>
@@ -189,6 +198,22 @@ fn cell(
                 figs.push(format!("{:.*}", digits(m), mean_sd(&xs).0));
             }
             format!("{}{}", figs.join(", "), unit(m))
+        }
+        Value::Best(m) => {
+            let mut bests = vec![];
+            for r in runs {
+                let xs = metrics(r)
+                    .iter()
+                    .map(|l| figure(m, l))
+                    .collect::<Result<Vec<f64>, String>>()?;
+                let best = if m.higher_is_better() {
+                    xs.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                } else {
+                    xs.iter().copied().fold(f64::INFINITY, f64::min)
+                };
+                bests.push(best);
+            }
+            format!("{:.*}{}", digits(m), mean_sd(&bests).0, unit(m))
         }
         Value::Last(m) | Value::Each(m) => {
             let xs = last_figures(m, row, runs)?;

@@ -72,7 +72,8 @@ pub struct Column {
     pub header: String,
     /// What the cell holds: `row`, `options`, `paper`, `seeds`, `label:KEY`,
     /// `epochs:METRIC` (every epoch, mean over seeds) or `last:METRIC` (the last epoch, mean
-    /// ± sd over seeds), `each:METRIC` (the last epoch of each seed) or `ratio:METRIC:ROW` (the
+    /// ± sd over seeds), `each:METRIC` (the last epoch of each seed), `best:METRIC` (each run's best epoch, the
+    /// mean over seeds) or `ratio:METRIC:ROW` (the
     /// last epoch's mean over seeds divided by ROW's); METRIC is a field of the run's metrics (`test_acc`, `train_loss`,
     /// …) or `test_error` (1 − test_acc); accuracies and errors print in percent.
     pub value: String,

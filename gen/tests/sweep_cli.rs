@@ -35,6 +35,9 @@ page = "small.md"
 options = "--dataset {} --hidden 8 --epochs 2 --train-limit 100 --test-limit 50 --threads 1"
 seeds = [1, 2]
 
+[evals]
+f32 = "--format f32 --dataset {} --train-limit 100 --test-limit 50 --threads 1"
+
 [[rows]]
 name = "f32"
 options = "--backend f32"
@@ -57,8 +60,10 @@ columns = [
   {{ header = "error by seed", value = "each:test_error", digits = 3 }},
   {{ header = "error / f32", value = "ratio:test_error:f32", digits = 3 }},
   {{ header = "best error", value = "best:test_error" }},
+  {{ header = "error in f32", value = "eval:f32:test_error" }},
 ]
 "#,
+        data.display(),
         data.display()
     );
     let file = dir.join("small.toml");
@@ -104,6 +109,36 @@ fn mean_error(results: &Path, row: &str) -> f64 {
         .sum()
 }
 
+/// `row`'s test error evaluated in f32 (`lpgen eval`, run here), mean ± sd over seeds 1, 2.
+fn eval_error(results: &Path, row: &str) -> String {
+    let data = root().join("data/mnist-300");
+    let errs: Vec<f64> = [1, 2]
+        .iter()
+        .map(|s| {
+            let dir = results.join(format!("{row}-s{s}"));
+            let out = lpgen(&[
+                "eval",
+                "--checkpoint",
+                dir.to_str().unwrap(),
+                "--format",
+                "f32",
+                "--dataset",
+                data.to_str().unwrap(),
+                "--train-limit",
+                "100",
+                "--test-limit",
+                "50",
+            ]);
+            let text = String::from_utf8_lossy(&out.stdout).to_string();
+            let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+            100.0 * (1.0 - v["test_acc"].as_f64().unwrap())
+        })
+        .collect();
+    let mean = (errs[0] + errs[1]) / 2.0;
+    let sd = ((errs[0] - mean).powi(2) + (errs[1] - mean).powi(2)).sqrt();
+    format!("{mean:.2} ± {sd:.2} %")
+}
+
 /// The table line of `row`, computed here from the run directories' metrics.
 fn expected_line(results: &Path, row: &str, options: &str, paper: &str) -> String {
     let runs: Vec<Vec<Value>> = [1, 2]
@@ -138,9 +173,10 @@ fn expected_line(results: &Path, row: &str, options: &str, paper: &str) -> Strin
     let (loss, loss_sd) = stats([0, 1].map(|i| f(&runs[i][1], "train_loss")));
     let each = [0, 1].map(|i| format!("{:.3}", 100.0 * (1.0 - f(&runs[i][1], "test_acc"))));
     format!(
-        "| {row} | `{options}` | {paper} | 2 | {} % | {err:.2} ± {err_sd:.2} % | {loss:.4} ± {loss_sd:.4} | {} % | {ratio:.3} | {best:.2} % |",
+        "| {row} | `{options}` | {paper} | 2 | {} % | {err:.2} ± {err_sd:.2} % | {loss:.4} ± {loss_sd:.4} | {} % | {ratio:.3} | {best:.2} % | {} |",
         by_epoch.join(", "),
-        each.join(", ")
+        each.join(", "),
+        eval_error(results, row)
     )
 }
 
@@ -168,6 +204,13 @@ fn the_grid_runs_once_resumes_and_renders_from_its_records() {
             .unwrap()
             .contains(&format!("--seed {}", r["seed"])));
         assert!(r["wall_s"].as_f64().unwrap() >= 0.0);
+        // The eval after the run: its command on the run's checkpoint, and its figures.
+        let e = &r["evals"]["f32"];
+        assert!(e["command"]
+            .as_str()
+            .unwrap()
+            .starts_with("lpgen eval --checkpoint "));
+        assert!(e["metrics"]["test_acc"].as_f64().is_some());
         assert_eq!(r["metrics"].as_array().unwrap().len(), 2);
     }
     // The seeds differ, so the sd is not zero and the mean is a mean.
@@ -185,7 +228,7 @@ fn the_grid_runs_once_resumes_and_renders_from_its_records() {
     let at = lines.iter().position(|l| l.starts_with("| row |")).unwrap();
     assert_eq!(
         lines[at + 1],
-        "| --- | --- | --- | --- | --- | ---: | ---: | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | ---: | ---: | --- | --- | --- | ---: |"
     );
     assert_eq!(
         lines[at + 2],
@@ -248,6 +291,25 @@ fn the_grid_runs_once_resumes_and_renders_from_its_records() {
         page2.lines().find(|l| l.starts_with("| posit8 |")).unwrap(),
         expected_line(&results, "posit8", "--format posit:8:2 --batch 10", "")
     );
+
+    // An eval added later: every run is to do again, resumed from its finished checkpoint
+    // (nothing trained again), to be evaluated.
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace(
+            "[evals]\n",
+            "[evals]\nagain = \"--format f32 --test-limit 10\"\n",
+        ),
+    )
+    .unwrap();
+    let dry = sweep(&file, &results, &["--dry-run"]);
+    assert!(
+        dry.contains("4 runs to do")
+            && dry.matches("--resume").count() == 4
+            && dry.matches("lpgen eval --checkpoint").count() == 8,
+        "{dry}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -302,6 +364,8 @@ fn bad_experiments_get_one_line() {
     refused(&["sweep", f], "--seed is the runner's to give");
     with(&|t| t.replace("last:train_loss", "final:train_loss"));
     refused(&["sweep", f], "column value \"final:train_loss\"");
+    with(&|t| t.replace("eval:f32:test_error", "eval:lns:test_error"));
+    refused(&["sweep", f], "\"lns\" is not one of the evals");
     with(&|t| t.replace("ratio:test_error:f32", "ratio:test_error:f16"));
     refused(&["sweep", f], "\"f16\" is not a row");
     with(&|t| t.replace("ratio:test_error:f32", "ratio:test_error"));

@@ -89,14 +89,18 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> CliResult {
         let records = read_records(&records_path)?;
         let mut todo: Vec<Run> = runs
             .into_iter()
-            .filter(|r| !has_record(&records, r))
+            .filter(|r| !has_record(&exp, &records, r))
             .collect();
-        // A run recorded with other options (the row changed) starts over: its directory
-        // holds the old run's checkpoint, which `--resume` must not continue.
+        // A run whose last record has other options (the row changed) starts over: its
+        // directory holds that run's checkpoint, which `--resume` must not continue. One
+        // whose last record has the same options but other evals resumes (a finished run
+        // trains no more) and is evaluated.
         for r in &mut todo {
-            r.fresh = records
+            let last = records
                 .iter()
-                .any(|v| v["row"] == r.row.as_str() && v["seed"] == r.seed);
+                .rev()
+                .find(|v| v["row"] == r.row.as_str() && v["seed"] == r.seed);
+            r.fresh = last.is_some_and(|v| v["args"] != r.args.as_str());
         }
         emit(
             out,
@@ -110,6 +114,10 @@ pub fn run(a: &SweepArgs, out: &mut dyn Write) -> CliResult {
         if a.dry_run {
             for r in &todo {
                 emit(out, &command_line(&train_args(r)))?;
+                for args in exp.evals.values() {
+                    let at = format!("eval --checkpoint {}", r.dir.display());
+                    emit(out, &command_line(&[at, expand(args).join(" ")]))?;
+                }
             }
             return Ok(());
         }
@@ -167,24 +175,33 @@ pub(crate) fn read_records(path: &Path) -> CliResult<Vec<Value>> {
         .collect()
 }
 
-fn has_record(records: &[Value], r: &Run) -> bool {
-    records
-        .iter()
-        .any(|v| v["row"] == r.row.as_str() && v["seed"] == r.seed && v["args"] == r.args.as_str())
+fn has_record(exp: &Experiment, records: &[Value], r: &Run) -> bool {
+    records.iter().any(|v| {
+        v["row"] == r.row.as_str()
+            && v["seed"] == r.seed
+            && v["args"] == r.args.as_str()
+            && exp
+                .evals
+                .iter()
+                .all(|(name, args)| v["evals"][name]["args"] == args.as_str())
+    })
+}
+
+/// `{datasets}` of an experiment's options: `$LPGEN_DATASETS`, or `../shared/datasets`.
+fn expand(args: &str) -> Vec<String> {
+    let datasets =
+        std::env::var("LPGEN_DATASETS").unwrap_or_else(|_| "../shared/datasets".to_string());
+    args.replace("{datasets}", &datasets)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
 }
 
 /// `lpgen train`'s argument words for run `r`, `{datasets}` expanded, `--resume` when its
 /// directory holds a checkpoint.
 fn train_args(r: &Run) -> Vec<String> {
-    let datasets =
-        std::env::var("LPGEN_DATASETS").unwrap_or_else(|_| "../shared/datasets".to_string());
     let mut words = vec!["train".to_string()];
-    words.extend(
-        r.args
-            .replace("{datasets}", &datasets)
-            .split_whitespace()
-            .map(str::to_string),
-    );
+    words.extend(expand(&r.args));
     words.extend(["--out".to_string(), r.dir.display().to_string()]);
     if !r.fresh && r.dir.join("checkpoint.lpck").is_file() {
         words.push("--resume".into());
@@ -210,7 +227,8 @@ fn execute(
 ) -> CliResult {
     let lpgen = std::env::current_exe()?;
     let queue = Mutex::new(todo.into_iter().collect::<VecDeque<Run>>());
-    let (send, done) = mpsc::channel::<(Run, Vec<String>, Result<(f64, Vec<Value>), String>)>();
+    type Done = (f64, Vec<Value>, Value);
+    let (send, done) = mpsc::channel::<(Run, Vec<String>, Result<Done, String>)>();
     let mut failed = vec![];
     std::thread::scope(|s| -> CliResult {
         for _ in 0..jobs {
@@ -232,6 +250,9 @@ fn execute(
                 } else {
                     train(lpgen, &words, &r.dir)
                 };
+                let result = result.and_then(|(seconds, metrics)| {
+                    Ok((seconds, metrics, evaluate(lpgen, exp, &r.dir)?))
+                });
                 if send.send((r, words, result)).is_err() {
                     break;
                 }
@@ -240,12 +261,15 @@ fn execute(
         drop(send);
         for (r, words, result) in done {
             match result {
-                Ok((seconds, metrics)) => {
-                    let record = json!({
+                Ok((seconds, metrics, evals)) => {
+                    let mut record = json!({
                         "row": r.row, "seed": r.seed, "args": r.args,
                         "command": command_line(&words), "wall_s": (seconds * 10.0).round() / 10.0,
                         "metrics": metrics,
                     });
+                    if !exp.evals.is_empty() {
+                        record["evals"] = evals;
+                    }
                     append_record(records_path, &record)?;
                     emit(
                         out,
@@ -296,6 +320,40 @@ fn train(lpgen: &Path, words: &[String], dir: &Path) -> Result<(f64, Vec<Value>)
         .map(|l| serde_json::from_str(l).map_err(|e| e.to_string()))
         .collect::<Result<Vec<Value>, String>>()?;
     Ok((seconds, metrics))
+}
+
+/// The experiment's evals of the run in `dir`, by name: each `lpgen eval` command's options,
+/// command line and the figures of its last output line (a JSON object).
+fn evaluate(lpgen: &Path, exp: &Experiment, dir: &Path) -> Result<Value, String> {
+    let mut evals = serde_json::Map::new();
+    for (name, args) in &exp.evals {
+        let mut words = vec![
+            "eval".to_string(),
+            "--checkpoint".to_string(),
+            dir.display().to_string(),
+        ];
+        words.extend(expand(args));
+        let out = std::process::Command::new(lpgen)
+            .args(&words)
+            .output()
+            .map_err(|e| e.to_string())?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            return Err(format!(
+                "eval {name}: {}",
+                err.lines().last().unwrap_or("failed")
+            ));
+        }
+        let line = stdout.lines().last().unwrap_or_default();
+        let metrics: Value = serde_json::from_str(line)
+            .map_err(|e| format!("eval {name}: its last line is not a JSON object: {e}"))?;
+        evals.insert(
+            name.clone(),
+            json!({"args": args, "command": command_line(&words), "metrics": metrics}),
+        );
+    }
+    Ok(Value::Object(evals))
 }
 
 /// Appends a record: the whole file written anew, atomically, so that an interrupted sweep

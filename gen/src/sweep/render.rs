@@ -27,6 +27,9 @@ pub enum Value {
     /// Each run's best epoch (the highest accuracy; the lowest error or other figure), the
     /// mean over seeds (seed 003 reports best errors).
     Best(Metric),
+    /// An eval's figure (`evals` of the experiment: `lpgen eval` after each run), mean ± sd
+    /// over seeds.
+    Eval(String, Metric),
     /// The last epoch's figure, its mean over seeds divided by that of another row (seed
     /// 002's "normalized test error": `ratio:test_error:f32`).
     Ratio(Metric, String),
@@ -68,6 +71,10 @@ impl Value {
             Some(("last", m)) => Value::Last(metric(m)?),
             Some(("each", m)) => Value::Each(metric(m)?),
             Some(("best", m)) => Value::Best(metric(m)?),
+            Some(("eval", rest)) => match rest.split_once(':') {
+                Some((name, m)) if !name.is_empty() => Value::Eval(name.to_string(), metric(m)?),
+                _ => return Err(unknown(s)),
+            },
             Some(("ratio", rest)) => match rest.split_once(':') {
                 Some((m, row)) if !row.is_empty() => Value::Ratio(metric(m)?, row.to_string()),
                 _ => return Err(unknown(s)),
@@ -80,7 +87,7 @@ impl Value {
 fn unknown(s: &str) -> String {
     format!(
         "column value {s:?}: expected row, options, paper, seeds, label:KEY, epochs:METRIC, \
-         last:METRIC, each:METRIC, best:METRIC or ratio:METRIC:ROW"
+         last:METRIC, each:METRIC, best:METRIC, eval:NAME:METRIC or ratio:METRIC:ROW"
     )
 }
 
@@ -173,6 +180,24 @@ fn cell(
             .cloned()
             .ok_or_else(|| format!("row {:?} has no label {k:?}", row.name))?,
         // A field no run has (the plain run's bytes exchanged): an empty cell.
+        Value::Eval(name, m) => {
+            let xs: Option<Vec<f64>> = runs
+                .iter()
+                .map(|r| m.of(&r["evals"][name]["metrics"]))
+                .collect();
+            match xs {
+                Some(xs) if !xs.is_empty() => {
+                    let (mean, sd) = mean_sd(&xs);
+                    let d = digits(m);
+                    if xs.len() > 1 {
+                        format!("{mean:.d$} ± {sd:.d$}{}", unit(m))
+                    } else {
+                        format!("{mean:.d$}{}", unit(m))
+                    }
+                }
+                _ => String::new(),
+            }
+        }
         Value::Ratio(m, _) => match base {
             Some(b) => {
                 let xs = last_figures(m, row, runs)?;
@@ -273,7 +298,7 @@ pub fn table(exp: &Experiment, t: &Table, records: &[Json]) -> Result<String, St
                 .map(|(c, v)| {
                     let right = match c.align.as_deref() {
                         Some(a) => a == "right",
-                        None => matches!(v, Value::Last(_)),
+                        None => matches!(v, Value::Last(_) | Value::Eval(..)),
                     };
                     if right {
                         "---:"

@@ -28,6 +28,10 @@ pub struct Experiment {
     #[serde(default = "one_seed")]
     pub seeds: Vec<u64>,
     pub rows: Vec<Row>,
+    /// `lpgen eval` after each run, by name: its options (`--checkpoint` is the run's;
+    /// `{datasets}` as above), e.g. the network evaluated in another arithmetic.
+    #[serde(default)]
+    pub evals: BTreeMap<String, String>,
     #[serde(default)]
     pub tables: Vec<Table>,
 }
@@ -73,7 +77,8 @@ pub struct Column {
     /// What the cell holds: `row`, `options`, `paper`, `seeds`, `label:KEY`,
     /// `epochs:METRIC` (every epoch, mean over seeds) or `last:METRIC` (the last epoch, mean
     /// ± sd over seeds), `each:METRIC` (the last epoch of each seed), `best:METRIC` (each run's best epoch, the
-    /// mean over seeds) or `ratio:METRIC:ROW` (the
+    /// mean over seeds), `eval:NAME:METRIC` (the eval NAME's figure, mean ± sd over seeds) or
+    /// `ratio:METRIC:ROW` (the
     /// last epoch's mean over seeds divided by ROW's); METRIC is a field of the run's metrics (`test_acc`, `train_loss`,
     /// …) or `test_error` (1 − test_acc); accuracies and errors print in percent.
     pub value: String,
@@ -160,13 +165,20 @@ impl Experiment {
                 }
             }
             for c in &t.columns {
-                if let Value::Ratio(_, base) = Value::parse(&c.value).map_err(|e| bad(file, e))? {
-                    if !names.contains(base.as_str()) {
+                match Value::parse(&c.value).map_err(|e| bad(file, e))? {
+                    Value::Ratio(_, base) if !names.contains(base.as_str()) => {
                         return Err(bad(
                             file,
                             format!("column {:?}: {base:?} is not a row", c.header),
                         ));
                     }
+                    Value::Eval(name, _) if !self.evals.contains_key(&name) => {
+                        return Err(bad(
+                            file,
+                            format!("column {:?}: {name:?} is not one of the evals", c.header),
+                        ));
+                    }
+                    _ => {}
                 }
                 if !matches!(c.align.as_deref(), None | Some("left" | "right")) {
                     return Err(bad(

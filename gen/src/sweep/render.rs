@@ -168,6 +168,14 @@ fn cell(
     };
     let digits = |m: &Metric| c.digits.unwrap_or(if m.percent() { 2 } else { 3 });
     let unit = |m: &Metric| if m.percent() { " %" } else { "" };
+    // Mean ± sd over seeds (sample sd), or the figure alone for one seed.
+    let summary = |m: &Metric, xs: &[f64]| {
+        let ((mean, sd), d) = (mean_sd(xs), digits(m));
+        match xs.len() {
+            1 => format!("{mean:.d$}{}", unit(m)),
+            _ => format!("{mean:.d$} ± {sd:.d$}{}", unit(m)),
+        }
+    };
     Ok(match value {
         Value::Row => row.name.clone(),
         Value::Options if row.options.is_empty() => String::new(),
@@ -179,25 +187,17 @@ fn cell(
             .get(k)
             .cloned()
             .ok_or_else(|| format!("row {:?} has no label {k:?}", row.name))?,
-        // A field no run has (the plain run's bytes exchanged): an empty cell.
         Value::Eval(name, m) => {
             let xs: Option<Vec<f64>> = runs
                 .iter()
                 .map(|r| m.of(&r["evals"][name]["metrics"]))
                 .collect();
             match xs {
-                Some(xs) if !xs.is_empty() => {
-                    let (mean, sd) = mean_sd(&xs);
-                    let d = digits(m);
-                    if xs.len() > 1 {
-                        format!("{mean:.d$} ± {sd:.d$}{}", unit(m))
-                    } else {
-                        format!("{mean:.d$}{}", unit(m))
-                    }
-                }
+                Some(xs) if !xs.is_empty() => summary(m, &xs),
                 _ => String::new(),
             }
         }
+        // A field no run has (the plain run's bytes exchanged): an empty cell.
         Value::Ratio(m, _) => match base {
             Some(b) => {
                 let xs = last_figures(m, row, runs)?;
@@ -240,19 +240,15 @@ fn cell(
             }
             format!("{:.*}{}", digits(m), mean_sd(&bests).0, unit(m))
         }
-        Value::Last(m) | Value::Each(m) => {
-            let xs = last_figures(m, row, runs)?;
-            let (mean, sd) = mean_sd(&xs);
+        Value::Each(m) => {
             let d = digits(m);
-            match value {
-                Value::Each(_) => {
-                    let each: Vec<String> = xs.iter().map(|x| format!("{x:.d$}")).collect();
-                    format!("{}{}", each.join(", "), unit(m))
-                }
-                _ if xs.len() > 1 => format!("{mean:.d$} ± {sd:.d$}{}", unit(m)),
-                _ => format!("{mean:.d$}{}", unit(m)),
-            }
+            let each: Vec<String> = last_figures(m, row, runs)?
+                .iter()
+                .map(|x| format!("{x:.d$}"))
+                .collect();
+            format!("{}{}", each.join(", "), unit(m))
         }
+        Value::Last(m) => summary(m, &last_figures(m, row, runs)?),
     })
 }
 

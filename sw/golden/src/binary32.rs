@@ -222,13 +222,4 @@ impl Family for F32 {
     fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
         crate::accumulator::rounded(*self, self.entry().modes, mode)
     }
-    fn round_parts(
-        &self,
-        _: bool,
-        _: u128,
-        _: i64,
-        _: &mut crate::rounding::Rounder,
-    ) -> Option<Bits> {
-        None
-    }
 }

@@ -110,14 +110,17 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     /// a sticky bit (set: nonzero bits were lost below it) above at least 73 exact bits (or
     /// sig = 0, zero): the value `from_ratio_with` gives the same number, and the one draw
     /// it takes. `None` (and no draw) where the family has no such rounding for `r`: the
-    /// caller then rounds the exact ratio.
+    /// caller then rounds the exact ratio, the reference (so `None` is every family's safe
+    /// answer, and the default; floats and posits have the fast path).
     fn round_parts(
         &self,
-        neg: bool,
-        sig: u128,
-        exp: i64,
-        r: &mut crate::rounding::Rounder,
-    ) -> Option<Bits>;
+        _neg: bool,
+        _sig: u128,
+        _exp: i64,
+        _r: &mut crate::rounding::Rounder,
+    ) -> Option<Bits> {
+        None
+    }
 }
 
 /// What a family's format value offers before its arithmetic is built.

@@ -276,15 +276,6 @@ impl Family for DfixCalc {
     fn accumulator(&self, _: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
         None
     }
-    fn round_parts(
-        &self,
-        _: bool,
-        _: u128,
-        _: i64,
-        _: &mut crate::rounding::Rounder,
-    ) -> Option<Bits> {
-        None
-    }
 }
 
 #[cfg(test)]

@@ -244,13 +244,4 @@ impl Family for FixFormat {
             m => crate::accumulator::rounded(*self, FAMILY.modes, m),
         }
     }
-    fn round_parts(
-        &self,
-        _: bool,
-        _: u128,
-        _: i64,
-        _: &mut crate::rounding::Rounder,
-    ) -> Option<Bits> {
-        None
-    }
 }

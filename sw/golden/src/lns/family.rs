@@ -323,13 +323,4 @@ impl Family for Lns {
     fn accumulator(&self, mode: SumMode) -> Option<Box<dyn crate::accumulator::Accumulator>> {
         crate::accumulator::rounded(*self, FAMILY.modes, mode)
     }
-    fn round_parts(
-        &self,
-        _: bool,
-        _: u128,
-        _: i64,
-        _: &mut crate::rounding::Rounder,
-    ) -> Option<Bits> {
-        None
-    }
 }

@@ -265,13 +265,4 @@ impl Family for TakumFormat {
             m => crate::accumulator::rounded(*self, FAMILY.modes, m),
         }
     }
-    fn round_parts(
-        &self,
-        _: bool,
-        _: u128,
-        _: i64,
-        _: &mut crate::rounding::Rounder,
-    ) -> Option<Bits> {
-        None
-    }
 }

@@ -285,7 +285,7 @@ pub fn run(a: &EvalArgs, out: &mut dyn Write) -> CliResult {
     let context = cfg.arch.gpt.map_or(0, |g| g.context);
     let (mut train, mut test) = match (cfg.arch.reads_text(), text) {
         (true, Some(path)) => lpgen_train::transformer::text::load(&path, context)?,
-        (false, None) => data::load_pair(&a.dataset)?,
+        (false, None) => data::load_pair_limited(&a.dataset, a.train_limit, a.test_limit)?,
         (true, None) => {
             return Err(bad(
                 "the checkpoint is a gpt's: give its --dataset text:PATH",

@@ -469,7 +469,7 @@ pub fn run(a: &TrainArgs, out: &mut dyn Write) -> CliResult {
     config(a, (1, 28, 28), 10, None)?;
     let (mut train, mut test) = match gpt::text_path(a)? {
         Some(path) => gpt::load(a, &path)?,
-        None => data::load_pair(&a.dataset)?,
+        None => data::load_pair_limited(&a.dataset, a.train_limit, a.test_limit)?,
     };
     if let Some(n) = a.train_limit {
         train.truncate(n);

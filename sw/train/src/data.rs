@@ -82,43 +82,95 @@ fn find(dir: &Path, split: Split, kind: &str, d: u32) -> Result<PathBuf, TrainEr
     )))
 }
 
-fn read_all(path: &Path) -> Result<Vec<u8>, TrainError> {
-    let err = |e: std::io::Error| TrainError(format!("cannot read {}: {e}", path.display()));
-    let raw = std::fs::read(path).map_err(err)?;
-    if !raw.starts_with(&[0x1f, 0x8b]) {
-        return Ok(raw);
+/// The decoded bytes of a gzip file: every member of a multi-member file (what
+/// `cat a.gz b.gz` or pigz make) in turn, read as far as the reader asks; anything after the
+/// last member that is not a gzip member is an error.
+struct Members<'a> {
+    rest: &'a [u8],
+    member: Option<flate2::bufread::GzDecoder<&'a [u8]>>,
+}
+
+impl Read for Members<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if let Some(m) = &mut self.member {
+                let n = m.read(buf)?;
+                if n > 0 || buf.is_empty() {
+                    return Ok(n);
+                }
+                self.rest = self.member.take().map_or(self.rest, |m| m.into_inner());
+            }
+            if self.rest.is_empty() {
+                return Ok(0);
+            }
+            if !self.rest.starts_with(&[0x1f, 0x8b]) {
+                return Err(std::io::Error::other(format!(
+                    "{} bytes of trailing data after the last gzip member",
+                    self.rest.len()
+                )));
+            }
+            self.member = Some(flate2::bufread::GzDecoder::new(self.rest));
+        }
     }
-    // Every member of a multi-member file (what `cat a.gz b.gz` or pigz make), decoded in
-    // turn; anything after the last member that is not a gzip member is refused.
-    let corrupt = |e: &dyn std::fmt::Display| {
+}
+
+/// The file's bytes, decoded if it is gzip-compressed.
+fn decoded(raw: &[u8]) -> Box<dyn Read + '_> {
+    if raw.starts_with(&[0x1f, 0x8b]) {
+        Box::new(Members {
+            rest: raw,
+            member: None,
+        })
+    } else {
+        Box::new(raw)
+    }
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, TrainError> {
+    std::fs::read(path).map_err(|e| TrainError(format!("cannot read {}: {e}", path.display())))
+}
+
+/// Reads what `r` holds to its end (a decoding error named as corrupt data of `path`).
+fn read_to_end(path: &Path, r: &mut dyn Read, out: &mut Vec<u8>) -> Result<(), TrainError> {
+    r.read_to_end(out).map(|_| ()).map_err(|e| {
         TrainError(format!(
             "{}: corrupt gzip data ({e}); re-fetch the file",
             path.display()
         ))
-    };
-    let mut out = vec![];
-    let mut rest = &raw[..];
-    while !rest.is_empty() {
-        if !rest.starts_with(&[0x1f, 0x8b]) {
-            return Err(corrupt(&format!(
-                "{} bytes of trailing data after the last gzip member",
-                rest.len()
-            )));
-        }
-        let mut member = flate2::bufread::GzDecoder::new(rest);
-        member.read_to_end(&mut out).map_err(|e| corrupt(&e))?;
-        rest = member.into_inner();
-    }
+    })
+}
+
+#[cfg(test)]
+fn read_all(path: &Path) -> Result<Vec<u8>, TrainError> {
+    let (raw, mut out) = (read_file(path)?, vec![]);
+    read_to_end(path, &mut decoded(&raw), &mut out)?;
     Ok(out)
 }
 
 /// Parses an IDX file of u8 data with the given number of dimensions: (dims, data). Every
 /// dimension must be at least 1 and their product (checked) the length of the body.
+#[cfg(test)]
 fn parse_idx(path: &Path, bytes: &[u8], ndim: u8) -> Result<(Vec<usize>, Vec<u8>), TrainError> {
+    read_idx(path, &mut &bytes[..], ndim, None)
+}
+
+/// Reads an IDX file of u8 data with the given number of dimensions from `r`: (dims, data),
+/// the data of the first `limit` samples only (all if None or fewer). Every dimension must be
+/// at least 1; the body must hold every sample read, and (unlimited) exactly the header's.
+/// A limited read decodes no further than it needs.
+fn read_idx(
+    path: &Path,
+    r: &mut dyn Read,
+    ndim: u8,
+    limit: Option<usize>,
+) -> Result<(Vec<usize>, Vec<u8>), TrainError> {
     let bad = |what: &str| TrainError(format!("{}: not an IDX file ({what})", path.display()));
-    if bytes.len() < 4 + 4 * ndim as usize {
+    let mut header = Vec::new();
+    read_to_end(path, &mut r.take(4 + 4 * ndim as u64), &mut header)?;
+    if header.len() < 4 + 4 * ndim as usize {
         return Err(bad("too short for its header"));
     }
+    let bytes = &header;
     if bytes[0] != 0 || bytes[1] != 0 || bytes[2] != 0x08 || bytes[3] != ndim {
         return Err(bad(&format!(
             "magic {:02x}{:02x}{:02x}{:02x}, expected 000008{ndim:02x}",
@@ -142,22 +194,44 @@ fn parse_idx(path: &Path, bytes: &[u8], ndim: u8) -> Result<(Vec<usize>, Vec<u8>
             path.display()
         )));
     }
-    let body = &bytes[4 + 4 * ndim as usize..];
-    match dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) {
-        Some(count) if count == body.len() => Ok((dims, body.to_vec())),
-        _ => Err(bad(&format!(
-            "header dimensions {shape} do not match the {} bytes of data the file holds",
-            body.len()
-        ))),
+    let sample = dims[1..].iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    let count = sample.and_then(|s| s.checked_mul(dims[0]));
+    let mismatch = |held: usize| {
+        bad(&format!(
+            "header dimensions {shape} do not match the {held} bytes of data the file holds"
+        ))
+    };
+    let (Some(sample), Some(count)) = (sample, count) else {
+        let mut body = Vec::new();
+        read_to_end(path, r, &mut body)?;
+        return Err(mismatch(body.len()));
+    };
+    let want = limit.map_or(count, |n| n.min(dims[0]) * sample);
+    let mut body = Vec::with_capacity(want);
+    read_to_end(path, &mut r.take(want as u64), &mut body)?;
+    if limit.is_none() || body.len() < want {
+        // The whole file, to say how much it holds, or to find data past the header's.
+        read_to_end(path, r, &mut body)?;
+        if body.len() != count {
+            return Err(mismatch(body.len()));
+        }
     }
+    Ok((dims, body))
 }
 
 /// Loads one split of the IDX dataset in `dir`.
 pub fn load(dir: &Path, split: Split) -> Result<Dataset, TrainError> {
+    load_limited(dir, split, None)
+}
+
+/// Loads the first `limit` samples (all if None) of one split of the IDX dataset in `dir`,
+/// decoding no more of its images than those. The class count is the whole split's, as
+/// [`load`] gives it, so a limited load builds the same network.
+pub fn load_limited(dir: &Path, split: Split, limit: Option<usize>) -> Result<Dataset, TrainError> {
     let ip = find(dir, split, "images", 3)?;
     let lp = find(dir, split, "labels", 1)?;
-    let (idims, images) = parse_idx(&ip, &read_all(&ip)?, 3)?;
-    let (ldims, labels) = parse_idx(&lp, &read_all(&lp)?, 1)?;
+    let (ldims, mut labels) = read_idx(&lp, &mut decoded(&read_file(&lp)?), 1, None)?;
+    let (idims, images) = read_idx(&ip, &mut decoded(&read_file(&ip)?), 3, limit)?;
     if idims[0] != ldims[0] {
         return Err(TrainError(format!(
             "dataset {}: {} images but {} labels",
@@ -166,8 +240,10 @@ pub fn load(dir: &Path, split: Split) -> Result<Dataset, TrainError> {
             ldims[0]
         )));
     }
+    let classes = classes(&labels);
+    labels.truncate(limit.unwrap_or(usize::MAX));
     Ok(Dataset {
-        classes: classes(&labels),
+        classes,
         images,
         labels,
         dim: idims[1] * idims[2],
@@ -189,8 +265,17 @@ fn classes(labels: &[u8]) -> usize {
 
 /// Loads the training and test splits of `dir`, which must hold images of one shape.
 pub fn load_pair(dir: &Path) -> Result<(Dataset, Dataset), TrainError> {
-    let train = load(dir, Split::Train)?;
-    let test = load(dir, Split::Test)?;
+    load_pair_limited(dir, None, None)
+}
+
+/// [`load_pair`] of the first `train` and `test` samples of each split (all if None).
+pub fn load_pair_limited(
+    dir: &Path,
+    train: Option<usize>,
+    test: Option<usize>,
+) -> Result<(Dataset, Dataset), TrainError> {
+    let train = load_limited(dir, Split::Train, train)?;
+    let test = load_limited(dir, Split::Test, test)?;
     if train.shape != test.shape {
         return Err(TrainError(format!(
             "dataset {}: training images are {}x{} but test images {}x{}; both splits need one shape",
@@ -309,6 +394,51 @@ mod tests {
         std::fs::write(&p, &two).unwrap();
         let e = read_all(&p).unwrap_err().0;
         assert!(e.contains("7 bytes of trailing data"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_limited_load_is_the_first_samples_of_the_whole() {
+        use std::io::Write;
+        let gz = |b: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(vec![], flate2::Compression::fast());
+            e.write_all(b).unwrap();
+            e.finish().unwrap()
+        };
+        let dir = std::env::temp_dir().join(format!("lpgen-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pixels: Vec<u8> = (0..5 * 6).map(|i| (i * 7 % 256) as u8).collect();
+        let images = idx(3, &[5, 2, 3], &pixels);
+        // Two members, split inside the third image: a limited read crosses into the second.
+        let mut two = gz(&images[..16 + 14]);
+        two.extend(gz(&images[16 + 14..]));
+        std::fs::write(dir.join("train-images-idx3-ubyte.gz"), &two).unwrap();
+        let labels = idx(1, &[5], &[3, 1, 4, 1, 12]);
+        std::fs::write(dir.join("train-labels-idx1-ubyte"), labels).unwrap();
+        let whole = load(&dir, Split::Train).unwrap();
+        for n in [0, 1, 3, 5, 9] {
+            let part = load_limited(&dir, Split::Train, Some(n)).unwrap();
+            let mut cut = whole.clone();
+            cut.truncate(n);
+            assert_eq!(
+                (&part.images, &part.labels),
+                (&cut.images, &cut.labels),
+                "{n}"
+            );
+            assert_eq!((part.classes, part.shape, part.dim), (13, (2, 3), 6), "{n}");
+        }
+        // A file shorter than its header says is refused, limited or not, when the read
+        // reaches its end.
+        std::fs::write(
+            dir.join("train-images-idx3-ubyte.gz"),
+            gz(&images[..16 + 20]),
+        )
+        .unwrap();
+        for n in [Some(4), None] {
+            let e = load_limited(&dir, Split::Train, n).unwrap_err().0;
+            assert!(e.contains("do not match the 20 bytes"), "{n:?}: {e}");
+        }
+        assert!(load_limited(&dir, Split::Train, Some(3)).is_ok());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -135,6 +135,40 @@ fn check(a: &Operand, b: &Operand) -> Result<(), FormatError> {
     Ok(())
 }
 
+/// Which side of an m×n product to cut when it is computed in parts (by threads, each part
+/// a call of [`matmul`]): the rows of A or the columns of B. The words are the same whichever
+/// is cut; this is the cut that shares the work evenly and repeats the least of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    Rows,
+    Cols,
+}
+
+/// The [`Cut`] of an m×n product in `mode` into `parts` parts.
+///
+/// - The exact kernel decodes the whole of B once per call and A a block of rows at a time:
+///   each part repeats the side it does not cut, so the longer side is cut.
+/// - The lockstep lanes run over the longer side, L (up to 32) lines at a time, against up
+///   to [`lockstep::ROWS`] lines of the shorter. Where the longer side has only a block or
+///   two of lanes per part, cutting it leaves them part-empty (25 lines are one block of 32
+///   whole, and a block each cut in two, which costs as much), so the shorter side is cut
+///   if it has a line for every part (LeNet-5's C1 weight gradient, 6×15,680×25 in lns:5:6:
+///   0.31 s against 0.22 s an epoch on two threads, docs/perf.md). Elsewhere the longer.
+pub fn cut(calc: &Calc, mode: SumMode, m: usize, n: usize, parts: usize) -> Cut {
+    let longer = if m >= n { Cut::Rows } else { Cut::Cols };
+    let exact = mode == SumMode::Quire && calc.exact_dot().is_some();
+    if exact || m.min(n) < parts || m.max(n) > FEW_LANES * parts {
+        return longer;
+    }
+    match longer {
+        Cut::Rows => Cut::Cols,
+        Cut::Cols => Cut::Rows,
+    }
+}
+
+/// Lines of the longer side per part below which [`cut`] keeps the lockstep lanes whole.
+const FEW_LANES: usize = 64;
+
 /// C = A·B (row-major m×n) in `mode`: every element equal to
 /// `calc.dot(mode, row i of A, column j of B)`, by the fastest kernel that applies.
 pub fn matmul(

@@ -404,3 +404,32 @@ fn lane_op_is_the_alu() {
         }
     }
 }
+
+#[test]
+fn a_product_is_cut_where_the_parts_share_the_work() {
+    let (lns, posit) = (
+        "lns:5:6".parse::<Format>().unwrap().calc(),
+        "posit:8:2".parse::<Format>().unwrap().calc(),
+    );
+    // The exact kernel: the longer side, whatever the shape.
+    for (m, n, want) in [(6, 25, Cut::Cols), (25, 6, Cut::Rows), (3920, 6, Cut::Rows)] {
+        assert_eq!(cut(&posit, SumMode::Quire, m, n, 2), want, "{m}x{n}");
+    }
+    // The lanes: the shorter side where the longer is a block or two of lanes per part and
+    // the shorter has a line for each part; the longer elsewhere.
+    for (m, n, parts, want) in [
+        (6, 25, 2, Cut::Rows),
+        (25, 6, 2, Cut::Cols),
+        (6, 128, 2, Cut::Rows),
+        (6, 129, 2, Cut::Cols),
+        (3920, 6, 2, Cut::Rows),
+        (1, 25, 2, Cut::Cols),
+        (2, 25, 3, Cut::Cols),
+    ] {
+        assert_eq!(
+            cut(&lns, SumMode::Kahan, m, n, parts),
+            want,
+            "{m}x{n}/{parts}"
+        );
+    }
+}

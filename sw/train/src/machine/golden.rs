@@ -4,7 +4,7 @@
 use lpgen_golden::Family;
 use lpgen_golden::{alu, AluOp, BinOp, Calc, Format, Lns, SumMode};
 
-use lpgen_golden::kernel::{self, Operand};
+use lpgen_golden::kernel::{self, Cut, Operand};
 
 use super::{
     all_cores, check_shapes, fill_in_parallel, in_parallel, Accumulate, Machine, Mat, View,
@@ -118,10 +118,11 @@ impl Machine for Golden {
         // The golden kernels: each element equal to `Calc::dot` of its row and column.
         let (a, b) = (operand(a), operand(b));
         let t = self.threads_for(m * n * k);
-        let parts = t.min(m.max(n)).max(1);
+        let cut = kernel::cut(&c, acc.mode(), m, n, t);
+        let parts = t.min(if cut == Cut::Rows { m } else { n }).max(1);
         let blocks = in_parallel(t, parts, |p| {
             let block = |len: usize| (p * len / parts, (p + 1) * len / parts);
-            if m >= n {
+            if cut == Cut::Rows {
                 let (r0, r1) = block(m);
                 kernel::matmul(&c, acc.mode(), a.rows_range(r0, r1), b)
             } else {
@@ -135,7 +136,7 @@ impl Machine for Golden {
             .map_err(|e| TrainError(e.to_string()))?;
         let data = if blocks.len() == 1 {
             blocks.into_iter().next().unwrap_or_default()
-        } else if m >= n {
+        } else if cut == Cut::Rows {
             blocks.concat()
         } else {
             // Column blocks: row i is each block's row i in turn.

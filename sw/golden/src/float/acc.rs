@@ -179,8 +179,23 @@ impl crate::kernel::ExactDot for FloatFormat {
         (1u64 << (GUARD_BITS - 1)) - 1
     }
     /// [`ExactAcc::result`] of an accumulator holding v·2^scale: rounded once, an exact
-    /// zero +0.
+    /// zero +0. A sum of at most 53 bits is an exact f64, rounded by
+    /// [`FloatFormat::round_scaled`]'s fast path (the same word, held to this rounding by
+    /// `float::tests::read_exact_is_the_rounding_of_the_sum`).
     fn read_exact(&self, v: i128, scale: i32) -> Bits {
+        if v.unsigned_abs() < 1 << 53 && scale.abs() <= 512 {
+            // The format's rounder, worked out once per process (a read-out per element).
+            let r = crate::table::cached(*self, || self.scaled_rounder());
+            return r.round(v as i64 as f64, -i64::from(scale));
+        }
+        self.read_exact_reference(v, scale)
+    }
+}
+
+impl FloatFormat {
+    /// The definition of [`crate::kernel::ExactDot::read_exact`]: v·2^scale rounded once
+    /// to nearest even, an exact zero +0.
+    pub fn read_exact_reference(&self, v: i128, scale: i32) -> Bits {
         self.round_with(v < 0, v.unsigned_abs(), i64::from(scale), Draw::Nearest)
     }
 }

@@ -334,3 +334,55 @@ fn tables_hold_the_computed_operations_for_every_pair() {
     }
     assert!(ops::tables(fmt("float:5:3")).is_none(), "9 bits: no table");
 }
+
+/// The exact kernel's read-out of a float sum is the accumulator's rounding of it, word for
+/// word: sums of up to 2^53 − 1 units (the fast path) and beyond (the definition), at units
+/// from far below the subnormals to past the overflow, in the formats the fast path serves
+/// and in `:ftz` (which it does not), every tie of a small sum included.
+#[test]
+fn read_exact_is_the_rounding_of_the_sum() {
+    use crate::kernel::ExactDot;
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for spec in [
+        "bf16",
+        "f16",
+        "fp8:e4m3",
+        "fp8:e5m2",
+        "float:2:1",
+        "float:5:10:ftz",
+        "float:8:23",
+    ] {
+        let f = fmt(spec);
+        let mut cases: Vec<(i128, i32)> = vec![(0, 0), (0, -300), (1, -400), (-1, 200)];
+        for v in -40i128..=40 {
+            for scale in (-300..=300).step_by(7) {
+                cases.push((v, scale));
+            }
+        }
+        // Just above a tie of an M-bit significand past 2^53, where an f64 of the sum would
+        // round onto the tie first.
+        for m in 1..=23 {
+            let v = (1i128 << 53) + (1 << (52 - m)) + 1;
+            cases.extend([(v, -60), (-v, -60), (v, -120)]);
+        }
+        for _ in 0..200_000 {
+            let bits = 1 + next() % 64;
+            let v = ((next() >> (64 - bits)) as i128) << (next() % 8);
+            let v = if next() & 1 == 1 { -v } else { v };
+            let scale = (next() % 1100) as i32 - 550;
+            cases.push((v, scale));
+            cases.push(((1i128 << 53) - 1 - (next() % 4) as i128, scale));
+            cases.push((1i128 << 53, scale));
+        }
+        for (v, scale) in cases {
+            let want = f.read_exact_reference(v, scale);
+            assert_eq!(f.read_exact(v, scale), want, "{spec}: {v}·2^{scale}");
+        }
+    }
+}

@@ -87,6 +87,64 @@ fn line(values: &[f64], w: i32) -> Line {
     }
 }
 
+/// [`line`] by a pass the compiler vectorizes (no `trailing_zeros`): the largest bit pattern
+/// and the smallest lowest-set-bit value (|v| minus |v| with its last significand bit
+/// cleared, or |v| itself for a power of two, as f64 bits), their exponents read once at the
+/// end. The same line as [`line`], held to it by `tests::line_fast_is_line`; a line whose
+/// lowest bit falls below 2^−1022 (an f64 subnormal's among them) is left to [`line`].
+#[inline(always)]
+fn line_by_values(values: &[f64], w: i32) -> Line {
+    const FRAC: u64 = (1u64 << 52) - 1;
+    const INF: u64 = 0x7ff0_0000_0000_0000;
+    let (mut max, mut min_lsb) = (0u64, u64::MAX);
+    let mut special = false;
+    for &v in values {
+        let b = v.to_bits() & !(1u64 << 63);
+        special |= b >= INF;
+        max = max.max(b);
+        // The lowest set bit's value: b minus b with its last significand bit cleared, as
+        // f64s; b itself for a power of two; +inf (as bits) for zero.
+        let cleared = b & (b.wrapping_sub(1));
+        let low = f64::from_bits(b) - f64::from_bits(cleared);
+        let low = if b & FRAC == 0 { b } else { low.to_bits() };
+        let low = if b == 0 { u64::MAX } else { low };
+        min_lsb = min_lsb.min(low);
+    }
+    if special {
+        return Line::Special;
+    }
+    // A lowest bit below 2^−1022 (an f64 subnormal's among them): the exponent of its value
+    // does not say where it lies.
+    if max != 0 && min_lsb <= FRAC {
+        return line(values, w);
+    }
+    if max == 0 {
+        return Line::Zero;
+    }
+    let (top, low) = ((max >> 52) as i32 - 1023, (min_lsb >> 52) as i32 - 1023);
+    let slices = (top - low + w) as usize / w as usize;
+    if slices > MAX_SLICES {
+        Line::Wide
+    } else {
+        Line::Finite { top, low, slices }
+    }
+}
+
+/// [`line_by_values`] compiled for AVX2 where the machine has it (found at run time): a tenth
+/// of a bf16 or posit:8:2 exact LeNet-5 epoch (docs/perf.md).
+fn line_fast(values: &[f64], w: i32) -> Line {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2(values: &[f64], w: i32) -> Line {
+            line_by_values(values, w)
+        }
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { avx2(values, w) };
+    }
+    line_by_values(values, w)
+}
+
 /// An operand's lines decoded and cut into slices, in buffers reused from block to block.
 #[derive(Default)]
 struct Sliced {
@@ -133,7 +191,7 @@ impl Sliced {
         }
         self.lines.clear();
         self.lines
-            .extend(v.chunks(k.max(1)).map(|values| line(values, w)));
+            .extend(v.chunks(k.max(1)).map(|values| line_fast(values, w)));
         self.count = count(&self.lines);
         self.split(k, w);
     }
@@ -336,5 +394,66 @@ fn add_units(acc: &mut [i128], c: &[f64], rows: &[Line], cols: &[Line], lk: i32)
                 acc[i * n + j] += to_units(c[i * n + j], u);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vectorized line facts are [`line`]'s on lines of every kind: exact values of
+    /// narrow formats (zeros, powers of two, signs), NaN and ±∞, f64 subnormals, values whose
+    /// lowest bit lies below 2^−1022, lines of 1 to 70 values (not a multiple of any vector
+    /// width), at every slice width the kernel uses.
+    #[test]
+    fn line_fast_is_line() {
+        let mut r = crate::test_words(11);
+        let specials = [
+            0.0,
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            -f64::INFINITY,
+            f64::from_bits(1),
+            f64::from_bits(0x000f_ffff_ffff_ffff),
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE * 1.5,
+            2f64.powi(-1000) * (1.0 + 2f64.powi(-40)),
+            2f64.powi(-1020) * (1.0 + 2f64.powi(-3)),
+            f64::MAX,
+            1.0,
+            -3.0,
+        ];
+        let mut lines = 0;
+        for len in 1..=70 {
+            for round in 0..60 {
+                let values: Vec<f64> = (0..len)
+                    .map(|_| {
+                        let x = r();
+                        match (round % 4, x % 23) {
+                            (0, 0) => specials[(x >> 8) as usize % specials.len()],
+                            (1, _) => 0.0,
+                            (_, 1..=4) => 0.0,
+                            _ => {
+                                let sig = (x >> 12) % 256;
+                                let e = ((x >> 40) % 60) as i32 - 30 - 10 * (round % 3);
+                                let v = sig as f64 * 2f64.powi(e);
+                                if x & 1 == 1 {
+                                    -v
+                                } else {
+                                    v
+                                }
+                            }
+                        }
+                    })
+                    .collect();
+                for w in [1, 2, 7, 12, 20, 24, 26] {
+                    assert_eq!(line_fast(&values, w), line(&values, w), "{values:?} at {w}");
+                    assert_eq!(line_by_values(&values, w), line(&values, w), "{values:?}");
+                }
+                lines += 1;
+            }
+        }
+        assert_eq!(lines, 70 * 60);
     }
 }

@@ -170,7 +170,7 @@ fn read_idx(
     if header.len() < 4 + 4 * ndim as usize {
         return Err(bad("too short for its header"));
     }
-    let bytes = &header;
+    let bytes = &header[..];
     if bytes[0] != 0 || bytes[1] != 0 || bytes[2] != 0x08 || bytes[3] != ndim {
         return Err(bad(&format!(
             "magic {:02x}{:02x}{:02x}{:02x}, expected 000008{ndim:02x}",
@@ -207,7 +207,8 @@ fn read_idx(
         return Err(mismatch(body.len()));
     };
     let want = limit.map_or(count, |n| n.min(dims[0]) * sample);
-    let mut body = Vec::with_capacity(want);
+    // Grown as the data arrives: a header may claim more than the file holds.
+    let mut body = Vec::new();
     read_to_end(path, &mut r.take(want as u64), &mut body)?;
     if limit.is_none() || body.len() < want {
         // The whole file, to say how much it holds, or to find data past the header's.
@@ -365,6 +366,12 @@ mod tests {
             .unwrap_err()
             .0
             .contains("do not match"));
+        // A header claiming far more than the file holds is refused, not allocated for.
+        let huge = idx(3, &[u32::MAX, 28, 28], &[1, 2, 3]);
+        for limit in [None, Some(5)] {
+            let e = read_idx(p, &mut &huge[..], 3, limit).unwrap_err().0;
+            assert!(e.contains("do not match the 3 bytes"), "{limit:?}: {e}");
+        }
         let empty = idx(3, &[200, 0, 28], &[]);
         assert!(parse_idx(p, &empty, 3).unwrap_err().0.contains("zero"));
         let wrong = idx(1, &[2, 1, 2], &[1, 2, 3, 4]);

@@ -243,14 +243,9 @@ mod tests {
     /// overflow count is the definition's.
     #[test]
     fn stored_values_are_the_definitions_word_for_word() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let mut values: Vec<f32> = (0..20_000).map(|_| f32::from_bits(next() as u32)).collect();
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(0x9e37_79b9);
+        let mut values: Vec<f32> = (0..20_000).map(|_| f32::from_bits(rng.gen())).collect();
         // Ties and near-ties of every format below (the halfway points of 1 + k·2^−m).
         for m in [1, 2, 3, 7, 10, 23] {
             for k in 0..8 {

@@ -382,14 +382,16 @@ mod tests {
             .contains("too short"));
     }
 
+    /// `b` as one gzip member.
+    fn gz(b: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(vec![], flate2::Compression::fast());
+        e.write_all(b).unwrap();
+        e.finish().unwrap()
+    }
+
     #[test]
     fn reads_multi_member_gzip_and_refuses_trailing_data() {
-        use std::io::Write;
-        let gz = |b: &[u8]| {
-            let mut e = flate2::write::GzEncoder::new(vec![], flate2::Compression::fast());
-            e.write_all(b).unwrap();
-            e.finish().unwrap()
-        };
         let dir = std::env::temp_dir().join(format!("lpgen-gz-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("x.gz");
@@ -406,12 +408,6 @@ mod tests {
 
     #[test]
     fn a_limited_load_is_the_first_samples_of_the_whole() {
-        use std::io::Write;
-        let gz = |b: &[u8]| {
-            let mut e = flate2::write::GzEncoder::new(vec![], flate2::Compression::fast());
-            e.write_all(b).unwrap();
-            e.finish().unwrap()
-        };
         let dir = std::env::temp_dir().join(format!("lpgen-limit-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let pixels: Vec<u8> = (0..5 * 6).map(|i| (i * 7 % 256) as u8).collect();

@@ -24,7 +24,8 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 const PAGE: &str = "# A small experiment\n\nProse the runner keeps.\n\n<!-- sweep:table t -->\n\
-                    <!-- sweep:end -->\n\nMore prose.\n";
+                    <!-- sweep:end -->\n\nMore prose.\n\n<!-- sweep:figure acc -->\n\
+                    <!-- sweep:end -->\n";
 
 /// An experiment of two rows at seeds 1 and 2 on 100 bundled images, in `dir`.
 fn experiment(dir: &Path) -> PathBuf {
@@ -62,6 +63,11 @@ columns = [
   {{ header = "best error", value = "best:test_error" }},
   {{ header = "error in f32", value = "eval:f32:test_error" }},
 ]
+
+[[figures]]
+name = "acc"
+title = "accuracy by epoch"
+panels = [{{ caption = "both rows", value = "epochs:test_acc" }}, {{ caption = "posit", value = "epochs:train_loss", rows = ["posit8"], log_y = true }}]
 "#,
         data.display(),
         data.display()
@@ -222,7 +228,10 @@ fn the_grid_runs_once_resumes_and_renders_from_its_records() {
     let lines: Vec<&str> = page.lines().collect();
     assert!(page.starts_with("# A small experiment\n\nProse the runner keeps."));
     assert!(
-        page.ends_with("<!-- sweep:end -->\n\nMore prose.\n"),
+        page.ends_with(
+            "<!-- sweep:end -->\n\nMore prose.\n\n<!-- sweep:figure acc -->\n\
+             ![accuracy by epoch](small-acc.png)\n<!-- sweep:end -->\n"
+        ),
         "{page}"
     );
     let at = lines.iter().position(|l| l.starts_with("| row |")).unwrap();
@@ -338,6 +347,20 @@ fn check_catches_a_changed_number() {
     // Restored page, changed record: a run's accuracy moved.
     std::fs::write(dir.join("small.md"), &page).unwrap();
     sweep(&file, &results, &["--check"]);
+    // The figure: linked in the page, drawn beside it; a missing drawing is refused.
+    assert!(
+        page.contains("![accuracy by epoch](small-acc.png)"),
+        "{page}"
+    );
+    let png = std::fs::read(dir.join("small-acc.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 1000);
+    std::fs::remove_file(dir.join("small-acc.png")).unwrap();
+    refused(
+        &["sweep", file.to_str().unwrap(), "--check"],
+        "figure \"acc\" has no",
+    );
+    sweep(&file, &results, &["--render"]);
+    sweep(&file, &results, &["--check"]);
     let acc = records.split("\"test_acc\":").nth(1).unwrap();
     let acc = &acc[..acc.find([',', '}']).unwrap()];
     let moved = records.replacen(&format!("\"test_acc\":{acc}"), "\"test_acc\":0.01", 1);
@@ -370,6 +393,15 @@ fn bad_experiments_get_one_line() {
     refused(&["sweep", f], "\"f16\" is not a row");
     with(&|t| t.replace("ratio:test_error:f32", "ratio:test_error"));
     refused(&["sweep", f], "column value \"ratio:test_error\"");
+    with(&|t| {
+        t.replace(
+            "value = \"epochs:test_acc\" }, {",
+            "value = \"last:test_acc\" }, {",
+        )
+    });
+    refused(&["sweep", f], "expected epochs:METRIC");
+    with(&|t| t.replace("rows = [\"posit8\"]", "rows = [\"posit16\"]"));
+    refused(&["sweep", f], "figure \"acc\" draws row \"posit16\"");
     with(&|t| t.replace("seeds = [1, 2]", "seeds = []"));
     refused(&["sweep", f], "seeds is empty");
     with(&|t| t.to_string());

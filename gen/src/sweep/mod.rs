@@ -5,6 +5,7 @@
 //! (its command, wall time and metrics) to `NAME.runs.jsonl` beside the file, and renders the
 //! tables into the page from the records alone (`render.rs`). docs/experiments.md.
 
+mod figure;
 mod render;
 mod spec;
 

@@ -1,12 +1,13 @@
 //! The tables of an experiment's page, rendered from its records alone: each between
-//! `<!-- sweep:table NAME -->` and `<!-- sweep:end -->` in the page, the rest of the page
-//! the author's. `--check` renders and compares, so that a number changed in the page or in
+//! `<!-- sweep:table NAME -->` and `<!-- sweep:end -->` in the page (a figure's link between
+//! `<!-- sweep:figure NAME -->` and the end marker), the rest of the page the author's. `--check` renders and compares, so that a number changed in the page or in
 //! the records is caught.
 
 use std::path::Path;
 
 use serde_json::Value as Json;
 
+use super::figure;
 use super::spec::{Column, Experiment, Row, Table};
 use crate::{CliError, CliResult};
 
@@ -109,11 +110,20 @@ impl Metric {
     fn percent(&self) -> bool {
         !matches!(self, Metric::Plain(_))
     }
+
+    /// The figure's name on an axis.
+    pub(super) fn label(&self) -> String {
+        match self {
+            Metric::Percent(f) => format!("{f} (%)"),
+            Metric::Error => "test error (%)".into(),
+            Metric::Plain(f) => f.clone(),
+        }
+    }
 }
 
 /// The records of `row` that the experiment's grid has now (same arguments), the last one
 /// for each seed, in seed order.
-fn runs_of<'a>(exp: &Experiment, row: &Row, records: &'a [Json]) -> Vec<&'a Json> {
+pub(super) fn runs_of<'a>(exp: &Experiment, row: &Row, records: &'a [Json]) -> Vec<&'a Json> {
     let grid = exp
         .grid(Path::new(""), Some([row.name.clone()].into()), None)
         .unwrap_or_default();
@@ -149,6 +159,23 @@ fn last_figures(m: &Metric, row: &Row, runs: &[&Json]) -> Result<Vec<f64>, Strin
                 .ok_or_else(|| format!("row {:?}: a record has no epochs", row.name))?;
             m.of(last)
                 .ok_or_else(|| format!("row {:?}: a record lacks {m:?}", row.name))
+        })
+        .collect()
+}
+
+/// Each epoch's figure, the mean over the runs, for the epochs every run has.
+pub(super) fn epoch_means(m: &Metric, row: &Row, runs: &[&Json]) -> Result<Vec<f64>, String> {
+    let metrics = |r: &Json| r["metrics"].as_array().cloned().unwrap_or_default();
+    let epochs = runs.iter().map(|r| metrics(r).len()).min().unwrap_or(0);
+    (0..epochs)
+        .map(|e| {
+            let xs = (runs.iter())
+                .map(|r| {
+                    m.of(&metrics(r)[e])
+                        .ok_or_else(|| format!("row {:?}: a record lacks {m:?}", row.name))
+                })
+                .collect::<Result<Vec<f64>, String>>()?;
+            Ok(mean_sd(&xs).0)
         })
         .collect()
 }
@@ -213,15 +240,9 @@ fn cell(
             String::new()
         }
         Value::Epochs(m) => {
-            let epochs = runs.iter().map(|r| metrics(r).len()).min().unwrap_or(0);
-            let mut figs = vec![];
-            for e in 0..epochs {
-                let xs = runs
-                    .iter()
-                    .map(|r| figure(m, &metrics(r)[e]))
-                    .collect::<Result<Vec<f64>, String>>()?;
-                figs.push(format!("{:.*}", digits(m), mean_sd(&xs).0));
-            }
+            let figs: Vec<String> = (epoch_means(m, row, runs)?.iter())
+                .map(|x| format!("{x:.*}", digits(m)))
+                .collect();
             format!("{}{}", figs.join(", "), unit(m))
         }
         Value::Best(m) => {
@@ -352,6 +373,20 @@ fn rendered(exp: &Experiment, records: &[Json], page: &Path, text: &str) -> CliR
         let table = table(exp, t, records).map_err(fail)?;
         text.replace_range(body..end, &format!("\n{table}\n"));
     }
+    for f in &exp.figures {
+        let open = format!("<!-- sweep:figure {} -->", f.name);
+        let fail =
+            |what: String| CliError(format!("{}: figure {:?}: {what}", page.display(), f.name));
+        let start = text
+            .find(&open)
+            .ok_or_else(|| fail(format!("no marker {open} (and {END} after it) in the page")))?;
+        let body = start + open.len();
+        let end = body
+            + text[body..]
+                .find(END)
+                .ok_or_else(|| fail(format!("no {END} after its marker")))?;
+        text.replace_range(body..end, &format!("\n{}\n", figure::link(page, f)));
+    }
     Ok(text)
 }
 
@@ -363,6 +398,9 @@ fn read_page(page: &Path) -> CliResult<String> {
 pub fn write(exp: &Experiment, records: &[Json], page: &Path) -> CliResult {
     let text = read_page(page)?;
     let new = rendered(exp, records, page, &text)?;
+    for f in &exp.figures {
+        figure::draw(exp, f, records, page)?;
+    }
     if new != text {
         lpgen_tempfiles::write_atomic(page, new.as_bytes())
             .map_err(|e| CliError(format!("{}: {e}", page.display())))?;
@@ -391,6 +429,18 @@ pub fn check(exp: &Experiment, records: &[Json], page: &Path) -> CliResult {
             "{}: the page's tables differ in length from their records' rendering (lpgen sweep --render)",
             page.display()
         )));
+    }
+    // The figures' files are drawn by --render; their pixels are not compared.
+    for f in &exp.figures {
+        let file = figure::path(page, f);
+        if !file.is_file() {
+            return Err(CliError(format!(
+                "{}: figure {:?} has no {} (lpgen sweep --render)",
+                page.display(),
+                f.name,
+                file.display()
+            )));
+        }
     }
     Ok(())
 }

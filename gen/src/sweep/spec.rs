@@ -34,6 +34,8 @@ pub struct Experiment {
     pub evals: BTreeMap<String, String>,
     #[serde(default)]
     pub tables: Vec<Table>,
+    #[serde(default)]
+    pub figures: Vec<Figure>,
 }
 
 fn one_seed() -> Vec<u64> {
@@ -68,6 +70,32 @@ pub struct Table {
     /// The rows it shows, in order (default: every row).
     #[serde(default)]
     pub rows: Option<Vec<String>>,
+}
+
+/// A figure of the page: line charts drawn to `PAGE-NAME.png` beside the page and linked
+/// between `<!-- sweep:figure NAME -->` and `<!-- sweep:end -->`.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct Figure {
+    pub name: String,
+    /// The chart's title and the link's text.
+    pub title: String,
+    /// Drawn side by side.
+    pub panels: Vec<FigurePanel>,
+}
+
+/// One panel: a line per row, its `epochs:METRIC` (the mean over seeds) by epoch.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct FigurePanel {
+    pub caption: String,
+    pub value: String,
+    /// The rows it draws (default: every row).
+    #[serde(default)]
+    pub rows: Option<Vec<String>>,
+    /// A logarithmic y axis.
+    #[serde(default)]
+    pub log_y: bool,
 }
 
 #[derive(Deserialize, Debug)]
@@ -184,6 +212,46 @@ impl Experiment {
                     return Err(bad(
                         file,
                         format!("column {:?}: align is left or right", c.header),
+                    ));
+                }
+            }
+        }
+        self.check_figures(file, &names)
+    }
+
+    fn check_figures(&self, file: &Path, rows: &BTreeSet<&str>) -> CliResult {
+        let mut figures = BTreeSet::new();
+        for f in &self.figures {
+            let ok = !f.name.is_empty()
+                && f.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c));
+            if !ok {
+                return Err(bad(
+                    file,
+                    format!("figure name {:?}: use letters, digits, - _", f.name),
+                ));
+            }
+            if !figures.insert(f.name.as_str()) {
+                return Err(bad(file, format!("figure {:?} is named twice", f.name)));
+            }
+            if f.panels.is_empty() {
+                return Err(bad(file, format!("figure {:?} has no panels", f.name)));
+            }
+            for p in &f.panels {
+                if !matches!(Value::parse(&p.value), Ok(Value::Epochs(_))) {
+                    return Err(bad(
+                        file,
+                        format!(
+                            "figure {:?}: panel value {:?}: expected epochs:METRIC",
+                            f.name, p.value
+                        ),
+                    ));
+                }
+                if let Some(name) = p.rows.iter().flatten().find(|n| !rows.contains(n.as_str())) {
+                    return Err(bad(
+                        file,
+                        format!("figure {:?} draws row {name:?}, which is not a row", f.name),
                     ));
                 }
             }

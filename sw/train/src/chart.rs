@@ -253,15 +253,34 @@ fn tick_label(v: f64, log: bool) -> String {
         return s.trim_end_matches('0').trim_end_matches('.').to_string();
     }
     if (v - v.round()).abs() < 1e-9 {
-        format!("1e{}", v.round())
+        return format!("1e{}", v.round());
+    }
+    // Between powers of ten (an axis within a decade or two): the value to two significant
+    // digits.
+    let x = 10f64.powf(v);
+    let digits = (1 - x.log10().floor() as i32).max(0) as usize;
+    if (1e-3..1e5).contains(&x) {
+        format!("{x:.digits$}")
     } else {
-        String::new()
+        format!("{x:.1e}")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_ticks_are_labelled_in_the_values() {
+        let at = |x: f64| tick_label(x.log10(), true);
+        assert_eq!(at(10.0), "1e1");
+        assert_eq!(at(1e-4), "1e-4");
+        assert_eq!(at(15.85), "16");
+        assert_eq!(at(1.585), "1.6");
+        assert_eq!(at(0.0063), "0.0063");
+        assert_eq!(at(2e-7), "2.0e-7");
+        assert_eq!(tick_label(2.50, false), "2.5");
+    }
 
     #[test]
     fn draws_lines_in_panels_with_a_log_axis() {

@@ -27,14 +27,19 @@ pub fn link(page: &Path, f: &Figure) -> String {
     format!("![{}]({name})", f.title)
 }
 
-/// Draws figure `f` from the records (written atomically); a row without records has no
-/// line.
+/// Draws figure `f` from the records (written atomically).
 pub fn draw(exp: &Experiment, f: &Figure, records: &[Json], page: &Path) -> CliResult {
     let fail = |what: String| CliError(format!("{}: figure {:?}: {what}", page.display(), f.name));
+    let panels = panels(exp, f, records).map_err(fail)?;
+    chart::write(&path(page, f), &f.title, &panels).map_err(|e| fail(e.0))
+}
+
+/// The panels of figure `f`: a line per row that has records, its figure by epoch.
+fn panels(exp: &Experiment, f: &Figure, records: &[Json]) -> Result<Vec<Panel>, String> {
     let mut panels = vec![];
     for p in &f.panels {
         let Ok(Value::Epochs(m)) = Value::parse(&p.value) else {
-            return Err(fail(format!("{:?} is not epochs:METRIC", p.value)));
+            return Err(format!("{:?} is not epochs:METRIC", p.value));
         };
         let mut lines = vec![];
         for row in &exp.rows {
@@ -45,7 +50,7 @@ pub fn draw(exp: &Experiment, f: &Figure, records: &[Json], page: &Path) -> CliR
             if runs.is_empty() {
                 continue;
             }
-            let means = epoch_means(&m, row, &runs).map_err(fail)?;
+            let means = epoch_means(&m, row, &runs)?;
             let points = (1..).map(f64::from).zip(means).collect();
             lines.push(Line::new(row.name.clone(), points));
         }
@@ -53,5 +58,66 @@ pub fn draw(exp: &Experiment, f: &Figure, records: &[Json], page: &Path) -> CliR
         panel.log_y = p.log_y;
         panels.push(panel);
     }
-    chart::write(&path(page, f), &f.title, &panels).map_err(|e| fail(e.0))
+    Ok(panels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A panel has a line per row with records (of the rows it names), each point an epoch's
+    /// mean over the row's seeds, in percent for an error.
+    #[test]
+    fn a_panel_draws_each_rows_mean_by_epoch() {
+        let exp: Experiment = toml::from_str(
+            r#"title = "t"
+page = "p.md"
+options = "--epochs 2"
+seeds = [1, 2]
+rows = [{ name = "a" }, { name = "b", options = "--lr 1" }, { name = "c" }]
+figures = [{ name = "f", title = "t", panels = [
+  { caption = "all", value = "epochs:test_error" },
+  { caption = "b", value = "epochs:train_loss", rows = ["b"] },
+] }]
+"#,
+        )
+        .unwrap();
+        let record = |row: &str, seed: u64, accs: [f64; 2]| {
+            let args = exp
+                .grid(Path::new(""), Some([row.to_string()].into()), None)
+                .unwrap()[seed as usize - 1]
+                .args
+                .clone();
+            let metrics: Vec<Json> = (accs.iter())
+                .map(|a| json!({"test_acc": a, "train_loss": 2.0 * a}))
+                .collect();
+            json!({"row": row, "seed": seed, "args": args, "metrics": metrics})
+        };
+        let records = vec![
+            record("a", 1, [0.5, 0.75]),
+            record("a", 2, [0.25, 0.75]),
+            record("b", 1, [0.5, 0.5]),
+            record("b", 2, [0.5, 1.0]),
+        ];
+        let panels = panels(&exp, &exp.figures[0], &records).unwrap();
+        let lines = |p: &Panel| -> Vec<(String, Vec<(f64, f64)>)> {
+            p.lines
+                .iter()
+                .map(|l| (l.name.clone(), l.points.clone()))
+                .collect()
+        };
+        assert_eq!(
+            lines(&panels[0]),
+            vec![
+                ("a".into(), vec![(1.0, 62.5), (2.0, 25.0)]),
+                ("b".into(), vec![(1.0, 50.0), (2.0, 25.0)]),
+            ]
+        );
+        assert_eq!(
+            lines(&panels[1]),
+            vec![("b".into(), vec![(1.0, 1.0), (2.0, 1.5)])]
+        );
+        assert_eq!(panels[0].y_label, "test error (%)");
+    }
 }

@@ -355,39 +355,36 @@ fn marker(name: &str) -> String {
 }
 const END: &str = "<!-- sweep:end -->";
 
-/// The page with every table rendered in place.
+/// The page with every table and figure link rendered in place.
 fn rendered(exp: &Experiment, records: &[Json], page: &Path, text: &str) -> CliResult<String> {
     let mut text = text.to_string();
     for t in &exp.tables {
-        let open = marker(&t.name);
         let fail =
             |what: String| CliError(format!("{}: table {:?}: {what}", page.display(), t.name));
-        let start = text
-            .find(&open)
-            .ok_or_else(|| fail(format!("no marker {open} (and {END} after it) in the page")))?;
-        let body = start + open.len();
-        let end = body
-            + text[body..]
-                .find(END)
-                .ok_or_else(|| fail(format!("no {END} after its marker")))?;
         let table = table(exp, t, records).map_err(fail)?;
-        text.replace_range(body..end, &format!("\n{table}\n"));
+        replace_section(&mut text, &marker(&t.name), &table).map_err(fail)?;
     }
     for f in &exp.figures {
-        let open = format!("<!-- sweep:figure {} -->", f.name);
         let fail =
             |what: String| CliError(format!("{}: figure {:?}: {what}", page.display(), f.name));
-        let start = text
-            .find(&open)
-            .ok_or_else(|| fail(format!("no marker {open} (and {END} after it) in the page")))?;
-        let body = start + open.len();
-        let end = body
-            + text[body..]
-                .find(END)
-                .ok_or_else(|| fail(format!("no {END} after its marker")))?;
-        text.replace_range(body..end, &format!("\n{}\n", figure::link(page, f)));
+        let open = format!("<!-- sweep:figure {} -->", f.name);
+        replace_section(&mut text, &open, &figure::link(page, f)).map_err(fail)?;
     }
     Ok(text)
+}
+
+/// Replaces what lies between the marker `open` and the next end marker with `body`.
+fn replace_section(text: &mut String, open: &str, body: &str) -> Result<(), String> {
+    let start = text
+        .find(open)
+        .ok_or_else(|| format!("no marker {open} (and {END} after it) in the page"))?;
+    let from = start + open.len();
+    let to = from
+        + text[from..]
+            .find(END)
+            .ok_or_else(|| format!("no {END} after its marker"))?;
+    text.replace_range(from..to, &format!("\n{body}\n"));
+    Ok(())
 }
 
 fn read_page(page: &Path) -> CliResult<String> {

@@ -265,10 +265,13 @@ where
         if wide_zeros.iter().any(Zeros::any) {
             order.sort_by(|&p, &q| wide_zeros[p].cmp(&wide_zeros[q]));
         }
-        for (q, &line) in order.iter().enumerate() {
-            let block = &mut blocks[q / L];
-            for (i, &v) in values_of[line * k..(line + 1) * k].iter().enumerate() {
-                block[i][q % L] = v;
+        // Each block filled k-row by k-row: L read streams and contiguous writes (a line at a
+        // time would write at a stride of L values, a cache line each).
+        for (block, lines) in blocks.iter_mut().zip(order.chunks(L)) {
+            for (i, slot) in block.iter_mut().enumerate() {
+                for (v, &line) in slot.iter_mut().zip(lines) {
+                    *v = values_of[line * k + i];
+                }
             }
         }
     } else {

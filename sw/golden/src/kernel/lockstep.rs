@@ -192,19 +192,16 @@ pub(crate) fn avx512() -> bool {
     std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq")
 }
 
-/// The working values of `line` (NaN words as zero) and whether it held a NaN word.
-fn values<T: Copy + Default, const L: usize>(
+/// The working value of `w` (a NaN word as zero), setting `nan` where it is one.
+#[inline(always)]
+fn value_or_zero<T: Copy + Default, const L: usize>(
     lanes: &impl Lanes<T, L>,
-    line: &[Bits],
-    mut put: impl FnMut(usize, T),
-) -> bool {
-    let mut nan = false;
-    for (i, &w) in line.iter().enumerate() {
-        let v = lanes.value(w);
-        nan |= v.is_none();
-        put(i, v.unwrap_or_default());
-    }
-    nan
+    w: Bits,
+    nan: &mut bool,
+) -> T {
+    let v = lanes.value(w);
+    *nan |= v.is_none();
+    v.unwrap_or_default()
 }
 
 /// Every dot product of `rows` with `cols` (all of length K), row-major, by `lanes`.
@@ -241,9 +238,7 @@ where
         .iter()
         .zip(&mut narrow_nan)
         .map(|(line, nan)| {
-            let mut x = vec![T::default(); k];
-            *nan = values(lanes, line, |i, v| x[i] = v);
-            x
+            line.iter().map(|&w| value_or_zero(lanes, w, nan)).collect()
         })
         .collect();
     let skips = lanes.zero_products_are_one();
@@ -251,13 +246,11 @@ where
     // `order[q]`: the wide line in lane position q; blocks of L of them side by side.
     let mut order: Vec<usize> = (0..wide.len()).collect();
     let mut wide_zeros: Vec<Zeros> = vec![];
-    let mut blocks: Vec<Vec<[T; L]>> = wide.chunks(L).map(|_| vec![[T::default(); L]; k]).collect();
-    if skips {
+    let blocks: Vec<Vec<[T; L]>> = if skips {
         // All the values first, to sort the lines by their zeros where there are any.
-        let mut values_of = vec![T::default(); wide.len() * k];
-        for (l, (line, nan)) in wide.iter().zip(&mut wide_nan).enumerate() {
-            let x = &mut values_of[l * k..(l + 1) * k];
-            *nan = values(lanes, line, |i, v| x[i] = v);
+        let mut values_of = Vec::with_capacity(wide.len() * k);
+        for (line, nan) in wide.iter().zip(&mut wide_nan) {
+            values_of.extend(line.iter().map(|&w| value_or_zero(lanes, w, nan)));
         }
         wide_zeros = (0..wide.len())
             .map(|l| Zeros::of(&values_of[l * k..(l + 1) * k]))
@@ -265,22 +258,32 @@ where
         if wide_zeros.iter().any(Zeros::any) {
             order.sort_by(|&p, &q| wide_zeros[p].cmp(&wide_zeros[q]));
         }
-        // Each block filled k-row by k-row: L read streams and contiguous writes (a line at a
-        // time would write at a stride of L values, a cache line each).
-        for (block, lines) in blocks.iter_mut().zip(order.chunks(L)) {
-            for (i, slot) in block.iter_mut().enumerate() {
-                for (v, &line) in slot.iter_mut().zip(lines) {
-                    *v = values_of[line * k + i];
+        // Each block filled k-row by k-row: L read streams and contiguous writes (a line at
+        // a time would write at a stride of L values, a cache line each).
+        let block = |lines: &[usize]| -> Vec<[T; L]> {
+            (0..k)
+                .map(|i| {
+                    let mut slot = [T::default(); L];
+                    for (v, &line) in slot.iter_mut().zip(lines) {
+                        *v = values_of[line * k + i];
+                    }
+                    slot
+                })
+                .collect()
+        };
+        order.chunks(L).map(block).collect()
+    } else {
+        // Each line decoded straight into its lane (no sorting).
+        let mut blocks = vec![vec![[T::default(); L]; k]; wide.len().div_ceil(L)];
+        for ((lines, nans), block) in wide.chunks(L).zip(wide_nan.chunks_mut(L)).zip(&mut blocks) {
+            for (l, (line, nan)) in lines.iter().zip(nans).enumerate() {
+                for (slot, &w) in block.iter_mut().zip(*line) {
+                    slot[l] = value_or_zero(lanes, w, nan);
                 }
             }
         }
-    } else {
-        for ((lines, nans), block) in wide.chunks(L).zip(wide_nan.chunks_mut(L)).zip(&mut blocks) {
-            for (l, (line, nan)) in lines.iter().zip(nans).enumerate() {
-                *nan = values(lanes, line, |i, v| block[i][l] = v);
-            }
-        }
-    }
+        blocks
+    };
     // Where every lane of a block is zero (its padding lanes are).
     let block_zeros: Vec<Zeros> = match skips {
         true => order

@@ -237,9 +237,7 @@ where
     let narrow: Vec<Vec<T>> = narrow
         .iter()
         .zip(&mut narrow_nan)
-        .map(|(line, nan)| {
-            line.iter().map(|&w| value_or_zero(lanes, w, nan)).collect()
-        })
+        .map(|(line, nan)| line.iter().map(|&w| value_or_zero(lanes, w, nan)).collect())
         .collect();
     let skips = lanes.zero_products_are_one();
     let mut wide_nan = vec![false; wide.len()];

@@ -298,8 +298,10 @@ where
     let mut sums = [[T::default(); L]; ROWS];
     // Groups of at most ROWS lines, as even as they can be (six lines as 3 + 3, not 4 + 2:
     // a group's lines are the lanes' independent chains).
-    let groups = narrow.len().div_ceil(ROWS).max(1);
-    let cuts: Vec<usize> = (0..=groups).map(|g| g * narrow.len() / groups).collect();
+    let groups = narrow.len().div_ceil(ROWS);
+    let cuts: Vec<usize> = (0..=groups)
+        .map(|g| g * narrow.len() / groups.max(1))
+        .collect();
     for (p0, xs) in cuts.windows(2).map(|c| (c[0], &narrow[c[0]..c[1]])) {
         let lines_zeros = skips.then(|| {
             let mut z = Zeros::all(k);

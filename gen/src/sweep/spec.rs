@@ -118,6 +118,33 @@ pub struct Column {
     pub align: Option<String>,
 }
 
+/// Checks that `name` (a `kind`'s: row, figure) is made of letters, digits and the characters
+/// of `extra`, and that it is not in `seen`; then adds it there.
+fn new_name<'a>(
+    file: &Path,
+    kind: &str,
+    name: &'a str,
+    extra: &str,
+    seen: &mut BTreeSet<&'a str>,
+) -> CliResult {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+    {
+        let chars: Vec<String> = extra.chars().map(String::from).collect();
+        let what = format!(
+            "{kind} name {name:?}: use letters, digits, {}",
+            chars.join(" ")
+        );
+        return Err(bad(file, what));
+    }
+    if !seen.insert(name) {
+        return Err(bad(file, format!("{kind} {name:?} is named twice")));
+    }
+    Ok(())
+}
+
 fn bad(file: &Path, what: String) -> CliError {
     CliError(format!("{}: {what}", file.display()))
 }
@@ -154,19 +181,7 @@ impl Experiment {
         }
         let mut names = BTreeSet::new();
         for r in &self.rows {
-            let ok = !r.name.is_empty()
-                && r.name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-            if !ok {
-                return Err(bad(
-                    file,
-                    format!("row name {:?}: use letters, digits, - _ .", r.name),
-                ));
-            }
-            if !names.insert(r.name.as_str()) {
-                return Err(bad(file, format!("row {:?} is named twice", r.name)));
-            }
+            new_name(file, "row", &r.name, "-_.", &mut names)?;
             if r.seeds.as_ref().unwrap_or(&self.seeds).is_empty() {
                 return Err(bad(file, format!("row {:?} has no seeds", r.name)));
             }
@@ -222,19 +237,7 @@ impl Experiment {
     fn check_figures(&self, file: &Path, rows: &BTreeSet<&str>) -> CliResult {
         let mut figures = BTreeSet::new();
         for f in &self.figures {
-            let ok = !f.name.is_empty()
-                && f.name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c));
-            if !ok {
-                return Err(bad(
-                    file,
-                    format!("figure name {:?}: use letters, digits, - _", f.name),
-                ));
-            }
-            if !figures.insert(f.name.as_str()) {
-                return Err(bad(file, format!("figure {:?} is named twice", f.name)));
-            }
+            new_name(file, "figure", &f.name, "-_", &mut figures)?;
             if f.panels.is_empty() {
                 return Err(bad(file, format!("figure {:?} has no panels", f.name)));
             }

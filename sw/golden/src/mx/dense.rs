@@ -150,17 +150,29 @@ impl MxFormat {
         cols: usize,
         along: Along,
     ) -> Vec<f64> {
+        self.quantize_dense_on(Compiled::best(), x, rows, cols, along)
+    }
+
+    /// [`Self::quantize_dense`] by one compilation of its code (`compiled` must be one this
+    /// machine runs: [`Compiled::here`]).
+    fn quantize_dense_on<W: F32Word>(
+        &self,
+        compiled: Compiled,
+        x: &[W],
+        rows: usize,
+        cols: usize,
+        along: Along,
+    ) -> Vec<f64> {
         assert_eq!(x.len(), rows * cols, "a {rows}×{cols} matrix");
         let mut out = Vec::with_capacity(x.len());
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                // SAFETY: the features were detected on this CPU.
-                unsafe { self.quantize_dense_avx2(x, cols, along, &mut out) };
-                return out;
-            }
+        match compiled {
+            Compiled::Portable => self.quantize_dense_into(x, cols, along, &mut out),
+            // SAFETY (both): `Compiled::here` found the features on this CPU.
+            #[cfg(target_arch = "x86_64")]
+            Compiled::Avx2 => unsafe { self.quantize_dense_avx2(x, cols, along, &mut out) },
+            #[cfg(target_arch = "x86_64")]
+            Compiled::Avx512 => unsafe { self.quantize_dense_avx512(x, cols, along, &mut out) },
         }
-        self.quantize_dense_into(x, cols, along, &mut out);
         out
     }
 
@@ -168,6 +180,19 @@ impl MxFormat {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     unsafe fn quantize_dense_avx2<W: F32Word>(
+        &self,
+        x: &[W],
+        cols: usize,
+        along: Along,
+        out: &mut Vec<f64>,
+    ) {
+        self.quantize_dense_into(x, cols, along, out)
+    }
+
+    /// [`Self::quantize_dense_into`] compiled for AVX-512 (the same code: the compiler's lanes).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn quantize_dense_avx512<W: F32Word>(
         &self,
         x: &[W],
         cols: usize,
@@ -249,6 +274,42 @@ fn append(out: &mut Vec<f64>, values: impl ExactSizeIterator<Item = f64>) {
     }
     // SAFETY: the `written` elements past the length were written just above.
     unsafe { out.set_len(out.len() + written) };
+}
+
+/// The compilations of [`MxFormat::quantize_dense`]'s code: one source, the compiler's lanes
+/// for each instruction set (AVX-512 takes 0.6× the time of AVX2, whose 64-bit lanes have no
+/// max: docs/perf.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Compiled {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Compiled {
+    /// The compilations this machine runs, the fastest last.
+    fn here() -> Vec<Compiled> {
+        #[allow(unused_mut)]
+        let mut here = vec![Compiled::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                here.push(Compiled::Avx2);
+            }
+            if crate::kernel::lockstep::avx512() {
+                here.push(Compiled::Avx512);
+            }
+        }
+        here
+    }
+
+    /// The fastest compilation this machine runs (found once).
+    fn best() -> Compiled {
+        static BEST: std::sync::OnceLock<Compiled> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| *Compiled::here().last().expect("the portable code"))
+    }
 }
 
 /// The mask of an f32 word's magnitude bits.

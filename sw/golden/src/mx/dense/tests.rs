@@ -46,6 +46,23 @@ fn same(a: f64, b: f64) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
 
+/// `quantize_dense` of `x` by each compilation this machine runs, which must agree to the bit
+/// (NaN with NaN); the values.
+fn quantize_every_way(f: &MxFormat, x: &[f32], rows: usize, cols: usize, along: Along) -> Vec<f64> {
+    let here = Compiled::here();
+    let each: Vec<Vec<f64>> = here
+        .iter()
+        .map(|&c| f.quantize_dense_on(c, x, rows, cols, along))
+        .collect();
+    for (c, got) in here.iter().zip(&each) {
+        for (e, (&g, &w)) in got.iter().zip(&each[0]).enumerate() {
+            assert!(same(g, w), "{f} {c:?} at {e}: {g:e} vs portable {w:e}");
+        }
+    }
+    assert_eq!(f.quantize_dense(x, rows, cols, along).len(), x.len());
+    each.into_iter().last().unwrap()
+}
+
 /// Every element's value is the definition's, along rows and along columns, for every
 /// element type and block sizes that do and do not divide the vectors.
 #[test]
@@ -62,7 +79,7 @@ fn quantize_dense_gives_the_definitions_values() {
                 let want = reference(&f, &v);
                 // Along rows: vector i is stored row i.
                 let x: Vec<f32> = v.concat();
-                let got = f.quantize_dense(&x, vecs, len, Along::Rows);
+                let got = quantize_every_way(&f, &x, vecs, len, Along::Rows);
                 for (i, w) in want.iter().enumerate() {
                     for (j, &w) in w.iter().enumerate() {
                         let g = got[i * len + j];
@@ -75,7 +92,7 @@ fn quantize_dense_gives_the_definitions_values() {
                 }
                 // Along columns: vector i is stored column i (len × vecs).
                 let xt: Vec<f32> = (0..len * vecs).map(|e| v[e % vecs][e / vecs]).collect();
-                let got = f.quantize_dense(&xt, len, vecs, Along::Columns);
+                let got = quantize_every_way(&f, &xt, len, vecs, Along::Columns);
                 for (i, w) in want.iter().enumerate() {
                     for (j, &w) in w.iter().enumerate() {
                         let g = got[j * vecs + i];
@@ -106,7 +123,7 @@ fn every_grid_point_and_midpoint_rounds_as_the_definition() {
             .collect();
         let v: Vec<Vec<f32>> = xs.iter().map(|&x| vec![x, big]).collect();
         let want = reference(&f, &v);
-        let got = f.quantize_dense(&v.concat(), v.len(), 2, Along::Rows);
+        let got = quantize_every_way(&f, &v.concat(), v.len(), 2, Along::Rows);
         for (i, w) in want.iter().enumerate() {
             assert!(
                 same(got[2 * i], w[0]),

@@ -296,6 +296,25 @@ impl crate::kernel::ExactDot for FixFormat {
         acc.wrap();
         acc.to_word()
     }
+    /// Below the wrap and below 2^51 after the scaling by 2^F, a sum rounds to nearest even
+    /// by adding and taking away 1.5·2^52, then saturates; beyond, `read_exact`.
+    fn read_values(&self, sums: &[f64], out: &mut Vec<u64>) {
+        let f = self.frac_bits as i32;
+        let up = 2f64.powi(f);
+        let bound = 2f64.powi((self.acc_bits() as i32 - 1 - 2 * f).min(51 - f));
+        let (lo, hi) = (self.min_int() as f64, self.max_int() as f64);
+        let mask = (1u64 << self.width()) - 1;
+        const ROUND: f64 = 6_755_399_441_055_744.0; // 1.5·2^52
+        out.extend(sums.iter().map(|&v| {
+            if v.abs() < bound {
+                let q = ((v * up + ROUND) - ROUND).clamp(lo, hi);
+                (q as i64 as u64) & mask
+            } else {
+                let (units, scale) = crate::kernel::integer_and_scale(v);
+                self.read_exact(units, scale)
+            }
+        }));
+    }
 }
 
 impl FixFormat {

@@ -190,6 +190,15 @@ impl crate::kernel::ExactDot for FloatFormat {
         }
         self.read_exact_reference(v, scale)
     }
+    /// The format's rounder of each nonzero sum, found once; a zero is the exact zero (+0).
+    fn read_values(&self, sums: &[f64], out: &mut Vec<Bits>) {
+        let r = crate::table::cached(*self, || self.scaled_rounder());
+        let zero = self.read_exact(0, 0);
+        out.extend(
+            sums.iter()
+                .map(|&v| if v == 0.0 { zero } else { r.round(v, 0) }),
+        );
+    }
 }
 
 impl FloatFormat {

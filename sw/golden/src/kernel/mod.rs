@@ -48,6 +48,33 @@ pub trait ExactDot: Sync {
     fn max_terms(&self) -> u64;
     /// The accumulator's read-out of the exact sum `v`·2^`scale` (v = 0: the exact zero).
     fn read_exact(&self, v: i128, scale: i32) -> Bits;
+    /// The read-outs of exact sums held in f64s (the exact kernel's one-slice products),
+    /// appended to `out`: each [`Self::read_exact`] of its value, as this default computes
+    /// them. A family may override it with arithmetic on the f64s, held to this default by
+    /// the kernel's tests (`read_values_are_read_exact`).
+    fn read_values(&self, sums: &[f64], out: &mut Vec<Bits>) {
+        out.extend(sums.iter().map(|&v| {
+            let (units, scale) = integer_and_scale(v);
+            self.read_exact(units, scale)
+        }));
+    }
+}
+
+/// A finite f64 as an integer times a power of two, (0, 0) for either zero.
+#[inline]
+pub(crate) fn integer_and_scale(v: f64) -> (i128, i32) {
+    if v == 0.0 {
+        return (0, 0);
+    }
+    let bits = v.to_bits();
+    let field = ((bits >> 52) & 0x7ff) as i32;
+    let frac = (bits & ((1u64 << 52) - 1)) as i128;
+    let (m, e) = if field == 0 {
+        (frac, -1074)
+    } else {
+        (frac | 1 << 52, field - 1075)
+    };
+    (if v < 0.0 { -m } else { m }, e)
 }
 
 /// A matrix operand of a product: element (r, c) is `data[r·rs + c·cs]`, so a matrix, its

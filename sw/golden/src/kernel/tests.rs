@@ -433,3 +433,44 @@ fn a_product_is_cut_where_the_parts_share_the_work() {
         );
     }
 }
+
+/// Each family's `read_values` is `read_exact` of each sum's value (the trait's default):
+/// zeros of both signs, products of two words, exact sums of two products (ties and
+/// cancellation among them) and products scaled up by powers of two into saturation, past
+/// the accumulators' wraps and out of the f64 fast paths' ranges.
+#[test]
+fn read_values_are_read_exact() {
+    for (n, spec) in EXACT.iter().enumerate() {
+        let f: Format = spec.parse().unwrap();
+        let c = f.calc();
+        let x = c.exact_dot().expect("an exact kernel");
+        let values: Vec<f64> = (0..4)
+            .flat_map(|kind| words(f, kind, 400, n as u64 * 7 + u64::from(kind)))
+            .filter_map(|w| x.exact_f64(w))
+            .collect();
+        let mut r = test_words(n as u64 + 90);
+        let mut sums = vec![0.0, -0.0];
+        for _ in 0..4000 {
+            let mut pick = || values[r() as usize % values.len()];
+            let (p, q) = (pick() * pick(), pick() * pick());
+            // p + q where the f64 holds it exactly (its rounding error, by TwoSum, is zero).
+            let s = p + q;
+            let back = s - p;
+            if (p - (s - back)) + (q - back) == 0.0 && s.is_finite() {
+                sums.push(s);
+            }
+            sums.push(p);
+            let up = p * 2f64.powi((r() % 64) as i32);
+            if up.is_finite() {
+                sums.push(up);
+            }
+        }
+        let mut got = Vec::new();
+        x.read_values(&sums, &mut got);
+        assert_eq!(got.len(), sums.len());
+        for (&v, &g) in sums.iter().zip(&got) {
+            let (units, scale) = integer_and_scale(v);
+            assert_eq!(g, x.read_exact(units, scale), "{f}: the sum {v:e}");
+        }
+    }
+}

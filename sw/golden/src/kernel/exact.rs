@@ -39,8 +39,9 @@ enum Line {
     Wide,
 }
 
-/// `v` with its bits below 2^b cleared (rounded toward zero to a multiple of 2^b).
-#[inline]
+/// `v` with its bits below 2^b cleared (rounded toward zero to a multiple of 2^b): the
+/// definition, which the kernel computes by [`trunc_fast`].
+#[cfg(test)]
 fn trunc(v: f64, b: i32) -> f64 {
     if v == 0.0 {
         return 0.0;
@@ -56,6 +57,44 @@ fn trunc(v: f64, b: i32) -> f64 {
     } else {
         f64::from_bits(bits & !((1u64 << drop) - 1))
     }
+}
+
+/// [`trunc`] without a branch (held to it by `tests::trunc_fast_is_trunc`): the bits below
+/// 2^b cleared by a mask, every bit (the sign too) where the value lies below 2^b or is a
+/// zero.
+#[inline(always)]
+fn trunc_fast(v: f64, b: i32) -> f64 {
+    let bits = v.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1023;
+    let drop = (b - (e - 52)).max(0);
+    let mask = if drop > 52 || bits << 1 == 0 {
+        0
+    } else {
+        u64::MAX << drop
+    };
+    f64::from_bits(bits & mask)
+}
+
+/// `slice` = each remainder of `left` cut at 2^b ([`trunc`]), taken away from it (exactly);
+/// compiled for AVX-512 where the machine has it.
+fn cut_off(slice: &mut [f64], left: &mut [f64], b: i32) {
+    #[inline(always)]
+    fn by(slice: &mut [f64], left: &mut [f64], b: i32) {
+        for (hi, l) in slice.iter_mut().zip(left.iter_mut()) {
+            *hi = trunc_fast(*l, b);
+            *l -= *hi;
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::lockstep::avx512() {
+        #[target_feature(enable = "avx512f,avx512dq")]
+        unsafe fn avx512(slice: &mut [f64], left: &mut [f64], b: i32) {
+            by(slice, left, b)
+        }
+        // SAFETY: the CPU has AVX-512 F and DQ (checked just above).
+        return unsafe { avx512(slice, left, b) };
+    }
+    by(slice, left, b)
 }
 
 /// The line of `values` (NaN marks a special word) at slice width `w`: one branch-free
@@ -238,17 +277,18 @@ impl Sliced {
                 // Every bit lies within the top slice: the values are it.
                 continue;
             }
-            for (kk, v) in line.iter_mut().enumerate() {
-                let mut left = *v;
-                for s in 0..slices {
-                    let hi = trunc(left, top - (s as i32 + 1) * w + 1);
-                    match s {
-                        0 => *v = hi,
-                        _ => rest[s - 1][i * k + kk] = hi,
-                    }
-                    left -= hi;
+            // Slice by slice from the top: the line's remainders, which wait in the last
+            // slice, cut at the slice's lowest bit; what is cut off is the slice, and what is
+            // left at the end the last slice.
+            let (last, between) = rest[..slices - 1].split_last_mut().expect("two slices");
+            let left = &mut last[i * k..(i + 1) * k];
+            left.copy_from_slice(line);
+            for s in 0..slices - 1 {
+                let b = top - (s as i32 + 1) * w + 1;
+                match s {
+                    0 => cut_off(line, left, b),
+                    _ => cut_off(&mut between[s - 1][i * k..(i + 1) * k], left, b),
                 }
-                debug_assert_eq!(left, 0.0, "the slices hold every bit");
             }
         }
     }
@@ -427,6 +467,27 @@ fn add_units(acc: &mut [i128], c: &[f64], rows: &[Line], cols: &[Line], lk: i32)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The branch-free truncation is [`trunc`]'s on zeros of both signs, f64 subnormals,
+    /// normal values of every binade around the cut, and cuts above, within and below each.
+    #[test]
+    fn trunc_fast_is_trunc() {
+        let mut r = crate::test_words(12);
+        let mut values = vec![0.0, -0.0, f64::from_bits(1), -f64::MIN_POSITIVE, f64::MAX];
+        for _ in 0..20_000 {
+            let x = r();
+            let e = (x >> 52) as i32 % 200 - 100;
+            let v = f64::from_bits(x & ((1 << 52) - 1) | 1023u64 << 52) * 2f64.powi(e);
+            values.push(if x & 1 == 1 { -v } else { v });
+        }
+        for &v in &values {
+            let e = ((v.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+            for b in (e - 60..e + 3).chain([-1100, -1074, 0, 1100]) {
+                let (got, want) = (trunc_fast(v, b), trunc(v, b));
+                assert_eq!(got.to_bits(), want.to_bits(), "{v:e} at 2^{b}");
+            }
+        }
+    }
 
     /// The vectorized line facts are [`line`]'s on lines of every kind: exact values of
     /// narrow formats (zeros, powers of two, signs), NaN and ±∞, f64 subnormals, values whose

@@ -379,6 +379,9 @@ fn lane_op_is_the_alu() {
         "bf16",
         "f16",
         "posit:16:1",
+        "posit:16:2",
+        "posit:12:1",
+        "posit:10:0",
         "fix:7:8",
     ] {
         let f: Format = s.parse().unwrap();
@@ -389,10 +392,39 @@ fn lane_op_is_the_alu() {
                 .map(|xy| (xy >> w, xy & ((1 << w) - 1)))
                 .unzip()
         } else {
+            // Random pairs, and the corners (zero, the extremes, ±1, the sign boundary, a
+            // word beyond the format) with each other and with random words.
+            let mask = (1u64 << w) - 1;
+            let (half, quarter) = (1u64 << (w - 1), 1u64 << (w - 2));
+            let corners = [
+                0,
+                1,
+                2,
+                half - 2,
+                half - 1,
+                half,
+                half + 1,
+                half + 2,
+                mask - 1,
+                mask,
+                quarter - 1,
+                quarter,
+                quarter + 1,
+                mask - quarter,
+                mask - quarter + 1,
+                mask + 1,
+            ];
             let mut r = test_words(w as u64);
-            (0..200_000)
-                .map(|_| (r() & ((1 << w) - 1), r() & ((1 << w) - 1)))
-                .unzip()
+            let mut pairs: Vec<(Bits, Bits)> =
+                (0..200_000).map(|_| (r() & mask, r() & mask)).collect();
+            for &x in &corners {
+                pairs.extend(corners.iter().map(|&y| (x, y)));
+                pairs.extend((0..500).flat_map(|_| {
+                    let y = r() & mask;
+                    [(x, y), (y, x)]
+                }));
+            }
+            pairs.into_iter().unzip()
         };
         for op in ops {
             let mut got = vec![0; a.len()];

@@ -90,6 +90,34 @@ impl PositF64 {
         }
     }
 
+    /// The word of `x`, a posit's value (as [`Self::round`] gives them: NaN is NaR), packed
+    /// from its f64 fields: the sign, the regime of k = ⌊e / 2^es⌋ (k + 1 ones and a zero,
+    /// or −k zeros and a one), es exponent bits and the fraction, cut to N − 1 bits (what is
+    /// cut is zero, x being a posit; at maxpos and minpos the regime's last bit is cut), then
+    /// negated in two's complement for a negative x. `tests` hold it to every word's value.
+    #[inline(always)]
+    pub fn encode_exact(&self, x: f64) -> Bits {
+        if x == 0.0 || x.is_nan() {
+            return if x == 0.0 { 0 } else { self.f.nar() };
+        }
+        let bits = x.to_bits();
+        let (n, es) = (i64::from(self.f.n), i64::from(self.f.es));
+        let e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+        let k = e >> es;
+        let (regime, len) = if k >= 0 {
+            (((1u128 << (k + 1)) - 1) << 1, k + 2)
+        } else {
+            (1u128, 1 - k)
+        };
+        let exponent = (e - (k << es)) as u128;
+        let body = regime << (es + 52) | exponent << 52 | u128::from(bits & ((1 << 52) - 1));
+        let w = (body >> (len + es + 52 - (n - 1))) as Bits;
+        match bits >> 63 {
+            0 => w,
+            _ => w.wrapping_neg() & ((1 << n) - 1),
+        }
+    }
+
     /// The rounding by the format's own encoder.
     #[cold]
     fn slow(&self, x: f64) -> f64 {
@@ -98,19 +126,24 @@ impl PositF64 {
 
     /// Every naive or Kahan dot product of `rows` with `cols`, row-major.
     pub(crate) fn dots(&self, kahan: bool, rows: &[&[Bits]], cols: &[&[Bits]]) -> Vec<Bits> {
-        let values = crate::table::cached(self.f, || {
-            Values((0..1u64 << self.f.n).map(|w| self.f.to_f64(w)).collect())
-        });
         let lanes = Run {
             p: *self,
             kahan,
-            values: &values.0,
+            values: self.values(),
         };
         #[cfg(target_arch = "x86_64")]
         if avx512() {
             return lockstep(&Run512(lanes), rows, cols);
         }
         lockstep(&lanes, rows, cols)
+    }
+
+    /// Every word's value, NaN for NaR (built once per format).
+    fn values(&self) -> &'static [f64] {
+        let values = crate::table::cached(self.f, || {
+            Values((0..1u64 << self.f.n).map(|w| self.f.to_f64(w)).collect())
+        });
+        &values.0
     }
 
     /// N lockstep sums in portable code.
@@ -154,8 +187,9 @@ impl Lanes<f64, L> for Run<'_> {
     fn special(&self) -> Bits {
         self.p.f.nar()
     }
+    /// `v` is a sum of the lanes, a posit's value (every operation rounds to one).
     fn encode(&self, v: f64) -> Bits {
-        self.p.f.from_f64(v)
+        self.p.encode_exact(v)
     }
     fn run(&self, xs: &[&[f64]], y: &[[f64; L]], out: &mut [[f64; L]]) {
         self.run_skipping(xs, y, &[], out)

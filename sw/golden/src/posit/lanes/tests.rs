@@ -162,3 +162,32 @@ fn skipped_zero_runs_are_the_steps() {
         }
     }
 }
+
+/// `encode_exact` packs every word's value back into the word (NaR's NaN included), for
+/// every es a format of up to 16 bits has here, the 2022 standard and the `:u` variant.
+#[test]
+fn encode_exact_is_every_words_inverse() {
+    for s in [
+        "posit:16:0",
+        "posit:16:1",
+        "posit:16:2",
+        "posit:16:3",
+        "posit:16",
+        "posit:12:1",
+        "posit:10:4",
+        "posit:9:0",
+        "posit:8:0",
+        "posit:8:2",
+        "posit:16:1:u",
+        "posit:3:0",
+    ] {
+        let f = match s.parse::<crate::Format>().unwrap() {
+            crate::Format::Posit(f) => f,
+            _ => unreachable!(),
+        };
+        let p = f.f64_path().unwrap();
+        for w in 0..1u64 << f.n {
+            assert_eq!(p.encode_exact(f.to_f64(w)), w, "{s}: {w:#x}");
+        }
+    }
+}

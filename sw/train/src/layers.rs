@@ -168,27 +168,41 @@ impl<M: Machine> Net<'_, M> {
         source: impl Fn(usize, usize) -> usize,
     ) -> Result<Output<M::Word>, TrainError> {
         let f = self.cfg.stages.f;
-        let piece = |j: usize| -> Vec<M::Word> {
-            (0..a.rows)
-                .flat_map(|s| (0..outputs).map(move |o| (s, o)))
-                .map(|(s, o)| a.data[s * a.cols + source(o, j)])
-                .collect()
-        };
-        let mut max = piece(0);
-        for j in 1..pieces {
-            max = self.m.lanes(f, AluOp::Max, &max, &piece(j))?;
-        }
-        let mut from: Vec<usize> = (0..outputs)
-            .cycle()
-            .take(max.len())
-            .map(|o| source(o, 0))
+        // Where piece j of output o lies in a sample's row (`at[j][o]`), worked out once.
+        let at: Vec<Vec<usize>> = (0..pieces)
+            .map(|j| (0..outputs).map(|o| source(o, j)).collect())
             .collect();
+        // Piece j of every output of every sample, sample-major.
+        let piece: Vec<Vec<M::Word>> = at
+            .iter()
+            .map(|at| {
+                let mut v = Vec::with_capacity(a.rows * outputs);
+                for row in a.data.chunks_exact(a.cols.max(1)).take(a.rows) {
+                    v.extend(at.iter().map(|&c| row[c]));
+                }
+                v
+            })
+            .collect();
+        let mut max = piece[0].clone();
+        for p in &piece[1..] {
+            max = self.m.lanes(f, AluOp::Max, &max, p)?;
+        }
+        let mut from: Vec<usize> = at[0].iter().copied().cycle().take(max.len()).collect();
         let mut found = vec![false; max.len()];
-        for j in 0..pieces {
-            for (i, w) in piece(j).into_iter().enumerate() {
-                if !found[i] && w.to_bits() == max[i].to_bits() {
-                    found[i] = true;
-                    from[i] = source(i % outputs, j);
+        for (at, p) in at.iter().zip(&piece) {
+            let outputs_of_samples = (p.chunks(outputs.max(1)))
+                .zip(max.chunks(outputs.max(1)))
+                .zip(
+                    found
+                        .chunks_mut(outputs.max(1))
+                        .zip(from.chunks_mut(outputs.max(1))),
+                );
+            for ((p, max), (found, from)) in outputs_of_samples {
+                for o in 0..p.len() {
+                    if !found[o] && p[o].to_bits() == max[o].to_bits() {
+                        found[o] = true;
+                        from[o] = at[o];
+                    }
                 }
             }
         }
@@ -556,5 +570,40 @@ fn in_b<W: Word>(data: Vec<W>, like: &Mat<W>) -> Delta<W> {
             data,
         },
         g: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::Golden;
+
+    /// Each output is the largest of its pieces (taken in order by the machine), and the cache
+    /// points at the first piece holding it: ties, within a sample and across samples, go to
+    /// the first, and the pieces of one output are `source(o, j)` of its sample's row.
+    #[test]
+    fn max_of_groups_points_at_the_first_of_equal_maxima() {
+        let c = crate::net::tests::cfg("posit:16:1");
+        let calc = c.stages.f.calc();
+        let mut g = Golden::default();
+        let mut net = Net::new(&mut g, &c);
+        // Two samples of six inputs; two outputs of three pieces, output o's piece j at
+        // input 2j + o (interleaved).
+        let values = [
+            [1.0, 5.0, 3.0, 5.0, 3.0, -1.0],
+            [-2.0, 0.0, -2.0, 0.0, -3.0, 0.0],
+        ];
+        let a = Mat {
+            rows: 2,
+            cols: 6,
+            data: values.iter().flatten().map(|&v| calc.from_f64(v)).collect(),
+        };
+        let (y, cache) = net.max_of_groups(&a, 2, 3, |o, j| 2 * j + o).unwrap();
+        let got: Vec<f64> = y.data.iter().map(|&w| calc.to_f64(w)).collect();
+        assert_eq!(got, [3.0, 5.0, -2.0, 0.0]);
+        let Cache::Max { from, inputs } = cache else {
+            panic!("a max cache")
+        };
+        assert_eq!((from, inputs), (vec![2, 1, 0, 1], 6));
     }
 }

@@ -290,6 +290,10 @@ impl Sliced {
                     _ => cut_off(&mut between[s - 1][i * k..(i + 1) * k], left, b),
                 }
             }
+            debug_assert!(
+                (left.iter()).all(|&l| trunc_fast(l, top - slices as i32 * w + 1) == l),
+                "the last slice holds every bit left"
+            );
         }
     }
 

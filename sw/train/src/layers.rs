@@ -190,18 +190,13 @@ impl<M: Machine> Net<'_, M> {
         let mut from: Vec<usize> = at[0].iter().copied().cycle().take(max.len()).collect();
         let mut found = vec![false; max.len()];
         for (at, p) in at.iter().zip(&piece) {
-            let outputs_of_samples = (p.chunks(outputs.max(1)))
-                .zip(max.chunks(outputs.max(1)))
-                .zip(
-                    found
-                        .chunks_mut(outputs.max(1))
-                        .zip(from.chunks_mut(outputs.max(1))),
-                );
-            for ((p, max), (found, from)) in outputs_of_samples {
-                for o in 0..p.len() {
-                    if !found[o] && p[o].to_bits() == max[o].to_bits() {
-                        found[o] = true;
-                        from[o] = at[o];
+            // Sample s's outputs are elements s·outputs .. of every vector here.
+            for (s, p) in p.chunks(outputs.max(1)).enumerate() {
+                for (o, w) in p.iter().enumerate() {
+                    let i = s * outputs + o;
+                    if !found[i] && w.to_bits() == max[i].to_bits() {
+                        found[i] = true;
+                        from[i] = at[o];
                     }
                 }
             }

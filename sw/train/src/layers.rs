@@ -93,7 +93,14 @@ impl<M: Machine> Net<'_, M> {
                 let b = self.convert_words(st.o, f, &p.b)?;
                 let b = self.read_biases(at, b);
                 let zero = M::Word::constant(f, 0.0);
-                let cols = im2col(&a, (channels, height, width), kernel, pad, zero);
+                let cols = im2col(
+                    &a,
+                    (channels, height, width),
+                    kernel,
+                    pad,
+                    zero,
+                    self.m.threads(),
+                );
                 let y = match self.cfg.scaling.get(Place::Forward) {
                     Some(rule) => self.scaled_product(
                         (Place::Forward, at, rule),
@@ -409,7 +416,14 @@ impl<M: Machine> Net<'_, M> {
                 return Ok((Some(e), Some((gw, gb))));
             }
             let zero = M::Word::constant(b, 0.0);
-            let rows = im2col(&delta.b, out, kernel, kernel - 1 - pad, zero);
+            let rows = im2col(
+                &delta.b,
+                out,
+                kernel,
+                kernel - 1 - pad,
+                zero,
+                self.m.threads(),
+            );
             let w_b = self.convert(st.o, b, &p.w)?;
             let w_b = self.read_weights(at, w_b);
             let flipped = flipped_kernels(&w_b, channels, kernel);

@@ -356,6 +356,11 @@ pub trait Machine {
     }
     /// A name for reports.
     fn name(&self) -> String;
+    /// The threads the host's own work around this machine's operations may take (im2col,
+    /// copies: work whose result no split changes). One, unless a machine says more.
+    fn threads(&self) -> usize {
+        1
+    }
 }
 
 /// The refusal of a machine without stochastic rounding.
@@ -494,6 +499,10 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
 
     fn name(&self) -> String {
         (**self).name()
+    }
+
+    fn threads(&self) -> usize {
+        (**self).threads()
     }
 }
 

@@ -1,7 +1,7 @@
 //! The words a layer moves on the host, each a copy: im2col rows of a batch of images, the
 //! channel-major reshapes, and the flipped kernels of a convolution's input gradient.
 
-use crate::machine::{Mat, Word};
+use crate::machine::{fill_in_parallel, Mat, Word};
 
 /// The im2col rows of a batch of images (each row of `x` is channels × height × width,
 /// channel-major): one row per sample and output position (sample-major, then y, then x) of
@@ -10,104 +10,79 @@ use crate::machine::{Mat, Word};
 /// weights).
 pub fn im2col<W: Word>(
     x: &Mat<W>,
-    shape: (usize, usize, usize),
-    kernel: usize,
-    pad: usize,
-    zero: W,
-) -> Mat<W> {
-    // LeNet-5's and most CNNs' kernels as constants: a window line is then a fixed-size copy
-    // of a few words, not a call to memcpy.
-    match kernel {
-        3 => windows::<W, 3>(x, shape, pad, zero),
-        5 => windows::<W, 5>(x, shape, pad, zero),
-        _ => windows_of(x, shape, kernel, pad, zero),
-    }
-}
-
-/// The window's columns x0 .. x0 + kernel of an unpadded row of `width` at output column
-/// `ox`: those in lo .. hi of the window lie in the image, the others are padding.
-fn in_image(ox: usize, pad: usize, kernel: usize, width: usize) -> (isize, usize, usize) {
-    let x0 = ox as isize - pad as isize;
-    let lo = (-x0).clamp(0, kernel as isize) as usize;
-    let hi = (width as isize - x0).clamp(lo as isize, kernel as isize) as usize;
-    (x0, lo, hi)
-}
-
-/// [`im2col`] for kernels of K: each window line one array of K words.
-fn windows<W: Word, const K: usize>(
-    x: &Mat<W>,
-    (channels, height, width): (usize, usize, usize),
-    pad: usize,
-    zero: W,
-) -> Mat<W> {
-    let out_h = height + 2 * pad + 1 - K;
-    let out_w = width + 2 * pad + 1 - K;
-    let cols = channels * K * K;
-    let mut data = Vec::with_capacity(x.rows * out_h * out_w * cols);
-    for sample in 0..x.rows {
-        let image = x.row(sample);
-        for oy in 0..out_h {
-            for ox in 0..out_w {
-                let (x0, lo, hi) = in_image(ox, pad, K, width);
-                for c in 0..channels {
-                    for ky in 0..K {
-                        let y = (oy + ky).wrapping_sub(pad);
-                        let mut line = [zero; K];
-                        if y < height {
-                            let base = ((c * height + y) * width) as isize + x0;
-                            for (i, w) in line.iter_mut().enumerate() {
-                                if (lo..hi).contains(&i) {
-                                    *w = image[(base + i as isize) as usize];
-                                }
-                            }
-                        }
-                        data.extend_from_slice(&line);
-                    }
-                }
-            }
-        }
-    }
-    Mat {
-        rows: x.rows * out_h * out_w,
-        cols,
-        data,
-    }
-}
-
-/// [`im2col`] for any kernel: each window line's in-image run copied as a slice.
-fn windows_of<W: Word>(
-    x: &Mat<W>,
     (channels, height, width): (usize, usize, usize),
     kernel: usize,
     pad: usize,
     zero: W,
+    threads: usize,
 ) -> Mat<W> {
-    let out_h = height + 2 * pad + 1 - kernel;
-    let out_w = width + 2 * pad + 1 - kernel;
+    let padded = (channels, height + 2 * pad, width + 2 * pad);
+    let out_h = padded.1 + 1 - kernel;
+    let out_w = padded.2 + 1 - kernel;
     let cols = channels * kernel * kernel;
-    let mut data = vec![zero; x.rows * out_h * out_w * cols];
-    if cols > 0 {
-        for (sample, rows) in data.chunks_mut(out_h * out_w * cols).enumerate() {
-            let image = x.row(sample);
-            for (pos, row) in rows.chunks_mut(cols).enumerate() {
-                let (oy, ox) = (pos / out_w, pos % out_w);
-                let (x0, lo, hi) = in_image(ox, pad, kernel, width);
-                for (c, window) in row.chunks_mut(kernel * kernel).enumerate() {
-                    for (ky, line) in window.chunks_mut(kernel).enumerate() {
-                        let y = (oy + ky).wrapping_sub(pad);
-                        if y < height && lo < hi {
-                            let start = (c * height + y) * width + (x0 + lo as isize) as usize;
-                            line[lo..hi].copy_from_slice(&image[start..start + hi - lo]);
-                        }
-                    }
+    let per_sample = out_h * out_w * cols;
+    let mut data = vec![zero; x.rows * per_sample];
+    if per_sample > 0 {
+        // Each thread takes whole samples; a copy decides nothing, so any split gives the
+        // same words.
+        let mut samples: Vec<&mut [W]> = data.chunks_mut(per_sample).collect();
+        fill_in_parallel(threads, &mut samples, |first, block| {
+            let mut image = vec![zero; channels * padded.1 * padded.2];
+            for (sample, rows) in (first..).zip(block.iter_mut()) {
+                pad_image(&mut image, x.row(sample), (channels, height, width), pad);
+                // LeNet-5's and most CNNs' kernels as constants: a window line is then a
+                // fixed-size copy of a few words, not a call to memcpy.
+                match kernel {
+                    3 => windows(rows, &image, padded, 3),
+                    5 => windows(rows, &image, padded, 5),
+                    k => windows(rows, &image, padded, k),
                 }
             }
-        }
+        });
     }
     Mat {
         rows: x.rows * out_h * out_w,
         cols,
         data,
+    }
+}
+
+/// Copies `image` (channels × height × width) into the interior of `padded`, whose border of
+/// `pad` words all round holds padding and is never written.
+fn pad_image<W: Word>(
+    padded: &mut [W],
+    image: &[W],
+    (channels, height, width): (usize, usize, usize),
+    pad: usize,
+) {
+    let (ph, pw) = (height + 2 * pad, width + 2 * pad);
+    for c in 0..channels {
+        for y in 0..height {
+            let to = (c * ph + y + pad) * pw + pad;
+            padded[to..to + width].copy_from_slice(&image[(c * height + y) * width..][..width]);
+        }
+    }
+}
+
+/// One sample's im2col rows from its padded image: each window line a copy of `kernel`
+/// words of the padded image.
+#[inline(always)]
+fn windows<W: Word>(
+    rows: &mut [W],
+    image: &[W],
+    (channels, ph, pw): (usize, usize, usize),
+    kernel: usize,
+) {
+    let out_w = pw + 1 - kernel;
+    let cols = channels * kernel * kernel;
+    for (pos, row) in rows.chunks_exact_mut(cols).enumerate() {
+        let (oy, ox) = (pos / out_w, pos % out_w);
+        for (c, window) in row.chunks_exact_mut(kernel * kernel).enumerate() {
+            for (ky, line) in window.chunks_exact_mut(kernel).enumerate() {
+                let from = (c * ph + oy + ky) * pw + ox;
+                line.copy_from_slice(&image[from..from + kernel]);
+            }
+        }
     }
 }
 
@@ -230,17 +205,20 @@ mod tests {
             if h + 2 * pad < kernel || w + 2 * pad < kernel {
                 continue;
             }
-            let samples = rng.gen_range(1..3);
+            let samples = rng.gen_range(1..6);
             let x = mat(
                 samples,
                 c * h * w,
                 &(1..=(samples * c * h * w) as u64).collect::<Vec<_>>(),
             );
-            assert_eq!(
-                im2col(&x, (c, h, w), kernel, pad, 0),
-                im2col_reference(&x, (c, h, w), kernel, pad, 0),
-                "{c}x{h}x{w} kernel {kernel} pad {pad}"
-            );
+            let reference = im2col_reference(&x, (c, h, w), kernel, pad, 0);
+            for threads in [1, 2, 3] {
+                assert_eq!(
+                    im2col(&x, (c, h, w), kernel, pad, 0, threads),
+                    reference,
+                    "{c}x{h}x{w} kernel {kernel} pad {pad}, {samples} samples on {threads} threads"
+                );
+            }
         }
     }
 
@@ -256,14 +234,14 @@ mod tests {
     fn im2col_reads_windows_with_padding() {
         // One 1-channel 3×3 image 1..9, a 2×2 kernel, pad 1: 4×4 positions.
         let x = mat(1, 9, &[1, 2, 3, 4, 5, 6, 7, 8, 9]);
-        let c = im2col(&x, (1, 3, 3), 2, 1, 0);
+        let c = im2col(&x, (1, 3, 3), 2, 1, 0, 1);
         assert_eq!((c.rows, c.cols), (16, 4));
         assert_eq!(c.row(0), &[0, 0, 0, 1]);
         assert_eq!(c.row(5), &[1, 2, 4, 5]);
         assert_eq!(c.row(15), &[9, 0, 0, 0]);
         // Two channels, no padding: a row holds channel 0's window, then channel 1's.
         let x = mat(1, 8, &[1, 2, 3, 4, 5, 6, 7, 8]);
-        let c = im2col(&x, (2, 2, 2), 2, 0, 0);
+        let c = im2col(&x, (2, 2, 2), 2, 0, 0, 1);
         assert_eq!(c.row(0), &[1, 2, 3, 4, 5, 6, 7, 8]);
     }
 
@@ -300,6 +278,7 @@ mod tests {
             kernel,
             kernel - 1 - pad,
             0,
+            1,
         );
         let flipped = flipped_kernels(
             &as_mat(filters, channels * kernel * kernel, &weights),

@@ -230,4 +230,8 @@ impl<A: Machine<Word = u64>, B: Machine<Word = u64>> Machine for Checked<A, B> {
     fn name(&self) -> String {
         format!("{}+check", self.dut.name())
     }
+
+    fn threads(&self) -> usize {
+        self.reference.threads()
+    }
 }

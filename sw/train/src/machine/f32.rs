@@ -207,6 +207,10 @@ impl Machine for Float {
     fn name(&self) -> String {
         "f32".into()
     }
+
+    fn threads(&self) -> usize {
+        self.threads
+    }
 }
 
 #[cfg(test)]

@@ -281,6 +281,10 @@ impl Machine for Golden {
     fn name(&self) -> String {
         self.label.clone()
     }
+
+    fn threads(&self) -> usize {
+        self.threads
+    }
 }
 
 /// A product operand as the golden kernels take it (a transpose is read in place).

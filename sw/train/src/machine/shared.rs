@@ -118,4 +118,8 @@ impl<M: Machine> Machine for Shared<'_, '_, M> {
     fn name(&self) -> String {
         self.m().name()
     }
+
+    fn threads(&self) -> usize {
+        self.m().threads()
+    }
 }

@@ -26,7 +26,7 @@
 //! it could wrap, and how it reads out an exact sum.
 
 use crate::arith::Bits;
-use crate::family::Calc;
+use crate::family::{with_calc, Calc, Family};
 use crate::format::FormatError;
 use crate::{AluOp, SumMode};
 
@@ -266,8 +266,29 @@ pub fn lane_op(calc: &Calc, op: AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits])
         }
         return;
     }
-    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-        *o = crate::alu::result(calc, op.code(), x, y, false, || x);
+    with_calc!(calc, f => family_lanes(f, calc, op, a, b, out));
+}
+
+/// [`lane_op`] of one family, the operation chosen once for the whole slice: each word is
+/// still [`alu::result`](crate::alu::result)'s, which for these operations calls the same
+/// [`Family`] method; the others go through `alu::result` itself.
+fn family_lanes<F: Family>(
+    f: &F,
+    calc: &Calc,
+    op: AluOp,
+    a: &[Bits],
+    b: &[Bits],
+    out: &mut [Bits],
+) {
+    let pairs = out.iter_mut().zip(a.iter().zip(b));
+    match op {
+        AluOp::Add => pairs.for_each(|(o, (&x, &y))| *o = f.add(x, y)),
+        AluOp::Sub => pairs.for_each(|(o, (&x, &y))| *o = f.sub(x, y)),
+        AluOp::Mul => pairs.for_each(|(o, (&x, &y))| *o = f.mul(x, y)),
+        AluOp::Max => pairs.for_each(|(o, (&x, &y))| *o = f.max(x, y)),
+        AluOp::Min => pairs.for_each(|(o, (&x, &y))| *o = f.min(x, y)),
+        _ => pairs
+            .for_each(|(o, (&x, &y))| *o = crate::alu::result(calc, op.code(), x, y, false, || x)),
     }
 }
 

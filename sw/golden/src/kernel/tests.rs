@@ -367,7 +367,15 @@ fn exact_kernel_wraps_as_the_accumulators_do() {
 #[test]
 fn lane_op_is_the_alu() {
     use crate::AluOp;
-    let ops = [AluOp::Add, AluOp::Sub, AluOp::Mul, AluOp::Div, AluOp::Max];
+    let ops = [
+        AluOp::Add,
+        AluOp::Sub,
+        AluOp::Mul,
+        AluOp::Div,
+        AluOp::Max,
+        AluOp::Min,
+        AluOp::Lt,
+    ];
     for s in [
         "posit:8:2",
         "posit:8:0",
@@ -383,6 +391,8 @@ fn lane_op_is_the_alu() {
         "posit:12:1",
         "posit:10:0",
         "fix:7:8",
+        "lns:5:6",
+        "takum:16",
     ] {
         let f: Format = s.parse().unwrap();
         let c = f.calc();

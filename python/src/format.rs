@@ -516,13 +516,8 @@ impl PyFormat {
         let w = self.words(words)?;
         let shape = w.shape().to_vec();
         let w: Vec<Bits> = w.iter().copied().collect();
-        let (from, to_calc) = (self.calc, t.calc);
-        let out = py.detach(|| {
-            crate::arrays::par_map(w.len(), |i| match from.convert_to(&to_calc, w[i]) {
-                Some(y) => y,
-                None => lpgen_golden::alu::convert(&from, &to_calc, w[i]),
-            })
-        });
+        let conversion = lpgen_golden::alu::Conversion::tabled(&self.calc, &t.calc);
+        let out = py.detach(|| crate::arrays::par_map(w.len(), |i| conversion.word(w[i])));
         t.out(py, &shape, out)
     }
 

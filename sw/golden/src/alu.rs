@@ -227,12 +227,66 @@ pub fn result(
 /// float family's rule, `float/fix.rs`).
 /// f32 converts as `float:8:23` ([`convert_format`]).
 pub fn convert(from: &Calc, to: &Calc, a: Bits) -> Bits {
-    match (as_float(from), as_float(to)) {
-        (Calc::Float(f), Calc::Fix(t)) => f.to_fix(t, a),
-        (Calc::Fix(f), Calc::Float(t)) => t.from_fix(f, a),
-        (from, to) => from
-            .convert_to(&to, a)
-            .unwrap_or_else(|| panic!("convert across families: {from:?} to {to:?}")),
+    Conversion::new(from, to).word(a)
+}
+
+/// [`convert`] from one format to another with the calculators found once, for many words.
+#[derive(Clone, Copy, Debug)]
+pub struct Conversion {
+    from: Calc,
+    to: Calc,
+    /// [`Conversion::tabled`]: every word of the source format converted, by [`Conversion::
+    /// convert`] itself.
+    table: Option<&'static [u32]>,
+}
+
+/// Source formats of at most this many bits convert by table ([`Conversion::tabled`]).
+const CONVERSION_TABLE_BITS: u32 = 16;
+
+impl Conversion {
+    pub fn new(from: &Calc, to: &Calc) -> Conversion {
+        Conversion {
+            from: as_float(from),
+            to: as_float(to),
+            table: None,
+        }
+    }
+
+    /// [`Conversion::new`] with a table of every word's conversion where the source has at
+    /// most [`CONVERSION_TABLE_BITS`] bits and the target at most 32: for converting many
+    /// words. The table is built once per pair of formats per process, from
+    /// [`Conversion::convert`], so it holds the same words.
+    pub fn tabled(from: &Calc, to: &Calc) -> Conversion {
+        let mut c = Conversion::new(from, to);
+        let (fw, tw) = (from.format().width(), to.format().width());
+        if fw <= CONVERSION_TABLE_BITS && tw <= 32 {
+            let table: &'static Vec<u32> =
+                crate::table::cached_pair(from.format(), to.format(), || {
+                    (0..1u64 << fw).map(|a| c.convert(a) as u32).collect()
+                });
+            c.table = Some(table);
+        }
+        c
+    }
+
+    /// The word `a` converted ([`convert`]).
+    #[inline]
+    pub fn word(&self, a: Bits) -> Bits {
+        match self.table.and_then(|t| t.get(a as usize)) {
+            Some(&w) => u64::from(w),
+            None => self.convert(a),
+        }
+    }
+
+    /// The word `a` converted by the formats' rules: the definition.
+    fn convert(&self, a: Bits) -> Bits {
+        match (&self.from, &self.to) {
+            (Calc::Float(f), Calc::Fix(t)) => f.to_fix(*t, a),
+            (Calc::Fix(f), Calc::Float(t)) => t.from_fix(*f, a),
+            (from, to) => from
+                .convert_to(to, a)
+                .unwrap_or_else(|| panic!("convert across families: {from:?} to {to:?}")),
+        }
     }
 }
 
@@ -496,5 +550,32 @@ mod tests {
     fn families_do_not_mix() {
         assert!(Alu::new("lns:5:6".parse().unwrap(), "posit:8".parse().unwrap()).is_err());
         assert!(Alu::new("f32".parse().unwrap(), "f32".parse().unwrap()).is_err());
+    }
+
+    /// A tabled conversion gives `convert`'s word for every word of a source format of at
+    /// most 16 bits (the table) and for random words of wider ones (no table).
+    #[test]
+    fn tabled_conversions_are_convert() {
+        for (from, to) in [
+            ("bf16", "fp8:e4m3"),
+            ("bf16", "fp8:e5m2"),
+            ("fp8:e5m2", "bf16"),
+            ("f16", "f32"),
+            ("f32", "bf16"),
+            ("posit:16:1", "posit:8:2"),
+            ("fix:7:8", "bf16"),
+            ("bf16", "fix:7:8"),
+            ("lns:5:6", "lns:3:4"),
+        ] {
+            let (f, t): (Format, Format) = (from.parse().unwrap(), to.parse().unwrap());
+            let (fc, tc) = (f.calc(), t.calc());
+            let c = Conversion::tabled(&fc, &tc);
+            assert_eq!(c.table.is_some(), f.width() <= 16, "{from} to {to}");
+            let words = (0..1u64 << f.width().min(16)).chain([u64::MAX]);
+            for a in words.chain((0..20_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))) {
+                let a = a & (u64::MAX >> (64 - f.width()));
+                assert_eq!(c.word(a), convert(&fc, &tc, a), "{from} to {to}: {a:#x}");
+            }
+        }
     }
 }

@@ -93,14 +93,25 @@ pub(crate) fn cached<T: Any + Send + Sync>(
     format: impl Into<Format>,
     build: impl FnOnce() -> T,
 ) -> &'static T {
+    let format = format.into();
+    cached_pair(format, format, build)
+}
+
+/// [`cached`] for a table of two formats (a conversion's, from one to the other).
+pub(crate) fn cached_pair<T: Any + Send + Sync>(
+    from: Format,
+    to: Format,
+    build: impl FnOnce() -> T,
+) -> &'static T {
     type Entry = &'static (dyn Any + Send + Sync);
-    let key = (format.into(), TypeId::of::<T>());
+    type Key = (Format, Format, TypeId);
+    let key = (from, to, TypeId::of::<T>());
     // Each thread remembers the last format it asked for (an operation per word would
     // otherwise take the shared lock every time).
     thread_local! {
-        static LAST: Cell<Option<((Format, TypeId), Entry)>> = const { Cell::new(None) };
+        static LAST: Cell<Option<(Key, Entry)>> = const { Cell::new(None) };
     }
-    static CACHE: OnceLock<Mutex<HashMap<(Format, TypeId), Entry>>> = OnceLock::new();
+    static CACHE: OnceLock<Mutex<HashMap<Key, Entry>>> = OnceLock::new();
     let entry = LAST.with(|last| {
         if let Some((k, t)) = last.get() {
             if k == key {

@@ -204,8 +204,8 @@ impl Machine for Golden {
         if from == to {
             return Ok(a.to_vec());
         }
-        let (fc, tc) = (from.calc(), to.calc());
-        Ok(self.map_lanes(a.len(), |i| alu::convert(&fc, &tc, a[i])))
+        let conversion = alu::Conversion::tabled(&from.calc(), &to.calc());
+        Ok(self.map_lanes(a.len(), |i| conversion.word(a[i])))
     }
 
     fn matmul_rounded(

@@ -11,12 +11,15 @@ Each round runs the f32 backend and then every format once, in turn, so that all
 same machine state; the table gives each case's median wall time over the rounds and its
 ratio to the f32 backend's median at the same thread count (the figure docs/perf.md records).
 The wall time is the whole `lpgen train` process (data loading and the test pass included:
-the same for every case). Needs target/release/lpgen (`cargo build --release -p lpgen`).
+the same for every case); the training columns are metrics.jsonl's `samples_per_s` (images,
+or gpt's tokens, per second of the training steps alone) and their ratio to the f32
+backend's. Needs target/release/lpgen (`cargo build --release -p lpgen`).
 """
 
 import argparse
 import glob
 import os
+import json
 import shlex
 import statistics
 import subprocess
@@ -84,6 +87,9 @@ def main():
         sys.exit(f"bench-formats: {a.lpgen} not found: cargo build --release -p lpgen")
     cases = ["f32", *a.formats]
     times = {(c, t): [] for c in cases for t in a.threads}
+    # The training part alone (metrics.jsonl's samples_per_s: images, or gpt's tokens, per
+    # second of training, without the process start, the data's loading and the test pass).
+    rates = {(c, t): [] for c in cases for t in a.threads}
     with tempfile.TemporaryDirectory() as work:
         for r in range(a.rounds):
             for t in a.threads:
@@ -98,20 +104,28 @@ def main():
                     if done.returncode != 0:
                         sys.exit(f"bench-formats: {shlex.join(cmd)} failed:\n{done.stderr}")
                     times[(c, t)].append(secs)
+                    with open(os.path.join(work, "run", "metrics.jsonl")) as f:
+                        last = json.loads(f.read().splitlines()[-1])
+                    rates[(c, t)].append(last["samples_per_s"])
                     print(f"round {r + 1} threads {t} {c}: {secs:.2f} s", file=sys.stderr)
     head = f"{a.model}, {a.images} images, one epoch, median of {a.rounds} rounds"
     both = a.threads == [1, 2]
-    cols = [f"format ({head})"] + [x for t in a.threads for x in (f"{t} thr s", "× f32")]
-    cols += ["2 thr / 1 thr speed-up"] if both else []
+    unit = "tokens/s" if a.model == "gpt" else "images/s"
+    cols = [f"format ({head})"]
+    cols += [x for t in a.threads for x in (f"{t} thr s", "× f32", f"training {unit}", "× f32")]
+    cols += ["2 thr / 1 thr speed-up", "training 2 / 1 thr"] if both else []
     print("| " + " | ".join(cols) + " |")
     print("| --- |" + " ---: |" * (len(cols) - 1))
     for c in cases:
         row = [f"`{c}`" if c != "fp8-recipe" else f"FP8 recipe `{RECIPE}`"]
         for t in a.threads:
             m = statistics.median(times[(c, t)])
+            rate = statistics.median(rates[(c, t)])
             row += [f"{m:.2f}", f"{m / statistics.median(times[('f32', t)]):.1f}"]
+            row += [f"{rate:,.0f}", f"{statistics.median(rates[('f32', t)]) / rate:.1f}"]
         if both:
             row.append(f"{statistics.median(times[(c, 1)]) / statistics.median(times[(c, 2)]):.2f}")
+            row.append(f"{statistics.median(rates[(c, 2)]) / statistics.median(rates[(c, 1)]):.2f}")
         print("| " + " | ".join(row) + " |")
 
 

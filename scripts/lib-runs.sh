@@ -1,5 +1,4 @@
-# Shared by the experiment grids still run from scripts (posit-grid.sh's ablation, seed000-table45.sh's
-# 250-class variant):
+# Shared by the experiment grids still run from scripts (posit-grid.sh's ablation):
 # rows of `name|the paper's figure|lpgen train options`, one run per row in results/PREFIX-NAME/
 # (a finished run is skipped, an interrupted one resumes from its checkpoint), and the table of
 # their metrics. The caller sets LPGEN, NET (the options every row shares), EPOCHS and PREFIX.

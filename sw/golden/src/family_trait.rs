@@ -13,7 +13,7 @@ use crate::arith::{BinOp, Bits};
 use crate::exact::Ratio;
 use crate::format::{err, FormatError};
 use crate::sum::Running;
-use crate::SumMode;
+use crate::{AluOp, SumMode};
 
 /// The golden arithmetic of one family, on words in the low bits of a [`Bits`]. Every
 /// operation rounds once, by the family's rule (docs/formats.md). `from_*` take `self`: the
@@ -120,6 +120,14 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
         _r: &mut crate::rounding::Rounder,
     ) -> Option<Bits> {
         None
+    }
+    /// `out[i]` = `a[i]` op `b[i]` for slices of one length, by the family's own fast path
+    /// for the lanes ([`crate::kernel::lane_op`]), which gives the words of the methods above
+    /// and is held to them by the family's tests; `false` (and nothing written) where the
+    /// family has none for `op`, and the kernel then calls the methods word by word.
+    fn binop_lanes(&self, op: AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) -> bool {
+        let _ = (op, a, b, out);
+        false
     }
 }
 

@@ -14,6 +14,7 @@ use num_integer::Integer;
 use crate::format::{err, FormatError};
 
 mod family;
+mod lanes;
 mod stochastic;
 pub use family::FAMILY;
 

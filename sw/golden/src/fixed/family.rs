@@ -234,6 +234,9 @@ impl Family for FixFormat {
         Some(self)
     }
     /// The wide accumulator, for words of up to 32 bits (an accumulator of up to 80).
+    fn binop_lanes(&self, op: crate::AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) -> bool {
+        super::lanes::binop(self, op, a, b, out)
+    }
     fn exact_dot(&self) -> Option<&dyn crate::kernel::ExactDot> {
         (self.width() <= 32).then_some(self as _)
     }

@@ -280,6 +280,9 @@ fn family_lanes<F: Family>(
     b: &[Bits],
     out: &mut [Bits],
 ) {
+    if f.binop_lanes(op, a, b, out) {
+        return;
+    }
     let pairs = out.iter_mut().zip(a.iter().zip(b));
     match op {
         AluOp::Add => pairs.for_each(|(o, (&x, &y))| *o = f.add(x, y)),

@@ -124,16 +124,31 @@ impl GTables {
 
     /// The shared tables of `lns:I:F`, built on first use.
     pub fn get(int_bits: u32, frac_bits: u32) -> &'static GTables {
+        // Each thread remembers the last format it asked for: an LNS calculator is made for
+        // every word a host constant or conversion takes, and would otherwise take the
+        // shared lock and hash each time.
+        type Entry = ((u32, u32), &'static GTables);
+        thread_local! {
+            static LAST: std::cell::Cell<Option<Entry>> = const { std::cell::Cell::new(None) };
+        }
+        let key = (int_bits, frac_bits);
+        if let Some((k, t)) = LAST.get() {
+            if k == key {
+                return t;
+            }
+        }
         static CACHE: OnceLock<Mutex<HashMap<(u32, u32), &'static GTables>>> = OnceLock::new();
         let mut cache = CACHE
             .get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        cache.entry((int_bits, frac_bits)).or_insert_with(|| {
+        let t = *cache.entry(key).or_insert_with(|| {
             // The largest difference between two valid codes is 2^(I+F+1) - 2.
             let max_d = (1u32 << (int_bits + frac_bits + 1)) - 2;
             Box::leak(Box::new(GTables::build(frac_bits, max_d)))
-        })
+        });
+        LAST.set(Some((key, t)));
+        t
     }
 
     /// A short, stable digest of both tables (FNV-1a 64 over the little-endian entries), for

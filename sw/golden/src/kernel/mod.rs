@@ -232,7 +232,9 @@ pub fn matmul(
 /// `out[i]` = the ALU lane's `a[i]` op `b[i]` ([`alu::result`](crate::alu::result), which
 /// stays the definition), for `a`, `b` and `out` of one length: +, −, · and ÷ of floats of at
 /// most 16 bits through their elementwise kernels ([`elementwise::FloatKernel`], held to the
-/// golden operations by its tests), every other operation and format element by element.
+/// golden operations by its tests), of formats of at most 8 bits by table, then a family's
+/// own fast path where it has one ([`Family::binop_lanes`]: fix's in i64), every other
+/// operation and format element by element, the operation chosen once per slice.
 pub fn lane_op(calc: &Calc, op: AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) {
     assert!(
         a.len() == out.len() && b.len() == out.len(),

@@ -77,21 +77,9 @@ mod tests {
     /// family's words for every operation.
     #[test]
     fn lanes_are_the_family_operations() {
-        let ops = [
-            AluOp::Add,
-            AluOp::Sub,
-            AluOp::Mul,
-            AluOp::Div,
-            AluOp::Max,
-            AluOp::Min,
-        ];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        // + − · ÷ max min: the opcodes' first six.
+        let ops = &AluOp::ALL[..6];
+        let mut next = crate::test_words(0x2545_f491_4f6c_dd1d);
         for (i, fr) in [
             (3, 4),
             (7, 0),
@@ -132,7 +120,7 @@ mod tests {
                 }
                 pairs.into_iter().unzip()
             };
-            for op in ops {
+            for &op in ops {
                 let mut got = vec![0; a.len()];
                 assert!(binop(&f, op, &a, &b, &mut got));
                 for (i, &g) in got.iter().enumerate() {

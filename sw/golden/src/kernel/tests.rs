@@ -367,15 +367,8 @@ fn exact_kernel_wraps_as_the_accumulators_do() {
 #[test]
 fn lane_op_is_the_alu() {
     use crate::AluOp;
-    let ops = [
-        AluOp::Add,
-        AluOp::Sub,
-        AluOp::Mul,
-        AluOp::Div,
-        AluOp::Max,
-        AluOp::Min,
-        AluOp::Lt,
-    ];
+    // + − · ÷ max min lt: the opcodes' first seven.
+    let ops = &AluOp::ALL[..7];
     for s in [
         "posit:8:2",
         "posit:8:0",
@@ -435,7 +428,7 @@ fn lane_op_is_the_alu() {
             }
             pairs.into_iter().unzip()
         };
-        for op in ops {
+        for &op in ops {
             let mut got = vec![0; a.len()];
             lane_op(&c, op, &a, &b, &mut got);
             for (i, &g) in got.iter().enumerate() {

@@ -288,7 +288,9 @@ impl crate::kernel::ExactDot for FixFormat {
         let raw = match sh {
             0.. if sh >= 128 => 0,
             0.. => v.wrapping_shl(sh as u32),
-            _ => v >> -sh,
+            // Below the accumulator's last bit: truncated (a shift past its width is the
+            // sign alone).
+            _ => v >> (-sh).min(127),
         };
         let mut acc = FixAcc {
             fmt: *self,

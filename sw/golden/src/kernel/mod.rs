@@ -11,7 +11,8 @@
 //!   into slices of at most W bits so that every slice product sums exactly in f64 (Ozaki's
 //!   error-free splitting), the slice pairs multiplied by `matrixmultiply`'s f64 GEMM, the
 //!   exact pair sums gathered in an i128 per element and read out once by the family's own
-//!   rule ([`ExactDot`]);
+//!   rule ([`ExactDot`]; for words of at most 8 bits by a table of where that rule steps
+//!   from word to word, [`readout`]);
 //! - the sequential modes (naive, Kahan: a rounding after every operation) go through the
 //!   family's [`Calc::dots`](crate::Calc::dots): many outputs in lockstep (the frame
 //!   [`lockstep`]: up to four lines of one side against 16 or 32 lanes of the other, for
@@ -33,6 +34,7 @@ use crate::{AluOp, SumMode};
 pub mod elementwise;
 pub mod exact;
 pub(crate) mod lockstep;
+pub(crate) mod readout;
 #[cfg(test)]
 mod tests;
 
@@ -53,10 +55,7 @@ pub trait ExactDot: Sync {
     /// them. A family may override it with arithmetic on the f64s, held to this default by
     /// the kernel's tests (`read_values_are_read_exact`).
     fn read_values(&self, sums: &[f64], out: &mut Vec<Bits>) {
-        out.extend(sums.iter().map(|&v| {
-            let (units, scale) = integer_and_scale(v);
-            self.read_exact(units, scale)
-        }));
+        out.extend(sums.iter().map(|&v| readout::read(self, v)));
     }
 }
 

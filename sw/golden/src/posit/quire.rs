@@ -84,8 +84,14 @@ impl crate::kernel::ExactDot for PositFormat {
         let q = match sh {
             0.. if sh >= 128 => 0,
             0.. => v.wrapping_shl(sh as u32),
-            _ => v >> -sh,
+            // Below the quire's last bit: truncated as the register does (a shift past its
+            // width is the sign alone).
+            _ => v >> (-sh).min(127),
         };
         self.small_quire_to_posit(bits, q as u128)
+    }
+    /// By the read-out table of a posit of at most 8 bits (`kernel::readout`).
+    fn read_values(&self, sums: &[f64], out: &mut Vec<u64>) {
+        crate::kernel::readout::read_values(self, ((*self).into(), self.n), sums, out)
     }
 }

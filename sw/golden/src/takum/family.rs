@@ -107,6 +107,10 @@ impl crate::kernel::ExactDot for TakumFormat {
     fn read_exact(&self, v: i128, scale: i32) -> Bits {
         tapered::round_exact(*self, v, scale)
     }
+    /// By the read-out table of a takum of at most 8 bits (`kernel::readout`).
+    fn read_values(&self, sums: &[f64], out: &mut Vec<Bits>) {
+        crate::kernel::readout::read_values(self, ((*self).into(), self.n), sums, out)
+    }
 }
 
 impl TakumFormat {

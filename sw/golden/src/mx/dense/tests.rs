@@ -151,7 +151,8 @@ fn matmul_dense_is_dot_f32_of_each_row_and_column() {
             let q = f.quantizer();
             for round in 0..8 {
                 let len = rng.gen_range(1..3 * k + 40);
-                let (m, n) = (rng.gen_range(1..9), rng.gen_range(1..9));
+                // Up to 3 tiles of rows and of columns, the last partial.
+                let (m, n) = (rng.gen_range(1..13), rng.gen_range(1..26));
                 let rows: Vec<Vec<f32>> = (0..m)
                     .map(|_| values(&mut rng, len, round % 2 == 1))
                     .collect();

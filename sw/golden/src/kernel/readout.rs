@@ -17,8 +17,13 @@ use crate::arith::Bits;
 use crate::Format;
 
 /// Formats of at most this many bits read out by table (at most 2^8 words: a build of a
-/// few thousand read-outs, and a search of eight steps).
+/// few thousand read-outs).
 pub(crate) const TABLE_BITS: u32 = 8;
+
+/// Each binade's magnitudes are indexed in 2^4 parts (by their top four significand bits):
+/// a part holds few boundaries (one or two in a tapered format of 8 bits), which a read-out
+/// steps past without a branch.
+const PART_SHIFT: u32 = 52 - 4;
 
 /// The least positive f64.
 const LEAST: f64 = f64::from_bits(1);
@@ -30,6 +35,13 @@ const LEAST: f64 = f64::from_bits(1);
 pub(crate) struct ReadTable {
     up: [Vec<f64>; 2],
     words: [Vec<Bits>; 2],
+    /// By sign, for each part of a binade from `base` on (an f64's bits shifted right by
+    /// `PART_SHIFT`, less `base`), how many boundaries lie below the part.
+    below: [Vec<u16>; 2],
+    base: [u64; 2],
+    /// The most boundaries any part holds: the steps of a read-out (`up` ends in as many
+    /// infinities, so that every step reads a boundary).
+    steps: usize,
     zero: Bits,
     /// Magnitudes from here on are `read_exact`'s.
     limit: f64,
@@ -64,6 +76,9 @@ impl ReadTable {
         let mut table = ReadTable {
             up: [Vec::new(), Vec::new()],
             words: [Vec::new(), Vec::new()],
+            below: [Vec::new(), Vec::new()],
+            base: [0, 0],
+            steps: 0,
             zero: read(x, 0.0),
             limit,
         };
@@ -95,6 +110,31 @@ impl ReadTable {
                 table.up[s].push(t);
                 table.words[s].push(hi);
             }
+            let up = &table.up[s];
+            let base = up.first().unwrap_or(&limit).to_bits() >> PART_SHIFT;
+            let parts = (limit.to_bits() >> PART_SHIFT) - base + 1;
+            table.below[s] = (0..parts)
+                .map(|p| {
+                    let from = f64::from_bits((base + p) << PART_SHIFT);
+                    u16::try_from(up.partition_point(|&t| t < from)).expect("at most 2^16")
+                })
+                .collect();
+            table.base[s] = base;
+        }
+        // The boundaries of a part: those below the next part's start, less those below its own.
+        let most = |below: &[u16], count: usize| {
+            let next = below.iter().skip(1).map(|&b| usize::from(b)).chain([count]);
+            (below.iter().zip(next))
+                .map(|(&b, n)| n - usize::from(b))
+                .max()
+                .unwrap_or(0)
+        };
+        table.steps = (0..2)
+            .map(|s| most(&table.below[s], table.up[s].len()))
+            .max()
+            .unwrap_or(0);
+        for up in &mut table.up {
+            up.extend(std::iter::repeat_n(f64::INFINITY, table.steps));
         }
         Some(table)
     }
@@ -110,14 +150,24 @@ impl ReadTable {
             return self.zero;
         }
         let s = usize::from(v.is_sign_negative());
-        let i = self.up[s].partition_point(|&t| t <= m);
+        let part = (m.to_bits() >> PART_SHIFT).saturating_sub(self.base[s]);
+        let up = &self.up[s];
+        // From the boundaries below m's part, past those of the part at or below m.
+        let mut i = usize::from(self.below[s][part as usize]);
+        for _ in 0..self.steps {
+            i += usize::from(up[i] <= m);
+        }
         self.words[s][i]
     }
 
     /// The boundaries of each sign (for the tests).
     #[cfg(test)]
     pub(crate) fn boundaries(&self) -> [&[f64]; 2] {
-        [&self.up[0], &self.up[1]]
+        let real = |up: &[f64]| up.len() - self.steps;
+        [
+            &self.up[0][..real(&self.up[0])],
+            &self.up[1][..real(&self.up[1])],
+        ]
     }
 }
 

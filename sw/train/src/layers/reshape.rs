@@ -89,7 +89,9 @@ fn windows<W: Word>(
         for (c, window) in row.chunks_exact_mut(kernel * kernel).enumerate() {
             for (ky, line) in window.chunks_exact_mut(kernel).enumerate() {
                 let from = (c * ph + oy + ky) * pw + ox;
-                line.write_copy_of_slice(&image[from..from + kernel]);
+                for (to, &w) in line.iter_mut().zip(&image[from..from + kernel]) {
+                    to.write(w);
+                }
             }
         }
     }

@@ -190,6 +190,12 @@ impl crate::kernel::ExactDot for FloatFormat {
         }
         self.read_exact_reference(v, scale)
     }
+    /// A rounding to nearest of at most 53 significant bits (`frac_bits` + 1), at a fixed
+    /// grid below the normal range: a sum above 2^125 units keeps its word when every bit
+    /// below its top 126 is folded into a sticky bit.
+    fn reads_wide_sums(&self) -> bool {
+        self.frac_bits < 60
+    }
     /// The format's rounder of each nonzero sum, found once; a zero is the exact zero (+0).
     fn read_values(&self, sums: &[f64], out: &mut Vec<Bits>) {
         let r = crate::table::cached(*self, || self.scaled_rounder());

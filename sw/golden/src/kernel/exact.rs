@@ -13,9 +13,13 @@
 //! in an i128 per element (the whole sum is below 2^(⌈log2 K⌉ + T_i + U_j + 2)), which the
 //! family reads out ([`ExactDot::read_exact`]).
 //!
+//! A sum that would not fit the i128 (its bound past 2^127 units) is gathered in two
+//! ([`Wide`]) where the family reads such sums from their top bits and a sticky bit
+//! ([`ExactDot::reads_wide_sums`]: floats' rounding to nearest).
+//!
 //! Elements the kernel does not take go to `fallback` (the reference): a row or column
-//! holding a special word, one needing more than [`MAX_SLICES`] slices, and a sum that
-//! would not fit the i128.
+//! holding a special word, one needing more than [`MAX_SLICES`] slices, and a sum too wide
+//! for the i128 that the family does not read from a sticky bit (or past [`WIDE_BITS`]).
 
 use super::{ExactDot, Operand};
 use crate::arith::Bits;
@@ -361,6 +365,8 @@ pub fn matmul(
     let rb = (BLOCK_ELEMENTS / (k + n)).clamp(1, m);
     let mut c = vec![0.0f64; rb * n];
     let mut acc: Vec<i128> = Vec::new(); // only for more than one slice pair
+    let wide_ok = x.reads_wide_sums();
+    let mut wide: Vec<Wide> = Vec::new(); // the same, for sums too wide for `acc`
     let mut a_block = Sliced::default();
     let mut out = Vec::with_capacity(m * n);
     for r0 in (0..m).step_by(rb) {
@@ -369,15 +375,19 @@ pub fn matmul(
         let (a_slices, rows) = (a_block.slices(), &a_block.lines);
         let pairs = a_slices.len() * b_slices.len();
         let c = &mut c[..(r1 - r0) * n];
+        wide.clear();
         if pairs > 1 {
             acc.clear();
             acc.resize((r1 - r0) * n, 0);
+            if wide_ok {
+                wide.resize((r1 - r0) * n, Wide::default());
+            }
         }
         for sa_s in a_slices {
             for sb_t in b_slices {
                 product(r1 - r0, k, n, sa_s, sb_t, c);
                 if pairs > 1 {
-                    add_units(&mut acc, c, rows, cols, lk);
+                    add_units(&mut acc, &mut wide, c, rows, cols, lk);
                 }
             }
         }
@@ -394,6 +404,11 @@ pub fn matmul(
                 out.push(match (row, col, unit(row, col, lk)) {
                     (_, _, Some(u)) if pairs > 1 => x.read_exact(acc[e], u),
                     (_, _, Some(u)) => x.read_exact(to_units(c[e], u), u),
+                    (_, _, None) if !wide.is_empty() && wide_unit(row, col, lk).is_some() => {
+                        let u = wide_unit(row, col, lk).expect("checked");
+                        let (v, above) = wide[e].read();
+                        x.read_exact(v, u + above)
+                    }
                     (Line::Zero, Line::Zero | Line::Finite { .. }, _)
                     | (Line::Finite { .. }, Line::Zero, _) => x.read_exact(0, 0),
                     _ => fallback(r0 + i, j),
@@ -456,15 +471,93 @@ fn product(rows: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64])
     }
 }
 
-/// Adds each exact pair result of `c` into `acc` in its element's unit.
-fn add_units(acc: &mut [i128], c: &[f64], rows: &[Line], cols: &[Line], lk: i32) {
+/// Adds each exact pair result of `c` into `acc` in its element's unit, or into `wide`
+/// (where it is not empty) for an element whose sum is too wide for `acc`.
+fn add_units(
+    acc: &mut [i128],
+    wide: &mut [Wide],
+    c: &[f64],
+    rows: &[Line],
+    cols: &[Line],
+    lk: i32,
+) {
     let n = cols.len();
     for (i, row) in rows.iter().enumerate() {
         for (j, col) in cols.iter().enumerate() {
-            if let Some(u) = unit(row, col, lk) {
-                acc[i * n + j] += to_units(c[i * n + j], u);
+            let e = i * n + j;
+            match unit(row, col, lk) {
+                Some(u) => acc[e] += to_units(c[e], u),
+                None if !wide.is_empty() => {
+                    if let Some(u) = wide_unit(row, col, lk) {
+                        wide[e].add(c[e], u);
+                    }
+                }
+                None => {}
             }
         }
+    }
+}
+
+/// Bits of the widest sum [`Wide`] gathers (with four to spare for the carries of up to
+/// [`MAX_SLICES`]² pair results, each below the sum's bound).
+pub const WIDE_BITS: i32 = 186;
+
+/// The unit of an element whose sum is too wide for an i128 but not for [`Wide`] (both lines
+/// finite, the bound at most [`WIDE_BITS`]), or None.
+#[inline]
+fn wide_unit(row: &Line, col: &Line, lk: i32) -> Option<i32> {
+    match (*row, *col) {
+        (Line::Finite { top, low, .. }, Line::Finite { top: u, low: l, .. }) => {
+            (lk + (top - low) + (u - l) + 2 <= WIDE_BITS).then_some(low + l)
+        }
+        _ => None,
+    }
+}
+
+/// An exact sum in units of 2^unit too wide for one i128: hi·2^64 + lo, lo kept in
+/// [0, 2^64) (so hi carries the sign).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Wide {
+    hi: i128,
+    lo: i128,
+}
+
+impl Wide {
+    /// Adds the exact f64 `c`, a multiple of 2^unit below 2^(unit + WIDE_BITS).
+    #[inline]
+    fn add(&mut self, c: f64, unit: i32) {
+        let (m, e) = super::integer_and_scale(c);
+        if m == 0 {
+            return;
+        }
+        // m·2^e with m's 53 bits counted from its lowest place, which may lie below the
+        // unit (the bits there are zero).
+        let (m, d) = match e - unit {
+            d if d < 0 => {
+                debug_assert!(m & ((1 << -d) - 1) == 0, "{c} is a multiple of 2^{unit}");
+                (m >> -d, 0)
+            }
+            d => (m, d),
+        };
+        debug_assert!(d < WIDE_BITS, "{c} below 2^({unit} + WIDE_BITS)");
+        if d < 64 {
+            self.lo += m << d;
+        } else {
+            self.hi += m << (d - 64);
+        }
+        self.hi += self.lo >> 64;
+        self.lo &= (1 << 64) - 1;
+    }
+
+    /// The sum as an i128 and the power of two above the unit it is counted in: exactly
+    /// where it fits in 126 bits; otherwise its bits from 2^64 up, doubled, with a sticky
+    /// last bit set where anything below 2^64 is (round to odd: the sum lies strictly
+    /// between the two multiples of 2^64 it is read between, as the sum itself does).
+    fn read(&self) -> (i128, i32) {
+        if (-(1 << 61)..1 << 61).contains(&self.hi) {
+            return ((self.hi << 64) + self.lo, 0);
+        }
+        ((self.hi << 1) | i128::from(self.lo != 0), 63)
     }
 }
 

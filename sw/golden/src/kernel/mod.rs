@@ -50,6 +50,15 @@ pub trait ExactDot: Sync {
     fn max_terms(&self) -> u64;
     /// The accumulator's read-out of the exact sum `v`·2^`scale` (v = 0: the exact zero).
     fn read_exact(&self, v: i128, scale: i32) -> Bits;
+    /// Whether the read-out of a sum of at least 2^125 units (of any power of two) depends
+    /// only on which multiple of 2^64 units it is, or which two it lies strictly between:
+    /// true of a rounding to nearest of at most 60 significant bits. The exact kernel then
+    /// reads a sum too wide for an i128 from its bits from 2^64 units up and a sticky bit
+    /// below them (rounding to odd) instead of leaving it to the reference. False (the
+    /// default) keeps those sums the reference's.
+    fn reads_wide_sums(&self) -> bool {
+        false
+    }
     /// The read-outs of exact sums held in f64s (the exact kernel's one-slice products),
     /// appended to `out`: each [`Self::read_exact`] of its value, as this default computes
     /// them. A family may override it with arithmetic on the f64s, held to this default by

@@ -25,7 +25,7 @@ use super::{ExactDot, Operand};
 use crate::arith::Bits;
 
 /// At most this many slices per row or column; a wider one goes to the reference.
-pub const MAX_SLICES: usize = 3;
+pub const MAX_SLICES: usize = 4;
 
 /// Bits of an f64 significand.
 const F64_BITS: i32 = 53;

@@ -236,7 +236,11 @@ fn exact_kernel_computes_ordinary_matrices_itself() {
             b,
             |i, j| panic!("{f}: element ({i}, {j}), a wide sum, went to the reference"),
         );
-        assert_eq!(got, reference(&c, SumMode::Quire, a, b).unwrap(), "{f}, wide");
+        assert_eq!(
+            got,
+            reference(&c, SumMode::Quire, a, b).unwrap(),
+            "{f}, wide"
+        );
     }
 }
 
@@ -597,4 +601,3 @@ fn sums_below_the_last_bit_truncate() {
     let x = c.exact_dot().expect("the quire");
     assert_eq!(x.read_exact(-1, -300), 0xff);
 }
-

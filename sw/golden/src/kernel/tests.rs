@@ -221,7 +221,7 @@ fn exact_kernel_computes_ordinary_matrices_itself() {
         let spread = |i: usize, j: usize| {
             let e = [-30, 28, -2, 12][(i + j) % 4] + (i as i32 % 3);
             let v = (1.0 + (j % 5) as f64 / 8.0) * f64::from(e).exp2();
-            c.from_f64(if (i + 2 * j) % 3 == 0 { -v } else { v })
+            c.from_f64(if (i + 2 * j).is_multiple_of(3) { -v } else { v })
         };
         let a: Vec<Bits> = (0..m * k).map(|e| spread(e / k, e % k)).collect();
         let bt: Vec<Bits> = (0..n * k).map(|e| spread(e / k + 7, e % k)).collect();

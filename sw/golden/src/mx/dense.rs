@@ -16,6 +16,8 @@
 //! The definitions stay: [`MxFormat::quantize`] and [`MxVector::dot_f32`](super::MxVector);
 //! `tests` holds this path to them, value for value and bit for bit.
 
+use std::mem::MaybeUninit;
+
 use super::block::F32Acc;
 use super::product::int_bits;
 use super::{Elem, MxFormat, SCALE_EXP_MAX, SCALE_EXP_MIN};
@@ -153,6 +155,30 @@ impl MxFormat {
         self.quantize_dense_on(Compiled::best(), x, rows, cols, along)
     }
 
+    /// [`Self::quantize_dense`] written into `out` (as long as `x`), so that callers may
+    /// quantize runs of whole rows on threads into one matrix: a run of rows is quantized as
+    /// the whole matrix quantizes it where its vectors lie along the rows, or where it holds
+    /// whole blocks of rows (a multiple of K, or the last rows) when they run down the columns.
+    pub fn quantize_dense_to<W: F32Word>(
+        &self,
+        x: &[W],
+        (rows, cols): (usize, usize),
+        along: Along,
+        out: &mut [MaybeUninit<f64>],
+    ) {
+        assert_eq!(x.len(), rows * cols, "a {rows}×{cols} matrix");
+        assert_eq!(out.len(), x.len(), "room for every value");
+        let written = match Compiled::best() {
+            Compiled::Portable => self.quantize_dense_into(x, cols, along, out),
+            // SAFETY (both): `Compiled::best` found the features on this CPU.
+            #[cfg(target_arch = "x86_64")]
+            Compiled::Avx2 => unsafe { self.quantize_dense_avx2(x, cols, along, out) },
+            #[cfg(target_arch = "x86_64")]
+            Compiled::Avx512 => unsafe { self.quantize_dense_avx512(x, cols, along, out) },
+        };
+        assert_eq!(written, x.len(), "every value written");
+    }
+
     /// [`Self::quantize_dense`] by one compilation of its code (`compiled` must be one this
     /// machine runs: [`Compiled::here`]).
     fn quantize_dense_on<W: F32Word>(
@@ -165,14 +191,18 @@ impl MxFormat {
     ) -> Vec<f64> {
         assert_eq!(x.len(), rows * cols, "a {rows}×{cols} matrix");
         let mut out = Vec::with_capacity(x.len());
-        match compiled {
-            Compiled::Portable => self.quantize_dense_into(x, cols, along, &mut out),
+        let room = &mut out.spare_capacity_mut()[..x.len()];
+        let written = match compiled {
+            Compiled::Portable => self.quantize_dense_into(x, cols, along, room),
             // SAFETY (both): `Compiled::here` found the features on this CPU.
             #[cfg(target_arch = "x86_64")]
-            Compiled::Avx2 => unsafe { self.quantize_dense_avx2(x, cols, along, &mut out) },
+            Compiled::Avx2 => unsafe { self.quantize_dense_avx2(x, cols, along, room) },
             #[cfg(target_arch = "x86_64")]
-            Compiled::Avx512 => unsafe { self.quantize_dense_avx512(x, cols, along, &mut out) },
-        }
+            Compiled::Avx512 => unsafe { self.quantize_dense_avx512(x, cols, along, room) },
+        };
+        assert_eq!(written, x.len(), "every value written");
+        // SAFETY: the quantization wrote the first `written` = x.len() values (asserted).
+        unsafe { out.set_len(written) };
         out
     }
 
@@ -184,8 +214,8 @@ impl MxFormat {
         x: &[W],
         cols: usize,
         along: Along,
-        out: &mut Vec<f64>,
-    ) {
+        out: &mut [MaybeUninit<f64>],
+    ) -> usize {
         self.quantize_dense_into(x, cols, along, out)
     }
 
@@ -197,22 +227,23 @@ impl MxFormat {
         x: &[W],
         cols: usize,
         along: Along,
-        out: &mut Vec<f64>,
-    ) {
+        out: &mut [MaybeUninit<f64>],
+    ) -> usize {
         self.quantize_dense_into(x, cols, along, out)
     }
 
-    /// The values of `x`'s elements appended to `out`, in `x`'s order.
+    /// The values of `x`'s elements written to `out` in `x`'s order; how many (all of them).
     #[inline(always)]
     fn quantize_dense_into<W: F32Word>(
         &self,
         x: &[W],
         cols: usize,
         along: Along,
-        out: &mut Vec<f64>,
-    ) {
+        out: &mut [MaybeUninit<f64>],
+    ) -> usize {
+        let mut at = 0;
         if x.is_empty() {
-            return;
+            return at;
         }
         let (grid, emax, k) = (Grid::of(self), i64::from(self.emax_elem()), self.block);
         let scales = |amax: u32| match scale_exp(amax, emax) {
@@ -227,7 +258,7 @@ impl MxFormat {
                     for xs in row.chunks(k) {
                         let amax = xs.iter().fold(0, |m, v| m.max(v.f32_bits() & ABS));
                         let (up, down) = scales(amax);
-                        append(out, xs.iter().map(|&v| element(v, up, down, grid)));
+                        put(out, &mut at, xs.iter().map(|&v| element(v, up, down, grid)));
                     }
                 }
             }
@@ -248,8 +279,9 @@ impl MxFormat {
                     }
                     for row in block.chunks(cols) {
                         let scales = up.iter().zip(&down);
-                        append(
+                        put(
                             out,
+                            &mut at,
                             row.iter()
                                 .zip(scales)
                                 .map(|(&v, (&u, &d))| element(v, u, d, grid)),
@@ -258,22 +290,19 @@ impl MxFormat {
                 }
             }
         }
+        at
     }
 }
 
-/// `values` appended to `out`, which has the room: written in place, without zeroing the
-/// room first (zeroing a block at a time was a third of the time).
+/// `values` written to `out` from `at` on (`at` moved past them): in place, without zeroing
+/// the room first (zeroing a block at a time was a third of the time).
 #[inline(always)]
-fn append(out: &mut Vec<f64>, values: impl ExactSizeIterator<Item = f64>) {
-    let len = values.len();
-    let room = &mut out.spare_capacity_mut()[..len];
-    let mut written = 0;
+fn put(out: &mut [MaybeUninit<f64>], at: &mut usize, values: impl ExactSizeIterator<Item = f64>) {
+    let room = &mut out[*at..*at + values.len()];
     for (y, v) in room.iter_mut().zip(values) {
         y.write(v);
-        written += 1;
     }
-    // SAFETY: the `written` elements past the length were written just above.
-    unsafe { out.set_len(out.len() + written) };
+    *at += room.len();
 }
 
 /// The compilations of [`MxFormat::quantize_dense`]'s code: one source, the compiler's lanes

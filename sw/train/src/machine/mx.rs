@@ -11,7 +11,9 @@
 
 use lpgen_golden::mx::{matmul_dense, matmul_f32, Along, F32Word, MxFormat, MxVector, Operand};
 
-use super::{check_shapes, in_parallel, Mat, View, Word};
+use std::mem::MaybeUninit;
+
+use super::{check_shapes, fill_in_parallel, in_parallel, Mat, View, Word};
 use crate::TrainError;
 
 /// Every row of `a` and every column of `b` (f32 words) quantized in blocks along the
@@ -57,7 +59,10 @@ pub fn mx_product<W: Word + F32Word>(
     let range = |p: usize, len: usize| p * len / parts..(p + 1) * len / parts;
     let blocks = if mx.dense_product_is_exact() {
         // A's vectors are its rows, B's its columns: along the stored rows unless transposed.
-        let (qa, qb) = (dense(mx, a, Along::Rows), dense(mx, b, Along::Columns));
+        let (qa, qb) = (
+            dense(mx, a, Along::Rows, threads),
+            dense(mx, b, Along::Columns, threads),
+        );
         let (oa, ob) = (qa.operand(), qb.operand());
         in_parallel(threads, parts, |p| {
             if by_rows {
@@ -115,15 +120,39 @@ impl Dense {
 
 /// The operand `v` quantized along its reduction dimension, which runs `along` the
 /// operand (its rows for A, its columns for B): along the stored matrix the same way, or the
-/// other way where the view is transposed.
-fn dense<W: Word + F32Word>(mx: MxFormat, v: View<'_, W>, along: Along) -> Dense {
+/// other way where the view is transposed. On `threads` threads, each quantizing a run of
+/// whole stored rows into its part of the one matrix: single rows where the vectors lie along
+/// them, whole blocks of K rows where they run down the columns, so that every block is
+/// quantized as one (the same values for every thread count).
+fn dense<W: Word + F32Word>(mx: MxFormat, v: View<'_, W>, along: Along, threads: usize) -> Dense {
     let stored = match (along, v.transposed) {
         (Along::Rows, false) | (Along::Columns, true) => Along::Rows,
         (Along::Columns, false) | (Along::Rows, true) => Along::Columns,
     };
     let (rows, cols) = (v.mat.rows, v.mat.cols);
+    // Values that stay together (whole rows, or whole blocks of rows), in one run per thread.
+    let unit = match stored {
+        Along::Rows => 1,
+        Along::Columns => mx.block,
+    } * cols;
+    let mut values: Vec<f64> = Vec::with_capacity(rows * cols);
+    if rows * cols > 0 {
+        let groups = (rows * cols).div_ceil(unit);
+        let per = groups.div_ceil(threads.min(groups).max(1)) * unit;
+        let room = &mut values.spare_capacity_mut()[..rows * cols];
+        let mut runs: Vec<&mut [MaybeUninit<f64>]> = room.chunks_mut(per).collect();
+        fill_in_parallel(threads, &mut runs, |first, block| {
+            for (r, out) in (first..).zip(block.iter_mut()) {
+                let x = &v.mat.data[r * per..r * per + out.len()];
+                mx.quantize_dense_to(x, (out.len() / cols, cols), stored, out);
+            }
+        });
+    }
+    // SAFETY: every run of rows was quantized into its part of the room, and the runs cover
+    // the rows × cols values (`quantize_dense_to` asserts that it writes all of its part).
+    unsafe { values.set_len(rows * cols) };
     Dense {
-        values: mx.quantize_dense(&v.mat.data, rows, cols, stored),
+        values,
         rows,
         cols,
         transposed: v.transposed,
@@ -145,5 +174,78 @@ fn cols_of(o: Operand<'_>, c: std::ops::Range<usize>) -> Operand<'_> {
         values: &o.values[c.start * o.col_stride..],
         cols: c.len(),
         ..o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// f32 words of wide range (zeros among them, a NaN now and then), from an LCG.
+    fn words(n: usize, seed: u64) -> Vec<u64> {
+        let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let v = match s >> 58 {
+                    0 => 0.0,
+                    1 if s & 0xff == 0 => f32::NAN,
+                    _ => ((s >> 20) as u32 as f32 / 4e9 - 0.5) * 2f32.powi((s % 40) as i32 - 20),
+                };
+                u64::from(v.to_bits())
+            })
+            .collect()
+    }
+
+    /// Quantizing an operand on threads gives golden's `quantize_dense` of the whole matrix,
+    /// bit for bit: vectors along the stored rows and down its columns (blocks of rows kept
+    /// whole), blocks of 32, 3 and 5, row counts no block size divides, views transposed and
+    /// not, 1 to 8 threads; and the products on one and three threads agree.
+    #[test]
+    fn quantizing_on_threads_is_quantizing_the_whole() {
+        for (name, block) in [("fp8:e4m3", 32), ("fp4:e2m1", 3), ("int8", 5)] {
+            let mx = MxFormat::new(name, block).unwrap();
+            for (rows, cols) in [(1, 7), (37, 9), (100, 3), (70, 40), (0, 4)] {
+                let m = Mat {
+                    rows,
+                    cols,
+                    data: words(rows * cols, (rows * cols) as u64),
+                };
+                for along in [Along::Rows, Along::Columns] {
+                    let whole = mx.quantize_dense(&m.data, rows, cols, along);
+                    // The view whose reduction dimension runs `along` the stored matrix.
+                    let (view, asked) = match along {
+                        Along::Rows => (m.view(), Along::Rows),
+                        Along::Columns => (m.t(), Along::Rows),
+                    };
+                    for threads in [1, 2, 3, 8] {
+                        let got = dense(mx, view, asked, threads).values;
+                        let same = whole.len() == got.len()
+                            && whole
+                                .iter()
+                                .zip(&got)
+                                .all(|(a, b)| a.to_bits() == b.to_bits());
+                        assert!(same, "{mx} {rows}x{cols} {along:?} on {threads} threads");
+                    }
+                }
+            }
+            let (a, b) = (
+                Mat {
+                    rows: 45,
+                    cols: 70,
+                    data: words(45 * 70, 1),
+                },
+                Mat {
+                    rows: 70,
+                    cols: 6,
+                    data: words(70 * 6, 2),
+                },
+            );
+            let one = mx_product(mx, a.view(), b.view(), 1).unwrap();
+            let three = mx_product(mx, a.view(), b.view(), 3).unwrap();
+            assert_eq!(one.data, three.data, "{mx}: the product on three threads");
+        }
     }
 }

@@ -166,17 +166,7 @@ impl MxFormat {
         along: Along,
         out: &mut [MaybeUninit<f64>],
     ) {
-        assert_eq!(x.len(), rows * cols, "a {rows}×{cols} matrix");
-        assert_eq!(out.len(), x.len(), "room for every value");
-        let written = match Compiled::best() {
-            Compiled::Portable => self.quantize_dense_into(x, cols, along, out),
-            // SAFETY (both): `Compiled::best` found the features on this CPU.
-            #[cfg(target_arch = "x86_64")]
-            Compiled::Avx2 => unsafe { self.quantize_dense_avx2(x, cols, along, out) },
-            #[cfg(target_arch = "x86_64")]
-            Compiled::Avx512 => unsafe { self.quantize_dense_avx512(x, cols, along, out) },
-        };
-        assert_eq!(written, x.len(), "every value written");
+        self.quantize_dense_write(Compiled::best(), x, (rows, cols), along, out);
     }
 
     /// [`Self::quantize_dense`] by one compilation of its code (`compiled` must be one this
@@ -189,21 +179,35 @@ impl MxFormat {
         cols: usize,
         along: Along,
     ) -> Vec<f64> {
-        assert_eq!(x.len(), rows * cols, "a {rows}×{cols} matrix");
         let mut out = Vec::with_capacity(x.len());
         let room = &mut out.spare_capacity_mut()[..x.len()];
+        self.quantize_dense_write(compiled, x, (rows, cols), along, room);
+        // SAFETY: the quantization wrote every one of the x.len() values (it asserts so).
+        unsafe { out.set_len(x.len()) };
+        out
+    }
+
+    /// The values of `x` written into `out` (as long as `x`) by one compilation of the code
+    /// (`compiled` must be one this machine runs), every one of them (asserted).
+    fn quantize_dense_write<W: F32Word>(
+        &self,
+        compiled: Compiled,
+        x: &[W],
+        (rows, cols): (usize, usize),
+        along: Along,
+        out: &mut [MaybeUninit<f64>],
+    ) {
+        assert_eq!(x.len(), rows * cols, "a {rows}×{cols} matrix");
+        assert_eq!(out.len(), x.len(), "room for every value");
         let written = match compiled {
-            Compiled::Portable => self.quantize_dense_into(x, cols, along, room),
-            // SAFETY (both): `Compiled::here` found the features on this CPU.
+            Compiled::Portable => self.quantize_dense_into(x, cols, along, out),
+            // SAFETY (both): the caller's `compiled` runs on this CPU.
             #[cfg(target_arch = "x86_64")]
-            Compiled::Avx2 => unsafe { self.quantize_dense_avx2(x, cols, along, room) },
+            Compiled::Avx2 => unsafe { self.quantize_dense_avx2(x, cols, along, out) },
             #[cfg(target_arch = "x86_64")]
-            Compiled::Avx512 => unsafe { self.quantize_dense_avx512(x, cols, along, room) },
+            Compiled::Avx512 => unsafe { self.quantize_dense_avx512(x, cols, along, out) },
         };
         assert_eq!(written, x.len(), "every value written");
-        // SAFETY: the quantization wrote the first `written` = x.len() values (asserted).
-        unsafe { out.set_len(written) };
-        out
     }
 
     /// [`Self::quantize_dense_into`] compiled for AVX2 (the same code: the compiler's lanes).

@@ -68,6 +68,15 @@ impl Narrow {
         }
     }
 
+    /// Whether the format has binary32's exponent range (8 exponent bits, bias 127: bf16).
+    /// Its subnormals are then binary32's on the same bit grid, and rounding binary32's bits
+    /// to its last place carries past its largest finite value onto ∞: rounding the bits is
+    /// the whole rounding.
+    #[inline(always)]
+    fn f32_range(&self) -> bool {
+        self.rebias == 0
+    }
+
     /// 2^(emin − M), the weight of a subnormal's last bit.
     fn sub_lsb(&self) -> f32 {
         f32_pow2(self.f.emin() - i64::from(self.f.frac_bits))
@@ -115,16 +124,23 @@ impl Narrow {
         let sign = ((w >> (e + m)) as u32 & 1) << 31;
         let field = (w >> m) as u32 & ((1 << e) - 1);
         let frac = w as u32 & ((1 << m) - 1);
-        let mag = if field == (1 << e) - 1 {
-            if frac == 0 {
-                0x7f80_0000
-            } else {
-                0x7fc0_0000
-            }
-        } else if field == 0 {
-            (frac as f32 * self.sub_lsb()).to_bits()
+        // All three cases computed, then one picked: a branch on the field would be
+        // mispredicted at every zero among the nonzeros (a ReLU's outputs), and these words
+        // are decoded by the million.
+        let special = if frac == 0 { 0x7f80_0000 } else { 0x7fc0_0000 };
+        // A format with binary32's exponent range has binary32's subnormals, whose bits are
+        // its own shifted; the product by the last bit's weight would then take a subnormal
+        // operand, which the FPU runs slowly (at every zero).
+        let subnormal = if self.f32_range() {
+            frac << (23 - m)
         } else {
-            (field + self.rebias) << 23 | frac << (23 - m)
+            (frac as f32 * self.sub_lsb()).to_bits()
+        };
+        let normal = (field + self.rebias) << 23 | frac << (23 - m);
+        let mag = match field {
+            0 => subnormal,
+            f if f == (1 << e) - 1 => special,
+            _ => normal,
         };
         f32::from_bits(sign | mag)
     }

@@ -150,24 +150,63 @@ mod avx2 {
         sub_limit: __m256i,
     }
 
+    impl Consts {
+        #[inline(always)]
+        unsafe fn of(n: &Narrow) -> Consts {
+            let r = Rounding::of(n);
+            Consts {
+                magic: _mm256_set1_ps(r.magic),
+                count: _mm_cvtsi32_si128(r.drop),
+                half: _mm256_set1_epi32((1 << (r.drop - 1)) - 1),
+                keep: _mm256_set1_epi32(!((1i32 << r.drop) - 1)),
+                max_finite: _mm256_set1_epi32(r.max_finite as i32),
+                sub_limit: _mm256_set1_epi32(r.sub_limit as i32),
+            }
+        }
+    }
+
+    /// [`round`] of every value of `xs` (a multiple of 8 of them), as the lanes choose its
+    /// form: the tests hold it to `Narrow::round_f32` on every kind of binary32 value.
+    #[cfg(test)]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn round_each(n: &Narrow, xs: &[f32]) -> Vec<f32> {
+        let k = Consts::of(n);
+        let mut out = vec![0.0f32; xs.len()];
+        for (x, o) in xs.chunks_exact(8).zip(out.chunks_exact_mut(8)) {
+            let v = _mm256_loadu_ps(x.as_ptr());
+            let r = match n.f32_range() {
+                true => round::<true>(&k, v),
+                false => round::<false>(&k, v),
+            };
+            _mm256_storeu_ps(o.as_mut_ptr(), r);
+        }
+        out
+    }
+
     /// `Narrow::round_f32` of eight lanes: the subnormal grid, the normal rounding and
-    /// ±∞/NaN computed alike and selected by the lane's magnitude.
+    /// ±∞/NaN computed alike and selected by the lane's magnitude. `F32_RANGE`: the format
+    /// has binary32's exponent range ([`super::f32_range`]), so the normal rounding of the
+    /// bits is the whole of it.
     #[inline(always)]
-    unsafe fn round(k: &Consts, v: __m256) -> __m256 {
+    unsafe fn round<const F32_RANGE: bool>(k: &Consts, v: __m256) -> __m256 {
         let all = |v: u32| _mm256_set1_epi32(v as i32);
         let u = _mm256_castps_si256(v);
         let sign = _mm256_and_si256(u, all(0x8000_0000));
         let abs = _mm256_and_si256(u, all(0x7fff_ffff));
-        let sub = _mm256_sub_ps(_mm256_add_ps(v, k.magic), k.magic);
-        let sub = _mm256_or_si256(_mm256_castps_si256(sub), sign);
         let odd = _mm256_and_si256(_mm256_srl_epi32(abs, k.count), all(1));
         let r = _mm256_and_si256(_mm256_add_epi32(_mm256_add_epi32(abs, k.half), odd), k.keep);
+        let special = _mm256_cmpgt_epi32(abs, all(0x7f7f_ffff));
+        if F32_RANGE {
+            let out = _mm256_blendv_epi8(_mm256_or_si256(sign, r), u, special);
+            return _mm256_castsi256_ps(out);
+        }
+        let sub = _mm256_sub_ps(_mm256_add_ps(v, k.magic), k.magic);
+        let sub = _mm256_or_si256(_mm256_castps_si256(sub), sign);
         // Finite lanes keep r below 2^31, so the signed comparison is the unsigned one.
         let r = _mm256_blendv_epi8(r, all(0x7f80_0000), _mm256_cmpgt_epi32(r, k.max_finite));
         let normal = _mm256_or_si256(sign, r);
         let out = _mm256_blendv_epi8(normal, sub, _mm256_cmpgt_epi32(k.sub_limit, abs));
-        let out = _mm256_blendv_epi8(out, u, _mm256_cmpgt_epi32(abs, all(0x7f7f_ffff)));
-        _mm256_castsi256_ps(out)
+        _mm256_castsi256_ps(_mm256_blendv_epi8(out, u, special))
     }
 
     /// L lockstep sums of each line of `xs`, as `Narrow::run_portable`.
@@ -179,10 +218,25 @@ mod avx2 {
         y: &[[f32; L]],
         out: &mut [[f32; L]],
     ) {
-        by_rows!(run_rows(n, kahan; xs, y, out));
+        match n.f32_range() {
+            true => by_rows!(run_rows_f32_range(n, kahan; xs, y, out)),
+            false => by_rows!(run_rows(n, kahan; xs, y, out)),
+        }
     }
 
-    /// [`run`] of R lines: 2·R vectors of eight lanes.
+    /// [`run_rows`] of a format with binary32's exponent range.
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_rows_f32_range<const R: usize>(
+        n: &Narrow,
+        kahan: bool,
+        xs: &[&[f32]],
+        y: &[[f32; L]],
+        out: &mut [[f32; L]],
+    ) {
+        rows::<R, true>(n, kahan, xs, y, out)
+    }
+
+    /// [`run_rows`] of any other format.
     #[target_feature(enable = "avx2")]
     unsafe fn run_rows<const R: usize>(
         n: &Narrow,
@@ -191,18 +245,23 @@ mod avx2 {
         y: &[[f32; L]],
         out: &mut [[f32; L]],
     ) {
+        rows::<R, false>(n, kahan, xs, y, out)
+    }
+
+    /// [`run`] of R lines: 2·R vectors of eight lanes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn rows<const R: usize, const F32_RANGE: bool>(
+        n: &Narrow,
+        kahan: bool,
+        xs: &[&[f32]],
+        y: &[[f32; L]],
+        out: &mut [[f32; L]],
+    ) {
         assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
-        let r = Rounding::of(n);
-        let k = Consts {
-            magic: _mm256_set1_ps(r.magic),
-            count: _mm_cvtsi32_si128(r.drop),
-            half: _mm256_set1_epi32((1 << (r.drop - 1)) - 1),
-            keep: _mm256_set1_epi32(!((1i32 << r.drop) - 1)),
-            max_finite: _mm256_set1_epi32(r.max_finite as i32),
-            sub_limit: _mm256_set1_epi32(r.sub_limit as i32),
-        };
-        let addv = |a, b| round(&k, _mm256_add_ps(a, b));
-        let subv = |a, b| round(&k, _mm256_sub_ps(a, b));
+        let k = Consts::of(n);
+        let addv = |a, b| round::<F32_RANGE>(&k, _mm256_add_ps(a, b));
+        let subv = |a, b| round::<F32_RANGE>(&k, _mm256_sub_ps(a, b));
         let z = _mm256_setzero_ps();
         let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
         for (i, yk) in y.iter().enumerate() {
@@ -211,7 +270,7 @@ mod avx2 {
             for r in 0..R {
                 let a = _mm256_set1_ps(xs[r][i]);
                 for v in 0..2 {
-                    let p = round(&k, _mm256_mul_ps(a, q[v]));
+                    let p = round::<F32_RANGE>(&k, _mm256_mul_ps(a, q[v]));
                     (s[r][v], c[r][v]) = if kahan {
                         crate::sum::kahan_formula(s[r][v], c[r][v], p, addv, subv)
                     } else {
@@ -246,23 +305,60 @@ mod avx512 {
         sub_limit: __m512i,
     }
 
+    impl Consts {
+        #[inline(always)]
+        unsafe fn of(n: &Narrow) -> Consts {
+            let r = Rounding::of(n);
+            Consts {
+                magic: _mm512_set1_ps(r.magic),
+                count: _mm_cvtsi32_si128(r.drop),
+                half: _mm512_set1_epi32((1 << (r.drop - 1)) - 1),
+                keep: _mm512_set1_epi32(!((1i32 << r.drop) - 1)),
+                max_finite: _mm512_set1_epi32(r.max_finite as i32),
+                sub_limit: _mm512_set1_epi32(r.sub_limit as i32),
+            }
+        }
+    }
+
+    /// [`round`] of every value of `xs` (a multiple of 16 of them), as the lanes choose its
+    /// form: the tests hold it to `Narrow::round_f32` on every kind of binary32 value.
+    #[cfg(test)]
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn round_each(n: &Narrow, xs: &[f32]) -> Vec<f32> {
+        let k = Consts::of(n);
+        let mut out = vec![0.0f32; xs.len()];
+        for (x, o) in xs.chunks_exact(16).zip(out.chunks_exact_mut(16)) {
+            let v = _mm512_loadu_ps(x.as_ptr());
+            let r = match n.f32_range() {
+                true => round::<true>(&k, v),
+                false => round::<false>(&k, v),
+            };
+            _mm512_storeu_ps(o.as_mut_ptr(), r);
+        }
+        out
+    }
+
     /// `Narrow::round_f32` of sixteen lanes, as the AVX2 form with masks for the selections.
     #[inline(always)]
-    unsafe fn round(k: &Consts, v: __m512) -> __m512 {
+    unsafe fn round<const F32_RANGE: bool>(k: &Consts, v: __m512) -> __m512 {
         let all = |v: u32| _mm512_set1_epi32(v as i32);
         let u = _mm512_castps_si512(v);
         let sign = _mm512_and_si512(u, all(0x8000_0000));
         let abs = _mm512_and_si512(u, all(0x7fff_ffff));
-        let sub = _mm512_sub_ps(_mm512_add_ps(v, k.magic), k.magic);
-        let sub = _mm512_or_si512(_mm512_castps_si512(sub), sign);
         let odd = _mm512_and_si512(_mm512_srl_epi32(abs, k.count), all(1));
         let r = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(abs, k.half), odd), k.keep);
+        let special = _mm512_cmpgt_epi32_mask(abs, all(0x7f7f_ffff));
+        if F32_RANGE {
+            let out = _mm512_mask_mov_epi32(_mm512_or_si512(sign, r), special, u);
+            return _mm512_castsi512_ps(out);
+        }
+        let sub = _mm512_sub_ps(_mm512_add_ps(v, k.magic), k.magic);
+        let sub = _mm512_or_si512(_mm512_castps_si512(sub), sign);
         // Finite lanes keep r below 2^31, so the signed comparison is the unsigned one.
         let over = _mm512_cmpgt_epi32_mask(r, k.max_finite);
         let normal = _mm512_or_si512(sign, _mm512_mask_mov_epi32(r, over, all(0x7f80_0000)));
         let tiny = _mm512_cmpgt_epi32_mask(k.sub_limit, abs);
         let out = _mm512_mask_mov_epi32(normal, tiny, sub);
-        let special = _mm512_cmpgt_epi32_mask(abs, all(0x7f7f_ffff));
         _mm512_castsi512_ps(_mm512_mask_mov_epi32(out, special, u))
     }
 
@@ -275,10 +371,25 @@ mod avx512 {
         y: &[[f32; L]],
         out: &mut [[f32; L]],
     ) {
-        by_rows!(run_rows(n, kahan; xs, y, out));
+        match n.f32_range() {
+            true => by_rows!(run_rows_f32_range(n, kahan; xs, y, out)),
+            false => by_rows!(run_rows(n, kahan; xs, y, out)),
+        }
     }
 
-    /// [`run`] of R lines: 2·R vectors of sixteen lanes.
+    /// [`run_rows`] of a format with binary32's exponent range.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run_rows_f32_range<const R: usize>(
+        n: &Narrow,
+        kahan: bool,
+        xs: &[&[f32]],
+        y: &[[f32; L]],
+        out: &mut [[f32; L]],
+    ) {
+        rows::<R, true>(n, kahan, xs, y, out)
+    }
+
+    /// [`run_rows`] of any other format.
     #[target_feature(enable = "avx512f")]
     unsafe fn run_rows<const R: usize>(
         n: &Narrow,
@@ -287,18 +398,23 @@ mod avx512 {
         y: &[[f32; L]],
         out: &mut [[f32; L]],
     ) {
+        rows::<R, false>(n, kahan, xs, y, out)
+    }
+
+    /// [`run`] of R lines: 2·R vectors of sixteen lanes.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn rows<const R: usize, const F32_RANGE: bool>(
+        n: &Narrow,
+        kahan: bool,
+        xs: &[&[f32]],
+        y: &[[f32; L]],
+        out: &mut [[f32; L]],
+    ) {
         assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
-        let r = Rounding::of(n);
-        let k = Consts {
-            magic: _mm512_set1_ps(r.magic),
-            count: _mm_cvtsi32_si128(r.drop),
-            half: _mm512_set1_epi32((1 << (r.drop - 1)) - 1),
-            keep: _mm512_set1_epi32(!((1i32 << r.drop) - 1)),
-            max_finite: _mm512_set1_epi32(r.max_finite as i32),
-            sub_limit: _mm512_set1_epi32(r.sub_limit as i32),
-        };
-        let addv = |a, b| round(&k, _mm512_add_ps(a, b));
-        let subv = |a, b| round(&k, _mm512_sub_ps(a, b));
+        let k = Consts::of(n);
+        let addv = |a, b| round::<F32_RANGE>(&k, _mm512_add_ps(a, b));
+        let subv = |a, b| round::<F32_RANGE>(&k, _mm512_sub_ps(a, b));
         let z = _mm512_setzero_ps();
         let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
         for (i, yk) in y.iter().enumerate() {
@@ -307,7 +423,7 @@ mod avx512 {
             for r in 0..R {
                 let a = _mm512_set1_ps(xs[r][i]);
                 for v in 0..2 {
-                    let p = round(&k, _mm512_mul_ps(a, q[v]));
+                    let p = round::<F32_RANGE>(&k, _mm512_mul_ps(a, q[v]));
                     (s[r][v], c[r][v]) = if kahan {
                         crate::sum::kahan_formula(s[r][v], c[r][v], p, addv, subv)
                     } else {
@@ -326,7 +442,7 @@ mod avx512 {
 
 #[cfg(test)]
 mod tests {
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64;
 
     use super::super::tests::{pair, plain, ON_PATH};
@@ -371,6 +487,60 @@ mod tests {
                         let got = n.run_portable(kahan, x, &y).map(|v| n.from_f32(v));
                         assert_eq!(got[..], want[..L], "{what}, portable");
                     }
+                }
+            }
+        }
+    }
+
+    /// The vector rounding, in each of its forms, is `Narrow::round_f32` bit for bit on every
+    /// format of the path: random binary32 bit patterns (NaNs with payloads, ∞, subnormals)
+    /// and the neighbourhoods of the format's ties, subnormal limit and largest value.
+    #[test]
+    fn vector_rounding_is_round_f32() {
+        let mut rng = Pcg64::seed_from_u64(46);
+        for &(e, m) in ON_PATH {
+            let n = plain(e, m).narrow().unwrap();
+            let r = Rounding::of(&n);
+            let tie = 1u32 << (r.drop - 1);
+            let mut bits: Vec<u32> = (0..1 << 14).map(|_| rng.gen()).collect();
+            for at in [
+                0,
+                tie,
+                3 * tie,
+                r.sub_limit,
+                r.max_finite,
+                r.max_finite + tie,
+            ] {
+                for d in 0..=8u32 {
+                    for sign in [0, 0x8000_0000] {
+                        bits.extend([at.wrapping_add(d), at.wrapping_sub(d)].map(|b| b | sign));
+                    }
+                }
+            }
+            bits.extend([
+                0x7f80_0000,
+                0x7f80_0001,
+                0x7fc0_0000,
+                0x7f80_8000,
+                0xffbf_ffff,
+            ]);
+            bits.resize(bits.len().next_multiple_of(16), 0);
+            let xs: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+            let want: Vec<u32> = xs.iter().map(|&x| n.round_f32(x).to_bits()).collect();
+            #[cfg(target_arch = "x86_64")]
+            {
+                let same = |got: Vec<f32>, how: &str| {
+                    for ((g, w), x) in got.iter().zip(&want).zip(&bits) {
+                        assert_eq!(g.to_bits(), *w, "{} {how}: {x:#010x}", plain(e, m));
+                    }
+                };
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2 (checked just above).
+                    same(unsafe { avx2::round_each(&n, &xs) }, "AVX2");
+                }
+                if avx512() {
+                    // SAFETY: the CPU has AVX-512 F.
+                    same(unsafe { avx512::round_each(&n, &xs) }, "AVX-512");
                 }
             }
         }

@@ -204,6 +204,20 @@ fn value_or_zero<T: Copy + Default, const L: usize>(
     v.unwrap_or_default()
 }
 
+/// The working values of `line`'s words (a NaN word as zero) appended to `out`, and whether
+/// one was the NaN word (kept in a register: a flag in memory, or-ed at every word, chains
+/// the words' decoding through a store and a load).
+#[inline(always)]
+fn decode_into<T: Copy + Default, const L: usize>(
+    lanes: &impl Lanes<T, L>,
+    line: &[Bits],
+    out: &mut Vec<T>,
+) -> bool {
+    let mut nan = false;
+    out.extend(line.iter().map(|&w| value_or_zero(lanes, w, &mut nan)));
+    nan
+}
+
 /// Every dot product of `rows` with `cols` (all of length K), row-major, by `lanes`.
 ///
 /// Where zero products are one value ([`Lanes::zero_products_are_one`]), the wide side's
@@ -237,7 +251,11 @@ where
     let narrow: Vec<Vec<T>> = narrow
         .iter()
         .zip(&mut narrow_nan)
-        .map(|(line, nan)| line.iter().map(|&w| value_or_zero(lanes, w, nan)).collect())
+        .map(|(line, nan)| {
+            let mut values = Vec::with_capacity(k);
+            *nan = decode_into(lanes, line, &mut values);
+            values
+        })
         .collect();
     let skips = lanes.zero_products_are_one();
     let mut wide_nan = vec![false; wide.len()];
@@ -248,7 +266,7 @@ where
         // All the values first, to sort the lines by their zeros where there are any.
         let mut values_of = Vec::with_capacity(wide.len() * k);
         for (line, nan) in wide.iter().zip(&mut wide_nan) {
-            values_of.extend(line.iter().map(|&w| value_or_zero(lanes, w, nan)));
+            *nan = decode_into(lanes, line, &mut values_of);
         }
         wide_zeros = (0..wide.len())
             .map(|l| Zeros::of(&values_of[l * k..(l + 1) * k]))

@@ -231,9 +231,8 @@ pub fn matmul(
     }
     // Every other mode: the family's `dots`, whose sequential sums run several independent
     // outputs in lockstep, each in its own order.
-    let (rows, cols) = (lines(a), lines(b.t()));
-    let rows: Vec<&[Bits]> = rows.iter().map(|r| r.as_ref()).collect();
-    let cols: Vec<&[Bits]> = cols.iter().map(|c| c.as_ref()).collect();
+    let (mut a_copy, mut b_copy) = (Vec::new(), Vec::new());
+    let (rows, cols) = (lines(a, &mut a_copy), lines(b.t(), &mut b_copy));
     calc.dots(mode, &rows, &cols)
 }
 
@@ -332,22 +331,27 @@ fn lane_tables(calc: &Calc) -> Option<&'static LaneTables> {
     })
 }
 
-/// The rows of `m`: borrowed where they lie contiguous in its slice, else copied (a
-/// transposed operand, gathered in one pass over its data).
-fn lines<'a>(m: Operand<'a>) -> Vec<std::borrow::Cow<'a, [Bits]>> {
-    use std::borrow::Cow;
+/// The rows of `m` as slices: where they are contiguous, `m`'s own; else `m` copied into
+/// `copy` row by row (read in its storage order, each row a run of `copy`).
+fn lines<'a>(m: Operand<'a>, copy: &'a mut Vec<Bits>) -> Vec<&'a [Bits]> {
     if m.cs == 1 && m.cols > 0 {
         return (0..m.rows)
-            .map(|r| Cow::Borrowed(&m.data[r * m.rs..r * m.rs + m.cols]))
+            .map(|r| &m.data[r * m.rs..r * m.rs + m.cols])
             .collect();
     }
-    let mut out = vec![Vec::with_capacity(m.cols); m.rows];
-    for c in 0..m.cols {
-        for (r, line) in out.iter_mut().enumerate() {
-            line.push(m.at(r, c));
+    copy.clear();
+    copy.resize(m.rows * m.cols, 0);
+    if m.cols > 0 {
+        for (c, src) in (0..m.cols).map(|c| (c, c * m.cs)) {
+            for (r, dst) in copy.chunks_exact_mut(m.cols).enumerate() {
+                dst[c] = m.data[src + r * m.rs];
+            }
         }
     }
-    out.into_iter().map(Cow::Owned).collect()
+    match m.cols {
+        0 => vec![&[][..]; m.rows],
+        n => copy.chunks_exact(n).collect(),
+    }
 }
 
 /// Formats up to this width decode through a table of every word's exact value.

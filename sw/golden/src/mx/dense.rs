@@ -13,6 +13,14 @@
 //! to the element's f32 accumulator in block order, as the definition does. A NaN scale
 //! makes the block's products NaN, as the definition's NaN block does.
 //!
+//! Where one GEMM is not exact (fp8 E5M2: W = 32, so 2·32 + 5 bits), A is split in two
+//! ([`DenseSums::Split`]): in each block of each row, every value is I · u with I < 2^W, u =
+//! 2^(⌊log2 M⌋ + 1 − W) for the block's largest magnitude M (a power of two that divides the
+//! block's grid, whatever its scale), and I = I_hi · 2^s + I_lo with I_lo < 2^s. Each part's
+//! GEMM is exact (s + W + log2 K ≤ 53 and 2·W − s + log2 K ≤ 53), and the block's exact sum,
+//! P_hi + P_lo, is rounded once to f32 through binary64 rounded to odd ([`round_sum_f32`]:
+//! 53 ≥ 24 + 2 bits, so the second rounding is the first's).
+//!
 //! The definitions stay: [`MxFormat::quantize`] and [`MxVector::dot_f32`](super::MxVector);
 //! `tests` holds this path to them, value for value and bit for bit.
 
@@ -131,13 +139,34 @@ fn scale_exp(amax: u32, emax_elem: i64) -> Option<i64> {
     Some((log2 - emax_elem).clamp(i64::from(SCALE_EXP_MIN), i64::from(SCALE_EXP_MAX)))
 }
 
+/// How [`matmul_dense`] forms a block's exact sums on binary64 GEMMs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DenseSums {
+    /// One GEMM: a block's sum of element-integer products stays below 2^53.
+    One,
+    /// Two: A's element integers split at bit s (the module documentation says why).
+    Split(u32),
+}
+
 impl MxFormat {
-    /// Whether [`matmul_dense`] is exact for this format: a block's sum of element-integer
-    /// products stays below 2^53. Element types with wider integers (fp8 E5M2: 32 bits) do
-    /// not pass, and take [`super::matmul_f32`] on [`super::MxVector`]s.
+    /// Whether [`matmul_dense`] is exact for this format: in one GEMM per block, or in two
+    /// with A's element integers split ([`DenseSums`]). Element types too wide for both (none
+    /// of OCP's at K = 32; fp8 E5M2 at K ≥ 128) take [`super::matmul_f32`] on
+    /// [`super::MxVector`]s.
     pub fn dense_product_is_exact(&self) -> bool {
+        self.dense_sums().is_some()
+    }
+
+    /// How [`matmul_dense`] sums a block exactly, if it can.
+    fn dense_sums(&self) -> Option<DenseSums> {
         let log_k = self.block.next_power_of_two().trailing_zeros();
-        2 * int_bits(self) + log_k <= F64_EXACT_BITS
+        let w = int_bits(self);
+        if 2 * w + log_k <= F64_EXACT_BITS {
+            return Some(DenseSums::One);
+        }
+        // The low part as wide as its GEMM allows; the high part must then fit too.
+        let s = F64_EXACT_BITS.checked_sub(w + log_k)?;
+        (2 * w + log_k <= F64_EXACT_BITS + s).then_some(DenseSums::Split(s))
     }
 
     /// The f32 matrix `x` (rows × cols, row-major, as f32 words of any width: [`F32Word`])
@@ -388,7 +417,9 @@ fn element<W: F32Word>(v: W, up: f64, down: f64, grid: Grid) -> f64 {
 /// [`super::MxVector::dot_f32`] of row i and column j, bit for bit. `f` must pass
 /// [`MxFormat::dense_product_is_exact`].
 pub fn matmul_dense(f: &MxFormat, a: Operand<'_>, b: Operand<'_>) -> Vec<f32> {
-    assert!(f.dense_product_is_exact(), "{f}: block sums past 2^53");
+    let sums = f
+        .dense_sums()
+        .expect("a format whose block sums fit binary64 GEMMs");
     assert_eq!(a.cols, b.rows, "A's columns are B's rows");
     let (m, len, n) = (a.rows, a.cols, b.cols);
     if m == 0 || n == 0 {
@@ -396,35 +427,115 @@ pub fn matmul_dense(f: &MxFormat, a: Operand<'_>, b: Operand<'_>) -> Vec<f32> {
     }
     let mut acc = vec![F32Acc::new(); m * n];
     let mut c = vec![0f64; m * n];
-    for k0 in (0..len).step_by(f.block) {
-        let kl = f.block.min(len - k0);
-        // SAFETY: A is m × len, read from column k0 for kl columns; B is len × n, read from
-        // row k0 for kl rows; C is m × n, row-major. Every index stays in its slice (the
-        // strides are the operands' own).
-        unsafe {
-            matrixmultiply::dgemm(
-                m,
-                kl,
-                n,
-                1.0,
-                a.values[k0 * a.col_stride..].as_ptr(),
-                a.row_stride as isize,
-                a.col_stride as isize,
-                b.values[k0 * b.row_stride..].as_ptr(),
-                b.row_stride as isize,
-                b.col_stride as isize,
-                0.0,
-                c.as_mut_ptr(),
-                n as isize,
-                1,
-            );
+    match sums {
+        DenseSums::One => {
+            for k0 in (0..len).step_by(f.block) {
+                gemm_block(a, b, k0..len.min(k0 + f.block), &mut c);
+                // The block's exact sum, rounded once to f32 (as `round_term`), added in
+                // block order.
+                for (slot, &sum) in acc.iter_mut().zip(&c) {
+                    slot.add(sum as f32);
+                }
+            }
         }
-        // The block's exact sum, rounded once to f32 (as `round_term`), added in block order.
-        for (slot, &sum) in acc.iter_mut().zip(&c) {
-            slot.add(sum as f32);
+        DenseSums::Split(s) => {
+            let (hi, lo) = split(f, a, s);
+            let (hi, lo) = (
+                Operand::stored(&hi, m, len, false),
+                Operand::stored(&lo, m, len, false),
+            );
+            let mut c_lo = vec![0f64; m * n];
+            for k0 in (0..len).step_by(f.block) {
+                let ks = k0..len.min(k0 + f.block);
+                gemm_block(hi, b, ks.clone(), &mut c);
+                gemm_block(lo, b, ks, &mut c_lo);
+                for ((slot, &p_hi), &p_lo) in acc.iter_mut().zip(&c).zip(&c_lo) {
+                    slot.add(round_sum_f32(p_hi, p_lo));
+                }
+            }
         }
     }
     acc.iter().map(F32Acc::result).collect()
+}
+
+/// C = A·B over the reduction indices `ks` (C m × n, row-major), on `matrixmultiply`'s GEMM.
+fn gemm_block(a: Operand<'_>, b: Operand<'_>, ks: std::ops::Range<usize>, c: &mut [f64]) {
+    let (m, n) = (a.rows, b.cols);
+    assert!(ks.end <= a.cols && a.cols == b.rows && c.len() == m * n);
+    // SAFETY: A is m × len, read from column ks.start for ks.len() columns; B is len × n,
+    // read from row ks.start for ks.len() rows; C is m × n, row-major. Every index stays in
+    // its slice (the strides are the operands' own; asserted just above).
+    unsafe {
+        matrixmultiply::dgemm(
+            m,
+            ks.len(),
+            n,
+            1.0,
+            a.values[ks.start * a.col_stride..].as_ptr(),
+            a.row_stride as isize,
+            a.col_stride as isize,
+            b.values[ks.start * b.row_stride..].as_ptr(),
+            b.row_stride as isize,
+            b.col_stride as isize,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// A (m × len) as its high and low parts, each m × len row-major: in each block of each
+/// row, the values' integers I (in units of u = 2^(⌊log2 M⌋ + 1 − W), M the block's largest
+/// magnitude) cut at bit `s`, the high part I truncated to a multiple of 2^s, the low part
+/// the rest (both exact).
+fn split(f: &MxFormat, a: Operand<'_>, s: u32) -> (Vec<f64>, Vec<f64>) {
+    let (m, len) = (a.rows, a.cols);
+    let w = i64::from(int_bits(f));
+    let (mut hi, mut lo) = (vec![0f64; m * len], vec![0f64; m * len]);
+    for i in 0..m {
+        let at = |k: usize| a.values[i * a.row_stride + k * a.col_stride];
+        for k0 in (0..len).step_by(f.block) {
+            let ks = k0..len.min(k0 + f.block);
+            let (nan, max) = ks.clone().map(at).fold((false, 0f64), |(nan, max), v| {
+                (nan || v.is_nan(), max.max(v.abs()))
+            });
+            for k in ks {
+                let v = at(k);
+                // A NaN block (NaN throughout) and a zero block are their high part.
+                let (h, l) = if nan || max == 0.0 {
+                    (v, 0.0)
+                } else {
+                    // The step of the high part: 2^s units, u = 2^(⌊log2 M⌋ + 1 − W).
+                    let log2_max = ((max.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+                    let step = pow2(log2_max + 1 - w + i64::from(s));
+                    let h = (v / step).trunc() * step;
+                    (h, v - h)
+                };
+                (hi[i * len + k], lo[i * len + k]) = (h, l);
+            }
+        }
+    }
+    (hi, lo)
+}
+
+/// The f32 nearest to the exact sum a + b of two binary64 values (ties to even): the sum
+/// rounded to odd in binary64 (its nearest binary64 s and, if s is inexact and even, the
+/// neighbour toward the exact sum), then to f32; NaN stays NaN.
+fn round_sum_f32(a: f64, b: f64) -> f32 {
+    let s = a + b;
+    // TwoSum: the exact error of s (a finite s; a zero s is exact).
+    let bb = s - a;
+    let err = (a - (s - bb)) + (b - bb);
+    if !s.is_finite() || err == 0.0 || s.to_bits() & 1 == 1 {
+        return s as f32;
+    }
+    let away = (err > 0.0) == (s > 0.0);
+    f64::from_bits(if away {
+        s.to_bits() + 1
+    } else {
+        s.to_bits() - 1
+    }) as f32
 }
 
 #[cfg(test)]

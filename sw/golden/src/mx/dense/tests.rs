@@ -212,7 +212,7 @@ fn matmul_dense_is_dot_f32_of_each_row_and_column() {
 
 /// The largest element integers summed over a block of 1024 with one sign: the formats
 /// that pass `dense_product_is_exact` hold every bit, and fp8 E5M2 (32-bit integers) does not
-/// pass.
+/// pass at this K, even split in two.
 #[test]
 fn the_exactness_bound_holds_at_full_blocks() {
     for &(name, _) in ELEMS {
@@ -242,4 +242,86 @@ fn the_exactness_bound_holds_at_full_blocks() {
         Operand::stored(&[0.0; 6], 3, 2, false)
     )
     .is_empty());
+}
+
+/// fp8 E5M2's blocks of 32 take two GEMMs (A's integers split at bit 16), and their sum is
+/// rounded once: 2^30 + 2^6 + 2^−32 (a row [2^15, 2^3, 2^−16] with itself) lies just above
+/// an f32 tie that binary64's nearest sum (2^30 + 2^6) would round to even, down. The high
+/// part holds 2^30 + 2^6, the low part 2^−32; the definition rounds up, to 2^30 + 2^7.
+#[test]
+fn split_sums_round_once() {
+    let f = MxFormat::new("fp8:e5m2", 32).unwrap();
+    assert_eq!(f.dense_sums(), Some(DenseSums::Split(16)));
+    // At K = 64 neither part's GEMM would be exact (3·32 + 2·6 > 106).
+    assert_eq!(MxFormat::new("fp8:e5m2", 64).unwrap().dense_sums(), None);
+    let row = [2f32.powi(15), 8.0, 2f32.powi(-16)];
+    let q = f.quantize_dense(&row, 1, 3, Along::Rows);
+    let qt = f.quantize_dense(&row, 3, 1, Along::Columns);
+    let got = matmul_dense(
+        &f,
+        Operand::stored(&q, 1, 3, false),
+        Operand::stored(&qt, 3, 1, false),
+    );
+    let v = f
+        .quantizer()
+        .quantize_vector(&row.iter().map(|&x| f64::from(x)).collect::<Vec<_>>());
+    assert_eq!(got[0], 2f32.powi(30) + 128.0);
+    assert_eq!(got[0].to_bits(), v.dot_f32(&v).to_bits());
+    // Just above, just below and on the tie, either sign, either order.
+    let (tie, tiny) = (2f64.powi(30) + 64.0, 2f64.powi(-32));
+    for sign in [1.0, -1.0] {
+        let at = |x: f32| sign as f32 * x;
+        for (a, b) in [(tie, tiny), (tiny, tie)] {
+            assert_eq!(round_sum_f32(sign * a, sign * b), at(2f32.powi(30) + 128.0));
+        }
+        assert_eq!(round_sum_f32(sign * tie, -sign * tiny), at(2f32.powi(30)));
+        assert_eq!(round_sum_f32(sign * tie, 0.0), at(2f32.powi(30)));
+    }
+    assert!(round_sum_f32(f64::NAN, 1.0).is_nan());
+}
+
+/// fp8 E5M2 blocks of 32 with every element at an extreme of the element's range (its
+/// largest values, its subnormals, and values just above and below the split), either
+/// sign: the two GEMMs' sums are the definition's, bit for bit.
+#[test]
+fn split_sums_hold_at_the_range_extremes() {
+    let f = MxFormat::new("fp8:e5m2", 32).unwrap();
+    let q = f.quantizer();
+    let mut rng = Pcg64::seed_from_u64(52);
+    let picks = [
+        57344.0,
+        49152.0,
+        40960.0,
+        1.75,
+        1.0,
+        0.75,
+        0.5,
+        3.0 * 2f32.powi(-16),
+        2f32.powi(-16),
+    ];
+    let vector = |rng: &mut Pcg64| -> Vec<f32> {
+        let mut v: Vec<f32> = (0..32)
+            .map(|_| picks[rng.gen_range(0..picks.len())] * if rng.gen() { 1.0 } else { -1.0 })
+            .collect();
+        v[0] = 57344.0; // every block at the top of the range: scale 2^0
+        v
+    };
+    for _ in 0..200 {
+        let (m, n) = (rng.gen_range(1..6), rng.gen_range(1..6));
+        let rows: Vec<Vec<f32>> = (0..m).map(|_| vector(&mut rng)).collect();
+        let cols: Vec<Vec<f32>> = (0..n).map(|_| vector(&mut rng)).collect();
+        let qa = f.quantize_dense(&rows.concat(), m, 32, Along::Rows);
+        let qb = f.quantize_dense(&cols.concat(), n, 32, Along::Rows);
+        let got = matmul_dense(
+            &f,
+            Operand::stored(&qa, m, 32, false),
+            Operand::stored(&qb, n, 32, true),
+        );
+        let mx =
+            |v: &Vec<f32>| q.quantize_vector(&v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>());
+        for (e, g) in got.iter().enumerate() {
+            let want = mx(&rows[e / n]).dot_f32(&mx(&cols[e % n]));
+            assert_eq!(g.to_bits(), want.to_bits(), "({e}): {g} vs {want}");
+        }
+    }
 }

@@ -19,6 +19,13 @@ use crate::SumMode;
 /// A word of any format, in the low bits.
 pub type Bits = u64;
 
+/// 2^k as an f64, for k in the normal range (−1022 ≤ k ≤ 1023): the exponent field alone.
+#[inline(always)]
+pub(crate) fn pow2(k: i64) -> f64 {
+    debug_assert!((-1022..=1023).contains(&k), "2^{k} is not a normal f64");
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
 /// The four operations the summation and dot-product algorithms need, on a working form
 /// `Val` of the format's words (the word itself, or a cheaper split form for LNS). Results
 /// are the same as word-by-word evaluation: `load`/`store` are exact inverses.

@@ -14,6 +14,7 @@
 //! every word's value, every midpoint and their neighbours, over the scales MX uses.
 
 use super::FloatFormat;
+use crate::arith::pow2;
 use crate::arith::Bits;
 
 /// 2^52: adding and subtracting it rounds a value in [0, 2^52) to an integer, ties to even.
@@ -120,13 +121,6 @@ impl ScaledRounder {
         };
         self.zero[neg] | field | frac
     }
-}
-
-/// 2^k as an f64, for k in the normal range.
-#[inline]
-fn pow2(k: i64) -> f64 {
-    debug_assert!((-1022..=1023).contains(&k));
-    f64::from_bits(((k + 1023) as u64) << 52)
 }
 
 #[cfg(test)]

@@ -49,6 +49,7 @@
 //! encoder's selects as blends, the table read by gathers) and in portable code otherwise;
 //! the tests run whichever the machine has, and the portable encoder is checked on its own.
 
+use crate::arith::pow2;
 use crate::arith::Bits;
 use crate::family_trait::Family;
 use crate::float::FloatFormat;
@@ -132,11 +133,6 @@ struct Encoder {
     nan: u64,
     inf: [u64; 2],
     over: [u64; 2],
-}
-
-/// 2^k as an f64 (−1022 ≤ k ≤ 1023).
-fn pow2(k: i64) -> f64 {
-    f64::from_bits(((k + 1023) as u64) << 52)
 }
 
 impl Encoder {

@@ -24,6 +24,7 @@
 //! The definitions stay: [`MxFormat::quantize`] and [`MxVector::dot_f32`](super::MxVector);
 //! `tests` holds this path to them, value for value and bit for bit.
 
+use crate::arith::pow2;
 use std::mem::MaybeUninit;
 
 use super::block::F32Acc;
@@ -86,12 +87,6 @@ struct Grid {
     m: i64,
     lo: i64,
     max: f64,
-}
-
-/// 2^e as an f64, for e in the normal range.
-#[inline(always)]
-fn pow2(e: i64) -> f64 {
-    f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 impl Grid {

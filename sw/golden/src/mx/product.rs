@@ -5,6 +5,7 @@
 //! is an integer at 2^(2·lsb) that fits an i128 (docs/formats.md: "every block's exact dot
 //! product fits an i128"), rounded to f32 by the float family's one rounding.
 
+use crate::arith::pow2;
 use crate::float::{FloatFormat, Val};
 
 use super::{Elem, F32Acc, MxBlock, MxFormat};
@@ -46,12 +47,6 @@ pub(super) fn int_bits(format: &MxFormat) -> u32 {
         Elem::Float(f) => (f.emax() + 1 - (f.emin() - i64::from(f.frac_bits))) as u32,
         Elem::Int8 => 8,
     }
-}
-
-/// 2^e as an f64, for e in the normal range.
-fn pow2(e: i64) -> f64 {
-    debug_assert!((-1022..=1023).contains(&e));
-    f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 impl MxFormat {

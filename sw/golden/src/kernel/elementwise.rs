@@ -220,6 +220,36 @@ impl FloatKernel {
         self.values[w.bits() & self.index_mask]
     }
 
+    /// `FloatFormat::max` (`larger`) or `min` of each pair of words, their values read from
+    /// the table: the format's NaN if either is NaN, else the larger (smaller) operand, the
+    /// first when they are equal (±0). The kernel serves no `:ftz` format, so no result is
+    /// flushed.
+    pub fn max_min_words(&self, larger: bool, a: &[Bits], b: &[Bits], out: &mut [Bits]) {
+        assert!(
+            a.len() == out.len() && b.len() == out.len(),
+            "operands of one length"
+        );
+        let nan = self.f.nan();
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            if (x | y) > self.index_mask as Bits {
+                // Not words of the format: the operation itself says what they give.
+                *o = if larger {
+                    self.f.max(x, y)
+                } else {
+                    self.f.min(x, y)
+                };
+                continue;
+            }
+            let (vx, vy) = (self.values[x as usize], self.values[y as usize]);
+            let second = if larger { vy > vx } else { vy < vx };
+            *o = match (vx.is_nan() || vy.is_nan(), second) {
+                (true, _) => nan,
+                (false, true) => y,
+                (false, false) => x,
+            };
+        }
+    }
+
     /// The word nearest to `x` ([`FloatFormat::from_f64`]).
     #[inline(always)]
     pub fn word(&self, x: f64) -> Bits {

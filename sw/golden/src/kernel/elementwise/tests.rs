@@ -323,3 +323,28 @@ fn serves_small_floats_only() {
         assert!(!served, "{spec}");
     }
 }
+
+/// `max_min_words` is `FloatFormat::max` and `min` on every pair of 8-bit words, and on the
+/// corners (±0, ±∞, NaN, subnormals, the largest values) and random pairs of the wider ones;
+/// and `lane_op` takes it for `max` and `min`.
+#[test]
+fn maxima_and_minima_are_the_golden_operations() {
+    for (i, spec) in FORMATS.iter().enumerate() {
+        let k = kernel(spec);
+        let f = k.format();
+        let (a, b) = pairs(f, 0x3a3a + i as u64);
+        let mut out = vec![0; a.len()];
+        for larger in [true, false] {
+            k.max_min_words(larger, &a, &b, &mut out);
+            for ((&x, &y), &got) in a.iter().zip(&b).zip(&out) {
+                let want = if larger { f.max(x, y) } else { f.min(x, y) };
+                assert_eq!(got, want, "{spec}: max {larger} ({x:#x}, {y:#x})");
+            }
+        }
+        let op = crate::alu::AluOp::Max;
+        let mut lanes = vec![0; a.len()];
+        crate::kernel::lane_op(&crate::Format::Float(f).calc(), op, &a, &b, &mut lanes);
+        k.max_min_words(true, &a, &b, &mut out);
+        assert_eq!(lanes, out, "{spec}: lane_op max");
+    }
+}

@@ -359,6 +359,20 @@ fn lines<'a>(m: Operand<'a>, copy: &'a mut Vec<Bits>) -> Vec<&'a [Bits]> {
     }
 }
 
+/// Whether every one of `words` has an exact value in `calc`'s exact accumulator
+/// (`ExactDot::exact_f64` is `Some`: no NaN, NaR or ∞), so that products of them sum
+/// exactly; false for a family without one. Formats of at most 16 bits read the table of
+/// values the exact kernel decodes by.
+pub fn sums_exactly(calc: &Calc, words: &[Bits]) -> bool {
+    let Some(x) = calc.exact_dot() else {
+        return false;
+    };
+    match exact_values(calc, x) {
+        Some(t) => words.iter().all(|&w| !decode(t, w).is_nan()),
+        None => words.iter().all(|&w| x.exact_f64(w).is_some()),
+    }
+}
+
 /// Formats up to this width decode through a table of every word's exact value.
 const VALUE_TABLE_BITS: u32 = 16;
 

@@ -500,3 +500,36 @@ fn a_product_is_cut_where_the_parts_share_the_work() {
         );
     }
 }
+
+/// `sums_exactly` is "every word has an exact value" (`exact_f64` is `Some`) for each word
+/// alone, of formats read by the table and of wider ones, and false without an exact
+/// accumulator.
+#[test]
+fn sums_exactly_is_every_word_exact() {
+    for spec in [
+        "bf16",
+        "fp8:e4m3",
+        "posit:8:2",
+        "posit:16:1",
+        "f32",
+        "lns:5:6",
+    ] {
+        let c = spec.parse::<Format>().unwrap().calc();
+        let Some(x) = c.exact_dot() else {
+            assert!(!sums_exactly(&c, &[0]), "{spec}: no exact accumulator");
+            continue;
+        };
+        let width = c.format().width().min(12);
+        let mut words: Vec<Bits> = (0..1u64 << width).collect();
+        let mut r = test_words(45);
+        words.extend((0..1000).map(|_| r() & ((1 << c.format().width()) - 1)));
+        for &w in &words {
+            assert_eq!(
+                sums_exactly(&c, &[0, w]),
+                x.exact_f64(w).is_some(),
+                "{spec} {w:#x}"
+            );
+        }
+        assert!(sums_exactly(&c, &[]), "{spec}: no words");
+    }
+}

@@ -160,11 +160,9 @@ impl Machine for Golden {
     /// Mode quire of a family with an exact kernel: the exact sum read out once (with
     /// `keep_bits`, LNS products are the family's own, not taken here).
     fn sums_exactly(&self, f: Format, acc: Accumulate, words: &[u64]) -> bool {
-        let c = f.calc();
         self.keep_bits.is_none()
             && acc.mode() == SumMode::Quire
-            && c.exact_dot()
-                .is_some_and(|x| words.iter().all(|&w| x.exact_f64(w).is_some()))
+            && kernel::sums_exactly(&f.calc(), words)
     }
 
     fn lanes(

@@ -195,15 +195,15 @@ impl<M: Machine> Net<'_, M> {
             max = self.m.lanes(f, AluOp::Max, &max, p)?;
         }
         let mut from: Vec<usize> = at[0].iter().copied().cycle().take(max.len()).collect();
-        let mut found = vec![false; max.len()];
-        for (at, p) in at.iter().zip(&piece) {
+        // The pieces last to first, each taking the outputs it equals: what stays is the
+        // first piece equal to the maximum (piece 0 where none is: a NaN maximum).
+        for (at, p) in at.iter().zip(&piece).rev() {
             // Sample s's outputs are elements s·outputs .. of every vector here.
-            for (s, p) in p.chunks(outputs.max(1)).enumerate() {
-                for (o, w) in p.iter().enumerate() {
-                    let i = s * outputs + o;
-                    if !found[i] && w.to_bits() == max[i].to_bits() {
-                        found[i] = true;
-                        from[i] = at[o];
+            let chunks = p.chunks(outputs.max(1)).zip(max.chunks(outputs.max(1)));
+            for ((p, max), from) in chunks.zip(from.chunks_mut(outputs.max(1))) {
+                for (((w, m), from), &at) in p.iter().zip(max).zip(from).zip(at) {
+                    if w.to_bits() == m.to_bits() {
+                        *from = at;
                     }
                 }
             }

@@ -169,6 +169,22 @@ impl Family for FloatFormat {
     fn cmp(&self, a: Bits, b: Bits) -> Option<Ordering> {
         self.to_f64(a).partial_cmp(&self.to_f64(b))
     }
+    /// [`Self::max`] and [`Self::min`] of whole lanes by the elementwise kernel's table of
+    /// values (formats it serves: at most 16 bits, no `:ftz`).
+    fn binop_lanes(&self, op: crate::AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) -> bool {
+        let larger = match op {
+            crate::AluOp::Max => true,
+            crate::AluOp::Min => false,
+            _ => return false,
+        };
+        match crate::kernel::elementwise::FloatKernel::of(*self) {
+            Some(k) => {
+                k.max_min_words(larger, a, b, out);
+                true
+            }
+            None => false,
+        }
+    }
     /// The larger operand; NaN if either is NaN; the first operand when they are equal
     /// (±0: as the `f32` family computes on x86-64's `maxss`); with `:ftz` a subnormal
     /// result is zero of its sign.

@@ -259,11 +259,6 @@ pub fn lane_op(calc: &Calc, op: AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits])
             return k.binop_words(e, a, b, out);
         }
     }
-    if let (AluOp::Max | AluOp::Min, Calc::Float(f)) = (op, calc) {
-        if let Some(k) = elementwise::FloatKernel::of(*f) {
-            return k.max_min_words(op == AluOp::Max, a, b, out);
-        }
-    }
     if let (Some(e), Some(t)) = (elem, lane_tables(calc)) {
         let i = match e {
             elementwise::ElemOp::Add => 0,

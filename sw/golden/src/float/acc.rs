@@ -163,6 +163,22 @@ impl ExactAcc {
 
 /// The exact accumulator as the matrix-product kernel feeds it.
 impl crate::kernel::ExactDot for FloatFormat {
+    /// The accumulator's flags (NaN, +∞, −∞) from the products with a special operand
+    /// alone: once one is set, [`ExactAcc::result`] reads them and not the finite sum.
+    fn special_dot(&self, a: &[Bits], b: &[Bits]) -> Option<Bits> {
+        let special = |w: Bits| matches!(self.decode(w), Val::Nan | Val::Inf(_));
+        let mut acc = ExactAcc::new(*self);
+        for (&x, &y) in a.iter().zip(b) {
+            if special(x) || special(y) {
+                acc.add_product(x, y);
+                if acc.nan {
+                    // NaN whatever follows (a diverged network's lines are NaN throughout).
+                    break;
+                }
+            }
+        }
+        (acc.nan || acc.pos_inf || acc.neg_inf).then(|| acc.result())
+    }
     /// A finite word's value (as the accumulator decodes it, `:ftz` included); NaN and ±∞
     /// are the reference's.
     fn exact_f64(&self, w: Bits) -> Option<f64> {

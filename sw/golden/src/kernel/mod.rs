@@ -59,6 +59,16 @@ pub trait ExactDot: Sync {
     fn reads_wide_sums(&self) -> bool {
         false
     }
+    /// The dot product of a row and a column where the specials decide it: `Some(word)`
+    /// when some product is special (a NaN, NaR or ∞ operand) and the family's accumulator
+    /// then reads out from the specials alone, whatever the finite products; `None` (the
+    /// default) leaves the element to the family's own dot product. The kernel asks it of
+    /// the elements it leaves to the reference, first; the kernel's tests hold it to the
+    /// reference.
+    fn special_dot(&self, a: &[Bits], b: &[Bits]) -> Option<Bits> {
+        let _ = (a, b);
+        None
+    }
     /// The read-outs of exact sums held in f64s (the exact kernel's one-slice products),
     /// appended to `out`: each [`Self::read_exact`] of its value, as this default computes
     /// them. A family may override it with arithmetic on the f64s, held to this default by
@@ -220,8 +230,11 @@ pub fn matmul(
         if let Some(x) = calc.exact_dot() {
             // The mode is the family's (a family without a quire has no exact kernel).
             let fallback = |i: usize, j: usize| {
-                calc.dot(mode, &a.row(i), &b.col(j))
-                    .expect("the family offers mode quire")
+                let (row, col) = (a.row(i), b.col(j));
+                x.special_dot(&row, &col).unwrap_or_else(|| {
+                    calc.dot(mode, &row, &col)
+                        .expect("the family offers mode quire")
+                })
             };
             return Ok(match exact_values(calc, x) {
                 Some(t) => exact::matmul(x, |w| decode(t, w), a, b, fallback),

@@ -31,7 +31,8 @@ const EXACT: &[&str] = &[
 
 /// Words for one test matrix: `kind` 0 every bit pattern (specials included), 1 values near
 /// ±1 (cancellation, ties), 2 a mix of tiny and huge values (many slices, wide rows), 3
-/// mostly zeros, 4 the extremes (maxpos, minpos, saturation, subnormals).
+/// mostly zeros, 4 the extremes (maxpos, minpos, saturation, subnormals), 5 small values and
+/// zeros with a special word (+∞, −∞, NaN or NaR) here and there.
 fn words(f: Format, kind: u32, len: usize, seed: u64) -> Vec<Bits> {
     let c = f.calc();
     let mut r = test_words(seed);
@@ -63,6 +64,13 @@ fn words(f: Format, kind: u32, len: usize, seed: u64) -> Vec<Bits> {
                         c.zero()
                     }
                 }
+                5 => match x % 23 {
+                    0 => c.from_f64(f64::INFINITY),
+                    1 => c.from_f64(f64::NEG_INFINITY),
+                    2 => c.from_f64(f64::NAN),
+                    3..=8 => c.zero(),
+                    _ => c.from_f64(((x >> 5) % 7) as f64 - 3.0),
+                },
                 _ => {
                     let big = c.from_f64(1e300);
                     let tiny = c.from_f64(1e-300);
@@ -146,6 +154,8 @@ fn exact_kernel_equals_the_reference_on_random_and_corner_matrices() {
                 (4, 4),
                 (2, 1),
                 (0, 1),
+                (5, 5),
+                (5, 1),
             ] {
                 seed += 1;
                 check(f, m, k, n, kinds, seed);

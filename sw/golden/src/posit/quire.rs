@@ -60,6 +60,13 @@ impl PositFormat {
 
 /// The quire as the matrix-product kernel feeds it.
 impl crate::kernel::ExactDot for PositFormat {
+    /// NaR where either line holds it (NaR is sticky in the quire).
+    fn special_dot(&self, a: &[crate::Bits], b: &[crate::Bits]) -> Option<crate::Bits> {
+        a.iter()
+            .chain(b)
+            .any(|&w| w == self.nar())
+            .then(|| self.nar())
+    }
     /// Every posit the kernel takes (up to 32 bits, es ≤ 5) is an f64; NaR is the reference's.
     fn exact_f64(&self, w: u64) -> Option<f64> {
         (w != self.nar()).then(|| self.to_f64(w))

@@ -30,6 +30,7 @@ use crate::arith::Bits;
 use crate::family::{with_calc, Calc, Family};
 use crate::format::FormatError;
 use crate::{AluOp, SumMode};
+use std::cell::OnceCell;
 
 pub mod elementwise;
 pub mod exact;
@@ -229,10 +230,15 @@ pub fn matmul(
     if mode == SumMode::Quire {
         if let Some(x) = calc.exact_dot() {
             // The mode is the family's (a family without a quire has no exact kernel).
+            // Each row and column copied once, when an element first needs it (a diverged
+            // network sends whole rows and columns here).
+            let rows: Vec<OnceCell<Vec<Bits>>> = (0..a.rows).map(|_| OnceCell::new()).collect();
+            let cols: Vec<OnceCell<Vec<Bits>>> = (0..b.cols).map(|_| OnceCell::new()).collect();
             let fallback = |i: usize, j: usize| {
-                let (row, col) = (a.row(i), b.col(j));
-                x.special_dot(&row, &col).unwrap_or_else(|| {
-                    calc.dot(mode, &row, &col)
+                let row = rows[i].get_or_init(|| a.row(i));
+                let col = cols[j].get_or_init(|| b.col(j));
+                x.special_dot(row, col).unwrap_or_else(|| {
+                    calc.dot(mode, row, col)
                         .expect("the family offers mode quire")
                 })
             };

@@ -13,6 +13,7 @@
 mod alu;
 mod array;
 mod binary;
+mod block_array;
 mod convert;
 mod dfix;
 mod dfix_lane;

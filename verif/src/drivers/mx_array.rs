@@ -19,14 +19,13 @@
 //! code 0, as training's last block), sometimes a step that cancels the one before it
 //! exactly, NaN scales now and then.
 
-use lpgen_golden::mx::{F32Acc, MxBlock, MxFormat, SCALE_NAN};
-use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol};
+use lpgen_golden::mx::{MxBlock, MxFormat, SCALE_NAN};
 use lpgen_hdl::Params;
 
+use super::block_array::{self, BlockArray};
 use super::mx::{corner_codes, finite_codes, mx_of, SCALES};
-use super::tiles::{self, BlockSource, Ports, Regime};
+use super::tiles::{self, BlockSource, Regime};
 use super::{Ctx, Mode, Plan};
-use crate::layout::put_bits;
 use crate::rng::Rng;
 use crate::{Result, VerifError};
 
@@ -58,8 +57,7 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     Ok(Plan { cycles, drive })
 }
 
-/// One step of every PE (block k of each row of A and of each column of B), or a bubble.
-type Event = tiles::Event<MxBlock>;
+type Event = block_array::Event<MxBlock>;
 
 /// Makes the blocks of one format.
 struct Blocks {
@@ -180,109 +178,59 @@ fn pair_events(
     tiles::block_pair(r, g, shape, (a, b), false)
 }
 
-fn drive(ctx: &mut Ctx) -> Result<()> {
-    let p = ctx.p;
-    let mx = mx_of(p)?;
-    let l = ctx.layout;
-    if lpgen_hdl::units::array_accumulations(p) != 1 {
-        return Err(VerifError("the mx PE interleaves no accumulations".into()));
+impl BlockArray for Blocks {
+    const PE: &'static str = "mx";
+
+    fn elem_bits(&self) -> usize {
+        self.mx.elem_width() as usize
     }
-    let (rows, cols) = (p.rows as usize, p.cols as usize);
+
+    fn parts(b: &MxBlock) -> (u8, &[u8]) {
+        (b.scale, &b.codes)
+    }
+
+    /// Every corner code filling whole blocks, under every scale pair.
+    fn corners(&self, r: &mut Rng, shape: (usize, usize)) -> Vec<Event> {
+        let mut events = vec![];
+        for &c in &corner_codes(&self.mx) {
+            for &s in &SCALES {
+                let pair = (self.filled(s.0, c), self.filled(s.1, c));
+                events.extend(tiles::block_corner(r, self, shape, pair));
+            }
+        }
+        events
+    }
+
+    fn exhaustive_tiles(&self) -> u64 {
+        (SCALES.len() as u64) << (2 * self.mx.elem_width())
+    }
+
+    fn exhaustive(&self, r: &mut Rng, shape: (usize, usize), i: u64) -> Vec<Event> {
+        let s = SCALES[(i >> (2 * self.mx.elem_width())) as usize];
+        pair_events(r, self, shape, i, s)
+    }
+
+    fn term(&self, a: &MxBlock, b: &MxBlock) -> Result<f32> {
+        let mx = self.mx;
+        mx.dot_block_f32(a, b)
+            .map_err(|e| VerifError(format!("golden {mx}: {e}")))
+    }
+}
+
+fn drive(ctx: &mut Ctx) -> Result<()> {
+    let mx = mx_of(ctx.p)?;
     let g = Blocks {
         mx,
         finite: finite_codes(&mx),
     };
-    let (w, ob) = (
-        mx.elem_width() as usize,
-        8 + mx.block * mx.elem_width() as usize,
-    );
-    let ports = Ports::new(l)?;
-    let mut ins = vec![0u64; l.in_slots];
-    let mut want = vec![0u64; l.out_slots];
-    // A block: the scale at bits [7:0], element i at 8 + i·w.
-    let put = |buf: &mut [u64], at: usize, blk: &MxBlock| {
-        put_bits(buf, at, 8, u64::from(blk.scale));
-        for (i, &c) in blk.codes.iter().enumerate() {
-            put_bits(buf, at + 8 + i * w, w as u32, u64::from(c));
-        }
-    };
-    let mut pes = vec![F32Acc::new(); rows * cols];
-    let mut r = Rng(ctx.seed);
-    let mut host = Host::new(Protocol::of(p));
-    // The corner tiles, then the mode's.
-    for &c in &corner_codes(&mx) {
-        for &s in &SCALES {
-            let pair = (g.filled(s.0, c), g.filled(s.1, c));
-            host.extend(0, tiles::block_corner(&mut r, &g, (rows, cols), pair));
-        }
-    }
-    let (n, pairs) = match ctx.mode {
-        Mode::Vectors(n) => (n, 0),
-        Mode::Exhaustive => (u64::MAX, (SCALES.len() as u64) << (2 * w)),
-    };
-    let (mut next_pair, mut tiles) = (0u64, 0u64);
-    loop {
-        let cycle = ctx.chk.cycle();
-        let beat = host.next(cycle, |_, queue| {
-            if ctx.mode == Mode::Exhaustive {
-                if next_pair < pairs {
-                    let s = SCALES[(next_pair >> (2 * w)) as usize];
-                    queue.extend(pair_events(&mut r, &g, (rows, cols), next_pair, s));
-                    next_pair += 1;
-                }
-            } else if cycle < n {
-                queue.extend(tiles::block_tile(&mut r, &g, (rows, cols), tiles % 2 == 0));
-                tiles += 1;
-            }
-        });
-        let s = match beat {
-            None => break,
-            Some(Beat::Step(s)) => s,
-            Some(Beat::Bubble) => {
-                // Random operands and controls without `valid`: ignored.
-                let junk: Vec<MxBlock> = (0..rows.max(cols))
-                    .map(|_| g.random(&mut r, Regime::Wide))
-                    .collect();
-                let controls = [false, r.coin(), r.coin()];
-                ports.set(&mut ins, (&junk[..rows], &junk[..cols]), ob, controls, put);
-                ctx.chk.push(&ins, None);
-                continue;
-            }
-        };
-        if s.clear {
-            ctx.chk.mark_restart();
-        }
-        for (i, acc) in pes.iter_mut().enumerate() {
-            if s.clear {
-                acc.clear();
-            }
-            let t = mx
-                .dot_block_f32(&s.a[i / cols], &s.b[i % cols])
-                .map_err(|e| VerifError(format!("golden {mx}: {e}")))?;
-            acc.add(t);
-        }
-        ports.set(&mut ins, (&s.a, &s.b), ob, [true, s.clear, s.last], put);
-        if s.last {
-            want.iter_mut().for_each(|x| *x = 0);
-            for (i, acc) in pes.iter().enumerate() {
-                put_bits(
-                    &mut want[ports.c..],
-                    i * 32,
-                    32,
-                    u64::from(acc.result().to_bits()),
-                );
-            }
-            ctx.chk.push(&ins, Some(&want));
-        } else {
-            ctx.chk.push(&ins, None);
-        }
-    }
-    Ok(())
+    block_array::drive(ctx, &g)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lpgen_golden::mx::F32Acc;
+    use lpgen_hdl::units::array_protocol::Beat;
 
     /// The stimuli reach every kind of f32 result on every element type: NaN, ±∞, +0,
     /// subnormal and normal words, block terms that are f32 subnormals, and additions that
@@ -304,13 +252,7 @@ mod tests {
                 finite: finite_codes(&mx),
             };
             let mut r = Rng(5);
-            let mut events = vec![];
-            for &c in &corner_codes(&mx) {
-                for &s in &SCALES {
-                    let pair = (g.filled(s.0, c), g.filled(s.1, c));
-                    events.extend(tiles::block_corner(&mut r, &g, (2, 2), pair));
-                }
-            }
+            let mut events = g.corners(&mut r, (2, 2));
             for t in 0..400 {
                 events.extend(tiles::block_tile(&mut r, &g, (2, 2), t % 2 == 0));
             }

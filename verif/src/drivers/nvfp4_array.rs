@@ -18,17 +18,16 @@
 //! blocks the golden NVFP4 quantizer makes of random values, sometimes a step that cancels
 //! the one before it exactly, a NaN or refused scale now and then.
 
-use lpgen_golden::mx::{F32Acc, F32_NAN};
+use lpgen_golden::mx::F32_NAN;
 use lpgen_golden::scale::dot::dot_block_f32;
 use lpgen_golden::scale::{Nvfp4Block, ScaledFormat};
-use lpgen_hdl::units::array_protocol::{Beat, Host, Protocol};
 use lpgen_hdl::Params;
 
+use super::block_array::{self, BlockArray};
 use super::nvfp4_dot::{block_of, SCALES};
 use super::nvfp4_enc::format_of;
-use super::tiles::{self, BlockSource, Ports, Regime};
+use super::tiles::{self, BlockSource, Regime};
 use super::{Ctx, Mode, Plan};
-use crate::layout::put_bits;
 use crate::rng::Rng;
 use crate::{Result, VerifError};
 
@@ -51,7 +50,7 @@ pub(crate) fn plan(p: &Params, mode: Mode) -> Result<Plan> {
     Ok(Plan { cycles, drive })
 }
 
-type Event = tiles::Event<Nvfp4Block>;
+type Event = block_array::Event<Nvfp4Block>;
 
 /// Makes the blocks of one format (K elements).
 struct Blocks {
@@ -151,104 +150,55 @@ fn exhaustive_events(r: &mut Rng, g: &Blocks, shape: (usize, usize), i: u64) -> 
     tiles::block_pair(r, g, shape, (a, b), false)
 }
 
+impl BlockArray for Blocks {
+    const PE: &'static str = "nvfp4";
+
+    fn elem_bits(&self) -> usize {
+        4
+    }
+
+    fn parts(b: &Nvfp4Block) -> (u8, &[u8]) {
+        (b.scale, &b.codes)
+    }
+
+    /// Every E2M1 code filling whole blocks, under every scale pair.
+    fn corners(&self, r: &mut Rng, shape: (usize, usize)) -> Vec<Event> {
+        let mut events = vec![];
+        for c in 0..16u8 {
+            for &(sa, sb) in &SCALES {
+                let pair = (block(sa, vec![c; self.k]), block(sb, vec![c; self.k]));
+                events.extend(tiles::block_corner(r, self, shape, pair));
+            }
+        }
+        events
+    }
+
+    fn exhaustive_tiles(&self) -> u64 {
+        256 * SCALES.len() as u64 + UE4M3_BYTES * UE4M3_BYTES
+    }
+
+    fn exhaustive(&self, r: &mut Rng, shape: (usize, usize), i: u64) -> Vec<Event> {
+        exhaustive_events(r, self, shape, i)
+    }
+
+    fn term(&self, a: &Nvfp4Block, b: &Nvfp4Block) -> Result<f32> {
+        term(a, b)
+    }
+}
+
 fn drive(ctx: &mut Ctx) -> Result<()> {
-    let p = ctx.p;
-    let (sf, k) = (format_of(p)?, block_of(p)?);
-    let l = ctx.layout;
-    if lpgen_hdl::units::array_accumulations(p) != 1 {
-        return Err(VerifError(
-            "the nvfp4 PE interleaves no accumulations".into(),
-        ));
-    }
-    let (rows, cols) = (p.rows as usize, p.cols as usize);
-    let g = Blocks { sf, k };
-    let ob = 8 + 4 * k;
-    let ports = Ports::new(l)?;
-    let mut ins = vec![0u64; l.in_slots];
-    let mut want = vec![0u64; l.out_slots];
-    // A block: the scale at bits [7:0], element i at 8 + 4·i.
-    let put = |buf: &mut [u64], at: usize, blk: &Nvfp4Block| {
-        put_bits(buf, at, 8, u64::from(blk.scale));
-        for (i, &c) in blk.codes.iter().enumerate() {
-            put_bits(buf, at + 8 + i * 4, 4, u64::from(c));
-        }
+    let g = Blocks {
+        sf: format_of(ctx.p)?,
+        k: block_of(ctx.p)?,
     };
-    let mut pes = vec![F32Acc::new(); rows * cols];
-    let mut r = Rng(ctx.seed);
-    let mut host = Host::new(Protocol::of(p));
-    // The corner tiles, then the mode's.
-    for c in 0..16u8 {
-        for &(sa, sb) in &SCALES {
-            let pair = (block(sa, vec![c; k]), block(sb, vec![c; k]));
-            host.extend(0, tiles::block_corner(&mut r, &g, (rows, cols), pair));
-        }
-    }
-    let (n, exhaustive) = match ctx.mode {
-        Mode::Vectors(n) => (n, 0),
-        Mode::Exhaustive => (
-            u64::MAX,
-            256 * SCALES.len() as u64 + UE4M3_BYTES * UE4M3_BYTES,
-        ),
-    };
-    let (mut next, mut tiles) = (0u64, 0u64);
-    loop {
-        let cycle = ctx.chk.cycle();
-        let beat = host.next(cycle, |_, queue| {
-            if ctx.mode == Mode::Exhaustive {
-                if next < exhaustive {
-                    queue.extend(exhaustive_events(&mut r, &g, (rows, cols), next));
-                    next += 1;
-                }
-            } else if cycle < n {
-                queue.extend(tiles::block_tile(&mut r, &g, (rows, cols), tiles % 2 == 0));
-                tiles += 1;
-            }
-        });
-        let s = match beat {
-            None => break,
-            Some(Beat::Step(s)) => s,
-            Some(Beat::Bubble) => {
-                // Random operands and controls without `valid`: ignored.
-                let junk: Vec<Nvfp4Block> = (0..rows.max(cols))
-                    .map(|_| g.random(&mut r, Regime::Wide))
-                    .collect();
-                let controls = [false, r.coin(), r.coin()];
-                ports.set(&mut ins, (&junk[..rows], &junk[..cols]), ob, controls, put);
-                ctx.chk.push(&ins, None);
-                continue;
-            }
-        };
-        if s.clear {
-            ctx.chk.mark_restart();
-        }
-        for (i, acc) in pes.iter_mut().enumerate() {
-            if s.clear {
-                acc.clear();
-            }
-            acc.add(term(&s.a[i / cols], &s.b[i % cols])?);
-        }
-        ports.set(&mut ins, (&s.a, &s.b), ob, [true, s.clear, s.last], put);
-        if s.last {
-            want.iter_mut().for_each(|x| *x = 0);
-            for (i, acc) in pes.iter().enumerate() {
-                put_bits(
-                    &mut want[ports.c..],
-                    i * 32,
-                    32,
-                    u64::from(acc.result().to_bits()),
-                );
-            }
-            ctx.chk.push(&ins, Some(&want));
-        } else {
-            ctx.chk.push(&ins, None);
-        }
-    }
-    Ok(())
+    block_array::drive(ctx, &g)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lpgen_golden::mx::F32Acc;
+    use lpgen_hdl::units::array_protocol::Beat;
 
     /// The stimuli reach every kind of f32 result an NVFP4 PE makes: NaN (0x7F and refused
     /// bytes), +0 (zero blocks and exact cancellations), normal words, and additions that
@@ -264,13 +214,7 @@ mod tests {
             };
             let g = Blocks { sf, k };
             let mut r = Rng(5);
-            let mut events = vec![];
-            for c in 0..16u8 {
-                for &(sa, sb) in &SCALES {
-                    let pair = (block(sa, vec![c; k]), block(sb, vec![c; k]));
-                    events.extend(tiles::block_pair(&mut r, &g, (2, 2), pair, false));
-                }
-            }
+            let mut events = g.corners(&mut r, (2, 2));
             for t in 0..400 {
                 events.extend(tiles::block_tile(&mut r, &g, (2, 2), t % 2 == 0));
             }

@@ -273,6 +273,25 @@ fn cell(
     })
 }
 
+/// A row's last-epoch figure as a point of a figure: `last:METRIC`'s mean over seeds, or
+/// `ratio:METRIC:ROW`'s quotient (`None`: the base row has no runs yet).
+pub(super) fn last_mean(
+    exp: &Experiment,
+    v: &Value,
+    row: &Row,
+    runs: &[&Json],
+    records: &[Json],
+) -> Result<Option<f64>, String> {
+    Ok(match v {
+        Value::Last(m) => Some(mean_sd(&last_figures(m, row, runs)?).0),
+        Value::Ratio(m, _) => match base_mean(exp, v, records)? {
+            Some(b) => Some(mean_sd(&last_figures(m, row, runs)?).0 / b),
+            None => None,
+        },
+        _ => return Err(format!("{v:?} is not a last-epoch figure")),
+    })
+}
+
 /// The mean over seeds of the last figure of a `ratio:` column's base row (`None`: not a
 /// ratio, or the base row has no runs yet).
 fn base_mean(exp: &Experiment, v: &Value, records: &[Json]) -> Result<Option<f64>, String> {
@@ -327,14 +346,7 @@ pub fn table(exp: &Experiment, t: &Table, records: &[Json]) -> Result<String, St
                 .join(" | ")
         ),
     ];
-    let shown: Vec<&Row> = match &t.rows {
-        Some(names) => names
-            .iter()
-            .filter_map(|n| exp.rows.iter().find(|r| &r.name == n))
-            .collect(),
-        None => exp.rows.iter().collect(),
-    };
-    for row in shown {
+    for row in exp.select(t.rows.as_deref()) {
         let runs = runs_of(exp, row, records);
         if runs.is_empty() {
             continue;

@@ -67,7 +67,8 @@ pub struct Row {
 pub struct Table {
     pub name: String,
     pub columns: Vec<Column>,
-    /// The rows it shows, in order (default: every row).
+    /// The rows it shows, in order (default: every row); a name ending in `*` stands for
+    /// every row whose name begins with the rest, in file order.
     #[serde(default)]
     pub rows: Option<Vec<String>>,
 }
@@ -84,18 +85,55 @@ pub struct Figure {
     pub panels: Vec<FigurePanel>,
 }
 
-/// One panel: a line per row, its `epochs:METRIC` (the mean over seeds) by epoch.
+/// One panel. By epoch (no `x`): a line per row, its `epochs:METRIC` (the mean over seeds)
+/// by epoch. By a label (`x = "label:KEY"`): each row is one point, at x its label KEY (a
+/// number) and at y its `last:METRIC` or `ratio:METRIC:ROW` (the last epoch's mean over
+/// seeds), joined into a line per value of the label `series` (seed 002's figures).
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
 pub struct FigurePanel {
     pub caption: String,
     pub value: String,
-    /// The rows it draws (default: every row).
+    /// The rows it draws (default: every row); a name ending in `*` stands for every row
+    /// whose name begins with the rest.
     #[serde(default)]
     pub rows: Option<Vec<String>>,
+    /// `label:KEY`: the rows' label KEY is the x axis.
+    #[serde(default)]
+    pub x: Option<String>,
+    /// `label:KEY` (with `x`): a line per value of the rows' label KEY, in row order.
+    #[serde(default)]
+    pub series: Option<String>,
+    /// The x axis' name (default: `epoch`, or the key of `x`).
+    #[serde(default)]
+    pub x_label: Option<String>,
+    /// A logarithmic x axis.
+    #[serde(default)]
+    pub log_x: bool,
     /// A logarithmic y axis.
     #[serde(default)]
     pub log_y: bool,
+}
+
+impl FigurePanel {
+    /// The label keys of `x` and `series` (`None`: the panel is by epoch, or has one line).
+    pub fn label_keys(&self) -> Result<(Option<&str>, Option<&str>), String> {
+        fn key<'a>(what: &str, v: Option<&'a str>) -> Result<Option<&'a str>, String> {
+            match v {
+                None => Ok(None),
+                Some(v) => match v.strip_prefix("label:") {
+                    Some(k) if !k.is_empty() => Ok(Some(k)),
+                    _ => Err(format!("{what} {v:?}: expected label:KEY")),
+                },
+            }
+        }
+        let x = key("x", self.x.as_deref())?;
+        let series = key("series", self.series.as_deref())?;
+        if x.is_none() && series.is_some() {
+            return Err("series needs x = \"label:KEY\"".into());
+        }
+        Ok((x, series))
+    }
 }
 
 #[derive(Deserialize, Debug)]
@@ -199,13 +237,11 @@ impl Experiment {
             if !tables.insert(t.name.as_str()) {
                 return Err(bad(file, format!("table {:?} is named twice", t.name)));
             }
-            for name in t.rows.iter().flatten() {
-                if !names.contains(name.as_str()) {
-                    return Err(bad(
-                        file,
-                        format!("table {:?} shows row {name:?}, which is not a row", t.name),
-                    ));
-                }
+            if let Some(name) = self.unknown_row(t.rows.as_deref()) {
+                return Err(bad(
+                    file,
+                    format!("table {:?} shows row {name:?}, which is not a row", t.name),
+                ));
             }
             for c in &t.columns {
                 match Value::parse(&c.value).map_err(|e| bad(file, e))? {
@@ -242,24 +278,67 @@ impl Experiment {
                 return Err(bad(file, format!("figure {:?} has no panels", f.name)));
             }
             for p in &f.panels {
-                if !matches!(Value::parse(&p.value), Ok(Value::Epochs(_))) {
-                    return Err(bad(
-                        file,
-                        format!(
-                            "figure {:?}: panel value {:?}: expected epochs:METRIC",
-                            f.name, p.value
-                        ),
-                    ));
+                let fail = |what: String| bad(file, format!("figure {:?}: {what}", f.name));
+                if let Some(name) = self.unknown_row(p.rows.as_deref()) {
+                    return Err(fail(format!("draws row {name:?}, which is not a row")));
                 }
-                if let Some(name) = p.rows.iter().flatten().find(|n| !rows.contains(n.as_str())) {
-                    return Err(bad(
-                        file,
-                        format!("figure {:?} draws row {name:?}, which is not a row", f.name),
-                    ));
+                let (x, _) = p.label_keys().map_err(fail)?;
+                match (x, Value::parse(&p.value)) {
+                    (None, Ok(Value::Epochs(_))) => {}
+                    (None, _) => {
+                        let what = format!("panel value {:?}: expected epochs:METRIC", p.value);
+                        return Err(fail(what));
+                    }
+                    (Some(_), Ok(Value::Last(_))) => {}
+                    (Some(_), Ok(Value::Ratio(_, base))) if rows.contains(base.as_str()) => {}
+                    (Some(_), Ok(Value::Ratio(_, base))) => {
+                        return Err(fail(format!("{base:?} is not a row")));
+                    }
+                    (Some(_), _) => {
+                        let what = format!(
+                            "panel value {:?}: expected last:METRIC or ratio:METRIC:ROW",
+                            p.value
+                        );
+                        return Err(fail(what));
+                    }
+                }
+                if let Some(key) = x {
+                    for row in self.select(p.rows.as_deref()) {
+                        let number = row.labels.get(key).map(|v| v.parse::<f64>());
+                        if !matches!(number, Some(Ok(_))) {
+                            let what = format!("row {:?}: label {key:?} is not a number", row.name);
+                            return Err(fail(what));
+                        }
+                    }
                 }
             }
         }
         Ok(())
+    }
+
+    /// The rows `names` selects, in its order (a name ending in `*`: every row whose name
+    /// begins with the rest, in file order); `None`: every row.
+    pub fn select(&self, names: Option<&[String]>) -> Vec<&Row> {
+        let Some(names) = names else {
+            return self.rows.iter().collect();
+        };
+        let mut rows = vec![];
+        for n in names {
+            match n.strip_suffix('*') {
+                Some(prefix) => {
+                    rows.extend(self.rows.iter().filter(|r| r.name.starts_with(prefix)))
+                }
+                None => rows.extend(self.rows.iter().find(|r| &r.name == n)),
+            }
+        }
+        rows
+    }
+
+    /// The first of `names` that selects no row.
+    fn unknown_row<'a>(&self, names: Option<&'a [String]>) -> Option<&'a String> {
+        names?
+            .iter()
+            .find(|n| self.select(Some(std::slice::from_ref(*n))).is_empty())
     }
 
     /// `NAME.runs.jsonl` beside the experiment file.
@@ -318,5 +397,68 @@ impl Experiment {
             }
         }
         Ok(runs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn experiment(figure: &str) -> Result<Experiment, String> {
+        let text = format!(
+            r#"title = "t"
+page = "p.md"
+options = ""
+rows = [
+  {{ name = "f32" }},
+  {{ name = "fig2-p5", labels = {{ x = "5", series = "dyn" }} }},
+  {{ name = "fig2-p6", labels = {{ x = "6", series = "dyn" }} }},
+  {{ name = "fig3-u6", labels = {{ x = "six" }} }},
+]
+figures = [{{ name = "f", title = "t", panels = [{figure}] }}]
+"#
+        );
+        let exp: Experiment = toml::from_str(&text).map_err(|e| e.to_string())?;
+        exp.check(Path::new("e.toml")).map_err(|e| e.0)?;
+        Ok(exp)
+    }
+
+    /// A name ending in `*` selects the rows it begins, in file order, beside plain names.
+    #[test]
+    fn patterns_select_rows_in_file_order() {
+        let exp = experiment(r#"{ caption = "c", value = "epochs:test_acc" }"#).unwrap();
+        let names = |sel: &[&str]| -> Vec<String> {
+            let sel: Vec<String> = sel.iter().map(|s| s.to_string()).collect();
+            exp.select(Some(&sel))
+                .iter()
+                .map(|r| r.name.clone())
+                .collect()
+        };
+        assert_eq!(names(&["fig2-*", "f32"]), ["fig2-p5", "fig2-p6", "f32"]);
+        assert_eq!(names(&["fig*"]), ["fig2-p5", "fig2-p6", "fig3-u6"]);
+        assert_eq!(exp.select(None).len(), 4);
+        assert_eq!(
+            exp.unknown_row(Some(&["fig4-*".into()])),
+            Some(&"fig4-*".into())
+        );
+    }
+
+    /// A panel by a label takes a last-epoch figure, and every row it draws has a number there.
+    #[test]
+    fn panels_by_label_are_checked() {
+        let ok = r#"{ caption = "c", value = "ratio:test_error:f32", x = "label:x", series = "label:series", rows = ["fig2-*"] }"#;
+        assert!(experiment(ok).is_ok());
+        let err = |panel: &str| experiment(panel).unwrap_err();
+        assert!(err(&ok.replace("fig2-*", "fig*"))
+            .contains("row \"fig3-u6\": label \"x\" is not a number"));
+        assert!(err(&ok.replace(", rows = [\"fig2-*\"]", "")).contains("row \"f32\": label \"x\""));
+        assert!(
+            err(&ok.replace("ratio:test_error:f32", "epochs:test_error"))
+                .contains("expected last:METRIC or ratio")
+        );
+        assert!(err(&ok.replace(":f32", ":f16")).contains("\"f16\" is not a row"));
+        assert!(err(&ok.replace("x = \"label:x\", ", "")).contains("series needs x"));
+        assert!(err(&ok.replace("label:x", "x")).contains("x \"x\": expected label:KEY"));
+        assert!(err(&ok.replace("fig2-*", "fig4-*")).contains("draws row \"fig4-*\""));
     }
 }

@@ -346,6 +346,24 @@ mod tests {
         }
     }
 
+    /// bf16's word of every binary32 below 2^−126 (its subnormals and zeros, both signs) and
+    /// of random finite ones is the `half` crate's.
+    #[test]
+    fn bf16_rounds_binary32_subnormals_as_half_does() {
+        let n = plain(8, 7).narrow().unwrap();
+        let mut rng = Pcg64::seed_from_u64(0x33);
+        let tiny = (0..1u32 << 23).flat_map(|u| [u, u | 1 << 31]);
+        let random = (0..1 << 20).map(|_| rng.gen::<u32>());
+        for u in tiny
+            .chain(random)
+            .filter(|&u| f32::from_bits(u).is_finite())
+        {
+            let x = f32::from_bits(u);
+            let want = half::bf16::from_f32(x).to_bits();
+            assert_eq!(n.from_f32(x), Bits::from(want), "{u:#x}");
+        }
+    }
+
     /// Every pair of bf16 and of f16 words, sums and products: the path is the slow path
     /// (2 · 2 · 2^32 operations on two threads; 25 minutes at load 7, 2026-11-27, passed:
     /// `cargo test --release -p lpgen-golden --lib every_pair -- --ignored`).

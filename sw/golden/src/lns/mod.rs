@@ -464,6 +464,24 @@ impl Lns {
         let c = c & !((1i32 << (f.frac_bits - n)) - 1);
         self.finish(s, c)
     }
+
+    /// Σ a_k·b_k in k order, naive or Kahan ([`kahan_formula`]), with every operation's
+    /// result cleared to `n` fraction bits ([`Lns::clear_low_bits`]): `--keep-bits`. The
+    /// definition [`Lns::dots_keeping`] computes on the lockstep lanes.
+    pub fn dot_keeping(&self, n: u32, kahan: bool, a: &[u64], b: &[u64]) -> u64 {
+        use crate::family_trait::Family;
+        let k = |v: u64| self.clear_low_bits(v, n);
+        let (mut s, mut c) = (self.fmt.zero(), self.fmt.zero());
+        for (&x, &y) in a.iter().zip(b) {
+            let p = k(self.mul(x, y));
+            (s, c) = if kahan {
+                kahan_formula(s, c, p, |p, q| k(self.add(p, q)), |p, q| k(self.sub(p, q)))
+            } else {
+                (k(self.add(s, p)), c)
+            };
+        }
+        s
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! The golden machine: every [`Machine`] operation computed by the golden library, op for op,
 //! each output element whole by one thread, so the results do not depend on the thread count.
 
-use lpgen_golden::Family;
 use lpgen_golden::{alu, AluOp, BinOp, Calc, Format, Lns, SumMode};
 
 use lpgen_golden::kernel::{self, Cut, Operand};
@@ -55,7 +54,8 @@ impl Golden {
         }
     }
 
-    /// `--keep-bits`: C = A·B with every operation's low bits cleared, element by element.
+    /// `--keep-bits`: C = A·B with every operation's low bits cleared (`Lns::dots_keeping`,
+    /// on the lockstep lanes), blocks of rows on the machine's threads.
     fn keep_bits_product(
         &self,
         l: &Lns,
@@ -66,36 +66,21 @@ impl Golden {
     ) -> Result<Mat, TrainError> {
         let (a_rows, b_cols) = (a.row_major(), b.columns());
         let (m, n, k) = (a.rows(), b.cols(), a.cols());
-        let mut data = vec![0u64; m * n];
-        fill_in_parallel(self.threads_for(m * n * k), &mut data, |start, block| {
-            for (i, out) in (start..).zip(block.iter_mut()) {
-                let (x, y) = (a_rows.row(i / n), b_cols.row(i % n));
-                *out = Golden::dot_keep(l, bits, acc == Accumulate::Kahan, x, y);
-            }
+        let kahan = acc == Accumulate::Kahan;
+        let cols: Vec<&[u64]> = (0..n).map(|j| b_cols.row(j)).collect();
+        let t = self.threads_for(m * n * k);
+        let parts = t.min(m).max(1);
+        let blocks = in_parallel(t, parts, |p| {
+            let rows: Vec<&[u64]> = (p * m / parts..(p + 1) * m / parts)
+                .map(|i| a_rows.row(i))
+                .collect();
+            l.dots_keeping(bits, kahan, &rows, &cols)
         });
         Ok(Mat {
             rows: m,
             cols: n,
-            data,
+            data: blocks.concat(),
         })
-    }
-
-    /// Σ a_k·b_k with every operation's low bits cleared (naive or Kahan).
-    fn dot_keep(l: &Lns, n: u32, kahan: bool, a: &[u64], b: &[u64]) -> u64 {
-        let k = |v: u64| l.clear_low_bits(v, n);
-        let (mut s, mut c) = (l.fmt.zero(), l.fmt.zero());
-        for (&x, &y) in a.iter().zip(b) {
-            let p = k(l.mul(x, y));
-            if kahan {
-                let tmp = k(l.add(c, p));
-                let t = k(l.add(s, tmp));
-                c = k(l.sub(tmp, k(l.sub(t, s))));
-                s = t;
-            } else {
-                s = k(l.add(s, p));
-            }
-        }
-        s
     }
 }
 

@@ -152,3 +152,60 @@ fn skipped_zero_runs_are_the_steps() {
         }
     }
 }
+
+/// `--keep-bits` on the lanes ([`Lns::dots_keeping`]) is [`Lns::dot_keeping`] of every row
+/// and column, at every kept width, naive and Kahan, on every implementation this machine
+/// runs: random words with zeros, NaN words, the largest codes and the smallest (where
+/// clearing flushes to zero), K from 0 to past a vector's width.
+#[test]
+fn kept_bits_on_the_lanes_are_the_definition() {
+    let mut r = crate::test_words(13);
+    for s in ["lns:5:6", "lns:4:4", "lns:3:3"] {
+        let l = lns(s);
+        let f = l.fmt;
+        let mask = (1u64 << f.width()) - 1;
+        let extremes = [f.zero(), f.nan(), 1, mask, mask >> 1, (mask >> 1) + 2];
+        let mut word = || match r() % 10 {
+            0 => f.zero(),
+            1 => extremes[(r() % 6) as usize],
+            _ => r() & mask,
+        };
+        for (m, n, k) in [(1, 1, 0), (3, 5, 1), (5, 40, 9), (2, 33, 70)] {
+            let a: Vec<Vec<Bits>> = (0..m).map(|_| (0..k).map(|_| word()).collect()).collect();
+            let b: Vec<Vec<Bits>> = (0..n).map(|_| (0..k).map(|_| word()).collect()).collect();
+            let (rows, cols): (Vec<&[Bits]>, Vec<&[Bits]>) = (
+                a.iter().map(Vec::as_slice).collect(),
+                b.iter().map(Vec::as_slice).collect(),
+            );
+            for bits in 0..=f.frac_bits {
+                for kahan in [false, true] {
+                    let got = l.dots_keeping(bits, kahan, &rows, &cols);
+                    let want: Vec<Bits> = (rows.iter())
+                        .flat_map(|x| cols.iter().map(|y| l.dot_keeping(bits, kahan, x, y)))
+                        .collect();
+                    assert_eq!(got, want, "{s} keep {bits} kahan {kahan} {m}×{k}×{n}");
+                    // The 16-lane frame too (AVX2 where the machine has it, else portable).
+                    let x = l.lanes_keeping(bits);
+                    let run = Run { l: x, kahan };
+                    assert_eq!(lockstep(&run, &rows, &cols), want, "{s} 16 lanes");
+                    // And the portable lanes, one lane a row and column without NaN.
+                    let values = |v: &[Bits]| -> Option<Vec<i32>> {
+                        v.iter()
+                            .map(|&w| (!f.is_nan(w)).then(|| x.load(w)))
+                            .collect()
+                    };
+                    for (i, row) in rows.iter().enumerate() {
+                        for (j, col) in cols.iter().enumerate() {
+                            let (Some(p), Some(q)) = (values(row), values(col)) else {
+                                continue;
+                            };
+                            let q: Vec<[i32; 1]> = q.into_iter().map(|v| [v]).collect();
+                            let got = x.store(x.run_portable(kahan, &p, &q)[0]);
+                            assert_eq!(got, want[i * n + j], "{s} portable");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The LNS lanes on AVX-512: sixteen lanes a vector, two vectors a line, up to four lines at
+//! once, each operation done in every vector before the next (`LnsLanes`' operations, gathers
+//! of the merged G table).
+
+use std::arch::x86_64::*;
+use std::ops::Range;
+
+use crate::kernel::lockstep::{by_rows, segments, zero_run};
+
+use super::{LnsLanes, L512 as L};
+
+/// The sums and compensations of R lines' two vectors of lanes.
+type State<const R: usize> = ([[__m512i; 2]; R], [[__m512i; 2]; R]);
+
+/// The constants of the vector operations.
+struct Consts<'a> {
+    g: &'a [i32],
+    stride: __m512i,
+    last: __m512i,
+    cmax: __m512i,
+    reserved: __m512i,
+    keep: __m512i,
+}
+
+/// `LnsLanes::kept` of sixteen magnitudes.
+#[inline(always)]
+unsafe fn kept(k: &Consts, c: __m512i) -> __m512i {
+    _mm512_and_si512(c, k.keep)
+}
+
+/// `LnsLanes::add` of sixteen lanes (`KEEP`: with `LnsLanes::kept`).
+#[inline(always)]
+unsafe fn add<const KEEP: bool>(k: &Consts, a: __m512i, b: __m512i) -> __m512i {
+    let zero = _mm512_setzero_si512();
+    let (ma, mb) = (_mm512_abs_epi32(a), _mm512_abs_epi32(b));
+    let lead = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(mb, ma), a, b);
+    let either_zero = _mm512_cmpeq_epi32_mask(_mm512_min_epi32(ma, mb), zero);
+    let d = _mm512_abs_epi32(_mm512_sub_epi32(ma, mb));
+    let d = _mm512_mask_mov_epi32(d, either_zero, _mm512_set1_epi32(-1));
+    let d = _mm512_min_epu32(d, k.last);
+    let opp = _mm512_movepi32_mask(_mm512_xor_si512(a, b));
+    let idx = _mm512_mask_add_epi32(d, opp, d, k.stride);
+    // SAFETY (of the caller): every index is below 2·stride, the table's length.
+    let g = _mm512_i32gather_epi32::<4>(idx, k.g.as_ptr());
+    let c = _mm512_add_epi32(_mm512_max_epi32(ma, mb), g);
+    let c = _mm512_max_epi32(_mm512_min_epi32(c, k.cmax), zero);
+    let c = if KEEP { kept(k, c) } else { c };
+    _mm512_mask_sub_epi32(c, _mm512_movepi32_mask(lead), zero, c)
+}
+
+/// `a ± b` ([`add`]) in every vector of R lines. One vector's chain of four dependent
+/// gathers (a Kahan step) would leave the core waiting; the 2·R gathers of one operation
+/// are independent. Written as loops, not closures over arrays, which the compiler left
+/// as calls (1.5× the epoch's time).
+#[inline(always)]
+unsafe fn each<const R: usize, const KEEP: bool>(
+    k: &Consts,
+    a: &[[__m512i; 2]; R],
+    b: &[[__m512i; 2]; R],
+    neg: bool,
+) -> [[__m512i; 2]; R] {
+    let mut out = *a;
+    for r in 0..R {
+        for v in 0..2 {
+            let b = match neg {
+                true => _mm512_sub_epi32(_mm512_setzero_si512(), b[r][v]),
+                false => b[r][v],
+            };
+            out[r][v] = add::<KEEP>(k, a[r][v], b);
+        }
+    }
+    out
+}
+
+/// `LnsLanes::mul` of sixteen lanes (`KEEP`: with `LnsLanes::kept`).
+#[inline(always)]
+unsafe fn mul<const KEEP: bool>(k: &Consts, a: __m512i, b: __m512i) -> __m512i {
+    let zero = _mm512_setzero_si512();
+    let (ma, mb) = (_mm512_abs_epi32(a), _mm512_abs_epi32(b));
+    let c = _mm512_add_epi32(_mm512_add_epi32(ma, mb), k.reserved);
+    let c = _mm512_max_epi32(_mm512_min_epi32(c, k.cmax), zero);
+    let c = if KEEP { kept(k, c) } else { c };
+    let nonzero = _mm512_cmpneq_epi32_mask(_mm512_min_epi32(ma, mb), zero);
+    let c = _mm512_maskz_mov_epi32(nonzero, c);
+    let neg = _mm512_movepi32_mask(_mm512_xor_si512(a, b));
+    _mm512_mask_sub_epi32(c, neg, zero, c)
+}
+
+/// L lockstep sums of each line of `xs`, as `LnsLanes::run_portable`.
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(super) unsafe fn run(
+    l: &LnsLanes,
+    kahan: bool,
+    xs: &[&[i32]],
+    y: &[[i32; L]],
+    skip: &[Range<usize>],
+    out: &mut [[i32; L]],
+) {
+    match l.keeps() {
+        false => by_rows!(run_rows(l, kahan, skip; xs, y, out)),
+        true => by_rows!(run_rows_keeping(l, kahan, skip; xs, y, out)),
+    }
+}
+
+/// [`rows`] with every bit of the results kept.
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn run_rows<const R: usize>(
+    l: &LnsLanes,
+    kahan: bool,
+    skip: &[Range<usize>],
+    xs: &[&[i32]],
+    y: &[[i32; L]],
+    out: &mut [[i32; L]],
+) {
+    rows::<R, false>(l, kahan, skip, xs, y, out)
+}
+
+/// [`rows`] with the results' low code bits cleared (`--keep-bits`).
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn run_rows_keeping<const R: usize>(
+    l: &LnsLanes,
+    kahan: bool,
+    skip: &[Range<usize>],
+    xs: &[&[i32]],
+    y: &[[i32; L]],
+    out: &mut [[i32; L]],
+) {
+    rows::<R, true>(l, kahan, skip, xs, y, out)
+}
+
+/// [`run`] of R lines: 2·R vectors of sixteen lanes.
+#[target_feature(enable = "avx512f,avx512dq")]
+#[inline]
+unsafe fn rows<const R: usize, const KEEP: bool>(
+    l: &LnsLanes,
+    kahan: bool,
+    skip: &[Range<usize>],
+    xs: &[&[i32]],
+    y: &[[i32; L]],
+    out: &mut [[i32; L]],
+) {
+    assert_eq!(l.lns.g.len(), 2 * l.lns.stride, "the merged G table");
+    assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
+    let k = Consts {
+        g: l.lns.g,
+        stride: _mm512_set1_epi32(l.lns.stride as i32),
+        last: _mm512_set1_epi32(l.lns.stride as i32 - 1),
+        cmax: _mm512_set1_epi32(l.cmax),
+        reserved: _mm512_set1_epi32(l.lns.reserved),
+        keep: _mm512_set1_epi32(l.keep),
+    };
+    // Every operation of a step is done in all 2·R vectors before the next one, so that
+    // their table gathers sit side by side ([`each`]).
+    let addv = |a, b| each::<R, KEEP>(&k, &a, &b, false);
+    let subv = |a, b| each::<R, KEEP>(&k, &a, &b, true);
+    let z = _mm512_setzero_si512();
+    let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
+    let step = |s: &mut [[__m512i; 2]; R], c: &mut [[__m512i; 2]; R], p: [[__m512i; 2]; R]| {
+        (*s, *c) = if kahan {
+            crate::sum::kahan_formula(*s, *c, p, addv, subv)
+        } else {
+            (addv(*s, p), *c)
+        };
+    };
+    let same = |a: __m512i, b: __m512i| _mm512_cmpneq_epi32_mask(a, b) == 0;
+    // Whether every lane's state (sum and compensation) is the same in `a` and `b`.
+    let still = |a: &State<R>, b: &State<R>| {
+        (0..R).all(|r| (0..2).all(|v| same(a.0[r][v], b.0[r][v]) && same(a.1[r][v], b.1[r][v])))
+    };
+    for (ks, zero) in segments(y.len(), skip) {
+        if zero {
+            // Every product here is the zero product (0).
+            let every_lane = |(s, c): &mut State<R>| step(s, c, [[z; 2]; R]);
+            let mut state = (s, c);
+            zero_run(&mut state, ks.len(), every_lane, still);
+            (s, c) = state;
+            continue;
+        }
+        for (i, yk) in ks.map(|i| (i, &y[i])) {
+            // SAFETY: yk holds L = 2·16 i32s.
+            let q = [0, 1].map(|v| _mm512_loadu_si512(yk.as_ptr().add(16 * v).cast()));
+            let mut p = [q; R];
+            for (p, x) in p.iter_mut().zip(xs) {
+                let a = _mm512_set1_epi32(x[i]);
+                *p = [mul::<KEEP>(&k, a, q[0]), mul::<KEEP>(&k, a, q[1])];
+            }
+            // The step written out (`step` is a closure the compiler may leave as a call).
+            (s, c) = if kahan {
+                crate::sum::kahan_formula(s, c, p, addv, subv)
+            } else {
+                (addv(s, p), c)
+            };
+        }
+    }
+    for (s, out) in s.iter().zip(out) {
+        for (v, s) in s.iter().enumerate() {
+            _mm512_storeu_si512(out.as_mut_ptr().add(16 * v).cast(), *s);
+        }
+    }
+}

@@ -4,7 +4,7 @@
     scripts/bench-formats.py                      # LeNet-5, 1,000 Fashion images, 1 thread
     scripts/bench-formats.py --images 2000 --threads 1 2 --rounds 3
     scripts/bench-formats.py --model mlp --formats "posit:8:2 --quire" fix:7:8
-    scripts/bench-formats.py --model gpt --images 8   # the gpt of docs/results-transformers.md,
+    scripts/bench-formats.py --model gpt --images 8   # the gpt of experiments/transformers.md,
                                                       # 8 steps of 1,024 tokens on the seeds' text
 
 Each round runs the f32 backend and then every format once, in turn, so that all see the

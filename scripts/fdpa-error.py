@@ -15,7 +15,7 @@ are left out), mean and 95th percentile over `--trials` dot products per K.
 
 Each distribution draws from its own generator seeded `--seed`, so `--dist normal positive`
 gives the tables of two runs with one distribution each. `--tsv FILE` also writes the figures
-unrounded, one line per (distribution, mode, K): the data of docs/fdpa-error.png
+unrounded, one line per (distribution, mode, K): the data of experiments/fdpa-error.png
 (scripts/fdpa-error-figure.sh draws it with `lpgen-train`'s example `fdpa-error`).
 """
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Seed 004 ch. 5 (Tables 4.2, 5.4, 5.5): LeNet-5 trained in f32 (scripts/train-results.sh's
-# lenet-mnist-f32 and lenet-f32 rows, trained first if missing), evaluated with `lpgen eval`
+# Seed 004 ch. 5 (Tables 4.2, 5.4, 5.5): LeNet-5 trained in f32 (the mnist-f32 and f32 rows of
+# experiments/seed004-lenet.toml, trained first by `lpgen sweep` if missing), evaluated with `lpgen eval`
 # in posit(N, es) for N = 3..8 and every es the Posit Standard allows (es <= N - 3), with and
 # without quires, on the whole test split of MNIST-10k and of Fashion-MNIST. Two grids:
 #   loss16 (the thesis' tables): weights and the forward pass in posit(N, es), the softmax that
@@ -9,7 +9,7 @@
 #          the first of the tied classes is predicted).
 # One JSON line per evaluation in results/pinf-<dataset>.jsonl (an evaluation already there is
 # skipped); `--table` prints the tables.
-# More seeds: SEEDS="2 3" trains the f32 models at those seeds (results/<row>-sS/) and writes
+# More seeds: SEEDS="2 3" trains the f32 models at those seeds (results/seed004-lenet/<row>-sS/) and writes
 # results/pinf-<dataset>-sS.jsonl; the table then adds the mean ± sd over seed 1 and those
 # seeds of every cell all of them have (WIDTHS="8" DATASETS=fashion-mnist GRIDS=loss16: the
 # 8-bit cells of Table 4.2, differences under a point).
@@ -29,8 +29,8 @@ DATASETS=${DATASETS:-mnist-10k fashion-mnist}
 SETS=()
 for ds in $DATASETS; do
   case $ds in
-    mnist-10k) SETS+=("mnist-10k|lenet-mnist-f32") ;;
-    fashion-mnist) SETS+=("fashion-mnist|lenet-f32") ;;
+    mnist-10k) SETS+=("mnist-10k|mnist-f32") ;;
+    fashion-mnist) SETS+=("fashion-mnist|f32") ;;
     *) echo "posit-inference: unknown dataset '$ds' (mnist-10k, fashion-mnist)" >&2; exit 2 ;;
   esac
 done
@@ -55,18 +55,15 @@ options() {
 
 # Evaluates training row $2 at seed $3 on dataset $1.
 evaluate() {
-  local ds=$1 row=$2 seed=$3 out=results/pinf-$1.jsonl
-  if [[ $seed != 1 ]]; then
-    out=results/pinf-$ds-s$seed.jsonl
-    row=$row-s$seed
-  fi
-  [[ -s results/$row/checkpoint.lpck ]] ||
-    SEED=$seed LPGEN_TRAIN_EXTRA="--threads $THREADS" bash scripts/train-results.sh "$2" >&2
+  local ds=$1 row=results/seed004-lenet/$2-s$3 seed=$3 out=results/pinf-$1.jsonl
+  [[ $seed == 1 ]] || out=results/pinf-$ds-s$seed.jsonl
+  [[ -s $row/checkpoint.lpck ]] ||
+    "$LPGEN" sweep experiments/seed004-lenet.toml --rows "$2" --seeds "$seed" >&2
   touch "$out"
   local key
   key='{"grid":"f32","posit":"f32","quire":false,'
   if ! grep -qF "$key" "$out"; then
-    line=$("$LPGEN" eval --checkpoint "results/$row" --format f32 --dataset "$DATA/$ds" --threads "$THREADS" | tail -1)
+    line=$("$LPGEN" eval --checkpoint "$row" --format f32 --dataset "$DATA/$ds" --threads "$THREADS" | tail -1)
     echo "$key${line#\{}" >>"$out"
   fi
   for grid in $GRIDS; do
@@ -76,9 +73,9 @@ evaluate() {
         grep -qF "$key" "$out" && continue
         local opts
         opts=$(options "$grid" "$q" "$f")
-        echo "== $ds: lpgen eval --checkpoint results/$row $opts" >&2
+        echo "== $ds: lpgen eval --checkpoint $row $opts" >&2
         # shellcheck disable=SC2086 # the options are words
-        line=$("$LPGEN" eval --checkpoint "results/$row" $opts --dataset "$DATA/$ds" \
+        line=$("$LPGEN" eval --checkpoint "$row" $opts --dataset "$DATA/$ds" \
           --threads "$THREADS" | tail -1)
         echo "$key${line#\{}" >>"$out"
       done

@@ -1,12 +1,12 @@
 //! Draws the relative error of an fp8 dot product against its length K (issue 49,
-//! docs/results-fdpa.md) from the table `scripts/fdpa-error.py --tsv` writes: one panel per
+//! experiments/fdpa.md) from the table `scripts/fdpa-error.py --tsv` writes: one panel per
 //! operand distribution, log2 K along x, the relative error on a log y axis, one colour per
 //! accumulation mode, the mean solid and the 95th percentile dashed, and DeepSeek-V3's
 //! published figure (about 2 % at K = 4096) as a labelled point.
 //!
 //!   cargo run -p lpgen-train --example fdpa-error -- TSV OUT.png
 //!
-//! `scripts/fdpa-error-figure.sh` runs both steps (docs/fdpa-error.tsv, docs/fdpa-error.png).
+//! `scripts/fdpa-error-figure.sh` runs both steps (experiments/fdpa-error.tsv, experiments/fdpa-error.png).
 
 use std::path::Path;
 use std::process::ExitCode;

@@ -1,7 +1,7 @@
 //! Line charts of named (x, y) series, drawn with `plotters` like the training plot
-//! (`plot.rs`, whose fonts and PNG encoding they share): the sweeps of the seeds' figures
-//! (`examples/lines.rs`), the scale history of dynamic fixed-point runs (`scales.png`) and
-//! the fdpa error against K (`examples/fdpa-error.rs`, docs/fdpa-error.png).
+//! (`plot.rs`, whose fonts and PNG encoding they share): the figures of `lpgen sweep`'s
+//! experiment pages, the scale history of dynamic fixed-point runs (`scales.png`) and
+//! the fdpa error against K (`examples/fdpa-error.rs`, experiments/fdpa-error.png).
 
 use std::path::Path;
 

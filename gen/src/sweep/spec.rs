@@ -280,7 +280,9 @@ impl Experiment {
             for p in &f.panels {
                 let fail = |what: String| bad(file, format!("figure {:?}: {what}", f.name));
                 if let Some(name) = self.unknown_row(p.rows.as_deref()) {
-                    return Err(fail(format!("draws row {name:?}, which is not a row")));
+                    let what =
+                        format!("figure {:?} draws row {name:?}, which is not a row", f.name);
+                    return Err(bad(file, what));
                 }
                 let (x, _) = p.label_keys().map_err(fail)?;
                 match (x, Value::parse(&p.value)) {
@@ -459,6 +461,6 @@ figures = [{{ name = "f", title = "t", panels = [{figure}] }}]
         assert!(err(&ok.replace(":f32", ":f16")).contains("\"f16\" is not a row"));
         assert!(err(&ok.replace("x = \"label:x\", ", "")).contains("series needs x"));
         assert!(err(&ok.replace("label:x", "x")).contains("x \"x\": expected label:KEY"));
-        assert!(err(&ok.replace("fig2-*", "fig4-*")).contains("draws row \"fig4-*\""));
+        assert!(err(&ok.replace("fig2-*", "fig4-*")).contains("figure \"f\" draws row \"fig4-*\""));
     }
 }

@@ -132,6 +132,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A record of `row` at `seed` with the grid's arguments and these metrics lines.
+    fn record(exp: &Experiment, row: &str, seed: u64, metrics: Vec<Json>) -> Json {
+        let grid = exp
+            .grid(Path::new(""), Some([row.to_string()].into()), None)
+            .unwrap();
+        let args = grid.iter().find(|r| r.seed == seed).unwrap().args.clone();
+        json!({"row": row, "seed": seed, "args": args, "metrics": metrics})
+    }
+
+    /// A panel's lines as (name, points).
+    fn lines(p: &Panel) -> Vec<(String, Vec<(f64, f64)>)> {
+        (p.lines.iter())
+            .map(|l| (l.name.clone(), l.points.clone()))
+            .collect()
+    }
+
     /// A panel has a line per row with records (of the rows it names), each point an epoch's
     /// mean over the row's seeds, in percent for an error.
     #[test]
@@ -150,15 +166,10 @@ figures = [{ name = "f", title = "t", panels = [
         )
         .unwrap();
         let record = |row: &str, seed: u64, accs: [f64; 2]| {
-            let args = exp
-                .grid(Path::new(""), Some([row.to_string()].into()), None)
-                .unwrap()[seed as usize - 1]
-                .args
-                .clone();
-            let metrics: Vec<Json> = (accs.iter())
+            let metrics = (accs.iter())
                 .map(|a| json!({"test_acc": a, "train_loss": 2.0 * a}))
                 .collect();
-            json!({"row": row, "seed": seed, "args": args, "metrics": metrics})
+            record(&exp, row, seed, metrics)
         };
         let records = vec![
             record("a", 1, [0.5, 0.75]),
@@ -167,12 +178,6 @@ figures = [{ name = "f", title = "t", panels = [
             record("b", 2, [0.5, 1.0]),
         ];
         let panels = panels(&exp, &exp.figures[0], &records).unwrap();
-        let lines = |p: &Panel| -> Vec<(String, Vec<(f64, f64)>)> {
-            p.lines
-                .iter()
-                .map(|l| (l.name.clone(), l.points.clone()))
-                .collect()
-        };
         assert_eq!(
             lines(&panels[0]),
             vec![
@@ -210,12 +215,8 @@ figures = [{ name = "f", title = "t", panels = [
         )
         .unwrap();
         let record = |row: &str, seed: u64, accs: [f64; 2]| {
-            let grid = exp
-                .grid(Path::new(""), Some([row.to_string()].into()), None)
-                .unwrap();
-            let args = grid.iter().find(|r| r.seed == seed).unwrap().args.clone();
-            let metrics: Vec<Json> = accs.iter().map(|a| json!({ "test_acc": a })).collect();
-            json!({"row": row, "seed": seed, "args": args, "metrics": metrics})
+            let metrics = accs.iter().map(|a| json!({ "test_acc": a })).collect();
+            record(&exp, row, seed, metrics)
         };
         let records = vec![
             record("base", 1, [0.5, 0.875]),
@@ -225,12 +226,6 @@ figures = [{ name = "f", title = "t", panels = [
             record("f6", 1, [0.0, 0.0]),
         ];
         let panels = panels(&exp, &exp.figures[0], &records).unwrap();
-        let lines = |p: &Panel| -> Vec<(String, Vec<(f64, f64)>)> {
-            p.lines
-                .iter()
-                .map(|l| (l.name.clone(), l.points.clone()))
-                .collect()
-        };
         // The base's error is 25 %: d8's 25 % is 1, d6's 50 % is 2, f6's 100 % is 4.
         assert_eq!(
             lines(&panels[0]),

@@ -274,18 +274,22 @@ where
         if wide_zeros.iter().any(Zeros::any) {
             order.sort_by(|&p, &q| wide_zeros[p].cmp(&wide_zeros[q]));
         }
-        // Each block filled k-row by k-row: L read streams and contiguous writes (a line at
-        // a time would write at a stride of L values, a cache line each).
+        // Each block filled a tile of k-rows at a time: each line's run of values in the
+        // tile (one cache line) read in order and written into the tile's rows, which stay
+        // in cache (a line at a time over all of k would write at a stride of L values, a
+        // cache line each; a k-row at a time, built apart and copied in, read L streams).
+        let tile = (64 / std::mem::size_of::<T>()).max(1);
         let block = |lines: &[usize]| -> Vec<[T; L]> {
-            (0..k)
-                .map(|i| {
-                    let mut slot = [T::default(); L];
-                    for (v, &line) in slot.iter_mut().zip(lines) {
-                        *v = values_of[line * k + i];
+            let mut block = vec![[T::default(); L]; k];
+            for (i0, rows) in (0..).step_by(tile).zip(block.chunks_mut(tile)) {
+                for (l, &line) in lines.iter().enumerate() {
+                    let run = &values_of[line * k + i0..][..rows.len()];
+                    for (slot, &v) in rows.iter_mut().zip(run) {
+                        slot[l] = v;
                     }
-                    slot
-                })
-                .collect()
+                }
+            }
+            block
         };
         order.chunks(L).map(block).collect()
     } else {

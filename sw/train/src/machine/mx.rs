@@ -58,7 +58,15 @@ pub fn mx_product<W: Word + F32Word>(
     let parts = threads.min(m.max(n)).max(1);
     let by_rows = m >= n;
     let range = |p: usize, len: usize| p * len / parts..(p + 1) * len / parts;
-    let blocks = if mx.dense_product_is_exact() {
+    let blocks = if mx.dense_product_is_exact() && by_rows && !a.transposed {
+        // A's rows as stored: each part's rows a run at a time, quantized and multiplied
+        // while their values are in cache.
+        let qb = dense(mx, b, Along::Columns, threads);
+        let ob = qb.operand();
+        in_parallel(threads, parts, |p| {
+            rows_in_runs(mx, a.mat, range(p, m), ob, RUN_VALUES)
+        })
+    } else if mx.dense_product_is_exact() {
         // A's vectors are its rows, B's its columns: along the stored rows unless transposed.
         let (qa, qb) = (
             dense(mx, a, Along::Rows, threads),
@@ -103,6 +111,50 @@ pub fn mx_product<W: Word + F32Word>(
         }
     }
     Ok(c)
+}
+
+/// The values of a run of rows that [`rows_in_runs`] quantizes and multiplies at a time
+/// (1 MB of f64s, the L2 cache of the machines measured). Quantizing the whole of A first and
+/// multiplying it after took 1.13× the time of an MXFP8 LeNet-5 epoch; runs of 2^14 values
+/// were slower still (each run's block GEMMs pack B again), 2^16 and 2^18 about as fast
+/// (docs/perf.md).
+const RUN_VALUES: usize = 1 << 17;
+
+/// Rows `rows` of C = A·B (`a` as stored: its rows are A's vectors) against B quantized
+/// (`b`): runs of about `run` of A's values, whole rows, quantized
+/// (`MxFormat::quantize_dense_to`, each row as the whole matrix quantizes it) and multiplied
+/// (`matmul_dense`, each element from its row and column alone) in turn: the same elements
+/// as of the whole.
+fn rows_in_runs<W: Word + F32Word>(
+    mx: MxFormat,
+    a: &Mat<W>,
+    rows: std::ops::Range<usize>,
+    b: Operand<'_>,
+    run: usize,
+) -> Vec<f32> {
+    let k = a.cols;
+    let per = (run / k.max(1)).max(1);
+    let mut out = Vec::with_capacity(rows.len() * b.cols);
+    let mut values: Vec<f64> = Vec::with_capacity(per * k);
+    for r0 in rows.clone().step_by(per) {
+        let r1 = (r0 + per).min(rows.end);
+        let x = &a.data[r0 * k..r1 * k];
+        values.clear();
+        mx.quantize_dense_to(
+            x,
+            (r1 - r0, k),
+            Along::Rows,
+            &mut values.spare_capacity_mut()[..x.len()],
+        );
+        // SAFETY: `quantize_dense_to` wrote every one of the x.len() values (it asserts so).
+        unsafe { values.set_len(x.len()) };
+        out.extend(matmul_dense(
+            &mx,
+            Operand::stored(&values, r1 - r0, k, false),
+            b,
+        ));
+    }
+    out
 }
 
 /// An operand's values quantized in its stored layout (`MxFormat::quantize_dense`).
@@ -244,6 +296,18 @@ mod tests {
                     data: words(70 * 6, 2),
                 },
             );
+            // By runs of A's rows (runs of 1, 3 and 7 rows, and the whole), each element
+            // as golden's product of the whole quantized matrices.
+            let qa = mx.quantize_dense(&a.data, 45, 70, Along::Rows);
+            let qb = dense(mx, b.view(), Along::Columns, 1);
+            let whole = matmul_dense(&mx, Operand::stored(&qa, 45, 70, false), qb.operand());
+            for run in [1, 200, 490, 1 << 20] {
+                let got = rows_in_runs(mx, &a, 0..45, qb.operand(), run);
+                let tail = rows_in_runs(mx, &a, 9..45, qb.operand(), run);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&whole), "{mx}: runs of {run} values");
+                assert_eq!(bits(&tail), bits(&whole[9 * 6..]), "{mx}: rows 9.. by runs");
+            }
             let one = mx_product(mx, a.view(), b.view(), 1).unwrap();
             let three = mx_product(mx, a.view(), b.view(), 3).unwrap();
             assert_eq!(one.data, three.data, "{mx}: the product on three threads");

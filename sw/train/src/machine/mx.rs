@@ -7,7 +7,8 @@
 //! Element types whose block sums fit f64 GEMMs (`MxFormat::dense_product_is_exact`: every
 //! OCP type at K ≤ 32, fp8 E5M2 in two GEMMs) take golden's dense path: each operand
 //! quantized in its own layout into a matrix of values (`MxFormat::quantize_dense`), then
-//! `mx::matmul_dense`; the others take `MxVector`s and `mx::matmul_f32`. Both are `dot_f32`
+//! `mx::matmul_dense` (A, where its stored rows are its vectors, a run of rows at a time:
+//! `rows_in_runs`); the others take `MxVector`s and `mx::matmul_f32`. Both are `dot_f32`
 //! of each row and column, bit for bit (golden's tests).
 
 use lpgen_golden::mx::{matmul_dense, matmul_f32, Along, F32Word, MxFormat, MxVector, Operand};

@@ -297,7 +297,7 @@ mod tests {
                     data: words(70 * 6, 2),
                 },
             );
-            // By runs of A's rows (runs of 1, 3 and 7 rows, and the whole), each element
+            // By runs of A's rows (runs of 1, 2 and 7 rows, and the whole), each element
             // as golden's product of the whole quantized matrices.
             let qa = mx.quantize_dense(&a.data, 45, 70, Along::Rows);
             let qb = dense(mx, b.view(), Along::Columns, 1);

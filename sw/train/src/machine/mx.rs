@@ -115,10 +115,10 @@ pub fn mx_product<W: Word + F32Word>(
 }
 
 /// The values of a run of rows that [`rows_in_runs`] quantizes and multiplies at a time
-/// (1 MB of f64s, the L2 cache of the Zen 4 it was measured on). Quantizing the whole of A first and
-/// multiplying it after took 1.13× the time of an MXFP8 LeNet-5 epoch; runs of 2^14 values
-/// were slower still (each run's block GEMMs pack B again), 2^16 and 2^18 about as fast
-/// (docs/perf.md).
+/// (1 MB of f64s, the L2 cache of the Zen 4 it was measured on). Quantizing the whole of A
+/// first and multiplying it after took 1.13× the time of an MXFP8 LeNet-5 epoch; runs of
+/// 2^14 values were slower still (each run's block GEMMs pack B again), 2^16 and 2^18 about
+/// as fast (docs/perf.md).
 const RUN_VALUES: usize = 1 << 17;
 
 /// Rows `rows` of C = A·B (`a` as stored: its rows are A's vectors) against B quantized

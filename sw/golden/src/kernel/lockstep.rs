@@ -143,22 +143,38 @@ impl Zeros {
     fn and(&mut self, other: &Zeros) {
         self.0.iter_mut().zip(&other.0).for_each(|(a, b)| *a &= b);
     }
-    /// The runs of at least two zeros where `self` or `other` has one.
+    /// The runs of at least two zeros where `self` or `other` has one, found a word of 64 k
+    /// at a time (the bits past k are clear in both).
     fn runs_with(&self, other: &Zeros, k: usize) -> Vec<Range<usize>> {
         let mut runs = vec![];
-        let mut start = None;
-        for i in 0..=k {
-            let zero = i < k && (self.0[i / 64] | other.0[i / 64]) >> (i % 64) & 1 == 1;
-            match (zero, start) {
-                (true, None) => start = Some(i),
-                (false, Some(s)) => {
-                    if i - s >= 2 {
-                        runs.push(s..i);
-                    }
-                    start = None;
-                }
-                _ => {}
+        let mut close = |start: usize, end: usize| {
+            if end - start >= 2 {
+                runs.push(start..end);
             }
+        };
+        // Where the run that reaches the current word began.
+        let mut start = None;
+        for (w, (&a, &b)) in self.0.iter().zip(&other.0).enumerate() {
+            let (z, base) = (a | b, w * 64);
+            let mut at = 0;
+            while at < 64 {
+                // The next bit from `at` that ends the current run, or starts one.
+                let rest = match start {
+                    Some(_) => !z >> at,
+                    None => z >> at,
+                };
+                if rest == 0 {
+                    break;
+                }
+                at += rest.trailing_zeros() as usize;
+                match start.take() {
+                    Some(s) => close(s, base + at),
+                    None => start = Some(base + at),
+                }
+            }
+        }
+        if let Some(s) = start {
+            close(s, k);
         }
         runs
     }
@@ -354,4 +370,62 @@ where
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The runs of at least two zeros, found bit by bit: the definition [`Zeros::runs_with`]
+    /// keeps.
+    fn runs_bit_by_bit(a: &Zeros, b: &Zeros, k: usize) -> Vec<Range<usize>> {
+        let zero = |i: usize| (a.0[i / 64] | b.0[i / 64]) >> (i % 64) & 1 == 1;
+        let mut runs = vec![];
+        let mut start = None;
+        for i in 0..=k {
+            match (i < k && zero(i), start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    if i - s >= 2 {
+                        runs.push(s..i);
+                    }
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        runs
+    }
+
+    /// Random lines of zeros (sparse, dense and in runs) at lengths around the word's 64.
+    #[test]
+    fn runs_by_words_are_the_runs_bit_by_bit() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for k in [1, 2, 3, 63, 64, 65, 127, 128, 129, 200] {
+            for density in [0, 1, 4, 8, 15, 16] {
+                for _ in 0..20 {
+                    // A run of zeros continues with probability density/16.
+                    let mut line = vec![1u8; k];
+                    let mut zero = false;
+                    for v in &mut line {
+                        if next() % 16 < density || (zero && next() % 4 != 0 && density > 0) {
+                            *v = 0;
+                        }
+                        zero = *v == 0;
+                    }
+                    let other: Vec<u8> = (0..k).map(|_| u8::from(next() % 8 != 0)).collect();
+                    let (a, b) = (Zeros::of(&line), Zeros::of(&other));
+                    assert_eq!(a.runs_with(&b, k), runs_bit_by_bit(&a, &b, k), "k {k}");
+                    let all = Zeros::all(k);
+                    assert_eq!(a.runs_with(&all, k), runs_bit_by_bit(&a, &all, k));
+                }
+            }
+        }
+    }
 }

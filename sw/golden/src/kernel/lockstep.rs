@@ -53,7 +53,37 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
         let _ = skip;
         self.run(xs, y, out)
     }
+    /// Whether a step with a zero product leaves every lane's state as it was, whatever the
+    /// state (naive sums in a family with one zero and no infinity: s + 0 is s). A line can
+    /// then skip its own zeros, whatever the other lines hold: the frame gives such lanes
+    /// each line as its nonzero values ([`sparse`]) and calls [`Lanes::run_sparse`].
+    fn zero_products_leave_sums(&self) -> bool {
+        false
+    }
+    /// [`Lanes::run`] of lines given by their nonzero values `x.1` and those values' k `x.0`
+    /// (each in k order; every line of a call as long as the longest, padded with zero values
+    /// at k 0, steps that leave the sums). Lanes that do not step through such lines
+    /// themselves get each line spread back to its dense values (the same sums).
+    fn run_sparse(&self, xs: &[(&[u32], &[T])], y: &[[T; L]], out: &mut [[T; L]])
+    where
+        T: PartialEq,
+    {
+        let dense: Vec<Vec<T>> = (xs.iter())
+            .map(|&(ks, vs)| {
+                let mut line = vec![T::default(); y.len()];
+                for (&k, &v) in ks.iter().zip(vs).filter(|&(_, &v)| v != T::default()) {
+                    line[k as usize] = v;
+                }
+                line
+            })
+            .collect();
+        let xs: Vec<&[T]> = dense.iter().map(Vec::as_slice).collect();
+        self.run(&xs, y, out)
+    }
 }
+
+mod sparse;
+pub(crate) use sparse::sparse;
 
 /// The k of `0..k` as consecutive ranges, each with whether it is one of `skip`'s (sorted,
 /// disjoint, within `0..k`): the loop of lanes that honour [`Lanes::run_skipping`].
@@ -234,9 +264,31 @@ fn decode_into<T: Copy + Default, const L: usize>(
     nan
 }
 
+/// The block of up to L `lines` (each of k values) side by side: `block[i][l]` is line l's
+/// value at k = i, the lanes past the lines zero. Filled a tile of k-rows at a time: each
+/// line's run of values in the tile (one cache line) read in order and written into the
+/// tile's rows, which stay in cache (a line at a time over all of k would write at a stride
+/// of L values, a cache line each; a k-row at a time, built apart and copied in, read L
+/// streams).
+fn block<'a, T: Copy + Default + 'a, const L: usize>(
+    lines: impl Iterator<Item = &'a [T]> + Clone,
+    k: usize,
+) -> Vec<[T; L]> {
+    let tile = (64 / std::mem::size_of::<T>()).max(1);
+    let mut block = vec![[T::default(); L]; k];
+    for (i0, rows) in (0..).step_by(tile).zip(block.chunks_mut(tile)) {
+        for (l, line) in lines.clone().enumerate() {
+            for (slot, &v) in rows.iter_mut().zip(&line[i0..]) {
+                slot[l] = v;
+            }
+        }
+    }
+    block
+}
+
 /// Every dot product of `rows` with `cols` (all of length K), row-major, by `lanes`.
 ///
-/// Where zero products are one value ([`Lanes::zero_products_are_one`]), the wide side's
+/// Lanes whose sums a zero product leaves go to the [`sparse`] frame. Where zero products are one value ([`Lanes::zero_products_are_one`]), the wide side's
 /// lines go into the lanes sorted by where their zeros lie (a convolution's padded im2col
 /// has a few patterns of zeros, one per output position), so that a block's lanes share
 /// their zeros; each call then names the runs of k where its lines or its block's lanes
@@ -249,6 +301,9 @@ pub(crate) fn lockstep<T, const L: usize>(
 where
     T: Copy + Default + PartialEq,
 {
+    if lanes.zero_products_leave_sums() {
+        return sparse(lanes, rows, cols);
+    }
     let (m, n) = (rows.len(), cols.len());
     let k = rows.first().or(cols.first()).map_or(0, |v| v.len());
     assert!(
@@ -290,24 +345,10 @@ where
         if wide_zeros.iter().any(Zeros::any) {
             order.sort_by(|&p, &q| wide_zeros[p].cmp(&wide_zeros[q]));
         }
-        // Each block filled a tile of k-rows at a time: each line's run of values in the
-        // tile (one cache line) read in order and written into the tile's rows, which stay
-        // in cache (a line at a time over all of k would write at a stride of L values, a
-        // cache line each; a k-row at a time, built apart and copied in, read L streams).
-        let tile = (64 / std::mem::size_of::<T>()).max(1);
-        let block = |lines: &[usize]| -> Vec<[T; L]> {
-            let mut block = vec![[T::default(); L]; k];
-            for (i0, rows) in (0..).step_by(tile).zip(block.chunks_mut(tile)) {
-                for (l, &line) in lines.iter().enumerate() {
-                    let run = &values_of[line * k + i0..][..rows.len()];
-                    for (slot, &v) in rows.iter_mut().zip(run) {
-                        slot[l] = v;
-                    }
-                }
-            }
-            block
-        };
-        order.chunks(L).map(block).collect()
+        let line = |q: usize| &values_of[q * k..(q + 1) * k];
+        (order.chunks(L))
+            .map(|lines| block(lines.iter().map(|&q| line(q)), k))
+            .collect()
     } else {
         // Each line decoded straight into its lane (no sorting).
         let mut blocks = vec![vec![[T::default(); L]; k]; wide.len().div_ceil(L)];
@@ -395,6 +436,78 @@ mod tests {
             }
         }
         runs
+    }
+
+    /// Lanes of integer sums in f64 (exact, so any order gives them) that leave
+    /// [`Lanes::run_sparse`] to the trait's default: the word w is the value w, `NAN` the NaN
+    /// word.
+    struct Integers;
+    const NAN: Bits = Bits::MAX;
+
+    impl Lanes<f64, 4> for Integers {
+        fn value(&self, w: Bits) -> Option<f64> {
+            (w != NAN).then_some(w as f64)
+        }
+        fn special(&self) -> Bits {
+            NAN
+        }
+        fn encode(&self, v: f64) -> Bits {
+            v as Bits
+        }
+        fn run(&self, xs: &[&[f64]], y: &[[f64; 4]], out: &mut [[f64; 4]]) {
+            for (x, out) in xs.iter().zip(out) {
+                *out = std::array::from_fn(|l| x.iter().zip(y).map(|(a, b)| a * b[l]).sum());
+            }
+        }
+        fn zero_products_leave_sums(&self) -> bool {
+            true
+        }
+    }
+
+    /// The sparse frame, through the default [`Lanes::run_sparse`], gives every dot product
+    /// of random sparse sides (either may be the lines), a NaN word in one row and one column.
+    #[test]
+    fn sparse_frame_gives_every_dot_product() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for (m, k, n) in [(1, 1, 1), (7, 9, 3), (3, 40, 17), (20, 64, 2), (5, 0, 6)] {
+            for zeros in [0, 2, 3] {
+                // Words 1..=9, each zero with probability zeros/4.
+                let mut word = || {
+                    if next() % 4 < zeros {
+                        0
+                    } else {
+                        1 + next() % 9
+                    }
+                };
+                let mut a: Vec<Vec<Bits>> =
+                    (0..m).map(|_| (0..k).map(|_| word()).collect()).collect();
+                let mut b: Vec<Vec<Bits>> =
+                    (0..n).map(|_| (0..k).map(|_| word()).collect()).collect();
+                if k > 0 && m > 1 && n > 1 {
+                    (a[1][k - 1], b[n - 1][0]) = (NAN, NAN);
+                }
+                let rows: Vec<&[Bits]> = a.iter().map(Vec::as_slice).collect();
+                let cols: Vec<&[Bits]> = b.iter().map(Vec::as_slice).collect();
+                let got = sparse(&Integers, &rows, &cols);
+                for (i, j) in (0..m).flat_map(|i| (0..n).map(move |j| (i, j))) {
+                    let want = match rows[i].contains(&NAN) || cols[j].contains(&NAN) {
+                        true => NAN,
+                        false => rows[i].iter().zip(cols[j]).map(|(x, y)| x * y).sum(),
+                    };
+                    assert_eq!(
+                        got[i * n + j],
+                        want,
+                        "{m}x{k}x{n} zeros {zeros}/4 ({i}, {j})"
+                    );
+                }
+            }
+        }
     }
 
     /// Random lines of zeros (sparse, dense and in runs) at lengths around the word's 64.

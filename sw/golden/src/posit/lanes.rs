@@ -165,6 +165,25 @@ impl PositF64 {
     }
 }
 
+impl PositF64 {
+    /// The N lockstep naive sums of one line given by its nonzero values `vs` at `ks`
+    /// ([`Lanes::run_sparse`]), in portable code.
+    fn run_portable_sparse<const N: usize>(
+        &self,
+        ks: &[u32],
+        vs: &[f64],
+        y: &[[f64; N]],
+    ) -> [f64; N] {
+        let mut s = [0.0f64; N];
+        for (&k, &p) in ks.iter().zip(vs) {
+            for (s, &q) in s.iter_mut().zip(&y[k as usize]) {
+                *s = self.round(*s + self.round(p * q));
+            }
+        }
+        s
+    }
+}
+
 /// Every word's value (NaN for NaR), built once per format: the lanes decode each operand
 /// of a product once, M·K + K·N words, a sixth of the work of a product with six columns.
 struct Values(Vec<f64>);
@@ -216,6 +235,20 @@ impl Lanes<f64, L> for Run<'_> {
             *out = self.p.run_portable(self.kahan, x, y);
         }
     }
+    /// A naive sum's step with a zero product is round(s + 0) = s (+0 for s = +0).
+    fn zero_products_leave_sums(&self) -> bool {
+        !self.kahan
+    }
+    fn run_sparse(&self, xs: &[(&[u32], &[f64])], y: &[[f64; L]], out: &mut [[f64; L]]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { avx2::run_sparse(&self.p, xs, y, out) };
+        }
+        for (&(ks, vs), out) in xs.iter().zip(out) {
+            *out = self.p.run_portable_sparse(ks, vs, y);
+        }
+    }
 }
 
 /// The same lanes, L512 wide, on AVX-512 (made only where the machine has it).
@@ -238,6 +271,14 @@ impl Lanes<f64, L512> for Run512<'_> {
     }
     fn zero_products_are_one(&self) -> bool {
         self.0.zero_products_are_one()
+    }
+    fn zero_products_leave_sums(&self) -> bool {
+        self.0.zero_products_leave_sums()
+    }
+    fn run_sparse(&self, xs: &[(&[u32], &[f64])], y: &[[f64; L512]], out: &mut [[f64; L512]]) {
+        assert!(avx512(), "Run512 is made where the machine has AVX-512");
+        // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
+        unsafe { avx512::run_sparse(&self.0.p, xs, y, out) }
     }
     fn run_skipping(
         &self,
@@ -282,292 +323,10 @@ impl Arith for PositF64 {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
-    use std::arch::x86_64::*;
-
-    use std::ops::Range;
-
-    use crate::kernel::lockstep::{by_rows, segments, zero_run};
-
-    use super::{PositF64, L};
-
-    /// The sums and compensations of R lines' two vectors of lanes.
-    type State<const R: usize> = ([[__m256d; 2]; R], [[__m256d; 2]; R]);
-
-    /// [`PositF64::round`] of four lanes: the fast rounding computed in every lane, the
-    /// lanes outside it (no fraction bit left, nonzero) then rounded one by one.
-    #[inline(always)]
-    unsafe fn round(p: &PositF64, v: __m256d) -> __m256d {
-        let u = _mm256_castpd_si256(v);
-        let eb = _mm256_and_si256(_mm256_srli_epi64(u, 52), _mm256_set1_epi64x(0x7ff));
-        let kk = _mm256_srl_epi64(
-            _mm256_add_epi64(eb, _mm256_set1_epi64x(1)),
-            _mm_cvtsi64_si128(i64::from(p.f.es)),
-        );
-        // The regime length: max(k + 2, 1 − k); both fit i32, where the 32-bit max of the
-        // two halves is the 64-bit max.
-        let up = _mm256_add_epi64(kk, _mm256_set1_epi64x(2 - p.k0));
-        let down = _mm256_sub_epi64(_mm256_set1_epi64x(p.k0 + 1), kk);
-        let r = _mm256_max_epi32(up, down);
-        let field = _mm256_add_epi64(_mm256_add_epi64(eb, r), _mm256_set1_epi64x(52 - p.body));
-        let c = _mm256_castsi256_pd(_mm256_or_si256(
-            _mm256_slli_epi64(field, 52),
-            _mm256_set1_epi64x(1 << 51),
-        ));
-        let out = _mm256_sub_pd(_mm256_add_pd(v, c), c);
-        let slow = _mm256_andnot_si256(
-            _mm256_castpd_si256(_mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_EQ_OQ)),
-            _mm256_cmpgt_epi64(r, _mm256_set1_epi64x(p.body - 1)),
-        );
-        if _mm256_testz_si256(slow, slow) != 0 {
-            return out;
-        }
-        fix(p, v, out, slow)
-    }
-
-    /// The lanes of `out` marked in `slow`, rounded by the format's encoder.
-    #[cold]
-    #[inline(never)]
-    unsafe fn fix(p: &PositF64, v: __m256d, out: __m256d, slow: __m256i) -> __m256d {
-        let (mut x, mut o, mut s) = ([0.0f64; 4], [0.0f64; 4], [0i64; 4]);
-        _mm256_storeu_pd(x.as_mut_ptr(), v);
-        _mm256_storeu_pd(o.as_mut_ptr(), out);
-        _mm256_storeu_si256(s.as_mut_ptr().cast(), slow);
-        for l in 0..4 {
-            if s[l] != 0 {
-                o[l] = p.slow(x[l]);
-            }
-        }
-        _mm256_loadu_pd(o.as_ptr())
-    }
-
-    /// L lockstep sums of each line of `xs`, as [`PositF64::run_portable`].
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn run(
-        p: &PositF64,
-        kahan: bool,
-        xs: &[&[f64]],
-        y: &[[f64; L]],
-        skip: &[Range<usize>],
-        out: &mut [[f64; L]],
-    ) {
-        by_rows!(run_rows(p, kahan, skip; xs, y, out));
-    }
-
-    /// [`run`] of R lines: 2·R vectors of four lanes.
-    #[target_feature(enable = "avx2")]
-    unsafe fn run_rows<const R: usize>(
-        p: &PositF64,
-        kahan: bool,
-        skip: &[Range<usize>],
-        xs: &[&[f64]],
-        y: &[[f64; L]],
-        out: &mut [[f64; L]],
-    ) {
-        assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
-        let add = |a: __m256d, b: __m256d| round(p, _mm256_add_pd(a, b));
-        let sub = |a: __m256d, b: __m256d| round(p, _mm256_sub_pd(a, b));
-        let z = _mm256_setzero_pd();
-        let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
-        let step =
-            |s: &mut [[__m256d; 2]; R], c: &mut [[__m256d; 2]; R], r: usize, v: usize, prod| {
-                (s[r][v], c[r][v]) = if kahan {
-                    crate::sum::kahan_formula(s[r][v], c[r][v], prod, add, sub)
-                } else {
-                    (add(s[r][v], prod), c[r][v])
-                };
-            };
-        // Whether every lane's state (sum and compensation) is the same, bit for bit.
-        let same = |a: __m256d, b: __m256d| {
-            _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(
-                _mm256_castpd_si256(a),
-                _mm256_castpd_si256(b),
-            ))) == 0xf
-        };
-        let still = |a: &State<R>, b: &State<R>| {
-            (0..R).all(|r| (0..2).all(|v| same(a.0[r][v], b.0[r][v]) && same(a.1[r][v], b.1[r][v])))
-        };
-        for (ks, zero) in segments(y.len(), skip) {
-            if zero {
-                // Every product here is the zero product (+0).
-                let every_lane = |(s, c): &mut State<R>| {
-                    for r in 0..R {
-                        for v in 0..2 {
-                            step(s, c, r, v, z);
-                        }
-                    }
-                };
-                let mut state = (s, c);
-                zero_run(&mut state, ks.len(), every_lane, still);
-                (s, c) = state;
-                continue;
-            }
-            for (i, yk) in ks.map(|i| (i, &y[i])) {
-                // SAFETY: yk holds L = 2·4 f64s.
-                let q = [0, 1].map(|v| _mm256_loadu_pd(yk.as_ptr().add(4 * v)));
-                for (r, x) in xs.iter().enumerate() {
-                    let a = _mm256_set1_pd(x[i]);
-                    for (v, &q) in q.iter().enumerate() {
-                        // The step written out (not `step`: a closure the compiler may
-                        // leave as a call, as it did here, 1.2× the epoch's time).
-                        let prod = round(p, _mm256_mul_pd(a, q));
-                        (s[r][v], c[r][v]) = if kahan {
-                            crate::sum::kahan_formula(s[r][v], c[r][v], prod, add, sub)
-                        } else {
-                            (add(s[r][v], prod), c[r][v])
-                        };
-                    }
-                }
-            }
-        }
-        for (s, out) in s.iter().zip(out) {
-            for (v, s) in s.iter().enumerate() {
-                _mm256_storeu_pd(out.as_mut_ptr().add(4 * v), *s);
-            }
-        }
-    }
-}
+mod avx2;
 
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use std::arch::x86_64::*;
-
-    use std::ops::Range;
-
-    use crate::kernel::lockstep::{by_rows, segments, zero_run};
-
-    use super::{PositF64, L512 as L};
-
-    /// The sums and compensations of R lines' two vectors of lanes.
-    type State<const R: usize> = ([[__m512d; 2]; R], [[__m512d; 2]; R]);
-
-    /// [`PositF64::round`] of eight lanes, as the AVX2 form with masks.
-    #[inline(always)]
-    unsafe fn round(p: &PositF64, v: __m512d) -> __m512d {
-        let all = |x: i64| _mm512_set1_epi64(x);
-        let u = _mm512_castpd_si512(v);
-        let eb = _mm512_and_si512(_mm512_srli_epi64::<52>(u), all(0x7ff));
-        let kk = _mm512_srl_epi64(
-            _mm512_add_epi64(eb, all(1)),
-            _mm_cvtsi64_si128(i64::from(p.f.es)),
-        );
-        // The regime length: max(k + 2, 1 − k).
-        let r = _mm512_max_epi64(
-            _mm512_add_epi64(kk, all(2 - p.k0)),
-            _mm512_sub_epi64(all(p.k0 + 1), kk),
-        );
-        let field = _mm512_add_epi64(_mm512_add_epi64(eb, r), all(52 - p.body));
-        let c = _mm512_castsi512_pd(_mm512_or_si512(
-            _mm512_slli_epi64::<52>(field),
-            all(1 << 51),
-        ));
-        let out = _mm512_sub_pd(_mm512_add_pd(v, c), c);
-        let nonzero = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(v, _mm512_setzero_pd());
-        let slow = _mm512_mask_cmpgt_epi64_mask(nonzero, r, all(p.body - 1));
-        if slow == 0 {
-            return out;
-        }
-        fix(p, v, out, slow)
-    }
-
-    /// The lanes of `out` marked in `slow`, rounded by the format's encoder.
-    #[cold]
-    #[inline(never)]
-    unsafe fn fix(p: &PositF64, v: __m512d, out: __m512d, slow: __mmask8) -> __m512d {
-        let (mut x, mut o) = ([0.0f64; 8], [0.0f64; 8]);
-        _mm512_storeu_pd(x.as_mut_ptr(), v);
-        _mm512_storeu_pd(o.as_mut_ptr(), out);
-        for l in 0..8 {
-            if slow >> l & 1 != 0 {
-                o[l] = p.slow(x[l]);
-            }
-        }
-        _mm512_loadu_pd(o.as_ptr())
-    }
-
-    /// L lockstep sums of each line of `xs`, as [`PositF64::run_portable`].
-    #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn run(
-        p: &PositF64,
-        kahan: bool,
-        xs: &[&[f64]],
-        y: &[[f64; L]],
-        skip: &[Range<usize>],
-        out: &mut [[f64; L]],
-    ) {
-        by_rows!(run_rows(p, kahan, skip; xs, y, out));
-    }
-
-    /// [`run`] of R lines: 2·R vectors of eight lanes.
-    #[target_feature(enable = "avx512f,avx512dq")]
-    unsafe fn run_rows<const R: usize>(
-        p: &PositF64,
-        kahan: bool,
-        skip: &[Range<usize>],
-        xs: &[&[f64]],
-        y: &[[f64; L]],
-        out: &mut [[f64; L]],
-    ) {
-        assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
-        let add = |a: __m512d, b: __m512d| round(p, _mm512_add_pd(a, b));
-        let sub = |a: __m512d, b: __m512d| round(p, _mm512_sub_pd(a, b));
-        let z = _mm512_setzero_pd();
-        let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
-        let step =
-            |s: &mut [[__m512d; 2]; R], c: &mut [[__m512d; 2]; R], r: usize, v: usize, prod| {
-                (s[r][v], c[r][v]) = if kahan {
-                    crate::sum::kahan_formula(s[r][v], c[r][v], prod, add, sub)
-                } else {
-                    (add(s[r][v], prod), c[r][v])
-                };
-            };
-        // Whether every lane's state (sum and compensation) is the same, bit for bit.
-        let same = |a: __m512d, b: __m512d| {
-            _mm512_cmpneq_epi64_mask(_mm512_castpd_si512(a), _mm512_castpd_si512(b)) == 0
-        };
-        let still = |a: &State<R>, b: &State<R>| {
-            (0..R).all(|r| (0..2).all(|v| same(a.0[r][v], b.0[r][v]) && same(a.1[r][v], b.1[r][v])))
-        };
-        for (ks, zero) in segments(y.len(), skip) {
-            if zero {
-                // Every product here is the zero product (+0).
-                let every_lane = |(s, c): &mut State<R>| {
-                    for r in 0..R {
-                        for v in 0..2 {
-                            step(s, c, r, v, z);
-                        }
-                    }
-                };
-                let mut state = (s, c);
-                zero_run(&mut state, ks.len(), every_lane, still);
-                (s, c) = state;
-                continue;
-            }
-            for (i, yk) in ks.map(|i| (i, &y[i])) {
-                // SAFETY: yk holds L = 2·8 f64s.
-                let q = [0, 1].map(|v| _mm512_loadu_pd(yk.as_ptr().add(8 * v)));
-                for (r, x) in xs.iter().enumerate() {
-                    let a = _mm512_set1_pd(x[i]);
-                    for (v, &q) in q.iter().enumerate() {
-                        // The step written out (not `step`: a closure the compiler may
-                        // leave as a call, as it did here, 1.2× the epoch's time).
-                        let prod = round(p, _mm512_mul_pd(a, q));
-                        (s[r][v], c[r][v]) = if kahan {
-                            crate::sum::kahan_formula(s[r][v], c[r][v], prod, add, sub)
-                        } else {
-                            (add(s[r][v], prod), c[r][v])
-                        };
-                    }
-                }
-            }
-        }
-        for (s, out) in s.iter().zip(out) {
-            for (v, s) in s.iter().enumerate() {
-                _mm512_storeu_pd(out.as_mut_ptr().add(8 * v), *s);
-            }
-        }
-    }
-}
+mod avx512;
 
 #[cfg(test)]
 mod tests;

@@ -191,3 +191,83 @@ fn encode_exact_is_every_words_inverse() {
         }
     }
 }
+
+/// Lines given by their nonzero values (`run_sparse`, naive sums) give the dense lines' sums
+/// on every path: the portable one, AVX2 and AVX-512 where the machine has them. The lines
+/// are three in four zeros at random (a ReLU's and max pooling's), one to five at once,
+/// padded as the frame pads them (zero values at k 0).
+#[test]
+fn sparse_lines_are_the_dense_lines() {
+    let mut r = crate::test_words(29);
+    for s in ["posit:16:1", "posit:9:0"] {
+        let f = match s.parse::<crate::Format>().unwrap() {
+            crate::Format::Posit(f) => f,
+            _ => unreachable!(),
+        };
+        let p = f.f64_path().unwrap();
+        for (lines, k) in [(1, 1), (2, 7), (3, 64), (4, 300), (5, 31)] {
+            let mut value = || loop {
+                let w = r() & f.mask();
+                if w != f.nar() {
+                    break if r().is_multiple_of(4) {
+                        p.load(w)
+                    } else {
+                        0.0
+                    };
+                }
+            };
+            let dense: Vec<Vec<f64>> = (0..lines)
+                .map(|_| (0..k).map(|_| value()).collect())
+                .collect();
+            let y: Vec<[f64; L512]> = (0..k)
+                .map(|_| std::array::from_fn(|_| p.load(r() & f.mask() & !f.nar())))
+                .collect();
+            let y8: Vec<[f64; L]> = y.iter().map(|v| std::array::from_fn(|l| v[l])).collect();
+            let sparse: Vec<(Vec<u32>, Vec<f64>)> = (dense.iter())
+                .map(|x| {
+                    (0..k)
+                        .filter(|&i| x[i] != 0.0)
+                        .map(|i| (i as u32, x[i]))
+                        .unzip()
+                })
+                .collect();
+            let len = sparse.iter().map(|s| s.0.len()).max().unwrap();
+            let padded: Vec<(Vec<u32>, Vec<f64>)> = (sparse.iter().cloned())
+                .map(|(mut ks, mut vs)| {
+                    ks.resize(len, 0);
+                    vs.resize(len, 0.0);
+                    (ks, vs)
+                })
+                .collect();
+            let xs: Vec<(&[u32], &[f64])> = padded
+                .iter()
+                .map(|(ks, vs)| (ks.as_slice(), vs.as_slice()))
+                .collect();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            for (x, &(ks, vs)) in dense.iter().zip(&xs) {
+                let want = p.run_portable(false, x, &y);
+                assert_eq!(bits(&p.run_portable_sparse(ks, vs, &y)), bits(&want), "{s}");
+            }
+            let want: Vec<[f64; L512]> =
+                dense.iter().map(|x| p.run_portable(false, x, &y)).collect();
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                let mut got = vec![[0.0; L]; lines];
+                // SAFETY: the CPU has AVX2.
+                unsafe { avx2::run_sparse(&p, &xs, &y8, &mut got) };
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(bits(g), bits(&w[..L]), "{s} K = {k}, AVX2");
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            if avx512() {
+                let mut got = vec![[0.0; L512]; lines];
+                // SAFETY: the CPU has AVX-512 F and DQ.
+                unsafe { avx512::run_sparse(&p, &xs, &y, &mut got) };
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(bits(g), bits(w), "{s} K = {k}, AVX-512");
+                }
+            }
+        }
+    }
+}

@@ -62,7 +62,7 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
     }
     /// [`Lanes::run`] of lines given by their nonzero values `x.1` and those values' k `x.0`
     /// (each in k order; every line of a call as long as the longest, padded with zero values
-    /// at k 0, steps that leave the sums). Lanes that do not step through such lines
+    /// at any k, steps that leave the sums). Lanes that do not step through such lines
     /// themselves get each line spread back to its dense values (the same sums).
     fn run_sparse(&self, xs: &[(&[u32], &[T])], y: &[[T; L]], out: &mut [[T; L]])
     where
@@ -83,7 +83,7 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
 }
 
 mod sparse;
-pub(crate) use sparse::sparse;
+pub(crate) use sparse::{sparse, sparse_either};
 
 /// The k of `0..k` as consecutive ranges, each with whether it is one of `skip`'s (sorted,
 /// disjoint, within `0..k`): the loop of lanes that honour [`Lanes::run_skipping`].

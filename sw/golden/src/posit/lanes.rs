@@ -34,6 +34,8 @@ use crate::family_trait::Family;
 use crate::kernel::lockstep::avx512;
 use std::ops::Range;
 
+#[cfg(target_arch = "x86_64")]
+use crate::kernel::lockstep::sparse_either;
 use crate::kernel::lockstep::{lockstep, Lanes};
 
 use super::PositFormat;
@@ -133,6 +135,9 @@ impl PositF64 {
         };
         #[cfg(target_arch = "x86_64")]
         if avx512() {
+            if !kahan {
+                return sparse_either(&Run512(lanes), &Half512(lanes), rows, cols);
+            }
             return lockstep(&Run512(lanes), rows, cols);
         }
         lockstep(&lanes, rows, cols)
@@ -189,6 +194,7 @@ impl PositF64 {
 struct Values(Vec<f64>);
 
 /// The frame's view of the path in one mode.
+#[derive(Clone, Copy)]
 struct Run<'a> {
     p: PositF64,
     kahan: bool,
@@ -290,6 +296,37 @@ impl Lanes<f64, L512> for Run512<'_> {
         assert!(avx512(), "Run512 is made where the machine has AVX-512");
         // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
         unsafe { avx512::run(&self.0.p, self.0.kahan, xs, y, skip, out) }
+    }
+}
+
+/// Naive sums on AVX-512, one vector of eight lanes a line: for a product whose wide side
+/// has at most eight lines (a convolution's six channels), which two vectors would run
+/// mostly empty. Only the sparse frame ([`sparse_either`]) takes it.
+#[cfg(target_arch = "x86_64")]
+struct Half512<'a>(Run<'a>);
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes<f64, L> for Half512<'_> {
+    fn value(&self, w: Bits) -> Option<f64> {
+        self.0.value(w)
+    }
+    fn special(&self) -> Bits {
+        self.0.special()
+    }
+    fn encode(&self, v: f64) -> Bits {
+        self.0.encode(v)
+    }
+    /// The dense lines on the AVX2 lanes (the same sums).
+    fn run(&self, xs: &[&[f64]], y: &[[f64; L]], out: &mut [[f64; L]]) {
+        self.0.run(xs, y, out)
+    }
+    fn zero_products_leave_sums(&self) -> bool {
+        self.0.zero_products_leave_sums()
+    }
+    fn run_sparse(&self, xs: &[(&[u32], &[f64])], y: &[[f64; L]], out: &mut [[f64; L]]) {
+        assert!(avx512(), "Half512 is made where the machine has AVX-512");
+        // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
+        unsafe { avx512::run_sparse(&self.0.p, xs, y, out) }
     }
 }
 

@@ -4,7 +4,7 @@ use std::arch::x86_64::*;
 
 use std::ops::Range;
 
-use crate::kernel::lockstep::{by_rows, segments, zero_run};
+use crate::kernel::lockstep::{by_rows, segments, zero_run, ROWS};
 
 use super::{PositF64, L512 as L};
 
@@ -137,26 +137,35 @@ unsafe fn run_rows<const R: usize>(
     }
 }
 
-/// [`Lanes::run_sparse`] of each line of `xs`: naive sums only.
+/// [`Lanes::run_sparse`] of each line of `xs`, W = 8 or 16 lanes (one or two vectors a
+/// line): naive sums only.
 #[target_feature(enable = "avx512f,avx512dq")]
-pub(super) unsafe fn run_sparse(
+pub(super) unsafe fn run_sparse<const W: usize>(
     p: &PositF64,
     xs: &[(&[u32], &[f64])],
-    y: &[[f64; L]],
-    out: &mut [[f64; L]],
+    y: &[[f64; W]],
+    out: &mut [[f64; W]],
 ) {
-    by_rows!(sparse_rows(p; xs, y, out));
+    for (xs, out) in xs.chunks(ROWS).zip(out.chunks_mut(ROWS)) {
+        match xs.len() {
+            1 => sparse_rows::<1, W>(p, xs, y, out),
+            2 => sparse_rows::<2, W>(p, xs, y, out),
+            3 => sparse_rows::<3, W>(p, xs, y, out),
+            _ => sparse_rows::<4, W>(p, xs, y, out),
+        }
+    }
 }
 
 /// [`run_sparse`] of R lines, each stepping through its own k.
 #[target_feature(enable = "avx512f,avx512dq")]
-unsafe fn sparse_rows<const R: usize>(
+unsafe fn sparse_rows<const R: usize, const W: usize>(
     p: &PositF64,
     xs: &[(&[u32], &[f64])],
-    y: &[[f64; L]],
-    out: &mut [[f64; L]],
+    y: &[[f64; W]],
+    out: &mut [[f64; W]],
 ) {
     let len = xs[0].0.len();
+    assert!(W == 8 || W == 16, "one or two vectors of eight");
     assert!(xs.len() == R && out.len() >= R);
     assert!(xs
         .iter()
@@ -167,8 +176,8 @@ unsafe fn sparse_rows<const R: usize>(
         for (r, &(ks, vs)) in xs.iter().enumerate() {
             let yk = &y[ks[j] as usize];
             let a = _mm512_set1_pd(vs[j]);
-            for (v, s) in s[r].iter_mut().enumerate() {
-                // SAFETY: yk holds L = 2·8 f64s.
+            for (v, s) in s[r].iter_mut().enumerate().take(W / 8) {
+                // SAFETY: yk holds W = 8·(W / 8) f64s.
                 let q = _mm512_loadu_pd(yk.as_ptr().add(8 * v));
                 let prod = round(p, _mm512_mul_pd(a, q));
                 *s = round(p, _mm512_add_pd(*s, prod));
@@ -176,7 +185,7 @@ unsafe fn sparse_rows<const R: usize>(
         }
     }
     for (s, out) in s.iter().zip(out) {
-        for (v, s) in s.iter().enumerate() {
+        for (v, s) in s.iter().enumerate().take(W / 8) {
             _mm512_storeu_pd(out.as_mut_ptr().add(8 * v), *s);
         }
     }

@@ -195,7 +195,7 @@ fn encode_exact_is_every_words_inverse() {
 /// Lines given by their nonzero values (`run_sparse`, naive sums) give the dense lines' sums
 /// on every path: the portable one, AVX2 and AVX-512 where the machine has them. The lines
 /// are three in four zeros at random (a ReLU's and max pooling's), one to five at once,
-/// padded as the frame pads them (zero values at k 0).
+/// padded with zero values; AVX-512 with one vector a line and with two.
 #[test]
 fn sparse_lines_are_the_dense_lines() {
     let mut r = crate::test_words(29);
@@ -266,6 +266,13 @@ fn sparse_lines_are_the_dense_lines() {
                 unsafe { avx512::run_sparse(&p, &xs, &y, &mut got) };
                 for (g, w) in got.iter().zip(&want) {
                     assert_eq!(bits(g), bits(w), "{s} K = {k}, AVX-512");
+                }
+                // One vector a line (`Half512`).
+                let mut got = vec![[0.0; L]; lines];
+                // SAFETY: the CPU has AVX-512 F and DQ.
+                unsafe { avx512::run_sparse(&p, &xs, &y8, &mut got) };
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(bits(g), bits(&w[..L]), "{s} K = {k}, AVX-512, 8 lanes");
                 }
             }
         }

@@ -53,6 +53,18 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
         let _ = skip;
         self.run(xs, y, out)
     }
+    /// The working values of `line`'s words appended to `out` (the NaN word as zero), and
+    /// whether one was the NaN word: [`Lanes::value`] word by word (the flag kept in a
+    /// register: a flag in memory, or-ed at every word, chains the words' decoding through a
+    /// store and a load), unless the lanes decode faster to the same values.
+    fn decode(&self, line: &[Bits], out: &mut Vec<T>) -> bool
+    where
+        Self: Sized,
+    {
+        let mut nan = false;
+        out.extend(line.iter().map(|&w| value_or_zero(self, w, &mut nan)));
+        nan
+    }
     /// Whether a step with a zero product leaves every lane's state as it was, whatever the
     /// state (naive sums in a family with one zero and no infinity: s + 0 is s). A line can
     /// then skip its own zeros, whatever the other lines hold: the frame gives such lanes
@@ -250,20 +262,6 @@ fn value_or_zero<T: Copy + Default, const L: usize>(
     v.unwrap_or_default()
 }
 
-/// The working values of `line`'s words (a NaN word as zero) appended to `out`, and whether
-/// one was the NaN word (kept in a register: a flag in memory, or-ed at every word, chains
-/// the words' decoding through a store and a load).
-#[inline(always)]
-fn decode_into<T: Copy + Default, const L: usize>(
-    lanes: &impl Lanes<T, L>,
-    line: &[Bits],
-    out: &mut Vec<T>,
-) -> bool {
-    let mut nan = false;
-    out.extend(line.iter().map(|&w| value_or_zero(lanes, w, &mut nan)));
-    nan
-}
-
 /// The block of up to L `lines` (each of k values) side by side: `block[i][l]` is line l's
 /// value at k = i, the lanes past the lines zero. Filled a tile of k-rows at a time: each
 /// line's run of values in the tile (one cache line) read in order and written into the
@@ -324,7 +322,7 @@ where
         .zip(&mut narrow_nan)
         .map(|(line, nan)| {
             let mut values = Vec::with_capacity(k);
-            *nan = decode_into(lanes, line, &mut values);
+            *nan = lanes.decode(line, &mut values);
             values
         })
         .collect();
@@ -337,7 +335,7 @@ where
         // All the values first, to sort the lines by their zeros where there are any.
         let mut values_of = Vec::with_capacity(wide.len() * k);
         for (line, nan) in wide.iter().zip(&mut wide_nan) {
-            *nan = decode_into(lanes, line, &mut values_of);
+            *nan = lanes.decode(line, &mut values_of);
         }
         wide_zeros = (0..wide.len())
             .map(|l| Zeros::of(&values_of[l * k..(l + 1) * k]))

@@ -257,6 +257,22 @@ impl Lanes<f64, L> for Run<'_> {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+impl Run<'_> {
+    /// [`Lanes::decode`] on AVX-512 (with CD's `vplzcntq`) where the machine has it and every
+    /// word is one of the format's, word by word by the table otherwise.
+    fn decode_wide(&self, line: &[Bits], out: &mut Vec<f64>) -> bool {
+        if std::is_x86_feature_detected!("avx512cd") {
+            // SAFETY: the wide lanes are made where the machine has AVX-512 F and DQ, and it
+            // has CD (checked just above).
+            if let Some(nar) = unsafe { avx512::decode(&self.p, line, out) } {
+                return nar;
+            }
+        }
+        Lanes::<f64, L>::decode(self, line, out)
+    }
+}
+
 /// The same lanes, L512 wide, on AVX-512 (made only where the machine has it).
 #[cfg(target_arch = "x86_64")]
 struct Run512<'a>(Run<'a>);
@@ -277,6 +293,9 @@ impl Lanes<f64, L512> for Run512<'_> {
     }
     fn zero_products_are_one(&self) -> bool {
         self.0.zero_products_are_one()
+    }
+    fn decode(&self, line: &[Bits], out: &mut Vec<f64>) -> bool {
+        self.0.decode_wide(line, out)
     }
     fn zero_products_leave_sums(&self) -> bool {
         self.0.zero_products_leave_sums()
@@ -319,6 +338,9 @@ impl Lanes<f64, L> for Half512<'_> {
     /// The dense lines on the AVX2 lanes (the same sums).
     fn run(&self, xs: &[&[f64]], y: &[[f64; L]], out: &mut [[f64; L]]) {
         self.0.run(xs, y, out)
+    }
+    fn decode(&self, line: &[Bits], out: &mut Vec<f64>) -> bool {
+        self.0.decode_wide(line, out)
     }
     fn zero_products_leave_sums(&self) -> bool {
         self.0.zero_products_leave_sums()

@@ -11,7 +11,7 @@
 //! it is the longer. The wide side's zeros are stepped through (each lane would need its own
 //! k).
 
-use super::{block, decode_into, Lanes, ROWS};
+use super::{block, Lanes, ROWS};
 use crate::arith::Bits;
 
 /// One side of a product, decoded: its lines' values one after another, whether each holds
@@ -30,7 +30,7 @@ impl<T: Copy + Default + PartialEq> Side<T> {
             nonzeros: Vec::with_capacity(lines.len()),
         };
         for line in lines {
-            side.nan.push(decode_into(lanes, line, &mut side.values));
+            side.nan.push(lanes.decode(line, &mut side.values));
             let values = &side.values[side.values.len() - k..];
             let nonzeros = values.iter().filter(|&&v| v != T::default()).count();
             side.nonzeros.push(nonzeros);

@@ -7,6 +7,8 @@ use std::ops::Range;
 use crate::kernel::lockstep::{by_rows, segments, zero_run, ROWS};
 
 use super::{PositF64, L512 as L};
+use crate::arith::Bits;
+use crate::family_trait::Family;
 
 /// The sums and compensations of R lines' two vectors of lanes.
 type State<const R: usize> = ([[__m512d; 2]; R], [[__m512d; 2]; R]);
@@ -189,4 +191,76 @@ unsafe fn sparse_rows<const R: usize, const W: usize>(
             _mm512_storeu_pd(out.as_mut_ptr().add(8 * v), *s);
         }
     }
+}
+
+/// The working values of `line`'s words (NaR as zero) appended to `out`, eight at a time,
+/// and whether one was NaR: each word's fields taken apart in the vector (the regime's run
+/// by `vplzcntq`), and its f64 packed from them, as [`PositFormat::to_f64`] computes it
+/// (`tests` hold the two to each other on every word of every format of the path). `None`
+/// (and `out` as it was) if a word is wider than the format.
+///
+/// [`PositFormat::to_f64`]: super::PositFormat::to_f64
+#[target_feature(enable = "avx512f,avx512dq,avx512cd")]
+pub(super) unsafe fn decode(p: &PositF64, line: &[Bits], out: &mut Vec<f64>) -> Option<bool> {
+    let (n, es) = (i64::from(p.f.n), i64::from(p.f.es));
+    let all = |x: i64| _mm512_set1_epi64(x);
+    let (mask, nar) = (all((1 << n) - 1), all(1 << (n - 1)));
+    let mut any_nar: __mmask8 = 0;
+    let start = out.len();
+    out.reserve(line.len());
+    let mut chunks = line.chunks_exact(8);
+    for words in &mut chunks {
+        // SAFETY: `words` holds eight u64s.
+        let w = _mm512_loadu_si512(words.as_ptr().cast());
+        if _mm512_cmpgt_epu64_mask(w, mask) != 0 {
+            out.truncate(start);
+            return None;
+        }
+        let is_nar = _mm512_cmpeq_epi64_mask(w, nar);
+        let zero_or_nar = _mm512_cmpeq_epi64_mask(w, _mm512_setzero_si512()) | is_nar;
+        any_nar |= is_nar;
+        // The magnitude's body: a negative word's two's complement, its N − 1 bits moved to
+        // the top of the u64.
+        let negative = _mm512_test_epi64_mask(w, nar);
+        let magnitude = _mm512_mask_sub_epi64(w, negative, _mm512_setzero_si512(), w);
+        let body = _mm512_sllv_epi64(_mm512_and_si512(magnitude, mask), all(65 - n));
+        // The regime: a run of m equal bits, k = m − 1 for ones, −m for zeros.
+        let ones = _mm512_movepi64_mask(body);
+        let run = _mm512_mask_lzcnt_epi64(
+            _mm512_lzcnt_epi64(body),
+            ones,
+            _mm512_xor_si512(body, all(-1)),
+        );
+        let k = _mm512_mask_sub_epi64(
+            _mm512_sub_epi64(_mm512_setzero_si512(), run),
+            ones,
+            run,
+            all(1),
+        );
+        // Past the regime and its last bit: es exponent bits (zeros where the word ends),
+        // then the fraction. Shifts of 64 or more give zero.
+        let rest = _mm512_sllv_epi64(body, _mm512_add_epi64(run, all(1)));
+        let e = _mm512_srlv_epi64(rest, all(64 - es));
+        let fraction = _mm512_srli_epi64::<12>(_mm512_sllv_epi64(rest, all(es)));
+        let scale = _mm512_add_epi64(_mm512_sllv_epi64(k, all(es)), e);
+        let bits = _mm512_or_si512(
+            _mm512_slli_epi64::<52>(_mm512_add_epi64(scale, all(1023))),
+            fraction,
+        );
+        let signed = _mm512_mask_or_epi64(bits, negative, bits, all(i64::MIN));
+        let value = _mm512_maskz_mov_epi64(!zero_or_nar, signed);
+        let mut values = [0.0f64; 8];
+        _mm512_storeu_pd(values.as_mut_ptr(), _mm512_castsi512_pd(value));
+        out.extend_from_slice(&values);
+    }
+    for &w in chunks.remainder() {
+        if w >> n != 0 {
+            out.truncate(start);
+            return None;
+        }
+        let v = Family::to_f64(&p.f, w);
+        any_nar |= u8::from(v.is_nan());
+        out.push(if v.is_nan() { 0.0 } else { v });
+    }
+    Some(any_nar != 0)
 }

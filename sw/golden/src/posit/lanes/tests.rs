@@ -278,3 +278,52 @@ fn sparse_lines_are_the_dense_lines() {
         }
     }
 }
+
+/// The AVX-512 decoding (where the machine has it, with CD) gives every word's value, NaR
+/// as zero and flagged, for every format of the path: N = 2 to 16, es = 0 to 5, every word,
+/// in lines of every length to 17 (the eights and a tail) and whole; a word wider than the
+/// format leaves it to the table (`None`, `out` as it was).
+#[test]
+fn vector_decoding_is_every_words_value() {
+    #[cfg(target_arch = "x86_64")]
+    if avx512() && std::is_x86_feature_detected!("avx512cd") {
+        for n in 2..=16 {
+            for es in 0..=crate::posit::MAX_ES {
+                let Ok(crate::Format::Posit(f)) = format!("posit:{n}:{es}").parse() else {
+                    continue;
+                };
+                let p = f.f64_path().unwrap();
+                let words: Vec<Bits> = (0..1u64 << n).collect();
+                let want: Vec<u64> = (words.iter())
+                    .map(|&w| match Family::to_f64(&f, w) {
+                        v if v.is_nan() => 0,
+                        v => v.to_bits(),
+                    })
+                    .collect();
+                let mut got = vec![1.5];
+                // SAFETY: the CPU has AVX-512 F, DQ and CD.
+                let nar = unsafe { avx512::decode(&p, &words, &mut got) };
+                assert_eq!(nar, Some(true), "{f}: NaR is among the words");
+                let bits: Vec<u64> = got[1..].iter().map(|v| v.to_bits()).collect();
+                assert_eq!(bits, want, "{f}");
+                for len in 0..=17.min(words.len()) {
+                    let line = &words[words.len() - len..];
+                    let mut got = vec![];
+                    // SAFETY: as above.
+                    let nar = unsafe { avx512::decode(&p, line, &mut got) };
+                    assert_eq!(nar, Some(line.contains(&f.nar())), "{f} tail of {len}");
+                    let bits: Vec<u64> = got.iter().map(|v| v.to_bits()).collect();
+                    assert_eq!(bits, want[words.len() - len..], "{f} tail of {len}");
+                }
+                for at in [0, 7, 12, 18] {
+                    let mut line = vec![1u64; 20];
+                    line[at] = 1 << n;
+                    let mut got = vec![2.0];
+                    // SAFETY: as above.
+                    assert_eq!(unsafe { avx512::decode(&p, &line, &mut got) }, None);
+                    assert_eq!(got, [2.0], "{f}: a wide word at {at}");
+                }
+            }
+        }
+    }
+}

@@ -262,9 +262,8 @@ impl Run<'_> {
     /// [`Lanes::decode`] on AVX-512 (with CD's `vplzcntq`) where the machine has it and every
     /// word is one of the format's, word by word by the table otherwise.
     fn decode_wide(&self, line: &[Bits], out: &mut Vec<f64>) -> bool {
-        if std::is_x86_feature_detected!("avx512cd") {
-            // SAFETY: the wide lanes are made where the machine has AVX-512 F and DQ, and it
-            // has CD (checked just above).
+        if avx512() && std::is_x86_feature_detected!("avx512cd") {
+            // SAFETY: the machine has AVX-512 F, DQ and CD (checked just above).
             if let Some(nar) = unsafe { avx512::decode(&self.p, line, out) } {
                 return nar;
             }

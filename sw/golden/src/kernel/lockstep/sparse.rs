@@ -6,10 +6,10 @@
 //! padding of the im2col rows of a full convolution.
 //!
 //! Which side goes into the lanes: the one that leaves the fewer steps. A narrow line of z
-//! nonzero values against a wide side of w lines takes z·⌈w/L⌉ steps of the lanes; the
-//! frame counts both ways and takes the fewer, so a sparse side is the narrow one even when
-//! it is the longer. The wide side's zeros are stepped through (each lane would need its own
-//! k).
+//! nonzero values against a wide side of w lines takes z·⌈w/L⌉ steps of L lanes; the frame
+//! counts both ways (and both widths, where it is given two) and takes the fewer, so a
+//! sparse side is the narrow one even when it is the longer. The wide side's zeros are
+//! stepped through (each lane would need its own k).
 
 use super::{block, Lanes, ROWS};
 use crate::arith::Bits;
@@ -58,22 +58,23 @@ where
     sparse_either(lanes, lanes, rows, cols)
 }
 
-/// [`sparse`] by `wide` or by `narrow`, lanes of one family that give the same sums L and M
-/// at a time: whichever side and lanes leave the fewest lane-steps (z·⌈w/L⌉·L of a narrow
-/// side of z nonzero values against a wide side of w lines). A wide side of 6 lines (a
-/// convolution's channels) fills 6 of 8 lanes, not 6 of 16. Lane-steps cost the same on
-/// either width where a wide vector's instruction takes twice a narrow one's time (AVX-512
-/// and AVX2 on the Zen 4 measured).
+/// [`sparse`] by `l_lanes` or by `m_lanes`, lanes of one family that give the same sums L
+/// and M at a time: whichever side and lanes leave the fewest lane-steps (z·⌈w/L⌉·L of a
+/// narrow side of z nonzero values against a wide side of w lines). A wide side of 6 lines
+/// (a convolution's channels) fills 6 of 8 lanes, not 6 of 16. Counting lane-steps assumes
+/// a lane-step costs the same at either width, as it does where both are AVX-512 vectors,
+/// one or two a line (the posit lanes' `Half512` and `Run512`); eight lanes on AVX2 instead
+/// were slower (docs/perf.md).
 pub(crate) fn sparse_either<T, const L: usize, const M: usize>(
-    wide: &impl Lanes<T, L>,
-    narrow: &impl Lanes<T, M>,
+    l_lanes: &impl Lanes<T, L>,
+    m_lanes: &impl Lanes<T, M>,
     rows: &[&[Bits]],
     cols: &[&[Bits]],
 ) -> Vec<Bits>
 where
     T: Copy + Default + PartialEq,
 {
-    assert!(wide.zero_products_leave_sums() && narrow.zero_products_leave_sums());
+    assert!(l_lanes.zero_products_leave_sums() && m_lanes.zero_products_leave_sums());
     let (m, n) = (rows.len(), cols.len());
     let k = rows.first().or(cols.first()).map_or(0, |v| v.len());
     assert!(
@@ -81,7 +82,10 @@ where
         "rows and columns of K"
     );
     assert!(u32::try_from(k).is_ok(), "K fits the lines' u32 indices");
-    let (rows, cols) = (Side::decode(wide, rows, k), Side::decode(wide, cols, k));
+    let (rows, cols) = (
+        Side::decode(l_lanes, rows, k),
+        Side::decode(l_lanes, cols, k),
+    );
     let (in_rows, in_cols): (usize, usize) =
         (rows.nonzeros.iter().sum(), cols.nonzeros.iter().sum());
     let steps = |lines: usize, lanes: usize| lines.div_ceil(lanes) * lanes;
@@ -108,8 +112,8 @@ where
         },
     };
     match by_l {
-        true => sides.run(wide, k),
-        false => sides.run(narrow, k),
+        true => sides.run(l_lanes, k),
+        false => sides.run(m_lanes, k),
     }
 }
 

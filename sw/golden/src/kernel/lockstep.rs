@@ -262,6 +262,16 @@ fn value_or_zero<T: Copy + Default, const L: usize>(
     v.unwrap_or_default()
 }
 
+/// The K of a product's rows and columns (0 where there are none), which all must share.
+fn common_k(rows: &[&[Bits]], cols: &[&[Bits]]) -> usize {
+    let k = rows.first().or(cols.first()).map_or(0, |v| v.len());
+    assert!(
+        rows.iter().chain(cols).all(|v| v.len() == k),
+        "rows and columns of K"
+    );
+    k
+}
+
 /// The block of up to L `lines` (each of k values) side by side: `block[i][l]` is line l's
 /// value at k = i, the lanes past the lines zero. Filled a tile of k-rows at a time: each
 /// line's run of values in the tile (one cache line) read in order and written into the
@@ -302,12 +312,7 @@ where
     if lanes.zero_products_leave_sums() {
         return sparse(lanes, rows, cols);
     }
-    let (m, n) = (rows.len(), cols.len());
-    let k = rows.first().or(cols.first()).map_or(0, |v| v.len());
-    assert!(
-        rows.iter().chain(cols).all(|v| v.len() == k),
-        "rows and columns of K"
-    );
+    let (m, n, k) = (rows.len(), cols.len(), common_k(rows, cols));
     // The lanes run over the longer side; `wide_is_cols` says which.
     let wide_is_cols = n >= m;
     let (narrow, wide) = if wide_is_cols {

@@ -11,7 +11,7 @@
 //! sparse side is the narrow one even when it is the longer. The wide side's zeros are
 //! stepped through (each lane would need its own k).
 
-use super::{block, Lanes, ROWS};
+use super::{block, common_k, Lanes, ROWS};
 use crate::arith::Bits;
 
 /// One side of a product, decoded: its lines' values one after another, whether each holds
@@ -75,12 +75,7 @@ where
     T: Copy + Default + PartialEq,
 {
     assert!(l_lanes.zero_products_leave_sums() && m_lanes.zero_products_leave_sums());
-    let (m, n) = (rows.len(), cols.len());
-    let k = rows.first().or(cols.first()).map_or(0, |v| v.len());
-    assert!(
-        rows.iter().chain(cols).all(|v| v.len() == k),
-        "rows and columns of K"
-    );
+    let (m, n, k) = (rows.len(), cols.len(), common_k(rows, cols));
     assert!(u32::try_from(k).is_ok(), "K fits the lines' u32 indices");
     let (rows, cols) = (
         Side::decode(l_lanes, rows, k),

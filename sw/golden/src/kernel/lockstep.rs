@@ -80,18 +80,50 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
     where
         T: PartialEq,
     {
-        let dense: Vec<Vec<T>> = (xs.iter())
-            .map(|&(ks, vs)| {
-                let mut line = vec![T::default(); y.len()];
-                for (&k, &v) in ks.iter().zip(vs).filter(|&(_, &v)| v != T::default()) {
-                    line[k as usize] = v;
-                }
-                line
-            })
-            .collect();
+        let dense = spread(xs, y.len());
         let xs: Vec<&[T]> = dense.iter().map(Vec::as_slice).collect();
         self.run(&xs, y, out)
     }
+    /// How many lines the sparse frame gives [`Lanes::run_sparse`] and [`Lanes::run_runs`]
+    /// at a time.
+    fn lines_at_once(&self) -> usize {
+        ROWS
+    }
+    /// Whether the lanes step lines given as their runs ([`Lanes::run_runs`]) themselves:
+    /// then the frame gives them each line as its steps where that leaves fewer lane-steps
+    /// than the dense frame ([`sparse_either`]).
+    fn steps_runs(&self) -> bool {
+        false
+    }
+    /// [`Lanes::run`] of lines given as their steps: each line's nonzero values `x.1` at
+    /// their k `x.0`, in k order, and at the first k of each of its runs of zeros one zero
+    /// value that stands for the whole run (up to the next step's k, or K = `y.len()`).
+    /// Lines may differ in length; nothing pads them. Lanes whose zero products are one
+    /// value ([`Lanes::zero_products_are_one`]) step such a run only until the state stands
+    /// still ([`zero_run`]). Lanes that do not step such lines themselves get each line
+    /// spread back to its dense values (the same sums).
+    fn run_runs(&self, xs: &[(&[u32], &[T])], y: &[[T; L]], out: &mut [[T; L]])
+    where
+        T: PartialEq,
+    {
+        let dense = spread(xs, y.len());
+        let xs: Vec<&[T]> = dense.iter().map(Vec::as_slice).collect();
+        self.run(&xs, y, out)
+    }
+}
+
+/// Lines given by values at their k (`(ks, vs)`), spread back to k dense values, zero at
+/// every other k.
+fn spread<T: Copy + Default + PartialEq>(xs: &[(&[u32], &[T])], k: usize) -> Vec<Vec<T>> {
+    (xs.iter())
+        .map(|&(ks, vs)| {
+            let mut line = vec![T::default(); k];
+            for (&i, &v) in ks.iter().zip(vs).filter(|&(_, &v)| v != T::default()) {
+                line[i as usize] = v;
+            }
+            line
+        })
+        .collect()
 }
 
 mod sparse;
@@ -296,11 +328,8 @@ fn block<'a, T: Copy + Default + 'a, const L: usize>(
 
 /// Every dot product of `rows` with `cols` (all of length K), row-major, by `lanes`.
 ///
-/// Lanes whose sums a zero product leaves go to the [`sparse`] frame. Where zero products are one value ([`Lanes::zero_products_are_one`]), the wide side's
-/// lines go into the lanes sorted by where their zeros lie (a convolution's padded im2col
-/// has a few patterns of zeros, one per output position), so that a block's lanes share
-/// their zeros; each call then names the runs of k where its lines or its block's lanes
-/// are all zero.
+/// Lanes whose sums a zero product leaves, or that step lines as their runs, go to the
+/// [`sparse`] frame; the others to the [`dense`] one.
 pub(crate) fn lockstep<T, const L: usize>(
     lanes: &impl Lanes<T, L>,
     rows: &[&[Bits]],
@@ -309,9 +338,28 @@ pub(crate) fn lockstep<T, const L: usize>(
 where
     T: Copy + Default + PartialEq,
 {
-    if lanes.zero_products_leave_sums() {
+    if lanes.zero_products_leave_sums() || lanes.steps_runs() {
         return sparse(lanes, rows, cols);
     }
+    dense(lanes, rows, cols)
+}
+
+/// Every dot product of `rows` with `cols` (all of length K), row-major, by `lanes`, each
+/// line of the narrow side against blocks of L lines of the wide side at every k.
+///
+/// Where zero products are one value ([`Lanes::zero_products_are_one`]), the wide side's
+/// lines go into the lanes sorted by where their zeros lie (a convolution's padded im2col
+/// has a few patterns of zeros, one per output position), so that a block's lanes share
+/// their zeros; each call then names the runs of k where its lines or its block's lanes
+/// are all zero.
+pub(crate) fn dense<T, const L: usize>(
+    lanes: &impl Lanes<T, L>,
+    rows: &[&[Bits]],
+    cols: &[&[Bits]],
+) -> Vec<Bits>
+where
+    T: Copy + Default + PartialEq,
+{
     let (m, n, k) = (rows.len(), cols.len(), common_k(rows, cols));
     // The lanes run over the longer side; `wide_is_cols` says which.
     let wide_is_cols = n >= m;
@@ -467,8 +515,57 @@ mod tests {
         }
     }
 
-    /// The sparse frame, through the default [`Lanes::run_sparse`], gives every dot product
-    /// of random sparse sides (either may be the lines), a NaN word in one row and one column.
+    /// [`Integers`] that step lines as their runs ([`Lanes::steps_runs`]), and check that
+    /// each line the frame gives them is its steps: it starts at k 0, a zero value heads a
+    /// run (the next step is further on, or there is none), a gap in k follows only a zero,
+    /// and a line that ends before K ends in a zero. Counts the lines it is given.
+    struct IntegerRuns(std::cell::Cell<usize>);
+
+    impl Lanes<f64, 4> for IntegerRuns {
+        fn value(&self, w: Bits) -> Option<f64> {
+            Integers.value(w)
+        }
+        fn special(&self) -> Bits {
+            NAN
+        }
+        fn encode(&self, v: f64) -> Bits {
+            Integers.encode(v)
+        }
+        fn run(&self, xs: &[&[f64]], y: &[[f64; 4]], out: &mut [[f64; 4]]) {
+            Integers.run(xs, y, out)
+        }
+        fn zero_products_are_one(&self) -> bool {
+            true
+        }
+        fn steps_runs(&self) -> bool {
+            true
+        }
+        fn run_runs(&self, xs: &[(&[u32], &[f64])], y: &[[f64; 4]], out: &mut [[f64; 4]]) {
+            let k = y.len() as u32;
+            self.0.set(self.0.get() + xs.len());
+            for &(ks, vs) in xs {
+                assert_eq!(ks.len(), vs.len());
+                if k > 0 {
+                    assert_eq!(ks.first(), Some(&0), "a line starts at k 0");
+                }
+                let next = ks.iter().skip(1).copied().chain([k]);
+                for ((&at, &v), next) in ks.iter().zip(vs).zip(next) {
+                    assert!(next > at, "steps in k order");
+                    assert!(v == 0.0 || next == at + 1, "a gap follows only a zero");
+                }
+                for w in vs.windows(2).zip(ks.windows(2)) {
+                    assert!(w.0 != [0.0, 0.0] || w.1[1] > w.1[0] + 1, "one zero a run");
+                }
+            }
+            let dense = spread(xs, y.len());
+            let xs: Vec<&[f64]> = dense.iter().map(Vec::as_slice).collect();
+            self.run(&xs, y, out)
+        }
+    }
+
+    /// The sparse frame, through the default [`Lanes::run_sparse`] and through lines as their
+    /// runs ([`IntegerRuns`]), gives every dot product of random sparse sides (either may be
+    /// the lines), a NaN word in one row and one column.
     #[test]
     fn sparse_frame_gives_every_dot_product() {
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
@@ -498,16 +595,20 @@ mod tests {
                 let rows: Vec<&[Bits]> = a.iter().map(Vec::as_slice).collect();
                 let cols: Vec<&[Bits]> = b.iter().map(Vec::as_slice).collect();
                 let got = sparse(&Integers, &rows, &cols);
+                let lanes = IntegerRuns(Default::default());
+                let runs = sparse(&lanes, &rows, &cols);
+                if zeros == 3 && k >= 40 {
+                    // Mostly zeros: fewer steps as runs than dense.
+                    assert!(lanes.0.get() > 0, "{m}x{k}x{n}: lines as their runs");
+                }
                 for (i, j) in (0..m).flat_map(|i| (0..n).map(move |j| (i, j))) {
                     let want = match rows[i].contains(&NAN) || cols[j].contains(&NAN) {
                         true => NAN,
                         false => rows[i].iter().zip(cols[j]).map(|(x, y)| x * y).sum(),
                     };
-                    assert_eq!(
-                        got[i * n + j],
-                        want,
-                        "{m}x{k}x{n} zeros {zeros}/4 ({i}, {j})"
-                    );
+                    let at = format!("{m}x{k}x{n} zeros {zeros}/4 ({i}, {j})");
+                    assert_eq!(got[i * n + j], want, "{at}");
+                    assert_eq!(runs[i * n + j], want, "{at}, lines as their runs");
                 }
             }
         }

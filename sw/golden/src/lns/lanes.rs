@@ -19,7 +19,7 @@ use crate::arith::{Arith, Bits};
 use crate::kernel::lockstep::avx512;
 use std::ops::Range;
 
-use crate::kernel::lockstep::{lockstep, Lanes};
+use crate::kernel::lockstep::{lockstep, sparse_either, Lanes, ROWS};
 
 use super::Lns;
 
@@ -93,6 +93,9 @@ impl LnsLanes {
         let run = Run { l: *self, kahan };
         #[cfg(target_arch = "x86_64")]
         if avx512() {
+            if kahan {
+                return sparse_either(&Run512(run), &Half512(run), rows, cols);
+            }
             return lockstep(&Run512(run), rows, cols);
         }
         lockstep(&run, rows, cols)
@@ -174,6 +177,7 @@ impl Arith for LnsLanes {
 }
 
 /// The frame's view of the lanes in one mode: L lanes, on AVX2 or in portable code.
+#[derive(Clone, Copy)]
 struct Run {
     l: LnsLanes,
     kahan: bool,
@@ -185,6 +189,43 @@ impl Run {
         let nan = v.neg && v.code == self.l.lns.reserved;
         (!nan).then(|| self.l.load(w))
     }
+
+    /// [`Run::value`] of each word of `line` (NaN as zero) appended to `out`, and whether one
+    /// was NaN: the same operations written without a branch, so that they vectorize (on
+    /// AVX-512 where the machine has it).
+    fn decode(&self, line: &[Bits], out: &mut Vec<i32>) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if avx512() {
+            // SAFETY: the CPU has AVX-512 F and DQ (checked just above).
+            return unsafe { self.decode_avx512(line, out) };
+        }
+        self.decode_plain(line, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn decode_avx512(&self, line: &[Bits], out: &mut Vec<i32>) -> bool {
+        self.decode_plain(line, out)
+    }
+
+    #[inline(always)]
+    fn decode_plain(&self, line: &[Bits], out: &mut Vec<i32>) -> bool {
+        let (lw, reserved) = (self.l.lns.lw, self.l.lns.reserved);
+        let sh = 64 - lw;
+        let start = out.len();
+        out.resize(start + line.len(), 0);
+        // A loop over two slices with the flag in a local: the form the compiler vectorizes.
+        let mut nan = false;
+        for (v, &w) in out[start..].iter_mut().zip(line) {
+            // `Lns::split`, and `LnsLanes::load` of its parts.
+            let neg = (w >> lw) & 1 == 1;
+            let code = ((w << sh) as i64 >> sh) as i32;
+            // NaN (negative, the reserved code) comes out as zero by itself.
+            nan |= neg & (code == reserved);
+            *v = signed(code - reserved, -i32::from(neg));
+        }
+        nan
+    }
 }
 
 /// The same lanes, L512 wide, on AVX-512 (made only where the machine has it).
@@ -195,6 +236,9 @@ struct Run512(Run);
 impl Lanes<i32, L512> for Run512 {
     fn value(&self, w: Bits) -> Option<i32> {
         self.0.value(w)
+    }
+    fn decode(&self, line: &[Bits], out: &mut Vec<i32>) -> bool {
+        self.0.decode(line, out)
     }
     fn special(&self) -> Bits {
         self.0.l.lns.fmt.nan()
@@ -219,11 +263,64 @@ impl Lanes<i32, L512> for Run512 {
         // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
         unsafe { avx512::run(&self.0.l, self.0.kahan, xs, y, skip, out) }
     }
+    fn steps_runs(&self) -> bool {
+        self.0.kahan
+    }
+    fn run_runs(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L512]], out: &mut [[i32; L512]]) {
+        assert!(avx512() && self.0.kahan, "Run512 in Kahan sums");
+        // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
+        unsafe { avx512::run_runs(&self.0.l, xs, y, out) }
+    }
+}
+
+/// Kahan sums on AVX-512, one vector of sixteen lanes a line, for lines given as their runs
+/// against a wide side of at most sixteen lines (a convolution's six or sixteen channels),
+/// which two vectors would run mostly empty. Only the sparse frame ([`sparse_either`])
+/// takes it.
+#[cfg(target_arch = "x86_64")]
+struct Half512(Run);
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes<i32, L> for Half512 {
+    fn value(&self, w: Bits) -> Option<i32> {
+        self.0.value(w)
+    }
+    fn decode(&self, line: &[Bits], out: &mut Vec<i32>) -> bool {
+        self.0.decode(line, out)
+    }
+    fn special(&self) -> Bits {
+        self.0.l.lns.fmt.nan()
+    }
+    fn encode(&self, v: i32) -> Bits {
+        self.0.l.store(v)
+    }
+    /// The dense lines on the AVX2 lanes (the same sums).
+    fn run(&self, xs: &[&[i32]], y: &[[i32; L]], out: &mut [[i32; L]]) {
+        self.0.run(xs, y, out)
+    }
+    fn zero_products_are_one(&self) -> bool {
+        true
+    }
+    fn steps_runs(&self) -> bool {
+        self.0.kahan
+    }
+    /// Eight lines of one vector: as many independent gathers a step as four of two.
+    fn lines_at_once(&self) -> usize {
+        2 * ROWS
+    }
+    fn run_runs(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L]], out: &mut [[i32; L]]) {
+        assert!(avx512() && self.0.kahan, "Half512 in Kahan sums");
+        // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
+        unsafe { avx512::run_runs(&self.0.l, xs, y, out) }
+    }
 }
 
 impl Lanes<i32, L> for Run {
     fn value(&self, w: Bits) -> Option<i32> {
         Run::value(self, w)
+    }
+    fn decode(&self, line: &[Bits], out: &mut Vec<i32>) -> bool {
+        Run::decode(self, line, out)
     }
     fn special(&self) -> Bits {
         self.l.lns.fmt.nan()

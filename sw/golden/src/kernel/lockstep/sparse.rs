@@ -1,41 +1,68 @@
-//! The lockstep frame for sums that a zero product leaves as they were
-//! ([`Lanes::zero_products_leave_sums`]: naive sums of posits, where s + 0 is s). Each line
-//! of the narrow side goes into the lanes as its nonzero values only, with their k, so that
-//! a line skips its own zeros whatever the other lines hold. Most products of a
-//! convolution's training are such zeros: ReLU's, max pooling's three in four, and the
-//! padding of the im2col rows of a full convolution.
+//! The lockstep frame for lanes that step each line through its own k: sums that a zero
+//! product leaves as they were ([`Lanes::zero_products_leave_sums`]: naive sums of posits,
+//! where s + 0 is s), and lanes that step a run of zero products only until their state
+//! stands still ([`Lanes::steps_runs`]: LNS Kahan sums). Each line of the narrow side goes
+//! into the lanes as its steps: its nonzero values with their k, and for the second kind
+//! one zero value at the head of each of its runs of zeros. So a line skips its own zeros
+//! whatever the other lines hold. Most products of a convolution's training are such
+//! zeros: ReLU's, max pooling's three in four, and the padding of the im2col rows of a full
+//! convolution.
 //!
 //! Which side goes into the lanes: the one that leaves the fewer steps. A narrow line of z
-//! nonzero values against a wide side of w lines takes z·⌈w/L⌉ steps of L lanes; the frame
-//! counts both ways (and both widths, where it is given two) and takes the fewer, so a
-//! sparse side is the narrow one even when it is the longer. The wide side's zeros are
-//! stepped through (each lane would need its own k).
+//! steps against a wide side of w lines takes z·⌈w/L⌉ steps of L lanes; the frame counts
+//! both ways (and both widths, where it is given two) and takes the fewer, so a sparse side
+//! is the narrow one even when it is the longer. The wide side's zeros are stepped through
+//! (each lane would need its own k). Lanes of the second kind go to the [`dense`] frame
+//! where their steps are more than half of its.
 
-use super::{block, common_k, Lanes, ROWS};
+use super::{block, common_k, dense, Lanes};
 use crate::arith::Bits;
 
 /// One side of a product, decoded: its lines' values one after another, whether each holds
-/// the NaN word, and each one's count of nonzero values.
+/// the NaN word, and each one's count of steps (its nonzero values, and with `runs` the
+/// heads of its runs of zeros).
 struct Side<T> {
     values: Vec<T>,
     nan: Vec<bool>,
-    nonzeros: Vec<usize>,
+    steps: Vec<usize>,
+    runs: bool,
 }
 
 impl<T: Copy + Default + PartialEq> Side<T> {
-    fn decode<const L: usize>(lanes: &impl Lanes<T, L>, lines: &[&[Bits]], k: usize) -> Side<T> {
+    fn decode<const L: usize>(
+        lanes: &impl Lanes<T, L>,
+        lines: &[&[Bits]],
+        k: usize,
+        runs: bool,
+    ) -> Side<T> {
         let mut side = Side {
             values: Vec::with_capacity(lines.len() * k),
             nan: Vec::with_capacity(lines.len()),
-            nonzeros: Vec::with_capacity(lines.len()),
+            steps: Vec::with_capacity(lines.len()),
+            runs,
         };
         for line in lines {
             side.nan.push(lanes.decode(line, &mut side.values));
             let values = &side.values[side.values.len() - k..];
-            let nonzeros = values.iter().filter(|&&v| v != T::default()).count();
-            side.nonzeros.push(nonzeros);
+            let mut after_zero = false;
+            let steps = (values.iter())
+                .map(|&v| {
+                    let (step, zero) = side.is_step(v, after_zero);
+                    after_zero = zero;
+                    usize::from(step)
+                })
+                .sum();
+            side.steps.push(steps);
         }
         side
+    }
+    /// Whether a value (`after_zero`: the one before it is a zero; false at k 0) is a step of
+    /// its line (a nonzero value, or with `runs` the first zero of a run), and whether it is
+    /// a zero.
+    #[inline(always)]
+    fn is_step(&self, v: T, after_zero: bool) -> (bool, bool) {
+        let zero = v == T::default();
+        (!zero | (self.runs & !after_zero), zero)
     }
     fn line(&self, p: usize, k: usize) -> &[T] {
         &self.values[p * k..(p + 1) * k]
@@ -74,15 +101,17 @@ pub(crate) fn sparse_either<T, const L: usize, const M: usize>(
 where
     T: Copy + Default + PartialEq,
 {
-    assert!(l_lanes.zero_products_leave_sums() && m_lanes.zero_products_leave_sums());
+    let leave = l_lanes.zero_products_leave_sums() && m_lanes.zero_products_leave_sums();
+    let runs = l_lanes.steps_runs() && m_lanes.steps_runs();
+    assert!(leave || runs, "lanes that step each line through its own k");
     let (m, n, k) = (rows.len(), cols.len(), common_k(rows, cols));
     assert!(u32::try_from(k).is_ok(), "K fits the lines' u32 indices");
+    let (row_words, col_words) = (rows, cols);
     let (rows, cols) = (
-        Side::decode(l_lanes, rows, k),
-        Side::decode(l_lanes, cols, k),
+        Side::decode(l_lanes, rows, k, !leave),
+        Side::decode(l_lanes, cols, k, !leave),
     );
-    let (in_rows, in_cols): (usize, usize) =
-        (rows.nonzeros.iter().sum(), cols.nonzeros.iter().sum());
+    let (in_rows, in_cols): (usize, usize) = (rows.steps.iter().sum(), cols.steps.iter().sum());
     let steps = |lines: usize, lanes: usize| lines.div_ceil(lanes) * lanes;
     // (lane-steps, the wide side is the columns, by the L lanes); the first fewest wins.
     let ways = [
@@ -91,7 +120,12 @@ where
         (in_rows * steps(n, M), true, false),
         (in_cols * steps(m, M), false, false),
     ];
-    let (_, wide_is_cols, by_l) = ways.into_iter().min_by_key(|w| w.0).unwrap();
+    let (fewest, wide_is_cols, by_l) = ways.into_iter().min_by_key(|w| w.0).unwrap();
+    // The dense frame's lane-steps (every k of every narrow line against the longer side),
+    // of which it skips only the runs where a whole block's lanes are zero.
+    if !leave && 2 * fewest > m.min(n) * steps(m.max(n), L) * k {
+        return dense(l_lanes, row_words, col_words);
+    }
     let sides = match wide_is_cols {
         true => Sides {
             narrow: rows,
@@ -129,43 +163,55 @@ impl<T: Copy + Default + PartialEq> Sides<T> {
             .map(|lines| block(lines.iter().map(|&q| wide.line(q, k)), k))
             .collect();
         // The narrow lines longest first, so that the lines of a group (which all run to the
-        // longest's length) are near one length; groups of at most ROWS, as even as they can
+        // longest's length) are near one length; groups of at most the lanes' lines at once
+        // ([`Lanes::lines_at_once`]), as even as they can
         // be.
         let mut order: Vec<usize> = (0..narrow.lines()).collect();
-        order.sort_by_key(|&p| std::cmp::Reverse(narrow.nonzeros[p]));
-        let groups = order.len().div_ceil(ROWS);
+        order.sort_by_key(|&p| std::cmp::Reverse(narrow.steps[p]));
+        let rows = lanes.lines_at_once();
+        let groups = order.len().div_ceil(rows);
         let cuts: Vec<usize> = (0..=groups)
             .map(|g| g * order.len() / groups.max(1))
             .collect();
         let mut out = vec![0; narrow.lines() * wide.lines()];
-        let mut sums = [[T::default(); L]; ROWS];
-        // A group's lines as their nonzero values and those values' k, each in a stretch of
-        // the group's length + 1: the compaction writes every value and moves on past the
-        // nonzero ones (no branch on the data). Past a line's nonzero values its stretch
-        // holds zero values at k of the line: the line's last zero, written there, or the
-        // resize's zeros at k 0.
+        let mut sums = vec![[T::default(); L]; rows];
+        // A group's lines as their steps (values and their k), each in a stretch of the
+        // group's length + 1: the compaction writes every value and moves on past the steps
+        // (no branch on the data). Lanes whose sums zero products leave get every line as
+        // long as the group's longest: past a line's steps its stretch holds zero values at
+        // k of the line (the line's last zero, written there, or the resize's zeros at k 0).
+        // Lanes that step runs get each line as long as it is.
         let (mut ks, mut values) = (vec![], vec![]);
         for group in cuts.windows(2).map(|c| &order[c[0]..c[1]]) {
-            let len = narrow.nonzeros[group[0]];
+            let len = narrow.steps[group[0]];
             ks.clear();
             ks.resize(group.len() * (len + 1), 0u32);
             values.clear();
             values.resize(group.len() * (len + 1), T::default());
             for (r, &p) in group.iter().enumerate() {
                 let (ks, values) = (&mut ks[r * (len + 1)..], &mut values[r * (len + 1)..]);
-                let mut at = 0;
+                let (mut at, mut after_zero) = (0, false);
                 for (i, &v) in narrow.line(p, k).iter().enumerate() {
                     (ks[at], values[at]) = (i as u32, v);
-                    at += usize::from(v != T::default());
+                    let step;
+                    (step, after_zero) = narrow.is_step(v, after_zero);
+                    at += usize::from(step);
                 }
             }
+            let line_len = |r: usize| match narrow.runs {
+                true => narrow.steps[group[r]],
+                false => len,
+            };
             let xs: Vec<(&[u32], &[T])> = (0..group.len())
-                .map(|r| r * (len + 1)..r * (len + 1) + len)
+                .map(|r| r * (len + 1)..r * (len + 1) + line_len(r))
                 .map(|at| (&ks[at.clone()], &values[at]))
                 .collect();
             for (bi, block) in blocks.iter().enumerate() {
                 let sums = &mut sums[..xs.len()];
-                lanes.run_sparse(&xs, block, sums);
+                match narrow.runs {
+                    true => lanes.run_runs(&xs, block, sums),
+                    false => lanes.run_sparse(&xs, block, sums),
+                }
                 for (&p, sums) in group.iter().zip(sums.iter()) {
                     for (l, &s) in sums.iter().enumerate().take(wide.lines() - bi * L) {
                         let q = bi * L + l;

@@ -1,11 +1,12 @@
-//! The LNS lanes on AVX-512: sixteen lanes a vector, two vectors a line, up to four lines at
-//! once, each operation done in every vector before the next (`LnsLanes`' operations, gathers
-//! of the merged G table).
+//! The LNS lanes on AVX-512: sixteen lanes a vector, two vectors a line (one in lines given
+//! as their runs, where the other side is narrow), up to four lines at once, each operation
+//! done in every vector before the next (`LnsLanes`' operations, gathers of the merged G
+//! table).
 
 use std::arch::x86_64::*;
 use std::ops::Range;
 
-use crate::kernel::lockstep::{by_rows, segments, zero_run};
+use crate::kernel::lockstep::{by_rows, segments, zero_run, ROWS};
 
 use super::{LnsLanes, L512 as L};
 
@@ -20,6 +21,20 @@ struct Consts<'a> {
     cmax: __m512i,
     reserved: __m512i,
     keep: __m512i,
+}
+
+/// The constants of `l`'s vector operations.
+#[inline(always)]
+unsafe fn consts(l: &LnsLanes) -> Consts<'_> {
+    assert_eq!(l.lns.g.len(), 2 * l.lns.stride, "the merged G table");
+    Consts {
+        g: l.lns.g,
+        stride: _mm512_set1_epi32(l.lns.stride as i32),
+        last: _mm512_set1_epi32(l.lns.stride as i32 - 1),
+        cmax: _mm512_set1_epi32(l.cmax),
+        reserved: _mm512_set1_epi32(l.lns.reserved),
+        keep: _mm512_set1_epi32(l.keep),
+    }
 }
 
 /// `LnsLanes::kept` of sixteen magnitudes.
@@ -48,12 +63,12 @@ unsafe fn add<const KEEP: bool>(k: &Consts, a: __m512i, b: __m512i) -> __m512i {
     _mm512_mask_sub_epi32(c, _mm512_movepi32_mask(lead), zero, c)
 }
 
-/// `a ± b` ([`add`]) in every vector of R lines. One vector's chain of four dependent
-/// gathers (a Kahan step) would leave the core waiting; the 2·R gathers of one operation
-/// are independent. Written as loops, not closures over arrays, which the compiler left
-/// as calls (1.5× the epoch's time).
+/// `a ± b` ([`add`]) in the first V vectors of R lines. One vector's chain of four
+/// dependent gathers (a Kahan step) would leave the core waiting; the V·R gathers of one
+/// operation are independent. Written as loops, not closures over arrays, which the
+/// compiler left as calls (1.5× the epoch's time).
 #[inline(always)]
-unsafe fn each<const R: usize, const KEEP: bool>(
+unsafe fn each<const R: usize, const V: usize, const KEEP: bool>(
     k: &Consts,
     a: &[[__m512i; 2]; R],
     b: &[[__m512i; 2]; R],
@@ -61,7 +76,7 @@ unsafe fn each<const R: usize, const KEEP: bool>(
 ) -> [[__m512i; 2]; R] {
     let mut out = *a;
     for r in 0..R {
-        for v in 0..2 {
+        for v in 0..V {
             let b = match neg {
                 true => _mm512_sub_epi32(_mm512_setzero_si512(), b[r][v]),
                 false => b[r][v],
@@ -139,20 +154,12 @@ unsafe fn rows<const R: usize, const KEEP: bool>(
     y: &[[i32; L]],
     out: &mut [[i32; L]],
 ) {
-    assert_eq!(l.lns.g.len(), 2 * l.lns.stride, "the merged G table");
     assert!(xs.len() == R && out.len() >= R && xs.iter().all(|x| x.len() == y.len()));
-    let k = Consts {
-        g: l.lns.g,
-        stride: _mm512_set1_epi32(l.lns.stride as i32),
-        last: _mm512_set1_epi32(l.lns.stride as i32 - 1),
-        cmax: _mm512_set1_epi32(l.cmax),
-        reserved: _mm512_set1_epi32(l.lns.reserved),
-        keep: _mm512_set1_epi32(l.keep),
-    };
+    let k = consts(l);
     // Every operation of a step is done in all 2·R vectors before the next one, so that
     // their table gathers sit side by side ([`each`]).
-    let addv = |a, b| each::<R, KEEP>(&k, &a, &b, false);
-    let subv = |a, b| each::<R, KEEP>(&k, &a, &b, true);
+    let addv = |a, b| each::<R, 2, KEEP>(&k, &a, &b, false);
+    let subv = |a, b| each::<R, 2, KEEP>(&k, &a, &b, true);
     let z = _mm512_setzero_si512();
     let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
     let step = |s: &mut [[__m512i; 2]; R], c: &mut [[__m512i; 2]; R], p: [[__m512i; 2]; R]| {
@@ -194,6 +201,124 @@ unsafe fn rows<const R: usize, const KEEP: bool>(
     }
     for (s, out) in s.iter().zip(out) {
         for (v, s) in s.iter().enumerate() {
+            _mm512_storeu_si512(out.as_mut_ptr().add(16 * v).cast(), *s);
+        }
+    }
+}
+
+/// L lockstep Kahan sums of each line of `xs`, given as its steps
+/// (`kernel::lockstep::Lanes::run_runs`): W = 16 or 32 lanes, one or two vectors a line.
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(super) unsafe fn run_runs<const W: usize>(
+    l: &LnsLanes,
+    xs: &[(&[u32], &[i32])],
+    y: &[[i32; W]],
+    out: &mut [[i32; W]],
+) {
+    match (l.keeps(), W) {
+        (false, 16) => runs_groups::<W, 1, false>(l, xs, y, out),
+        (false, _) => runs_groups::<W, 2, false>(l, xs, y, out),
+        (true, 16) => runs_groups::<W, 1, true>(l, xs, y, out),
+        (true, _) => runs_groups::<W, 2, true>(l, xs, y, out),
+    }
+}
+
+/// [`runs_rows`] of the lines in groups of at most `ROWS`.
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn runs_groups<const W: usize, const V: usize, const KEEP: bool>(
+    l: &LnsLanes,
+    xs: &[(&[u32], &[i32])],
+    y: &[[i32; W]],
+    out: &mut [[i32; W]],
+) {
+    let rows = ROWS * 2 / V;
+    for (xs, out) in xs.chunks(rows).zip(out.chunks_mut(rows)) {
+        match xs.len() {
+            1 => runs_rows::<1, W, V, KEEP>(l, xs, y, out),
+            2 => runs_rows::<2, W, V, KEEP>(l, xs, y, out),
+            3 => runs_rows::<3, W, V, KEEP>(l, xs, y, out),
+            4 => runs_rows::<4, W, V, KEEP>(l, xs, y, out),
+            5 => runs_rows::<5, W, V, KEEP>(l, xs, y, out),
+            6 => runs_rows::<6, W, V, KEEP>(l, xs, y, out),
+            7 => runs_rows::<7, W, V, KEEP>(l, xs, y, out),
+            _ => runs_rows::<8, W, V, KEEP>(l, xs, y, out),
+        }
+    }
+}
+
+/// [`run_runs`] of R lines of V vectors each, each line stepping through its own steps. A
+/// step is a Kahan step of all R lines' vectors at once (their gathers side by side); a line
+/// past its last step keeps its state. A zero value heads a run of zero products up to the
+/// line's next step: if the state stood still under the first, it stands still under the
+/// rest; if not (rarely), that line alone steps on through the run ([`zero_run`]).
+#[target_feature(enable = "avx512f,avx512dq")]
+#[inline]
+unsafe fn runs_rows<const R: usize, const W: usize, const V: usize, const KEEP: bool>(
+    l: &LnsLanes,
+    xs: &[(&[u32], &[i32])],
+    y: &[[i32; W]],
+    out: &mut [[i32; W]],
+) {
+    assert!(
+        W == 16 * V && (V == 1 || V == 2),
+        "one or two vectors of sixteen"
+    );
+    assert!(xs.len() == R && out.len() >= R);
+    assert!(xs.iter().all(|&(ks, vs)| ks.len() == vs.len()));
+    let k = consts(l);
+    let addv = |a, b| each::<R, V, KEEP>(&k, &a, &b, false);
+    let subv = |a, b| each::<R, V, KEEP>(&k, &a, &b, true);
+    let z = _mm512_setzero_si512();
+    let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
+    let len = xs.iter().map(|x| x.0.len()).max().unwrap_or(0);
+    let same = |a: &[__m512i; 2], b: &[__m512i; 2]| {
+        (0..V).all(|v| _mm512_cmpneq_epi32_mask(a[v], b[v]) == 0)
+    };
+    for j in 0..len {
+        let mut p = [[z; 2]; R];
+        for (r, &(ks, vs)) in xs.iter().enumerate() {
+            if let (Some(&i), Some(&x)) = (ks.get(j), vs.get(j)) {
+                let yk = &y[i as usize];
+                let a = _mm512_set1_epi32(x);
+                for (v, p) in p[r].iter_mut().enumerate().take(V) {
+                    // SAFETY: yk holds W = 16·V i32s.
+                    let q = _mm512_loadu_si512(yk.as_ptr().add(16 * v).cast());
+                    *p = mul::<KEEP>(&k, a, q);
+                }
+            }
+        }
+        let before = (s, c);
+        (s, c) = crate::sum::kahan_formula(s, c, p, addv, subv);
+        for (r, &(ks, vs)) in xs.iter().enumerate() {
+            if j >= ks.len() {
+                // Past the line's steps: as it was.
+                (s[r], c[r]) = (before.0[r], before.1[r]);
+                continue;
+            }
+            if vs[j] != 0 {
+                continue;
+            }
+            let end = ks.get(j + 1).map_or(y.len(), |&i| i as usize);
+            let rest = end - ks[j] as usize - 1;
+            if rest > 0 && !(same(&s[r], &before.0[r]) && same(&c[r], &before.1[r])) {
+                let mut state = ([s[r]], [c[r]]);
+                let one = |(s, c): &mut ([[__m512i; 2]; 1], [[__m512i; 2]; 1])| {
+                    let add1 = |a, b| each::<1, V, KEEP>(&k, &a, &b, false);
+                    let sub1 = |a, b| each::<1, V, KEEP>(&k, &a, &b, true);
+                    (*s, *c) = crate::sum::kahan_formula(*s, *c, [[z; 2]; 1], add1, sub1);
+                };
+                let still =
+                    |a: &([[__m512i; 2]; 1], [[__m512i; 2]; 1]),
+                     b: &([[__m512i; 2]; 1], [[__m512i; 2]; 1])| {
+                        same(&a.0[0], &b.0[0]) && same(&a.1[0], &b.1[0])
+                    };
+                zero_run(&mut state, rest, one, still);
+                (s[r], c[r]) = (state.0[0], state.1[0]);
+            }
+        }
+    }
+    for (s, out) in s.iter().zip(out) {
+        for (v, s) in s.iter().enumerate().take(V) {
             _mm512_storeu_si512(out.as_mut_ptr().add(16 * v).cast(), *s);
         }
     }

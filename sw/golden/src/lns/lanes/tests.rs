@@ -209,3 +209,112 @@ fn kept_bits_on_the_lanes_are_the_definition() {
         }
     }
 }
+
+/// A dense line as its steps (`Lanes::run_runs`): every nonzero value with its k, and a
+/// zero at the first k of each run of zeros.
+fn steps_of(x: &[i32]) -> (Vec<u32>, Vec<i32>) {
+    (0..x.len())
+        .filter(|&i| x[i] != 0 || i == 0 || x[i - 1] != 0)
+        .map(|i| (i as u32, x[i]))
+        .unzip()
+}
+
+/// Lines given as their steps (`run_runs`, one vector of sixteen lanes a line and two) give
+/// the Kahan sums of every step of their dense lines: one to nine lines a call, each with
+/// its own runs of zeros (one to 40 long, at the start, inside and at the end; so the lines
+/// differ in length), values over the whole range (so that the compensation is not zero
+/// when a run begins, and a zero step then changes the state now and then, or makes it
+/// alternate), zeros among the lanes' values too, with every result bit and with low bits
+/// cleared (`--keep-bits`). Mutants caught: a run left after its first step, a run's length
+/// one too long or too short, a line past its last step stepped on.
+#[test]
+fn lines_as_their_runs_are_the_dense_lines() {
+    let (mut r, mut q) = (crate::test_words(17), crate::test_words(19));
+    for (s, bits) in [
+        ("lns:5:6", 6),
+        ("lns:5:6", 3),
+        ("lns:4:4", 4),
+        ("lns:3:3", 1),
+    ] {
+        let l = lns(s).lanes_keeping(bits);
+        let mask = (1u64 << l.lns.fmt.width()) - 1;
+        let mut word = |zeros: u64| loop {
+            let w = r() & mask;
+            if r() % 100 < zeros {
+                break 0;
+            }
+            if !l.lns.fmt.is_nan(w) {
+                break l.load(w);
+            }
+        };
+        let k = 150;
+        // Lines enough that some runs' states alternate (about 0.25 % of lanes' runs).
+        for lines in (1..=9).cycle().take(270) {
+            let y2: Vec<[i32; L512]> = (0..k).map(|_| std::array::from_fn(|_| word(10))).collect();
+            let y: Vec<[i32; L]> = y2.iter().map(|v| std::array::from_fn(|i| v[i])).collect();
+            let x: Vec<Vec<i32>> = (0..lines)
+                .map(|line| {
+                    let mut x: Vec<i32> = (0..k).map(|_| word(0)).collect();
+                    // Runs of zeros: more of them, and longer, in later lines.
+                    let mut at = (line * 7) % 5;
+                    while at < k {
+                        let run = 1 + (q() as usize) % (1 + 6 * line);
+                        x[at..(at + run).min(k)].fill(0);
+                        at += run + 1 + (q() as usize) % 9;
+                    }
+                    x
+                })
+                .collect();
+            let steps: Vec<(Vec<u32>, Vec<i32>)> = x.iter().map(|x| steps_of(x)).collect();
+            let xs: Vec<(&[u32], &[i32])> = steps.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+            let want: Vec<[i32; L]> = x.iter().map(|x| l.run_portable(true, x, &y)).collect();
+            let want2: Vec<[i32; L512]> = x.iter().map(|x| l.run_portable(true, x, &y2)).collect();
+            let what = format!("{s} keeping {bits}, {lines} lines");
+            // The trait's default: each line spread back to its dense values.
+            let mut got = vec![[0; L]; lines];
+            Run { l, kahan: true }.run_runs(&xs, &y, &mut got);
+            assert_eq!(got, want, "{what}: spread back");
+            #[cfg(target_arch = "x86_64")]
+            if avx512() {
+                let mut got = vec![[0; L]; lines];
+                // SAFETY: the CPU has AVX-512 F and DQ.
+                unsafe { avx512::run_runs(&l, &xs, &y, &mut got) };
+                assert_eq!(got, want, "{what}: one vector a line");
+                let mut got = vec![[0; L512]; lines];
+                // SAFETY: as above.
+                unsafe { avx512::run_runs(&l, &xs, &y2, &mut got) };
+                assert_eq!(got, want2, "{what}: two vectors a line");
+            }
+        }
+    }
+}
+
+/// The frame's decoding of a line (`Run::decode`, vectorized) is `Run::value` of each word,
+/// NaN as zero and flagged: every word of lns:3:3 to lns:5:6 and lns:2:8, with and without
+/// bits set above the format's width, in lines of one word to past a vector's width.
+#[test]
+fn decoding_is_every_words_value() {
+    for s in ["lns:3:3", "lns:4:4", "lns:5:6", "lns:2:8"] {
+        let run = Run {
+            l: lns(s).lanes(),
+            kahan: true,
+        };
+        let width = run.l.lns.fmt.width();
+        let words: Vec<Bits> = (0..1u64 << width)
+            .flat_map(|w| [w, w | 0xdead << width])
+            .collect();
+        for len in [1, 7, 16, 17, 33] {
+            for line in words.chunks(len) {
+                let mut got = vec![5];
+                let nan = run.decode(line, &mut got);
+                let want: Vec<Option<i32>> = line.iter().map(|&w| run.value(w)).collect();
+                assert_eq!(nan, want.contains(&None), "{s}: the NaN flag of {line:x?}");
+                let want: Vec<i32> = [5]
+                    .into_iter()
+                    .chain(want.iter().map(|v| v.unwrap_or(0)))
+                    .collect();
+                assert_eq!(got, want, "{s}: {line:x?}");
+            }
+        }
+    }
+}

@@ -93,10 +93,7 @@ impl LnsLanes {
         let run = Run { l: *self, kahan };
         #[cfg(target_arch = "x86_64")]
         if avx512() {
-            if kahan {
-                return sparse_either(&Run512(run), &Half512(run), rows, cols);
-            }
-            return lockstep(&Run512(run), rows, cols);
+            return sparse_either(&Run512(run), &Half512(run), rows, cols);
         }
         lockstep(&run, rows, cols)
     }
@@ -263,17 +260,25 @@ impl Lanes<i32, L512> for Run512 {
         // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
         unsafe { avx512::run(&self.0.l, self.0.kahan, xs, y, skip, out) }
     }
+    fn zero_products_leave_sums(&self) -> bool {
+        !self.0.kahan
+    }
+    fn run_sparse(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L512]], out: &mut [[i32; L512]]) {
+        assert!(avx512() && !self.0.kahan, "Run512 in naive sums");
+        // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
+        unsafe { avx512::run_steps(&self.0.l, false, xs, y, out) }
+    }
     fn steps_runs(&self) -> bool {
         self.0.kahan
     }
     fn run_runs(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L512]], out: &mut [[i32; L512]]) {
         assert!(avx512() && self.0.kahan, "Run512 in Kahan sums");
         // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
-        unsafe { avx512::run_runs(&self.0.l, xs, y, out) }
+        unsafe { avx512::run_steps(&self.0.l, true, xs, y, out) }
     }
 }
 
-/// Kahan sums on AVX-512, one vector of sixteen lanes a line, for lines given as their runs
+/// Sums on AVX-512, one vector of sixteen lanes a line, for lines given as their steps
 /// against a wide side of at most sixteen lines (a convolution's six or sixteen channels),
 /// which two vectors would run mostly empty. Only the sparse frame ([`sparse_either`])
 /// takes it.
@@ -301,6 +306,14 @@ impl Lanes<i32, L> for Half512 {
     fn zero_products_are_one(&self) -> bool {
         true
     }
+    fn zero_products_leave_sums(&self) -> bool {
+        !self.0.kahan
+    }
+    fn run_sparse(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L]], out: &mut [[i32; L]]) {
+        assert!(avx512() && !self.0.kahan, "Half512 in naive sums");
+        // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
+        unsafe { avx512::run_steps(&self.0.l, false, xs, y, out) }
+    }
     fn steps_runs(&self) -> bool {
         self.0.kahan
     }
@@ -311,7 +324,7 @@ impl Lanes<i32, L> for Half512 {
     fn run_runs(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L]], out: &mut [[i32; L]]) {
         assert!(avx512() && self.0.kahan, "Half512 in Kahan sums");
         // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
-        unsafe { avx512::run_runs(&self.0.l, xs, y, out) }
+        unsafe { avx512::run_steps(&self.0.l, true, xs, y, out) }
     }
 }
 

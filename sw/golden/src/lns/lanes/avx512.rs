@@ -206,26 +206,34 @@ unsafe fn rows<const R: usize, const KEEP: bool>(
     }
 }
 
-/// L lockstep Kahan sums of each line of `xs`, given as its steps
-/// (`kernel::lockstep::Lanes::run_runs`): W = 16 or 32 lanes, one or two vectors a line.
+/// L lockstep sums of each line of `xs`, given as its steps: Kahan sums of lines as their
+/// runs (`kernel::lockstep::Lanes::run_runs`), or naive sums of lines as their nonzero
+/// values (`Lanes::run_sparse`: every line as long, padded with zeros, which leave a naive
+/// sum as it was). W = 16 or 32 lanes, one or two vectors a line.
 #[target_feature(enable = "avx512f,avx512dq")]
-pub(super) unsafe fn run_runs<const W: usize>(
+pub(super) unsafe fn run_steps<const W: usize>(
     l: &LnsLanes,
+    kahan: bool,
     xs: &[(&[u32], &[i32])],
     y: &[[i32; W]],
     out: &mut [[i32; W]],
 ) {
-    match (l.keeps(), W) {
-        (false, 16) => runs_groups::<W, 1, false>(l, xs, y, out),
-        (false, _) => runs_groups::<W, 2, false>(l, xs, y, out),
-        (true, 16) => runs_groups::<W, 1, true>(l, xs, y, out),
-        (true, _) => runs_groups::<W, 2, true>(l, xs, y, out),
+    match (kahan, l.keeps(), W) {
+        (true, false, 16) => runs_groups::<W, 1, true, false>(l, xs, y, out),
+        (true, false, _) => runs_groups::<W, 2, true, false>(l, xs, y, out),
+        (true, true, 16) => runs_groups::<W, 1, true, true>(l, xs, y, out),
+        (true, true, _) => runs_groups::<W, 2, true, true>(l, xs, y, out),
+        (false, false, 16) => runs_groups::<W, 1, false, false>(l, xs, y, out),
+        (false, false, _) => runs_groups::<W, 2, false, false>(l, xs, y, out),
+        (false, true, 16) => runs_groups::<W, 1, false, true>(l, xs, y, out),
+        (false, true, _) => runs_groups::<W, 2, false, true>(l, xs, y, out),
     }
 }
 
-/// [`runs_rows`] of the lines in groups of at most `ROWS`.
+/// [`runs_rows`] of the lines in groups of at most `ROWS` two-vector lines (twice as many
+/// one-vector lines: as many independent gathers a step).
 #[target_feature(enable = "avx512f,avx512dq")]
-unsafe fn runs_groups<const W: usize, const V: usize, const KEEP: bool>(
+unsafe fn runs_groups<const W: usize, const V: usize, const KAHAN: bool, const KEEP: bool>(
     l: &LnsLanes,
     xs: &[(&[u32], &[i32])],
     y: &[[i32; W]],
@@ -234,26 +242,33 @@ unsafe fn runs_groups<const W: usize, const V: usize, const KEEP: bool>(
     let rows = ROWS * 2 / V;
     for (xs, out) in xs.chunks(rows).zip(out.chunks_mut(rows)) {
         match xs.len() {
-            1 => runs_rows::<1, W, V, KEEP>(l, xs, y, out),
-            2 => runs_rows::<2, W, V, KEEP>(l, xs, y, out),
-            3 => runs_rows::<3, W, V, KEEP>(l, xs, y, out),
-            4 => runs_rows::<4, W, V, KEEP>(l, xs, y, out),
-            5 => runs_rows::<5, W, V, KEEP>(l, xs, y, out),
-            6 => runs_rows::<6, W, V, KEEP>(l, xs, y, out),
-            7 => runs_rows::<7, W, V, KEEP>(l, xs, y, out),
-            _ => runs_rows::<8, W, V, KEEP>(l, xs, y, out),
+            1 => runs_rows::<1, W, V, KAHAN, KEEP>(l, xs, y, out),
+            2 => runs_rows::<2, W, V, KAHAN, KEEP>(l, xs, y, out),
+            3 => runs_rows::<3, W, V, KAHAN, KEEP>(l, xs, y, out),
+            4 => runs_rows::<4, W, V, KAHAN, KEEP>(l, xs, y, out),
+            5 => runs_rows::<5, W, V, KAHAN, KEEP>(l, xs, y, out),
+            6 => runs_rows::<6, W, V, KAHAN, KEEP>(l, xs, y, out),
+            7 => runs_rows::<7, W, V, KAHAN, KEEP>(l, xs, y, out),
+            _ => runs_rows::<8, W, V, KAHAN, KEEP>(l, xs, y, out),
         }
     }
 }
 
-/// [`run_runs`] of R lines of V vectors each, each line stepping through its own steps. A
-/// step is a Kahan step of all R lines' vectors at once (their gathers side by side); a line
-/// past its last step keeps its state. A zero value heads a run of zero products up to the
-/// line's next step: if the state stood still under the first, it stands still under the
-/// rest; if not (rarely), that line alone steps on through the run ([`zero_run`]).
+/// [`run_steps`] of R lines of V vectors each, each line stepping through its own steps. A
+/// step is a step of all R lines' vectors at once (their gathers side by side); a line past
+/// its last step keeps its state. In Kahan sums a zero value heads a run of zero products
+/// up to the line's next step: if the state stood still under the first, it stands still
+/// under the rest; if not (rarely), that line alone steps on through the run ([`zero_run`]).
+/// In naive sums a zero value's step leaves the sum.
 #[target_feature(enable = "avx512f,avx512dq")]
 #[inline]
-unsafe fn runs_rows<const R: usize, const W: usize, const V: usize, const KEEP: bool>(
+unsafe fn runs_rows<
+    const R: usize,
+    const W: usize,
+    const V: usize,
+    const KAHAN: bool,
+    const KEEP: bool,
+>(
     l: &LnsLanes,
     xs: &[(&[u32], &[i32])],
     y: &[[i32; W]],
@@ -288,6 +303,15 @@ unsafe fn runs_rows<const R: usize, const W: usize, const V: usize, const KEEP: 
             }
         }
         let before = (s, c);
+        if !KAHAN {
+            s = addv(s, p);
+            for (r, &(ks, _)) in xs.iter().enumerate() {
+                if j >= ks.len() {
+                    s[r] = before.0[r];
+                }
+            }
+            continue;
+        }
         (s, c) = crate::sum::kahan_formula(s, c, p, addv, subv);
         for (r, &(ks, vs)) in xs.iter().enumerate() {
             if j >= ks.len() {

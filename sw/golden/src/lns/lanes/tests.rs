@@ -226,7 +226,8 @@ fn steps_of(x: &[i32]) -> (Vec<u32>, Vec<i32>) {
 /// when a run begins, and a zero step then changes the state now and then, or makes it
 /// alternate), zeros among the lanes' values too, with every result bit and with low bits
 /// cleared (`--keep-bits`). Mutants caught: a run left after its first step, a run's length
-/// one too long or too short, a line past its last step stepped on.
+/// one too long or too short, a line past its last step stepped on. And naive sums of the
+/// same lines as their nonzero values, padded with zeros (`run_sparse`).
 #[test]
 fn lines_as_their_runs_are_the_dense_lines() {
     let (mut r, mut q) = (crate::test_words(17), crate::test_words(19));
@@ -270,6 +271,35 @@ fn lines_as_their_runs_are_the_dense_lines() {
             let want: Vec<[i32; L]> = x.iter().map(|x| l.run_portable(true, x, &y)).collect();
             let want2: Vec<[i32; L512]> = x.iter().map(|x| l.run_portable(true, x, &y2)).collect();
             let what = format!("{s} keeping {bits}, {lines} lines");
+            // Naive sums of the lines as their nonzero values, padded with zeros at k 0 to
+            // the longest (`run_sparse`).
+            let nonzeros: Vec<(Vec<u32>, Vec<i32>)> = (steps.iter())
+                .map(|(ks, vs)| ks.iter().zip(vs).filter(|(_, &v)| v != 0).unzip())
+                .collect();
+            let longest = nonzeros.iter().map(|n| n.0.len()).max().unwrap_or(0);
+            let padded: Vec<(Vec<u32>, Vec<i32>)> = (nonzeros.into_iter())
+                .map(|(mut ks, mut vs)| {
+                    ks.resize(longest, 0);
+                    vs.resize(longest, 0);
+                    (ks, vs)
+                })
+                .collect();
+            let sparse: Vec<(&[u32], &[i32])> =
+                padded.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+            let naive: Vec<[i32; L]> = x.iter().map(|x| l.run_portable(false, x, &y)).collect();
+            let naive2: Vec<[i32; L512]> =
+                x.iter().map(|x| l.run_portable(false, x, &y2)).collect();
+            #[cfg(target_arch = "x86_64")]
+            if avx512() {
+                let mut got = vec![[0; L]; lines];
+                // SAFETY: the CPU has AVX-512 F and DQ.
+                unsafe { avx512::run_steps(&l, false, &sparse, &y, &mut got) };
+                assert_eq!(got, naive, "{what}: naive, one vector a line");
+                let mut got = vec![[0; L512]; lines];
+                // SAFETY: as above.
+                unsafe { avx512::run_steps(&l, false, &sparse, &y2, &mut got) };
+                assert_eq!(got, naive2, "{what}: naive, two vectors a line");
+            }
             // The trait's default: each line spread back to its dense values.
             let mut got = vec![[0; L]; lines];
             Run { l, kahan: true }.run_runs(&xs, &y, &mut got);
@@ -278,11 +308,11 @@ fn lines_as_their_runs_are_the_dense_lines() {
             if avx512() {
                 let mut got = vec![[0; L]; lines];
                 // SAFETY: the CPU has AVX-512 F and DQ.
-                unsafe { avx512::run_runs(&l, &xs, &y, &mut got) };
+                unsafe { avx512::run_steps(&l, true, &xs, &y, &mut got) };
                 assert_eq!(got, want, "{what}: one vector a line");
                 let mut got = vec![[0; L512]; lines];
                 // SAFETY: as above.
-                unsafe { avx512::run_runs(&l, &xs, &y2, &mut got) };
+                unsafe { avx512::run_steps(&l, true, &xs, &y2, &mut got) };
                 assert_eq!(got, want2, "{what}: two vectors a line");
             }
         }

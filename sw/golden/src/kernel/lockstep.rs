@@ -127,7 +127,9 @@ fn spread<T: Copy + Default + PartialEq>(xs: &[(&[u32], &[T])], k: usize) -> Vec
 }
 
 mod sparse;
+mod steps;
 pub(crate) use sparse::{sparse, sparse_either};
+use steps::Steps;
 
 /// The k of `0..k` as consecutive ranges, each with whether it is one of `skip`'s (sorted,
 /// disjoint, within `0..k`): the loop of lanes that honour [`Lanes::run_skipping`].
@@ -336,7 +338,7 @@ pub(crate) fn lockstep<T, const L: usize>(
     cols: &[&[Bits]],
 ) -> Vec<Bits>
 where
-    T: Copy + Default + PartialEq,
+    T: Steps,
 {
     if lanes.zero_products_leave_sums() || lanes.steps_runs() {
         return sparse(lanes, rows, cols);

@@ -15,6 +15,7 @@
 //! (each lane would need its own k). Lanes of the second kind go to the [`dense`] frame
 //! where their steps are more than half of its.
 
+use super::steps::{Steps, SLACK};
 use super::{block, common_k, dense, Lanes};
 use crate::arith::Bits;
 
@@ -28,7 +29,7 @@ struct Side<T> {
     runs: bool,
 }
 
-impl<T: Copy + Default + PartialEq> Side<T> {
+impl<T: Steps> Side<T> {
     fn decode<const L: usize>(
         lanes: &impl Lanes<T, L>,
         lines: &[&[Bits]],
@@ -44,25 +45,9 @@ impl<T: Copy + Default + PartialEq> Side<T> {
         for line in lines {
             side.nan.push(lanes.decode(line, &mut side.values));
             let values = &side.values[side.values.len() - k..];
-            let mut after_zero = false;
-            let steps = (values.iter())
-                .map(|&v| {
-                    let (step, zero) = side.is_step(v, after_zero);
-                    after_zero = zero;
-                    usize::from(step)
-                })
-                .sum();
-            side.steps.push(steps);
+            side.steps.push(T::count(values, runs));
         }
         side
-    }
-    /// Whether a value (`after_zero`: the one before it is a zero; false at k 0) is a step of
-    /// its line (a nonzero value, or with `runs` the first zero of a run), and whether it is
-    /// a zero.
-    #[inline(always)]
-    fn is_step(&self, v: T, after_zero: bool) -> (bool, bool) {
-        let zero = v == T::default();
-        (!zero | (self.runs & !after_zero), zero)
     }
     fn line(&self, p: usize, k: usize) -> &[T] {
         &self.values[p * k..(p + 1) * k]
@@ -80,7 +65,7 @@ pub(crate) fn sparse<T, const L: usize>(
     cols: &[&[Bits]],
 ) -> Vec<Bits>
 where
-    T: Copy + Default + PartialEq,
+    T: Steps,
 {
     sparse_either(lanes, lanes, rows, cols)
 }
@@ -99,7 +84,7 @@ pub(crate) fn sparse_either<T, const L: usize, const M: usize>(
     cols: &[&[Bits]],
 ) -> Vec<Bits>
 where
-    T: Copy + Default + PartialEq,
+    T: Steps,
 {
     let leave = l_lanes.zero_products_leave_sums() && m_lanes.zero_products_leave_sums();
     let runs = l_lanes.steps_runs() && m_lanes.steps_runs();
@@ -155,7 +140,7 @@ struct Sides<T> {
     n: usize,
 }
 
-impl<T: Copy + Default + PartialEq> Sides<T> {
+impl<T: Steps> Sides<T> {
     /// Every dot product, row-major, by `lanes`.
     fn run<const L: usize>(&self, lanes: &impl Lanes<T, L>, k: usize) -> Vec<Bits> {
         let (narrow, wide, n) = (&self.narrow, &self.wide, self.n);
@@ -175,35 +160,33 @@ impl<T: Copy + Default + PartialEq> Sides<T> {
             .collect();
         let mut out = vec![0; narrow.lines() * wide.lines()];
         let mut sums = vec![[T::default(); L]; rows];
-        // A group's lines as their steps (values and their k), each in a stretch of the
-        // group's length + 1: the compaction writes every value and moves on past the steps
-        // (no branch on the data). Lanes whose sums zero products leave get every line as
-        // long as the group's longest: past a line's steps its stretch holds zero values at
-        // k of the line (the line's last zero, written there, or the resize's zeros at k 0).
-        // Lanes that step runs get each line as long as it is.
+        // A group's lines as their steps (values and their k, `Steps::compact`), each in a
+        // stretch of the group's length + SLACK. Lanes whose sums zero products leave get
+        // every line as long as the group's longest: past a line's steps its stretch holds
+        // zero values at k of the line. Lanes that step runs get each line as long as it is.
         let (mut ks, mut values) = (vec![], vec![]);
         for group in cuts.windows(2).map(|c| &order[c[0]..c[1]]) {
             let len = narrow.steps[group[0]];
+            let stretch = (len + SLACK).max(k + SLACK);
             ks.clear();
-            ks.resize(group.len() * (len + 1), 0u32);
+            ks.resize(group.len() * stretch, 0u32);
             values.clear();
-            values.resize(group.len() * (len + 1), T::default());
+            values.resize(group.len() * stretch, T::default());
             for (r, &p) in group.iter().enumerate() {
-                let (ks, values) = (&mut ks[r * (len + 1)..], &mut values[r * (len + 1)..]);
-                let (mut at, mut after_zero) = (0, false);
-                for (i, &v) in narrow.line(p, k).iter().enumerate() {
-                    (ks[at], values[at]) = (i as u32, v);
-                    let step;
-                    (step, after_zero) = narrow.is_step(v, after_zero);
-                    at += usize::from(step);
-                }
+                let at = r * stretch..(r + 1) * stretch;
+                T::compact(
+                    narrow.line(p, k),
+                    narrow.runs,
+                    &mut ks[at.clone()],
+                    &mut values[at],
+                );
             }
             let line_len = |r: usize| match narrow.runs {
                 true => narrow.steps[group[r]],
                 false => len,
             };
             let xs: Vec<(&[u32], &[T])> = (0..group.len())
-                .map(|r| r * (len + 1)..r * (len + 1) + line_len(r))
+                .map(|r| r * stretch..r * stretch + line_len(r))
                 .map(|at| (&ks[at.clone()], &values[at]))
                 .collect();
             for (bi, block) in blocks.iter().enumerate() {

@@ -72,11 +72,12 @@ where
 
 /// [`sparse`] by `l_lanes` or by `m_lanes`, lanes of one family that give the same sums L
 /// and M at a time: whichever side and lanes leave the fewest lane-steps (z·⌈w/L⌉·L of a
-/// narrow side of z nonzero values against a wide side of w lines). A wide side of 6 lines
-/// (a convolution's channels) fills 6 of 8 lanes, not 6 of 16. Counting lane-steps assumes
-/// a lane-step costs the same at either width, as it does where both are AVX-512 vectors,
-/// one or two a line (the posit lanes' `Half512` and `Run512`); eight lanes on AVX2 instead
-/// were slower (docs/perf.md).
+/// narrow side of z steps against a wide side of w lines). A wide side of 6 lines (a
+/// convolution's channels) fills 6 of 8 lanes, not 6 of 16. Counting lane-steps assumes a
+/// lane-step costs the same at either width, as it does where both are AVX-512 vectors, one
+/// or two a line (the posit and LNS lanes' `Half512` and `Run512`); eight posit lanes on AVX2
+/// instead were slower (docs/perf.md). Lanes that step runs take the dense frame where the
+/// fewest are more than half of its lane-steps (a step of theirs costs more).
 pub(crate) fn sparse_either<T, const L: usize, const M: usize>(
     l_lanes: &impl Lanes<T, L>,
     m_lanes: &impl Lanes<T, M>,

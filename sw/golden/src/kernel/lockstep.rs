@@ -3,9 +3,11 @@
 //! order. A family's lanes (`posit/lanes.rs`, `lns/lanes.rs`, `float/narrow/lanes.rs`) give
 //! the decoding of a word into its working value and the L-lane step loop; this module
 //! decodes each operand once, gathers blocks of L operands side by side, and writes the
-//! outputs back row-major.
+//! outputs back row-major. Two frames: the [`dense`] one here, every line against every k,
+//! and the [`sparse`] one (`lockstep/sparse.rs`), each line through its own steps, for lanes
+//! whose zero products leave their sums or whose runs of them stand still.
 //!
-//! Which side goes into the lanes: the longer one. A training product often has few columns
+//! Which side goes into the lanes (dense frame): the longer one. A training product often has few columns
 //! (a convolution's 6 or 16 output channels, a bias gradient's one) and many rows, or the
 //! reverse; lanes over the shorter side would run mostly empty. Swapping the sides swaps the
 //! operands of each product a_k·b_k, so it needs a commutative product (every family's here

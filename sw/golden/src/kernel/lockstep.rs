@@ -4,7 +4,7 @@
 //! the decoding of a word into its working value and the L-lane step loop; this module
 //! decodes each operand once, gathers blocks of L operands side by side, and writes the
 //! outputs back row-major. Two frames: the [`dense`] one here, every line against every k,
-//! and the [`sparse`] one (`lockstep/sparse.rs`), each line through its own steps, for lanes
+//! and the [`sparse()`] one (`lockstep/sparse.rs`), each line through its own steps, for lanes
 //! whose zero products leave their sums or whose runs of them stand still.
 //!
 //! Which side goes into the lanes (dense frame): the longer one. A training product often has few columns
@@ -70,7 +70,7 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
     /// Whether a step with a zero product leaves every lane's state as it was, whatever the
     /// state (naive sums in a family with one zero and no infinity: s + 0 is s). A line can
     /// then skip its own zeros, whatever the other lines hold: the frame gives such lanes
-    /// each line as its nonzero values ([`sparse`]) and calls [`Lanes::run_sparse`].
+    /// each line as its nonzero values ([`sparse()`]) and calls [`Lanes::run_sparse`].
     fn zero_products_leave_sums(&self) -> bool {
         false
     }

@@ -162,13 +162,14 @@ impl<T: Steps> Sides<T> {
         let mut out = vec![0; narrow.lines() * wide.lines()];
         let mut sums = vec![[T::default(); L]; rows];
         // A group's lines as their steps (values and their k, `Steps::compact`), each in a
-        // stretch of the group's length + SLACK. Lanes whose sums zero products leave get
+        // stretch of its own. Lanes whose sums zero products leave get
         // every line as long as the group's longest: past a line's steps its stretch holds
         // zero values at k of the line. Lanes that step runs get each line as long as it is.
         let (mut ks, mut values) = (vec![], vec![]);
         for group in cuts.windows(2).map(|c| &order[c[0]..c[1]]) {
             let len = narrow.steps[group[0]];
-            let stretch = (len + SLACK).max(k + SLACK);
+            // A line's whole K and the slack of `Steps::compact`'s vector stores.
+            let stretch = k + SLACK;
             ks.clear();
             ks.resize(group.len() * stretch, 0u32);
             values.clear();

@@ -40,6 +40,9 @@ pub(crate) struct LnsLanes {
     /// The code bits every result keeps (`--keep-bits`: [`Lns::clear_low_bits`]); all of
     /// them where no bits are cleared.
     keep: i32,
+    /// The table of Kahan steps (`kahan.rs`), where the format has one and no bits are
+    /// cleared.
+    steps: Option<&'static KahanSteps>,
 }
 
 impl Lns {
@@ -52,10 +55,15 @@ impl Lns {
     /// fraction bits ([`Lns::clear_low_bits`]).
     fn lanes_keeping(&self, n: u32) -> LnsLanes {
         let dropped = self.fmt.frac_bits.saturating_sub(n);
-        LnsLanes {
+        let l = LnsLanes {
             lns: *self,
             cmax: self.max - self.reserved,
             keep: !((1i32 << dropped) - 1),
+            steps: None,
+        };
+        LnsLanes {
+            steps: (!l.keeps()).then(|| KahanSteps::get(&l)).flatten(),
+            ..l
         }
     }
 
@@ -365,6 +373,9 @@ impl Lanes<i32, L> for Run {
         }
     }
 }
+
+mod kahan;
+use kahan::KahanSteps;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;

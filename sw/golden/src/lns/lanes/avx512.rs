@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use crate::kernel::lockstep::{by_rows, segments, zero_run, ROWS};
 
+use super::kahan::{KahanSteps, C_BITS, C_NEG, C_ZERO, G_BITS, T_ZERO};
 use super::{LnsLanes, L512 as L};
 
 /// The sums and compensations of R lines' two vectors of lanes.
@@ -21,6 +22,23 @@ struct Consts<'a> {
     cmax: __m512i,
     reserved: __m512i,
     keep: __m512i,
+    /// The table of Kahan steps and its bounds, where the format has one and no bits are
+    /// cleared.
+    steps: Option<Steps<'a>>,
+}
+
+// `table_step` reads C_NEG as the sign bit.
+const _: () = assert!(C_NEG == i32::MIN);
+
+/// [`KahanSteps`] in vectors.
+struct Steps<'a> {
+    table: &'a [i32],
+    stride2: __m512i,
+    /// cmax − 1; the least |y| and the greatest M where t ⊖ s neither flushes nor saturates
+    /// (1 − `w_low`, cmax − `w_high`).
+    cmax_1: __m512i,
+    y_least: __m512i,
+    m_most: __m512i,
 }
 
 /// The constants of `l`'s vector operations.
@@ -34,6 +52,17 @@ unsafe fn consts(l: &LnsLanes) -> Consts<'_> {
         cmax: _mm512_set1_epi32(l.cmax),
         reserved: _mm512_set1_epi32(l.lns.reserved),
         keep: _mm512_set1_epi32(l.keep),
+        steps: l.steps.map(|t: &KahanSteps| {
+            assert_eq!(t.table.len(), 4 * t.stride, "the Kahan steps' table");
+            assert_eq!(t.stride, l.lns.stride, "the Kahan steps' stride");
+            Steps {
+                table: &t.table,
+                stride2: _mm512_set1_epi32(2 * t.stride as i32),
+                cmax_1: _mm512_set1_epi32(l.cmax - 1),
+                y_least: _mm512_set1_epi32(1 - t.w_low),
+                m_most: _mm512_set1_epi32(l.cmax - t.w_high),
+            }
+        }),
     }
 }
 
@@ -84,6 +113,121 @@ unsafe fn each<const R: usize, const V: usize, const KEEP: bool>(
             out[r][v] = add::<KEEP>(k, a[r][v], b);
         }
     }
+    out
+}
+
+/// The entry of [`KahanSteps`] for sixteen lanes of sums `s` and `y` = c ⊕ x
+/// (`KahanSteps::step`).
+#[inline(always)]
+unsafe fn table_index(k: &Consts, t: &Steps, s: __m512i, y: __m512i) -> __m512i {
+    let (ms, my) = (_mm512_abs_epi32(s), _mm512_abs_epi32(y));
+    let d = _mm512_min_epu32(_mm512_abs_epi32(_mm512_sub_epi32(ms, my)), k.last);
+    let y_leads = _mm512_cmpgt_epi32_mask(my, ms);
+    let opp = _mm512_movepi32_mask(_mm512_xor_si512(s, y));
+    let at = _mm512_mask_add_epi32(d, opp, d, k.stride);
+    _mm512_mask_add_epi32(at, y_leads, at, t.stride2)
+}
+
+/// (t, c') of sixteen lanes from their entries `e` ([`table_index`]), as
+/// `KahanSteps::step`, and the lanes where the table holds (the rest take the definition's
+/// additions).
+#[inline(always)]
+unsafe fn table_step(
+    k: &Consts,
+    t: &Steps,
+    s: __m512i,
+    y: __m512i,
+    e: __m512i,
+) -> (__m512i, __m512i, u16) {
+    let (zero, one) = (_mm512_setzero_si512(), _mm512_set1_epi32(1));
+    let (ms, my) = (_mm512_abs_epi32(s), _mm512_abs_epi32(y));
+    let m = _mm512_max_epi32(ms, my);
+    let g = _mm512_srai_epi32::<{ 32 - G_BITS }>(_mm512_slli_epi32::<{ 32 - G_BITS }>(e));
+    let oc = _mm512_srai_epi32::<{ 32 - C_BITS }>(_mm512_slli_epi32::<{ 32 - G_BITS - C_BITS }>(e));
+    let flag = |f: i32| _mm512_test_epi32_mask(e, _mm512_set1_epi32(f));
+    let (t_zero, c_zero) = (flag(T_ZERO), flag(C_ZERO));
+    let t_free = _mm512_add_epi32(m, g);
+    let lead = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(my, ms), s, y);
+    let tm = _mm512_maskz_mov_epi32(!t_zero, t_free);
+    let tv = _mm512_mask_sub_epi32(tm, _mm512_movepi32_mask(lead), zero, tm);
+    let cm = _mm512_max_epi32(_mm512_min_epi32(_mm512_add_epi32(my, oc), k.cmax), zero);
+    let cm = _mm512_maskz_mov_epi32(!c_zero, cm);
+    // C_NEG is the sign bit: c' is negative where it and s's differ.
+    let c_neg = _mm512_movepi32_mask(_mm512_xor_si512(s, e));
+    let cv = _mm512_mask_sub_epi32(cm, c_neg, zero, cm);
+    // A zero s or y: t is the other one and c' is 0.
+    let either_zero = _mm512_cmpeq_epi32_mask(_mm512_min_epi32(ms, my), zero);
+    let tv = _mm512_mask_add_epi32(tv, either_zero, s, y);
+    let cv = _mm512_mask_mov_epi32(cv, either_zero, zero);
+    // 1 ≤ t_free ≤ cmax as one unsigned comparison of t_free − 1.
+    let t_in = _mm512_cmple_epu32_mask(_mm512_sub_epi32(t_free, one), t.cmax_1);
+    let w_ok = _mm512_cmpge_epi32_mask(my, t.y_least) & _mm512_cmple_epi32_mask(m, t.m_most);
+    (tv, cv, either_zero | ((t_zero | t_in) & w_ok))
+}
+
+/// The Kahan step of R lines' first V vectors (`sum::kahan_formula`): its last three
+/// additions by the table of Kahan steps where the format has one and it holds in every
+/// lane ([`table_step`]), by the formula otherwise.
+#[inline(always)]
+unsafe fn kahan_step<const R: usize, const V: usize, const KEEP: bool>(
+    k: &Consts,
+    s: [[__m512i; 2]; R],
+    c: [[__m512i; 2]; R],
+    x: [[__m512i; 2]; R],
+) -> ([[__m512i; 2]; R], [[__m512i; 2]; R]) {
+    let addv = |a, b| each::<R, V, KEEP>(k, &a, &b, false);
+    let subv = |a, b| each::<R, V, KEEP>(k, &a, &b, true);
+    let Some(t) = k.steps.as_ref().filter(|_| !KEEP) else {
+        return crate::sum::kahan_formula(s, c, x, addv, subv);
+    };
+    let y = addv(c, x);
+    // The indices, then the gathers side by side, then the rest.
+    let mut e = y;
+    for r in 0..R {
+        for v in 0..V {
+            e[r][v] = table_index(k, t, s[r][v], y[r][v]);
+        }
+    }
+    for e in e.iter_mut() {
+        for e in e.iter_mut().take(V) {
+            // SAFETY: every index is below 4·stride, the table's length (`consts`).
+            *e = _mm512_i32gather_epi32::<4>(*e, t.table.as_ptr());
+        }
+    }
+    let (mut sum, mut comp, mut ok) = (s, c, !0u16);
+    for r in 0..R {
+        for v in 0..V {
+            let (tv, cv, lanes) = table_step(k, t, s[r][v], y[r][v], e[r][v]);
+            (sum[r][v], comp[r][v], ok) = (tv, cv, ok & lanes);
+        }
+    }
+    if ok == !0 {
+        (sum, comp)
+    } else {
+        crate::sum::kahan_formula(s, c, x, addv, subv)
+    }
+}
+
+/// One Kahan step of sixteen lanes ([`kahan_step`]), for the tests.
+#[cfg(test)]
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(super) unsafe fn kahan_step_16(
+    l: &LnsLanes,
+    s: [i32; 16],
+    c: [i32; 16],
+    x: [i32; 16],
+) -> ([i32; 16], [i32; 16]) {
+    let k = consts(l);
+    let load = |v: [i32; 16]| {
+        [
+            _mm512_loadu_si512(v.as_ptr().cast()),
+            _mm512_setzero_si512(),
+        ]
+    };
+    let (t, c) = kahan_step::<1, 1, false>(&k, [load(s)], [load(c)], [load(x)]);
+    let mut out = ([0; 16], [0; 16]);
+    _mm512_storeu_si512(out.0.as_mut_ptr().cast(), t[0][0]);
+    _mm512_storeu_si512(out.1.as_mut_ptr().cast(), c[0][0]);
     out
 }
 
@@ -159,12 +303,11 @@ unsafe fn rows<const R: usize, const KEEP: bool>(
     // Every operation of a step is done in all 2·R vectors before the next one, so that
     // their table gathers sit side by side ([`each`]).
     let addv = |a, b| each::<R, 2, KEEP>(&k, &a, &b, false);
-    let subv = |a, b| each::<R, 2, KEEP>(&k, &a, &b, true);
     let z = _mm512_setzero_si512();
     let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
     let step = |s: &mut [[__m512i; 2]; R], c: &mut [[__m512i; 2]; R], p: [[__m512i; 2]; R]| {
         (*s, *c) = if kahan {
-            crate::sum::kahan_formula(*s, *c, p, addv, subv)
+            kahan_step::<R, 2, KEEP>(&k, *s, *c, p)
         } else {
             (addv(*s, p), *c)
         };
@@ -193,7 +336,7 @@ unsafe fn rows<const R: usize, const KEEP: bool>(
             }
             // The step written out (`step` is a closure the compiler may leave as a call).
             (s, c) = if kahan {
-                crate::sum::kahan_formula(s, c, p, addv, subv)
+                kahan_step::<R, 2, KEEP>(&k, s, c, p)
             } else {
                 (addv(s, p), c)
             };
@@ -282,7 +425,6 @@ unsafe fn runs_rows<
     assert!(xs.iter().all(|&(ks, vs)| ks.len() == vs.len()));
     let k = consts(l);
     let addv = |a, b| each::<R, V, KEEP>(&k, &a, &b, false);
-    let subv = |a, b| each::<R, V, KEEP>(&k, &a, &b, true);
     let z = _mm512_setzero_si512();
     let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
     let len = xs.iter().map(|x| x.0.len()).max().unwrap_or(0);
@@ -312,7 +454,7 @@ unsafe fn runs_rows<
             }
             continue;
         }
-        (s, c) = crate::sum::kahan_formula(s, c, p, addv, subv);
+        (s, c) = kahan_step::<R, V, KEEP>(&k, s, c, p);
         for (r, &(ks, vs)) in xs.iter().enumerate() {
             if j >= ks.len() {
                 // Past the line's steps: as it was.
@@ -327,9 +469,7 @@ unsafe fn runs_rows<
             if rest > 0 && !(same(&s[r], &before.0[r]) && same(&c[r], &before.1[r])) {
                 let mut state = ([s[r]], [c[r]]);
                 let one = |(s, c): &mut ([[__m512i; 2]; 1], [[__m512i; 2]; 1])| {
-                    let add1 = |a, b| each::<1, V, KEEP>(&k, &a, &b, false);
-                    let sub1 = |a, b| each::<1, V, KEEP>(&k, &a, &b, true);
-                    (*s, *c) = crate::sum::kahan_formula(*s, *c, [[z; 2]; 1], add1, sub1);
+                    (*s, *c) = kahan_step::<1, V, KEEP>(&k, *s, *c, [[z; 2]; 1]);
                 };
                 let still =
                     |a: &([[__m512i; 2]; 1], [[__m512i; 2]; 1]),

@@ -99,6 +99,64 @@ fn vector_lanes_equal_the_portable_lanes() {
     }
 }
 
+/// The vector Kahan step ([`kahan::KahanSteps`] where it holds in every lane, the formula
+/// where not) equals `kahan_formula` lane by lane, on vectors of sums, compensations and
+/// products that mix zeros, values near both ends of the range (where the table does not
+/// hold) and values across the middle; a third or more of the vectors take the table.
+#[test]
+fn vector_kahan_steps_are_the_formulas_steps() {
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        let mut r = crate::test_words(13);
+        for f in ["lns:5:6", "lns:4:4", "lns:3:3"] {
+            let l = lns(f).lanes();
+            let steps = l.steps.expect("a table of Kahan steps");
+            let mut value = || {
+                let (pick, v) = (r() % 16, (r() % l.cmax as u64) as i32 + 1);
+                let v = match pick {
+                    0 | 1 => 0,
+                    2 => v % 64 + 1,
+                    3 => l.cmax - v % 64,
+                    _ => l.cmax / 4 + v / 2,
+                };
+                if r() & 1 == 0 {
+                    v
+                } else {
+                    -v
+                }
+            };
+            let mut table = 0;
+            for _ in 0..20_000 {
+                let s: [i32; 16] = std::array::from_fn(|_| value());
+                let c: [i32; 16] = std::array::from_fn(|_| value());
+                let x: [i32; 16] = std::array::from_fn(|_| value());
+                // SAFETY: the CPU has AVX-512 F and DQ.
+                let got = unsafe { avx512::kahan_step_16(&l, s, c, x) };
+                for i in 0..16 {
+                    let want = crate::sum::kahan_formula(
+                        s[i],
+                        c[i],
+                        x[i],
+                        |a, b| l.add(a, b),
+                        |a, b| l.sub(a, b),
+                    );
+                    assert_eq!(
+                        (got.0[i], got.1[i]),
+                        want,
+                        "{f}: s {}, c {}, x {}",
+                        s[i],
+                        c[i],
+                        x[i]
+                    );
+                }
+                let held = (0..16).all(|i| steps.step(&l, s[i], l.add(c[i], x[i])).is_some());
+                table += usize::from(held);
+            }
+            assert!(table > 6_000, "{f}: the table held in {table} vectors");
+        }
+    }
+}
+
 /// Lanes told where every product is zero (`run_skipping`) give the sums of every step:
 /// lines with runs of zeros (one to 40 long, at the start, inside and at the end) among
 /// values over the whole range, so that Kahan's compensation is not zero when a run

@@ -320,19 +320,20 @@ impl Lanes<i32, L> for Half512 {
     fn run_sparse(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L]], out: &mut [[i32; L]]) {
         assert!(avx512() && !self.0.kahan, "Half512 in naive sums");
         // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
-        unsafe { avx512::run_steps(&self.0.l, false, xs, y, out) }
+        unsafe { avx512::run_steps16(&self.0.l, false, xs, y, out) }
     }
     fn steps_runs(&self) -> bool {
         self.0.kahan
     }
-    /// Eight lines of one vector: as many independent gathers a step as four of two.
+    /// Eight lines of one vector: as many independent gathers a step as four of two; and
+    /// sixteen, two a vector, against a side of at most eight lines (`avx512::pairs`).
     fn lines_at_once(&self) -> usize {
-        2 * ROWS
+        4 * ROWS
     }
     fn run_runs(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L]], out: &mut [[i32; L]]) {
         assert!(avx512() && self.0.kahan, "Half512 in Kahan sums");
         // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
-        unsafe { avx512::run_steps(&self.0.l, true, xs, y, out) }
+        unsafe { avx512::run_steps16(&self.0.l, true, xs, y, out) }
     }
 }
 

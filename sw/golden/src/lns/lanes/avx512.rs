@@ -1,12 +1,12 @@
-//! The LNS lanes on AVX-512: sixteen lanes a vector, two vectors a line (one in lines given
-//! as their runs, where the other side is narrow), up to four lines at once, each operation
-//! done in every vector before the next (`LnsLanes`' operations, gathers of the merged G
-//! table).
+//! The LNS lanes on AVX-512: sixteen lanes a vector, two vectors a line, up to four lines
+//! at once, each operation done in every vector before the next (`LnsLanes`' operations,
+//! gathers of the merged G table; a Kahan step's last three additions from one entry of
+//! the table of Kahan steps, `kahan.rs`). Lines given as their steps: `avx512/steps.rs`.
 
 use std::arch::x86_64::*;
 use std::ops::Range;
 
-use crate::kernel::lockstep::{by_rows, segments, zero_run, ROWS};
+use crate::kernel::lockstep::{by_rows, segments, zero_run};
 
 use super::kahan::{KahanSteps, C_BITS, C_NEG, C_ZERO, G_BITS, T_ZERO};
 use super::{LnsLanes, L512 as L};
@@ -349,145 +349,5 @@ unsafe fn rows<const R: usize, const KEEP: bool>(
     }
 }
 
-/// L lockstep sums of each line of `xs`, given as its steps: Kahan sums of lines as their
-/// runs (`kernel::lockstep::Lanes::run_runs`), or naive sums of lines as their nonzero
-/// values (`Lanes::run_sparse`: every line as long, padded with zeros, which leave a naive
-/// sum as it was). W = 16 or 32 lanes, one or two vectors a line.
-#[target_feature(enable = "avx512f,avx512dq")]
-pub(super) unsafe fn run_steps<const W: usize>(
-    l: &LnsLanes,
-    kahan: bool,
-    xs: &[(&[u32], &[i32])],
-    y: &[[i32; W]],
-    out: &mut [[i32; W]],
-) {
-    match (kahan, l.keeps(), W) {
-        (true, false, 16) => runs_groups::<W, 1, true, false>(l, xs, y, out),
-        (true, false, _) => runs_groups::<W, 2, true, false>(l, xs, y, out),
-        (true, true, 16) => runs_groups::<W, 1, true, true>(l, xs, y, out),
-        (true, true, _) => runs_groups::<W, 2, true, true>(l, xs, y, out),
-        (false, false, 16) => runs_groups::<W, 1, false, false>(l, xs, y, out),
-        (false, false, _) => runs_groups::<W, 2, false, false>(l, xs, y, out),
-        (false, true, 16) => runs_groups::<W, 1, false, true>(l, xs, y, out),
-        (false, true, _) => runs_groups::<W, 2, false, true>(l, xs, y, out),
-    }
-}
-
-/// [`runs_rows`] of the lines in groups of at most `ROWS` two-vector lines (twice as many
-/// one-vector lines: as many independent gathers a step).
-#[target_feature(enable = "avx512f,avx512dq")]
-unsafe fn runs_groups<const W: usize, const V: usize, const KAHAN: bool, const KEEP: bool>(
-    l: &LnsLanes,
-    xs: &[(&[u32], &[i32])],
-    y: &[[i32; W]],
-    out: &mut [[i32; W]],
-) {
-    let rows = ROWS * 2 / V;
-    for (xs, out) in xs.chunks(rows).zip(out.chunks_mut(rows)) {
-        match xs.len() {
-            1 => runs_rows::<1, W, V, KAHAN, KEEP>(l, xs, y, out),
-            2 => runs_rows::<2, W, V, KAHAN, KEEP>(l, xs, y, out),
-            3 => runs_rows::<3, W, V, KAHAN, KEEP>(l, xs, y, out),
-            4 => runs_rows::<4, W, V, KAHAN, KEEP>(l, xs, y, out),
-            5 => runs_rows::<5, W, V, KAHAN, KEEP>(l, xs, y, out),
-            6 => runs_rows::<6, W, V, KAHAN, KEEP>(l, xs, y, out),
-            7 => runs_rows::<7, W, V, KAHAN, KEEP>(l, xs, y, out),
-            _ => runs_rows::<8, W, V, KAHAN, KEEP>(l, xs, y, out),
-        }
-    }
-}
-
-/// [`run_steps`] of R lines of V vectors each, each line stepping through its own steps. A
-/// step is a step of all R lines' vectors at once (their gathers side by side); a line past
-/// its last step keeps its state. In Kahan sums a zero value heads a run of zero products
-/// up to the line's next step: if the state stood still under the first, it stands still
-/// under the rest; if not (rarely), that line alone steps on through the run ([`zero_run`]).
-/// In naive sums a zero value's step leaves the sum.
-#[target_feature(enable = "avx512f,avx512dq")]
-#[inline]
-unsafe fn runs_rows<
-    const R: usize,
-    const W: usize,
-    const V: usize,
-    const KAHAN: bool,
-    const KEEP: bool,
->(
-    l: &LnsLanes,
-    xs: &[(&[u32], &[i32])],
-    y: &[[i32; W]],
-    out: &mut [[i32; W]],
-) {
-    assert!(
-        W == 16 * V && (V == 1 || V == 2),
-        "one or two vectors of sixteen"
-    );
-    assert!(xs.len() == R && out.len() >= R);
-    assert!(xs.iter().all(|&(ks, vs)| ks.len() == vs.len()));
-    let k = consts(l);
-    let addv = |a, b| each::<R, V, KEEP>(&k, &a, &b, false);
-    let z = _mm512_setzero_si512();
-    let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
-    let len = xs.iter().map(|x| x.0.len()).max().unwrap_or(0);
-    let same = |a: &[__m512i; 2], b: &[__m512i; 2]| {
-        (0..V).all(|v| _mm512_cmpneq_epi32_mask(a[v], b[v]) == 0)
-    };
-    // Each line's sum as its last step left it (a zero line's is 0), and the state of the
-    // lines that step a zero as the step found it. Copied a line at a time: the whole
-    // state of R lines, copied at every step, took 7 % of a LeNet-5 epoch in memcpy.
-    let mut last = [[z; 2]; R];
-    let mut before = [([z; 2], [z; 2]); R];
-    for j in 0..len {
-        let mut p = [[z; 2]; R];
-        for (r, &(ks, vs)) in xs.iter().enumerate() {
-            if let (Some(&i), Some(&x)) = (ks.get(j), vs.get(j)) {
-                let yk = &y[i as usize];
-                let a = _mm512_set1_epi32(x);
-                for (v, p) in p[r].iter_mut().enumerate().take(V) {
-                    // SAFETY: yk holds W = 16·V i32s.
-                    let q = _mm512_loadu_si512(yk.as_ptr().add(16 * v).cast());
-                    *p = mul::<KEEP>(&k, a, q);
-                }
-                if KAHAN && x == 0 {
-                    before[r] = (s[r], c[r]);
-                }
-            }
-        }
-        if KAHAN {
-            (s, c) = kahan_step::<R, V, KEEP>(&k, s, c, p);
-        } else {
-            s = addv(s, p);
-        }
-        for (r, &(ks, vs)) in xs.iter().enumerate() {
-            if j >= ks.len() {
-                // Past the line's steps: its sum is in `last`.
-                continue;
-            }
-            if KAHAN && vs[j] == 0 {
-                let end = ks.get(j + 1).map_or(y.len(), |&i| i as usize);
-                let rest = end - ks[j] as usize - 1;
-                let (s0, c0) = &before[r];
-                if rest > 0 && !(same(&s[r], s0) && same(&c[r], c0)) {
-                    let mut state = ([s[r]], [c[r]]);
-                    let one = |(s, c): &mut ([[__m512i; 2]; 1], [[__m512i; 2]; 1])| {
-                        (*s, *c) = kahan_step::<1, V, KEEP>(&k, *s, *c, [[z; 2]; 1]);
-                    };
-                    let still =
-                        |a: &([[__m512i; 2]; 1], [[__m512i; 2]; 1]),
-                         b: &([[__m512i; 2]; 1], [[__m512i; 2]; 1])| {
-                            same(&a.0[0], &b.0[0]) && same(&a.1[0], &b.1[0])
-                        };
-                    zero_run(&mut state, rest, one, still);
-                    (s[r], c[r]) = (state.0[0], state.1[0]);
-                }
-            }
-            if j + 1 == ks.len() {
-                last[r] = s[r];
-            }
-        }
-    }
-    for (s, out) in last.iter().zip(out) {
-        for (v, s) in s.iter().enumerate().take(V) {
-            _mm512_storeu_si512(out.as_mut_ptr().add(16 * v).cast(), *s);
-        }
-    }
-}
+mod steps;
+pub(super) use steps::{run_steps, run_steps16};

@@ -307,8 +307,9 @@ fn lines_as_their_runs_are_the_dense_lines() {
             }
         };
         let k = 150;
-        // Lines enough that some runs' states alternate (about 0.25 % of lanes' runs).
-        for lines in (1..=9).cycle().take(270) {
+        // Lines enough that some runs' states alternate (about 0.25 % of lanes' runs), and
+        // up to 17 (two lines a vector: one group of eight vectors and one more).
+        for lines in (1..=9).chain([15, 16, 17]).cycle().take(300) {
             let y2: Vec<[i32; L512]> = (0..k).map(|_| std::array::from_fn(|_| word(10))).collect();
             let y: Vec<[i32; L]> = y2.iter().map(|v| std::array::from_fn(|i| v[i])).collect();
             let x: Vec<Vec<i32>> = (0..lines)
@@ -372,6 +373,26 @@ fn lines_as_their_runs_are_the_dense_lines() {
                 // SAFETY: as above.
                 unsafe { avx512::run_steps(&l, true, &xs, &y2, &mut got) };
                 assert_eq!(got, want2, "{what}: two vectors a line");
+                // Against a side of at most eight lanes, two lines a vector (`pairs`), and
+                // of nine, one line a vector: the lanes past the side's width zero.
+                let width = [1, 6, 8, 9][lines % 4];
+                let narrow: Vec<[i32; L]> = (y.iter())
+                    .map(|v| std::array::from_fn(|i| if i < width { v[i] } else { 0 }))
+                    .collect();
+                for kahan in [true, false] {
+                    let lines_in = if kahan { &xs } else { &sparse };
+                    let want: Vec<[i32; L]> = x
+                        .iter()
+                        .map(|x| l.run_portable(kahan, x, &narrow))
+                        .collect();
+                    let mut got = vec![[7; L]; lines];
+                    // SAFETY: as above.
+                    unsafe { avx512::run_steps16(&l, kahan, lines_in, &narrow, &mut got) };
+                    assert_eq!(
+                        got, want,
+                        "{what}: kahan {kahan}, two lines a vector of {width}"
+                    );
+                }
             }
         }
     }

@@ -170,18 +170,23 @@ impl<T: Steps> Sides<T> {
             let len = narrow.steps[group[0]];
             // A line's whole K and the slack of `Steps::compact`'s vector stores.
             let stretch = k + SLACK;
-            ks.clear();
-            ks.resize(group.len() * stretch, 0u32);
-            values.clear();
-            values.resize(group.len() * stretch, T::default());
+            // The buffers grow to the largest group and are not cleared: every k in them is
+            // below K, and a padded line's values past its steps are set to zero here.
+            if ks.len() < group.len() * stretch {
+                ks.resize(group.len() * stretch, 0u32);
+                values.resize(group.len() * stretch, T::default());
+            }
             for (r, &p) in group.iter().enumerate() {
                 let at = r * stretch..(r + 1) * stretch;
-                T::compact(
+                let count = T::compact(
                     narrow.line(p, k),
                     narrow.runs,
                     &mut ks[at.clone()],
-                    &mut values[at],
+                    &mut values[at.clone()],
                 );
+                if !narrow.runs {
+                    values[at.start + count..at.start + len].fill(T::default());
+                }
             }
             let line_len = |r: usize| match narrow.runs {
                 true => narrow.steps[group[r]],

@@ -102,7 +102,7 @@ fn vector_lanes_equal_the_portable_lanes() {
 /// The vector Kahan step ([`kahan::KahanSteps`] where it holds in every lane, the formula
 /// where not) equals `kahan_formula` lane by lane, on vectors of sums, compensations and
 /// products that mix zeros, values near both ends of the range (where the table does not
-/// hold) and values across the middle; a third or more of the vectors take the table.
+/// hold) and values across the middle; more than 30 % of the vectors take the table.
 #[test]
 fn vector_kahan_steps_are_the_formulas_steps() {
     #[cfg(target_arch = "x86_64")]

@@ -14,41 +14,48 @@ use crate::family::Format;
 /// Formats up to this width have tables: 2^16 entries per operation.
 pub const MAX_TABLE_BITS: u32 = 8;
 
-/// The rounded sum and product of every pair of words of an `n`-bit format, at `a << n | b`.
+/// The rounded sum and product of every pair of words of an `n`-bit format, at `a << 8 | b`
+/// whatever n (2^16 entries each, so that an index of two words needs no bounds check).
 pub(crate) struct OpTables {
-    pub n: u32,
-    pub add: Vec<u8>,
-    pub mul: Vec<u8>,
+    pub add: Box<[u8; 1 << 16]>,
+    pub mul: Box<[u8; 1 << 16]>,
 }
 
 impl OpTables {
     /// The tables of an `n`-bit format (n ≤ [`MAX_TABLE_BITS`]) from its operations.
     pub fn build(n: u32, add: impl Fn(u64, u64) -> u64, mul: impl Fn(u64, u64) -> u64) -> Self {
         assert!(n <= MAX_TABLE_BITS, "{n}-bit words have no tables");
-        let words = 1u64 << n;
-        let pairs = || (0..words).flat_map(move |a| (0..words).map(move |b| (a, b)));
+        let table = |op: &dyn Fn(u64, u64) -> u64| {
+            let mut t = Box::new([0u8; 1 << 16]);
+            for a in 0..1u64 << n {
+                for b in 0..1u64 << n {
+                    t[Self::at(a, b)] = op(a, b) as u8;
+                }
+            }
+            t
+        };
         OpTables {
-            n,
-            add: pairs().map(|(a, b)| add(a, b) as u8).collect(),
-            mul: pairs().map(|(a, b)| mul(a, b) as u8).collect(),
+            add: table(&add),
+            mul: table(&mul),
         }
     }
 
-    #[inline]
-    fn at(&self, a: u64, b: u64) -> usize {
-        (a << self.n | b) as usize
+    /// The entry of words a and b (each below 2^8).
+    #[inline(always)]
+    pub fn at(a: u64, b: u64) -> usize {
+        ((a << 8 | b) & 0xffff) as usize
     }
 
     /// a + b rounded.
     #[inline]
     pub fn add(&self, a: u64, b: u64) -> u64 {
-        self.add[self.at(a, b)] as u64
+        self.add[Self::at(a, b)] as u64
     }
 
     /// a · b rounded.
     #[inline]
     pub fn mul(&self, a: u64, b: u64) -> u64 {
-        self.mul[self.at(a, b)] as u64
+        self.mul[Self::at(a, b)] as u64
     }
 
     /// Σ a_k·b_k with a rounding after every product and every addition, from the word

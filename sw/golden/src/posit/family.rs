@@ -171,19 +171,16 @@ impl Family for PositFormat {
         bs: &[&[Bits]],
     ) -> Result<Vec<Bits>, FormatError> {
         let tables = super::table::tables(*self);
-        match (mode, self.f64_path()) {
-            // Up to 8 bits naive sums look their operations up; up to 16 bits the sequential
-            // sums run on binary64 lanes (`lanes.rs`).
-            (SumMode::Naive, Some(p)) if tables.is_none() => return Ok(p.dots(false, rows, bs)),
-            (SumMode::Kahan, Some(p)) => return Ok(p.dots(true, rows, bs)),
+        match (mode, tables, self.f64_path()) {
+            // Up to 8 bits naive sums look their operations up (`table/lanes.rs`); up to 16
+            // bits the sequential sums run on binary64 lanes (`lanes.rs`).
+            (SumMode::Naive, Some(t), _) => return Ok(t.naive_dots(*self, rows, bs)),
+            (SumMode::Naive, None, Some(p)) => return Ok(p.dots(false, rows, bs)),
+            (SumMode::Kahan, _, Some(p)) => return Ok(p.dots(true, rows, bs)),
             _ => {}
         }
         let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
             Ok(match mode {
-                SumMode::Naive => match tables {
-                    Some(t) => t.ops.naive_dots(0, a, bs),
-                    None => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),
-                },
                 SumMode::Pairwise => match self.f64_path() {
                     Some(p) => sum::rounded_dots(&p, mode, a, bs).expect("a rounded mode"),
                     None => sum::rounded_dots(self, mode, a, bs).expect("a rounded mode"),

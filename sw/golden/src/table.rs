@@ -65,32 +65,10 @@ impl OpTables {
             .zip(b)
             .fold(zero, |s, (&x, &y)| self.add(s, self.mul(x, y)))
     }
-
-    /// [`OpTables::naive_dot`] of `a` with every column of `bs`, eight columns at a time in
-    /// lockstep (each column's lookups those of its own `naive_dot`, in order).
-    pub fn naive_dots(&self, zero: u64, a: &[u64], bs: &[&[u64]]) -> Vec<u64> {
-        const L: usize = crate::sum::LOCKSTEP;
-        let mut out = Vec::with_capacity(bs.len());
-        let mut blocks = bs.chunks_exact(L);
-        for block in &mut blocks {
-            assert!(block.iter().all(|b| b.len() == a.len()));
-            let mut s = [zero; L];
-            for (k, &x) in a.iter().enumerate() {
-                for (s, b) in s.iter_mut().zip(block) {
-                    *s = self.add(*s, self.mul(x, b[k]));
-                }
-            }
-            out.extend(s);
-        }
-        out.extend(
-            blocks
-                .remainder()
-                .iter()
-                .map(|b| self.naive_dot(zero, a, b)),
-        );
-        out
-    }
 }
+
+mod lanes;
+pub(crate) use lanes::Zeros;
 
 /// The tables of `key`, built by `build` on first use and kept for the process (a few formats
 /// of at most 2^[`MAX_TABLE_BITS`] words each), so that a reference costs no reference count:

@@ -312,13 +312,15 @@ impl Family for FloatFormat {
         rows: &[&[Bits]],
         bs: &[&[Bits]],
     ) -> Result<Vec<Bits>, FormatError> {
+        // Naive sums of at most 8 bits by table.
+        if let (SumMode::Naive, Some(t)) = (mode, super::ops::tables(*self)) {
+            return Ok(t.naive_dots(self.zero_steps(rows, bs), rows, bs));
+        }
         // Naive (where no table serves) and Kahan on the binary32 path: the whole product at
         // once, each word loaded once.
         if let Some(n) = self.narrow() {
             match mode {
-                SumMode::Naive if super::ops::tables(*self).is_none() => {
-                    return Ok(n.dots(false, rows, bs))
-                }
+                SumMode::Naive => return Ok(n.dots(false, rows, bs)),
                 SumMode::Kahan => return Ok(n.dots(true, rows, bs)),
                 _ => {}
             }
@@ -330,10 +332,6 @@ impl Family for FloatFormat {
         let row = |a: &[Bits]| -> Result<Vec<Bits>, FormatError> {
             Ok(match mode {
                 SumMode::Quire => bs.iter().map(|b| self.dot_exact(a, b)).collect(),
-                SumMode::Naive => match super::ops::tables(*self) {
-                    Some(t) => t.naive_dots(0, a, bs),
-                    None => sum::rounded_dots(self, mode, a, bs).expect("naive"),
-                },
                 _ => match self.narrow() {
                     Some(n) => sum::rounded_dots(&n, mode, a, bs),
                     None => sum::rounded_dots(self, mode, a, bs),

@@ -19,6 +19,8 @@ pub mod fdpa;
 mod fix;
 mod narrow;
 mod ops;
+#[cfg(test)]
+pub(crate) use ops::tables;
 mod stochastic;
 mod wide_acc;
 

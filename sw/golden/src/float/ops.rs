@@ -10,7 +10,7 @@ use super::{Dy, FloatFormat, Val};
 use crate::arith::Bits;
 use crate::exact::Ratio;
 use crate::rounding::Draw;
-use crate::table::{cached, OpTables, MAX_TABLE_BITS};
+use crate::table::{cached, OpTables, Zeros, MAX_TABLE_BITS};
 
 fn bitlen(x: u128) -> i64 {
     128 - i64::from(x.leading_zeros())
@@ -88,6 +88,24 @@ pub(crate) fn tables(f: FloatFormat) -> Option<&'static OpTables> {
             )
         })
     })
+}
+
+impl FloatFormat {
+    /// What a naive sum's step with the +0 word (word 0) as an operand does in a product of
+    /// `rows` and `cols`, for the table lanes ([`Zeros`]). Its product is ±0 where the other
+    /// word is finite, and s + ±0 rounded to nearest is s for every s but −0 (−0 + +0 is
+    /// +0). A naive sum from +0 never reaches −0 where results keep their subnormals: a
+    /// nonzero sum of two words never rounds to zero (a sum below the normal range is exact),
+    /// and an exact zero sum of words not both −0 is +0. So with no ∞ or NaN word among the
+    /// operands and no flush to zero, the step leaves every sum, and each line may skip its
+    /// +0 words.
+    pub(crate) fn zero_steps(&self, rows: &[&[Bits]], cols: &[&[Bits]]) -> Zeros {
+        let finite = |&w: &Bits| matches!(self.decode(w), Val::Fin(_));
+        match !self.ftz && rows.iter().chain(cols).all(|line| line.iter().all(finite)) {
+            true => Zeros::LeaveSums { nan: None },
+            false => Zeros::Step,
+        }
+    }
 }
 
 impl FloatFormat {

@@ -174,7 +174,14 @@ impl Family for PositFormat {
         match (mode, tables, self.f64_path()) {
             // Up to 8 bits naive sums look their operations up (`table/lanes.rs`); up to 16
             // bits the sequential sums run on binary64 lanes (`lanes.rs`).
-            (SumMode::Naive, Some(t), _) => return Ok(t.naive_dots(*self, rows, bs)),
+            (SumMode::Naive, Some(t), _) => {
+                // A product with the zero word is the zero word unless the other is NaR, and
+                // s + 0 is s: each line skips its own zeros.
+                let zeros = crate::table::Zeros::LeaveSums {
+                    nan: Some(self.nar()),
+                };
+                return Ok(t.ops.naive_dots(zeros, rows, bs));
+            }
             (SumMode::Naive, None, Some(p)) => return Ok(p.dots(false, rows, bs)),
             (SumMode::Kahan, _, Some(p)) => return Ok(p.dots(true, rows, bs)),
             _ => {}

@@ -10,8 +10,6 @@ use crate::family_trait::Family;
 use crate::table::{cached, OpTables, MAX_TABLE_BITS};
 use crate::tapered::Tapered;
 
-mod lanes;
-
 /// The tables of one format.
 pub(crate) struct Tables {
     /// Every rounded product and sum of two words.

@@ -75,6 +75,11 @@ impl FamilyFormat for LnsFormat {
 }
 
 impl Family for Lns {
+    /// +, − and · of whole lanes on the AVX-512 lanes (`lanes.rs`), where the machine has
+    /// them.
+    fn binop_lanes(&self, op: crate::AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) -> bool {
+        self.lanes().binop_words(op, a, b, out)
+    }
     type Format = LnsFormat;
     fn format(&self) -> LnsFormat {
         self.fmt

@@ -245,6 +245,44 @@ unsafe fn mul<const KEEP: bool>(k: &Consts, a: __m512i, b: __m512i) -> __m512i {
     _mm512_mask_sub_epi32(c, neg, zero, c)
 }
 
+/// `a ⊕ b` (`op` 0), `a ⊖ b` (1) or `a ⊗ b` (2) of working values, sixteen at a time, into
+/// `out`; the last `len % 16` are the caller's.
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(super) unsafe fn binop(l: &LnsLanes, op: u8, a: &[i32], b: &[i32], out: &mut [i32]) {
+    match l.keeps() {
+        false => binop_keeping::<false>(l, op, a, b, out),
+        true => binop_keeping::<true>(l, op, a, b, out),
+    }
+}
+
+/// [`binop`], `KEEP`: with `LnsLanes::kept`.
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn binop_keeping<const KEEP: bool>(
+    l: &LnsLanes,
+    op: u8,
+    a: &[i32],
+    b: &[i32],
+    out: &mut [i32],
+) {
+    let k = consts(l);
+    let zero = _mm512_setzero_si512();
+    for ((o, a), b) in (out.chunks_exact_mut(16))
+        .zip(a.chunks_exact(16))
+        .zip(b.chunks_exact(16))
+    {
+        let (x, y) = (
+            _mm512_loadu_si512(a.as_ptr().cast()),
+            _mm512_loadu_si512(b.as_ptr().cast()),
+        );
+        let r = match op {
+            0 => add::<KEEP>(&k, x, y),
+            1 => add::<KEEP>(&k, x, _mm512_sub_epi32(zero, y)),
+            _ => mul::<KEEP>(&k, x, y),
+        };
+        _mm512_storeu_si512(o.as_mut_ptr().cast(), r);
+    }
+}
+
 /// L lockstep sums of each line of `xs`, as `LnsLanes::run_portable`.
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(super) unsafe fn run(

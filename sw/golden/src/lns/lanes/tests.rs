@@ -50,6 +50,65 @@ fn lane_operations_equal_the_split_operations() {
     }
 }
 
+/// Whole lanes of +, − and · (`LnsLanes::binop_words`, where the machine has AVX-512) equal
+/// the family's operations word by word: every pair of words of lns:3:3 and lns:4:4 (NaN
+/// included), random ones of lns:5:6 and lns:2:8, over lengths that end a block and a vector
+/// short; `Max` is left to the caller.
+#[test]
+fn lanes_of_words_equal_the_family_operations() {
+    use crate::family_trait::Family;
+    let mut r = crate::test_words(11);
+    for s in ["lns:3:3", "lns:4:4", "lns:5:6", "lns:2:8"] {
+        let l = lns(s);
+        let mask = (1u64 << l.fmt.width()) - 1;
+        let (a, b): (Vec<Bits>, Vec<Bits>) = if l.fmt.width() <= 9 {
+            (0..=mask)
+                .flat_map(|a| (0..=mask).map(move |b| (a, b)))
+                .unzip()
+        } else {
+            (0..2_500).map(|_| (r() & mask, r() & mask)).unzip()
+        };
+        assert!(!l
+            .lanes()
+            .binop_words(AluOp::Max, &a, &b, &mut vec![0; a.len()]));
+        // With two fraction bits kept (`--keep-bits 2`): each result cleared as
+        // `Lns::clear_low_bits` clears it.
+        let mut kept = vec![0; a.len()];
+        if l.lanes_keeping(2)
+            .binop_words(AluOp::Add, &a, &b, &mut kept)
+        {
+            for i in 0..a.len() {
+                let want = l.clear_low_bits(<Lns as Family>::add(&l, a[i], b[i]), 2);
+                assert_eq!(kept[i], want, "{s} keeping 2: {:#x}+{:#x}", a[i], b[i]);
+            }
+        }
+        for (op, f) in [
+            (
+                AluOp::Add,
+                <Lns as Family>::add as fn(&Lns, Bits, Bits) -> Bits,
+            ),
+            (AluOp::Sub, <Lns as Family>::sub),
+            (AluOp::Mul, <Lns as Family>::mul),
+        ] {
+            for len in [a.len(), a.len() - 17, 15, 0] {
+                let mut out = vec![0; len];
+                if !l.lanes().binop_words(op, &a[..len], &b[..len], &mut out) {
+                    return; // No AVX-512: the family's own operations serve.
+                }
+                for i in 0..len {
+                    assert_eq!(
+                        out[i],
+                        f(&l, a[i], b[i]),
+                        "{s} {op:?} {:#x} {:#x}",
+                        a[i],
+                        b[i]
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// The vector lanes (where the machine has AVX2 and AVX-512) equal the portable ones on
 /// random blocks of one to five lines, naive and Kahan.
 #[test]

@@ -75,14 +75,14 @@ impl FamilyFormat for LnsFormat {
 }
 
 impl Family for Lns {
+    type Format = LnsFormat;
+    fn format(&self) -> LnsFormat {
+        self.fmt
+    }
     /// +, − and · of whole lanes on the AVX-512 lanes (`lanes.rs`), where the machine has
     /// them.
     fn binop_lanes(&self, op: crate::AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) -> bool {
         self.lanes().binop_words(op, a, b, out)
-    }
-    type Format = LnsFormat;
-    fn format(&self) -> LnsFormat {
-        self.fmt
     }
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {

@@ -106,9 +106,7 @@ impl FloatFormat {
             false => Zeros::Step,
         }
     }
-}
 
-impl FloatFormat {
     /// The sum of two exact values rounded once, with IEEE's zero sign: an exact zero sum is
     /// +0 unless both terms are −0 (or zeros of negative sign).
     fn round_sum(&self, x: Dy, y: Dy, draw: Draw) -> Bits {

@@ -128,21 +128,16 @@ impl LnsLanes {
         }
         s
     }
-}
 
-impl LnsLanes {
     /// `a + b`, `a − b` or `a · b` of each pair of words (`op`: [`AluOp::Add`], `Sub` or
     /// `Mul`; `false` for any other, which the caller does word by word), into `out`: the
     /// lanes' operations on AVX-512, a block of words decoded, operated on sixteen at a time
     /// and encoded; a NaN operand gives NaN. Where the machine has no AVX-512, `false`.
     /// `Lns::add`, `sub` and `mul` stay the definition (the tests hold these to them).
     pub(crate) fn binop_words(&self, op: AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) -> bool {
-        let code = match op {
-            AluOp::Add => 0,
-            AluOp::Sub => 1,
-            AluOp::Mul => 2,
-            _ => return false,
-        };
+        if !matches!(op, AluOp::Add | AluOp::Sub | AluOp::Mul) {
+            return false;
+        }
         #[cfg(target_arch = "x86_64")]
         if avx512() {
             let run = Run {
@@ -166,12 +161,12 @@ impl LnsLanes {
                 let nans = run.decode(a, &mut x) | run.decode(b, &mut y);
                 let r = &mut r[..o.len()];
                 // SAFETY: the CPU has AVX-512 F and DQ (checked just above).
-                unsafe { avx512::binop(self, code, &x, &y, r) };
+                unsafe { avx512::binop(self, op, &x, &y, r) };
                 let done = o.len() / 16 * 16;
                 for i in done..o.len() {
-                    r[i] = match code {
-                        0 => self.add(x[i], y[i]),
-                        1 => self.sub(x[i], y[i]),
+                    r[i] = match op {
+                        AluOp::Add => self.add(x[i], y[i]),
+                        AluOp::Sub => self.sub(x[i], y[i]),
                         _ => self.mul(x[i], y[i]),
                     };
                 }
@@ -188,7 +183,7 @@ impl LnsLanes {
             }
             return true;
         }
-        let _ = (code, a, b, out);
+        let _ = (a, b, out);
         false
     }
 }

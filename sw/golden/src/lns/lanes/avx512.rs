@@ -7,6 +7,7 @@ use std::arch::x86_64::*;
 use std::ops::Range;
 
 use crate::kernel::lockstep::{by_rows, segments, zero_run};
+use crate::AluOp;
 
 use super::kahan::{KahanSteps, C_BITS, C_NEG, C_ZERO, G_BITS, T_ZERO};
 use super::{LnsLanes, L512 as L};
@@ -245,10 +246,10 @@ unsafe fn mul<const KEEP: bool>(k: &Consts, a: __m512i, b: __m512i) -> __m512i {
     _mm512_mask_sub_epi32(c, neg, zero, c)
 }
 
-/// `a ⊕ b` (`op` 0), `a ⊖ b` (1) or `a ⊗ b` (2) of working values, sixteen at a time, into
-/// `out`; the last `len % 16` are the caller's.
+/// `a ⊕ b` (`op` Add), `a ⊖ b` (Sub) or `a ⊗ b` (Mul) of working values, sixteen at a time,
+/// into `out`; the last `len % 16` are the caller's.
 #[target_feature(enable = "avx512f,avx512dq")]
-pub(super) unsafe fn binop(l: &LnsLanes, op: u8, a: &[i32], b: &[i32], out: &mut [i32]) {
+pub(super) unsafe fn binop(l: &LnsLanes, op: AluOp, a: &[i32], b: &[i32], out: &mut [i32]) {
     match l.keeps() {
         false => binop_keeping::<false>(l, op, a, b, out),
         true => binop_keeping::<true>(l, op, a, b, out),
@@ -259,7 +260,7 @@ pub(super) unsafe fn binop(l: &LnsLanes, op: u8, a: &[i32], b: &[i32], out: &mut
 #[target_feature(enable = "avx512f,avx512dq")]
 unsafe fn binop_keeping<const KEEP: bool>(
     l: &LnsLanes,
-    op: u8,
+    op: AluOp,
     a: &[i32],
     b: &[i32],
     out: &mut [i32],
@@ -275,8 +276,8 @@ unsafe fn binop_keeping<const KEEP: bool>(
             _mm512_loadu_si512(b.as_ptr().cast()),
         );
         let r = match op {
-            0 => add::<KEEP>(&k, x, y),
-            1 => add::<KEEP>(&k, x, _mm512_sub_epi32(zero, y)),
+            AluOp::Add => add::<KEEP>(&k, x, y),
+            AluOp::Sub => add::<KEEP>(&k, x, _mm512_sub_epi32(zero, y)),
             _ => mul::<KEEP>(&k, x, y),
         };
         _mm512_storeu_si512(o.as_mut_ptr().cast(), r);

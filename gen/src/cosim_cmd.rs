@@ -36,8 +36,8 @@ pub struct CosimArgs {
     /// Seed of the random stimuli, decimal or 0x… (default: from the clock, printed)
     #[arg(long)]
     seed: Option<String>,
-    /// Where to write the VCD of the first failing case (default: <top>-fail.vcd; with
-    /// several ranks each writes its own, -rank<r> before the extension)
+    /// Where to write the VCD of the first failing case (default: `<top>-fail.vcd`; with
+    /// several ranks each writes its own, `-rank<r>` before the extension)
     #[arg(long)]
     vcd: Option<PathBuf>,
     /// Ranks as threads of this process, each checking a share of the steps

@@ -28,7 +28,7 @@ pub struct EvalArgs {
     /// The format to evaluate in, every stage (e.g. posit:6:1, lns:5:6, f32); dfix:P:U is
     /// seed 002's storage (a dfix run of P:U with its own scales, any other model with scales
     /// fitted on 10,000 training images' forward passes); store:P/U its float storage (f32
-    /// arithmetic, parameters and stored values rounded to the float formats); mx:ELEM[:bK]
+    /// arithmetic, parameters and stored values rounded to the float formats); `mx:ELEM[:bK]`
     /// every layer product on MX blocks (as lpgen train --format mx:…), f32 elsewhere
     #[arg(long)]
     format: Option<String>,

@@ -31,8 +31,8 @@ pub struct GoldenArgs {
     #[arg(allow_negative_numbers = true)]
     args: Vec<String>,
     /// Accumulation of sum and dot: naive (default), kahan, pairwise or quire; for dot of
-    /// float formats also a GPU matrix unit's fdpa:PRESET[:promoteN] (volta, ampere, ada,
-    /// hopper, blackwell) or fdpa:L:F:RHO[:promoteN], which prints its binary32 (binary16)
+    /// float formats also a GPU matrix unit's `fdpa:PRESET[:promoteN]` (volta, ampere, ada,
+    /// hopper, blackwell) or `fdpa:L:F:RHO[:promoteN]`, which prints its binary32 (binary16)
     /// output word (docs/formats.md "fdpa")
     #[arg(long)]
     mode: Option<String>,
@@ -70,7 +70,7 @@ pub struct GoldenArgs {
     /// Scaled formats, quantize: the operands are R rows (row-major) [default: 1]
     #[arg(long)]
     rows: Option<usize>,
-    /// Scaled formats: current (default) or delayed[:H[:MARGIN]] (TransformerEngine's amax
+    /// Scaled formats: current (default) or `delayed[:H[:MARGIN]]` (TransformerEngine's amax
     /// history of H tensors, default 1024; with --stdin, one tensor per line)
     #[arg(long)]
     scaling: Option<String>,

@@ -32,7 +32,7 @@ const CHUNK: usize = 1 << 16;
 #[derive(Args)]
 pub struct QuantArgs {
     /// q8:dynamic-tree, q8:static-tree, q8:linear or q8:mantissa, or an MX block format
-    /// mx:ELEM[:bK] (omit with --table1)
+    /// `mx:ELEM[:bK]` (omit with --table1)
     #[arg(value_name = "TYPE")]
     ty: Option<String>,
     /// Distribution of the samples: U(a,b) or N(mean,variance), e.g. "N(0,0.04)"

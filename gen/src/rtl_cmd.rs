@@ -208,14 +208,14 @@ pub struct RtlArgs {
     /// Output directory (created if missing)
     #[arg(long)]
     out: PathBuf,
-    /// Also write a testbench beside the design: `cocotb` (test_<top>.py and run_<top>.py,
+    /// Also write a testbench beside the design: `cocotb` (`test_<top>.py` and `run_<top>.py`,
     /// checked against the `lpgen` Python package; docs/cocotb.md)
     #[arg(long, value_enum)]
     testbench: Option<Testbench>,
-    /// Also write a FuseSoC CAPI2 core <top>.core beside the design (docs/cocotb.md)
+    /// Also write a FuseSoC CAPI2 core `<top>.core` beside the design (docs/cocotb.md)
     #[arg(long)]
     core: bool,
-    /// Also write a wrapper <top>_axis around the unit: `axis`, AXI4-Stream with
+    /// Also write a wrapper `<top>_axis` around the unit: `axis`, AXI4-Stream with
     /// backpressure (docs/rtl.md); --testbench and --core then apply to the wrapper
     #[arg(long, value_enum)]
     wrap: Option<Wrap>,

@@ -54,7 +54,7 @@ pub struct SynthArgs {
     /// Divide the board oscillator by this power of two for a slow design (with --board)
     #[arg(long, default_value_t = 1)]
     clock_div: u32,
-    /// Directory for sources, logs and netlists (default: synth/<top>-<target>), as `lpgen
+    /// Directory for sources, logs and netlists (default: `synth/<top>-<target>`), as `lpgen
     /// rtl` and `lpgen train` name theirs (`--work` is the old spelling, a hidden alias)
     #[arg(long = "out", alias = "work")]
     work: Option<PathBuf>,

@@ -34,7 +34,7 @@ pub struct TrainArgs {
     /// fixed point of P bits (propagations) and U bits (parameter updates), signs included;
     /// or store:P/U (store:F for P = U = F), the same storage in float formats rounded to
     /// nearest even (store:f16 is seed 002's half precision; P, U: f16, bf16, fp8:e4m3,
-    /// float:E:M…, f32); or mx:ELEM[:bK] (OCP MX: every layer product on blocks of K along
+    /// float:E:M…, f32); or `mx:ELEM[:bK]` (OCP MX: every layer product on blocks of K along
     /// its reduction dimension, f32 elsewhere; --backend golden, f32, or rtl: the products on
     /// the array's mx PE)
     #[arg(long)]
@@ -151,7 +151,7 @@ pub struct TrainArgs {
     /// comma list of PLACE=MODE, places matmul (or one pass of it: forward, backward,
     /// gradient), sums, softmax, update or all, modes naive, kahan, pairwise or exact (the
     /// format's exact accumulator: quires for posits), and for matmul of float formats
-    /// fdpa:PRESET[:promoteN] (a GPU's fused dot-product arithmetic, e.g. fdpa:hopper); the
+    /// `fdpa:PRESET[:promoteN]` (a GPU's fused dot-product arithmetic, e.g. fdpa:hopper); the
     /// update takes naive or kahan
     #[arg(long)]
     accumulate: Option<String>,
@@ -178,7 +178,7 @@ pub struct TrainArgs {
     #[arg(long, default_value = "nearest")]
     rounding: String,
     /// Scaled products (issue 50): none, or STAGES=RULE groups separated by commas, STAGES
-    /// from F B G (or all), RULE current or delayed[:H[:MARGIN]] (per tensor, TE's FP8 recipe),
+    /// from F B G (or all), RULE current or `delayed[:H[:MARGIN]]` (per tensor, TE's FP8 recipe),
     /// or nvfp4, mxfp4, scaled/ELEM/bK/SCALE[/t] (blocks; G: +rht16, the Hadamard transform,
     /// +sr, stochastic rounding), e.g. all=delayed, FB=nvfp4,G=nvfp4+rht16+sr (docs/train.md,
     /// "Scaled products")

@@ -14,7 +14,7 @@
 //! streams a tile step by step (docs/rtl.md). The board clock may be divided by a power of
 //! two (`clock_div`) when the design is slower than the oscillator; everything but the
 //! divider runs on the divided clock, so there is no clock-domain crossing. The logic is
-//! built in the hardware IR ([`uart`]) and printed by its emitter like every generated module.
+//! built in the hardware IR (`uart`) and printed by its emitter like every generated module.
 
 mod uart;
 

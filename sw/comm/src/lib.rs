@@ -1,7 +1,7 @@
 //! Communication for lpgen's data-parallel training (issue 20, seed 001 §3.1): collectives over
 //! byte buffers, with two transports behind one trait.
 //!
-//! - [`local`]: K endpoints for K threads of one process (std channels), nothing to install
+//! - [`fn@local`]: K endpoints for K threads of one process (std channels), nothing to install
 //!   ([`local_with_link`]: the same over simulated wires of a given bandwidth);
 //! - `mpi` (cargo feature `mpi`): one endpoint per MPI rank over the system's OpenMPI, started
 //!   by `mpirun -np K` (`docs/dist.md`).

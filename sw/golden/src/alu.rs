@@ -253,9 +253,9 @@ impl Conversion {
     }
 
     /// [`Conversion::new`] with a table of every word's conversion where the source has at
-    /// most [`CONVERSION_TABLE_BITS`] bits and the target at most 32: for converting many
+    /// most `CONVERSION_TABLE_BITS` bits and the target at most 32: for converting many
     /// words. The table is built once per pair of formats per process, from
-    /// [`Conversion::convert`], so it holds the same words.
+    /// `Conversion::convert`, so it holds the same words.
     pub fn tabled(from: &Calc, to: &Calc) -> Conversion {
         let mut c = Conversion::new(from, to);
         let (fw, tw) = (from.format().width(), to.format().width());

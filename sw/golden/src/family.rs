@@ -3,7 +3,7 @@
 //! A family (lns, posit, fix, dfix, f32) is one module of this crate implementing
 //! [`Family`] (its scalar arithmetic, accumulations and conversions) and [`FamilyFormat`]
 //! (width, arithmetic context), with a [`FamilyEntry`] (format strings, accumulation modes,
-//! PE kinds, lanes), plus one line in the [`families!`] list below, which makes the
+//! PE kinds, lanes), plus one line in the `families!` list below, which makes the
 //! [`Format`] and [`Calc`] enums and their dispatch. Every other crate asks the registry
 //! ([`FAMILIES`], [`Format::entry`], [`pe_kinds`]) instead of matching on families: a family
 //! that does not implement something fails to compile here, or is refused in one line by

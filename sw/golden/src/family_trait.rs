@@ -75,7 +75,7 @@ pub trait Family: Copy + fmt::Debug + Send + Sync {
     fn convert_to(&self, to: &Self, a: Bits) -> Bits;
     /// a·b + c rounded once, where the family defines it (float: IEEE's fused multiply-add;
     /// families with an exact accumulation and 1 as a word: the quire dot product
-    /// [a, c]·[b, 1], [`fma_by_quire`]); `None` otherwise.
+    /// [a, c]·[b, 1], `fma_by_quire`); `None` otherwise.
     fn fma(&self, a: Bits, b: Bits, c: Bits) -> Option<Bits>;
     /// `op` of a and b with the family's overflow flag: the exact result lay beyond the
     /// largest magnitude and saturated to it (the `overflow` output of the family's units);

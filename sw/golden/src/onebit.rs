@@ -330,7 +330,7 @@ impl Quantizer {
         q
     }
 
-    /// The aggregation of §3.1: element-wise Σ_k parts[k] (dequantized) in the sum mode, k in
+    /// The aggregation of §3.1: element-wise `Σ_k parts[k]` (dequantized) in the sum mode, k in
     /// source-rank order 0..K−1. All parts must have one shape; the result is row-major.
     pub fn sum_dequantized(&self, parts: &[Quantized]) -> Vec<Bits> {
         let Some(first) = parts.first() else {

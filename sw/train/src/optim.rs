@@ -33,7 +33,7 @@ pub fn vanishing_rate(cfg: &Config) -> Option<f64> {
     (rate > 0.0 && held == 0.0).then_some(rate)
 }
 
-/// Adam's ε as given and as its format O holds it (raised from zero by [`positive`]);
+/// Adam's ε as given and as its format O holds it (raised from zero by `positive`);
 /// `None` for the other optimizers.
 pub fn adam_eps(cfg: &Config) -> Option<(f64, f64)> {
     match cfg.optimizer {

@@ -1,6 +1,6 @@
 //! `--scaling` (issue 50): per-tensor scaled products, TransformerEngine's FP8 recipe; and
 //! block-scaled products, the FP4 recipes (NVFP4, MXFP4, with the random Hadamard transform
-//! of the weight gradients' operands: [`block`]).
+//! of the weight gradients' operands: `block`).
 //!
 //! In a stage with a rule (F: the forward products, B: the error propagation's, G: the
 //! weight gradients'), each operand of a dense or convolution layer's product is quantized

@@ -102,7 +102,7 @@ impl Pes {
         Ok(Pes((0..n).map(|_| one()).collect::<Result<_>>()?))
     }
 
-    /// One step k for every PE (r, c): acc(r, c) (+)= a[r]·b[c], from zero if `clear`.
+    /// One step k for every PE (r, c): `acc(r, c) (+)= a[r]·b[c]`, from zero if `clear`.
     pub fn step(&mut self, a: &[u64], b: &[u64], clear: bool) {
         let cols = b.len();
         for (i, acc) in self.0.iter_mut().enumerate() {

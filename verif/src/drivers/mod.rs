@@ -7,7 +7,7 @@
 //! input slots (`ctx.layout.slot(name)`, buses with `layout::put_bits`) and pushes them with
 //! the golden outputs due `latency` cycles later (`ctx.chk.push(ins, Some(want))`, `None` for
 //! a bubble), calling `ctx.chk.mark_restart()` where the stimuli stop depending on earlier
-//! state; then one arm in [`plan`]. Latency, `out_valid`, batching, reports and VCDs are
+//! state; then one arm in `plan`. Latency, `out_valid`, batching, reports and VCDs are
 //! the checker's.
 
 mod alu;

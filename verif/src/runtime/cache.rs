@@ -101,10 +101,10 @@ fn idle_for(tmp: &Path) -> Option<Duration> {
 }
 
 /// Whether the temporary `tmp` of process `pid` (not this one) was abandoned: the rule of
-/// [`tempfiles`](crate::tempfiles), for a directory. Untouched for `STALE_AFTER` (a live build
-/// writes into `obj/` at every compilation step, so only a dead one, or a reused pid, gets
-/// there), or made on this host and PID namespace (or of unknown origin) by a process that
-/// `/proc` shows has ended. Without `/proc` only the age bound applies.
+/// [`tempfiles`], for a directory. Untouched for `STALE_AFTER` (a live build writes into
+/// `obj/` at every compilation step, so only a dead one, or a reused pid, gets there), or
+/// made on this host and PID namespace (or of unknown origin) by a process that `/proc`
+/// shows has ended. Without `/proc` only the age bound applies.
 fn abandoned(tmp: &Path, pid: u32) -> bool {
     if idle_for(tmp).is_some_and(|d| d > tempfiles::STALE_AFTER) {
         return true;

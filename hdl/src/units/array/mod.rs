@@ -2,7 +2,7 @@
 //! one PE module (`pe_module.rs`); the host protocol is written once in [`protocol`], the
 //! lint grid's designs in `grid.rs`.
 //!
-//! PE (r, c) owns C[r][c] = Σ_k A[r][k]·B[k][c] and accumulates k = 0, 1, …, K−1 in order
+//! PE (r, c) owns `C[r][c] = Σ_k A[r][k]·B[k][c]` and accumulates k = 0, 1, …, K−1 in order
 //! (SPEC.md §3). A flows left to right along the rows, B top to bottom along the columns,
 //! and the step's controls (`valid`, `clear`, `last`) travel with A: every PE passes what
 //! it received on to its neighbours through a register, so no signal reaches more than one
@@ -53,7 +53,7 @@ pub fn readout_registers(p: &Params) -> u32 {
     p.pe.gen().readout_registers(p.stages)
 }
 
-/// `d` delayed by 0..=n cycles: taps[j] is `d` delayed j cycles.
+/// `d` delayed by 0..=n cycles: `taps[j]` is `d` delayed j cycles.
 fn chain(m: &mut Module, name: &str, d: &E, n: u32, reset: bool) -> Vec<E> {
     let mut taps = vec![d.clone()];
     for j in 1..=n {

@@ -4,7 +4,7 @@
 //! bench (its constants rendered into the model, `gen/src/cocotb.rs`) drive by it.
 //!
 //! - **Steps.** The host presents one step k per cycle, unskewed: word r of `a_in` is
-//!   A[i0 + r][k], word c of `b_in` is B[k][j0 + c] (the format's zero, or the PE kind's
+//!   `A[i0 + r][k]`, word c of `b_in` is `B[k][j0 + c]` (the format's zero, or the PE kind's
 //!   zero operand, beyond the matrix), `clear` with k = 0, `last` where the PEs snapshot
 //!   (k = K − 1, or a partial sum). A cycle without `in_valid` is a bubble: its operands and
 //!   controls are ignored.

@@ -303,7 +303,7 @@ impl ArrayPe for FixPe {
     }
 }
 
-/// The name prefix of [`registered_multiplier`]'s modules: `lpgen_mul_signed_<W>x<W>_s2`.
+/// The name prefix of `registered_multiplier`'s modules: `lpgen_mul_signed_<W>x<W>_s2`.
 pub const REGISTERED_MULTIPLIER_PREFIX: &str = "lpgen_mul_signed_";
 
 /// A signed `width`×`width` multiplier with a register on each operand and one on the exact

@@ -4,8 +4,8 @@
 //! `lpgen_golden::mx::F32Acc` does (the specification's reference accumulation, the one
 //! training uses, `MxVector::dot_f32`): s = (clear ? +0 : s) + round_f32(X_A·X_B·Σ P_A,i·P_B,i).
 //!
-//! Operand word (8 + K·w bits): the E8M0 scale at bits [7:0], element i at bits
-//! [8 + i·w +: w] (a block shorter than K is padded with element code 0, which adds an exact
+//! Operand word (8 + K·w bits): the E8M0 scale at bits `[7:0]`, element i at bits
+//! `[8 + i·w +: w]` (a block shorter than K is padded with element code 0, which adds an exact
 //! zero). Result: the f32 word s.
 //!
 //! The datapath: `mx-dot`'s ([`block_dot`]: element decoders, exact products shifted to the

@@ -7,8 +7,8 @@
 //! out by alpha = f32(1/(s_A·s_B)) (golden `dot::dot` with `Accumulation::F32`), as
 //! TransformerEngine applies them in the GEMM's epilogue; the array never sees them.
 //!
-//! Operand word (8 + K·4 bits, 72 for `nvfp4`): the UE4M3 scale at bits [7:0], E2M1 element i
-//! at bits [8 + 4·i +: 4]. Result: the f32 word s.
+//! Operand word (8 + K·4 bits, 72 for `nvfp4`): the UE4M3 scale at bits `[7:0]`, E2M1 element i
+//! at bits `[8 + 4·i +: 4]`. Result: the f32 word s.
 //!
 //! The datapath: `nvfp4-dot`'s ([`block_dot`]: the scales' significands and exponents, the
 //! elements in halves, exact products, an exact adder tree, times the significands), the

@@ -1,5 +1,5 @@
 //! Posit units: adder, multiplier, and the fused MAC into a quire (both standards), built
-//! from a shared decoder ([`decode`]) and encoder ([`encode`]) that mirror the golden
+//! from a shared decoder ([`mod@decode`]) and encoder ([`mod@encode`]) that mirror the golden
 //! `PositFormat::unpack` / `encode` (docs/formats.md, "posit" and "Quire").
 //!
 //! Every generator is runtime-parametric in (N, es, standard, `:u`) read from

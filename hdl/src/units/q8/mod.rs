@@ -9,7 +9,7 @@
 //! | `q8-dec` | `code` (8), `scale` (W) | `y` (W), `overflow` (fix), `nar` (posit) or `nan` (f32) | 2: table read / scale decode, product | stages |
 //! | `q8-enc` | `x` (W), `scale` (W) | `code` (8) | 15 to 20 by type: input decode, every four divider steps and after it, six in the search | stages |
 //!
-//! f32 words: [`f32`] (the IEEE input decode and the decoder's rounding to f32).
+//! f32 words: [`mod@f32`] (the IEEE input decode and the decoder's rounding to f32).
 //!
 //! Both accept one operation per cycle. Sub-modules: the decoder's value ROM and the
 //! encoder's field ROM (`lpgen_q8_values_…`, `lpgen_q8_fields_…`), one per type.

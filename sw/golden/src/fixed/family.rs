@@ -158,7 +158,7 @@ impl Family for FixFormat {
     fn ln(&self, a: Bits) -> Bits {
         transcendental(self, a, Transcendental::Ln, self.from_int(i128::MIN))
     }
-    /// √a to nearest ([`FixFormat::sqrt_d`]).
+    /// √a to nearest (`FixFormat::sqrt_d`).
     fn sqrt(&self, a: Bits) -> Bits {
         self.sqrt_d(a, Draw::Nearest)
     }

@@ -122,7 +122,7 @@ impl Family for FloatFormat {
     fn format(&self) -> FloatFormat {
         *self
     }
-    /// a + b, rounded once (by table for formats of at most 8 bits, [`tables`]; by f32 for
+    /// a + b, rounded once (by table for formats of at most 8 bits, `tables`; by f32 for
     /// bf16, f16 and their like, [`FloatFormat::narrow`]).
     #[inline]
     fn add(&self, a: Bits, b: Bits) -> Bits {
@@ -139,7 +139,7 @@ impl Family for FloatFormat {
     fn sub(&self, a: Bits, b: Bits) -> Bits {
         self.add(a, self.neg(b))
     }
-    /// a · b, rounded once (by table for formats of at most 8 bits, [`tables`]; by f32 for
+    /// a · b, rounded once (by table for formats of at most 8 bits, `tables`; by f32 for
     /// bf16, f16 and their like, [`FloatFormat::narrow`]).
     #[inline]
     fn mul(&self, a: Bits, b: Bits) -> Bits {

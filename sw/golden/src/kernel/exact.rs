@@ -14,7 +14,7 @@
 //! family reads out ([`ExactDot::read_exact`]).
 //!
 //! A sum that would not fit the i128 (its bound past 2^127 units) is gathered in two
-//! ([`Wide`]) where the family reads such sums from their top bits and a sticky bit
+//! (`Wide`) where the family reads such sums from their top bits and a sticky bit
 //! ([`ExactDot::reads_wide_sums`]: floats' rounding to nearest).
 //!
 //! Elements the kernel does not take go to `fallback` (the reference): a row or column
@@ -63,7 +63,7 @@ fn trunc(v: f64, b: i32) -> f64 {
     }
 }
 
-/// [`trunc`] without a branch (held to it by `tests::trunc_fast_is_trunc`): the bits below
+/// `trunc` without a branch (held to it by `tests::trunc_fast_is_trunc`): the bits below
 /// 2^b cleared by a mask, every bit (the sign too) where the value lies below 2^b or is a
 /// zero.
 #[inline(always)]
@@ -79,7 +79,7 @@ fn trunc_fast(v: f64, b: i32) -> f64 {
     f64::from_bits(bits & mask)
 }
 
-/// `slice` = each remainder of `left` cut at 2^b ([`trunc`]), taken away from it (exactly);
+/// `slice` = each remainder of `left` cut at 2^b (`trunc`), taken away from it (exactly);
 /// compiled for AVX-512 where the machine has it.
 fn cut_off(slice: &mut [f64], left: &mut [f64], b: i32) {
     #[inline(always)]
@@ -130,11 +130,11 @@ fn line(values: &[f64], w: i32) -> Line {
     }
 }
 
-/// [`line`] by a pass the compiler vectorizes (no `trailing_zeros`): the largest bit pattern
+/// [`fn@line`] by a pass the compiler vectorizes (no `trailing_zeros`): the largest bit pattern
 /// and the smallest lowest-set-bit value (|v| minus |v| with its last significand bit
 /// cleared, or |v| itself for a power of two, as f64 bits), their exponents read once at the
-/// end. The same line as [`line`], held to it by `tests::line_fast_is_line`; a line whose
-/// lowest bit falls below 2^−1022 (an f64 subnormal's among them) is left to [`line`].
+/// end. The same line as [`fn@line`], held to it by `tests::line_fast_is_line`; a line whose
+/// lowest bit falls below 2^−1022 (an f64 subnormal's among them) is left to [`fn@line`].
 #[inline(always)]
 fn line_by_values(values: &[f64], w: i32) -> Line {
     const FRAC: u64 = (1u64 << 52) - 1;
@@ -498,7 +498,7 @@ fn add_units(
     }
 }
 
-/// Bits of the widest sum [`Wide`] gathers (with four to spare for the carries of up to
+/// Bits of the widest sum `Wide` gathers (with four to spare for the carries of up to
 /// [`MAX_SLICES`]² pair results, each below the sum's bound).
 pub const WIDE_BITS: i32 = 186;
 

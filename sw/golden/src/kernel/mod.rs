@@ -2,7 +2,7 @@
 //! [`Calc::dot`](crate::Calc::dot) of its row and column, k = 0..K−1, in the same mode, at
 //! the speed of the machine's floating-point unit.
 //!
-//! The per-element `Calc::dot` stays the definition ([`reference`]); a kernel is a fast path
+//! The per-element `Calc::dot` stays the definition ([`fn@reference`]); a kernel is a fast path
 //! that must give the same words, and `kernel/tests.rs` holds each kernel to the reference on
 //! random and corner matrices. [`matmul`] picks the kernel:
 //!
@@ -12,19 +12,19 @@
 //!   error-free splitting), the slice pairs multiplied by `matrixmultiply`'s f64 GEMM, the
 //!   exact pair sums gathered in an i128 per element and read out once by the family's own
 //!   rule ([`ExactDot`]; for words of at most 8 bits by a table of where that rule steps
-//!   from word to word, [`readout`]);
+//!   from word to word, `readout`);
 //! - the sequential modes (naive, Kahan: a rounding after every operation) go through the
 //!   family's [`Calc::dots`](crate::Calc::dots): many outputs in lockstep (the frame
-//!   [`lockstep`]: up to four lines of one side against 16 or 32 lanes of the other, for
+//!   `lockstep`: up to four lines of one side against 16 or 32 lanes of the other, for
 //!   posits of at most 16 bits, LNS and floats on the binary32 path; a row at a time,
 //!   `sum::rounded_dots`, otherwise), each output's operations those of its own dot product
 //!   in its own order, so that the core overlaps independent chains;
 //! - every element of an exact product whose row or column holds a special word (NaN, NaR,
 //!   ∞) or whose exact sum would not fit the kernel's integer is computed by the reference.
 //!
-//! A family joins by answering [`Family::exact_dot`](crate::Family::exact_dot) in its own
-//! module: how a word reads as an exact f64, how many products its accumulator sums before
-//! it could wrap, and how it reads out an exact sum.
+//! A family joins by answering [`Family::exact_dot`] in its own module: how a word reads as
+//! an exact f64, how many products its accumulator sums before it could wrap, and how it
+//! reads out an exact sum.
 
 use crate::arith::Bits;
 use crate::family::{with_calc, Calc, Family};
@@ -195,7 +195,7 @@ pub enum Cut {
 /// - The exact kernel decodes the whole of B once per call and A a block of rows at a time:
 ///   each part repeats the side it does not cut, so the longer side is cut.
 /// - The lockstep lanes run over the longer side, L (up to 32) lines at a time, against up
-///   to [`lockstep::ROWS`] lines of the shorter. Where the longer side has only a block or
+///   to `lockstep::ROWS` lines of the shorter. Where the longer side has only a block or
 ///   two of lanes per part, cutting it leaves them part-empty (25 lines are one block of 32
 ///   whole, and a block each cut in two, which costs as much), so the shorter side is cut
 ///   if it has a line for every part (LeNet-5's C1 weight gradient, 6×15,680×25 in lns:5:6:

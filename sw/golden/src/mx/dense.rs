@@ -145,7 +145,7 @@ enum DenseSums {
 
 impl MxFormat {
     /// Whether [`matmul_dense`] is exact for this format: in one GEMM per block, or in two
-    /// with A's element integers split ([`DenseSums`]). Element types too wide for both (none
+    /// with A's element integers split (`DenseSums`). Element types too wide for both (none
     /// of OCP's at K = 32; fp8 E5M2 at K ≥ 128) take [`super::matmul_f32`] on
     /// [`super::MxVector`]s.
     pub fn dense_product_is_exact(&self) -> bool {

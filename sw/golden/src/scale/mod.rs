@@ -8,7 +8,7 @@
 //! (current) or an amax history (delayed, as TransformerEngine keeps it, [`Delayed`]).
 //!
 //! The arithmetic (docs/formats.md, "Scaled formats"): with A the tensor amax and
-//! elem_target the value amax is mapped to ([`target`]: a float's largest value, a posit's
+//! elem_target the value amax is mapped to (`target`: a float's largest value, a posit's
 //! top of the binades around 1),
 //! - the tensor scale (an encode multiplier, f32) s = f32(elem_target · scale_max / (A · 2^margin)),
 //!   1 when A = 0 or when s rounds to 0; without a tensor scale s = 1;
@@ -21,7 +21,7 @@
 //! Each step is the exact value (big-integer ratios) rounded once by the named format's own
 //! rounding (the family's `from_ratio`: for floats [`crate::FloatFormat::round_with`]), to
 //! nearest even, saturating where the format saturates (UE4M3, UE5M3 and the tensor scale's
-//! f32 do). NVFP4 ([`nvfp4`]) and MX (`mx`, differentially tested) are instances.
+//! f32 do). NVFP4 (`nvfp4`) and MX (`mx`, differentially tested) are instances.
 
 mod delayed;
 pub mod dot;
@@ -370,7 +370,7 @@ impl ScaledFormat {
     }
 
     /// The value a scale maps a group's amax to: the top of the element format's band of
-    /// most fraction bits ([`target`]); a float's, fix's and LNS's largest finite value, a
+    /// most fraction bits (`target`); a float's, fix's and LNS's largest finite value, a
     /// posit's top of the binades around 1 (posit(8, 2): 15).
     pub fn elem_target(&self) -> f64 {
         f64::from_bits(self.target)

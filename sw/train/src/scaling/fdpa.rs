@@ -1,10 +1,11 @@
 //! A per-tensor scaled product accumulated as a GPU's matrix unit does
 //! (`--scaling … --accumulate matmul=fdpa:…`, issues 49 and 50): TransformerEngine's FP8 GEMM
 //! on Hopper. The operands' element words (the stage's format, FP8 in the recipe) go to the
-//! golden [`FdpaPlan::dots`] as they are, chunked, truncated and rounded by the mode into a
-//! binary32 word (binary16 for `rne-f16`, exact in binary32), which the caller scales by
-//! S_a and S_b as every scaled product is. The products run on the host in the golden
-//! library, as the block-scaled ones do (`block.rs`).
+//! golden [`FdpaPlan::dots`](lpgen_golden::float::fdpa::FdpaPlan::dots) as they are,
+//! chunked, truncated and rounded by the mode into a binary32 word (binary16 for `rne-f16`,
+//! exact in binary32), which the caller scales by S_a and S_b as every scaled product is.
+//! The products run on the host in the golden library, as the block-scaled ones do
+//! (`block.rs`).
 
 use lpgen_golden::float::fdpa::Fdpa;
 use lpgen_golden::Format;

@@ -185,7 +185,7 @@ mod avx2 {
 
     /// `Narrow::round_f32` of eight lanes: the subnormal grid, the normal rounding and
     /// ±∞/NaN computed alike and selected by the lane's magnitude. `F32_RANGE`: the format
-    /// has binary32's exponent range ([`super::f32_range`]), so the normal rounding of the
+    /// has binary32's exponent range ([`Narrow::f32_range`]), so the normal rounding of the
     /// bits is the whole of it.
     #[inline(always)]
     unsafe fn round<const F32_RANGE: bool>(k: &Consts, v: __m256) -> __m256 {

@@ -143,7 +143,7 @@ unsafe fn run_rows<const R: usize>(
     }
 }
 
-/// [`Lanes::run_sparse`] of each line of `xs`: naive sums only.
+/// [`Lanes::run_sparse`](super::Lanes::run_sparse) of each line of `xs`: naive sums only.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn run_sparse(
     p: &PositF64,

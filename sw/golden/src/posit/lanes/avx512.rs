@@ -139,8 +139,8 @@ unsafe fn run_rows<const R: usize>(
     }
 }
 
-/// [`Lanes::run_sparse`] of each line of `xs`, W = 8 or 16 lanes (one or two vectors a
-/// line): naive sums only.
+/// [`Lanes::run_sparse`](super::Lanes::run_sparse) of each line of `xs`, W = 8 or 16 lanes
+/// (one or two vectors a line): naive sums only.
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(super) unsafe fn run_sparse<const W: usize>(
     p: &PositF64,

@@ -22,9 +22,9 @@ pub(super) struct Operands<'a> {
     pub n: usize,
     /// Bits of one operand on `a_in`/`b_in` (a word of the format, or a block).
     pub bits: u32,
-    /// `a(buf, pos, i, k)`: A[i][k] at bit `pos`.
+    /// `a(buf, pos, i, k)`: `A[i][k]` at bit `pos`.
     pub a: Put<'a>,
-    /// `b(buf, pos, k, j)`: B[k][j] at bit `pos`.
+    /// `b(buf, pos, k, j)`: `B[k][j]` at bit `pos`.
     pub b: Put<'a>,
     /// Bits of a result word on `c_out`.
     pub out_bits: u32,

@@ -333,7 +333,7 @@ fn block<'a, T: Copy + Default + 'a, const L: usize>(
 /// Every dot product of `rows` with `cols` (all of length K), row-major, by `lanes`.
 ///
 /// Lanes whose sums a zero product leaves, or that step lines as their runs, go to the
-/// [`sparse`] frame; the others to the [`dense`] one.
+/// [`fn@sparse`] frame; the others to the [`dense`] one.
 pub(crate) fn lockstep<T, const L: usize>(
     lanes: &impl Lanes<T, L>,
     rows: &[&[Bits]],

@@ -1,4 +1,4 @@
-//! A line's steps for the sparse frame ([`super::sparse`]): its nonzero values with their k,
+//! A line's steps for the sparse frame ([`mod@super::sparse`]): its nonzero values with their k,
 //! and with `runs` the first zero of each of its runs of zeros. The plain loops are the
 //! definition; on AVX-512 the working values of the posit (f64) and LNS (i32) lanes are
 //! counted and compacted a vector at a time (a mask of the steps, `vpcompress` in a

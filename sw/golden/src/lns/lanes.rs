@@ -44,6 +44,10 @@ pub(crate) struct LnsLanes {
     /// The table of Kahan steps (`kahan.rs`), where the format has one and no bits are
     /// cleared.
     steps: Option<&'static KahanSteps>,
+    /// For each half of the G table (same signs, opposite signs), the least d from which
+    /// every entry is 0 (the test of `LnsLanes::zero_step_keeps`); `None` where bits are
+    /// cleared (`--keep-bits`) or where G's last entries are not 0.
+    still: Option<[i32; 2]>,
 }
 
 impl Lns {
@@ -61,9 +65,11 @@ impl Lns {
             cmax: self.max - self.reserved,
             keep: !((1i32 << dropped) - 1),
             steps: None,
+            still: None,
         };
         LnsLanes {
             steps: (!l.keeps()).then(|| KahanSteps::get(&l)).flatten(),
+            still: (!l.keeps()).then(|| l.zero_still()).flatten(),
             ..l
         }
     }
@@ -95,6 +101,34 @@ impl LnsLanes {
     #[inline(always)]
     fn kept(&self, c: i32) -> i32 {
         c & self.keep
+    }
+
+    /// For each half of the G table, the least d from which every entry of the half is 0,
+    /// if the last entry of both is: then s ⊕ c is s where |s| − |c| is at least that d,
+    /// and x ⊕ 0 is x.
+    fn zero_still(&self) -> Option<[i32; 2]> {
+        let (g, stride) = (self.lns.g, self.lns.stride);
+        let half = |h: usize| &g[h * stride..(h + 1) * stride];
+        if half(0).last() != Some(&0) || half(1).last() != Some(&0) {
+            return None;
+        }
+        let from = |h: usize| half(h).iter().rposition(|&v| v != 0).map_or(0, |d| d + 1);
+        Some([from(0) as i32, from(1) as i32])
+    }
+
+    /// Whether a Kahan step that adds a zero product (`sum::kahan_formula` of s, c and 0)
+    /// leaves the sum s and compensation c as they are, by a test that needs no table: c
+    /// is 0, or |s| exceeds |c| by at least the d from which G's half for their signs is
+    /// 0 (so t = s ⊕ c is s, t ⊖ s is 0, and c' = c ⊖ 0 is c). Never true of a state the
+    /// step changes; false wherever bits are cleared (`--keep-bits`). The statement the
+    /// vector lanes' test follows (`avx512::zero_step_keeps`), held to the formula by the
+    /// tests.
+    #[cfg(test)]
+    fn zero_step_keeps(&self, s: i32, c: i32) -> bool {
+        let Some(still) = self.still else {
+            return false;
+        };
+        c == 0 || s.abs() - c.abs() >= still[usize::from((s ^ c) < 0)]
     }
 
     /// Every naive or Kahan dot product of `rows` with `cols`, row-major.

@@ -26,6 +26,8 @@ struct Consts<'a> {
     /// The table of Kahan steps and its bounds, where the format has one and no bits are
     /// cleared.
     steps: Option<Steps<'a>>,
+    /// `LnsLanes::still`, each half's least d in a vector.
+    still: Option<[__m512i; 2]>,
 }
 
 // `table_step` reads C_NEG as the sign bit.
@@ -53,6 +55,7 @@ unsafe fn consts(l: &LnsLanes) -> Consts<'_> {
         cmax: _mm512_set1_epi32(l.cmax),
         reserved: _mm512_set1_epi32(l.lns.reserved),
         keep: _mm512_set1_epi32(l.keep),
+        still: l.still.map(|d| d.map(|d| _mm512_set1_epi32(d))),
         steps: l.steps.map(|t: &KahanSteps| {
             assert_eq!(t.table.len(), 4 * t.stride, "the Kahan steps' table");
             assert_eq!(t.stride, l.lns.stride, "the Kahan steps' stride");
@@ -71,6 +74,28 @@ unsafe fn consts(l: &LnsLanes) -> Consts<'_> {
 #[inline(always)]
 unsafe fn kept(k: &Consts, c: __m512i) -> __m512i {
     _mm512_and_si512(c, k.keep)
+}
+
+/// `LnsLanes::zero_step_keeps` of sixteen lanes of sums `s` and compensations `c`: the
+/// lanes where a Kahan step with a zero product leaves both as they are.
+#[inline(always)]
+unsafe fn zero_step_keeps(k: &Consts, s: __m512i, c: __m512i) -> u16 {
+    let Some([same, opposite]) = k.still else {
+        return 0;
+    };
+    let d = _mm512_sub_epi32(_mm512_abs_epi32(s), _mm512_abs_epi32(c));
+    let least =
+        _mm512_mask_blend_epi32(_mm512_movepi32_mask(_mm512_xor_si512(s, c)), same, opposite);
+    _mm512_cmpeq_epi32_mask(c, _mm512_setzero_si512()) | _mm512_cmpge_epi32_mask(d, least)
+}
+
+/// [`zero_step_keeps`] of sixteen lanes, for the tests.
+#[cfg(test)]
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(super) unsafe fn zero_step_keeps_16(l: &LnsLanes, s: [i32; 16], c: [i32; 16]) -> u16 {
+    let k = consts(l);
+    let load = |v: [i32; 16]| _mm512_loadu_si512(v.as_ptr().cast());
+    zero_step_keeps(&k, load(s), load(c))
 }
 
 /// `LnsLanes::add` of sixteen lanes (`KEEP`: with `LnsLanes::kept`).

@@ -486,3 +486,88 @@ fn decoding_is_every_words_value() {
         }
     }
 }
+
+/// A Kahan step with a zero product leaves (s, c) as they are wherever
+/// `LnsLanes::zero_step_keeps` says so, and the test misses no such state with c ≠ 0 and
+/// |s| > |c| (below where s ⊕ c saturates): every pair of values of lns:3:3 and lns:4:4, and a million random pairs of
+/// lns:5:6 (with c near s's half unit, where the step changes the state now and then).
+/// The vector test (`avx512::zero_step_keeps`) equals it lane by lane. With bits cleared
+/// (`--keep-bits`) it never says so.
+#[test]
+fn a_zero_step_keeps_the_state_where_the_test_says() {
+    let check = |l: &LnsLanes, f: &str, s: i32, c: i32| {
+        let step = crate::sum::kahan_formula(s, c, 0, |a, b| l.add(a, b), |a, b| l.sub(a, b));
+        let keeps = l.zero_step_keeps(s, c);
+        if keeps {
+            assert_eq!(step, (s, c), "{f}: s {s}, c {c}");
+        } else if c != 0 && s.abs() > c.abs() && s.abs() + (1 << l.lns.fmt.frac_bits) <= l.cmax {
+            // (Near the top, t = s ⊕ c saturates to s where G is not 0: kept, not tested.)
+            assert_ne!(
+                step,
+                (s, c),
+                "{f}: s {s}, c {c} is kept but the test misses it"
+            );
+        }
+        keeps
+    };
+    let mut r = crate::test_words(23);
+    for f in ["lns:3:3", "lns:4:4", "lns:5:6"] {
+        let l = lns(f).lanes();
+        assert!(l.still.is_some(), "{f}: G ends in zeros");
+        let values: Vec<i32> = (-l.cmax..=l.cmax).collect();
+        let mut pairs: Vec<(i32, i32)> = vec![];
+        if l.cmax < 1000 {
+            for &s in &values {
+                pairs.extend(values.iter().map(|&c| (s, c)));
+            }
+        } else {
+            let n = values.len() as u64;
+            for _ in 0..1_000_000 {
+                let (s, a, b, o) = (values[(r() % n) as usize], r(), r(), r());
+                // c from s's magnitude down by 7 to 8 octaves (d of 448 to 512 at six
+                // fraction bits), where the test's bound lies, or anywhere.
+                let c = match a % 2 {
+                    0 => {
+                        let m = s.abs() - 448 - (b % 64) as i32;
+                        if o & 1 == 0 {
+                            m
+                        } else {
+                            -m
+                        }
+                    }
+                    _ => values[(b % n) as usize],
+                };
+                pairs.push((s, c.clamp(-l.cmax, l.cmax)));
+            }
+        }
+        let kept = pairs.iter().filter(|&&(s, c)| check(&l, f, s, c)).count();
+        assert!(
+            kept * 4 > pairs.len(),
+            "{f}: {kept} of {} pairs kept",
+            pairs.len()
+        );
+        #[cfg(target_arch = "x86_64")]
+        if avx512() {
+            for chunk in pairs.chunks_exact(16) {
+                let s: [i32; 16] = std::array::from_fn(|i| chunk[i].0);
+                let c: [i32; 16] = std::array::from_fn(|i| chunk[i].1);
+                // SAFETY: the CPU has AVX-512 F and DQ.
+                let got = unsafe { avx512::zero_step_keeps_16(&l, s, c) };
+                for i in 0..16 {
+                    assert_eq!(
+                        got >> i & 1 == 1,
+                        l.zero_step_keeps(s[i], c[i]),
+                        "{f}: s {}, c {}",
+                        s[i],
+                        c[i]
+                    );
+                }
+            }
+        }
+        let cleared = lns(f).lanes_keeping(1);
+        assert!(
+            pairs.iter().all(|&(s, c)| !cleared.zero_step_keeps(s, c)),
+            "{f}: bits cleared"
+        );
+    }
+}

@@ -4,7 +4,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{consts, each, kahan_step, mul, LnsLanes};
+use super::{consts, each, kahan_step, mul, zero_step_keeps, Consts, LnsLanes};
 use crate::kernel::lockstep::{zero_run, ROWS};
 
 /// L lockstep sums of each line of `xs`, given as its steps: Kahan sums of lines as their
@@ -97,18 +97,30 @@ unsafe fn pairs<const R: usize, const KAHAN: bool, const KEEP: bool>(
     let k = consts(l);
     let z = _mm512_setzero_si512();
     let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
-    let len = xs.iter().map(|x| x.0.len()).max().unwrap_or(0);
     let same = |a: __m512i, b: __m512i, h: usize| _mm512_mask_cmpneq_epi32_mask(HALF[h], a, b) == 0;
     // Each half's sum as its line's last step left it, and each vector's state before a
     // step where a half steps a zero.
     let mut last = [z; R];
     let mut before = [(z, z); R];
-    for j in 0..len {
+    // Each line's next step (line 2r + h in half h of vector r).
+    let mut at = [[0usize; 2]; R];
+    loop {
         let mut p = [[z; 2]; R];
+        let mut stepping = [[false; 2]; R];
         for (r, p) in p.iter_mut().enumerate() {
             let (mut a, mut q) = (z, z);
             for (h, &(ks, vs)) in xs[2 * r..].iter().take(2).enumerate() {
-                if let (Some(&i), Some(&x)) = (ks.get(j), vs.get(j)) {
+                let at = &mut at[r][h];
+                if KAHAN {
+                    while *at < ks.len() && vs[*at] == 0 && keeps(&k, &s[r], &c[r], 1, HALF[h]) {
+                        *at += 1;
+                        if *at == ks.len() {
+                            last[r] = _mm512_mask_mov_epi32(last[r], HALF[h], s[r][0]);
+                        }
+                    }
+                }
+                if let (Some(&i), Some(&x)) = (ks.get(*at), vs.get(*at)) {
+                    stepping[r][h] = true;
                     // SAFETY: y[i] holds 16 i32s, of which the first eight are the lanes'.
                     let yk = _mm256_loadu_si256(y[i as usize].as_ptr().cast());
                     let xk = _mm256_set1_epi32(x);
@@ -129,6 +141,9 @@ unsafe fn pairs<const R: usize, const KAHAN: bool, const KEEP: bool>(
             }
             p[0] = mul::<KEEP>(&k, a, q);
         }
+        if !stepping.iter().flatten().any(|&on| on) {
+            break;
+        }
         if KAHAN {
             (s, c) = kahan_step::<R, 1, KEEP>(&k, s, c, p);
         } else {
@@ -136,9 +151,10 @@ unsafe fn pairs<const R: usize, const KAHAN: bool, const KEEP: bool>(
         }
         for r in 0..R {
             for (h, &(ks, vs)) in xs[2 * r..].iter().take(2).enumerate() {
-                if j >= ks.len() {
+                if !stepping[r][h] {
                     continue;
                 }
+                let j = at[r][h];
                 if KAHAN && vs[j] == 0 {
                     let end = ks.get(j + 1).map_or(y.len(), |&i| i as usize);
                     let rest = end - ks[j] as usize - 1;
@@ -157,7 +173,8 @@ unsafe fn pairs<const R: usize, const KAHAN: bool, const KEEP: bool>(
                         c[r][0] = _mm512_mask_mov_epi32(c[r][0], HALF[h], state.1[0][0]);
                     }
                 }
-                if j + 1 == ks.len() {
+                at[r][h] += 1;
+                if at[r][h] == ks.len() {
                     last[r] = _mm512_mask_mov_epi32(last[r], HALF[h], s[r][0]);
                 }
             }
@@ -204,9 +221,11 @@ unsafe fn runs_groups<const W: usize, const V: usize, const KAHAN: bool, const K
 /// [`run_steps`] of R lines of V vectors each, each line stepping through its own steps. A
 /// step is a step of all R lines' vectors at once (their gathers side by side); a line past
 /// its last step keeps its state. In Kahan sums a zero value heads a run of zero products
-/// up to the line's next step: if the state stood still under the first, it stands still
-/// under the rest; if not (rarely), that line alone steps on through the run ([`zero_run`]).
-/// In naive sums a zero value's step leaves the sum.
+/// up to the line's next step. Where the state is one such a step leaves as it is in every
+/// lane ([`zero_step_keeps`]), the line goes on to its next step at once: every step of
+/// the run would leave it too. Otherwise the line steps the zero; if the state stood still
+/// under it, it stands still under the rest; if not (rarely), that line alone steps on
+/// through the run ([`zero_run`]). In naive sums a zero value's step leaves the sum.
 #[target_feature(enable = "avx512f,avx512dq")]
 #[inline]
 unsafe fn runs_rows<
@@ -231,7 +250,6 @@ unsafe fn runs_rows<
     let addv = |a, b| each::<R, V, KEEP>(&k, &a, &b, false);
     let z = _mm512_setzero_si512();
     let (mut s, mut c) = ([[z; 2]; R], [[z; 2]; R]);
-    let len = xs.iter().map(|x| x.0.len()).max().unwrap_or(0);
     let same = |a: &[__m512i; 2], b: &[__m512i; 2]| {
         (0..V).all(|v| _mm512_cmpneq_epi32_mask(a[v], b[v]) == 0)
     };
@@ -240,10 +258,22 @@ unsafe fn runs_rows<
     // state of R lines, copied at every step, took 7 % of a LeNet-5 epoch in memcpy.
     let mut last = [[z; 2]; R];
     let mut before = [([z; 2], [z; 2]); R];
-    for j in 0..len {
+    // Each line's next step.
+    let mut at = [0usize; R];
+    loop {
         let mut p = [[z; 2]; R];
+        let mut stepping = [false; R];
         for (r, &(ks, vs)) in xs.iter().enumerate() {
-            if let (Some(&i), Some(&x)) = (ks.get(j), vs.get(j)) {
+            if KAHAN {
+                while at[r] < ks.len() && vs[at[r]] == 0 && keeps(&k, &s[r], &c[r], V, !0) {
+                    at[r] += 1;
+                    if at[r] == ks.len() {
+                        last[r] = s[r];
+                    }
+                }
+            }
+            if let (Some(&i), Some(&x)) = (ks.get(at[r]), vs.get(at[r])) {
+                stepping[r] = true;
                 let yk = &y[i as usize];
                 let a = _mm512_set1_epi32(x);
                 for (v, p) in p[r].iter_mut().enumerate().take(V) {
@@ -256,16 +286,20 @@ unsafe fn runs_rows<
                 }
             }
         }
+        if !stepping.contains(&true) {
+            break;
+        }
         if KAHAN {
             (s, c) = kahan_step::<R, V, KEEP>(&k, s, c, p);
         } else {
             s = addv(s, p);
         }
         for (r, &(ks, vs)) in xs.iter().enumerate() {
-            if j >= ks.len() {
+            if !stepping[r] {
                 // Past the line's steps: its sum is in `last`.
                 continue;
             }
+            let j = at[r];
             if KAHAN && vs[j] == 0 {
                 let end = ks.get(j + 1).map_or(y.len(), |&i| i as usize);
                 let rest = end - ks[j] as usize - 1;
@@ -284,7 +318,8 @@ unsafe fn runs_rows<
                     (s[r], c[r]) = (state.0[0], state.1[0]);
                 }
             }
-            if j + 1 == ks.len() {
+            at[r] += 1;
+            if at[r] == ks.len() {
                 last[r] = s[r];
             }
         }
@@ -294,4 +329,23 @@ unsafe fn runs_rows<
             _mm512_storeu_si512(out.as_mut_ptr().add(16 * v).cast(), *s);
         }
     }
+}
+
+/// Whether a zero product's Kahan step leaves a line's state (the first `vectors` of `s`
+/// and `c`) as it is in all its `lanes` ([`zero_step_keeps`]). A loop, not `all` over a
+/// closure: a closure does not take the caller's target features, and its intrinsics
+/// were left as calls.
+#[inline(always)]
+unsafe fn keeps(
+    k: &Consts,
+    s: &[__m512i; 2],
+    c: &[__m512i; 2],
+    vectors: usize,
+    lanes: u16,
+) -> bool {
+    let mut all = lanes;
+    for v in 0..vectors {
+        all &= zero_step_keeps(k, s[v], c[v]);
+    }
+    all == lanes
 }

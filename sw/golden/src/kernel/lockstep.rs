@@ -372,91 +372,191 @@ where
     } else {
         (cols, rows)
     };
-    // Each line decoded once, in order; the wide side in blocks of L lines side by side.
-    let mut narrow_nan = vec![false; narrow.len()];
-    let narrow: Vec<Vec<T>> = narrow
-        .iter()
-        .zip(&mut narrow_nan)
-        .map(|(line, nan)| {
-            let mut values = Vec::with_capacity(k);
-            *nan = lanes.decode(line, &mut values);
-            values
-        })
-        .collect();
-    let skips = lanes.zero_products_are_one();
-    let mut wide_nan = vec![false; wide.len()];
-    // `order[q]`: the wide line in lane position q; blocks of L of them side by side.
-    let mut order: Vec<usize> = (0..wide.len()).collect();
-    let mut wide_zeros: Vec<Zeros> = vec![];
-    let blocks: Vec<Vec<[T; L]>> = if skips {
+    // Each line decoded once, in order.
+    let (values, nan) = decode_lines(lanes, narrow, k);
+    let narrow = Decoded {
+        values: &values,
+        nan: &nan,
+    };
+    if lanes.zero_products_are_one() {
         // All the values first, to sort the lines by their zeros where there are any.
-        let mut values_of = Vec::with_capacity(wide.len() * k);
-        for (line, nan) in wide.iter().zip(&mut wide_nan) {
-            *nan = lanes.decode(line, &mut values_of);
-        }
-        wide_zeros = (0..wide.len())
-            .map(|l| Zeros::of(&values_of[l * k..(l + 1) * k]))
-            .collect();
-        if wide_zeros.iter().any(Zeros::any) {
-            order.sort_by(|&p, &q| wide_zeros[p].cmp(&wide_zeros[q]));
-        }
-        let line = |q: usize| &values_of[q * k..(q + 1) * k];
-        (order.chunks(L))
-            .map(|lines| block(lines.iter().map(|&q| line(q)), k))
-            .collect()
-    } else {
-        // Each line decoded straight into its lane (no sorting).
-        let mut blocks = vec![vec![[T::default(); L]; k]; wide.len().div_ceil(L)];
-        for ((lines, nans), block) in wide.chunks(L).zip(wide_nan.chunks_mut(L)).zip(&mut blocks) {
-            for (l, (line, nan)) in lines.iter().zip(nans).enumerate() {
-                for (slot, &w) in block.iter_mut().zip(*line) {
-                    slot[l] = value_or_zero(lanes, w, nan);
-                }
+        let (values, nan) = decode_lines(lanes, wide, k);
+        let wide = Decoded {
+            values: &values,
+            nan: &nan,
+        };
+        return by_blocks(
+            lanes,
+            &narrow,
+            Wide::sorted(lanes, &wide, k),
+            wide_is_cols,
+            n,
+            k,
+        );
+    }
+    // Each wide line decoded straight into its lane (no sorting).
+    let mut nan = vec![false; wide.len()];
+    let mut blocks = vec![vec![[T::default(); L]; k]; wide.len().div_ceil(L)];
+    for ((lines, nans), block) in wide.chunks(L).zip(nan.chunks_mut(L)).zip(&mut blocks) {
+        for (l, (line, nan)) in lines.iter().zip(nans).enumerate() {
+            for (slot, &w) in block.iter_mut().zip(*line) {
+                slot[l] = value_or_zero(lanes, w, nan);
             }
         }
-        blocks
+    }
+    let wide = Wide {
+        order: (0..wide.len()).collect(),
+        blocks,
+        nan,
+        zeros: None,
     };
-    // Where every lane of a block is zero (its padding lanes are).
-    let block_zeros: Vec<Zeros> = match skips {
-        true => order
-            .chunks(L)
-            .map(|lines| {
-                let mut z = Zeros::all(k);
-                lines.iter().for_each(|&q| z.and(&wide_zeros[q]));
-                z
-            })
-            .collect(),
-        false => vec![],
+    by_blocks(lanes, &narrow, wide, wide_is_cols, n, k)
+}
+
+/// [`dense`] of sides the caller has decoded (the [`sparse_either`] frame, where it finds
+/// the dense frame the cheaper).
+pub(crate) fn dense_decoded<T, const L: usize>(
+    lanes: &impl Lanes<T, L>,
+    rows: &Decoded<'_, T>,
+    cols: &Decoded<'_, T>,
+    k: usize,
+) -> Vec<Bits>
+where
+    T: Copy + Default + PartialEq,
+{
+    let (m, n) = (rows.lines(), cols.lines());
+    let wide_is_cols = n >= m;
+    let (narrow, wide) = if wide_is_cols {
+        (rows, cols)
+    } else {
+        (cols, rows)
     };
-    let mut out = vec![0; m * n];
+    by_blocks(
+        lanes,
+        narrow,
+        Wide::sorted(lanes, wide, k),
+        wide_is_cols,
+        n,
+        k,
+    )
+}
+
+/// One side of a product decoded: its lines' values one after another (K each), and whether
+/// each line held the NaN word.
+pub(crate) struct Decoded<'a, T> {
+    pub(crate) values: &'a [T],
+    pub(crate) nan: &'a [bool],
+}
+
+impl<T: Copy> Decoded<'_, T> {
+    fn line(&self, p: usize, k: usize) -> &[T] {
+        &self.values[p * k..(p + 1) * k]
+    }
+    fn lines(&self) -> usize {
+        self.nan.len()
+    }
+}
+
+/// `lines` (each of k words) decoded by `lanes`: their values one after another, and each
+/// one's NaN flag ([`Decoded`]'s parts).
+fn decode_lines<T: Copy + Default, const L: usize>(
+    lanes: &impl Lanes<T, L>,
+    lines: &[&[Bits]],
+    k: usize,
+) -> (Vec<T>, Vec<bool>) {
+    let mut values = Vec::with_capacity(lines.len() * k);
+    let nan = lines
+        .iter()
+        .map(|line| lanes.decode(line, &mut values))
+        .collect();
+    (values, nan)
+}
+
+/// The wide side in the lanes: `order[q]`, the wide line in lane position q; blocks of L of
+/// them side by side; each line's NaN flag; and where zero products are one value, where
+/// every lane of a block is zero (its padding lanes are).
+struct Wide<T, const L: usize> {
+    order: Vec<usize>,
+    blocks: Vec<Vec<[T; L]>>,
+    nan: Vec<bool>,
+    zeros: Option<Vec<Zeros>>,
+}
+
+impl<T: Copy + Default + PartialEq, const L: usize> Wide<T, L> {
+    /// The decoded `wide` side in blocks: sorted by where their zeros lie if any line has
+    /// one and zero products are one value.
+    fn sorted(lanes: &impl Lanes<T, L>, wide: &Decoded<'_, T>, k: usize) -> Wide<T, L> {
+        let mut order: Vec<usize> = (0..wide.lines()).collect();
+        let skips = lanes.zero_products_are_one();
+        let line_zeros: Vec<Zeros> = match skips {
+            true => order.iter().map(|&q| Zeros::of(wide.line(q, k))).collect(),
+            false => vec![],
+        };
+        if line_zeros.iter().any(Zeros::any) {
+            order.sort_by(|&p, &q| line_zeros[p].cmp(&line_zeros[q]));
+        }
+        let blocks = (order.chunks(L))
+            .map(|lines| block(lines.iter().map(|&q| wide.line(q, k)), k))
+            .collect();
+        let zeros = skips.then(|| {
+            (order.chunks(L))
+                .map(|lines| {
+                    let mut z = Zeros::all(k);
+                    lines.iter().for_each(|&q| z.and(&line_zeros[q]));
+                    z
+                })
+                .collect()
+        });
+        Wide {
+            order,
+            blocks,
+            nan: wide.nan.to_vec(),
+            zeros,
+        }
+    }
+}
+
+/// The dense frame's loop: each group of narrow lines against every block of `wide`,
+/// written row-major (n columns).
+fn by_blocks<T, const L: usize>(
+    lanes: &impl Lanes<T, L>,
+    narrow: &Decoded<'_, T>,
+    wide: Wide<T, L>,
+    wide_is_cols: bool,
+    n: usize,
+    k: usize,
+) -> Vec<Bits>
+where
+    T: Copy + Default + PartialEq,
+{
+    let (lines, wide_lines) = (narrow.lines(), wide.order.len());
+    let mut out = vec![0; lines * wide_lines];
     let mut sums = [[T::default(); L]; ROWS];
     // Groups of at most ROWS lines, as even as they can be (six lines as 3 + 3, not 4 + 2:
     // a group's lines are the lanes' independent chains).
-    let groups = narrow.len().div_ceil(ROWS);
-    let cuts: Vec<usize> = (0..=groups)
-        .map(|g| g * narrow.len() / groups.max(1))
-        .collect();
-    for (p0, xs) in cuts.windows(2).map(|c| (c[0], &narrow[c[0]..c[1]])) {
-        let lines_zeros = skips.then(|| {
+    let groups = lines.div_ceil(ROWS);
+    let cuts: Vec<usize> = (0..=groups).map(|g| g * lines / groups.max(1)).collect();
+    for (p0, p1) in cuts.windows(2).map(|c| (c[0], c[1])) {
+        let xs: Vec<&[T]> = (p0..p1).map(|p| narrow.line(p, k)).collect();
+        let lines_zeros = wide.zeros.as_ref().map(|_| {
             let mut z = Zeros::all(k);
             xs.iter().for_each(|x| z.and(&Zeros::of(x)));
             z
         });
-        let xs: Vec<&[T]> = xs.iter().map(Vec::as_slice).collect();
-        for (bi, block) in blocks.iter().enumerate() {
+        for (bi, block) in wide.blocks.iter().enumerate() {
             let out_sums = &mut sums[..xs.len()];
-            match &lines_zeros {
-                Some(z) => {
+            match (&lines_zeros, &wide.zeros) {
+                (Some(z), Some(block_zeros)) => {
                     let skip = z.runs_with(&block_zeros[bi], k);
                     lanes.run_skipping(&xs, block, &skip, out_sums)
                 }
-                None => lanes.run(&xs, block, out_sums),
+                _ => lanes.run(&xs, block, out_sums),
             }
             for (p, sums) in (p0..).zip(&sums[..xs.len()]) {
-                for (l, &s) in sums.iter().enumerate().take(wide.len() - bi * L) {
-                    let q = order[bi * L + l];
+                for (l, &s) in sums.iter().enumerate().take(wide_lines - bi * L) {
+                    let q = wide.order[bi * L + l];
                     let (i, j) = if wide_is_cols { (p, q) } else { (q, p) };
-                    out[i * n + j] = if narrow_nan[p] || wide_nan[q] {
+                    out[i * n + j] = if narrow.nan[p] || wide.nan[q] {
                         lanes.special()
                     } else {
                         lanes.encode(s)

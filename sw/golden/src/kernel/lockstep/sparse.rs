@@ -16,7 +16,7 @@
 //! where their steps are more than half of its.
 
 use super::steps::{Steps, SLACK};
-use super::{block, common_k, dense, Lanes};
+use super::{block, common_k, dense_decoded, Decoded, Lanes};
 use crate::arith::Bits;
 
 /// One side of a product, decoded: its lines' values one after another, whether each holds
@@ -55,6 +55,13 @@ impl<T: Steps> Side<T> {
     fn lines(&self) -> usize {
         self.nan.len()
     }
+    /// The decoded lines, for the [`dense_decoded`] frame.
+    fn decoded(&self) -> Decoded<'_, T> {
+        Decoded {
+            values: &self.values,
+            nan: &self.nan,
+        }
+    }
 }
 
 /// Every dot product of `rows` with `cols` (all of length K), row-major, by `lanes`, whose
@@ -92,7 +99,6 @@ where
     assert!(leave || runs, "lanes that step each line through its own k");
     let (m, n, k) = (rows.len(), cols.len(), common_k(rows, cols));
     assert!(u32::try_from(k).is_ok(), "K fits the lines' u32 indices");
-    let (row_words, col_words) = (rows, cols);
     let (rows, cols) = (
         Side::decode(l_lanes, rows, k, !leave),
         Side::decode(l_lanes, cols, k, !leave),
@@ -110,7 +116,7 @@ where
     // The dense frame's lane-steps (every k of every narrow line against the longer side),
     // of which it skips only the runs where a whole block's lanes are zero.
     if !leave && 2 * fewest > m.min(n) * steps(m.max(n), L) * k {
-        return dense(l_lanes, row_words, col_words);
+        return dense_decoded(l_lanes, &rows.decoded(), &cols.decoded(), k);
     }
     let sides = match wide_is_cols {
         true => Sides {

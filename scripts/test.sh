@@ -11,6 +11,10 @@ step fmt
 cargo fmt --all -- --check
 step clippy
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The API docs, private items too, with no broken link or stray markup (clippy has checked
+# the dependencies, so this documents the workspace's own crates only).
+step doc
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items --locked
 step cargo test
 # The lint grid (hdl/tests/lint.rs: Verilator -Wall, Yosys, Icarus on every lean-grid design)
 # skips a design whose Verilog text, under the same tool versions, passed before on this

@@ -12,8 +12,8 @@
 //! steps against a wide side of w lines takes z·⌈w/L⌉ steps of L lanes; the frame counts
 //! both ways (and both widths, where it is given two) and takes the fewer, so a sparse side
 //! is the narrow one even when it is the longer. The wide side's zeros are stepped through
-//! (each lane would need its own k). Lanes of the second kind go to the [`dense`] frame
-//! where their steps are more than half of its.
+//! (each lane would need its own k). Lanes of the second kind go to the
+//! [`dense`](super::dense) frame where their steps are more than half of its.
 
 use super::steps::{Steps, SLACK};
 use super::{block, common_k, dense_decoded, Decoded, Lanes};

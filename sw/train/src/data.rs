@@ -1,7 +1,7 @@
 //! IDX datasets (the original MNIST file format, gzip-compressed or not): images `[n, r, c]`
 //! of u8 (magic 0x00000803) and labels `[n]` of u8 (magic 0x00000801).
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use crate::TrainError;
@@ -83,14 +83,15 @@ fn find(dir: &Path, split: Split, kind: &str, d: u32) -> Result<PathBuf, TrainEr
 }
 
 /// The decoded bytes of a gzip file: every member of a multi-member file (what
-/// `cat a.gz b.gz` or pigz make) in turn, read as far as the reader asks; anything after the
-/// last member that is not a gzip member is an error.
-struct Members<'a> {
-    rest: &'a [u8],
-    member: Option<flate2::bufread::GzDecoder<&'a [u8]>>,
+/// `cat a.gz b.gz` or pigz make) in turn, read from `R` only as far as the reader asks;
+/// anything after the last member that is not a gzip member is an error.
+struct Members<R: BufRead> {
+    /// The stream between members (None once it has ended).
+    rest: Option<R>,
+    member: Option<flate2::bufread::GzDecoder<R>>,
 }
 
-impl Read for Members<'_> {
+impl<R: BufRead> Read for Members<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
             if let Some(m) = &mut self.member {
@@ -98,36 +99,49 @@ impl Read for Members<'_> {
                 if n > 0 || buf.is_empty() {
                     return Ok(n);
                 }
-                self.rest = self.member.take().map_or(self.rest, |m| m.into_inner());
+                self.rest = self.member.take().map(|m| m.into_inner());
             }
-            if self.rest.is_empty() {
+            let Some(mut rest) = self.rest.take() else {
+                return Ok(0);
+            };
+            let head = rest.fill_buf()?;
+            if head.is_empty() {
                 return Ok(0);
             }
-            if !self.rest.starts_with(&[0x1f, 0x8b]) {
+            if !starts_member(head) {
+                let trailing = std::io::copy(&mut rest, &mut std::io::sink())?;
                 return Err(std::io::Error::other(format!(
-                    "{} bytes of trailing data after the last gzip member",
-                    self.rest.len()
+                    "{trailing} bytes of trailing data after the last gzip member"
                 )));
             }
-            self.member = Some(flate2::bufread::GzDecoder::new(self.rest));
+            self.member = Some(flate2::bufread::GzDecoder::new(rest));
         }
     }
 }
 
-/// The file's bytes, decoded if it is gzip-compressed.
-fn decoded(raw: &[u8]) -> Box<dyn Read + '_> {
-    if raw.starts_with(&[0x1f, 0x8b]) {
-        Box::new(Members {
-            rest: raw,
-            member: None,
-        })
-    } else {
-        Box::new(raw)
-    }
+/// Whether the bytes at hand (`head`, what a buffer holds) start a gzip member: 1f 8b, the
+/// second byte the decoder's to check where the buffer ends before it.
+fn starts_member(head: &[u8]) -> bool {
+    head.first() == Some(&0x1f) && head.get(1).is_none_or(|&b| b == 0x8b)
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, TrainError> {
-    std::fs::read(path).map_err(|e| TrainError(format!("cannot read {}: {e}", path.display())))
+/// The bytes `r` holds, decoded as they are read if they are gzip-compressed.
+fn decoded<'a, R: BufRead + 'a>(mut r: R) -> std::io::Result<Box<dyn Read + 'a>> {
+    Ok(match starts_member(r.fill_buf()?) {
+        true => Box::new(Members {
+            rest: Some(r),
+            member: None,
+        }),
+        false => Box::new(r),
+    })
+}
+
+/// The file at `path`, decoded as it is read if it is gzip-compressed (a limited read
+/// reads no more of the file than it decodes).
+fn open(path: &Path) -> Result<Box<dyn Read>, TrainError> {
+    let cannot = |e: std::io::Error| TrainError(format!("cannot read {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    decoded(std::io::BufReader::with_capacity(1 << 16, file)).map_err(cannot)
 }
 
 /// Reads what `r` holds to its end (a decoding error named as corrupt data of `path`).
@@ -142,8 +156,8 @@ fn read_to_end(path: &Path, r: &mut dyn Read, out: &mut Vec<u8>) -> Result<(), T
 
 #[cfg(test)]
 fn read_all(path: &Path) -> Result<Vec<u8>, TrainError> {
-    let (raw, mut out) = (read_file(path)?, vec![]);
-    read_to_end(path, &mut decoded(&raw), &mut out)?;
+    let mut out = vec![];
+    read_to_end(path, &mut open(path)?, &mut out)?;
     Ok(out)
 }
 
@@ -231,8 +245,8 @@ pub fn load(dir: &Path, split: Split) -> Result<Dataset, TrainError> {
 pub fn load_limited(dir: &Path, split: Split, limit: Option<usize>) -> Result<Dataset, TrainError> {
     let ip = find(dir, split, "images", 3)?;
     let lp = find(dir, split, "labels", 1)?;
-    let (ldims, mut labels) = read_idx(&lp, &mut decoded(&read_file(&lp)?), 1, None)?;
-    let (idims, images) = read_idx(&ip, &mut decoded(&read_file(&ip)?), 3, limit)?;
+    let (ldims, mut labels) = read_idx(&lp, &mut open(&lp)?, 1, None)?;
+    let (idims, images) = read_idx(&ip, &mut open(&ip)?, 3, limit)?;
     if idims[0] != ldims[0] {
         return Err(TrainError(format!(
             "dataset {}: {} images but {} labels",
@@ -404,6 +418,21 @@ mod tests {
         let e = read_all(&p).unwrap_err().0;
         assert!(e.contains("7 bytes of trailing data"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
+        // Through buffers that end anywhere in a member's header or between members.
+        for capacity in [1, 2, 3, 7, 64] {
+            let read = |bytes: &[u8]| {
+                let mut out = vec![];
+                let r = std::io::BufReader::with_capacity(capacity, bytes);
+                decoded(r).unwrap().read_to_end(&mut out).map(|_| out)
+            };
+            assert_eq!(
+                read(&two[..two.len() - 7]).unwrap(),
+                b"abcdef",
+                "{capacity}"
+            );
+            let e = read(&two).unwrap_err().to_string();
+            assert!(e.contains("7 bytes of trailing data"), "{capacity}: {e}");
+        }
     }
 
     #[test]

@@ -100,8 +100,7 @@ unsafe fn mul<const KEEP: bool>(k: &Consts, a: __m256i, b: __m256i) -> __m256i {
     _mm256_sub_epi32(_mm256_xor_si256(c, neg), neg)
 }
 
-/// All lanes' bits where `m`'s are set (a lane mask of all ones or zeros) and `v`'s
-/// elsewhere.
+/// `a` in the lanes where the mask `m` is all ones, `v` where it is zero.
 #[inline(always)]
 unsafe fn select(m: __m256i, a: __m256i, v: __m256i) -> __m256i {
     _mm256_blendv_epi8(v, a, m)

@@ -86,6 +86,10 @@ pub(crate) trait Lanes<T: Copy + Default, const L: usize> {
         let xs: Vec<&[T]> = dense.iter().map(Vec::as_slice).collect();
         self.run(&xs, y, out)
     }
+    /// How many lines (at most [`ROWS`]) the dense frame gives [`Lanes::run`] at a time.
+    fn rows_at_once(&self) -> usize {
+        ROWS
+    }
     /// How many lines the sparse frame gives [`Lanes::run_sparse`] and [`Lanes::run_runs`]
     /// at a time.
     fn lines_at_once(&self) -> usize {
@@ -261,13 +265,20 @@ impl Zeros {
 /// Lines of the narrow side the frame gives [`Lanes::run`] at a time.
 pub(crate) const ROWS: usize = 4;
 
-/// `run_rows::<R>(args…, lines, y, out)` for the lines `xs` in groups of at most [`ROWS`], R
-/// each group's size: how a family's vector lanes go from [`Lanes::run`]'s slice of lines to
-/// their loop over R lines (a const generic, so that its chains live in registers).
+/// `run_rows::<R>(args…, lines, y, out)` for the lines `xs` in groups of at most [`ROWS`]
+/// (or of at most `rows`, given first), R each group's size: how a family's vector lanes go
+/// from [`Lanes::run`]'s slice of lines to their loop over R lines (a const generic, so that
+/// its chains live in registers).
 macro_rules! by_rows {
-    ($run_rows:ident($($arg:expr),*; $xs:expr, $y:expr, $out:expr)) => {{
+    ($run_rows:ident($($arg:expr),*; $xs:expr, $y:expr, $out:expr)) => {
+        $crate::kernel::lockstep::by_rows!(
+            $crate::kernel::lockstep::ROWS; $run_rows($($arg),*; $xs, $y, $out)
+        )
+    };
+    ($rows:expr; $run_rows:ident($($arg:expr),*; $xs:expr, $y:expr, $out:expr)) => {{
         let (xs, y, out) = ($xs, $y, $out);
-        let rows = $crate::kernel::lockstep::ROWS;
+        let rows: usize = $rows;
+        assert!((1..=4).contains(&rows), "groups of one to four lines");
         for (xs, out) in xs.chunks(rows).zip(out.chunks_mut(rows)) {
             match xs.len() {
                 1 => $run_rows::<1>($($arg),*, xs, y, out),
@@ -532,9 +543,11 @@ where
     let (lines, wide_lines) = (narrow.lines(), wide.order.len());
     let mut out = vec![0; lines * wide_lines];
     let mut sums = [[T::default(); L]; ROWS];
-    // Groups of at most ROWS lines, as even as they can be (six lines as 3 + 3, not 4 + 2:
-    // a group's lines are the lanes' independent chains).
-    let groups = lines.div_ceil(ROWS);
+    // Groups of at most the lanes' lines at once, as even as they can be (six lines as
+    // 3 + 3, not 4 + 2: a group's lines are the lanes' independent chains).
+    let at_once = lanes.rows_at_once();
+    assert!((1..=ROWS).contains(&at_once), "at most ROWS lines at once");
+    let groups = lines.div_ceil(at_once);
     let cuts: Vec<usize> = (0..=groups).map(|g| g * lines / groups.max(1)).collect();
     for (p0, p1) in cuts.windows(2).map(|c| (c[0], c[1])) {
         let xs: Vec<&[T]> = (p0..p1).map(|p| narrow.line(p, k)).collect();

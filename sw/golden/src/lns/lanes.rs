@@ -347,6 +347,9 @@ impl Lanes<i32, L512> for Run512 {
     fn run(&self, xs: &[&[i32]], y: &[[i32; L512]], out: &mut [[i32; L512]]) {
         self.run_skipping(xs, y, &[], out)
     }
+    fn rows_at_once(&self) -> usize {
+        avx512::lines(self.0.kahan)
+    }
     fn zero_products_are_one(&self) -> bool {
         true
     }

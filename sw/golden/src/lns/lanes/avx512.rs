@@ -12,6 +12,13 @@ use crate::AluOp;
 use super::kahan::{KahanSteps, C_BITS, C_NEG, C_ZERO, G_BITS, T_ZERO};
 use super::{LnsLanes, L512 as L};
 
+/// Lines of two vectors [`run`] steps side by side in Kahan sums: four vectors. With the
+/// table of Kahan steps a step holds more vectors live than the 32 registers keep for
+/// eight, and their spills cost more than the independent gathers win (lns:5:6 Kahan, 256
+/// lines of K = 256: 0.58–0.71 G MAC/s against 0.42–0.49 for four lines; docs/perf.md).
+/// Naive sums keep [`ROWS`](crate::kernel::lockstep::ROWS).
+pub(super) const KAHAN_LINES: usize = 2;
+
 /// The sums and compensations of R lines' two vectors of lanes.
 type State<const R: usize> = ([[__m512i; 2]; R], [[__m512i; 2]; R]);
 
@@ -309,6 +316,14 @@ unsafe fn binop_keeping<const KEEP: bool>(
     }
 }
 
+/// The lines [`run`] steps side by side.
+pub(super) fn lines(kahan: bool) -> usize {
+    match kahan {
+        true => KAHAN_LINES,
+        false => crate::kernel::lockstep::ROWS,
+    }
+}
+
 /// L lockstep sums of each line of `xs`, as `LnsLanes::run_portable`.
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(super) unsafe fn run(
@@ -320,8 +335,8 @@ pub(super) unsafe fn run(
     out: &mut [[i32; L]],
 ) {
     match l.keeps() {
-        false => by_rows!(run_rows(l, kahan, skip; xs, y, out)),
-        true => by_rows!(run_rows_keeping(l, kahan, skip; xs, y, out)),
+        false => by_rows!(lines(kahan); run_rows(l, kahan, skip; xs, y, out)),
+        true => by_rows!(lines(kahan); run_rows_keeping(l, kahan, skip; xs, y, out)),
     }
 }
 

@@ -3,7 +3,7 @@
 use super::*;
 
 /// The throughput of each form of the LNS lanes on this machine, printed: lns:5:6 Kahan sums
-/// of 256 lines of K = 256 against sixteen lanes, four lines at a time, with magnitudes in
+/// of 256 lines of K = 256 against sixteen lanes, four lines a call, with magnitudes in
 /// the middle third of the range (where training values sit). A machine with AVX-512 runs
 /// only that form in training; this shows the others' speed there too (the AVX2 form once
 /// ran below the portable one unnoticed, docs/perf.md). Not a check:

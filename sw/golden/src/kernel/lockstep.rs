@@ -262,7 +262,8 @@ impl Zeros {
     }
 }
 
-/// Lines of the narrow side the frame gives [`Lanes::run`] at a time.
+/// The most lines of the narrow side the dense frame gives [`Lanes::run`] at a time (lanes
+/// may take fewer: [`Lanes::rows_at_once`]).
 pub(crate) const ROWS: usize = 4;
 
 /// `run_rows::<R>(args…, lines, y, out)` for the lines `xs` in groups of at most [`ROWS`]

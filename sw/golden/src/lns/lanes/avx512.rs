@@ -1,5 +1,6 @@
 //! The LNS lanes on AVX-512: sixteen lanes a vector, two vectors a line, up to four lines
-//! at once, each operation done in every vector before the next (`LnsLanes`' operations,
+//! at once (two in Kahan sums, [`KAHAN_LINES`]), each operation done in every vector before
+//! the next (`LnsLanes`' operations,
 //! gathers of the merged G table; a Kahan step's last three additions from one entry of
 //! the table of Kahan steps, `kahan.rs`). Lines given as their steps: `avx512/steps.rs`.
 

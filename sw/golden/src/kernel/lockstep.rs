@@ -279,7 +279,7 @@ macro_rules! by_rows {
     ($rows:expr; $run_rows:ident($($arg:expr),*; $xs:expr, $y:expr, $out:expr)) => {{
         let (xs, y, out) = ($xs, $y, $out);
         let rows: usize = $rows;
-        assert!((1..=4).contains(&rows), "groups of one to four lines");
+        assert!((1..=$crate::kernel::lockstep::ROWS).contains(&rows), "groups of at most ROWS lines");
         for (xs, out) in xs.chunks(rows).zip(out.chunks_mut(rows)) {
             match xs.len() {
                 1 => $run_rows::<1>($($arg),*, xs, y, out),

@@ -17,6 +17,7 @@ pub mod machine;
 pub mod model;
 pub mod net;
 mod net_rounding;
+mod net_shares;
 mod net_softmax;
 mod net_storage;
 pub mod optim;

@@ -238,7 +238,7 @@ pub fn check_shapes<W: Word>(a: View<'_, W>, b: View<'_, W>) -> Result<(), Train
 }
 
 /// The operations training needs from the hardware.
-pub trait Machine {
+pub trait Machine: Send {
     /// How this machine holds a word.
     type Word: Word;
     /// C = A·B in format `f` (A is m×k, B is k×n).
@@ -360,6 +360,13 @@ pub trait Machine {
     /// copies: work whose result no split changes). One, unless a machine says more.
     fn threads(&self) -> usize {
         1
+    }
+    /// A machine of the same kind and settings on one thread, independent of this one: what
+    /// a training step's share of samples runs on (`net_shares`). `None` (the default) where
+    /// the machine is one device or holds state of its own (the rtl simulation, the checked
+    /// pair, a machine shared by workers): then the step runs whole on this one.
+    fn fork(&self) -> Option<Box<dyn Machine<Word = Self::Word>>> {
+        None
     }
 }
 
@@ -503,6 +510,10 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
 
     fn threads(&self) -> usize {
         (**self).threads()
+    }
+
+    fn fork(&self) -> Option<Box<dyn Machine<Word = M::Word>>> {
+        (**self).fork()
     }
 }
 

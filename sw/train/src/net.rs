@@ -265,7 +265,7 @@ impl<M: Machine> Net<'_, M> {
     }
 
     /// The forward pass; in training, `noise` draws the dropout masks.
-    fn forward_with(
+    pub(crate) fn forward_with(
         &mut self,
         model: &Model<M::Word>,
         x: Mat<M::Word>,
@@ -346,6 +346,9 @@ impl<M: Machine> Net<'_, M> {
     /// Forward and backward passes of a batch: the forward pass and, for each layer with
     /// weights in order, the gradients of its weights and biases summed over the batch, in G.
     /// A gpt's batch is its token windows, and `labels` the next token of every position.
+    /// Where the machine forks and nothing couples the samples, the batch runs in shares on
+    /// its threads (`net_shares`, the same words); the forward pass then keeps the
+    /// probabilities only, not the layers' caches.
     pub fn gradients(
         &mut self,
         model: &Model<M::Word>,
@@ -355,6 +358,10 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<Backward<M::Word>, TrainError> {
         if let Some(g) = self.cfg.arch.gpt {
             return self.gpt_gradients(&g, model, &x, labels, noise);
+        }
+        let forks = self.share_machines(labels.len());
+        if !forks.is_empty() {
+            return self.gradients_in_shares(model, &x, labels, noise, forks);
         }
         let st = self.cfg.stages;
         let mut fw = self.forward_with(model, x, Some(noise))?;

@@ -106,7 +106,11 @@ fn an_mx_step_quantizes_every_product_along_its_reduction_dimension() {
         data: words(batch * inputs, 7000),
     };
     let labels = [0u8, 2, 1, 1, 0];
-    let mut machine = Golden::default();
+    // One thread: the step runs whole and keeps its layers' caches (net_shares).
+    let mut machine = Golden {
+        threads: 1,
+        ..Golden::default()
+    };
     let mut net = Net::new(&mut machine, &cfg);
     let mut noise = rand_pcg::Pcg64::seed_from_u64(1);
     let (fw, grads) = net

@@ -211,6 +211,10 @@ impl Machine for Float {
     fn threads(&self) -> usize {
         self.threads
     }
+
+    fn fork(&self) -> Option<Box<dyn Machine<Word = f32>>> {
+        Some(Box::new(Float { threads: 1 }))
+    }
 }
 
 #[cfg(test)]

@@ -268,6 +268,14 @@ impl Machine for Golden {
     fn threads(&self) -> usize {
         self.threads
     }
+
+    fn fork(&self) -> Option<Box<dyn Machine<Word = u64>>> {
+        Some(Box::new(Golden {
+            label: self.label.clone(),
+            keep_bits: self.keep_bits,
+            threads: 1,
+        }))
+    }
 }
 
 /// A product operand as the golden kernels take it (a transpose is read in place).

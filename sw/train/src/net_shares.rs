@@ -1,0 +1,435 @@
+//! A training step's samples in shares, one share per thread.
+//!
+//! Until the gradients, a step computes sample by sample: no output element of a product, a
+//! lane operation or a softmax reads another sample's words, and the machines compute each
+//! element whole on one thread. So where nothing in the run couples the samples, the batch
+//! is cut into shares of consecutive samples, and each share runs the forward pass and every
+//! layer's input error on a machine of its own ([`Machine::fork`], one thread), with the
+//! host's work between the operations (im2col, pooling routes, reshapes) in the share. The
+//! shares run at once, in one block of work each, instead of the step waking the threads
+//! for every operation.
+//!
+//! Only the weight and bias gradients sum over the batch. They run after the shares, on the
+//! step's own machine and its threads, over the shares' rows put back in sample order: the
+//! same products, on the same words, as the whole step's. So the gradients, and the model,
+//! are word for word those of the whole step, for every thread count
+//! (`shares_are_the_whole_step`).
+//!
+//! What couples samples, and makes a step run whole: seed 002's storage groups (a group's
+//! exponent follows its largest word), a rounding stream (draws taken in the order of the
+//! operations), scaling (an amax over the batch; block recipes and their draws), the 8-bit
+//! codec of activations, dropout (masks drawn in order from one stream), a gpt (its own
+//! passes), and a machine that cannot fork (the rtl simulation, the checked pair).
+
+use std::borrow::Cow;
+use std::sync::Mutex;
+
+use rand_pcg::Pcg64;
+
+use crate::arch::Layer;
+use crate::layers::Grads;
+use crate::machine::{in_parallel, Machine, Mat, Word};
+use crate::model::Model;
+use crate::net::{Backward, Cache, Delta, Forward, Net};
+use crate::TrainError;
+
+/// A share's machine.
+type Fork<W> = Box<dyn Machine<Word = W>>;
+
+/// A layer's sum errors and inputs in G, one matrix from each share.
+type Sides<W> = (Vec<Mat<W>>, Vec<Mat<W>>);
+
+/// What a share's passes leave for the gradients: its probabilities in L and, for each layer
+/// with weights from the last to the first, its sum errors and its inputs in G, one row per
+/// sample (or per sample and output position).
+struct Share<W> {
+    probs: Mat<W>,
+    sides: Vec<(Mat<W>, Mat<W>)>,
+}
+
+impl<M: Machine> Net<'_, M> {
+    /// The machines a step of `batch` samples runs its shares on, one per thread; none where
+    /// the step runs whole (one thread, one sample, or something that couples the samples:
+    /// module doc).
+    pub(crate) fn share_machines(&self, batch: usize) -> Vec<Fork<M::Word>> {
+        let cfg = self.cfg;
+        let scaled = [cfg.scaling.f, cfg.scaling.b, cfg.scaling.g]
+            .iter()
+            .any(Option::is_some);
+        let dropout = cfg
+            .arch
+            .layers
+            .iter()
+            .any(|l| matches!(l, Layer::Dropout { .. }));
+        let coupled = cfg.arch.gpt.is_some()
+            || self.storage.is_some()
+            || self.stream.is_some()
+            || self.scales.is_some()
+            || scaled
+            || cfg.compression.act.is_some()
+            || dropout;
+        let shares = self.m.threads().min(batch);
+        if coupled || shares < 2 {
+            return vec![];
+        }
+        (0..shares).map_while(|_| self.m.fork()).collect()
+    }
+
+    /// [`Net::gradients`] of batch `x` with `labels`, in shares on `forks` (from
+    /// [`Net::share_machines`]). The forward pass it gives has the probabilities only.
+    pub(crate) fn gradients_in_shares(
+        &mut self,
+        model: &Model<M::Word>,
+        x: &Mat<M::Word>,
+        labels: &[u8],
+        noise: &Pcg64,
+        forks: Vec<Fork<M::Word>>,
+    ) -> Result<Backward<M::Word>, TrainError> {
+        let (batch, cols, k) = (x.rows, x.cols, forks.len());
+        let cfg = self.cfg;
+        let forks: Vec<Mutex<Fork<M::Word>>> = forks.into_iter().map(Mutex::new).collect();
+        let shares = in_parallel(k, k, |s| {
+            let rows = s * batch / k..(s + 1) * batch / k;
+            let x = Mat {
+                rows: rows.len(),
+                cols,
+                data: x.data[rows.start * cols..rows.end * cols].to_vec(),
+            };
+            let mut m = forks[s].lock().unwrap_or_else(|e| e.into_inner());
+            Net::new(&mut *m, cfg).share_passes(model, x, &labels[rows], &mut noise.clone())
+        });
+        let mut probs = vec![];
+        let mut sides: Vec<Sides<M::Word>> = vec![];
+        for share in shares {
+            let share = share?;
+            probs.push(share.probs);
+            sides.resize_with(share.sides.len(), Default::default);
+            for ((dgs, inputs), (dg, a)) in sides.iter_mut().zip(share.sides) {
+                dgs.push(dg);
+                inputs.push(a);
+            }
+        }
+        // Each layer's gradients whole on one fork, the layers dealt out largest first to the
+        // fork with the least work so far.
+        let cost = |(dgs, inputs): &Sides<M::Word>| {
+            let rows: usize = dgs.iter().map(|d| d.rows).sum();
+            rows * dgs[0].cols * inputs[0].cols
+        };
+        let mut order: Vec<usize> = (0..sides.len()).collect();
+        order.sort_by_key(|&j| std::cmp::Reverse(cost(&sides[j])));
+        let mut dealt = vec![(0, vec![]); k];
+        for j in order {
+            let least = (0..k).min_by_key(|&t| dealt[t].0).expect("a fork");
+            dealt[least].0 += cost(&sides[j]);
+            dealt[least].1.push(j);
+        }
+        let parts = in_parallel(k, k, |t| {
+            let mut m = forks[t].lock().unwrap_or_else(|e| e.into_inner());
+            let mut net = Net::new(&mut *m, cfg);
+            let mut out = vec![];
+            for &j in &dealt[t].1 {
+                let (dg, a) = (stack(&sides[j].0), stack(&sides[j].1));
+                out.push((j, net.weight_gradient(&dg, &a)?, net.bias_gradient(&dg)?));
+            }
+            Ok::<_, TrainError>(out)
+        });
+        let mut grads: Vec<Option<Grads<M::Word>>> = (0..sides.len()).map(|_| None).collect();
+        for part in parts {
+            for (j, gw, gb) in part? {
+                grads[j] = Some((gw, gb));
+            }
+        }
+        let mut grads: Vec<Grads<M::Word>> = grads
+            .into_iter()
+            .map(|g| g.expect("every layer's gradients dealt"))
+            .collect();
+        grads.reverse();
+        let fw = Forward {
+            caches: vec![],
+            probs: stack(&probs).into_owned(),
+        };
+        Ok((fw, grads))
+    }
+
+    /// One share's forward pass and its input errors down to the first layer with weights,
+    /// as [`Net::gradients`] computes them; what the weight gradients need is kept.
+    fn share_passes(
+        &mut self,
+        model: &Model<M::Word>,
+        x: Mat<M::Word>,
+        labels: &[u8],
+        noise: &mut Pcg64,
+    ) -> Result<Share<M::Word>, TrainError> {
+        let st = self.cfg.stages;
+        let fw = self.forward_with(model, x, Some(noise))?;
+        let delta_l = self.output_error(&fw.probs, labels)?;
+        let mut delta = Delta {
+            b: self.convert(st.l, st.b, &delta_l)?.into_owned(),
+            g: Some(self.convert(st.l, st.g, &delta_l)?.into_owned()),
+        };
+        let cfg = self.cfg;
+        let layers = &cfg.arch.layers;
+        let first = layers
+            .iter()
+            .position(|l| l.weights().is_some())
+            .unwrap_or(layers.len());
+        let mut sides = vec![];
+        let mut p = model.layers.len();
+        for (i, cache) in fw.caches.into_iter().enumerate().rev() {
+            if i < first {
+                break;
+            }
+            let layer = &layers[i];
+            let propagate = i > first;
+            let next = match (layer, cache) {
+                (Layer::Dense { .. }, Cache::Dense { input: a })
+                | (Layer::Conv { .. }, Cache::Conv { cols: a }) => {
+                    p -= 1;
+                    let params = (p, &model.layers[p]);
+                    let dg = self.sum_error_in_g(layer, &mut delta)?;
+                    let a_g = if st.f == st.g {
+                        a
+                    } else {
+                        self.convert(st.f, st.g, &a)?.into_owned()
+                    };
+                    sides.push((dg, a_g));
+                    match (propagate, layer) {
+                        (false, _) => None,
+                        (true, Layer::Dense { .. }) => {
+                            Some(self.dense_input_error(params, &delta)?)
+                        }
+                        (true, Layer::Conv { .. }) => {
+                            Some(self.conv_input_error(layer, params, &delta)?)
+                        }
+                        (true, _) => unreachable!("only dense layers and convolutions"),
+                    }
+                }
+                (_, cache) => {
+                    self.layer_backward(layer, None, &cache, delta, propagate)?
+                        .0
+                }
+            };
+            match next {
+                Some(d) => delta = d,
+                None => break,
+            }
+        }
+        Ok(Share {
+            probs: fw.probs,
+            sides,
+        })
+    }
+}
+
+/// The rows of `parts` one after another.
+fn stack<W: Word>(parts: &[Mat<W>]) -> Cow<'_, Mat<W>> {
+    if let [one] = parts {
+        return Cow::Borrowed(one);
+    }
+    let cols = parts.first().map_or(0, |p| p.cols);
+    let mut data = Vec::with_capacity(parts.iter().map(|p| p.data.len()).sum());
+    for p in parts {
+        assert_eq!(p.cols, cols, "the shares' rows have one width");
+        data.extend_from_slice(&p.data);
+    }
+    Cow::Owned(Mat {
+        rows: parts.iter().map(|p| p.rows).sum(),
+        cols,
+        data,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::{Arch, ArchOptions, ModelKind};
+    use crate::config::{parse_precision, Activation, Config, Stages};
+    use crate::float::Float;
+    use crate::machine::Golden;
+    use lpgen_golden::Format;
+    use rand::{Rng, SeedableRng};
+
+    /// LeNet-5 (ReLU) on 28×28 images in `stages`.
+    fn lenet(stages: Stages) -> Config {
+        let options = ArchOptions {
+            kind: ModelKind::Lenet5,
+            hidden: vec![],
+            activation: Activation::Relu,
+            maxout_pieces: 2,
+            dropout: vec![],
+        };
+        Config::new(Arch::build(&options, (1, 28, 28), 10).unwrap(), stages)
+    }
+
+    /// A model of `c`'s shapes with every weight and bias drawn in ±1 (so that errors reach
+    /// every layer), `samples` random images in F and their labels.
+    fn drawn<W: Word>(c: &Config, samples: usize, seed: u64) -> (Model<W>, Mat<W>, Vec<u8>) {
+        let mut rng = Pcg64::seed_from_u64(seed);
+        let (o, f) = (c.stages.o.calc(), c.stages.f.calc());
+        let mut model: Model<W> = Model::init(c);
+        for p in &mut model.layers {
+            for w in p.w.data.iter_mut().chain(p.b.iter_mut()) {
+                *w = W::from_bits(o.from_f64(rng.gen_range(-1.0..1.0)));
+            }
+        }
+        let x = Mat {
+            rows: samples,
+            cols: 784,
+            data: (0..samples * 784)
+                .map(|_| W::from_bits(f.from_f64(rng.gen_range(-1.0..2.0))))
+                .collect(),
+        };
+        let labels = (0..samples).map(|_| rng.gen_range(0..10)).collect();
+        (model, x, labels)
+    }
+
+    /// The probabilities and gradients of one step, as words.
+    fn step<M: Machine>(
+        m: &mut M,
+        c: &Config,
+        case: &(Model<M::Word>, Mat<M::Word>, Vec<u8>),
+    ) -> Vec<Vec<u64>> {
+        let (model, x, labels) = case;
+        let mut noise = Pcg64::seed_from_u64(9);
+        let (fw, grads) = Net::new(m, c)
+            .gradients(model, x.clone(), labels, &mut noise)
+            .unwrap();
+        let words = |w: &[M::Word]| w.iter().map(|w| w.to_bits()).collect::<Vec<u64>>();
+        let mut out = vec![words(&fw.probs.data)];
+        for (gw, gb) in &grads {
+            out.push(words(&gw.data));
+            out.push(words(gb));
+        }
+        out
+    }
+
+    /// The configurations of the issue 45 rows (every family, exact and rounded sums) and one of
+    /// mixed stages.
+    fn configs() -> Vec<(&'static str, Config)> {
+        let all = |f: &str| Stages::all(f.parse::<Format>().unwrap());
+        let quire = |c: Config| Config { quire: true, ..c };
+        let (recipe, _) = parse_precision("O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2").unwrap();
+        // B narrower than L and G: the last layer's gradient is not rounded through B.
+        let (posits, _) = parse_precision("O16-L12-F8-B8-G12").unwrap();
+        vec![
+            ("posit:8:2 --quire", quire(lenet(all("posit:8:2")))),
+            ("posit:16:1", lenet(all("posit:16:1"))),
+            ("fix:7:8", lenet(all("fix:7:8"))),
+            ("lns:5:6", lenet(all("lns:5:6"))),
+            ("bf16", lenet(all("bf16"))),
+            ("bf16 --quire", quire(lenet(all("bf16")))),
+            ("FP8 recipe --quire", quire(lenet(recipe))),
+            ("O16-L12-F8-B8-G12q", quire(lenet(posits))),
+            (
+                "mx:fp8:e4m3",
+                Config {
+                    mx: Some("mx:fp8:e4m3".parse().unwrap()),
+                    ..lenet(all("f32"))
+                },
+            ),
+        ]
+    }
+
+    /// A step in shares of 2 and of 3 samples' runs gives the probabilities and gradients of
+    /// the whole step, word for word, in every family, on 7 samples (shares of 3 and 4, and
+    /// of 2, 2 and 3), and on the float machine.
+    #[test]
+    fn shares_are_the_whole_step() {
+        for (name, c) in configs() {
+            let case = drawn::<u64>(&c, 7, 5);
+            let whole = step(
+                &mut Golden {
+                    threads: 1,
+                    ..Golden::default()
+                },
+                &c,
+                &case,
+            );
+            for threads in [2, 3] {
+                let mut g = Golden {
+                    threads,
+                    ..Golden::default()
+                };
+                assert_eq!(
+                    Net::new(&mut g, &c).share_machines(7).len(),
+                    threads,
+                    "{name}"
+                );
+                assert!(
+                    step(&mut g, &c, &case) == whole,
+                    "{name} in {threads} shares"
+                );
+            }
+        }
+        let c = lenet(Stages::all("f32".parse().unwrap()));
+        let case = drawn::<f32>(&c, 7, 6);
+        let whole = step(&mut Float { threads: 1 }, &c, &case);
+        assert!(
+            step(&mut Float { threads: 2 }, &c, &case) == whole,
+            "f32 in 2 shares"
+        );
+        let mut keep = Golden {
+            threads: 2,
+            ..Golden::new("golden", Some(4))
+        };
+        let c = lenet(Stages::all("lns:5:6".parse().unwrap()));
+        let case = drawn::<u64>(&c, 7, 7);
+        let whole = step(
+            &mut Golden {
+                threads: 1,
+                ..Golden::new("golden", Some(4))
+            },
+            &c,
+            &case,
+        );
+        assert!(
+            step(&mut keep, &c, &case) == whole,
+            "lns:5:6 --keep-bits 4 in 2 shares"
+        );
+    }
+
+    /// What couples samples keeps a step whole: dropout, scaling, the activations' codec, a
+    /// machine that cannot fork, one thread, one sample.
+    #[test]
+    fn what_couples_samples_keeps_the_step_whole() {
+        let bf16 = || lenet(Stages::all("bf16".parse().unwrap()));
+        let mut g = Golden {
+            threads: 2,
+            ..Golden::default()
+        };
+        assert_eq!(Net::new(&mut g, &bf16()).share_machines(20).len(), 2);
+        assert!(Net::new(&mut g, &bf16()).share_machines(1).is_empty());
+        let options = ArchOptions {
+            kind: ModelKind::Maxout,
+            hidden: vec![8],
+            activation: Activation::Sigmoid,
+            maxout_pieces: 2,
+            dropout: vec![0.2, 0.5],
+        };
+        let dropout = Config::new(
+            Arch::build(&options, (1, 28, 28), 10).unwrap(),
+            Stages::all("bf16".parse().unwrap()),
+        );
+        let scaled = Config {
+            scaling: crate::scaling::Scaling::parse("F=current").unwrap(),
+            ..bf16()
+        };
+        let codec = Config {
+            compression: crate::compress::Compression {
+                grad: None,
+                act: Some("q8:linear".parse().unwrap()),
+            },
+            ..bf16()
+        };
+        for c in [&dropout, &scaled, &codec] {
+            assert!(Net::new(&mut g, c).share_machines(20).is_empty());
+        }
+        let mut one = Golden {
+            threads: 1,
+            ..Golden::default()
+        };
+        assert!(Net::new(&mut one, &bf16()).share_machines(20).is_empty());
+        let lock = std::sync::Mutex::new(&mut g);
+        assert!(crate::machine::Shared(&lock).fork().is_none());
+    }
+}

@@ -343,6 +343,30 @@ impl<M: Machine> Net<'_, M> {
         })
     }
 
+    /// The output error of `probs` against `labels` (in L) as the backward pass starts from
+    /// it: in B, and in G for the last layer's gradient.
+    pub(crate) fn output_delta(
+        &mut self,
+        probs: &Mat<M::Word>,
+        labels: &[u8],
+    ) -> Result<Delta<M::Word>, TrainError> {
+        let st = self.cfg.stages;
+        let delta_l = self.output_error(probs, labels)?;
+        Ok(Delta {
+            b: self.convert(st.l, st.b, &delta_l)?.into_owned(),
+            g: Some(self.convert(st.l, st.g, &delta_l)?.into_owned()),
+        })
+    }
+
+    /// The first layer with weights (the layers' count if none): below it no error is needed.
+    pub(crate) fn first_weighted(&self) -> usize {
+        let layers = &self.cfg.arch.layers;
+        layers
+            .iter()
+            .position(|l| l.weights().is_some())
+            .unwrap_or(layers.len())
+    }
+
     /// Forward and backward passes of a batch: the forward pass and, for each layer with
     /// weights in order, the gradients of its weights and biases summed over the batch, in G.
     /// A gpt's batch is its token windows, and `labels` the next token of every position.
@@ -363,21 +387,12 @@ impl<M: Machine> Net<'_, M> {
         if !forks.is_empty() {
             return self.gradients_in_shares(model, &x, labels, noise, forks);
         }
-        let st = self.cfg.stages;
         let mut fw = self.forward_with(model, x, Some(noise))?;
         self.begin_rounding(noise);
-        let delta_l = self.output_error(&fw.probs, labels)?;
-        let mut delta = Delta {
-            b: self.convert(st.l, st.b, &delta_l)?.into_owned(),
-            g: Some(self.convert(st.l, st.g, &delta_l)?.into_owned()),
-        };
+        let mut delta = self.output_delta(&fw.probs, labels)?;
         let cfg = self.cfg;
         let layers = &cfg.arch.layers;
-        // Below the first layer with weights no error is needed.
-        let first = layers
-            .iter()
-            .position(|l| l.weights().is_some())
-            .unwrap_or(layers.len());
+        let first = self.first_weighted();
         let mut grads = vec![];
         let mut p = model.layers.len();
         let caches = std::mem::take(&mut fw.caches);

@@ -30,7 +30,7 @@ use crate::arch::Layer;
 use crate::layers::Grads;
 use crate::machine::{in_parallel, Machine, Mat, Word};
 use crate::model::Model;
-use crate::net::{Backward, Cache, Delta, Forward, Net};
+use crate::net::{Backward, Cache, Forward, Net};
 use crate::TrainError;
 
 /// A share's machine.
@@ -162,17 +162,10 @@ impl<M: Machine> Net<'_, M> {
     ) -> Result<Share<M::Word>, TrainError> {
         let st = self.cfg.stages;
         let fw = self.forward_with(model, x, Some(noise))?;
-        let delta_l = self.output_error(&fw.probs, labels)?;
-        let mut delta = Delta {
-            b: self.convert(st.l, st.b, &delta_l)?.into_owned(),
-            g: Some(self.convert(st.l, st.g, &delta_l)?.into_owned()),
-        };
+        let mut delta = self.output_delta(&fw.probs, labels)?;
         let cfg = self.cfg;
         let layers = &cfg.arch.layers;
-        let first = layers
-            .iter()
-            .position(|l| l.weights().is_some())
-            .unwrap_or(layers.len());
+        let first = self.first_weighted();
         let mut sides = vec![];
         let mut p = model.layers.len();
         for (i, cache) in fw.caches.into_iter().enumerate().rev() {

@@ -9,11 +9,12 @@
 //! shares run at once, in one block of work each, instead of the step waking the threads
 //! for every operation.
 //!
-//! Only the weight and bias gradients sum over the batch. They run after the shares, on the
-//! step's own machine and its threads, over the shares' rows put back in sample order: the
-//! same products, on the same words, as the whole step's. So the gradients, and the model,
-//! are word for word those of the whole step, for every thread count
-//! (`shares_are_the_whole_step`).
+//! Only the weight and bias gradients sum over the batch. They run after the shares, over the
+//! shares' rows put back in sample order: the same products, on the same words, as the whole
+//! step's, each layer's whole on one of the forks, the layers dealt out by their multiply-adds
+//! (a measure that misjudges the exact kernels, whose time goes with the operands' length:
+//! docs/perf.md, thirty-fifth session). So the gradients, and the model, are word for word
+//! those of the whole step, for every thread count (`shares_are_the_whole_step`).
 //!
 //! What couples samples, and makes a step run whole: seed 002's storage groups (a group's
 //! exponent follows its largest word), a rounding stream (draws taken in the order of the

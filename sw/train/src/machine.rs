@@ -9,6 +9,7 @@
 
 use lpgen_golden::dfix::DfixFormat;
 use lpgen_golden::float::fdpa::Fdpa;
+use lpgen_golden::kernel::Cut;
 use lpgen_golden::mx::MxFormat;
 use lpgen_golden::onebit::{Quantized, Quantizer};
 use lpgen_golden::q8::Q8Type;
@@ -368,6 +369,13 @@ pub trait Machine: Send {
     fn fork(&self) -> Option<Box<dyn Machine<Word = Self::Word>>> {
         None
     }
+    /// Where `matmul(f, acc, …)` of an m×n result is best cut into `parts` parts of whole
+    /// rows or whole columns, to be computed apart (every cut gives the same words): the
+    /// longer side, unless a machine knows its kernels better.
+    fn cut(&self, f: Format, acc: Accumulate, m: usize, n: usize, parts: usize) -> Cut {
+        let _ = (f, acc, parts);
+        Cut::longer(m, n)
+    }
 }
 
 /// The refusal of a machine without stochastic rounding.
@@ -515,6 +523,23 @@ impl<M: Machine + ?Sized> Machine for Box<M> {
     fn fork(&self) -> Option<Box<dyn Machine<Word = M::Word>>> {
         (**self).fork()
     }
+
+    fn cut(&self, f: Format, acc: Accumulate, m: usize, n: usize, parts: usize) -> Cut {
+        (**self).cut(f, acc, m, n, parts)
+    }
+}
+
+/// The m rows of a product computed in blocks of whole columns (`blocks`, each row-major,
+/// left to right): row i is each block's row i in turn.
+pub fn join_column_blocks<T: Copy>(m: usize, blocks: &[Vec<T>]) -> Vec<T> {
+    let widths: Vec<usize> = blocks.iter().map(|b| b.len() / m.max(1)).collect();
+    let mut rows = Vec::with_capacity(blocks.iter().map(Vec::len).sum());
+    for i in 0..m {
+        for (b, &w) in blocks.iter().zip(&widths) {
+            rows.extend_from_slice(&b[i * w..(i + 1) * w]);
+        }
+    }
+    rows
 }
 
 /// The number of threads to use when none is given: every core.

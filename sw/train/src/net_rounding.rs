@@ -4,6 +4,7 @@
 //! machine's own (nearest) operations. With seed 002's storage the arithmetic is f32's, to
 //! nearest: the stream rounds the stored values (`net_storage.rs`), not these results.
 
+use lpgen_golden::kernel::Cut;
 use lpgen_golden::{AluOp, Format};
 
 use crate::machine::{Accumulate, Machine, Mat, View};
@@ -73,6 +74,22 @@ impl<M: Machine> Net<'_, M> {
                 self.m.matmul_rounded(f, a, b, &draws)
             }
             _ => self.m.matmul(f, acc, a, b),
+        }
+    }
+
+    /// Where [`Net::matmul_stored`]'s product of an m×n result is best cut into `parts`
+    /// parts computed apart: as the machine cuts its own, and an MX product (`mx_product`)
+    /// on its longer side.
+    pub(crate) fn product_cut(
+        &self,
+        f: Format,
+        acc: Accumulate,
+        (m, n): (usize, usize),
+        parts: usize,
+    ) -> Cut {
+        match self.cfg.mx {
+            Some(_) => Cut::longer(m, n),
+            None => self.m.cut(f, acc, m, n, parts),
         }
     }
 }

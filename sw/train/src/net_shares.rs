@@ -11,10 +11,13 @@
 //!
 //! Only the weight and bias gradients sum over the batch. They run after the shares, over the
 //! shares' rows put back in sample order: the same products, on the same words, as the whole
-//! step's, each layer's whole on one of the forks, the layers dealt out by their multiply-adds
-//! (a measure that misjudges the exact kernels, whose time goes with the operands' length:
-//! docs/perf.md, thirty-fifth session). So the gradients, and the model, are word for word
-//! those of the whole step, for every thread count (`shares_are_the_whole_step`).
+//! step's. Each layer's weight gradient is cut into one part per fork, of whole output rows
+//! or columns where the machine would cut its own product ([`Machine::cut`]), and its bias
+//! gradient is a piece of its own; the pieces are dealt out largest first. (Dealing whole
+//! layers left one fork with LeNet-5's C1, as long as all the rest in the exact modes:
+//! docs/perf.md, thirty-sixth session.) Every output element is still one sum computed
+//! whole, so the gradients, and the model, are word for word those of the whole step, for
+//! every thread count (`shares_are_the_whole_step`).
 //!
 //! What couples samples, and makes a step run whole: seed 002's storage groups (a group's
 //! exponent follows its largest word), a rounding stream (draws taken in the order of the
@@ -25,11 +28,12 @@
 use std::borrow::Cow;
 use std::sync::Mutex;
 
+use lpgen_golden::kernel::Cut;
 use rand_pcg::Pcg64;
 
 use crate::arch::Layer;
 use crate::layers::Grads;
-use crate::machine::{in_parallel, Machine, Mat, Word};
+use crate::machine::{in_parallel, join_column_blocks, Machine, Mat, Word};
 use crate::model::Model;
 use crate::net::{Backward, Cache, Forward, Net};
 use crate::TrainError;
@@ -110,40 +114,27 @@ impl<M: Machine> Net<'_, M> {
                 inputs.push(a);
             }
         }
-        // Each layer's gradients whole on one fork, the layers dealt out largest first to the
-        // fork with the least work so far.
-        let cost = |(dgs, inputs): &Sides<M::Word>| {
-            let rows: usize = dgs.iter().map(|d| d.rows).sum();
-            rows * dgs[0].cols * inputs[0].cols
-        };
-        let mut order: Vec<usize> = (0..sides.len()).collect();
-        order.sort_by_key(|&j| std::cmp::Reverse(cost(&sides[j])));
-        let mut dealt = vec![(0, vec![]); k];
-        for j in order {
-            let least = (0..k).min_by_key(|&t| dealt[t].0).expect("a fork");
-            dealt[least].0 += cost(&sides[j]);
-            dealt[least].1.push(j);
-        }
+        let pieces = self.pieces(&sides, k);
+        let dealt = deal(&pieces, k);
         let parts = in_parallel(k, k, |t| {
             let mut m = forks[t].lock().unwrap_or_else(|e| e.into_inner());
             let mut net = Net::new(&mut *m, cfg);
-            let mut out = vec![];
-            for &j in &dealt[t].1 {
-                let (dg, a) = (stack(&sides[j].0), stack(&sides[j].1));
-                out.push((j, net.weight_gradient(&dg, &a)?, net.bias_gradient(&dg)?));
-            }
-            Ok::<_, TrainError>(out)
+            dealt[t]
+                .iter()
+                .map(|&p| net.piece_gradients(&pieces[p], &sides[pieces[p].layer]))
+                .collect::<Result<Vec<_>, _>>()
         });
-        let mut grads: Vec<Option<Grads<M::Word>>> = (0..sides.len()).map(|_| None).collect();
-        for part in parts {
-            for (j, gw, gb) in part? {
-                grads[j] = Some((gw, gb));
+        let mut done: Vec<Option<Computed<M::Word>>> = pieces.iter().map(|_| None).collect();
+        for (t, part) in parts.into_iter().enumerate() {
+            for (&p, computed) in dealt[t].iter().zip(part?) {
+                done[p] = Some(computed);
             }
         }
-        let mut grads: Vec<Grads<M::Word>> = grads
+        let done: Vec<Computed<M::Word>> = done
             .into_iter()
-            .map(|g| g.expect("every layer's gradients dealt"))
+            .map(|c| c.expect("every piece dealt"))
             .collect();
+        let mut grads = joined(&pieces, done, sides.len());
         grads.reverse();
         let fw = Forward {
             caches: vec![],
@@ -213,6 +204,148 @@ impl<M: Machine> Net<'_, M> {
             sides,
         })
     }
+}
+
+/// A job of the gradient phase, on one layer's sides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Job {
+    /// Part `part` of `parts` of the weight gradient: its output rows or columns as `cut`
+    /// says, in `parts` runs as even as can be.
+    Weights { cut: Cut, part: usize, parts: usize },
+    /// The bias gradient, whole.
+    Bias,
+}
+
+/// A job of the gradient phase on layer `layer` (in the sides' order), and what it costs in
+/// multiply-adds (or adds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Piece {
+    layer: usize,
+    job: Job,
+    cost: usize,
+}
+
+/// What a piece computes: weight gradient rows, or a bias gradient.
+enum Computed<W> {
+    Weights(Mat<W>),
+    Bias(Vec<W>),
+}
+
+impl<M: Machine> Net<'_, M> {
+    /// The gradient phase's pieces for `forks` forks: each layer's weight gradient cut into
+    /// one part per fork where the machine would cut its product (whole if that side has
+    /// fewer lines than forks), and its bias gradient.
+    fn pieces(&self, sides: &[Sides<M::Word>], forks: usize) -> Vec<Piece> {
+        let mut pieces = vec![];
+        for (layer, (dgs, inputs)) in sides.iter().enumerate() {
+            let k: usize = dgs.iter().map(|d| d.rows).sum();
+            let (m, n) = (dgs[0].cols, inputs[0].cols);
+            let cut = self.weight_gradient_cut((m, n), forks);
+            let lines = if cut == Cut::Rows { m } else { n };
+            let parts = if lines >= forks { forks } else { 1 };
+            pieces.extend((0..parts).map(|part| Piece {
+                layer,
+                job: Job::Weights { cut, part, parts },
+                cost: m * n * k / parts,
+            }));
+            pieces.push(Piece {
+                layer,
+                job: Job::Bias,
+                cost: m * k,
+            });
+        }
+        pieces
+    }
+
+    /// What `piece` computes, from its layer's `sides`.
+    fn piece_gradients(
+        &mut self,
+        piece: &Piece,
+        (dgs, inputs): &Sides<M::Word>,
+    ) -> Result<Computed<M::Word>, TrainError> {
+        let (cut, part, parts) = match piece.job {
+            Job::Bias => return Ok(Computed::Bias(self.bias_gradient(&stack(dgs))?)),
+            Job::Weights { cut, part, parts } => (cut, part, parts),
+        };
+        let range = |len: usize| part * len / parts..(part + 1) * len / parts;
+        let (dg, a) = match cut {
+            Cut::Rows => (stack_columns(dgs, range(dgs[0].cols)), stack(inputs)),
+            Cut::Cols => (stack(dgs), stack_columns(inputs, range(inputs[0].cols))),
+        };
+        Ok(Computed::Weights(self.weight_gradient(&dg, &a)?))
+    }
+}
+
+/// `pieces` dealt to `forks` forks, largest first to the fork with the least work so far:
+/// each fork's pieces, in the order it computes them.
+fn deal(pieces: &[Piece], forks: usize) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..pieces.len()).collect();
+    order.sort_by_key(|&p| std::cmp::Reverse(pieces[p].cost));
+    let mut dealt = vec![(0, vec![]); forks];
+    for p in order {
+        let least = (0..forks).min_by_key(|&t| dealt[t].0).expect("a fork");
+        dealt[least].0 += pieces[p].cost;
+        dealt[least].1.push(p);
+    }
+    dealt.into_iter().map(|(_, ps)| ps).collect()
+}
+
+/// Each of `layers` layers' weight and bias gradients, joined from what its pieces
+/// (`pieces`, a layer's weight parts in order) computed (`done`).
+fn joined<W: Word>(pieces: &[Piece], done: Vec<Computed<W>>, layers: usize) -> Vec<Grads<W>> {
+    let mut weights: Vec<Vec<Mat<W>>> = (0..layers).map(|_| vec![]).collect();
+    let mut biases: Vec<Vec<W>> = (0..layers).map(|_| vec![]).collect();
+    let mut cuts = vec![Cut::Rows; layers];
+    for (piece, computed) in pieces.iter().zip(done) {
+        match (piece.job, computed) {
+            (Job::Weights { cut, .. }, Computed::Weights(gw)) => {
+                cuts[piece.layer] = cut;
+                weights[piece.layer].push(gw);
+            }
+            (Job::Bias, Computed::Bias(gb)) => biases[piece.layer] = gb,
+            _ => unreachable!("a piece computes what its job says"),
+        }
+    }
+    weights
+        .into_iter()
+        .zip(cuts)
+        .map(|(parts, cut)| match cut {
+            Cut::Rows => stack(&parts).into_owned(),
+            Cut::Cols => {
+                let rows = parts[0].rows;
+                Mat {
+                    rows,
+                    cols: parts.iter().map(|g| g.cols).sum(),
+                    data: join_column_blocks(
+                        rows,
+                        &parts.into_iter().map(|g| g.data).collect::<Vec<_>>(),
+                    ),
+                }
+            }
+        })
+        .zip(biases)
+        .collect()
+}
+
+/// Columns `cols` of the rows of `parts`, one after another.
+fn stack_columns<W: Word>(parts: &[Mat<W>], cols: std::ops::Range<usize>) -> Cow<'_, Mat<W>> {
+    let width = parts.first().map_or(0, |p| p.cols);
+    if cols == (0..width) {
+        return stack(parts);
+    }
+    let rows: usize = parts.iter().map(|p| p.rows).sum();
+    let mut data = Vec::with_capacity(rows * cols.len());
+    for p in parts {
+        assert_eq!(p.cols, width, "the shares' rows have one width");
+        for r in 0..p.rows {
+            data.extend_from_slice(&p.data[r * width + cols.start..r * width + cols.end]);
+        }
+    }
+    Cow::Owned(Mat {
+        rows,
+        cols: cols.len(),
+        data,
+    })
 }
 
 /// The rows of `parts` one after another.
@@ -380,6 +513,51 @@ mod tests {
             step(&mut keep, &c, &case) == whole,
             "lns:5:6 --keep-bits 4 in 2 shares"
         );
+    }
+
+    /// Each layer's weight gradient is cut into one part per fork where the machine cuts its
+    /// product (so the test above joins rows and columns), whole where it has fewer lines,
+    /// and each bias gradient is a piece of its own.
+    #[test]
+    fn gradients_are_cut_where_the_machine_cuts() {
+        let side = |k: usize, m: usize, n: usize| -> Sides<u64> {
+            (
+                vec![Mat::filled(k, m, 0u64); 2],
+                vec![Mat::filled(k, n, 0u64); 2],
+            )
+        };
+        // LeNet-5's C1 weight gradient (6×25 over 20 samples), a 10×1 and a 1×1.
+        let sides = [side(15_680 / 2, 6, 25), side(10, 10, 1), side(10, 1, 1)];
+        let jobs = |c: &Config| {
+            let mut g = Golden {
+                threads: 2,
+                ..Golden::default()
+            };
+            let net = Net::new(&mut g, c);
+            let pieces = net.pieces(&sides, 2);
+            pieces.iter().map(|p| (p.layer, p.job)).collect::<Vec<_>>()
+        };
+        let weights = |cut, part, parts| Job::Weights { cut, part, parts };
+        let exact = Config {
+            quire: true,
+            ..lenet(Stages::all("bf16".parse().unwrap()))
+        };
+        let lanes = lenet(Stages::all("lns:5:6".parse().unwrap()));
+        for (c, cut) in [(&exact, Cut::Cols), (&lanes, Cut::Rows)] {
+            assert_eq!(
+                jobs(c),
+                [
+                    (0, weights(cut, 0, 2)),
+                    (0, weights(cut, 1, 2)),
+                    (0, Job::Bias),
+                    (1, weights(Cut::Rows, 0, 2)),
+                    (1, weights(Cut::Rows, 1, 2)),
+                    (1, Job::Bias),
+                    (2, weights(Cut::Rows, 0, 1)),
+                    (2, Job::Bias),
+                ]
+            );
+        }
     }
 
     /// What couples samples keeps a step whole: dropout, scaling, the activations' codec, a

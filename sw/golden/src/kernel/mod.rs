@@ -190,6 +190,17 @@ pub enum Cut {
     Cols,
 }
 
+impl Cut {
+    /// The longer side of an m×n product (the rows where there are as many).
+    pub fn longer(m: usize, n: usize) -> Cut {
+        if m >= n {
+            Cut::Rows
+        } else {
+            Cut::Cols
+        }
+    }
+}
+
 /// The [`Cut`] of an m×n product in `mode` into `parts` parts.
 ///
 /// - The exact kernel decodes the whole of B once per call and A a block of rows at a time:
@@ -201,7 +212,7 @@ pub enum Cut {
 ///   if it has a line for every part (LeNet-5's C1 weight gradient, 6×15,680×25 in lns:5:6:
 ///   0.31 s against 0.22 s an epoch on two threads, docs/perf.md). Elsewhere the longer.
 pub fn cut(calc: &Calc, mode: SumMode, m: usize, n: usize, parts: usize) -> Cut {
-    let longer = if m >= n { Cut::Rows } else { Cut::Cols };
+    let longer = Cut::longer(m, n);
     let exact = mode == SumMode::Quire && calc.exact_dot().is_some();
     if exact || m.min(n) < parts || m.max(n) > FEW_LANES * parts {
         return longer;

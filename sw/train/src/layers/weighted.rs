@@ -3,6 +3,8 @@
 //! layer's input (sample by sample), so that a step in shares (`net_shares`) runs the second
 //! part in its shares and the first over the whole batch.
 
+use lpgen_golden::kernel::Cut;
+
 use super::{flipped_kernels, from_channel_major, im2col, to_channel_major, Backward};
 use crate::arch::Layer;
 use crate::config::Place;
@@ -143,6 +145,13 @@ impl<M: Machine> Net<'_, M> {
         let g = self.cfg.stages.g;
         let acc = self.cfg.accumulation(Place::Gradient, g);
         self.matmul_stored(g, acc, (dg.t(), a_g.view()), true)
+    }
+
+    /// Where [`Net::weight_gradient`] of an m×n gradient is best cut into `parts` parts.
+    pub(crate) fn weight_gradient_cut(&self, (m, n): (usize, usize), parts: usize) -> Cut {
+        let g = self.cfg.stages.g;
+        let acc = self.cfg.accumulation(Place::Gradient, g);
+        self.product_cut(g, acc, (m, n), parts)
     }
 
     /// A layer's bias gradient: the column sums of its sum errors `dg` in G.

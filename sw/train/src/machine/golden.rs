@@ -6,7 +6,8 @@ use lpgen_golden::{alu, AluOp, BinOp, Calc, Format, Lns, SumMode};
 use lpgen_golden::kernel::{self, Cut, Operand};
 
 use super::{
-    all_cores, check_shapes, fill_in_parallel, in_parallel, Accumulate, Machine, Mat, View,
+    all_cores, check_shapes, fill_in_parallel, in_parallel, join_column_blocks, Accumulate,
+    Machine, Mat, View,
 };
 use crate::rounding::Draws;
 use crate::TrainError;
@@ -124,16 +125,7 @@ impl Machine for Golden {
         } else if cut == Cut::Rows {
             blocks.concat()
         } else {
-            // Column blocks: row i is each block's row i in turn.
-            let widths: Vec<usize> = blocks.iter().map(|b| b.len() / m.max(1)).collect();
-            (0..m)
-                .flat_map(|i| {
-                    blocks
-                        .iter()
-                        .zip(&widths)
-                        .flat_map(move |(b, &w)| b[i * w..(i + 1) * w].iter().copied())
-                })
-                .collect()
+            join_column_blocks(m, &blocks)
         };
         Ok(Mat {
             rows: m,
@@ -275,6 +267,14 @@ impl Machine for Golden {
             keep_bits: self.keep_bits,
             threads: 1,
         }))
+    }
+
+    fn cut(&self, f: Format, acc: Accumulate, m: usize, n: usize, parts: usize) -> Cut {
+        match (self.keep_bits, f.calc()) {
+            // `keep_bits_product` cuts its rows.
+            (Some(_), Calc::Lns(_)) => Cut::Rows,
+            (_, c) => kernel::cut(&c, acc.mode(), m, n, parts),
+        }
     }
 }
 

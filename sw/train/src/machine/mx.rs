@@ -15,8 +15,9 @@ use lpgen_golden::mx::{matmul_dense, matmul_f32, Along, F32Word, MxFormat, MxVec
 
 use std::mem::MaybeUninit;
 
-use super::{check_shapes, fill_in_parallel, in_parallel, Mat, View, Word};
+use super::{check_shapes, fill_in_parallel, in_parallel, join_column_blocks, Mat, View, Word};
 use crate::TrainError;
+use lpgen_golden::kernel::Cut;
 
 /// Every row of `a` and every column of `b` (f32 words) quantized in blocks along the
 /// reduction dimension (golden `MxQuantizer::quantize_vector`), on `threads` threads.
@@ -57,7 +58,7 @@ pub fn mx_product<W: Word + F32Word>(
     check_shapes(a, b)?;
     let (m, n) = (a.rows(), b.cols());
     let parts = threads.min(m.max(n)).max(1);
-    let by_rows = m >= n;
+    let by_rows = Cut::longer(m, n) == Cut::Rows;
     let range = |p: usize, len: usize| p * len / parts..(p + 1) * len / parts;
     let blocks = if mx.dense_product_is_exact() && by_rows && !a.transposed {
         // A's rows as stored: each part's rows a run at a time, quantized and multiplied
@@ -91,27 +92,19 @@ pub fn mx_product<W: Word + F32Word>(
             }
         })
     };
-    let mut c = Mat::filled(m, n, W::from_bits(0));
-    let word = |v: &f32| W::from_bits(u64::from(v.to_bits()));
-    if by_rows {
-        // Row blocks, one after another.
-        for (slot, v) in c.data.iter_mut().zip(blocks.iter().flatten()) {
-            *slot = word(v);
-        }
+    let values = if by_rows {
+        blocks.concat()
     } else {
-        // Column blocks: row i is each block's row i in turn.
-        let mut c0 = 0;
-        for block in &blocks {
-            let width = block.len() / m.max(1);
-            for (i, row) in block.chunks(width.max(1)).enumerate().take(m) {
-                for (j, v) in row.iter().enumerate() {
-                    c.data[i * n + c0 + j] = word(v);
-                }
-            }
-            c0 += width;
-        }
-    }
-    Ok(c)
+        join_column_blocks(m, &blocks)
+    };
+    Ok(Mat {
+        rows: m,
+        cols: n,
+        data: values
+            .iter()
+            .map(|v| W::from_bits(u64::from(v.to_bits())))
+            .collect(),
+    })
 }
 
 /// The values of a run of rows that [`rows_in_runs`] quantizes and multiplies at a time

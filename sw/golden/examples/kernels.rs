@@ -4,6 +4,7 @@
 //!   cargo run --release -p lpgen-golden --example kernels             # 64, 256, 512
 //!   cargo run --release -p lpgen-golden --example kernels -- 256      # one size
 //!   cargo run --release -p lpgen-golden --example kernels -- 256 lns  # cases naming `lns`
+//!   cargo run --release -p lpgen-golden --example kernels -- shapes   # LeNet-5's gradients
 //!
 //! Operands are words nearest to N(0, 1) draws (training's range), B held by columns as the
 //! training machines hold it; in the `+relu` rows A's negative draws are zero. The reference runs at 64 only (it is slow); its ratio column is
@@ -73,7 +74,47 @@ fn rate(n: usize, mut run: impl FnMut() -> Vec<u64>) -> (f64, Vec<u64>) {
     ((reps * n * n * n) as f64 / s / 1e9, out)
 }
 
+/// LeNet-5's weight gradients of a batch of 20 as training computes them, dW = δᵀ·X: m×k×n
+/// with A the transpose of the k×m sum errors and B the k×n im2col rows (or inputs).
+const SHAPES: &[(&str, usize, usize, usize)] = &[
+    ("C1", 6, 15_680, 25),
+    ("C3", 16, 2_000, 150),
+    ("long-25", 64, 15_680, 25),
+    ("long-150", 64, 15_680, 150),
+];
+
+/// `kernels -- shapes [filter]`: G MAC/s of the exact kernels at [`SHAPES`].
+fn shapes(only: &str) {
+    for &(s, mode, relu) in CASES {
+        if mode != SumMode::Quire || relu || !s.contains(only) {
+            continue;
+        }
+        let c = s.parse::<Format>().unwrap().calc();
+        for &(layer, m, k, n) in SHAPES {
+            let words = |len: usize, seed: u64| -> Vec<u64> {
+                normals(len, seed).iter().map(|&x| c.from_f64(x)).collect()
+            };
+            let (dg, x) = (words(k * m, 5), words(k * n, 6));
+            let (a, b) = (
+                Operand::row_major(&dg, k, m).t(),
+                Operand::row_major(&x, k, n),
+            );
+            let start = Instant::now();
+            let mut reps = 0;
+            while reps == 0 || start.elapsed().as_secs_f64() < 0.3 {
+                kernel::matmul(&c, mode, a, b).unwrap();
+                reps += 1;
+            }
+            let g = (reps * m * n * k) as f64 / start.elapsed().as_secs_f64() / 1e9;
+            println!("{s:<12} {:<10} {layer} {m}×{k}×{n} {g:>9.3}", mode.name());
+        }
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("shapes") {
+        return shapes(&std::env::args().nth(2).unwrap_or_default());
+    }
     let sizes: Vec<usize> = match std::env::args().nth(1) {
         Some(s) => vec![s.parse().expect("a size")],
         None => vec![64, 256, 512],

@@ -360,9 +360,8 @@ pub fn matmul(
     let mut bs = Sliced::default();
     bs.fill(b.data, (0, b.cs, b.rs), (n, k), &decode, w);
     let (b_slices, cols) = (bs.slices(), &bs.lines);
-    // Blocks of rows small enough that a block's decoded values and sums stay in cache
-    // (about 2^16 elements), the buffers reused from block to block.
-    let rb = (BLOCK_ELEMENTS / (k + n)).clamp(1, m);
+    // Blocks of rows (`block_rows`), the buffers reused from block to block.
+    let rb = block_rows(k, n).min(m);
     let mut c = vec![0.0f64; rb * n];
     let mut acc: Vec<i128> = Vec::new(); // only for more than one slice pair
     let wide_ok = x.reads_wide_sums();
@@ -420,7 +419,21 @@ pub fn matmul(
 }
 
 /// Rows of A and C per block: about this many elements of both.
-pub(super) const BLOCK_ELEMENTS: usize = 1 << 16;
+const BLOCK_ELEMENTS: usize = 1 << 16;
+
+/// Rows of A and C per block, at least this many: each block's GEMMs pack B again (k·n values
+/// per slice pair), which fewer rows do not pay for. LeNet-5's C1 weight gradient (6 × 15,680
+/// × 25, where [`BLOCK_ELEMENTS`] alone gives blocks of 4 rows) ran 1.3–1.7× faster in one
+/// block, and 64 × 15,680 × 150 2–3.5× faster in blocks of 32 rows than of 4 (docs/perf.md,
+/// thirty-sixth session).
+const MIN_BLOCK_ROWS: usize = 32;
+
+/// The rows of A in a block of a product of depth `k` and `n` columns: few enough that the
+/// block's decoded values and sums stay in cache (about [`BLOCK_ELEMENTS`]), but at least
+/// [`MIN_BLOCK_ROWS`].
+pub(super) fn block_rows(k: usize, n: usize) -> usize {
+    (BLOCK_ELEMENTS / (k + n).max(1)).max(MIN_BLOCK_ROWS)
+}
 
 /// The maximum slice count of `lines`.
 fn count(lines: &[Line]) -> usize {

@@ -257,14 +257,17 @@ fn exact_kernel_computes_ordinary_matrices_itself() {
 
 /// Products of more rows than one block of the kernel holds: blocks whose rows need one
 /// slice beside blocks that need several or hold specials (the buffers of one block reused
-/// by the next), and the last block short.
+/// by the next), and the last block short; blocks of many rows (short sums) and of the
+/// fewest (long sums).
 #[test]
 fn exact_kernel_blocks_of_rows_are_independent() {
-    for s in ["posit:8:2", "fix:7:8", "bf16"] {
+    for (s, (k, n)) in ["posit:8:2", "fix:7:8", "bf16"]
+        .into_iter()
+        .flat_map(|s| [(s, (3, 130)), (s, (3000, 2))])
+    {
         let f: Format = s.parse().unwrap();
         let c = f.calc();
-        let (k, n) = (3, 130);
-        let rb = exact::BLOCK_ELEMENTS / (k + n);
+        let rb = exact::block_rows(k, n);
         let m = 3 * rb + 7;
         for (order, kinds) in [[1, 2, 0, 1], [2, 1, 1, 0], [0, 1, 2, 2]]
             .iter()

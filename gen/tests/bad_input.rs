@@ -10,11 +10,27 @@ use std::time::{Duration, Instant};
 /// A case may take this long; the slowest legitimate refusal reads a small dataset.
 const DEADLINE: Duration = Duration::from_secs(10);
 
-fn tmp(name: &str) -> PathBuf {
+/// A fresh directory of this run, removed when dropped (at the end of the case that made it).
+struct Tmp(PathBuf);
+
+impl std::ops::Deref for Tmp {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tmp(name: &str) -> Tmp {
     let d = std::env::temp_dir().join(format!("lpgen-bad-input-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Tmp(d)
 }
 
 /// Runs lpgen with `args` (and `stdin`), killing it at the deadline: (status, stdout, stderr).
@@ -79,7 +95,7 @@ fn split(dir: &Path, name: &str, dims: [u32; 3], body: usize) {
 }
 
 /// A dataset with train and test images of the given dimensions.
-fn dataset(tag: &str, train: [u32; 3], test: [u32; 3]) -> PathBuf {
+fn dataset(tag: &str, train: [u32; 3], test: [u32; 3]) -> Tmp {
     let dir = tmp(tag);
     let size = |d: [u32; 3]| {
         d.iter()

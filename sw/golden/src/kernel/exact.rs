@@ -423,7 +423,7 @@ const BLOCK_ELEMENTS: usize = 1 << 16;
 
 /// Rows of A and C per block, at least this many: each block's GEMMs pack B again (k·n values
 /// per slice pair), which fewer rows do not pay for. LeNet-5's C1 weight gradient (6 × 15,680
-/// × 25, where [`BLOCK_ELEMENTS`] alone gives blocks of 4 rows) ran 1.3–1.7× faster in one
+/// × 25, where [`BLOCK_ELEMENTS`] alone gives blocks of 4 rows) ran about 1.5× faster in one
 /// block, and 64 × 15,680 × 150 2.4–4× faster in blocks of 32 rows than of 4 (docs/perf.md,
 /// thirty-sixth session).
 const MIN_BLOCK_ROWS: usize = 32;

@@ -30,7 +30,8 @@ fn losses(name: &str, args: &[&str]) -> (f64, f64) {
 /// The training and test losses of a run on the bundled images with the network and length
 /// `setting` says.
 fn losses_of(name: &str, setting: &[&str], args: &[&str]) -> (f64, f64) {
-    let out = std::env::temp_dir().join(format!("lpgen-acc-cli-{}-{name}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-acc-cli-{}-{name}", std::process::id()));
     let ds = bundled();
     let mut all = vec!["train", "--dataset", ds.to_str().unwrap()];
     all.extend(setting);

@@ -8,7 +8,7 @@ mod common;
 use common::{lpgen, refused};
 
 fn tmp(name: &str) -> String {
-    std::env::temp_dir()
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("lpgen-adam-cli-{}-{name}", std::process::id()))
         .display()
         .to_string()

@@ -27,7 +27,8 @@ impl Drop for Tmp {
 }
 
 fn tmp(name: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("lpgen-bad-input-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-bad-input-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     Tmp(d)

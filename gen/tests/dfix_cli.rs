@@ -82,7 +82,8 @@ fn bad_input_is_refused_in_one_line() {
 /// format, and one-line refusals of formats and PE kinds that do not go together.
 #[test]
 fn rtl_dfix_array_and_monitor() {
-    let dir = std::env::temp_dir().join(format!("lpgen-dfix-rtl-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-dfix-rtl-{}", std::process::id()));
     let out = dir.to_str().unwrap();
     let ok = |args: &[&str]| {
         let o = lpgen(args);

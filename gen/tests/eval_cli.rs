@@ -14,7 +14,8 @@ fn bundled() -> PathBuf {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("lpgen-eval-cli-{}-{name}", std::process::id()))
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-eval-cli-{}-{name}", std::process::id()))
 }
 
 /// The last line of stdout as JSON.

@@ -25,7 +25,8 @@ fn rtl(dir: &std::path::Path, args: &[&str]) -> Vec<String> {
 
 #[test]
 fn a_preset_is_the_design_of_its_chunking() {
-    let dir = std::env::temp_dir().join(format!("lpgen-fdpa-rtl-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-fdpa-rtl-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let a = rtl(
         &dir.join("a"),
@@ -57,7 +58,7 @@ fn a_preset_is_the_design_of_its_chunking() {
 
 #[test]
 fn bad_fdpa_designs_are_refused_in_one_line() {
-    let out = std::env::temp_dir().join("lpgen-fdpa-refused");
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lpgen-fdpa-refused");
     let out = out.to_str().unwrap();
     let rtl = |args: &[&str], needle: &str| {
         let mut all = vec!["rtl", "fdpa", "--out", out];
@@ -121,7 +122,8 @@ fn bad_fdpa_designs_are_refused_in_one_line() {
 /// status 2; a good design names its chunking and promotion.
 #[test]
 fn bad_fdpa_arrays_are_refused_in_one_line() {
-    let dir = std::env::temp_dir().join(format!("lpgen-fdpa-array-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-fdpa-array-{}", std::process::id()));
     let out = dir.to_str().unwrap();
     let array = |args: &[&str], needle: &str| {
         let mut all = vec!["rtl", "array", "--out", out, "--rows", "2", "--cols", "2"];

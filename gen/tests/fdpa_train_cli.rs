@@ -17,7 +17,8 @@ const RECIPE: &str = "O=bf16-L=bf16-F=fp8:e4m3-BG=fp8:e5m2";
 
 /// The training and test losses of one short LeNet-5 epoch in the FP8 recipe.
 fn lenet(name: &str, accumulate: &str) -> (f64, f64) {
-    let out = std::env::temp_dir().join(format!("lpgen-fdpa-{}-{name}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-fdpa-{}-{name}", std::process::id()));
     let ds = bundled();
     let args = [
         "train",

@@ -814,7 +814,8 @@ fn the_command_line_refuses_bad_input_in_one_line() {
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| 2 * n.get())
         .clamp(2, 4);
-    let root = std::env::temp_dir().join(format!("lpgen-fuzz-{}", std::process::id()));
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-fuzz-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let next = AtomicUsize::new(first);
     let stop = AtomicBool::new(false);

@@ -9,7 +9,8 @@ mod common;
 use common::{lpgen, refused};
 
 fn text(name: &str, bytes: &[u8]) -> String {
-    let p = std::env::temp_dir().join(format!("lpgen-gpt-cli-{}-{name}", std::process::id()));
+    let p = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-gpt-cli-{}-{name}", std::process::id()));
     std::fs::write(&p, bytes).unwrap();
     p.display().to_string()
 }
@@ -47,7 +48,8 @@ fn gpt<'a>(dataset: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
 fn a_short_gpt_run_reports_test_bpc() {
     let path = text("ok.txt", &b"abcabcabd ".repeat(40));
     let data = format!("text:{path}");
-    let out = std::env::temp_dir().join(format!("lpgen-gpt-cli-out-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-gpt-cli-out-{}", std::process::id()));
     let out = out.display().to_string();
     for backend in [["--backend", "f32"], ["--format", "posit:16:1"]] {
         let o = lpgen(&gpt(&data, &out, &backend));
@@ -90,7 +92,8 @@ fn bad_gpt_input_is_refused_in_one_line() {
     let ok = format!("text:{}", text("fine.txt", &b"hello world ".repeat(20)));
     let empty = format!("text:{}", text("empty.txt", b""));
     let short = format!("text:{}", text("short.txt", b"0123456789abcdefghij"));
-    let out = std::env::temp_dir().join(format!("lpgen-gpt-cli-bad-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-gpt-cli-bad-{}", std::process::id()));
     let out = out.display().to_string();
     let f32 = ["--backend", "f32"];
     for (args, needle) in [
@@ -155,7 +158,8 @@ fn bad_gpt_input_is_refused_in_one_line() {
 #[test]
 fn a_short_vit_run_trains_on_images() {
     let mnist = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
-    let out = std::env::temp_dir().join(format!("lpgen-vit-cli-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-vit-cli-{}", std::process::id()));
     let out = out.display().to_string();
     let o = lpgen(&[
         "train",
@@ -201,7 +205,8 @@ fn a_short_vit_run_trains_on_images() {
 fn a_gpt_on_the_rtl_without_an_array_pe_for_its_accumulation_is_refused() {
     let path = text("rtl.txt", &b"abcabcabd ".repeat(40));
     let data = format!("text:{path}");
-    let out = std::env::temp_dir().join(format!("lpgen-gpt-cli-rtl-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-gpt-cli-rtl-{}", std::process::id()));
     let out = out.display().to_string();
     for (format, needle) in [
         (
@@ -231,7 +236,8 @@ fn a_scaled_gpt_resumes_word_for_word() {
     let path = text("scaled.txt", &b"abcabcabd ".repeat(40));
     let data = format!("text:{path}");
     let dir = |name: &str| {
-        let d = std::env::temp_dir().join(format!("lpgen-gpt-cli-{name}-{}", std::process::id()));
+        let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("lpgen-gpt-cli-{name}-{}", std::process::id()));
         d.display().to_string()
     };
     let words = |out: &str| -> String {

@@ -186,7 +186,8 @@ fn refused_in_one_line(args: &[&str]) {
 /// `lpgen rtl mx-enc --input`: the design's name and manifest say the input (f32: neither).
 #[test]
 fn rtl_mx_enc_names_its_input() {
-    let dir = std::env::temp_dir().join(format!("lpgen-mx-enc-input-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-mx-enc-input-{}", std::process::id()));
     let d = dir.to_str().unwrap();
     let (code, out, err) = lpgen(&[
         "rtl",
@@ -286,7 +287,8 @@ fn bad_input_is_one_line_and_status_2() {
 fn train_refuses_in_one_line() {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
     // Nothing should be written; a run let through by mistake writes here, not to /.
-    let out = std::env::temp_dir().join(format!("lpgen-mx-refused-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-mx-refused-{}", std::process::id()));
     let out = out.to_str().unwrap();
     for (extra, why) in [
         (&["--format", "mx:fp5:e2m2"][..], "unknown MX element"),
@@ -348,7 +350,8 @@ fn train_refuses_in_one_line() {
 #[test]
 fn train_golden_and_f32_agree() {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../data/mnist-300");
-    let dir = std::env::temp_dir().join(format!("lpgen-mx-train-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-mx-train-{}", std::process::id()));
     let mut lines = vec![];
     for backend in ["golden", "f32"] {
         let out = dir.join(backend);
@@ -392,7 +395,8 @@ fn train_golden_and_f32_agree() {
 /// mx with a scalar format, refused in one line with status 2 before any file is written.
 #[test]
 fn rtl_array_takes_mx_blocks_with_the_mx_pe() {
-    let dir = std::env::temp_dir().join(format!("lpgen-mx-array-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-mx-array-{}", std::process::id()));
     let out = dir.to_str().unwrap();
     let (code, _, err) = lpgen(&[
         "rtl",

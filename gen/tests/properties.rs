@@ -199,7 +199,7 @@ proptest! {
         which in 0..COMMANDS.len(),
         s in any_arg(),
     ) {
-        let out = std::env::temp_dir().join(format!("lpgen-properties-{}", std::process::id()));
+        let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("lpgen-properties-{}", std::process::id()));
         let o = out.to_str().unwrap().to_string();
         let args: Vec<&str> = COMMANDS[which]
             .iter()

@@ -7,7 +7,8 @@ use common::{lpgen, refused};
 
 #[test]
 fn the_type_names_the_design_and_is_in_the_manifest() {
-    let dir = std::env::temp_dir().join(format!("lpgen-q8-rtl-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-q8-rtl-{}", std::process::id()));
     let out = dir.to_str().unwrap();
     let run = lpgen(&[
         "rtl", "q8-enc", "--format", "fix:7:8", "--q8", "linear", "--stages", "12", "--out", out,
@@ -32,7 +33,8 @@ fn the_type_names_the_design_and_is_in_the_manifest() {
 
 #[test]
 fn bad_q8_requests_are_refused_in_one_line() {
-    let out = std::env::temp_dir().join(format!("lpgen-q8-bad-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-q8-bad-{}", std::process::id()));
     let o = out.to_str().unwrap();
     let base = |unit: &'static str, f: &'static str| vec!["rtl", unit, "--format", f];
     let mut a = base("q8-enc", "fix:7:8");
@@ -55,7 +57,8 @@ fn bad_q8_requests_are_refused_in_one_line() {
 
 #[test]
 fn f32_codecs_and_the_convert_unit_are_generated() {
-    let dir = std::env::temp_dir().join(format!("lpgen-q8-f32-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-q8-f32-{}", std::process::id()));
     let out = dir.to_str().unwrap();
     for (args, top, port) in [
         (
@@ -99,7 +102,8 @@ fn f32_codecs_and_the_convert_unit_are_generated() {
 
 #[test]
 fn bad_convert_requests_are_refused_in_one_line() {
-    let out = std::env::temp_dir().join(format!("lpgen-convert-bad-{}", std::process::id()));
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-convert-bad-{}", std::process::id()));
     let o = out.to_str().unwrap();
     refused(
         &["rtl", "convert", "--format", "posit:16:1", "--out", o],

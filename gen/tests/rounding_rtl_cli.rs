@@ -13,7 +13,8 @@ fn lpgen(args: &[&str]) -> Output {
 
 #[test]
 fn a_stochastic_design_names_its_rounding_and_seed() {
-    let dir = std::env::temp_dir().join(format!("lpgen-sr-rtl-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-sr-rtl-{}", std::process::id()));
     let d = dir.to_str().unwrap();
     let args = [
         "rtl",
@@ -78,7 +79,8 @@ fn a_stochastic_design_names_its_rounding_and_seed() {
 
 #[test]
 fn bad_requests_are_refused_in_one_line() {
-    let dir = std::env::temp_dir().join(format!("lpgen-sr-rtl-bad-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-sr-rtl-bad-{}", std::process::id()));
     let d = dir.to_str().unwrap();
     for (extra, says) in [
         (

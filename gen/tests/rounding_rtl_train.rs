@@ -64,7 +64,8 @@ fn words(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_stochastic_rtl_run_is_the_golden_run() {
-    let base = std::env::temp_dir().join(format!("lpgen-sr-train-{}", std::process::id()));
+    let base = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-sr-train-{}", std::process::id()));
     let (rtl, golden) = (base.join("rtl"), base.join("golden"));
     let err = train("rtl", &rtl, true);
     assert!(err.contains(", 0 differing bits"), "{err}");

@@ -10,7 +10,8 @@ use common::{lpgen, refused};
 use lpgen_hdl::units::{Opt, UNITS};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lpgen-rtl-options-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-rtl-options-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

@@ -167,7 +167,8 @@ fn bad_sqrt_input_is_refused_in_one_line_with_status_2() {
 /// `lpgen rtl alu --sqrt`: the design of an LNS lane with the opcode, named for it.
 #[test]
 fn rtl_alu_with_sqrt_writes_its_design() {
-    let dir = std::env::temp_dir().join(format!("lpgen-sqrt-rtl-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-sqrt-rtl-{}", std::process::id()));
     let out = dir.to_str().unwrap();
     stdout_of(&[
         "rtl", "alu", "--format", "lns:3:2", "--sqrt", "--stages", "1", "--out", out,

@@ -36,7 +36,8 @@ fn dataset_of(dir: &Path, classes: u64) {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("lpgen-train-cli-{}-{name}", std::process::id()))
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("lpgen-train-cli-{}-{name}", std::process::id()))
 }
 
 fn fails_with(args: &[&str], needle: &str) {

@@ -5,6 +5,7 @@
 //!   cargo run --release -p lpgen-golden --example kernels -- 256      # one size
 //!   cargo run --release -p lpgen-golden --example kernels -- 256 lns  # cases naming `lns`
 //!   cargo run --release -p lpgen-golden --example kernels -- shapes   # LeNet-5's gradients
+//!   cargo run --release -p lpgen-golden --example kernels -- threads 2 # 128³ on 2 threads
 //!
 //! Operands are words nearest to N(0, 1) draws (training's range), B held by columns as the
 //! training machines hold it; in the `+relu` rows A's negative draws are zero. The reference runs at 64 only (it is slow); its ratio column is
@@ -111,9 +112,60 @@ fn shapes(only: &str) {
     }
 }
 
+/// `kernels -- threads T [filter]`: G MAC/s of each thread of T in one process, each running
+/// a 128 × 128 × 128 product on its own copy of the operands for 2 s (so that two threads of one process
+/// can be compared with one alone, and with two processes of one thread side by side).
+fn threads(t: usize, only: &str) {
+    let n = 128;
+    for &(s, mode, relu) in CASES {
+        let name = format!("{s} {}", mode.name());
+        if relu || !name.contains(only) {
+            continue;
+        }
+        let c = s.parse::<Format>().unwrap().calc();
+        let words = |seed: u64| -> Vec<u64> {
+            normals(n * n, seed)
+                .iter()
+                .map(|&x| c.from_f64(x))
+                .collect()
+        };
+        let (a, bt) = (words(7), words(8));
+        let rates: Vec<f64> = std::thread::scope(|scope| {
+            let runs: Vec<_> = (0..t)
+                .map(|_| {
+                    let (a, bt, c) = (a.clone(), bt.clone(), &c);
+                    scope.spawn(move || {
+                        let (ao, bo) = (
+                            Operand::row_major(&a, n, n),
+                            Operand::row_major(&bt, n, n).t(),
+                        );
+                        let start = Instant::now();
+                        let mut reps = 0;
+                        while reps == 0 || start.elapsed().as_secs_f64() < 2.0 {
+                            kernel::matmul(c, mode, ao, bo).unwrap();
+                            reps += 1;
+                        }
+                        (reps * n * n * n) as f64 / start.elapsed().as_secs_f64() / 1e9
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let rates: Vec<String> = rates.iter().map(|g| format!("{g:.3}")).collect();
+        println!("{name:<22} {}", rates.join(" "));
+    }
+}
+
 fn main() {
-    if std::env::args().nth(1).as_deref() == Some("shapes") {
-        return shapes(&std::env::args().nth(2).unwrap_or_default());
+    match std::env::args().nth(1).as_deref() {
+        Some("shapes") => return shapes(&std::env::args().nth(2).unwrap_or_default()),
+        Some("threads") => {
+            let t = std::env::args()
+                .nth(2)
+                .map_or(2, |t| t.parse().expect("a thread count"));
+            return threads(t, &std::env::args().nth(3).unwrap_or_default());
+        }
+        _ => {}
     }
     let sizes: Vec<usize> = match std::env::args().nth(1) {
         Some(s) => vec![s.parse().expect("a size")],

@@ -113,7 +113,7 @@ fn shapes(only: &str) {
 }
 
 /// `kernels -- threads T [filter]`: G MAC/s of each thread of T in one process, each running
-/// a 128 × 128 × 128 product on its own copy of the operands for 2 s (so that two threads of one process
+/// a 128 × 128 × 128 product on its own copy of the operands ([`rate`]) (so that two threads of one process
 /// can be compared with one alone, and with two processes of one thread side by side).
 fn threads(t: usize, only: &str) {
     let n = 128;
@@ -139,13 +139,7 @@ fn threads(t: usize, only: &str) {
                             Operand::row_major(&a, n, n),
                             Operand::row_major(&bt, n, n).t(),
                         );
-                        let start = Instant::now();
-                        let mut reps = 0;
-                        while reps == 0 || start.elapsed().as_secs_f64() < 2.0 {
-                            kernel::matmul(c, mode, ao, bo).unwrap();
-                            reps += 1;
-                        }
-                        (reps * n * n * n) as f64 / start.elapsed().as_secs_f64() / 1e9
+                        rate(n, || kernel::matmul(c, mode, ao, bo).unwrap()).0
                     })
                 })
                 .collect();

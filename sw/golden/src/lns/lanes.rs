@@ -138,6 +138,10 @@ impl LnsLanes {
         if avx512() {
             return sparse_either(&Run512(run), &Half512(run), rows, cols);
         }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            return sparse_either(&Steps2(run), &Half2(run), rows, cols);
+        }
         lockstep(&run, rows, cols)
     }
 
@@ -430,6 +434,116 @@ impl Lanes<i32, L> for Half512 {
         assert!(avx512() && self.0.kahan, "Half512 in Kahan sums");
         // SAFETY: the CPU has AVX-512 F and DQ (asserted just above).
         unsafe { avx512::run_steps16(&self.0.l, true, xs, y, out) }
+    }
+}
+
+/// The AVX2 lanes (two vectors of eight a line) for the sparse frame as well as the dense
+/// one: lines given as their steps go to `avx2::run_steps` (made only where the machine has
+/// AVX2).
+#[cfg(target_arch = "x86_64")]
+struct Steps2(Run);
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes<i32, L> for Steps2 {
+    fn value(&self, w: Bits) -> Option<i32> {
+        self.0.value(w)
+    }
+    fn decode(&self, line: &[Bits], out: &mut Vec<i32>) -> bool {
+        self.0.decode(line, out)
+    }
+    fn special(&self) -> Bits {
+        self.0.l.lns.fmt.nan()
+    }
+    fn encode(&self, v: i32) -> Bits {
+        self.0.l.store(v)
+    }
+    fn run(&self, xs: &[&[i32]], y: &[[i32; L]], out: &mut [[i32; L]]) {
+        self.0.run(xs, y, out)
+    }
+    fn zero_products_are_one(&self) -> bool {
+        true
+    }
+    fn run_skipping(
+        &self,
+        xs: &[&[i32]],
+        y: &[[i32; L]],
+        skip: &[Range<usize>],
+        out: &mut [[i32; L]],
+    ) {
+        self.0.run_skipping(xs, y, skip, out)
+    }
+    fn zero_products_leave_sums(&self) -> bool {
+        !self.0.kahan
+    }
+    fn run_sparse(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L]], out: &mut [[i32; L]]) {
+        assert!(std::is_x86_feature_detected!("avx2") && !self.0.kahan);
+        // SAFETY: the CPU has AVX2 (asserted just above).
+        unsafe { avx2::run_steps(&self.0.l, false, xs, y, out) }
+    }
+    fn steps_runs(&self) -> bool {
+        self.0.kahan
+    }
+    fn lines_at_once(&self) -> usize {
+        avx2::lines(2)
+    }
+    fn run_runs(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L]], out: &mut [[i32; L]]) {
+        assert!(std::is_x86_feature_detected!("avx2") && self.0.kahan);
+        // SAFETY: the CPU has AVX2 (asserted just above).
+        unsafe { avx2::run_steps(&self.0.l, true, xs, y, out) }
+    }
+}
+
+/// Lanes of one AVX2 vector of eight a line, for lines given as their steps against a wide
+/// side of at most eight lines (a convolution's six channels), which two vectors would run
+/// mostly empty. Only the sparse frame ([`sparse_either`]) takes it.
+#[cfg(target_arch = "x86_64")]
+struct Half2(Run);
+
+/// Lanes of [`Half2`].
+#[cfg(target_arch = "x86_64")]
+const L8: usize = 8;
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes<i32, L8> for Half2 {
+    fn value(&self, w: Bits) -> Option<i32> {
+        self.0.value(w)
+    }
+    fn decode(&self, line: &[Bits], out: &mut Vec<i32>) -> bool {
+        self.0.decode(line, out)
+    }
+    fn special(&self) -> Bits {
+        self.0.l.lns.fmt.nan()
+    }
+    fn encode(&self, v: i32) -> Bits {
+        self.0.l.store(v)
+    }
+    /// The dense lines in portable code (the frame gives dense lines to [`Steps2`]).
+    fn run(&self, xs: &[&[i32]], y: &[[i32; L8]], out: &mut [[i32; L8]]) {
+        for (x, out) in xs.iter().zip(out) {
+            *out = self.0.l.run_portable(self.0.kahan, x, y);
+        }
+    }
+    fn zero_products_are_one(&self) -> bool {
+        true
+    }
+    fn zero_products_leave_sums(&self) -> bool {
+        !self.0.kahan
+    }
+    fn run_sparse(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L8]], out: &mut [[i32; L8]]) {
+        assert!(std::is_x86_feature_detected!("avx2") && !self.0.kahan);
+        // SAFETY: the CPU has AVX2 (asserted just above).
+        unsafe { avx2::run_steps(&self.0.l, false, xs, y, out) }
+    }
+    fn steps_runs(&self) -> bool {
+        self.0.kahan
+    }
+    fn lines_at_once(&self) -> usize {
+        avx2::lines(1)
+    }
+    fn run_runs(&self, xs: &[(&[u32], &[i32])], y: &[[i32; L8]], out: &mut [[i32; L8]]) {
+        assert!(std::is_x86_feature_detected!("avx2") && self.0.kahan);
+        // SAFETY: the CPU has AVX2 (asserted just above).
+        unsafe { avx2::run_steps(&self.0.l, true, xs, y, out) }
     }
 }
 

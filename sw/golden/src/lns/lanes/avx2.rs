@@ -25,6 +25,8 @@ struct Consts<'a> {
     reserved: __m256i,
     keep: __m256i,
     steps: Option<Steps<'a>>,
+    /// `LnsLanes::still`, each half's least d in a vector.
+    still: Option<[__m256i; 2]>,
 }
 
 /// [`KahanSteps`] in vectors.
@@ -49,6 +51,7 @@ unsafe fn consts(l: &LnsLanes) -> Consts<'_> {
         cmax: _mm256_set1_epi32(l.cmax),
         reserved: _mm256_set1_epi32(l.lns.reserved),
         keep: _mm256_set1_epi32(l.keep),
+        still: l.still.map(|d| d.map(|d| _mm256_set1_epi32(d))),
         steps: l.steps.map(|t: &KahanSteps| {
             assert_eq!(t.table.len(), 4 * t.stride, "the Kahan steps' table");
             assert_eq!(t.stride, l.lns.stride, "the Kahan steps' stride");
@@ -67,6 +70,35 @@ unsafe fn consts(l: &LnsLanes) -> Consts<'_> {
 #[inline(always)]
 unsafe fn kept(k: &Consts, c: __m256i) -> __m256i {
     _mm256_and_si256(c, k.keep)
+}
+
+/// `LnsLanes::zero_step_keeps` of eight lanes of sums `s` and compensations `c`: the lanes
+/// where a Kahan step with a zero product leaves both as they are, one bit each.
+#[inline(always)]
+unsafe fn zero_step_keeps(k: &Consts, s: __m256i, c: __m256i) -> i32 {
+    let Some([same, opposite]) = k.still else {
+        return 0;
+    };
+    let d = _mm256_sub_epi32(_mm256_abs_epi32(s), _mm256_abs_epi32(c));
+    let least = _mm256_blendv_ps(
+        _mm256_castsi256_ps(same),
+        _mm256_castsi256_ps(opposite),
+        _mm256_castsi256_ps(_mm256_xor_si256(s, c)),
+    );
+    // d ≥ least as not (least > d).
+    let short = _mm256_cmpgt_epi32(_mm256_castps_si256(least), d);
+    let c_zero = _mm256_cmpeq_epi32(c, _mm256_setzero_si256());
+    let keeps = _mm256_or_si256(c_zero, _mm256_andnot_si256(short, _mm256_set1_epi32(-1)));
+    _mm256_movemask_ps(_mm256_castsi256_ps(keeps))
+}
+
+/// [`zero_step_keeps`] of eight lanes, for the tests.
+#[cfg(test)]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn zero_step_keeps_8(l: &LnsLanes, s: [i32; 8], c: [i32; 8]) -> i32 {
+    let k = consts(l);
+    let load = |v: [i32; 8]| _mm256_loadu_si256(v.as_ptr().cast());
+    zero_step_keeps(&k, load(s), load(c))
 }
 
 /// `LnsLanes::add` of eight lanes (`KEEP`: with `LnsLanes::kept`).
@@ -349,3 +381,6 @@ unsafe fn rows<const R: usize, const KEEP: bool>(
         }
     }
 }
+
+mod steps;
+pub(super) use steps::{lines, run_steps};

@@ -350,7 +350,7 @@ fn steps_of(x: &[i32]) -> (Vec<u32>, Vec<i32>) {
         .unzip()
 }
 
-/// Lines given as their steps (`run_runs`, one vector of sixteen lanes a line and two) give
+/// Lines given as their steps (`run_runs`, one vector a line and two, on AVX-512 and AVX2) give
 /// the Kahan sums of every step of their dense lines: one to nine lines a call, each with
 /// its own runs of zeros (one to 40 long, at the start, inside and at the end; so the lines
 /// differ in length), values over the whole range (so that the compensation is not zero
@@ -432,6 +432,23 @@ fn lines_as_their_runs_are_the_dense_lines() {
                 unsafe { avx512::run_steps(&l, false, &sparse, &y2, &mut got) };
                 assert_eq!(got, naive2, "{what}: naive, two vectors a line");
             }
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                let y8: Vec<[i32; 8]> = y.iter().map(|v| std::array::from_fn(|i| v[i])).collect();
+                for (kahan, lines_in) in [(false, &sparse), (true, &xs)] {
+                    let want8: Vec<[i32; 8]> =
+                        x.iter().map(|x| l.run_portable(kahan, x, &y8)).collect();
+                    let mut got = vec![[7; 8]; lines];
+                    // SAFETY: the CPU has AVX2.
+                    unsafe { avx2::run_steps(&l, kahan, lines_in, &y8, &mut got) };
+                    assert_eq!(got, want8, "{what}: AVX2 kahan {kahan}, one vector a line");
+                    let mut got = vec![[7; L]; lines];
+                    // SAFETY: as above.
+                    unsafe { avx2::run_steps(&l, kahan, lines_in, &y, &mut got) };
+                    let want = if kahan { &want } else { &naive };
+                    assert_eq!(&got, want, "{what}: AVX2 kahan {kahan}, two vectors a line");
+                }
+            }
             // The trait's default: each line spread back to its dense values.
             let mut got = vec![[0; L]; lines];
             Run { l, kahan: true }.run_runs(&xs, &y, &mut got);
@@ -505,7 +522,7 @@ fn decoding_is_every_words_value() {
 /// `LnsLanes::zero_step_keeps` says so, and the test misses no such state with c ≠ 0 and
 /// |s| > |c| (below where s ⊕ c saturates): every pair of values of lns:3:3 and lns:4:4, and a million random pairs of
 /// lns:5:6 (with c near s's half unit, where the step changes the state now and then).
-/// The vector test (`avx512::zero_step_keeps`) equals it lane by lane. With bits cleared
+/// The vector tests (`avx512::zero_step_keeps`, `avx2::zero_step_keeps`) equal it lane by lane. With bits cleared
 /// (`--keep-bits`) it never says so.
 #[test]
 fn a_zero_step_keeps_the_state_where_the_test_says() {
@@ -578,6 +595,24 @@ fn a_zero_step_keeps_the_state_where_the_test_says() {
                 }
             }
         }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            for chunk in pairs.chunks_exact(8) {
+                let s: [i32; 8] = std::array::from_fn(|i| chunk[i].0);
+                let c: [i32; 8] = std::array::from_fn(|i| chunk[i].1);
+                // SAFETY: the CPU has AVX2.
+                let got = unsafe { avx2::zero_step_keeps_8(&l, s, c) };
+                for i in 0..8 {
+                    assert_eq!(
+                        got >> i & 1 == 1,
+                        l.zero_step_keeps(s[i], c[i]),
+                        "{f}: AVX2, s {}, c {}",
+                        s[i],
+                        c[i]
+                    );
+                }
+            }
+        }
         let cleared = lns(f).lanes_keeping(1);
         assert!(
             pairs.iter().all(|&(s, c)| !cleared.zero_step_keeps(s, c)),
@@ -587,3 +622,80 @@ fn a_zero_step_keeps_the_state_where_the_test_says() {
 }
 
 mod throughput;
+
+/// The AVX2 lanes through the sparse frame (`Steps2` and `Half2`, what `LnsLanes::dots` takes
+/// on a machine with AVX2 and no AVX-512, as on AVX-512 machines it takes `Run512`) against
+/// `Lns::dot_keeping` element by element: a convolution's shapes (six or sixteen lines on
+/// one side, so that one vector of eight lanes or two serve), rows in runs of zeros (an
+/// im2col of a padded error) and scattered zeros (a ReLU's), few zeros (the dense frame), a
+/// NaN word in one row, K = 1; naive and Kahan, every bit kept and low bits cleared. Mutants
+/// caught: noted in docs/perf.md (thirty-eighth session).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_frames_give_every_dot_product() {
+    if !std::is_x86_feature_detected!("avx2") {
+        return;
+    }
+    let (mut r, mut q) = (crate::test_words(29), crate::test_words(31));
+    for (s, bits) in [("lns:5:6", 6), ("lns:5:6", 3), ("lns:4:4", 4)] {
+        let l = lns(s);
+        let mask = (1u64 << l.fmt.width()) - 1;
+        for (m, k, n, zeros) in [
+            (6, 200, 40, 85),
+            (40, 150, 6, 50),
+            (16, 300, 25, 90),
+            (25, 120, 16, 10),
+            (3, 1, 9, 30),
+            (20, 37, 17, 98),
+        ] {
+            let mut word = |zero: bool| loop {
+                let w = r() & mask;
+                if zero {
+                    break l.fmt.zero();
+                }
+                if !l.fmt.is_nan(w) {
+                    break w;
+                }
+            };
+            let mut rows: Vec<Vec<Bits>> = (0..m)
+                .map(|i| {
+                    // Row i's values lie in a window of k (runs of zeros around it) for
+                    // half of the rows; the others' zeros are scattered.
+                    let window = (i * 7) % k.max(1)..(i * 7 + k / 2 + 1).min(k);
+                    (0..k)
+                        .map(|t| {
+                            let z =
+                                (i % 2 == 0 && !window.contains(&t)) || q() % 100 < zeros as u64;
+                            word(z)
+                        })
+                        .collect()
+                })
+                .collect();
+            let cols: Vec<Vec<Bits>> = (0..n)
+                .map(|_| (0..k).map(|_| word(q() % 100 < zeros as u64)).collect())
+                .collect();
+            if m > 3 {
+                rows[1][k / 2] = l.fmt.nan();
+            }
+            let (rs, cs): (Vec<&[Bits]>, Vec<&[Bits]>) = (
+                rows.iter().map(Vec::as_slice).collect(),
+                cols.iter().map(Vec::as_slice).collect(),
+            );
+            for kahan in [false, true] {
+                let run = Run {
+                    l: l.lanes_keeping(bits),
+                    kahan,
+                };
+                let got = sparse_either(&Steps2(run), &Half2(run), &rs, &cs);
+                for (e, &g) in got.iter().enumerate() {
+                    let (i, j) = (e / n, e % n);
+                    let want = l.dot_keeping(bits, kahan, &rows[i], &cols[j]);
+                    assert_eq!(
+                        g, want,
+                        "{s} keeping {bits}, {m}×{k}×{n}, kahan {kahan}: ({i}, {j})"
+                    );
+                }
+            }
+        }
+    }
+}

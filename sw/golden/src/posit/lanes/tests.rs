@@ -327,3 +327,64 @@ fn vector_decoding_is_every_words_value() {
         }
     }
 }
+
+/// Naive sums through the sparse frame on the AVX2 lanes (what `PositF64::dots` takes on a
+/// machine with AVX2 and no AVX-512) against `Calc::dot` element by element: a
+/// convolution's shapes (six or sixteen lines on one side), rows in runs of zeros and
+/// scattered zeros, few zeros (the dense frame), a NaR in one row and one column, K = 1.
+/// Mutants caught: noted in docs/perf.md (thirty-eighth session).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_sparse_frame_gives_every_dot_product() {
+    if !std::is_x86_feature_detected!("avx2") {
+        return;
+    }
+    let (mut r, mut q) = (crate::test_words(37), crate::test_words(41));
+    for s in ["posit:16:1", "posit:12:0"] {
+        let format: crate::Format = s.parse().unwrap();
+        let calc = format.calc();
+        let crate::Format::Posit(f) = format else {
+            unreachable!()
+        };
+        let p = f.f64_path().unwrap();
+        let run = Run {
+            p,
+            kahan: false,
+            values: p.values(),
+        };
+        for (m, k, n, zeros) in [
+            (6, 200, 40, 85),
+            (40, 150, 6, 50),
+            (16, 300, 25, 90),
+            (25, 120, 16, 10),
+            (3, 1, 9, 30),
+        ] {
+            let mut word = |zero: bool| if zero { 0 } else { r() & f.mask() & !f.nar() };
+            let mut rows: Vec<Vec<Bits>> = (0..m)
+                .map(|i| {
+                    let window = (i * 7) % k..(i * 7 % k + k / 2 + 1).min(k);
+                    (0..k)
+                        .map(|t| word((i % 2 == 0 && !window.contains(&t)) || q() % 100 < zeros))
+                        .collect()
+                })
+                .collect();
+            let mut cols: Vec<Vec<Bits>> = (0..n)
+                .map(|_| (0..k).map(|_| word(q() % 100 < zeros)).collect())
+                .collect();
+            if m > 3 {
+                rows[1][k / 2] = f.nar();
+                cols[2][k / 3] = f.nar();
+            }
+            let (rs, cs): (Vec<&[Bits]>, Vec<&[Bits]>) = (
+                rows.iter().map(Vec::as_slice).collect(),
+                cols.iter().map(Vec::as_slice).collect(),
+            );
+            let got = sparse_either(&run, &run, &rs, &cs);
+            for (e, &g) in got.iter().enumerate() {
+                let (i, j) = (e / n, e % n);
+                let want = calc.dot(crate::SumMode::Naive, &rows[i], &cols[j]).unwrap();
+                assert_eq!(g, want, "{s}, {m}×{k}×{n}: ({i}, {j})");
+            }
+        }
+    }
+}

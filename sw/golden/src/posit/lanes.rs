@@ -140,10 +140,6 @@ impl PositF64 {
             }
             return lockstep(&Run512(lanes), rows, cols);
         }
-        #[cfg(target_arch = "x86_64")]
-        if !kahan && std::is_x86_feature_detected!("avx2") {
-            return sparse_either(&lanes, &lanes, rows, cols);
-        }
         lockstep(&lanes, rows, cols)
     }
 

@@ -169,60 +169,90 @@ impl LnsLanes {
 
     /// `a + b`, `a − b` or `a · b` of each pair of words (`op`: [`AluOp::Add`], `Sub` or
     /// `Mul`; `false` for any other, which the caller does word by word), into `out`: the
-    /// lanes' operations on AVX-512, a block of words decoded, operated on sixteen at a time
-    /// and encoded; a NaN operand gives NaN. Where the machine has no AVX-512, `false`.
-    /// `Lns::add`, `sub` and `mul` stay the definition (the tests hold these to them).
+    /// lanes' operations on AVX-512 or AVX2, a block of words decoded, operated on a vector
+    /// at a time and encoded; a NaN operand gives NaN. Where the machine has neither,
+    /// `false`. `Lns::add`, `sub` and `mul` stay the definition (the tests hold these to
+    /// them).
     pub(crate) fn binop_words(&self, op: AluOp, a: &[Bits], b: &[Bits], out: &mut [Bits]) -> bool {
         if !matches!(op, AluOp::Add | AluOp::Sub | AluOp::Mul) {
             return false;
         }
         #[cfg(target_arch = "x86_64")]
-        if avx512() {
-            let run = Run {
-                l: *self,
-                kahan: false,
+        {
+            type Vector = unsafe fn(&LnsLanes, AluOp, &[i32], &[i32], &mut [i32]);
+            let (vector, width): (Vector, usize) = if avx512() {
+                (avx512::binop, 16)
+            } else if std::is_x86_feature_detected!("avx2") {
+                (avx2::binop, 8)
+            } else {
+                return false;
             };
-            let nan = self.lns.fmt.nan();
-            const BLOCK: usize = 1024;
-            let (mut x, mut y, mut r) = (
-                Vec::with_capacity(BLOCK),
-                Vec::with_capacity(BLOCK),
-                vec![0i32; BLOCK],
-            );
-            for ((o, a), b) in out
-                .chunks_mut(BLOCK)
-                .zip(a.chunks(BLOCK))
-                .zip(b.chunks(BLOCK))
-            {
-                x.clear();
-                y.clear();
-                let nans = run.decode(a, &mut x) | run.decode(b, &mut y);
-                let r = &mut r[..o.len()];
-                // SAFETY: the CPU has AVX-512 F and DQ (checked just above).
-                unsafe { avx512::binop(self, op, &x, &y, r) };
-                let done = o.len() / 16 * 16;
-                for i in done..o.len() {
-                    r[i] = match op {
-                        AluOp::Add => self.add(x[i], y[i]),
-                        AluOp::Sub => self.sub(x[i], y[i]),
-                        _ => self.mul(x[i], y[i]),
-                    };
-                }
-                for (o, &v) in o.iter_mut().zip(r.iter()) {
-                    *o = self.store(v);
-                }
-                if nans {
-                    for ((o, &a), &b) in o.iter_mut().zip(a).zip(b) {
-                        if a == nan || b == nan {
-                            *o = nan;
-                        }
+            self.binop_blocks(op, a, b, out, |x, y, r| {
+                // SAFETY: the CPU has the vector unit `vector` was compiled for (checked
+                // just above).
+                unsafe { vector(self, op, x, y, r) };
+                r.len() / width * width
+            });
+            true
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (a, b, out);
+            false
+        }
+    }
+
+    /// [`LnsLanes::binop_words`] by blocks: each block's words decoded, `vector` run on the
+    /// working values (it returns how many it did, from the first), the rest done one by one,
+    /// encoded, and NaN written where an operand is NaN.
+    #[cfg(target_arch = "x86_64")]
+    fn binop_blocks(
+        &self,
+        op: AluOp,
+        a: &[Bits],
+        b: &[Bits],
+        out: &mut [Bits],
+        vector: impl Fn(&[i32], &[i32], &mut [i32]) -> usize,
+    ) {
+        let run = Run {
+            l: *self,
+            kahan: false,
+        };
+        let nan = self.lns.fmt.nan();
+        const BLOCK: usize = 1024;
+        let (mut x, mut y, mut r) = (
+            Vec::with_capacity(BLOCK),
+            Vec::with_capacity(BLOCK),
+            vec![0i32; BLOCK],
+        );
+        for ((o, a), b) in out
+            .chunks_mut(BLOCK)
+            .zip(a.chunks(BLOCK))
+            .zip(b.chunks(BLOCK))
+        {
+            x.clear();
+            y.clear();
+            let nans = run.decode(a, &mut x) | run.decode(b, &mut y);
+            let r = &mut r[..o.len()];
+            let done = vector(&x, &y, r);
+            for i in done..o.len() {
+                r[i] = match op {
+                    AluOp::Add => self.add(x[i], y[i]),
+                    AluOp::Sub => self.sub(x[i], y[i]),
+                    _ => self.mul(x[i], y[i]),
+                };
+            }
+            for (o, &v) in o.iter_mut().zip(r.iter()) {
+                *o = self.store(v);
+            }
+            if nans {
+                for ((o, &a), &b) in o.iter_mut().zip(a).zip(b) {
+                    if a == nan || b == nan {
+                        *o = nan;
                     }
                 }
             }
-            return true;
         }
-        let _ = (a, b, out);
-        false
     }
 }
 

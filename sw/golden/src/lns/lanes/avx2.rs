@@ -6,6 +6,7 @@ use std::arch::x86_64::*;
 use std::ops::Range;
 
 use crate::kernel::lockstep::{by_rows, segments, zero_run};
+use crate::AluOp;
 
 use super::kahan::{KahanSteps, C_BITS, C_NEG, C_ZERO, G_BITS, T_ZERO};
 use super::{LnsLanes, L};
@@ -130,6 +131,43 @@ unsafe fn mul<const KEEP: bool>(k: &Consts, a: __m256i, b: __m256i) -> __m256i {
     let c = _mm256_andnot_si256(zero, c);
     let neg = _mm256_srai_epi32(_mm256_xor_si256(a, b), 31);
     _mm256_sub_epi32(_mm256_xor_si256(c, neg), neg)
+}
+
+/// `a ⊕ b` (`op` Add), `a ⊖ b` (Sub) or `a ⊗ b` (Mul) of working values, eight at a time,
+/// into `out`; the last `len % 8` are the caller's.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn binop(l: &LnsLanes, op: AluOp, a: &[i32], b: &[i32], out: &mut [i32]) {
+    match l.keeps() {
+        false => binop_keeping::<false>(l, op, a, b, out),
+        true => binop_keeping::<true>(l, op, a, b, out),
+    }
+}
+
+/// [`binop`], `KEEP`: with `LnsLanes::kept`.
+#[target_feature(enable = "avx2")]
+unsafe fn binop_keeping<const KEEP: bool>(
+    l: &LnsLanes,
+    op: AluOp,
+    a: &[i32],
+    b: &[i32],
+    out: &mut [i32],
+) {
+    let k = consts(l);
+    for ((o, a), b) in (out.chunks_exact_mut(8))
+        .zip(a.chunks_exact(8))
+        .zip(b.chunks_exact(8))
+    {
+        let (x, y) = (
+            _mm256_loadu_si256(a.as_ptr().cast()),
+            _mm256_loadu_si256(b.as_ptr().cast()),
+        );
+        let r = match op {
+            AluOp::Add => add::<KEEP>(&k, x, y),
+            AluOp::Sub => sub::<KEEP>(&k, x, y),
+            _ => mul::<KEEP>(&k, x, y),
+        };
+        _mm256_storeu_si256(o.as_mut_ptr().cast(), r);
+    }
 }
 
 /// `a` in the lanes where the mask `m` is all ones, `v` where it is zero.

@@ -50,7 +50,7 @@ fn lane_operations_equal_the_split_operations() {
     }
 }
 
-/// Whole lanes of +, − and · (`LnsLanes::binop_words`, where the machine has AVX-512) equal
+/// Whole lanes of +, − and · (`LnsLanes::binop_words`, where the machine has AVX-512 or AVX2) equal
 /// the family's operations word by word: every pair of words of lns:3:3 and lns:4:4 (NaN
 /// included), random ones of lns:5:6 and lns:2:8, over lengths that end a block and a vector
 /// short; `Max` is left to the caller.
@@ -82,6 +82,29 @@ fn lanes_of_words_equal_the_family_operations() {
                 assert_eq!(kept[i], want, "{s} keeping 2: {:#x}+{:#x}", a[i], b[i]);
             }
         }
+        // The AVX2 form on working values (what `binop_words` takes without AVX-512), with
+        // every bit kept and two fraction bits kept, against the lanes' scalar operations.
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            for lanes in [l.lanes(), l.lanes_keeping(2)] {
+                let value = |w: Bits| if l.fmt.is_nan(w) { 0 } else { lanes.load(w) };
+                let x: Vec<i32> = a.iter().map(|&w| value(w)).collect();
+                let y: Vec<i32> = b.iter().map(|&w| value(w)).collect();
+                for op in [AluOp::Add, AluOp::Sub, AluOp::Mul] {
+                    let mut got = vec![0; x.len()];
+                    // SAFETY: the CPU has AVX2.
+                    unsafe { avx2::binop(&lanes, op, &x, &y, &mut got) };
+                    for i in 0..x.len() / 8 * 8 {
+                        let want = match op {
+                            AluOp::Add => lanes.add(x[i], y[i]),
+                            AluOp::Sub => lanes.sub(x[i], y[i]),
+                            _ => lanes.mul(x[i], y[i]),
+                        };
+                        assert_eq!(got[i], want, "{s} AVX2 {op:?} {} {}", x[i], y[i]);
+                    }
+                }
+            }
+        }
         for (op, f) in [
             (
                 AluOp::Add,
@@ -93,7 +116,7 @@ fn lanes_of_words_equal_the_family_operations() {
             for len in [a.len(), a.len() - 17, 15, 0] {
                 let mut out = vec![0; len];
                 if !l.lanes().binop_words(op, &a[..len], &b[..len], &mut out) {
-                    return; // No AVX-512: the family's own operations serve.
+                    return; // No AVX-512 nor AVX2: the family's own operations serve.
                 }
                 for i in 0..len {
                     assert_eq!(

@@ -288,6 +288,35 @@ unsafe fn kahan_step<const KEEP: bool>(
     }
 }
 
+/// [`kahan_step`] of a line's two vectors, each operation in both before the next (their
+/// gathers side by side), by the table of Kahan steps (which the format has).
+#[inline(always)]
+unsafe fn kahan_step2(
+    k: &Consts,
+    s: [__m256i; 2],
+    c: [__m256i; 2],
+    x: [__m256i; 2],
+) -> ([__m256i; 2], [__m256i; 2]) {
+    let t = k.steps.as_ref().expect("the table of Kahan steps");
+    let y = [add::<false>(k, c[0], x[0]), add::<false>(k, c[1], x[1])];
+    let i = [table_index(k, t, s[0], y[0]), table_index(k, t, s[1], y[1])];
+    // SAFETY: every index is below 4·stride, the table's length (`consts`).
+    let e = [
+        _mm256_i32gather_epi32::<4>(t.table.as_ptr(), i[0]),
+        _mm256_i32gather_epi32::<4>(t.table.as_ptr(), i[1]),
+    ];
+    let (t0, c0, ok0) = table_step(k, t, s[0], y[0], e[0]);
+    let (t1, c1, ok1) = table_step(k, t, s[1], y[1], e[1]);
+    match _mm256_movemask_epi8(_mm256_and_si256(ok0, ok1)) {
+        -1 => ([t0, t1], [c0, c1]),
+        _ => {
+            let (a, b) = kahan_formula::<false>(k, s[0], c[0], x[0]);
+            let (d, e) = kahan_formula::<false>(k, s[1], c[1], x[1]);
+            ([a, d], [b, e])
+        }
+    }
+}
+
 /// One step of a lane's sum and compensation with the product `p` (`kahan`: a Kahan step).
 #[inline(always)]
 unsafe fn step<const KEEP: bool>(
@@ -405,6 +434,11 @@ unsafe fn rows<const R: usize, const KEEP: bool>(
             let q = [0, 1].map(|v| _mm256_loadu_si256(yk.as_ptr().add(8 * v).cast()));
             for (r, x) in xs.iter().enumerate() {
                 let a = _mm256_set1_epi32(x[i]);
+                if kahan && !KEEP && k.steps.is_some() {
+                    let p = [mul::<KEEP>(&k, a, q[0]), mul::<KEEP>(&k, a, q[1])];
+                    (s[r], c[r]) = kahan_step2(&k, s[r], c[r], p);
+                    continue;
+                }
                 for (v, &q) in q.iter().enumerate() {
                     // Written out: a closure is compiled without AVX2 (see `kahan_formula`).
                     let p = mul::<KEEP>(&k, a, q);

@@ -6,7 +6,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{add, consts, kahan_step, mul, zero_step_keeps, Consts, LnsLanes};
+use super::{add, consts, kahan_step, kahan_step2, mul, zero_step_keeps, Consts, LnsLanes};
 use crate::kernel::lockstep::{zero_run, ROWS};
 
 /// A line's sums and compensations: up to two vectors of eight lanes each.
@@ -75,6 +75,13 @@ unsafe fn step<const V: usize, const KAHAN: bool, const KEEP: bool>(
     yk: &[i32],
 ) {
     let a = _mm256_set1_epi32(x);
+    if KAHAN && !KEEP && V == 2 && k.steps.is_some() {
+        // SAFETY (of the caller): yk holds 16 i32s.
+        let q = [0, 1].map(|v| _mm256_loadu_si256(yk.as_ptr().add(8 * v).cast()));
+        let p = [mul::<KEEP>(k, a, q[0]), mul::<KEEP>(k, a, q[1])];
+        (line.0, line.1) = kahan_step2(k, line.0, line.1, p);
+        return;
+    }
     for v in 0..V {
         // SAFETY (of the caller): yk holds 8·V i32s.
         let q = _mm256_loadu_si256(yk.as_ptr().add(8 * v).cast());

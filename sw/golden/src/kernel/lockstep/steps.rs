@@ -2,7 +2,8 @@
 //! and with `runs` the first zero of each of its runs of zeros. The plain loops are the
 //! definition; on AVX-512 the working values of the posit (f64) and LNS (i32) lanes are
 //! counted and compacted a vector at a time (a mask of the steps, `vpcompress` in a
-//! register and a whole vector stored), which the tests hold to the plain loops.
+//! register and a whole vector stored), and on AVX2 the LNS lanes' (i32, `vpermd` by a table
+//! of the masks), which the tests hold to the plain loops.
 
 /// Whether a value (`after_zero`: the one before it is a zero; false at k 0) is a step of
 /// its line (a nonzero value, or with `runs` the first zero of a run), and whether it is a
@@ -91,6 +92,11 @@ impl Steps for i32 {
             // SAFETY: the CPU has AVX-512 F and DQ (checked just above).
             return unsafe { avx512::count_i32(line, runs) };
         }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { avx2::count_i32(line, runs) };
+        }
         count_plain(line, runs)
     }
     fn compact(line: &[i32], runs: bool, ks: &mut [u32], vs: &mut [i32]) -> usize {
@@ -99,7 +105,112 @@ impl Steps for i32 {
             // SAFETY: the CPU has AVX-512 F and DQ (checked just above).
             return unsafe { avx512::compact_i32(line, runs, ks, vs) };
         }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { avx2::compact_i32(line, runs, ks, vs) };
+        }
         compact_plain(line, runs, ks, vs)
+    }
+}
+
+/// The i32 steps on AVX2, eight values a vector: AVX2 has no `vpcompress`, so a vector's
+/// steps are moved to its front by `vpermd` with the indices of a table of every 8-bit mask.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// For each mask of eight lanes, the lanes whose bit is set, in order, then zeros: the
+    /// permutation that moves them to the front.
+    const FRONT: [[i32; 8]; 256] = {
+        let mut t = [[0i32; 8]; 256];
+        let mut m = 0;
+        while m < 256 {
+            let (mut at, mut lane) = (0, 0usize);
+            while lane < 8 {
+                if m >> lane & 1 == 1 {
+                    t[m][at] = lane as i32;
+                    at += 1;
+                }
+                lane += 1;
+            }
+            m += 1;
+        }
+        t
+    };
+
+    /// The steps among `n` values whose nonzero ones are the bits of `nonzero`, the value
+    /// before them nonzero where `carry` is 1 (so at k 0): a nonzero value, or with `runs` a
+    /// zero after a nonzero one.
+    #[inline(always)]
+    fn step_mask(nonzero: u32, carry: u32, runs: bool, n: usize) -> u32 {
+        let heads = if runs { (nonzero << 1) | carry } else { 0 };
+        (nonzero | heads) & ((1 << n) - 1)
+    }
+
+    /// Up to eight i32s from `line[at..]` (`n` of them; zeros past them) and their nonzero
+    /// lanes.
+    #[inline(always)]
+    unsafe fn nonzero_i32(line: &[i32], at: usize, n: usize) -> (__m256i, u32) {
+        let v = if n == 8 {
+            _mm256_loadu_si256(line.as_ptr().add(at).cast())
+        } else {
+            let mut part = [0i32; 8];
+            part[..n].copy_from_slice(&line[at..at + n]);
+            _mm256_loadu_si256(part.as_ptr().cast())
+        };
+        let zero = _mm256_cmpeq_epi32(v, _mm256_setzero_si256());
+        let nz = !(_mm256_movemask_ps(_mm256_castsi256_ps(zero)) as u32) & 0xff;
+        (v, nz)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn count_i32(line: &[i32], runs: bool) -> usize {
+        let (mut count, mut carry) = (0, 1);
+        for at in (0..line.len()).step_by(8) {
+            let n = (line.len() - at).min(8);
+            let (_, nz) = nonzero_i32(line, at, n);
+            count += step_mask(nz, carry, runs, n).count_ones() as usize;
+            carry = (nz >> 7) & 1;
+        }
+        count
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn compact_i32(
+        line: &[i32],
+        runs: bool,
+        ks: &mut [u32],
+        vs: &mut [i32],
+    ) -> usize {
+        assert!(ks.len() >= line.len() + 8 && vs.len() >= line.len() + 8);
+        let (mut count, mut carry) = (0, 1);
+        let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        for at in (0..line.len()).step_by(8) {
+            let n = (line.len() - at).min(8);
+            let (v, nz) = nonzero_i32(line, at, n);
+            let steps = step_mask(nz, carry, runs, n);
+            carry = (nz >> 7) & 1;
+            let front = _mm256_loadu_si256(FRONT[steps as usize].as_ptr().cast());
+            // SAFETY: count ≤ at, so the stores end within the slack asserted above.
+            // The lanes past the steps hold zero values (at the first lane's k).
+            let kept = _mm256_cmpgt_epi32(_mm256_set1_epi32(steps.count_ones() as i32), lanes);
+            let values = _mm256_and_si256(_mm256_permutevar8x32_epi32(v, front), kept);
+            _mm256_storeu_si256(vs.as_mut_ptr().add(count).cast(), values);
+            let k = _mm256_add_epi32(_mm256_set1_epi32(at as i32), lanes);
+            let k = _mm256_permutevar8x32_epi32(k, front);
+            _mm256_storeu_si256(ks.as_mut_ptr().add(count).cast(), k);
+            count += steps.count_ones() as usize;
+        }
+        count
+    }
+
+    /// [`count_i32`] and [`compact_i32`] for the tests (on a machine with AVX2).
+    #[cfg(test)]
+    pub(super) fn both(line: &[i32], runs: bool, ks: &mut [u32], vs: &mut [i32]) -> (usize, usize) {
+        assert!(std::is_x86_feature_detected!("avx2"));
+        // SAFETY: the CPU has AVX2 (asserted just above).
+        unsafe { (count_i32(line, runs), compact_i32(line, runs, ks, vs)) }
     }
 }
 
@@ -268,7 +379,28 @@ mod tests {
         }
     }
 
-    /// The vector forms (on a machine with AVX-512) against the plain loops: lines of 0 to
+    /// The AVX2 form of the i32 steps (on any machine with AVX2, AVX-512 ones too) as
+    /// [`check`] holds the dispatched one.
+    #[cfg(target_arch = "x86_64")]
+    fn check_avx2(line: &[i32], runs: bool) {
+        let n = line.len() + SLACK;
+        let (mut ks, mut vs) = (vec![0u32; n], vec![0; n]);
+        let (mut pk, mut pv) = (vec![0u32; n], vec![0; n]);
+        let want = compact_plain(line, runs, &mut pk, &mut pv);
+        let (count, got) = avx2::both(line, runs, &mut ks, &mut vs);
+        assert_eq!((count, got), (want, want), "AVX2 {line:?} runs {runs}");
+        assert_eq!(
+            (&ks[..got], &vs[..got]),
+            (&pk[..got], &pv[..got]),
+            "{line:?}"
+        );
+        for at in got..line.len() {
+            assert_eq!(vs[at], 0, "AVX2 padding at {at} of {line:?}");
+            assert!((ks[at] as usize) < line.len().max(1));
+        }
+    }
+
+    /// The vector forms (on a machine with AVX-512 or AVX2) against the plain loops: lines of 0 to
     /// 70 values (past and between the vectors' widths), none to all zeros, in runs,
     /// −0 (a zero) and NaN (not one) among the f64s, both kinds of steps.
     #[test]
@@ -291,6 +423,10 @@ mod tests {
                     check(&l, runs);
                     let l: Vec<i32> = line(len, zeros, &mut r, |w| (w % 200) as i32 - 100, 0);
                     check(&l, runs);
+                    #[cfg(target_arch = "x86_64")]
+                    if std::is_x86_feature_detected!("avx2") {
+                        check_avx2(&l, runs);
+                    }
                 }
             }
         }

@@ -80,7 +80,7 @@ fn trunc_fast(v: f64, b: i32) -> f64 {
 }
 
 /// `slice` = each remainder of `left` cut at 2^b (`trunc`), taken away from it (exactly);
-/// compiled for AVX-512 or AVX2, whichever the machine has.
+/// compiled for AVX-512 where the machine has it.
 fn cut_off(slice: &mut [f64], left: &mut [f64], b: i32) {
     #[inline(always)]
     fn by(slice: &mut [f64], left: &mut [f64], b: i32) {
@@ -97,15 +97,6 @@ fn cut_off(slice: &mut [f64], left: &mut [f64], b: i32) {
         }
         // SAFETY: the CPU has AVX-512 F and DQ (checked just above).
         return unsafe { avx512(slice, left, b) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(slice: &mut [f64], left: &mut [f64], b: i32) {
-            by(slice, left, b)
-        }
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { avx2(slice, left, b) };
     }
     by(slice, left, b)
 }

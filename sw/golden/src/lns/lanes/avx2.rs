@@ -1,6 +1,8 @@
 //! The LNS lanes on AVX2: eight lanes a vector, two vectors a line, up to four lines at once
 //! (`LnsLanes`' operations, gathers of the merged G table; a Kahan step's last three
-//! additions by the table of Kahan steps where the format has one, as on AVX-512).
+//! additions by the table of Kahan steps where the format has one, as on AVX-512, a line's
+//! two vectors side by side). Lines given as their steps (the sparse frame's) run in
+//! `steps.rs`; whole lanes of +, −, · in `binop`.
 
 use std::arch::x86_64::*;
 use std::ops::Range;
